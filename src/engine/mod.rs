@@ -1,0 +1,1 @@
+//! `engine/`: see the crate map in lib.rs.

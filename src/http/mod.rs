@@ -1,0 +1,1 @@
+//! `http/`: see the crate map in lib.rs.

@@ -1,0 +1,29 @@
+//! linkrunner turns an SEO team's campaign files into links bought on a link marketplace:
+//! exactly once, within budget, and observable.
+//!
+//! Data flows one way — **campaign files → plan → engine → market client** — with the
+//! **store** beside the engine recording every step, and **http** reading the store and metrics.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`campaign`] | YAML model, parsing with positions, semantic validation, JSON Schema, loading a directory |
+//! | [`market`] | the marketplace wire: paths, JSON names, auth, tolerant decoding, error classes, rate limit |
+//! | [`store`] | the journal: intents, budget ledger, searches, leases; PostgreSQL and SQLite |
+//! | [`engine`] | reconcile campaigns against the journal, decide and run steps, settle uncertainty |
+//! | [`sandbox`] | an in-repo marketplace with real state, async jobs, validation and faults |
+//! | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...` (read-only) |
+//! | [`money`], [`clock`], [`metrics`] | kopecks, injected time, the metrics registry |
+//! | [`cli`], [`config`], [`telemetry`] | thin wiring for the binary |
+
+pub mod campaign;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod engine;
+pub mod http;
+pub mod market;
+pub mod metrics;
+pub mod money;
+pub mod sandbox;
+pub mod store;
+pub mod telemetry;

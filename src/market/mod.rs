@@ -1,0 +1,90 @@
+//! `market/`: the marketplace wire. The only code that knows the service's paths, JSON field
+//! names and authentication.
+//!
+//! - [`types`]: domain types the engine uses (no wire structs leave this module).
+//! - [`error`]: [`MarketError`] and the [`Executed`] classification of every outcome.
+//! - [`Market`]: the interface the engine drives; [`client::MarketClient`] implements it over HTTP.
+//! - `client`: HTTP, auth, limits, retries of reads only; `decode`: tolerant decoding;
+//!   `field_map`: operator-named field names; `redact`: redaction of bodies.
+
+pub mod error;
+pub mod types;
+
+use std::future::Future;
+
+pub use error::{Executed, MarketError};
+pub use types::*;
+
+/// Operation names, used in errors, logs and the `operation` metrics label (a closed set).
+pub mod op {
+    pub const CREATE_PROJECT: &str = "Project.addSimpleProjectAndContent";
+    pub const ADD_TEXTS: &str = "Content.addTexts";
+    pub const SEARCH: &str = "SearchRent.searchRentTree";
+    pub const SEARCH_RESULT: &str = "SearchRent.searchRentTreeResult";
+    pub const BUY: &str = "Placement.createPlacementsRent";
+    pub const LIST_LINKS: &str = "Placement.getProjectPlacementsLinks";
+    pub const CREATE_FILTER: &str = "SearchFilter.addSearchFilter";
+    pub const CREATE_AUTOBUYER: &str = "Autobuyer.createAutobuyerRent";
+    pub const STOP_AUTOBUYERS: &str = "Autobuyer.stopAutobuyers";
+    pub const START_AUTOBUYERS: &str = "Autobuyer.startAutobuyers";
+    pub const ALL: [&str; 10] = [
+        CREATE_PROJECT,
+        ADD_TEXTS,
+        SEARCH,
+        SEARCH_RESULT,
+        BUY,
+        LIST_LINKS,
+        CREATE_FILTER,
+        CREATE_AUTOBUYER,
+        STOP_AUTOBUYERS,
+        START_AUTOBUYERS,
+    ];
+}
+
+/// The ten operations of the marketplace. Calls that change something (all but
+/// `search_result` and `list_links`; `start_search` queues a job but spends nothing) are
+/// sent at most once per invocation: an implementation never retries them itself.
+pub trait Market: Send + Sync + 'static {
+    fn create_project(
+        &self,
+        domain: &str,
+    ) -> impl Future<Output = Result<ProjectIds, MarketError>> + Send;
+    fn add_texts(
+        &self,
+        project_id: i64,
+        urls: &[UrlTexts],
+    ) -> impl Future<Output = Result<Vec<CreatedUrl>, MarketError>> + Send;
+    fn start_search(
+        &self,
+        url_id: i64,
+        params: &SearchParams,
+    ) -> impl Future<Output = Result<SearchJob, MarketError>> + Send;
+    fn search_result(
+        &self,
+        job: &SearchJob,
+    ) -> impl Future<Output = Result<SearchPoll, MarketError>> + Send;
+    /// Returns the ids of the bought links.
+    fn buy(
+        &self,
+        project_id: i64,
+        order: &PurchaseOrder,
+    ) -> impl Future<Output = Result<Vec<i64>, MarketError>> + Send;
+    fn list_links(
+        &self,
+        project_id: i64,
+    ) -> impl Future<Output = Result<Vec<LinkRecord>, MarketError>> + Send;
+    /// Returns the filter id.
+    fn create_filter(
+        &self,
+        filter: &FilterSpec,
+    ) -> impl Future<Output = Result<i64, MarketError>> + Send;
+    /// Returns the autobuyer id.
+    fn create_autobuyer(
+        &self,
+        project_id: i64,
+        spec: &AutobuyerSpec,
+    ) -> impl Future<Output = Result<i64, MarketError>> + Send;
+    fn stop_autobuyers(&self, ids: &[i64]) -> impl Future<Output = Result<(), MarketError>> + Send;
+    fn start_autobuyers(&self, ids: &[i64])
+    -> impl Future<Output = Result<(), MarketError>> + Send;
+}

@@ -1,0 +1,254 @@
+//! Metrics: one [`Metrics`] struct owns the Prometheus registry (no globals). Every name has
+//! the `linkrunner_` prefix, base units, `_total` on counters, and labels from closed sets or
+//! validated campaign names — never ids, URLs or free text.
+
+use prometheus::{
+    Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
+};
+
+/// Outcome label values of `linkrunner_api_calls_total`: `ok` plus [`crate::market::MarketError::metric_label`].
+pub const API_OUTCOMES: [&str; 8] = [
+    "ok",
+    "unauthorized",
+    "rate_limited",
+    "rejected",
+    "connect_failed",
+    "uncertain",
+    "undecodable",
+    "invalid_request",
+];
+
+#[derive(Clone)]
+pub struct Metrics {
+    registry: Registry,
+    pub build_info: IntGaugeVec,
+    pub campaigns_loaded: IntGauge,
+    pub campaign_state: IntGaugeVec,
+    pub api_calls_total: IntCounterVec,
+    pub api_call_duration_seconds: HistogramVec,
+    pub rate_limit_waits_total: IntCounter,
+    pub rate_limit_wait_seconds_total: Gauge,
+    pub intents: IntGaugeVec,
+    pub links_bought_total: IntCounterVec,
+    pub links_held: IntGaugeVec,
+    pub monthly_commitment_rubles: GaugeVec,
+    pub monthly_cap_rubles: GaugeVec,
+    pub uncertain_intents: IntGaugeVec,
+    pub rounds_total: IntCounterVec,
+    pub last_successful_round_timestamp_seconds: GaugeVec,
+    pub reloads_total: IntCounterVec,
+    pub database_errors_total: IntCounter,
+    pub credentials_rejected: IntGauge,
+    pub ready: IntGauge,
+    pub journal_write_duration_seconds: HistogramVec,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics { .. }")
+    }
+}
+
+fn reg<C: prometheus::core::Collector + Clone + 'static>(r: &Registry, c: C) -> C {
+    r.register(Box::new(c.clone()))
+        .expect("metric names are unique and valid");
+    c
+}
+
+fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    reg(
+        r,
+        IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric"),
+    )
+}
+
+fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCounterVec {
+    reg(
+        r,
+        IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric"),
+    )
+}
+
+fn fgauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
+    reg(
+        r,
+        GaugeVec::new(Opts::new(name, help), labels).expect("valid metric"),
+    )
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let r = Registry::new();
+        let build_info = gauge_vec(
+            &r,
+            "linkrunner_build_info",
+            "Always 1; the version label says which build runs.",
+            &["version"],
+        );
+        build_info
+            .with_label_values(&[env!("CARGO_PKG_VERSION")])
+            .set(1);
+        let api_latency = HistogramOpts::new(
+            "linkrunner_api_call_duration_seconds",
+            "Latency of marketplace calls, including retries of reads.",
+        )
+        .buckets(vec![
+            0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+        ]);
+        let journal = HistogramOpts::new(
+            "linkrunner_journal_write_duration_seconds",
+            "Latency of journal transactions (intent recorded, outcome recorded).",
+        )
+        .buckets(vec![
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
+        ]);
+        Metrics {
+            build_info,
+            campaigns_loaded: reg(
+                &r,
+                IntGauge::new(
+                    "linkrunner_campaigns_loaded",
+                    "Campaign files loaded and valid.",
+                )
+                .expect("valid"),
+            ),
+            campaign_state: gauge_vec(
+                &r,
+                "linkrunner_campaign_state",
+                "1 for the state each campaign is in (active, paused, halted, waiting_for_operator).",
+                &["campaign", "state"],
+            ),
+            api_calls_total: counter_vec(
+                &r,
+                "linkrunner_api_calls_total",
+                "Marketplace calls by operation and outcome class.",
+                &["operation", "outcome"],
+            ),
+            api_call_duration_seconds: reg(
+                &r,
+                HistogramVec::new(api_latency, &["operation"]).expect("valid"),
+            ),
+            rate_limit_waits_total: reg(
+                &r,
+                IntCounter::new(
+                    "linkrunner_rate_limit_waits_total",
+                    "Calls that waited for the client-side rate limiter.",
+                )
+                .expect("valid"),
+            ),
+            rate_limit_wait_seconds_total: reg(
+                &r,
+                Gauge::new(
+                    "linkrunner_rate_limit_wait_seconds_total",
+                    "Time spent waiting for the client-side rate limiter.",
+                )
+                .expect("valid"),
+            ),
+            intents: gauge_vec(
+                &r,
+                "linkrunner_intents",
+                "Journal intents by kind and state.",
+                &["kind", "state"],
+            ),
+            links_bought_total: counter_vec(
+                &r,
+                "linkrunner_links_bought_total",
+                "Links bought by this process, per campaign.",
+                &["campaign"],
+            ),
+            links_held: gauge_vec(
+                &r,
+                "linkrunner_links_held",
+                "Links held (bought and not released), per campaign.",
+                &["campaign"],
+            ),
+            monthly_commitment_rubles: fgauge_vec(
+                &r,
+                "linkrunner_monthly_commitment_rubles",
+                "Monthly commitment: held, reserved and uncertain links plus running autobuyers' budgets.",
+                &["campaign"],
+            ),
+            monthly_cap_rubles: fgauge_vec(
+                &r,
+                "linkrunner_monthly_cap_rubles",
+                "The campaign's budget.monthly cap.",
+                &["campaign"],
+            ),
+            uncertain_intents: gauge_vec(
+                &r,
+                "linkrunner_uncertain_intents",
+                "Intents whose outcome is unknown and that wait for settlement or an operator.",
+                &["campaign"],
+            ),
+            rounds_total: counter_vec(
+                &r,
+                "linkrunner_rounds_total",
+                "Buy rounds by outcome (succeeded, failed, skipped).",
+                &["campaign", "outcome"],
+            ),
+            last_successful_round_timestamp_seconds: fgauge_vec(
+                &r,
+                "linkrunner_last_successful_round_timestamp_seconds",
+                "Unix time of the campaign's last successful round.",
+                &["campaign"],
+            ),
+            reloads_total: counter_vec(
+                &r,
+                "linkrunner_reloads_total",
+                "Campaign directory reloads by outcome (succeeded, failed).",
+                &["outcome"],
+            ),
+            database_errors_total: reg(
+                &r,
+                IntCounter::new(
+                    "linkrunner_database_errors_total",
+                    "Database operations that failed.",
+                )
+                .expect("valid"),
+            ),
+            credentials_rejected: reg(
+                &r,
+                IntGauge::new(
+                    "linkrunner_credentials_rejected",
+                    "1 while the marketplace rejects our credentials; all spending is stopped.",
+                )
+                .expect("valid"),
+            ),
+            ready: reg(
+                &r,
+                IntGauge::new("linkrunner_ready", "1 when /readyz reports ready.").expect("valid"),
+            ),
+            journal_write_duration_seconds: reg(
+                &r,
+                HistogramVec::new(journal, &["step"]).expect("valid"),
+            ),
+            registry: r,
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    pub fn render(&self) -> String {
+        let mut buf = Vec::new();
+        let enc = TextEncoder::new();
+        // Encoding into a Vec cannot fail for well-formed metric families.
+        let _ = enc.encode(&self.registry.gather(), &mut buf);
+        String::from_utf8(buf).unwrap_or_default()
+    }
+
+    /// Records one marketplace call.
+    pub fn observe_call(&self, operation: &str, outcome: &str, seconds: f64) {
+        self.api_calls_total
+            .with_label_values(&[operation, outcome])
+            .inc();
+        self.api_call_duration_seconds
+            .with_label_values(&[operation])
+            .observe(seconds);
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,1 @@
+//! `store/`: see the crate map in lib.rs.
