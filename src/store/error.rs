@@ -27,6 +27,9 @@ pub enum StoreError {
     Corrupt { what: String },
     #[error("not in the journal: {what}")]
     NotFound { what: String },
+    /// The caller's campaign lease is no longer current: another process owns the campaign.
+    #[error("the lease on campaign `{campaign}` is no longer held by this process (fenced)")]
+    Fenced { campaign: String },
     /// The requested change does not apply to the record's current state.
     #[error("not allowed in the current state: {what}")]
     InvalidState { what: String },

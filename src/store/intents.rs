@@ -88,7 +88,8 @@ impl Store {
     }
 
     /// At takeover or restart: the campaign's in-flight intents may have been sent by a process
-    /// that is gone, so they become uncertain. Fenced like `begin_intents`; returns how many.
+    /// that is gone, so they become uncertain. Returns how many; [`StoreError::Fenced`] (and
+    /// nothing written) when `lease` is no longer current.
     pub async fn mark_in_flight_uncertain(
         &self,
         campaign: &str,
@@ -104,9 +105,9 @@ impl Store {
             }
             let mut tx = self.write_tx("mark_in_flight_uncertain").await?;
             if !fence_holds(&mut tx, lease, now).await? {
-                return Err(StoreError::invalid(format!(
-                    "lease on `{campaign}` is no longer held (fenced)"
-                )));
+                return Err(StoreError::Fenced {
+                    campaign: campaign.to_string(),
+                });
             }
             let done = sqlx::query(
                 "UPDATE intents SET state = 'uncertain', updated_at = $2, \

@@ -87,7 +87,7 @@ impl Store {
                 sqlx::Error::Configuration("expected sqlite://FILE or postgres://...".into());
             return Err(connect_err(source));
         };
-        let pool = pool_options(backend)
+        let pool = pool_options(backend, &url)
             .connect(&url)
             .await
             .map_err(connect_err)?;
@@ -164,9 +164,15 @@ impl Store {
     }
 }
 
-fn pool_options(backend: Backend) -> AnyPoolOptions {
+fn pool_options(backend: Backend, url: &str) -> AnyPoolOptions {
     let base = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(15));
     match backend {
+        // Each connection to `:memory:` is its own database: keep exactly one, forever.
+        Backend::Sqlite if url.contains(":memory:") => base
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None),
         // Writers are serialized by SQLite anyway; a few connections serve concurrent readers.
         Backend::Sqlite => base.max_connections(4).after_connect(|conn, _| {
             Box::pin(async move {
@@ -213,6 +219,26 @@ pub fn redact_url(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn debug_of_a_store_never_shows_the_password() {
+        install_default_drivers();
+        let url = "postgres://app:hunter2@127.0.0.1:1/linkrunner";
+        let pool = AnyPoolOptions::new().connect_lazy(url).expect("lazy pool");
+        let store = Store {
+            pool,
+            backend: Backend::Postgres,
+            shown_url: redact_url(url),
+            metrics: None,
+        };
+
+        let shown = format!("{store:?}");
+
+        assert!(
+            !shown.contains("hunter2") && shown.contains("127.0.0.1"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn redacted_url_keeps_user_host_and_database_but_not_the_password() {
