@@ -3,15 +3,14 @@
 //! recorded with its money set aside or not at all. Also listing intents and the takeover
 //! step that turns a previous holder's in-flight intents into uncertain ones.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::budget::{self, Demand, Movement};
 use super::records::{LeaseToken, day_text};
+use super::reserve;
 use super::rows::{col, count, db, parsed, time};
 use super::types::{
     BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
@@ -143,34 +142,8 @@ async fn begin_in(
             Err(existing) => return Ok(BeginOutcome::Exists(Box::new(existing))),
         }
     }
-    let mut demands: BTreeMap<&str, Demand> = BTreeMap::new();
-    for r in batch
-        .iter()
-        .filter_map(|i| i.reserve.as_ref().map(|r| (i, r)))
-    {
-        let d = demands.entry(r.0.campaign.as_str()).or_default();
-        d.amount += r.1.amount.kopecks();
-        d.links += i64::from(r.1.links);
-        *d.days.entry(day_text(r.1.day)).or_default() += i64::from(r.1.links);
-    }
-    for (campaign, demand) in &demands {
-        if let Some(refused) = budget::reserve(conn, campaign, demand).await? {
-            return Ok(refused);
-        }
-    }
-    for (intent, id) in batch.iter().zip(&ids) {
-        if let Some(r) = &intent.reserve {
-            let day = day_text(r.day);
-            let m = Movement {
-                campaign: &intent.campaign,
-                intent: Some(*id),
-                amount: r.amount.kopecks(),
-                links: i64::from(r.links),
-                day: Some(&day),
-                reason: "reserve",
-            };
-            budget::append_ledger(conn, &m, now).await?;
-        }
+    if let Some(refused) = reserve::reserve_batch(conn, batch, &ids, now).await? {
+        return Ok(refused);
     }
     Ok(BeginOutcome::Started(ids))
 }
@@ -196,64 +169,90 @@ pub(crate) async fn fence_holds(
     Ok(row.is_some())
 }
 
+/// What one attempt of an intent stores: its request and its reservation.
+struct Attempt<'a> {
+    intent: &'a NewIntent,
+    owner: &'a str,
+    amount: i64,
+    links: i64,
+    day: Option<String>,
+    at: i64,
+}
+
 /// Inserts a new intent or re-arms a failed one; `Err(row)` is the existing live intent.
 async fn record(
     conn: &mut AnyConnection,
-    i: &NewIntent,
+    intent: &NewIntent,
     owner: &str,
     now: DateTime<Utc>,
 ) -> Result<Result<IntentId, IntentRow>, StoreError> {
-    let (amount, links, day) = match &i.reserve {
-        Some(r) => (
-            r.amount.kopecks(),
-            i64::from(r.links),
-            Some(day_text(r.day)),
-        ),
-        None => (0, 0, None),
+    let r = intent.reserve.as_ref();
+    let attempt = Attempt {
+        intent,
+        owner,
+        amount: r.map_or(0, |r| r.amount.kopecks()),
+        links: r.map_or(0, |r| i64::from(r.links)),
+        day: r.map(|r| day_text(r.day)),
+        at: to_millis(now),
     };
-    let inserted = sqlx::query(
+    if let Some(id) = insert_new(conn, &attempt).await? {
+        return Ok(Ok(id));
+    }
+    match rearm_failed(conn, &attempt).await? {
+        Some(id) => Ok(Ok(id)),
+        None => Ok(Err(intent_by_key(conn, &intent.natural_key).await?)),
+    }
+}
+
+async fn insert_new(
+    conn: &mut AnyConnection,
+    a: &Attempt<'_>,
+) -> Result<Option<IntentId>, StoreError> {
+    let row = sqlx::query(
         "INSERT INTO intents (campaign, kind, natural_key, state, attempts, fingerprint, request, \
          reserved, reserved_links, reserve_day, owner, created_at, updated_at) \
          VALUES ($1, $2, $3, 'in_flight', 1, $4, $5, $6, $7, $8, $9, $10, $10) \
          ON CONFLICT (natural_key) DO NOTHING RETURNING id",
     )
-    .bind(&i.campaign)
-    .bind(i.kind.as_str())
-    .bind(&i.natural_key)
-    .bind(&i.fingerprint)
-    .bind(i.request.to_string())
-    .bind(amount)
-    .bind(links)
-    .bind(day.clone())
-    .bind(owner)
-    .bind(to_millis(now))
+    .bind(&a.intent.campaign)
+    .bind(a.intent.kind.as_str())
+    .bind(&a.intent.natural_key)
+    .bind(&a.intent.fingerprint)
+    .bind(a.intent.request.to_string())
+    .bind(a.amount)
+    .bind(a.links)
+    .bind(a.day.clone())
+    .bind(a.owner)
+    .bind(a.at)
     .fetch_optional(&mut *conn)
     .await
     .map_err(db("begin_intents"))?;
-    if let Some(row) = inserted {
-        return Ok(Ok(IntentId(col(&row, "id")?)));
-    }
-    let rearmed = sqlx::query(
+    row.map(|r| col(&r, "id").map(IntentId)).transpose()
+}
+
+/// Only a `failed` intent (definitely not executed) is started again under its key.
+async fn rearm_failed(
+    conn: &mut AnyConnection,
+    a: &Attempt<'_>,
+) -> Result<Option<IntentId>, StoreError> {
+    let row = sqlx::query(
         "UPDATE intents SET state = 'in_flight', attempts = attempts + 1, fingerprint = $2, \
          request = $3, answer = NULL, error = NULL, reserved = $4, reserved_links = $5, \
          reserve_day = $6, owner = $7, updated_at = $8, resolution = NULL, resolved_at = NULL \
          WHERE natural_key = $1 AND state = 'failed' RETURNING id",
     )
-    .bind(&i.natural_key)
-    .bind(&i.fingerprint)
-    .bind(i.request.to_string())
-    .bind(amount)
-    .bind(links)
-    .bind(day)
-    .bind(owner)
-    .bind(to_millis(now))
+    .bind(&a.intent.natural_key)
+    .bind(&a.intent.fingerprint)
+    .bind(a.intent.request.to_string())
+    .bind(a.amount)
+    .bind(a.links)
+    .bind(a.day.clone())
+    .bind(a.owner)
+    .bind(a.at)
     .fetch_optional(&mut *conn)
     .await
     .map_err(db("begin_intents"))?;
-    match rearmed {
-        Some(row) => Ok(Ok(IntentId(col(&row, "id")?))),
-        None => Ok(Err(intent_by_key(conn, &i.natural_key).await?)),
-    }
+    row.map(|r| col(&r, "id").map(IntentId)).transpose()
 }
 
 async fn intent_by_key(conn: &mut AnyConnection, key: &str) -> Result<IntentRow, StoreError> {

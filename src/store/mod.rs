@@ -5,7 +5,8 @@
 //! - [`types`]: intents, outcomes, effects; [`records`]: caps, remote ids, budget, links,
 //!   searches, rounds, leases; [`error`]: [`StoreError`].
 //! - `intents`: begin (fence check, unique natural key, reservation), list, takeover;
-//!   `settle`: complete and resolve, applying effects; `budget`: caps, reservations and the
+//!   `settle`: complete and resolve, applying effects; `evidence`: the effect an operator's
+//!   resolution implies; `reserve`: reservations against the caps; `budget`: caps and the
 //!   append-only ledger; `remote`: ids the marketplace gave us; `links`: held links and list sync;
 //!   `searches`, `rounds`, `leases`, `halts`.
 //!
@@ -16,12 +17,14 @@
 
 mod budget;
 pub mod error;
+mod evidence;
 mod halts;
 mod intents;
 mod leases;
 mod links;
 pub mod records;
 mod remote;
+mod reserve;
 mod rounds;
 mod rows;
 mod searches;

@@ -6,13 +6,13 @@
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sqlx::AnyConnection;
 
 use super::budget::{self, Movement};
+use super::evidence::effect_from_request;
 use super::intents::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
-use super::types::{Effect, IntentId, IntentKind, IntentRow, Outcome, Resolution};
+use super::types::{Effect, IntentId, IntentRow, Outcome, Resolution};
 use super::{Store, StoreError, links, remote};
 use crate::clock::to_millis;
 use crate::money::Money;
@@ -182,14 +182,8 @@ async fn release(
     budget::apply(conn, &m, now).await
 }
 
-/// Records what a successful call did, and where its reservation goes.
-async fn apply_effect(
-    conn: &mut AnyConnection,
-    c: &Claimed,
-    effect: Effect,
-    now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    let campaign = c.row.campaign.as_str();
+/// A success whose effect holds no money must not silently drop the money its intent reserved.
+fn refuse_dropped_reservation(c: &Claimed, effect: &Effect) -> Result<(), StoreError> {
     let takes_reservation = matches!(
         effect,
         Effect::Purchased { .. }
@@ -202,6 +196,18 @@ async fn apply_effect(
             c.row.id, c.row.reserved
         )));
     }
+    Ok(())
+}
+
+/// Records what a successful call did, and where its reservation goes.
+async fn apply_effect(
+    conn: &mut AnyConnection,
+    c: &Claimed,
+    effect: Effect,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let campaign = c.row.campaign.as_str();
+    refuse_dropped_reservation(c, &effect)?;
     match effect {
         Effect::None => Ok(()),
         Effect::ProjectCreated(ids) => remote::save_project(conn, campaign, &ids).await,
@@ -256,71 +262,4 @@ async fn apply_effect(
             links::hold(conn, &c.row, &held, now).await
         }
     }
-}
-
-/// The effect an operator's "it was created, here is its id" implies for this intent's kind,
-/// read from the intent's stored request.
-pub(crate) fn effect_from_request(row: &IntentRow, remote_id: i64) -> Result<Effect, StoreError> {
-    let req = &row.request;
-    let name = || text_field(row, "name");
-    match row.kind {
-        IntentKind::CreateFilter => Ok(Effect::FilterCreated {
-            name: name()?,
-            id: remote_id,
-        }),
-        IntentKind::CreateAutobuyer => Ok(Effect::AutobuyerCreated {
-            name: name()?,
-            id: remote_id,
-            running: req
-                .get("running")
-                .and_then(Value::as_bool)
-                .unwrap_or(row.reserved > Money::ZERO),
-            spec_fingerprint: text_field(row, "spec_fingerprint")
-                .unwrap_or_else(|_| row.fingerprint.clone()),
-            monthly_budget: row.reserved,
-        }),
-        IntentKind::StartAutobuyer => Ok(Effect::AutobuyerRunning {
-            name: name()?,
-            running: true,
-        }),
-        IntentKind::StopAutobuyer => Ok(Effect::AutobuyerRunning {
-            name: name()?,
-            running: false,
-        }),
-        IntentKind::Purchase => Ok(Effect::Purchased {
-            link: Some(remote_id),
-            page_id: id_field(row, "page_id", "pageId")?,
-            url_id: id_field(row, "url_id", "urlId")?,
-            text_id: id_field(row, "text_id", "textId")?,
-            price: row.reserved,
-        }),
-        IntentKind::CreateProject | IntentKind::AddTexts => Err(StoreError::invalid(format!(
-            "a {} intent creates several ids; one remote id cannot settle it — resolve it as not created \
-             or let the engine settle it",
-            row.kind
-        ))),
-    }
-}
-
-fn text_field(row: &IntentRow, key: &str) -> Result<String, StoreError> {
-    row.request
-        .get(key)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| missing(row, key))
-}
-
-fn id_field(row: &IntentRow, key: &str, wire_key: &str) -> Result<i64, StoreError> {
-    row.request
-        .get(key)
-        .or_else(|| row.request.get(wire_key))
-        .and_then(Value::as_i64)
-        .ok_or_else(|| missing(row, key))
-}
-
-fn missing(row: &IntentRow, key: &str) -> StoreError {
-    StoreError::invalid(format!(
-        "intent {} has no `{key}` in its stored request to settle it by",
-        row.id
-    ))
 }
