@@ -47,6 +47,7 @@ macro_rules! on_both_backends {
 
 on_both_backends!(
     intents::migrations_are_idempotent,
+    intents::store_reports_the_backend_its_url_names,
     intents::purchase_that_succeeds_becomes_a_held_link_and_keeps_its_commitment,
     intents::failed_purchase_releases_its_reservation,
     intents::uncertain_purchase_stays_counted_as_spent,
@@ -67,6 +68,7 @@ on_both_backends!(
     leases::resolve_created_records_the_autobuyer_and_keeps_its_budget,
     leases::resolve_not_created_releases_the_reservation,
     observe::journal_writes_and_database_errors_are_measured,
+    observe::ping_answers_while_the_database_is_up,
     progress::round_is_claimed_once_only,
     progress::last_rounds_report_latest_and_latest_success,
     progress::search_is_resumed_by_a_new_store,

@@ -1,7 +1,7 @@
 //! Beginning and completing intents.
 
 use linkrunner::store::{
-    BeginOutcome, Effect, IntentFilter, IntentId, IntentKind, IntentState, Outcome, Store,
+    Backend, BeginOutcome, Effect, IntentFilter, IntentId, IntentKind, IntentState, Outcome, Store,
     StoreError,
 };
 
@@ -264,4 +264,16 @@ pub async fn intents_are_filtered_by_campaign_state_and_kind(db: &TestDb) {
         .collect();
     assert_eq!(keys, vec![purchase(2, 0).natural_key.as_str()]);
     assert!(other_campaign.is_empty());
+}
+
+pub async fn store_reports_the_backend_its_url_names(db: &TestDb) {
+    let expected = if db.url.starts_with("sqlite:") {
+        Backend::Sqlite
+    } else {
+        Backend::Postgres
+    };
+
+    let backend = db.store.backend();
+
+    assert_eq!(backend, expected);
 }

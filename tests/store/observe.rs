@@ -63,3 +63,9 @@ async fn unreachable_database_is_unavailable_and_its_error_hides_the_password() 
     assert!(err.is_unavailable(), "{err:?}");
     assert!(!format!("{err} {err:?}").contains("hunter2"), "{err:?}");
 }
+
+pub async fn ping_answers_while_the_database_is_up(db: &TestDb) {
+    let pinged = db.store.ping().await;
+
+    assert!(pinged.is_ok(), "{pinged:?}");
+}
