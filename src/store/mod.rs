@@ -1,1 +1,260 @@
-//! `store/`: see the crate map in lib.rs.
+//! `store/`: the journal. Every changing marketplace call is an intent recorded before it is
+//! sent, with its budget reservation, in one transaction; its outcome is recorded with what it
+//! implies in another. One API over PostgreSQL and SQLite through sqlx `Any`.
+//!
+//! - [`types`]: intents, outcomes, effects; [`records`]: caps, remote ids, budget, links,
+//!   searches, rounds, leases; [`error`]: [`StoreError`].
+//! - `intents`: begin (fence check, unique natural key, reservation), list, takeover;
+//!   `settle`: complete and resolve, applying effects; `evidence`: the effect an operator's
+//!   resolution implies; `reserve`: reservations against the caps; `budget`: caps and the
+//!   append-only ledger; `remote`: ids the marketplace gave us; `links`: held links and list sync;
+//!   `searches`, `rounds`, `leases`, `halts`.
+//!
+//! Why runtime-checked queries: sqlx's `query!` checks against one database per crate; one SQL
+//! text per query, accepted by both dialects, is checked instead by one test suite run on both
+//! backends (`tests/store.rs`). Values are limited to what `Any` carries: `i64`, `String`,
+//! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
+
+mod budget;
+pub mod error;
+mod evidence;
+mod halts;
+mod intents;
+mod leases;
+mod links;
+pub mod records;
+mod remote;
+mod reserve;
+mod rounds;
+mod rows;
+mod searches;
+mod settle;
+pub mod types;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{Any, AnyPool, Executor, Transaction};
+
+pub use error::StoreError;
+pub use records::*;
+use rows::db;
+pub use types::*;
+
+use crate::metrics::Metrics;
+
+/// Which database a [`Store`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+/// The journal. Cheap to clone: the pool is shared.
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    /// The URL with its password replaced, for `Debug` and errors.
+    shown_url: String,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("backend", &self.backend)
+            .field("url", &self.shown_url)
+            .finish_non_exhaustive()
+    }
+}
+
+type Tx = Transaction<'static, Any>;
+
+impl Store {
+    /// Opens `sqlite://FILE` (created on first use, WAL) or `postgres://...`.
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        install_default_drivers();
+        let shown_url = redact_url(url);
+        let connect_err = |source| StoreError::Connect {
+            url: shown_url.clone(),
+            source,
+        };
+        let (backend, url) = if url.starts_with("sqlite:") {
+            (Backend::Sqlite, sqlite_url(url))
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            (Backend::Postgres, url.to_string())
+        } else {
+            let source =
+                sqlx::Error::Configuration("expected sqlite://FILE or postgres://...".into());
+            return Err(connect_err(source));
+        };
+        let pool = pool_options(backend, &url)
+            .connect(&url)
+            .await
+            .map_err(connect_err)?;
+        Ok(Store {
+            pool,
+            backend,
+            shown_url,
+            metrics: None,
+        })
+    }
+
+    /// Brings the schema up to date; safe to run again and from two processes.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let result = match self.backend {
+            Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&self.pool).await,
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await,
+        };
+        result.map_err(|source| {
+            self.count_error();
+            StoreError::Migrate { source }
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// One round trip to the database (for readiness).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let result = self.pool.execute("SELECT 1").await;
+        self.done(result.map(|_| ()).map_err(db("ping")))
+    }
+
+    /// Reports journal latency and database errors to `m` from now on.
+    pub fn set_metrics(&mut self, m: Arc<Metrics>) {
+        self.metrics = Some(m);
+    }
+
+    /// Closes the pool; pending operations finish first.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// A transaction that will write. SQLite takes the write lock up front (`BEGIN IMMEDIATE`)
+    /// so a read-then-write never fails with SQLITE_BUSY halfway; the busy timeout waits instead.
+    async fn write_tx(&self, op: &'static str) -> Result<Tx, StoreError> {
+        let tx = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        };
+        tx.map_err(db(op))
+    }
+
+    /// Counts a failed database operation; every public method passes its result through here.
+    fn done<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(StoreError::Database { .. } | StoreError::Connect { .. }) = &result {
+            self.count_error();
+        }
+        result
+    }
+
+    fn count_error(&self) {
+        if let Some(m) = &self.metrics {
+            m.database_errors_total.inc();
+        }
+    }
+
+    fn observe_write(&self, step: &str, started: Instant) {
+        if let Some(m) = &self.metrics {
+            m.journal_write_duration_seconds
+                .with_label_values(&[step])
+                .observe(started.elapsed().as_secs_f64());
+        }
+    }
+}
+
+fn pool_options(backend: Backend, url: &str) -> AnyPoolOptions {
+    let base = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(15));
+    match backend {
+        // Each connection to `:memory:` is its own database: keep exactly one, forever.
+        Backend::Sqlite if url.contains(":memory:") => base
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None),
+        // Writers are serialized by SQLite anyway; a few connections serve concurrent readers.
+        Backend::Sqlite => base.max_connections(4).after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute("PRAGMA journal_mode = WAL").await?;
+                conn.execute("PRAGMA busy_timeout = 15000").await?;
+                conn.execute("PRAGMA foreign_keys = ON").await?;
+                Ok(())
+            })
+        }),
+        // A statement that hangs must not hold row locks (and a campaign's budget) forever.
+        Backend::Postgres => base.max_connections(10).after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute("SET statement_timeout = '30s'").await?;
+                Ok(())
+            })
+        }),
+    }
+}
+
+/// `sqlite://FILE` opens read-write-create unless the URL chose a mode.
+fn sqlite_url(url: &str) -> String {
+    if url.contains("mode=") || url.contains(":memory:") {
+        url.to_string()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    }
+}
+
+/// The URL with any password replaced by `***`; unparseable URLs are not shown at all.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            u.to_string()
+        }
+        Err(_) => "<unparseable database URL>".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn debug_of_a_store_never_shows_the_password() {
+        install_default_drivers();
+        let url = "postgres://app:hunter2@127.0.0.1:1/linkrunner";
+        let pool = AnyPoolOptions::new().connect_lazy(url).expect("lazy pool");
+        let store = Store {
+            pool,
+            backend: Backend::Postgres,
+            shown_url: redact_url(url),
+            metrics: None,
+        };
+
+        let shown = format!("{store:?}");
+
+        assert!(
+            !shown.contains("hunter2") && shown.contains("127.0.0.1"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn redacted_url_keeps_user_host_and_database_but_not_the_password() {
+        let shown = redact_url("postgres://app:s3cret@db.internal:5432/linkrunner");
+        assert_eq!(shown, "postgres://app:***@db.internal:5432/linkrunner");
+    }
+
+    #[test]
+    fn sqlite_url_is_created_on_first_use_unless_a_mode_is_given() {
+        assert_eq!(
+            sqlite_url("sqlite:///var/lib/lr.db"),
+            "sqlite:///var/lib/lr.db?mode=rwc"
+        );
+        assert_eq!(sqlite_url("sqlite://x.db?mode=ro"), "sqlite://x.db?mode=ro");
+    }
+}

@@ -1,0 +1,195 @@
+//! Caps and the append-only ledger. Every change of `budgets.committed` goes with a `ledger`
+//! row in the same transaction, so `sum(ledger.delta) == committed` always (checked after
+//! every step in `tests/store.rs`, and by a proptest over random sequences).
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::AnyConnection;
+
+use super::records::{BudgetSnapshot, CampaignCaps, LedgerEntry, day_text};
+use super::rows::{col, count, db, time};
+use super::types::IntentId;
+use super::{Store, StoreError};
+use crate::clock::to_millis;
+use crate::money::Money;
+
+/// One movement of the commitment, written as a ledger row.
+#[derive(Debug, Clone)]
+pub(crate) struct Movement<'a> {
+    pub campaign: &'a str,
+    pub intent: Option<IntentId>,
+    pub amount: i64,
+    pub links: i64,
+    pub day: Option<&'a str>,
+    pub reason: &'static str,
+}
+
+/// Moves the commitment by `m` (negative to release) and appends its ledger row.
+pub(crate) async fn apply(
+    conn: &mut AnyConnection,
+    m: &Movement<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if m.amount == 0 && m.links == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE budgets SET committed = committed + $1, links = links + $2 WHERE campaign = $3",
+    )
+    .bind(m.amount)
+    .bind(m.links)
+    .bind(m.campaign)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("budget"))?;
+    if let (Some(day), true) = (m.day, m.links != 0) {
+        sqlx::query("UPDATE budget_days SET links = links + $1 WHERE campaign = $2 AND day = $3")
+            .bind(m.links)
+            .bind(m.campaign)
+            .bind(day)
+            .execute(&mut *conn)
+            .await
+            .map_err(db("budget"))?;
+    }
+    append_ledger(conn, m, now).await
+}
+
+/// The ledger row alone, for a reservation whose budget rows `reserve` already moved.
+pub(crate) async fn append_ledger(
+    conn: &mut AnyConnection,
+    m: &Movement<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if m.amount == 0 && m.links == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO ledger (campaign, intent_id, delta, links, reason, at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(m.campaign)
+    .bind(m.intent.map(|i| i.0))
+    .bind(m.amount)
+    .bind(m.links)
+    .bind(m.reason)
+    .bind(to_millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(db("ledger"))?;
+    Ok(())
+}
+
+impl Store {
+    /// Creates the campaign and its budget (nothing committed) or updates its caps; the
+    /// commitment is never touched. A lowered cap refuses new reservations, nothing more.
+    pub async fn upsert_campaign(
+        &self,
+        c: &CampaignCaps,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("upsert_campaign").await?;
+            sqlx::query(
+                "INSERT INTO campaigns (name, created_at, updated_at) VALUES ($1, $2, $2) \
+                 ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at",
+            )
+            .bind(&c.name)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("upsert_campaign"))?;
+            sqlx::query(
+                "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \
+                 VALUES ($1, $2, 0, 0, $3, $4) ON CONFLICT (campaign) DO UPDATE SET \
+                 cap = excluded.cap, total_links = excluded.total_links, daily_links = excluded.daily_links",
+            )
+            .bind(&c.name)
+            .bind(c.monthly_cap.kopecks())
+            .bind(i64::from(c.total_links))
+            .bind(i64::from(c.daily_links))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("upsert_campaign"))?;
+            tx.commit().await.map_err(db("upsert_campaign"))
+        }
+        .await;
+        self.done(result)
+    }
+
+    pub async fn campaign_names(&self) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query("SELECT name FROM campaigns ORDER BY name")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("campaign_names"));
+        self.done(rows.and_then(|rows| rows.iter().map(|r| col(r, "name")).collect()))
+    }
+
+    /// Where the campaign's commitment stands; `day` selects `links_today`.
+    pub async fn budget(
+        &self,
+        campaign: &str,
+        day: NaiveDate,
+    ) -> Result<BudgetSnapshot, StoreError> {
+        let row = sqlx::query(BUDGET_SQL)
+            .bind(campaign)
+            .bind(day_text(day))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("budget"));
+        let row = match self.done(row)? {
+            Some(row) => row,
+            None => {
+                return Err(StoreError::NotFound {
+                    what: format!("campaign `{campaign}`"),
+                });
+            }
+        };
+        let money = |name| col::<i64>(&row, name).map(Money::from_kopecks);
+        Ok(BudgetSnapshot {
+            cap: money("cap")?,
+            committed: money("committed")?,
+            held: Money::from_kopecks(
+                col::<i64>(&row, "held_links")? + col::<i64>(&row, "autobuyers")?,
+            ),
+            reserved_in_flight: money("in_flight")?,
+            uncertain: money("uncertain")?,
+            links_total: count(&row, "links")?,
+            links_today: count(&row, "links_today")?,
+            daily_cap: count(&row, "daily_links")?,
+            total_cap: count(&row, "total_links")?,
+        })
+    }
+
+    /// Every movement of the campaign's commitment, oldest first.
+    pub async fn ledger(&self, campaign: &str) -> Result<Vec<LedgerEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger WHERE campaign = $1 ORDER BY id",
+        )
+        .bind(campaign)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("ledger"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    Ok(LedgerEntry {
+                        id: col(r, "id")?,
+                        campaign: col(r, "campaign")?,
+                        intent_id: col::<Option<i64>>(r, "intent_id")?.map(IntentId),
+                        delta: Money::from_kopecks(col(r, "delta")?),
+                        links: col(r, "links")?,
+                        reason: col(r, "reason")?,
+                        at: time(r, "at")?,
+                    })
+                })
+                .collect()
+        }))
+    }
+}
+
+/// The budget row and, computed independently of `committed`, where the money stands.
+const BUDGET_SQL: &str = "SELECT b.cap, b.committed, b.links, b.total_links, b.daily_links, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'in_flight'), 0) AS BIGINT) AS in_flight, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'uncertain'), 0) AS BIGINT) AS uncertain, \
+    CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign), 0) AS BIGINT) AS held_links, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM autobuyers WHERE campaign = b.campaign), 0) AS BIGINT) AS autobuyers, \
+    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $2), 0) AS BIGINT) AS links_today \
+    FROM budgets b WHERE b.campaign = $1";

@@ -1,0 +1,298 @@
+//! Beginning intents: the fence check, the unique natural key (re-arming only a `failed`
+//! intent) and the reservation, all in one transaction, so an intent is either fully
+//! recorded with its money set aside or not at all. Also listing intents and the takeover
+//! step that turns a previous holder's in-flight intents into uncertain ones.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+
+use super::records::{LeaseToken, day_text};
+use super::reserve;
+use super::rows::{col, count, db, parsed, time};
+use super::types::{
+    BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
+};
+use super::{Store, StoreError};
+use crate::clock::to_millis;
+use crate::money::Money;
+
+/// The columns `intent_from_row` reads, as a literal for `concat!` (queries stay `&'static str`).
+macro_rules! intent_columns {
+    () => {
+        "id, campaign, kind, natural_key, state, attempts, fingerprint, request, answer, error, \
+         reserved, reserved_links, reserve_day, owner, created_at, updated_at, resolution"
+    };
+}
+pub(crate) use intent_columns;
+
+impl Store {
+    /// Records a batch of intents before their call, all or nothing. Never starts an intent
+    /// whose natural key exists unless that intent `failed` (then re-armed: attempts + 1, fresh
+    /// reservation). Tested by `duplicate_natural_key_is_not_started_again`,
+    /// `cap_is_never_passed_by_racing_stores` and `batch_is_all_or_nothing`.
+    pub async fn begin_intents(
+        &self,
+        lease: &LeaseToken,
+        batch: &[NewIntent],
+        now: DateTime<Utc>,
+    ) -> Result<BeginOutcome, StoreError> {
+        let started = Instant::now();
+        if let Some(other) = batch.iter().find(|i| i.campaign != lease.campaign) {
+            return Err(StoreError::invalid(format!(
+                "intent `{}` is for campaign `{}` but the lease is for `{}`",
+                other.natural_key, other.campaign, lease.campaign
+            )));
+        }
+        let result = async {
+            let mut tx = self.write_tx("begin_intents").await?;
+            let outcome = begin_in(&mut tx, lease, batch, now).await?;
+            match outcome {
+                BeginOutcome::Started(_) => tx.commit().await,
+                _ => tx.rollback().await,
+            }
+            .map_err(db("begin_intents"))?;
+            Ok(outcome)
+        }
+        .await;
+        self.observe_write("begin", started);
+        self.done(result)
+    }
+
+    /// Lists intents, oldest first.
+    pub async fn intents(&self, filter: IntentFilter) -> Result<Vec<IntentRow>, StoreError> {
+        let sql = concat!(
+            "SELECT ",
+            intent_columns!(),
+            " FROM intents WHERE ($1 IS NULL OR campaign = $1) \
+             AND ($2 IS NULL OR kind = $2) AND ((state = 'in_flight' AND $3 = 1) \
+             OR (state = 'succeeded' AND $4 = 1) OR (state = 'failed' AND $5 = 1) \
+             OR (state = 'uncertain' AND $6 = 1)) ORDER BY id"
+        );
+        let wants =
+            |s: IntentState| i64::from(filter.states.is_empty() || filter.states.contains(&s));
+        let rows = sqlx::query(sql)
+            .bind(filter.campaign.clone())
+            .bind(filter.kind.map(|k| k.as_str().to_string()))
+            .bind(wants(IntentState::InFlight))
+            .bind(wants(IntentState::Succeeded))
+            .bind(wants(IntentState::Failed))
+            .bind(wants(IntentState::Uncertain))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("intents"));
+        self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
+    }
+
+    /// At takeover or restart: the campaign's in-flight intents may have been sent by a process
+    /// that is gone, so they become uncertain. Returns how many; [`StoreError::Fenced`] (and
+    /// nothing written) when `lease` is no longer current.
+    pub async fn mark_in_flight_uncertain(
+        &self,
+        campaign: &str,
+        lease: &LeaseToken,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let result = async {
+            if lease.campaign != campaign {
+                return Err(StoreError::invalid(format!(
+                    "the lease is for `{}`, not `{campaign}`",
+                    lease.campaign
+                )));
+            }
+            let mut tx = self.write_tx("mark_in_flight_uncertain").await?;
+            if !fence_holds(&mut tx, lease, now).await? {
+                return Err(StoreError::Fenced {
+                    campaign: campaign.to_string(),
+                });
+            }
+            let done = sqlx::query(
+                "UPDATE intents SET state = 'uncertain', updated_at = $2, \
+                 error = COALESCE(error, 'in flight when the campaign lease changed hands') \
+                 WHERE campaign = $1 AND state = 'in_flight'",
+            )
+            .bind(campaign)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("mark_in_flight_uncertain"))?;
+            tx.commit().await.map_err(db("mark_in_flight_uncertain"))?;
+            Ok(done.rows_affected())
+        }
+        .await;
+        self.done(result)
+    }
+}
+
+async fn begin_in(
+    conn: &mut AnyConnection,
+    lease: &LeaseToken,
+    batch: &[NewIntent],
+    now: DateTime<Utc>,
+) -> Result<BeginOutcome, StoreError> {
+    if !fence_holds(conn, lease, now).await? {
+        return Ok(BeginOutcome::Fenced);
+    }
+    let mut ids = Vec::with_capacity(batch.len());
+    for intent in batch {
+        match record(conn, intent, &lease.holder, now).await? {
+            Ok(id) => ids.push(id),
+            Err(existing) => return Ok(BeginOutcome::Exists(Box::new(existing))),
+        }
+    }
+    if let Some(refused) = reserve::reserve_batch(conn, batch, &ids, now).await? {
+        return Ok(refused);
+    }
+    Ok(BeginOutcome::Started(ids))
+}
+
+/// True when the lease row still names this holder and fence and has not expired. The no-op
+/// UPDATE takes the row lock, so a takeover waits for this transaction instead of racing it.
+pub(crate) async fn fence_holds(
+    conn: &mut AnyConnection,
+    lease: &LeaseToken,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let row = sqlx::query(
+        "UPDATE leases SET fence = fence WHERE campaign = $1 AND holder = $2 AND fence = $3 \
+         AND expires_at > $4 RETURNING fence",
+    )
+    .bind(&lease.campaign)
+    .bind(&lease.holder)
+    .bind(lease.fence)
+    .bind(to_millis(now))
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db("fence"))?;
+    Ok(row.is_some())
+}
+
+/// What one attempt of an intent stores: its request and its reservation.
+struct Attempt<'a> {
+    intent: &'a NewIntent,
+    owner: &'a str,
+    amount: i64,
+    links: i64,
+    day: Option<String>,
+    at: i64,
+}
+
+/// Inserts a new intent or re-arms a failed one; `Err(row)` is the existing live intent.
+async fn record(
+    conn: &mut AnyConnection,
+    intent: &NewIntent,
+    owner: &str,
+    now: DateTime<Utc>,
+) -> Result<Result<IntentId, IntentRow>, StoreError> {
+    let r = intent.reserve.as_ref();
+    let attempt = Attempt {
+        intent,
+        owner,
+        amount: r.map_or(0, |r| r.amount.kopecks()),
+        links: r.map_or(0, |r| i64::from(r.links)),
+        day: r.map(|r| day_text(r.day)),
+        at: to_millis(now),
+    };
+    if let Some(id) = insert_new(conn, &attempt).await? {
+        return Ok(Ok(id));
+    }
+    match rearm_failed(conn, &attempt).await? {
+        Some(id) => Ok(Ok(id)),
+        None => Ok(Err(intent_by_key(conn, &intent.natural_key).await?)),
+    }
+}
+
+async fn insert_new(
+    conn: &mut AnyConnection,
+    a: &Attempt<'_>,
+) -> Result<Option<IntentId>, StoreError> {
+    let row = sqlx::query(
+        "INSERT INTO intents (campaign, kind, natural_key, state, attempts, fingerprint, request, \
+         reserved, reserved_links, reserve_day, owner, created_at, updated_at) \
+         VALUES ($1, $2, $3, 'in_flight', 1, $4, $5, $6, $7, $8, $9, $10, $10) \
+         ON CONFLICT (natural_key) DO NOTHING RETURNING id",
+    )
+    .bind(&a.intent.campaign)
+    .bind(a.intent.kind.as_str())
+    .bind(&a.intent.natural_key)
+    .bind(&a.intent.fingerprint)
+    .bind(a.intent.request.to_string())
+    .bind(a.amount)
+    .bind(a.links)
+    .bind(a.day.clone())
+    .bind(a.owner)
+    .bind(a.at)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db("begin_intents"))?;
+    row.map(|r| col(&r, "id").map(IntentId)).transpose()
+}
+
+/// Only a `failed` intent (definitely not executed) is started again under its key.
+async fn rearm_failed(
+    conn: &mut AnyConnection,
+    a: &Attempt<'_>,
+) -> Result<Option<IntentId>, StoreError> {
+    let row = sqlx::query(
+        "UPDATE intents SET state = 'in_flight', attempts = attempts + 1, fingerprint = $2, \
+         request = $3, answer = NULL, error = NULL, reserved = $4, reserved_links = $5, \
+         reserve_day = $6, owner = $7, updated_at = $8, resolution = NULL, resolved_at = NULL \
+         WHERE natural_key = $1 AND state = 'failed' RETURNING id",
+    )
+    .bind(&a.intent.natural_key)
+    .bind(&a.intent.fingerprint)
+    .bind(a.intent.request.to_string())
+    .bind(a.amount)
+    .bind(a.links)
+    .bind(a.day.clone())
+    .bind(a.owner)
+    .bind(a.at)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db("begin_intents"))?;
+    row.map(|r| col(&r, "id").map(IntentId)).transpose()
+}
+
+async fn intent_by_key(conn: &mut AnyConnection, key: &str) -> Result<IntentRow, StoreError> {
+    let sql = concat!(
+        "SELECT ",
+        intent_columns!(),
+        " FROM intents WHERE natural_key = $1"
+    );
+    let row = sqlx::query(sql)
+        .bind(key)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db("begin_intents"))?;
+    intent_from_row(&row)
+}
+
+pub(crate) fn intent_from_row(row: &AnyRow) -> Result<IntentRow, StoreError> {
+    let request: String = col(row, "request")?;
+    Ok(IntentRow {
+        id: IntentId(col(row, "id")?),
+        campaign: col(row, "campaign")?,
+        kind: parsed(row, "kind", IntentKind::parse)?,
+        natural_key: col(row, "natural_key")?,
+        state: parsed(row, "state", IntentState::parse)?,
+        attempts: count(row, "attempts")?,
+        fingerprint: col(row, "fingerprint")?,
+        request: serde_json::from_str(&request)
+            .map_err(|e| StoreError::corrupt(format!("request of an intent is not JSON: {e}")))?,
+        answer: col(row, "answer")?,
+        error: col(row, "error")?,
+        reserved: Money::from_kopecks(col(row, "reserved")?),
+        reserved_links: count(row, "reserved_links")?,
+        owner: col(row, "owner")?,
+        created_at: time(row, "created_at")?,
+        updated_at: time(row, "updated_at")?,
+        resolution: col(row, "resolution")?,
+    })
+}
+
+/// The day a row's links were counted against, to give them back on release.
+pub(crate) fn reserve_day(row: &AnyRow) -> Result<Option<String>, StoreError> {
+    col(row, "reserve_day")
+}

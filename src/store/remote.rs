@@ -1,0 +1,274 @@
+//! Ids the marketplace gave us, by the campaign's own names: the project, URLs and texts,
+//! filters and autobuyers (with the budget a running autobuyer holds).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+use super::budget::{self, Movement};
+use super::records::{AutobuyerRecord, RemoteIds};
+use super::rows::{col, db, flag};
+use super::types::IntentId;
+use super::{Store, StoreError};
+use crate::market::{CreatedUrl, ProjectIds};
+use crate::money::Money;
+
+pub(crate) struct NewAutobuyer<'a> {
+    pub name: &'a str,
+    pub id: i64,
+    pub running: bool,
+    pub spec_fingerprint: &'a str,
+    pub monthly_budget: Money,
+}
+
+impl Store {
+    /// Everything the marketplace created for the campaign that the journal knows of.
+    pub async fn remote_ids(&self, campaign: &str) -> Result<RemoteIds, StoreError> {
+        let result = async {
+            let mut conn = self.pool.acquire().await.map_err(db("remote_ids"))?;
+            let mut ids = RemoteIds {
+                project: project(&mut conn, campaign).await?,
+                ..RemoteIds::default()
+            };
+            for r in select(
+                &mut conn,
+                "SELECT url, url_id FROM urls WHERE campaign = $1",
+                campaign,
+            )
+            .await?
+            {
+                ids.urls.insert(col(&r, "url")?, col(&r, "url_id")?);
+            }
+            for r in select(
+                &mut conn,
+                "SELECT url, text, text_id FROM texts WHERE campaign = $1",
+                campaign,
+            )
+            .await?
+            {
+                ids.texts
+                    .insert((col(&r, "url")?, col(&r, "text")?), col(&r, "text_id")?);
+            }
+            for r in select(
+                &mut conn,
+                "SELECT name, filter_id FROM filters WHERE campaign = $1",
+                campaign,
+            )
+            .await?
+            {
+                ids.filters.insert(col(&r, "name")?, col(&r, "filter_id")?);
+            }
+            ids.autobuyers = autobuyers(&mut conn, campaign).await?;
+            Ok(ids)
+        }
+        .await;
+        self.done(result)
+    }
+}
+
+async fn select(
+    conn: &mut AnyConnection,
+    sql: &'static str,
+    campaign: &str,
+) -> Result<Vec<sqlx::any::AnyRow>, StoreError> {
+    sqlx::query(sql)
+        .bind(campaign)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db("remote_ids"))
+}
+
+async fn project(
+    conn: &mut AnyConnection,
+    campaign: &str,
+) -> Result<Option<ProjectIds>, StoreError> {
+    let sql = "SELECT project_id, url_id, text_id FROM projects WHERE campaign = $1";
+    match select(conn, sql, campaign).await?.first() {
+        Some(r) => Ok(Some(ProjectIds {
+            project_id: col(r, "project_id")?,
+            url_id: col(r, "url_id")?,
+            text_id: col(r, "text_id")?,
+        })),
+        None => Ok(None),
+    }
+}
+
+async fn autobuyers(
+    conn: &mut AnyConnection,
+    campaign: &str,
+) -> Result<BTreeMap<String, AutobuyerRecord>, StoreError> {
+    let sql = "SELECT name, autobuyer_id, running, spec_fingerprint, monthly_budget FROM autobuyers WHERE campaign = $1";
+    let mut out = BTreeMap::new();
+    for r in select(conn, sql, campaign).await? {
+        let record = AutobuyerRecord {
+            id: col(&r, "autobuyer_id")?,
+            running: flag(&r, "running")?,
+            spec_fingerprint: col(&r, "spec_fingerprint")?,
+            monthly_budget: Money::from_kopecks(col(&r, "monthly_budget")?),
+        };
+        out.insert(col(&r, "name")?, record);
+    }
+    Ok(out)
+}
+
+pub(crate) async fn save_project(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    p: &ProjectIds,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO projects (campaign, project_id, url_id, text_id) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (campaign) DO UPDATE SET project_id = excluded.project_id, \
+         url_id = excluded.url_id, text_id = excluded.text_id",
+    )
+    .bind(campaign)
+    .bind(p.project_id)
+    .bind(p.url_id)
+    .bind(p.text_id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("save_project"))?;
+    Ok(())
+}
+
+pub(crate) async fn save_texts(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    urls: &[CreatedUrl],
+) -> Result<(), StoreError> {
+    for u in urls {
+        sqlx::query(
+            "INSERT INTO urls (campaign, url, url_id) VALUES ($1, $2, $3) \
+             ON CONFLICT (campaign, url) DO UPDATE SET url_id = excluded.url_id",
+        )
+        .bind(campaign)
+        .bind(&u.url)
+        .bind(u.url_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(db("save_texts"))?;
+        for t in &u.texts {
+            sqlx::query(
+                "INSERT INTO texts (campaign, url, text, text_id) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (campaign, url, text) DO UPDATE SET text_id = excluded.text_id",
+            )
+            .bind(campaign)
+            .bind(&u.url)
+            .bind(&t.text)
+            .bind(t.text_id)
+            .execute(&mut *conn)
+            .await
+            .map_err(db("save_texts"))?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) async fn save_filter(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+    id: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO filters (campaign, name, filter_id) VALUES ($1, $2, $3) \
+         ON CONFLICT (campaign, name) DO UPDATE SET filter_id = excluded.filter_id",
+    )
+    .bind(campaign)
+    .bind(name)
+    .bind(id)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("save_filter"))?;
+    Ok(())
+}
+
+/// Records a created autobuyer. A replaced record keeps the budget its predecessor still
+/// held (added, never dropped): that money stays counted until a stop releases it.
+pub(crate) async fn save_autobuyer(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    a: &NewAutobuyer<'_>,
+    reserved: Money,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (campaign, name) DO UPDATE SET \
+         autobuyer_id = excluded.autobuyer_id, running = excluded.running, \
+         spec_fingerprint = excluded.spec_fingerprint, monthly_budget = excluded.monthly_budget, \
+         reserved = autobuyers.reserved + excluded.reserved",
+    )
+    .bind(campaign)
+    .bind(a.name)
+    .bind(a.id)
+    .bind(i64::from(a.running))
+    .bind(a.spec_fingerprint)
+    .bind(a.monthly_budget.kopecks())
+    .bind(reserved.kopecks())
+    .execute(&mut *conn)
+    .await
+    .map_err(db("save_autobuyer"))?;
+    Ok(())
+}
+
+/// A started autobuyer holds the budget its start intent reserved.
+pub(crate) async fn autobuyer_started(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+    reserved: Money,
+) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "UPDATE autobuyers SET running = 1, reserved = reserved + $3 WHERE campaign = $1 AND name = $2",
+    )
+    .bind(campaign)
+    .bind(name)
+    .bind(reserved.kopecks())
+    .execute(&mut *conn)
+    .await
+    .map_err(db("autobuyer_started"))?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound {
+            what: format!("autobuyer `{name}` of `{campaign}`"),
+        });
+    }
+    Ok(())
+}
+
+/// A stopped autobuyer spends nothing more: its budget leaves the commitment.
+pub(crate) async fn autobuyer_stopped(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+    intent: IntentId,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let row = sqlx::query("SELECT reserved FROM autobuyers WHERE campaign = $1 AND name = $2")
+        .bind(campaign)
+        .bind(name)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("autobuyer_stopped"))?
+        .ok_or_else(|| StoreError::NotFound {
+            what: format!("autobuyer `{name}` of `{campaign}`"),
+        })?;
+    let released: i64 = col(&row, "reserved")?;
+    // Subtracting what was read (not zeroing) keeps a concurrent start's budget counted.
+    sqlx::query("UPDATE autobuyers SET running = 0, reserved = reserved - $3 WHERE campaign = $1 AND name = $2")
+        .bind(campaign)
+        .bind(name)
+        .bind(released)
+        .execute(&mut *conn)
+        .await
+        .map_err(db("autobuyer_stopped"))?;
+    let m = Movement {
+        campaign,
+        intent: Some(intent),
+        amount: -released,
+        links: 0,
+        day: None,
+        reason: "autobuyer_stop",
+    };
+    budget::apply(conn, &m, now).await
+}

@@ -1,0 +1,103 @@
+//! Buy rounds: one row per campaign and schedule slot, so the database, not the timer,
+//! decides whether a slot already ran — restarts and replicas neither skip nor double one.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+
+use super::records::{RoundOutcome, RoundRow, RoundState};
+use super::rows::{col, db, opt_time, parsed, time};
+use super::{Store, StoreError};
+use crate::clock::to_millis;
+
+const LAST_ROUND: &str = "SELECT campaign, slot, holder, state, detail, claimed_at, finished_at FROM rounds \
+     WHERE campaign = $1 ORDER BY slot DESC LIMIT 1";
+const LAST_SUCCESS: &str = "SELECT campaign, slot, holder, state, detail, claimed_at, finished_at FROM rounds \
+     WHERE campaign = $1 AND state = 'succeeded' ORDER BY slot DESC LIMIT 1";
+
+impl Store {
+    /// True for exactly one caller per campaign and slot, ever.
+    pub async fn claim_round(
+        &self,
+        campaign: &str,
+        slot: DateTime<Utc>,
+        holder: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO rounds (campaign, slot, holder, state, detail, claimed_at) \
+             VALUES ($1, $2, $3, 'running', '', $4) ON CONFLICT DO NOTHING",
+        )
+        .bind(campaign)
+        .bind(to_millis(slot))
+        .bind(holder)
+        .bind(to_millis(now))
+        .execute(&self.pool)
+        .await
+        .map_err(db("claim_round"));
+        Ok(self.done(done)?.rows_affected() == 1)
+    }
+
+    pub async fn finish_round(
+        &self,
+        campaign: &str,
+        slot: DateTime<Utc>,
+        outcome: RoundOutcome,
+        detail: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE rounds SET state = $3, detail = $4, finished_at = $5 WHERE campaign = $1 AND slot = $2",
+        )
+        .bind(campaign)
+        .bind(to_millis(slot))
+        .bind(outcome.as_str())
+        .bind(detail)
+        .bind(to_millis(now))
+        .execute(&self.pool)
+        .await
+        .map_err(db("finish_round"));
+        if self.done(done)?.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: format!("round of `{campaign}` at {slot}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// The latest claimed slot, finished or not.
+    pub async fn last_round(&self, campaign: &str) -> Result<Option<RoundRow>, StoreError> {
+        self.one_round(LAST_ROUND, campaign).await
+    }
+
+    pub async fn last_successful_round(
+        &self,
+        campaign: &str,
+    ) -> Result<Option<RoundRow>, StoreError> {
+        self.one_round(LAST_SUCCESS, campaign).await
+    }
+
+    async fn one_round(
+        &self,
+        sql: &'static str,
+        campaign: &str,
+    ) -> Result<Option<RoundRow>, StoreError> {
+        let row = sqlx::query(sql)
+            .bind(campaign)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("rounds"));
+        self.done(row.and_then(|r| r.as_ref().map(round_from_row).transpose()))
+    }
+}
+
+fn round_from_row(r: &AnyRow) -> Result<RoundRow, StoreError> {
+    Ok(RoundRow {
+        campaign: col(r, "campaign")?,
+        slot: time(r, "slot")?,
+        holder: col(r, "holder")?,
+        state: parsed(r, "state", RoundState::parse)?,
+        detail: col(r, "detail")?,
+        claimed_at: time(r, "claimed_at")?,
+        finished_at: opt_time(r, "finished_at")?,
+    })
+}

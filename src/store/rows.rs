@@ -1,0 +1,52 @@
+//! Reading `Any` rows: the few column types the journal uses, with errors that name the column.
+
+use sqlx::any::AnyRow;
+use sqlx::{Decode, Row, Type};
+
+use super::StoreError;
+
+/// Maps a sqlx error to [`StoreError::Database`] for the named operation.
+pub(crate) fn db(op: &'static str) -> impl Fn(sqlx::Error) -> StoreError {
+    move |source| StoreError::Database { op, source }
+}
+
+pub(crate) fn col<'r, T>(row: &'r AnyRow, name: &'static str) -> Result<T, StoreError>
+where
+    T: Decode<'r, sqlx::Any> + Type<sqlx::Any>,
+{
+    row.try_get(name).map_err(db(name))
+}
+
+/// A count or limit stored as BIGINT, read back as the `u32` the API speaks.
+pub(crate) fn count(row: &AnyRow, name: &'static str) -> Result<u32, StoreError> {
+    let v: i64 = col(row, name)?;
+    u32::try_from(v).map_err(|_| StoreError::corrupt(format!("{name} = {v} is not a count")))
+}
+
+pub(crate) fn flag(row: &AnyRow, name: &'static str) -> Result<bool, StoreError> {
+    Ok(col::<i64>(row, name)? != 0)
+}
+
+pub(crate) fn time(
+    row: &AnyRow,
+    name: &'static str,
+) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
+    Ok(crate::clock::from_millis(col(row, name)?))
+}
+
+pub(crate) fn opt_time(
+    row: &AnyRow,
+    name: &'static str,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, StoreError> {
+    Ok(col::<Option<i64>>(row, name)?.map(crate::clock::from_millis))
+}
+
+/// Reads a stored enum through its `parse`, refusing values this version does not know.
+pub(crate) fn parsed<T>(
+    row: &AnyRow,
+    name: &'static str,
+    parse: fn(&str) -> Option<T>,
+) -> Result<T, StoreError> {
+    let text: String = col(row, name)?;
+    parse(&text).ok_or_else(|| StoreError::corrupt(format!("{name} = `{text}`")))
+}

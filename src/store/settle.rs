@@ -1,0 +1,265 @@
+//! Settling intents: an outcome is recorded in one transaction with everything it implies —
+//! remote ids, a held link, an autobuyer's budget, or the release of a reservation.
+//! `Failed` releases; `Uncertain` keeps the reservation counted as spent; `Succeeded` turns it
+//! into what the effect holds. Operator evidence (`resolve_intent`) settles the same way.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+use super::budget::{self, Movement};
+use super::evidence::effect_from_request;
+use super::intents::{intent_columns, intent_from_row, reserve_day};
+use super::rows::db;
+use super::types::{Effect, IntentId, IntentRow, Outcome, Resolution};
+use super::{Store, StoreError, links, remote};
+use crate::clock::to_millis;
+use crate::money::Money;
+
+/// A claimed intent: its row as it was before this settlement, plus its reservation day.
+pub(crate) struct Claimed {
+    pub row: IntentRow,
+    pub day: Option<String>,
+}
+
+impl Store {
+    /// Records a call's outcome. Only an `in_flight` or `uncertain` intent can be completed;
+    /// a finished one is `InvalidState`, so an outcome is never applied twice.
+    pub async fn complete_intent(
+        &self,
+        id: IntentId,
+        outcome: Outcome,
+        answer: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let started = Instant::now();
+        let result = async {
+            let mut tx = self.write_tx("complete_intent").await?;
+            let (state, error) = match &outcome {
+                Outcome::Succeeded(_) => ("succeeded", None),
+                Outcome::Failed { error } => ("failed", Some(error.as_str())),
+                Outcome::Uncertain { error } => ("uncertain", Some(error.as_str())),
+            };
+            let claimed = claim(
+                &mut tx,
+                id,
+                &["in_flight", "uncertain"],
+                state,
+                error,
+                answer,
+                now,
+            )
+            .await?;
+            match outcome {
+                Outcome::Succeeded(effect) => apply_effect(&mut tx, &claimed, effect, now).await?,
+                Outcome::Failed { .. } => release(&mut tx, &claimed, now).await?,
+                Outcome::Uncertain { .. } => {}
+            }
+            tx.commit().await.map_err(db("complete_intent"))
+        }
+        .await;
+        self.observe_write("complete", started);
+        self.done(result)
+    }
+
+    /// Settles an uncertain intent on an operator's evidence, recording when and why.
+    /// `Created` applies the effect its kind implies (see [`effect_from_request`]).
+    pub async fn resolve_intent(
+        &self,
+        id: IntentId,
+        resolution: Resolution,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<IntentRow, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("resolve_intent").await?;
+            let (state, error) = match resolution {
+                Resolution::Created { .. } => ("succeeded", None),
+                Resolution::NotCreated => ("failed", Some("resolved by an operator: not created")),
+            };
+            let claimed = claim(&mut tx, id, &["uncertain"], state, error, None, now).await?;
+            match resolution {
+                Resolution::Created { remote_id } => {
+                    let effect = effect_from_request(&claimed.row, remote_id)?;
+                    apply_effect(&mut tx, &claimed, effect, now).await?;
+                }
+                Resolution::NotCreated => release(&mut tx, &claimed, now).await?,
+            }
+            let row = note_resolution(&mut tx, id, reason, now).await?;
+            tx.commit().await.map_err(db("resolve_intent"))?;
+            Ok(row)
+        }
+        .await;
+        self.done(result)
+    }
+}
+
+/// Moves the intent to `state` if it is in one of `from`; the conditional UPDATE makes two
+/// racing completions impossible (the loser sees `InvalidState`).
+async fn claim(
+    conn: &mut AnyConnection,
+    id: IntentId,
+    from: &[&str],
+    state: &str,
+    error: Option<&str>,
+    answer: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Claimed, StoreError> {
+    let before = sqlx::query(concat!(
+        "SELECT ",
+        intent_columns!(),
+        " FROM intents WHERE id = $1"
+    ))
+    .bind(id.0)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db("settle"))?
+    .ok_or_else(|| StoreError::NotFound {
+        what: format!("intent {id}"),
+    })?;
+    let row = intent_from_row(&before)?;
+    let day = reserve_day(&before)?;
+    let from_first = from.first().copied().unwrap_or("in_flight");
+    let from_second = from.get(1).copied().unwrap_or(from_first);
+    let moved = sqlx::query(
+        "UPDATE intents SET state = $2, error = COALESCE($3, error), answer = COALESCE($4, answer), \
+         updated_at = $5 WHERE id = $1 AND (state = $6 OR state = $7) RETURNING id",
+    )
+    .bind(id.0)
+    .bind(state)
+    .bind(error)
+    .bind(answer)
+    .bind(to_millis(now))
+    .bind(from_first)
+    .bind(from_second)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db("settle"))?;
+    if moved.is_none() {
+        return Err(StoreError::invalid(format!(
+            "intent {id} is {}; only {} can be settled",
+            row.state,
+            from.join(" or ")
+        )));
+    }
+    Ok(Claimed { row, day })
+}
+
+async fn note_resolution(
+    conn: &mut AnyConnection,
+    id: IntentId,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<IntentRow, StoreError> {
+    let row = sqlx::query(concat!(
+        "UPDATE intents SET resolution = $2, resolved_at = $3 WHERE id = $1 RETURNING ",
+        intent_columns!()
+    ))
+    .bind(id.0)
+    .bind(reason)
+    .bind(to_millis(now))
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db("resolve_intent"))?;
+    intent_from_row(&row)
+}
+
+/// Gives back what the intent reserved: money, its links and its day's links.
+async fn release(
+    conn: &mut AnyConnection,
+    c: &Claimed,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let m = Movement {
+        campaign: &c.row.campaign,
+        intent: Some(c.row.id),
+        amount: -c.row.reserved.kopecks(),
+        links: -i64::from(c.row.reserved_links),
+        day: c.day.as_deref(),
+        reason: "release",
+    };
+    budget::apply(conn, &m, now).await
+}
+
+/// A success whose effect holds no money must not silently drop the money its intent reserved.
+fn refuse_dropped_reservation(c: &Claimed, effect: &Effect) -> Result<(), StoreError> {
+    let takes_reservation = matches!(
+        effect,
+        Effect::Purchased { .. }
+            | Effect::AutobuyerCreated { .. }
+            | Effect::AutobuyerRunning { .. }
+    );
+    if !takes_reservation && (c.row.reserved != Money::ZERO || c.row.reserved_links != 0) {
+        return Err(StoreError::invalid(format!(
+            "intent {} reserved {} RUB but its effect holds no money; complete it with the effect that does",
+            c.row.id, c.row.reserved
+        )));
+    }
+    Ok(())
+}
+
+/// Records what a successful call did, and where its reservation goes.
+async fn apply_effect(
+    conn: &mut AnyConnection,
+    c: &Claimed,
+    effect: Effect,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let campaign = c.row.campaign.as_str();
+    refuse_dropped_reservation(c, &effect)?;
+    match effect {
+        Effect::None => Ok(()),
+        Effect::ProjectCreated(ids) => remote::save_project(conn, campaign, &ids).await,
+        Effect::TextsAdded(urls) => remote::save_texts(conn, campaign, &urls).await,
+        Effect::FilterCreated { name, id } => remote::save_filter(conn, campaign, &name, id).await,
+        Effect::AutobuyerCreated {
+            name,
+            id,
+            running,
+            spec_fingerprint,
+            monthly_budget,
+        } => {
+            let record = remote::NewAutobuyer {
+                name: &name,
+                id,
+                running,
+                spec_fingerprint: &spec_fingerprint,
+                monthly_budget,
+            };
+            let kept = if running { c.row.reserved } else { Money::ZERO };
+            remote::save_autobuyer(conn, campaign, &record, kept).await?;
+            if !running {
+                release(conn, c, now).await?;
+            }
+            Ok(())
+        }
+        Effect::AutobuyerRunning {
+            name,
+            running: true,
+        } => remote::autobuyer_started(conn, campaign, &name, c.row.reserved).await,
+        Effect::AutobuyerRunning {
+            name,
+            running: false,
+        } => {
+            release(conn, c, now).await?;
+            remote::autobuyer_stopped(conn, campaign, &name, c.row.id, now).await
+        }
+        Effect::Purchased {
+            link,
+            page_id,
+            url_id,
+            text_id,
+            price,
+        } => {
+            let held = links::NewHeld {
+                link,
+                page_id,
+                url_id,
+                text_id,
+                price,
+            };
+            links::hold(conn, &c.row, &held, now).await
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The journal's vocabulary for intents: what the engine records before a changing call
+//! ([`NewIntent`], [`Reservation`]), what it learns after ([`Outcome`], [`Effect`],
+//! [`Resolution`]) and what it reads back ([`IntentRow`], [`BeginOutcome`]).
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use crate::market::{CreatedUrl, ProjectIds};
+use crate::money::Money;
+
+/// The database id of an intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct IntentId(pub i64);
+
+impl std::fmt::Display for IntentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+macro_rules! text_enum {
+    ($(#[$m:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// The stored value, also used as a metrics label and in status output.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+            pub fn parse(text: &str) -> Option<$name> {
+                match text { $($text => Some($name::$variant),)+ _ => None }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use text_enum;
+
+text_enum!(
+    /// What a changing call does; one per marketplace operation that changes something.
+    IntentKind {
+        CreateProject => "create_project",
+        AddTexts => "add_texts",
+        CreateFilter => "create_filter",
+        CreateAutobuyer => "create_autobuyer",
+        StartAutobuyer => "start_autobuyer",
+        StopAutobuyer => "stop_autobuyer",
+        Purchase => "purchase",
+    }
+);
+
+text_enum!(
+    /// `in_flight`: recorded, the call may be under way. `uncertain`: the call may have
+    /// executed and nobody knows; its reservation counts as spent until settled.
+    IntentState {
+        InFlight => "in_flight",
+        Succeeded => "succeeded",
+        Failed => "failed",
+        Uncertain => "uncertain",
+    }
+);
+
+text_enum!(
+    /// Which cap refused a reservation.
+    CapKind {
+        Monthly => "monthly",
+        Daily => "daily",
+        Total => "total",
+    }
+);
+
+/// Money and links set aside for an intent, in the transaction that records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservation {
+    pub amount: Money,
+    /// Links counted against `total_links` and the day's `daily_links`; 0 for an autobuyer's budget.
+    pub links: u32,
+    /// The day whose `daily_links` the links count against.
+    pub day: NaiveDate,
+}
+
+/// An intent to record before its call is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewIntent {
+    pub campaign: String,
+    pub kind: IntentKind,
+    /// Unique across the journal; chosen by the engine (e.g. `purchase:{campaign}:{page}:{url}:{text}`).
+    pub natural_key: String,
+    /// sha256 of the request, to notice a changed request under the same key.
+    pub fingerprint: String,
+    /// The request, already redacted. `resolve_intent` reads `name`, `spec_fingerprint`,
+    /// `running`, `page_id`/`pageId`, `url_id`/`urlId`, `text_id`/`textId` from its top level.
+    pub request: serde_json::Value,
+    pub reserve: Option<Reservation>,
+}
+
+/// What `begin_intents` did. Only `Started` wrote anything.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeginOutcome {
+    /// Every intent of the batch is recorded and reserved, ids in batch order.
+    Started(Vec<IntentId>),
+    /// The first intent whose natural key is already journaled and not `failed`.
+    Exists(Box<IntentRow>),
+    /// A cap would be passed; `needed` and `headroom` are kopecks for `Monthly`, links otherwise.
+    CapExceeded {
+        campaign: String,
+        cap: CapKind,
+        needed: i64,
+        headroom: i64,
+    },
+    /// The caller's lease is no longer current: another process owns the campaign.
+    Fenced,
+}
+
+/// How a call ended, as far as the engine knows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Succeeded(Effect),
+    /// Definitely not executed: its reservation is released.
+    Failed {
+        error: String,
+    },
+    /// May have executed: its reservation stays counted as spent.
+    Uncertain {
+        error: String,
+    },
+}
+
+/// What a successful call created or changed, recorded with the intent's success.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    None,
+    ProjectCreated(ProjectIds),
+    TextsAdded(Vec<CreatedUrl>),
+    FilterCreated {
+        name: String,
+        id: i64,
+    },
+    /// Running: the intent's reservation becomes the autobuyer's; stopped: it is released.
+    AutobuyerCreated {
+        name: String,
+        id: i64,
+        running: bool,
+        spec_fingerprint: String,
+        monthly_budget: Money,
+    },
+    /// Stop releases the autobuyer's budget; start keeps the one its intent reserved.
+    AutobuyerRunning {
+        name: String,
+        running: bool,
+    },
+    /// The reservation becomes a held link at `price` (a differing price adjusts the commitment).
+    Purchased {
+        link: Option<i64>,
+        page_id: i64,
+        url_id: i64,
+        text_id: i64,
+        price: Money,
+    },
+}
+
+/// Operator evidence about an uncertain intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// The call did execute; `remote_id` is what it created (autobuyer, filter, link id).
+    Created { remote_id: i64 },
+    /// The call did not execute: the intent fails and its reservation is released.
+    NotCreated,
+}
+
+/// Which intents to list. Empty `states` means every state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IntentFilter {
+    pub campaign: Option<String>,
+    pub states: Vec<IntentState>,
+    pub kind: Option<IntentKind>,
+}
+
+/// One journaled intent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntentRow {
+    pub id: IntentId,
+    pub campaign: String,
+    pub kind: IntentKind,
+    pub natural_key: String,
+    pub state: IntentState,
+    pub attempts: u32,
+    pub fingerprint: String,
+    pub request: serde_json::Value,
+    pub answer: Option<String>,
+    pub error: Option<String>,
+    /// What the latest attempt reserved (counted in the commitment only while in flight or uncertain).
+    pub reserved: Money,
+    pub reserved_links: u32,
+    /// The lease holder that recorded the latest attempt.
+    pub owner: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// The operator's reason, for intents settled by `resolve_intent`.
+    pub resolution: Option<String>,
+}
