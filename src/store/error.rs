@@ -53,6 +53,20 @@ impl StoreError {
         }
     }
 
+    /// A closed, secret-free label for readiness reports and logs.
+    pub fn kind_label(&self) -> &'static str {
+        match self {
+            e if e.is_unavailable() => "database unreachable",
+            StoreError::Connect { .. } => "cannot connect",
+            StoreError::Migrate { .. } => "migration failed",
+            StoreError::Database { .. } => "database error",
+            StoreError::Corrupt { .. } => "unreadable journal value",
+            StoreError::NotFound { .. } => "not found",
+            StoreError::Fenced { .. } => "lease lost",
+            StoreError::InvalidState { .. } => "invalid state",
+        }
+    }
+
     pub(crate) fn corrupt(what: impl Into<String>) -> Self {
         StoreError::Corrupt { what: what.into() }
     }

@@ -86,6 +86,25 @@ impl Store {
         self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
     }
 
+    /// How many intents there are per kind and state: one aggregate query, for the
+    /// `linkrunner_intents` gauge.
+    pub async fn intent_counts(&self) -> Result<Vec<(IntentKind, IntentState, i64)>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT kind, state, CAST(COUNT(*) AS BIGINT) AS n FROM intents GROUP BY kind, state",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("intent_counts"));
+        let read = |row: &sqlx::any::AnyRow| -> Result<_, StoreError> {
+            Ok((
+                parsed(row, "kind", IntentKind::parse)?,
+                parsed(row, "state", IntentState::parse)?,
+                col::<i64>(row, "n")?,
+            ))
+        };
+        self.done(rows.and_then(|rows| rows.iter().map(read).collect()))
+    }
+
     /// At takeover or restart: the campaign's in-flight intents may have been sent by a process
     /// that is gone, so they become uncertain. Returns how many; [`StoreError::Fenced`] (and
     /// nothing written) when `lease` is no longer current.
