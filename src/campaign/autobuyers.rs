@@ -10,9 +10,10 @@ use super::span::At;
 use super::spend::{self, MAX_DAILY_LINKS, MAX_MONTHLY, MAX_TOTAL_LINKS};
 use super::validate::check_name;
 
+/// `urls` is `None` when the promoted URLs have problems of their own: references are then not checked.
 pub fn autobuyers(
     raw: &[At<RawAutobuyer>],
-    urls: &[PromotedUrl],
+    urls: Option<&[PromotedUrl]>,
     filters: &[Filter],
     p: &mut Problems,
 ) -> Vec<Autobuyer> {
@@ -36,7 +37,7 @@ pub fn autobuyers(
         .collect()
 }
 
-fn autobuyer(a: &RawAutobuyer, urls: &[PromotedUrl], p: &mut Problems) -> Autobuyer {
+fn autobuyer(a: &RawAutobuyer, urls: Option<&[PromotedUrl]>, p: &mut Problems) -> Autobuyer {
     if a.urls.value.is_empty() {
         p.at(
             a.urls.pos,
@@ -104,11 +105,13 @@ fn near<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
 }
 
 /// The promoted URL an autobuyer URL refers to (compared after normalising).
-fn resolve_url(u: &At<String>, urls: &[PromotedUrl], p: &mut Problems) -> String {
+fn resolve_url(u: &At<String>, urls: Option<&[PromotedUrl]>, p: &mut Problems) -> String {
     let normalized = url::Url::parse(&u.value)
         .map(|x| x.to_string())
         .unwrap_or_else(|_| u.value.clone());
-    if !urls.iter().any(|x| x.url == normalized) {
+    if let Some(urls) = urls
+        && !urls.iter().any(|x| x.url == normalized)
+    {
         p.at(
             u.pos,
             format!("URL `{}` is not one of this campaign's `urls`", u.value),

@@ -48,6 +48,9 @@ impl Problems {
     pub fn at(&mut self, pos: Pos, message: impl Into<String>) {
         self.0.push((pos, message.into()));
     }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -51,7 +51,7 @@ pub fn near_miss(key: &str, known: &[&'static str]) -> Option<&'static str> {
     known
         .iter()
         .map(|k| (strsim::damerau_levenshtein(key, k), *k))
-        .filter(|(d, k)| *d > 0 && *d <= 2.max(k.len() / 5))
+        .filter(|(d, k)| *d > 0 && *d <= if k.len() <= 5 { 1 } else { 2 })
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }

@@ -39,7 +39,10 @@ pub fn parse(bytes: &[u8]) -> Result<RawCampaign, Problems> {
             return Err(p);
         }
     };
-    if text.trim().is_empty() {
+    if text
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
         p.at(
             Pos::FILE,
             "file is empty; a campaign needs at least `name`, `domain`, `urls` and `budget`",
@@ -104,6 +107,9 @@ fn error_message(e: &YamlError) -> String {
         } => keys::unknown_key_message(field, expected),
         YamlError::SerdeMissingField { field, .. } => format!("missing key `{field}`"),
         YamlError::DuplicateMappingKey { key: Some(k), .. } => format!("duplicate key `{k}`"),
+        YamlError::InvalidScalar { ty, .. } if ty.starts_with('i') || ty.starts_with('u') => {
+            "expected a whole number".to_string()
+        }
         YamlError::Budget { breach, .. } => budget_message(breach),
         YamlError::AliasReplayLimitExceeded { .. }
         | YamlError::AliasExpansionLimitExceeded { .. }

@@ -64,7 +64,10 @@ fn parse_http_url(text: &str) -> Result<url::Url, String> {
         return Err(format!("`{text}` has no host"));
     }
     if !u.username().is_empty() || u.password().is_some() {
-        return Err(format!("`{text}` must not carry a user name or password"));
+        let mut shown = u.clone();
+        // Never echo a credential, even one that is already in the file.
+        let _ = (shown.set_username("***"), shown.set_password(None));
+        return Err(format!("`{shown}` must not carry a user name or password"));
     }
     Ok(u)
 }

@@ -20,14 +20,23 @@ pub fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
     let mut p = Problems::default();
     check_name(&raw.name, &mut p);
     let domain = domain(&raw.domain, &mut p);
+    let before = p.len();
     let urls = urls(&raw.urls, domain.as_deref(), &mut p);
+    // Autobuyer URLs are checked against the promoted ones only when those are sound;
+    // otherwise one typo would be reported again at every reference to it.
+    let urls_ok = domain.is_some() && p.len() == before;
     let budget = spend::budget(&raw.budget.value, &mut p);
     let buy = raw
         .buy
         .as_ref()
         .map(|b| spend::buy(&b.value, &budget, &mut p));
     let filters = spend::filters(&raw.filters, &mut p);
-    let autobuyers = autobuyers::autobuyers(&raw.autobuyers, &urls, &filters, &mut p);
+    let autobuyers = autobuyers::autobuyers(
+        &raw.autobuyers,
+        urls_ok.then_some(urls.as_slice()),
+        &filters,
+        &mut p,
+    );
     spend::check_commitment(&raw.budget, &budget, buy.as_ref(), &autobuyers, &mut p);
     if !p.is_empty() {
         return Err(p);
