@@ -25,6 +25,8 @@ mod rules;
 mod schema;
 mod span;
 mod spend;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 pub use diag::Diagnostic;

@@ -131,3 +131,96 @@ pub fn schedule_reference_time() -> DateTime<Utc> {
         .single()
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_domain_is_normalised_to_lowercase_scheme_and_host() {
+        assert_eq!(
+            normalize_domain("HTTPS://Acme.Example/").unwrap(),
+            "https://acme.example"
+        );
+    }
+
+    #[test]
+    fn a_domain_keeps_a_non_default_port() {
+        assert_eq!(
+            normalize_domain("http://acme.example:8080").unwrap(),
+            "http://acme.example:8080"
+        );
+    }
+
+    #[test]
+    fn a_domain_with_a_query_is_refused() {
+        assert!(normalize_domain("https://acme.example/?a=1").is_err());
+    }
+
+    #[test]
+    fn a_url_on_the_domain_is_accepted_whatever_the_case_of_its_host() {
+        let url =
+            check_url_on_domain("https://ACME.example/shoes", "https://acme.example").unwrap();
+        assert_eq!(url, "https://acme.example/shoes");
+    }
+
+    #[test]
+    fn a_url_on_a_subdomain_is_not_on_the_domain() {
+        assert!(check_url_on_domain("https://www.acme.example/", "https://acme.example").is_err());
+    }
+
+    #[test]
+    fn a_url_on_another_port_is_not_on_the_domain() {
+        assert!(check_url_on_domain("https://acme.example:8443/", "https://acme.example").is_err());
+    }
+
+    #[test]
+    fn a_url_with_a_fragment_is_refused() {
+        assert!(check_url_on_domain("https://acme.example/#top", "https://acme.example").is_err());
+    }
+
+    #[test]
+    fn a_text_with_one_anchor_anywhere_is_accepted() {
+        assert_eq!(check_text("#a#shoes#/a#"), Ok(()));
+        assert_eq!(check_text("buy #a#shoes#/a# now"), Ok(()));
+    }
+
+    #[test]
+    fn a_text_longer_than_the_limit_is_refused() {
+        let text = format!("#a#x#/a#{}", "y".repeat(MAX_TEXT_CHARS));
+        assert!(check_text(&text).unwrap_err().contains("longer than"));
+    }
+
+    #[test]
+    fn names_allow_digits_first_and_inner_dashes() {
+        assert_eq!(check_name("2024-shoes"), Ok(()));
+    }
+
+    #[test]
+    fn names_refuse_spaces() {
+        assert!(check_name("acme shoes").is_err());
+    }
+
+    #[test]
+    fn day_of_month_and_day_of_week_combine_with_or_as_in_standard_cron() {
+        // 2025-03-01 is a Saturday: "the 1st or a Monday" first fires on the 1st itself.
+        let cron = parse_schedule("0 9 1 * 1").unwrap();
+        let next = cron
+            .find_next_occurrence(&schedule_reference_time(), false)
+            .unwrap();
+        assert_eq!(next.to_rfc3339(), "2025-03-01T09:00:00+00:00");
+    }
+
+    #[test]
+    fn a_schedule_with_seconds_is_refused() {
+        assert!(parse_schedule("0 0 9 * * *").is_err());
+    }
+
+    #[test]
+    fn a_yearly_schedule_fires_within_a_year() {
+        assert_eq!(
+            check_schedule("0 0 1 1 *", schedule_reference_time()),
+            Ok(())
+        );
+    }
+}
