@@ -131,4 +131,10 @@ impl LoadReport {
     pub fn is_clean(&self) -> bool {
         self.problems.is_empty()
     }
+
+    /// Files that contributed no campaign because of a problem: a reloading daemon keeps
+    /// what it had for these instead of treating their campaigns as removed.
+    pub fn paths_with_problems(&self) -> std::collections::BTreeSet<&std::path::Path> {
+        self.problems.iter().map(|d| d.path.as_path()).collect()
+    }
 }

@@ -138,3 +138,13 @@ fn a_missing_path_is_a_problem_not_a_crash() {
         report.problems[0]
     );
 }
+
+#[test]
+fn the_report_names_the_files_whose_campaigns_were_not_loaded() {
+    let (dir, _) = dir_with_valid_campaign();
+    let broken = dir.path().join("broken.yaml");
+    fs::copy("tests/campaigns/invalid/64-per-run-zero.yaml", &broken).unwrap();
+    let report = load_dir(dir.path());
+    let failed: Vec<&Path> = report.paths_with_problems().into_iter().collect();
+    assert_eq!(failed, vec![broken.as_path()]);
+}
