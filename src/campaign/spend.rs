@@ -226,10 +226,11 @@ pub fn check_commitment(
     let auto: i64 = running
         .flat_map(|a| &a.urls)
         .map(|u| u.monthly_budget.kopecks())
-        .sum();
+        // Saturating: an absurd amount (reported on its own) must not wrap into a small one.
+        .fold(0_i64, i64::saturating_add);
     let per_run = buy.map_or(0, |r| i64::from(r.per_run));
-    let round = b.value.max_link_price.kopecks() * per_run;
-    let need = Money::from_kopecks(auto + round);
+    let round = b.value.max_link_price.kopecks().saturating_mul(per_run);
+    let need = Money::from_kopecks(auto.saturating_add(round));
     let cap = b.value.monthly;
     if need > cap {
         let over = Money::from_kopecks(need.kopecks() - cap.kopecks());
