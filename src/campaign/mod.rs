@@ -1,4 +1,40 @@
 //! `campaign/`: the YAML model, parsing with positions, semantic validation, JSON Schema,
 //! loading a directory. Knows nothing about HTTP or SQL.
+//!
+//! | file | concern |
+//! |---|---|
+//! | `model` | the validated [`Campaign`] the engine consumes, [`LoadReport`] |
+//! | `raw`, `extra`, `span` | the file as written, with a position on every value |
+//! | `parse` | bytes → raw: size, UTF-8, YAML limits, positioned parser errors |
+//! | `validate`, `spend`, `autobuyers`, `rules`, `keys` | checks of meaning, all problems at once |
+//! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
+//! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
+//! | `schema` | the JSON Schema (draft-07) |
+//! | `cli` | `linkrunner validate`, `linkrunner schema` |
 
+mod autobuyers;
 pub mod cli;
+mod diag;
+mod extra;
+mod keys;
+mod load;
+mod model;
+mod parse;
+mod raw;
+mod rules;
+mod schema;
+mod span;
+mod spend;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+pub use diag::Diagnostic;
+pub use load::{MAX_FILES, load_dir, load_paths};
+pub use model::{
+    Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,
+    LoadReport, LoadedCampaign, PromotedUrl, SearchSettings,
+};
+pub use parse::MAX_FILE_BYTES;
+pub use rules::parse_schedule;
+pub use schema::schema_json;

@@ -1,0 +1,210 @@
+//! Loading campaign files from disk: the one loader used by `validate`, `plan` and the
+//! daemon, so what CI accepts is exactly what the daemon runs. A file with any problem
+//! contributes no campaign; duplicate names reject every file involved; other files are
+//! unaffected.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::diag::{Diagnostic, Problems};
+use super::model::{LoadReport, LoadedCampaign};
+use super::parse::{self, MAX_FILE_BYTES};
+use super::span::{At, Pos};
+use super::validate::validate;
+
+/// Most campaign files read from one directory.
+pub const MAX_FILES: usize = 10_000;
+
+/// Every `*.yaml` / `*.yml` file directly in `dir` (not recursive, dot-files skipped), by name.
+pub fn load_dir(dir: &Path) -> LoadReport {
+    load_paths(&[dir.to_path_buf()])
+}
+
+/// Files or directories; a directory contributes its campaign files as [`load_dir`] does.
+pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
+    let mut report = LoadReport::default();
+    let mut seen = HashSet::new();
+    let mut outcomes = Vec::new();
+    for path in paths {
+        for file in files_of(path, &mut report.problems) {
+            let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+            if seen.insert(key) {
+                outcomes.push(load_file(&file));
+            }
+        }
+    }
+    reject_duplicate_names(&mut outcomes);
+    for o in outcomes {
+        match o.result {
+            Ok(c) => report.campaigns.push(c),
+            Err(d) => report.problems.extend(d),
+        }
+    }
+    report
+}
+
+struct Outcome {
+    path: PathBuf,
+    name: Option<At<String>>,
+    result: Result<LoadedCampaign, Vec<Diagnostic>>,
+}
+
+fn files_of(path: &Path, problems: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => list_dir(path, problems),
+        Ok(_) => vec![path.to_path_buf()],
+        Err(e) => {
+            problems.push(Diagnostic::new(
+                path,
+                Pos::FILE,
+                format!("cannot read: {e}"),
+            ));
+            Vec::new()
+        }
+    }
+}
+
+fn list_dir(dir: &Path, problems: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            problems.push(Diagnostic::new(
+                dir,
+                Pos::FILE,
+                format!("cannot list directory: {e}"),
+            ));
+            return Vec::new();
+        }
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| is_campaign_file_name(p))
+        .collect();
+    if files.len() > MAX_FILES {
+        let msg = format!(
+            "directory holds {} campaign files, more than {MAX_FILES}; none were loaded",
+            files.len()
+        );
+        problems.push(Diagnostic::new(dir, Pos::FILE, msg));
+        return Vec::new();
+    }
+    files.sort();
+    files
+}
+
+fn is_campaign_file_name(p: &Path) -> bool {
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
+}
+
+fn load_file(path: &Path) -> Outcome {
+    let mut outcome = Outcome {
+        path: path.to_path_buf(),
+        name: None,
+        result: Err(Vec::new()),
+    };
+    let bytes = match read_campaign_file(path) {
+        Ok(b) => b,
+        Err(msg) => {
+            outcome.result = Err(vec![Diagnostic::new(path, Pos::FILE, msg)]);
+            return outcome;
+        }
+    };
+    let raw = match parse::parse(&bytes) {
+        Ok(r) => r,
+        Err(p) => {
+            outcome.result = Err(p.into_diagnostics(path));
+            return outcome;
+        }
+    };
+    outcome.name = Some(raw.name.clone());
+    outcome.result = validate(&raw)
+        .map(|campaign| LoadedCampaign {
+            campaign,
+            path: path.to_path_buf(),
+            fingerprint: sha256_hex(&bytes),
+        })
+        .map_err(|p: Problems| p.into_diagnostics(path));
+    outcome
+}
+
+/// Reads a regular file of at most [`MAX_FILE_BYTES`]. A symlink is followed only when its
+/// target stays inside the file's own directory: that is how Kubernetes mounts ConfigMaps
+/// (`name.yaml -> ..data/name.yaml`), while a link to `/etc` or `/dev/zero` is refused.
+fn read_campaign_file(path: &Path) -> Result<Vec<u8>, String> {
+    let link = fs::symlink_metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if link.file_type().is_symlink() {
+        check_symlink_target(path)?;
+    }
+    let meta = fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file; refused".to_string());
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!("file is larger than {MAX_FILE_BYTES} bytes"));
+    }
+    let mut bytes = Vec::new();
+    let file = fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    Ok(bytes)
+}
+
+fn check_symlink_target(path: &Path) -> Result<(), String> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = fs::canonicalize(parent).map_err(|e| format!("cannot read: {e}"))?;
+    let target = fs::canonicalize(path).map_err(|e| format!("symlink cannot be followed: {e}"))?;
+    if !target.starts_with(&dir) {
+        return Err("symlink points outside the campaigns directory; refused".to_string());
+    }
+    Ok(())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Every file whose campaign name another file also uses gets a problem and loses its campaign.
+fn reject_duplicate_names(outcomes: &mut [Outcome]) {
+    let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, o) in outcomes.iter().enumerate() {
+        if let Some(n) = &o.name {
+            by_name.entry(n.value.clone()).or_default().push(i);
+        }
+    }
+    for idxs in by_name.values().filter(|v| v.len() > 1) {
+        for &i in idxs {
+            let others: Vec<String> = idxs
+                .iter()
+                .filter(|&&j| j != i)
+                .map(|&j| outcomes[j].path.display().to_string())
+                .collect();
+            let name = outcomes[i]
+                .name
+                .clone()
+                .unwrap_or_else(|| At::new(String::new(), Pos::FILE));
+            let msg = format!(
+                "campaign name `{}` is also used by {}; names must be unique",
+                name.value,
+                others.join(", ")
+            );
+            let d = Diagnostic::new(&outcomes[i].path, name.pos, msg);
+            match &mut outcomes[i].result {
+                Err(ds) => ds.push(d),
+                r @ Ok(_) => *r = Err(vec![d]),
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The validated campaign: what the engine consumes. Every value here has passed
+//! `validate`, so the engine can rely on the invariants documented on each type.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::diag::Diagnostic;
+use crate::money::Money;
+
+/// One campaign, checked for meaning. Invariants: `name` is `[a-z0-9][a-z0-9-]{0,62}`;
+/// every URL is on `domain`; every text holds exactly one non-blank `#a#…#/a#`; every
+/// autobuyer's filter and URLs resolve; running autobuyers' monthly budgets plus one
+/// worst-case buy round fit `budget.monthly`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Campaign {
+    pub name: String,
+    /// `scheme://host[:port]`, lowercase, no trailing slash.
+    pub domain: String,
+    pub paused: bool,
+    pub urls: Vec<PromotedUrl>,
+    pub budget: Budget,
+    pub buy: Option<BuyRounds>,
+    pub filters: Vec<Filter>,
+    pub autobuyers: Vec<Autobuyer>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromotedUrl {
+    /// Normalised by the `url` crate (lowercase host, `/` path when empty).
+    pub url: String,
+    pub texts: Vec<String>,
+}
+
+/// Invariants: `0 < max_link_price <= monthly`, `1 <= daily_links <= total_links`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Budget {
+    pub monthly: Money,
+    pub max_link_price: Money,
+    pub daily_links: u32,
+    pub total_links: u32,
+}
+
+/// Invariants: `1 <= per_run <= budget.daily_links`, `schedule` parses with [`super::parse_schedule`]
+/// and fires within a year.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuyRounds {
+    /// Five-field cron, UTC, day-of-month OR day-of-week (standard cron semantics).
+    pub schedule: String,
+    pub link_type_id: i64,
+    pub per_run: u32,
+    pub order: DonorOrder,
+    pub search: SearchSettings,
+}
+
+/// Which donors a buy round takes first among those within `max_link_price`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DonorOrder {
+    #[default]
+    Cheapest,
+    Expensive,
+    Random,
+}
+
+/// Invariant: `price_rent_from <= price_rent_to <= budget.max_link_price` where given.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct SearchSettings {
+    pub price_rent_from: Option<Money>,
+    pub price_rent_to: Option<Money>,
+    /// Other search parameters, keys as written in the file, scalar or list-of-scalar values.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Filter {
+    pub name: String,
+    pub price_article_from: Option<Money>,
+    pub price_article_to: Option<Money>,
+    pub price_rent_from: Option<Money>,
+    pub price_rent_to: Option<Money>,
+    /// Other filter parameters, keys as written in the file.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Autobuyer {
+    pub name: String,
+    /// The name of one of the campaign's [`Filter`]s.
+    pub filter: String,
+    pub auto_approve: bool,
+    pub state: AutobuyerState,
+    pub urls: Vec<AutobuyerUrl>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AutobuyerState {
+    Running,
+    Stopped,
+}
+
+/// Invariant: `url` is one of the campaign's promoted URLs (same normalised text);
+/// `1 <= daily_links_limit <= total_links_limit`, `monthly_budget > 0`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AutobuyerUrl {
+    pub url: String,
+    pub monthly_budget: Money,
+    pub total_links_limit: u32,
+    pub daily_links_limit: u32,
+}
+
+/// A campaign that loaded with no problem, where it came from and what its bytes were.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedCampaign {
+    pub campaign: Campaign,
+    pub path: PathBuf,
+    /// SHA-256 of the file's bytes, lowercase hex: tells a changed file from a touched one.
+    pub fingerprint: String,
+}
+
+/// The outcome of loading: the good campaigns and every problem. A file with any problem
+/// contributes no campaign; the others are unaffected.
+#[derive(Debug, Clone, Default)]
+pub struct LoadReport {
+    pub campaigns: Vec<LoadedCampaign>,
+    pub problems: Vec<Diagnostic>,
+}
+
+impl LoadReport {
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// Files that contributed no campaign because of a problem: a reloading daemon keeps
+    /// what it had for these instead of treating their campaigns as removed.
+    pub fn paths_with_problems(&self) -> std::collections::BTreeSet<&std::path::Path> {
+        self.problems.iter().map(|d| d.path.as_path()).collect()
+    }
+}

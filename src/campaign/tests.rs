@@ -1,0 +1,153 @@
+//! Semantic checks through `parse` + `validate` on small YAML campaigns: one rule per test.
+
+use super::diag::Problems;
+use super::model::{AutobuyerState, Campaign, DonorOrder};
+use super::parse::parse;
+use super::span::Pos;
+use super::validate::validate;
+use crate::money::Money;
+
+const BASE: &str = r##"
+name: t
+domain: https://t.example
+urls:
+  - url: https://t.example/a
+    texts: ["#a#a#/a#"]
+budget: {monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}
+buy: {schedule: "0 9 * * *", link_type_id: 1, per_run: 5}
+filters: [{name: f}]
+autobuyers:
+  - name: ab
+    filter: f
+    state: running
+    urls: [{url: "https://t.example/a", monthly_budget: 500, total_links_limit: 5, daily_links_limit: 1}]
+"##;
+
+fn check(yaml: &str) -> Result<Campaign, Vec<String>> {
+    let raw = parse(yaml.as_bytes()).map_err(messages)?;
+    validate(&raw).map_err(messages)
+}
+
+fn messages(p: Problems) -> Vec<String> {
+    p.into_diagnostics(std::path::Path::new("t.yaml"))
+        .into_iter()
+        .map(|d| d.message)
+        .collect()
+}
+
+fn with(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "{from}");
+    BASE.replacen(from, to, 1)
+}
+
+#[test]
+fn the_base_campaign_is_valid() {
+    let c = check(BASE).unwrap();
+    assert_eq!(
+        (c.paused, c.buy.unwrap().order),
+        (false, DonorOrder::Cheapest)
+    );
+}
+
+#[test]
+fn a_commitment_exactly_at_the_cap_fits() {
+    // 500 (autobuyer) + 5 × 100 (one round) = 1000 = monthly.
+    assert!(check(BASE).is_ok());
+}
+
+#[test]
+fn one_kopeck_over_the_cap_is_reported_with_the_excess() {
+    let errs = check(&with("monthly_budget: 500", "monthly_budget: 500.01")).unwrap_err();
+    assert_eq!(errs.len(), 1);
+    assert!(
+        errs[0].ends_with("1000.01 in all, 0.01 over"),
+        "{}",
+        errs[0]
+    );
+}
+
+#[test]
+fn a_stopped_autobuyer_does_not_count_against_the_cap() {
+    let c = check(
+        &with("state: running", "state: stopped")
+            .replace("monthly_budget: 500", "monthly_budget: 900"),
+    );
+    assert_eq!(c.unwrap().autobuyers[0].state, AutobuyerState::Stopped);
+}
+
+#[test]
+fn without_buy_rounds_only_autobuyers_count() {
+    let yaml = with(
+        "buy: {schedule: \"0 9 * * *\", link_type_id: 1, per_run: 5}\n",
+        "",
+    )
+    .replace("monthly_budget: 500", "monthly_budget: 1000");
+    assert!(check(&yaml).is_ok());
+}
+
+#[test]
+fn an_autobuyer_url_matches_its_promoted_url_after_normalising() {
+    let c = check(&with(
+        "url: \"https://t.example/a\"",
+        "url: \"https://T.EXAMPLE/a\"",
+    ))
+    .unwrap();
+    assert_eq!(c.autobuyers[0].urls[0].url, "https://t.example/a");
+}
+
+#[test]
+fn search_extra_keys_are_passed_through_as_written() {
+    let yaml = with(
+        "per_run: 5}",
+        "per_run: 5, search: {domainZone: [ru, su], price_rent_to: \"99.99\"}}",
+    );
+    let search = check(&yaml).unwrap().buy.unwrap().search;
+    assert_eq!(search.price_rent_to, Some(Money::from_kopecks(9_999)));
+    assert_eq!(search.extra["domainZone"], serde_json::json!(["ru", "su"]));
+}
+
+#[test]
+fn a_filter_keeps_its_typed_prices_and_extra_keys() {
+    let c = check(&with(
+        "{name: f}",
+        "{name: f, price_article_to: 500, isSsl: true}",
+    ))
+    .unwrap();
+    assert_eq!(c.filters[0].price_article_to, Some(Money::from_rubles(500)));
+    assert_eq!(c.filters[0].extra["isSsl"], true);
+}
+
+#[test]
+fn a_negative_search_price_is_refused() {
+    let errs = check(&with(
+        "per_run: 5}",
+        "per_run: 5, search: {price_rent_from: -1}}",
+    ))
+    .unwrap_err();
+    assert_eq!(errs, vec!["`price_rent_from` must not be negative"]);
+}
+
+#[test]
+fn every_independent_problem_is_reported_in_one_run() {
+    let yaml = with("name: t", "name: T")
+        .replace("per_run: 5}", "per_run: 0}")
+        .replace("filter: f\n", "filter: g\n");
+    assert_eq!(check(&yaml).unwrap_err().len(), 3);
+}
+
+#[test]
+fn an_unknown_key_is_reported_where_it_is_written() {
+    let yaml = with(
+        "domain: https://t.example\n",
+        "domain: https://t.example\npasued: true\n",
+    );
+    let diag = parse(yaml.as_bytes())
+        .unwrap_err()
+        .into_diagnostics(std::path::Path::new("t"));
+    assert_eq!((diag[0].line, diag[0].column), (4, 1));
+}
+
+#[test]
+fn an_unknown_position_points_at_the_whole_file() {
+    assert_eq!(Pos::new(0, 0), Pos::FILE);
+}

@@ -1,0 +1,129 @@
+//! [`RawCampaign`] → [`Campaign`]: every check of meaning, every problem reported at once.
+//! Each part checks what it can even when another part is broken, so one run of `validate`
+//! shows everything; but a campaign with any problem is never returned.
+
+use std::collections::HashSet;
+
+use super::diag::Problems;
+use super::model::{Campaign, PromotedUrl};
+use super::raw::{RawCampaign, RawUrl};
+use super::rules;
+use super::span::At;
+use super::{autobuyers, spend};
+
+/// Most promoted URLs per campaign, and texts per URL.
+pub const MAX_URLS: usize = 1000;
+pub const MAX_TEXTS: usize = 100;
+
+/// Checks one parsed file for meaning.
+pub fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
+    let mut p = Problems::default();
+    check_name(&raw.name, &mut p);
+    let domain = domain(&raw.domain, &mut p);
+    let before = p.len();
+    let urls = urls(&raw.urls, domain.as_deref(), &mut p);
+    // Autobuyer URLs are checked against the promoted ones only when those are sound;
+    // otherwise one typo would be reported again at every reference to it.
+    let urls_ok = domain.is_some() && p.len() == before;
+    let budget = spend::budget(&raw.budget.value, &mut p);
+    let buy = raw
+        .buy
+        .as_ref()
+        .map(|b| spend::buy(&b.value, &budget, &mut p));
+    let filters = spend::filters(&raw.filters, &mut p);
+    let autobuyers = autobuyers::autobuyers(
+        &raw.autobuyers,
+        urls_ok.then_some(urls.as_slice()),
+        &filters,
+        &mut p,
+    );
+    spend::check_commitment(&raw.budget, &budget, buy.as_ref(), &autobuyers, &mut p);
+    if !p.is_empty() {
+        return Err(p);
+    }
+    Ok(Campaign {
+        name: raw.name.value.clone(),
+        domain: domain.unwrap_or_default(),
+        paused: raw.paused.as_ref().is_some_and(|b| b.value),
+        urls,
+        budget: budget.value,
+        buy,
+        filters,
+        autobuyers,
+    })
+}
+
+/// A name that passes [`rules::check_name`]; reports at its position otherwise.
+pub fn check_name(name: &At<String>, p: &mut Problems) {
+    if let Err(e) = rules::check_name(&name.value) {
+        p.at(name.pos, e);
+    }
+}
+
+fn domain(d: &At<String>, p: &mut Problems) -> Option<String> {
+    rules::normalize_domain(&d.value)
+        .map_err(|e| p.at(d.pos, e))
+        .ok()
+}
+
+fn urls(raw: &At<Vec<RawUrl>>, domain: Option<&str>, p: &mut Problems) -> Vec<PromotedUrl> {
+    if raw.value.is_empty() {
+        p.at(raw.pos, "`urls` is empty; list at least one promoted URL");
+    }
+    if raw.value.len() > MAX_URLS {
+        p.at(raw.pos, format!("`urls` lists more than {MAX_URLS} URLs"));
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(raw.value.len());
+    for u in &raw.value {
+        let url = promoted_url(&u.url, domain, p);
+        if let Some(url) = &url
+            && !seen.insert(url.clone())
+        {
+            p.at(
+                u.url.pos,
+                format!("URL `{url}` is listed twice; give it one entry with all its texts"),
+            );
+        }
+        let texts = texts(&u.texts, p);
+        out.push(PromotedUrl {
+            url: url.unwrap_or_else(|| u.url.value.clone()),
+            texts,
+        });
+    }
+    out
+}
+
+/// The normalised URL, or `None` when it is not a URL on the domain (already reported).
+fn promoted_url(u: &At<String>, domain: Option<&str>, p: &mut Problems) -> Option<String> {
+    let Some(domain) = domain else {
+        return None; // the broken domain is already reported; a second message per URL adds nothing
+    };
+    rules::check_url_on_domain(&u.value, domain)
+        .map_err(|e| p.at(u.pos, e))
+        .ok()
+}
+
+fn texts(raw: &At<Vec<At<String>>>, p: &mut Problems) -> Vec<String> {
+    if raw.value.is_empty() {
+        p.at(
+            raw.pos,
+            "`texts` is empty; give each URL at least one anchor text",
+        );
+    }
+    if raw.value.len() > MAX_TEXTS {
+        p.at(
+            raw.pos,
+            format!("`texts` lists more than {MAX_TEXTS} texts"),
+        );
+    }
+    let mut seen = HashSet::new();
+    for t in &raw.value {
+        if let Err(e) = rules::check_text(&t.value) {
+            p.at(t.pos, e);
+        } else if !seen.insert(t.value.as_str()) {
+            p.at(t.pos, "this text is listed twice for the same URL");
+        }
+    }
+    raw.value.iter().map(|t| t.value.clone()).collect()
+}
