@@ -178,11 +178,16 @@ fn value_range(s: &str, mut i: usize) -> Option<(usize, usize)> {
     }
     let start = i;
     let stop = |c: u8| matches!(c, b'"' | b'\'' | b'\\' | b',' | b';' | b'&' | b'}' | b']');
+    let marker = REDACTED.to_ascii_lowercase();
     while i < b.len() && !stop(b[i]) && !b[i].is_ascii_whitespace() {
-        i += 1;
+        // An already redacted part is kept whole: its `]` does not end the value.
+        i += if b[i..].starts_with(marker.as_bytes()) {
+            marker.len()
+        } else {
+            1
+        };
     }
-    (i > start && !s[start..i].starts_with(REDACTED.to_ascii_lowercase().as_str()))
-        .then_some((start, i))
+    (i > start && &b[start..i] != marker.as_bytes()).then_some((start, i))
 }
 
 /// Cuts `text` to at most `max` bytes on a character boundary, saying how much was cut.
@@ -262,6 +267,18 @@ mod tests {
     }
 
     #[test]
+    fn a_value_holding_a_redacted_secret_is_replaced_whole() {
+        let out = redactor().text("Cookie: AUTH_TICKET=tkt-456; x=1");
+        assert_eq!(out, "Cookie: [REDACTED]; x=1");
+    }
+
+    #[test]
+    fn non_ascii_values_are_redacted_without_panicking() {
+        let out = redactor().text("password=пароль, ok");
+        assert_eq!(out, "password=[REDACTED], ok");
+    }
+
+    #[test]
     fn words_that_are_not_keys_are_left_alone() {
         let text = "the session expired";
         assert_eq!(redactor().text(text), text);
@@ -274,5 +291,22 @@ mod tests {
             !shown.contains("tok-") && !shown.contains("tkt-"),
             "{shown}"
         );
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn no_text_around_a_secret_lets_it_through(before in ".{0,40}", after in ".{0,40}") {
+            let secret = SecretString::from("s3cr3t-canary");
+            let r = Redactor::new(&[&secret]);
+            let body = format!("{before}s3cr3t-canary{after}");
+            prop_assert!(!r.body(body.as_bytes()).contains("s3cr3t-canary"));
+            prop_assert!(!r.text(&body).contains("s3cr3t-canary"));
+        }
     }
 }
