@@ -12,6 +12,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER}
 use reqwest::{Method, Response, redirect};
 use serde_json::Value;
 
+use super::body::{Problem, read_capped};
 use super::classify::{self, Failure};
 use super::error::MarketError;
 use super::field_map::FieldMap;
@@ -166,7 +167,13 @@ impl MarketClient {
         };
         let seconds = started.elapsed().as_secs_f64();
         self.metrics.observe_call(op, outcome, seconds);
-        tracing::debug!(operation = op, outcome, seconds, "marketplace call");
+        match result {
+            Ok(_) => tracing::debug!(operation = op, outcome, seconds, "marketplace call"),
+            // Errors carry only redacted bodies, so they may be logged whole.
+            Err(e) => {
+                tracing::debug!(operation = op, outcome, seconds, error = %e, "marketplace call failed")
+            }
+        }
     }
 
     async fn attempt(&self, call: &Call) -> Result<Answer, Failure> {
@@ -256,51 +263,6 @@ impl MarketClient {
                 &format!("answer cut short: {}", self.redactor.text(&why)),
                 true,
             )),
-        }
-    }
-}
-
-enum Problem {
-    TooLarge,
-    Cut(String),
-}
-
-struct Body {
-    bytes: Vec<u8>,
-    problem: Option<Problem>,
-}
-
-/// Reads chunk by chunk and stops at `cap`, so a huge answer never fills memory.
-async fn read_capped(response: &mut Response, cap: usize) -> Body {
-    let mut bytes = Vec::new();
-    if response.content_length().is_some_and(|n| n > cap as u64) {
-        return Body {
-            bytes,
-            problem: Some(Problem::TooLarge),
-        };
-    }
-    loop {
-        match response.chunk().await {
-            Ok(None) => {
-                return Body {
-                    bytes,
-                    problem: None,
-                };
-            }
-            Ok(Some(chunk)) if bytes.len() + chunk.len() > cap => {
-                bytes.extend_from_slice(&chunk[..cap - bytes.len()]);
-                return Body {
-                    bytes,
-                    problem: Some(Problem::TooLarge),
-                };
-            }
-            Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
-            Err(e) => {
-                return Body {
-                    bytes,
-                    problem: Some(Problem::Cut(classify::chain(&e.without_url()))),
-                };
-            }
         }
     }
 }

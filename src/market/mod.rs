@@ -5,7 +5,8 @@
 //! - [`error`]: [`MarketError`] and the [`Executed`] classification of every outcome.
 //! - [`Market`]: the interface the engine drives; [`client::MarketClient`] implements it over HTTP.
 //! - [`client`]: [`MarketClient`], the HTTP transport: auth headers, limits, answer caps,
-//!   retries of reads only; `ops`: the ten operations over it; `classify`: outcome classes.
+//!   retries of reads only; `ops`: the ten operations over it; `classify`: outcome classes;
+//!   `body`: reading answers up to the size cap.
 //! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`] and their headers.
 //! - [`decode`]: tolerant decoding (pure functions over JSON); `wire`: request bodies;
 //!   `paths`: operation paths with percent-encoded segments.
@@ -13,6 +14,7 @@
 //!   `throttle`: client-side rate limit and concurrency bound.
 
 pub mod auth;
+mod body;
 mod classify;
 pub mod client;
 pub mod decode;

@@ -102,3 +102,47 @@ async fn a_search_poll_is_retried_after_a_server_error() {
         .unwrap();
     assert_eq!(poll, linkrunner::market::SearchPoll::Pending);
 }
+
+#[tokio::test]
+async fn poll_search_keeps_polling_until_the_result_is_ready() {
+    let h = harness().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .up_to_n_times(2)
+        .with_priority(1)
+        .mount(&h.server)
+        .await;
+    let ready = json!({"status": "done", "pages": [
+        {"pageId": 1, "price": 10, "searchId": 1, "forceSeoWait": 0, "mosSites": "m"}]});
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(ready))
+        .mount(&h.server)
+        .await;
+    let job = crate::operations::job();
+    let poll = h
+        .client
+        .poll_search(&job, Duration::from_secs(10), Duration::from_millis(10))
+        .await
+        .unwrap();
+    assert!(
+        matches!(poll, linkrunner::market::SearchPoll::Ready { .. }),
+        "{poll:?}"
+    );
+    assert_eq!(h.server.received_requests().await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn poll_search_gives_up_as_pending_at_the_deadline() {
+    let h = harness().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(202))
+        .mount(&h.server)
+        .await;
+    let job = crate::operations::job();
+    let poll = h
+        .client
+        .poll_search(&job, Duration::from_millis(200), Duration::from_millis(50))
+        .await
+        .unwrap();
+    assert_eq!(poll, linkrunner::market::SearchPoll::Pending);
+}
