@@ -38,10 +38,21 @@ fn secrets_from_files_have_their_trailing_newline_trimmed() {
     let dir = tempfile::tempdir().unwrap();
     let tok = write(dir.path(), "tok", "tok-1\n");
     let tkt = write(dir.path(), "tkt", "tkt-1\r\n");
+    let token = secrets::load(&secrets::TOKEN, Some(Path::new(&tok)), &env_of(&[])).unwrap();
+    let ticket = secrets::load(&secrets::TICKET, Some(Path::new(&tkt)), &env_of(&[])).unwrap();
+    assert_eq!(
+        (token.expose_secret(), ticket.expose_secret()),
+        ("tok-1", "tkt-1")
+    );
+}
+
+#[test]
+fn secret_files_named_by_flags_make_a_client_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let tok = write(dir.path(), "tok", "tok-1\n");
+    let tkt = write(dir.path(), "tkt", "tkt-1\n");
     let a = args(&["--api-token-file", &tok, "--auth-ticket-file", &tkt]);
     let cfg = a.client_config_with(&env_of(&[])).unwrap();
-    let token = secrets::load(&secrets::TOKEN, a.api_token_file.as_deref(), &env_of(&[])).unwrap();
-    assert_eq!(token.expose_secret(), "tok-1");
     assert_eq!(cfg.base_url.as_str(), "https://m.example/api");
 }
 

@@ -112,6 +112,12 @@ impl MarketClient {
         })
     }
 
+    /// The redactor for this client's secrets, for callers that store or log marketplace
+    /// text of their own (e.g. a journal of answers).
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
     /// Replaces the clock used to read `Retry-After` dates.
     pub fn with_clock(mut self, clock: SharedClock) -> MarketClient {
         self.clock = clock;

@@ -181,8 +181,10 @@ async fn every_call_is_counted_by_operation_and_outcome() {
         .mount(&h.server)
         .await;
     let _ = h.client.buy(7, &order()).await;
-    let ok_before = crate::support::calls(&h.metrics, "Placement.createPlacementsRent", "ok");
-    let uncertain =
-        crate::support::calls(&h.metrics, "Placement.createPlacementsRent", "uncertain");
-    assert_eq!((ok_before, uncertain), (0, 1));
+    let op = "Placement.createPlacementsRent";
+    let counted = (
+        crate::support::calls(&h.metrics, op, "ok"),
+        crate::support::calls(&h.metrics, op, "uncertain"),
+    );
+    assert_eq!(counted, (0, 1));
 }
