@@ -1,7 +1,7 @@
-//! [`MarketClient`]: the HTTP transport. One attempt of one call is [`MarketClient::attempt`]:
+//! [`MarketClient`]: the HTTP transport. One attempt of one call is `attempt`:
 //! admit (concurrency, rate limit) → send with auth headers → read the answer up to the cap
-//! → classify. Reads go through [`MarketClient::read`], which retries transient failures;
-//! calls that change something go through [`MarketClient::change`], which never retries.
+//! → classify. Reads go through `read`, which retries transient failures;
+//! calls that change something go through `change`, which never retries.
 //! The operations themselves live in `ops`.
 
 use std::sync::Arc;

@@ -8,7 +8,7 @@
 //!   retries of reads only; `ops`: the ten operations over it; `classify`: outcome classes;
 //!   `body`: reading answers up to the size cap.
 //! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`] and their headers.
-//! - [`decode`]: tolerant decoding (pure functions over JSON); `wire`: request bodies;
+//! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
 //!   `paths`: operation paths with percent-encoded segments.
 //! - [`field_map`]: operator-named field names; [`redact`]: redaction of bodies;
 //!   `throttle`: client-side rate limit and concurrency bound.
@@ -17,7 +17,7 @@ pub mod auth;
 mod body;
 mod classify;
 pub mod client;
-pub mod decode;
+mod decode;
 pub mod error;
 pub mod field_map;
 mod ops;
