@@ -123,7 +123,13 @@ impl MarketClient {
         if SEARCH_PENDING_STATUSES.contains(&answer.status) {
             return Ok(SearchPoll::Pending);
         }
-        let decoded = decode::search::poll(&json_of(&answer.body), &self.field_map);
+        // An empty body is "nothing yet"; a body that is not JSON is not an empty list.
+        let not_json = serde_json::from_slice::<Value>(&answer.body).is_err()
+            && !answer.body.trim_ascii().is_empty();
+        let decoded = match not_json {
+            true => Err(DecodeError::missing("pageId")),
+            false => decode::search::poll(&json_of(&answer.body), &self.field_map),
+        };
         let out = self.decoded(op::SEARCH_RESULT, &answer, decoded)?;
         for s in &out.skipped {
             tracing::debug!(

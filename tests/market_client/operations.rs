@@ -275,3 +275,27 @@ async fn a_missing_id_is_undecodable_and_names_the_field() {
         ("id|autobuyerId", r#"{"isError":false}"#)
     );
 }
+
+#[tokio::test]
+async fn a_search_result_that_is_not_json_is_undecodable_not_pending() {
+    let h = harness().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("<html>busy</html>"))
+        .mount(&h.server)
+        .await;
+    let err = h.client.search_result(&job()).await.unwrap_err();
+    assert!(matches!(err, MarketError::Undecodable { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn an_empty_search_result_body_is_pending() {
+    let h = harness().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&h.server)
+        .await;
+    assert_eq!(
+        h.client.search_result(&job()).await.unwrap(),
+        SearchPoll::Pending
+    );
+}
