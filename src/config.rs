@@ -1,10 +1,20 @@
 //! Settings shared by commands that talk to the marketplace: flags with `LINKRUNNER_*`
 //! environment fallbacks. Secrets (token, ticket) come from files — including systemd's
 //! `$CREDENTIALS_DIRECTORY` — or the environment; never from flags or campaign files.
+//! [`ApiArgs::client_config`] turns the flags into a [`ClientConfig`]; the secret lookup is in
+//! `secrets`.
 
+mod secrets;
+
+use std::ffi::OsString;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{Args, ValueEnum};
+
+use crate::market::{ClientConfig, Credentials, FieldMap};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum AuthScheme {
@@ -62,4 +72,67 @@ pub struct ApiArgs {
         global = true
     )]
     pub request_timeout: u64,
+    /// Seconds connecting to the marketplace may take.
+    #[arg(
+        long,
+        env = "LINKRUNNER_CONNECT_TIMEOUT",
+        default_value_t = 10,
+        global = true
+    )]
+    pub connect_timeout: u64,
+    /// Marketplace answers longer than this many bytes are not read (the call counts as uncertain).
+    #[arg(
+        long,
+        env = "LINKRUNNER_MAX_ANSWER_BYTES",
+        default_value_t = ClientConfig::DEFAULT_MAX_ANSWER_BYTES,
+        global = true
+    )]
+    pub max_answer_bytes: usize,
+    /// How often a read (search result, link list) is retried after a transient failure.
+    /// Calls that change something are never retried.
+    #[arg(
+        long,
+        env = "LINKRUNNER_READ_RETRIES",
+        default_value_t = ClientConfig::DEFAULT_READ_RETRIES,
+        global = true
+    )]
+    pub read_retries: usize,
 }
+
+impl ApiArgs {
+    /// The marketplace client's configuration, with secrets loaded from the process
+    /// environment and files. Errors name the flag, variable or file, never a secret.
+    pub fn client_config(&self) -> anyhow::Result<ClientConfig> {
+        self.client_config_with(&|name| std::env::var_os(name))
+    }
+
+    /// As [`ApiArgs::client_config`], reading environment variables through `env` (tests pass a map).
+    pub fn client_config_with(
+        &self,
+        env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> anyhow::Result<ClientConfig> {
+        let base = self.api_base_url.as_deref().filter(|u| !u.trim().is_empty()).context(
+            "no marketplace base URL: set --api-base-url or LINKRUNNER_API_BASE_URL (e.g. https://market.example/api)",
+        )?;
+        let token = secrets::load(&secrets::TOKEN, self.api_token_file.as_deref(), env)?;
+        let ticket = secrets::load(&secrets::TICKET, self.auth_ticket_file.as_deref(), env)?;
+        let credentials = Credentials::new(token, ticket)?;
+        let mut config = ClientConfig::new(base, credentials)
+            .context("--api-base-url / LINKRUNNER_API_BASE_URL")?;
+        config.auth_scheme = self.auth_scheme;
+        config.field_map = FieldMap::parse(self.field_map.as_deref().unwrap_or_default())?;
+        config.rate_limit = NonZeroU32::new(self.rate_limit).context(
+            "--rate-limit / LINKRUNNER_RATE_LIMIT must be at least 1 request per second",
+        )?;
+        config.max_concurrency = self.max_concurrency;
+        config.request_timeout = Duration::from_secs(self.request_timeout);
+        config.connect_timeout = Duration::from_secs(self.connect_timeout);
+        config.max_answer_bytes = self.max_answer_bytes;
+        config.read_retries = self.read_retries;
+        config.validate().context("marketplace client settings")?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests;

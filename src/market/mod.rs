@@ -4,15 +4,38 @@
 //! - [`types`]: domain types the engine uses (no wire structs leave this module).
 //! - [`error`]: [`MarketError`] and the [`Executed`] classification of every outcome.
 //! - [`Market`]: the interface the engine drives; [`client::MarketClient`] implements it over HTTP.
-//! - `client`: HTTP, auth, limits, retries of reads only; `decode`: tolerant decoding;
-//!   `field_map`: operator-named field names; `redact`: redaction of bodies.
+//! - [`client`]: [`MarketClient`], the HTTP transport: auth headers, limits, answer caps,
+//!   retries of reads only; `ops`: the ten operations over it; `classify`: outcome classes;
+//!   `body`: reading answers up to the size cap.
+//! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`] and their headers.
+//! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
+//!   `paths`: operation paths with percent-encoded segments.
+//! - [`field_map`]: operator-named field names; [`redact`]: redaction of bodies;
+//!   `throttle`: client-side rate limit and concurrency bound.
 
+pub mod auth;
+mod body;
+mod classify;
+pub mod client;
+mod decode;
 pub mod error;
+pub mod field_map;
+mod ops;
+mod paths;
+pub mod redact;
+pub mod settings;
+mod throttle;
 pub mod types;
+mod wire;
 
 use std::future::Future;
 
+pub use auth::{Credentials, CredentialsError};
+pub use classify::parse_retry_after;
+pub use client::{BuildError, MarketClient};
 pub use error::{Executed, MarketError};
+pub use field_map::{FieldKey, FieldMap, FieldMapError};
+pub use settings::{BaseUrl, ClientConfig, ConfigError};
 pub use types::*;
 
 /// Operation names, used in errors, logs and the `operation` metrics label (a closed set).

@@ -1,0 +1,211 @@
+//! Operator-named field names: `--field-map price=rentPrice,link_id=placementId`.
+//!
+//! The marketplace does not document several answer fields, so an operator can name the
+//! real field without recompiling. A mapped name is always looked up first, then the
+//! documented or plausible defaults.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A field whose wire name an operator may override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FieldKey {
+    Price,
+    PageId,
+    SearchId,
+    ForceSeoWait,
+    MosSites,
+    ProjectId,
+    UrlId,
+    TextId,
+    FilterId,
+    AutobuyerId,
+    LinkId,
+    Status,
+}
+
+impl FieldKey {
+    pub const ALL: [FieldKey; 12] = [
+        FieldKey::Price,
+        FieldKey::PageId,
+        FieldKey::SearchId,
+        FieldKey::ForceSeoWait,
+        FieldKey::MosSites,
+        FieldKey::ProjectId,
+        FieldKey::UrlId,
+        FieldKey::TextId,
+        FieldKey::FilterId,
+        FieldKey::AutobuyerId,
+        FieldKey::LinkId,
+        FieldKey::Status,
+    ];
+
+    /// The key as written in `--field-map`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldKey::Price => "price",
+            FieldKey::PageId => "page_id",
+            FieldKey::SearchId => "search_id",
+            FieldKey::ForceSeoWait => "force_seo_wait",
+            FieldKey::MosSites => "mos_sites",
+            FieldKey::ProjectId => "project_id",
+            FieldKey::UrlId => "url_id",
+            FieldKey::TextId => "text_id",
+            FieldKey::FilterId => "filter_id",
+            FieldKey::AutobuyerId => "autobuyer_id",
+            FieldKey::LinkId => "link_id",
+            FieldKey::Status => "status",
+        }
+    }
+
+    fn parse(key: &str) -> Option<FieldKey> {
+        FieldKey::ALL.into_iter().find(|k| k.as_str() == key)
+    }
+}
+
+impl fmt::Display for FieldKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a `--field-map` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldMapError {
+    #[error(
+        "--field-map: `{entry}` is not KEY=NAME (e.g. price=priceRent); valid keys: {}",
+        valid_keys()
+    )]
+    Syntax { entry: String },
+    #[error("--field-map: unknown key `{key}`; valid keys: {}", valid_keys())]
+    UnknownKey { key: String },
+    #[error(
+        "--field-map: key `{key}` has an empty field name; valid keys: {}",
+        valid_keys()
+    )]
+    EmptyName { key: String },
+    #[error("--field-map: key `{key}` is given twice")]
+    Duplicate { key: String },
+}
+
+fn valid_keys() -> String {
+    FieldKey::ALL.map(FieldKey::as_str).join(", ")
+}
+
+/// Wire names chosen by the operator, by [`FieldKey`]. Empty means "documented names only".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldMap {
+    names: BTreeMap<FieldKey, String>,
+}
+
+impl FieldMap {
+    /// Parses `key=name,key=name`; whitespace around entries is ignored, an empty text is an
+    /// empty map.
+    pub fn parse(text: &str) -> Result<FieldMap, FieldMapError> {
+        let mut map = FieldMap::default();
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (key, name) = entry.split_once('=').ok_or_else(|| FieldMapError::Syntax {
+                entry: entry.to_string(),
+            })?;
+            let (key, name) = (key.trim(), name.trim());
+            let parsed = FieldKey::parse(key).ok_or_else(|| FieldMapError::UnknownKey {
+                key: key.to_string(),
+            })?;
+            if name.is_empty() {
+                return Err(FieldMapError::EmptyName {
+                    key: key.to_string(),
+                });
+            }
+            if map.names.insert(parsed, name.to_string()).is_some() {
+                return Err(FieldMapError::Duplicate {
+                    key: key.to_string(),
+                });
+            }
+        }
+        Ok(map)
+    }
+
+    /// Sets one name (for code that builds a map without text).
+    pub fn with(mut self, key: FieldKey, name: impl Into<String>) -> FieldMap {
+        self.names.insert(key, name.into());
+        self
+    }
+
+    /// The operator's name for `key`, if any.
+    pub fn get(&self, key: FieldKey) -> Option<&str> {
+        self.names.get(&key).map(String::as_str)
+    }
+
+    /// The names to look up for `key`: the mapped one first, then `defaults`, without repeats.
+    pub fn names<'a>(&'a self, key: FieldKey, defaults: &[&'a str]) -> Vec<&'a str> {
+        let mut out: Vec<&str> = self.get(key).into_iter().collect();
+        for d in defaults {
+            if !out.contains(d) {
+                out.push(d);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_key_and_trims_whitespace() {
+        let map = FieldMap::parse(" price = rentPrice , link_id=placementId").unwrap();
+        assert_eq!(map.get(FieldKey::Price), Some("rentPrice"));
+        assert_eq!(map.get(FieldKey::LinkId), Some("placementId"));
+        assert_eq!(map.get(FieldKey::PageId), None);
+    }
+
+    #[test]
+    fn empty_text_is_an_empty_map() {
+        assert_eq!(FieldMap::parse("").unwrap(), FieldMap::default());
+    }
+
+    #[test]
+    fn unknown_key_is_refused_with_the_list_of_valid_keys() {
+        let err = FieldMap::parse("prise=x").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("unknown key `prise`"), "{text}");
+        assert!(text.contains("price, page_id, search_id"), "{text}");
+    }
+
+    #[test]
+    fn empty_name_is_refused() {
+        let err = FieldMap::parse("price=").unwrap_err();
+        assert_eq!(
+            err,
+            FieldMapError::EmptyName {
+                key: "price".into()
+            }
+        );
+    }
+
+    #[test]
+    fn entry_without_equals_sign_is_refused() {
+        assert!(matches!(
+            FieldMap::parse("price"),
+            Err(FieldMapError::Syntax { .. })
+        ));
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused() {
+        assert!(matches!(
+            FieldMap::parse("price=a,price=b"),
+            Err(FieldMapError::Duplicate { .. })
+        ));
+    }
+
+    #[test]
+    fn mapped_name_is_looked_up_before_the_defaults() {
+        let map = FieldMap::default().with(FieldKey::Price, "rentPrice");
+        assert_eq!(
+            map.names(FieldKey::Price, &["price", "rentPrice"]),
+            vec!["rentPrice", "price"]
+        );
+    }
+}

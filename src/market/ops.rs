@@ -1,0 +1,247 @@
+//! The ten operations of [`Market`] over [`MarketClient`]: build the body (`wire`), the
+//! path (`paths`), send once or read with retries, decode (`decode`). Every call is
+//! recorded with `Metrics::observe_call`.
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::Value;
+
+use super::client::{Answer, Call, MarketClient};
+use super::decode::{self, DecodeError};
+use super::error::MarketError;
+use super::types::*;
+use super::{Market, op, paths, wire};
+
+/// Statuses that mean "the search is not finished" rather than failure.
+const SEARCH_PENDING_STATUSES: [u16; 5] = [202, 204, 409, 423, 425];
+const PENDING_OUTSIDE_2XX: &[u16] = &[409, 423, 425];
+
+fn post(op: &'static str, path: String, body: Value) -> Call {
+    Call {
+        op,
+        method: Method::POST,
+        path,
+        body: Some(body),
+        answer_statuses: &[],
+    }
+}
+
+fn invalid(op: &'static str, reason: impl Into<String>) -> MarketError {
+    MarketError::InvalidRequest {
+        op,
+        reason: reason.into(),
+    }
+}
+
+/// The body as JSON; an empty or non-JSON body is `Null`, which decoders read as "no fields".
+fn json_of(body: &[u8]) -> Value {
+    serde_json::from_slice(body).unwrap_or(Value::Null)
+}
+
+impl MarketClient {
+    /// Maps a decoding failure to the error that carries the (redacted) evidence.
+    fn decoded<T>(
+        &self,
+        op: &'static str,
+        answer: &Answer,
+        r: Result<T, DecodeError>,
+    ) -> Result<T, MarketError> {
+        r.map_err(|e| match e {
+            DecodeError::Missing { field } => MarketError::Undecodable {
+                op,
+                field,
+                body: self.redactor.body(&answer.body),
+            },
+            DecodeError::Rejected { message } => MarketError::Rejected {
+                op,
+                status: None,
+                body: super::redact::cap(&self.redactor.text(&message), super::redact::BODY_CAP),
+            },
+        })
+    }
+
+    /// A call that changes something: sent once, decoded, recorded.
+    async fn change_op<T>(
+        &self,
+        op: &'static str,
+        request: Result<(String, Value), wire::BuildError>,
+        decode: impl FnOnce(&Value) -> Result<T, DecodeError>,
+    ) -> Result<T, MarketError> {
+        let started = Instant::now();
+        let result = self.change_inner(op, request, decode).await;
+        self.record(op, started, &result);
+        result
+    }
+
+    async fn change_inner<T>(
+        &self,
+        op: &'static str,
+        request: Result<(String, Value), wire::BuildError>,
+        decode: impl FnOnce(&Value) -> Result<T, DecodeError>,
+    ) -> Result<T, MarketError> {
+        let (path, body) = request.map_err(|reason| invalid(op, reason))?;
+        let answer = self.change(&post(op, path, body)).await?;
+        self.decoded(op, &answer, decode(&json_of(&answer.body)))
+    }
+
+    /// Polls a search until it is ready or `deadline` has passed (then `Pending`), waiting
+    /// `interval` between polls. The engine usually runs its own loop around
+    /// [`Market::search_result`]; this is for callers that just want the donors.
+    pub async fn poll_search(
+        &self,
+        job: &SearchJob,
+        deadline: Duration,
+        interval: Duration,
+    ) -> Result<SearchPoll, MarketError> {
+        let until = tokio::time::Instant::now() + deadline;
+        loop {
+            let poll = self.search_result(job).await?;
+            let now = tokio::time::Instant::now();
+            if matches!(poll, SearchPoll::Ready { .. }) || now >= until {
+                return Ok(poll);
+            }
+            tokio::time::sleep(interval.min(until - now)).await;
+        }
+    }
+
+    async fn poll_once(&self, job: &SearchJob) -> Result<SearchPoll, MarketError> {
+        let path = paths::search_result(&job.job_handle_id, &job.meta_data).map_err(|e| {
+            invalid(
+                op::SEARCH_RESULT,
+                format!("the job handle or metaData cannot go into a path: {}", e.0),
+            )
+        })?;
+        let call = Call {
+            op: op::SEARCH_RESULT,
+            method: Method::GET,
+            path,
+            body: None,
+            answer_statuses: PENDING_OUTSIDE_2XX,
+        };
+        let answer = self.read(&call).await?;
+        if SEARCH_PENDING_STATUSES.contains(&answer.status) {
+            return Ok(SearchPoll::Pending);
+        }
+        // An empty body is "nothing yet"; a body that is not JSON is not an empty list.
+        let not_json = serde_json::from_slice::<Value>(&answer.body).is_err()
+            && !answer.body.trim_ascii().is_empty();
+        let decoded = match not_json {
+            true => Err(DecodeError::missing("pageId")),
+            false => decode::search::poll(&json_of(&answer.body), &self.field_map),
+        };
+        let out = self.decoded(op::SEARCH_RESULT, &answer, decoded)?;
+        for s in &out.skipped {
+            tracing::debug!(
+                page_id = s.page_id,
+                missing = s.missing,
+                "donor skipped: no readable value"
+            );
+        }
+        Ok(out.poll)
+    }
+
+    async fn list_once(&self, project_id: i64) -> Result<Vec<LinkRecord>, MarketError> {
+        let call = post(
+            op::LIST_LINKS,
+            paths::list_links(project_id),
+            wire::list_links(),
+        );
+        let answer = self.read(&call).await?;
+        let decoded = decode::links::list(&json_of(&answer.body), &self.field_map);
+        self.decoded(op::LIST_LINKS, &answer, decoded)
+    }
+}
+
+impl Market for MarketClient {
+    async fn create_project(&self, domain: &str) -> Result<ProjectIds, MarketError> {
+        let request = Ok((paths::create_project(), wire::create_project(domain)));
+        self.change_op(op::CREATE_PROJECT, request, |v| {
+            decode::ids::project(v, &self.field_map)
+        })
+        .await
+    }
+
+    async fn add_texts(
+        &self,
+        project_id: i64,
+        urls: &[UrlTexts],
+    ) -> Result<Vec<CreatedUrl>, MarketError> {
+        let request = wire::add_texts(urls).map(|b| (paths::add_texts(project_id), b));
+        self.change_op(op::ADD_TEXTS, request, |v| {
+            decode::texts::created(v, &self.field_map, urls)
+        })
+        .await
+    }
+
+    async fn start_search(
+        &self,
+        url_id: i64,
+        params: &SearchParams,
+    ) -> Result<SearchJob, MarketError> {
+        let request = wire::search(params).map(|b| (paths::search(url_id), b));
+        self.change_op(op::SEARCH, request, decode::search::job)
+            .await
+    }
+
+    async fn search_result(&self, job: &SearchJob) -> Result<SearchPoll, MarketError> {
+        let started = Instant::now();
+        let result = self.poll_once(job).await;
+        self.record(op::SEARCH_RESULT, started, &result);
+        result
+    }
+
+    async fn buy(&self, project_id: i64, order: &PurchaseOrder) -> Result<Vec<i64>, MarketError> {
+        let request = wire::buy(order).map(|b| (paths::buy(project_id), b));
+        self.change_op(op::BUY, request, |v| {
+            decode::ids::purchase(v, &self.field_map)
+        })
+        .await
+    }
+
+    async fn list_links(&self, project_id: i64) -> Result<Vec<LinkRecord>, MarketError> {
+        let started = Instant::now();
+        let result = self.list_once(project_id).await;
+        self.record(op::LIST_LINKS, started, &result);
+        result
+    }
+
+    async fn create_filter(&self, filter: &FilterSpec) -> Result<i64, MarketError> {
+        let request = wire::create_filter(filter).map(|b| (paths::create_filter(), b));
+        self.change_op(op::CREATE_FILTER, request, |v| {
+            decode::ids::filter(v, &self.field_map)
+        })
+        .await
+    }
+
+    async fn create_autobuyer(
+        &self,
+        project_id: i64,
+        spec: &AutobuyerSpec,
+    ) -> Result<i64, MarketError> {
+        let request =
+            wire::create_autobuyer(spec).map(|b| (paths::create_autobuyer(project_id), b));
+        self.change_op(op::CREATE_AUTOBUYER, request, |v| {
+            decode::ids::autobuyer(v, &self.field_map)
+        })
+        .await
+    }
+
+    /// Any 2xx answer without `isError: true` (an empty body included) is success.
+    async fn stop_autobuyers(&self, ids: &[i64]) -> Result<(), MarketError> {
+        let request = wire::autobuyer_ids(ids).map(|b| (paths::stop_autobuyers(), b));
+        self.change_op(op::STOP_AUTOBUYERS, request, no_rejection)
+            .await
+    }
+
+    /// Any 2xx answer without `isError: true` (an empty body included) is success.
+    async fn start_autobuyers(&self, ids: &[i64]) -> Result<(), MarketError> {
+        let request = wire::autobuyer_ids(ids).map(|b| (paths::start_autobuyers(), b));
+        self.change_op(op::START_AUTOBUYERS, request, no_rejection)
+            .await
+    }
+}
+
+fn no_rejection(v: &Value) -> Result<(), DecodeError> {
+    decode::rejection(v).map_or(Ok(()), Err)
+}

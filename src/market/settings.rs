@@ -1,0 +1,165 @@
+//! [`ClientConfig`]: everything the marketplace client needs, checked once at start.
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use super::auth::Credentials;
+use super::field_map::FieldMap;
+use crate::config::AuthScheme;
+
+/// Why a client configuration was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the marketplace base URL is not a valid URL: {0}")]
+    BadUrl(String),
+    #[error("the marketplace base URL must use http or https, not `{0}`")]
+    BadScheme(String),
+    #[error(
+        "the marketplace base URL must not carry a user name or password; use the token and ticket files"
+    )]
+    UrlCredentials,
+    #[error("the marketplace base URL must not carry a query or fragment")]
+    UrlQuery,
+    #[error("{0} must be greater than zero")]
+    Zero(&'static str),
+}
+
+/// The base address the operation paths are appended to, e.g. `https://host/api/v2`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrl {
+    url: url::Url,
+}
+
+impl BaseUrl {
+    pub fn parse(text: &str) -> Result<BaseUrl, ConfigError> {
+        let url = url::Url::parse(text.trim()).map_err(|e| ConfigError::BadUrl(e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ConfigError::BadScheme(url.scheme().to_string()));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(ConfigError::UrlCredentials);
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(ConfigError::UrlQuery);
+        }
+        if url.host().is_none() {
+            return Err(ConfigError::BadUrl("it has no host".into()));
+        }
+        Ok(BaseUrl { url })
+    }
+
+    /// `base` + `path_and_query` (which starts with `/` and is already percent-encoded).
+    pub(crate) fn join(&self, path_and_query: &str) -> Result<url::Url, url::ParseError> {
+        let base = self.url.as_str().trim_end_matches('/');
+        url::Url::parse(&format!("{base}{path_and_query}"))
+    }
+
+    /// Host and port of the marketplace: the only origin the client ever contacts.
+    pub fn origin(&self) -> url::Origin {
+        self.url.origin()
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.url.as_str()
+    }
+}
+
+/// Settings of [`super::client::MarketClient`]. `Debug` shows no secret.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub base_url: BaseUrl,
+    pub credentials: Credentials,
+    pub auth_scheme: AuthScheme,
+    pub field_map: FieldMap,
+    /// Client-side limit: requests per second.
+    pub rate_limit: NonZeroU32,
+    /// At most this many requests in flight.
+    pub max_concurrency: usize,
+    /// End to end, including reading the answer.
+    pub request_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Answers longer than this are not read further (and classified as uncertain).
+    pub max_answer_bytes: usize,
+    /// Request bodies longer than this are refused before sending.
+    pub max_request_bytes: usize,
+    /// How many times a read (search result, link list) is retried after a transient failure.
+    pub read_retries: usize,
+    /// A `Retry-After` longer than this is not waited out by the client; the error goes up.
+    pub max_retry_after: Duration,
+}
+
+impl ClientConfig {
+    pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+    pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+    pub const DEFAULT_READ_RETRIES: usize = 3;
+
+    /// Defaults: bearer auth, 5 requests/s, 4 in flight, 30 s per request, 10 s to connect,
+    /// 4 MiB answers, 1 MiB requests, 3 read retries, Retry-After waited up to 60 s.
+    pub fn new(base_url: &str, credentials: Credentials) -> Result<ClientConfig, ConfigError> {
+        Ok(ClientConfig {
+            base_url: BaseUrl::parse(base_url)?,
+            credentials,
+            auth_scheme: AuthScheme::Bearer,
+            field_map: FieldMap::default(),
+            rate_limit: NonZeroU32::new(5).expect("5 is not zero"),
+            max_concurrency: 4,
+            request_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            max_answer_bytes: Self::DEFAULT_MAX_ANSWER_BYTES,
+            max_request_bytes: Self::DEFAULT_MAX_REQUEST_BYTES,
+            read_retries: Self::DEFAULT_READ_RETRIES,
+            max_retry_after: Duration::from_secs(60),
+        })
+    }
+
+    /// Refuses zero limits, which would block every call forever.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let zero = [
+            (self.max_concurrency == 0, "max concurrency"),
+            (self.request_timeout.is_zero(), "request timeout"),
+            (self.connect_timeout.is_zero(), "connect timeout"),
+            (self.max_answer_bytes == 0, "max answer size"),
+            (self.max_request_bytes == 0, "max request size"),
+        ];
+        match zero.into_iter().find(|(bad, _)| *bad) {
+            Some((_, what)) => Err(ConfigError::Zero(what)),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_path_prefix_is_kept_when_joining() {
+        let base = BaseUrl::parse("https://m.example/api/v2/").unwrap();
+        let url = base.join("/rest/SearchFilter").unwrap();
+        assert_eq!(url.as_str(), "https://m.example/api/v2/rest/SearchFilter");
+    }
+
+    #[test]
+    fn base_url_with_credentials_is_refused() {
+        assert_eq!(
+            BaseUrl::parse("https://u:p@m.example").unwrap_err(),
+            ConfigError::UrlCredentials
+        );
+    }
+
+    #[test]
+    fn base_url_with_other_scheme_is_refused() {
+        assert!(matches!(
+            BaseUrl::parse("ftp://m.example"),
+            Err(ConfigError::BadScheme(_))
+        ));
+    }
+
+    #[test]
+    fn base_url_with_query_is_refused() {
+        assert_eq!(
+            BaseUrl::parse("https://m.example/?a=1").unwrap_err(),
+            ConfigError::UrlQuery
+        );
+    }
+}
