@@ -52,8 +52,23 @@ pub enum Command {
     Validate(crate::campaign::cli::ValidateArgs),
     /// Print the JSON Schema (draft-07) of a campaign file.
     Schema,
+    /// Show what the next pass would create, buy, start or stop, and the money; change nothing.
+    /// Exit 0: nothing pending; 2: changes pending; 1: error.
+    Plan(crate::engine::cli::PlanArgs),
+    /// One full pass over every campaign now (schedules ignored), then exit.
+    Once(crate::engine::cli::OnceArgs),
+    /// The daemon: buy rounds on schedule, reload, health, metrics and status over HTTP.
+    Run(crate::daemon::run::RunArgs),
+    /// Per campaign: remote ids, links, commitment against the cap, last round, uncertain intents.
+    Status(crate::engine::cli::StatusArgs),
+    /// Settle an uncertain intent with the operator's evidence.
+    Resolve(crate::engine::cli::ResolveArgs),
+    /// Create or upgrade the journal database schema, then exit.
+    Migrate,
     /// Serve the sandbox marketplace (for tests, demos and benchmarks).
     Sandbox(crate::sandbox::cli::SandboxArgs),
+    /// The sandbox, an embedded database and the daemon in one process, on the example campaigns.
+    Demo(crate::daemon::demo::DemoArgs),
 }
 
 pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -12,6 +12,7 @@
 //! | [`engine`] | reconcile campaigns against the journal, decide and run steps, settle uncertainty |
 //! | [`sandbox`] | an in-repo marketplace with real state, async jobs, validation and faults |
 //! | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...` (read-only) |
+//! | [`daemon`] | `run` and `demo`: schedules, reload, signals, systemd, wiring around the engine |
 //! | [`money`], [`clock`], [`metrics`] | kopecks, injected time, the metrics registry |
 //! | [`cli`], [`config`], [`telemetry`] | thin wiring for the binary |
 
@@ -19,6 +20,7 @@ pub mod campaign;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod daemon;
 pub mod engine;
 pub mod http;
 pub mod market;

@@ -3,7 +3,7 @@
 //! validated campaign names — never ids, URLs or free text.
 
 use prometheus::{
-    Encoder, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    Counter, Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
@@ -28,7 +28,7 @@ pub struct Metrics {
     pub api_calls_total: IntCounterVec,
     pub api_call_duration_seconds: HistogramVec,
     pub rate_limit_waits_total: IntCounter,
-    pub rate_limit_wait_seconds_total: Gauge,
+    pub rate_limit_wait_seconds_total: Counter,
     pub intents: IntGaugeVec,
     pub links_bought_total: IntCounterVec,
     pub links_held: IntGaugeVec,
@@ -38,6 +38,7 @@ pub struct Metrics {
     pub rounds_total: IntCounterVec,
     pub last_successful_round_timestamp_seconds: GaugeVec,
     pub reloads_total: IntCounterVec,
+    pub campaign_files_rejected: IntGauge,
     pub database_errors_total: IntCounter,
     pub credentials_rejected: IntGauge,
     pub ready: IntGauge,
@@ -103,7 +104,7 @@ impl Metrics {
         .buckets(vec![
             0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
         ]);
-        Metrics {
+        let m = Metrics {
             build_info,
             campaigns_loaded: reg(
                 &r,
@@ -199,6 +200,7 @@ impl Metrics {
                 "Campaign directory reloads by outcome (succeeded, failed).",
                 &["outcome"],
             ),
+            campaign_files_rejected: reg(&r, IntGauge::new("linkrunner_campaign_files_rejected", "Campaign files rejected by the last reload (their last good version keeps running).").expect("valid")),
             database_errors_total: reg(
                 &r,
                 IntCounter::new(
@@ -224,7 +226,31 @@ impl Metrics {
                 HistogramVec::new(journal, &["step"]).expect("valid"),
             ),
             registry: r,
+        };
+        m.init_series();
+        m
+    }
+
+    /// Sets every series whose labels are a closed set to zero, so each exists from the first
+    /// scrape (a family with no series is not exported at all, and `increase()` misses a first
+    /// failure on a series that appears already at 1).
+    pub fn init_series(&self) {
+        for op in crate::market::op::ALL {
+            for outcome in API_OUTCOMES {
+                self.api_calls_total.with_label_values(&[op, outcome]).inc_by(0);
+            }
         }
+        for outcome in ["succeeded", "failed"] {
+            self.reloads_total.with_label_values(&[outcome]).inc_by(0);
+        }
+    }
+
+    /// Sets a campaign's counters to zero, so its series exist before its first round.
+    pub fn init_campaign(&self, campaign: &str) {
+        for outcome in ["succeeded", "failed", "skipped"] {
+            self.rounds_total.with_label_values(&[campaign, outcome]).inc_by(0);
+        }
+        self.links_bought_total.with_label_values(&[campaign]).inc_by(0);
     }
 
     /// The Prometheus text exposition of every metric.

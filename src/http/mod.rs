@@ -1,1 +1,106 @@
-//! `http/`: see the crate map in lib.rs.
+//! `http/`: the daemon's read-only HTTP endpoint, on loopback by default.
+//!
+//! | path | answers |
+//! |---|---|
+//! | `GET /healthz` | 200 while the process is alive; no I/O |
+//! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
+//! | `GET /metrics` | Prometheus text format |
+//! | `GET /api/v1/campaigns`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows |
+//!
+//! Other methods get 405, unknown paths 404. Bodies, header time, request time and
+//! concurrency are bounded so a hostile client cannot starve `/healthz`.
+
+pub mod health;
+mod serve;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+
+pub use health::Health;
+pub use serve::serve;
+
+use crate::clock::SharedClock;
+use crate::engine::report::campaign_status;
+use crate::metrics::Metrics;
+use crate::store::Store;
+
+/// What the handlers read. Nothing here can change the journal.
+#[derive(Clone)]
+pub struct AppState {
+    pub metrics: Arc<Metrics>,
+    pub store: Store,
+    pub health: Arc<Health>,
+    pub clock: SharedClock,
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .route("/api/v1/campaigns", get(campaigns))
+        .route("/api/v1/campaigns/{name}", get(campaign))
+        .fallback(|| async { (StatusCode::NOT_FOUND, Json(serde_json::json!({ "error": "not found" }))) })
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(16 * 1024))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, Duration::from_secs(10)))
+        .with_state(state)
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+async fn readyz(State(s): State<AppState>) -> Response {
+    let report = s.health.readiness(&s.store).await;
+    s.metrics.ready.set(i64::from(report.ready));
+    let code = if report.ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (code, Json(report)).into_response()
+}
+
+async fn metrics(State(s): State<AppState>) -> Response {
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], s.metrics.render()).into_response()
+}
+
+async fn campaigns(State(s): State<AppState>) -> Response {
+    let now = s.clock.now();
+    let names = match s.store.campaign_names().await {
+        Ok(n) => n,
+        Err(e) => return unavailable(&s, e),
+    };
+    let mut all = Vec::with_capacity(names.len());
+    for n in names {
+        match campaign_status(&s.store, &n, now).await {
+            Ok(st) => all.push(st),
+            Err(e) => return unavailable(&s, e),
+        }
+    }
+    Json(all).into_response()
+}
+
+async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Response {
+    if name.len() > 63 || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        return (StatusCode::NOT_FOUND, Json(serde_json::json!({ "error": "no such campaign" }))).into_response();
+    }
+    match s.store.campaign_names().await {
+        Ok(names) if !names.contains(&name) => {
+            (StatusCode::NOT_FOUND, Json(serde_json::json!({ "error": "no such campaign" }))).into_response()
+        }
+        Ok(_) => match campaign_status(&s.store, &name, s.clock.now()).await {
+            Ok(st) => Json(st).into_response(),
+            Err(e) => unavailable(&s, e),
+        },
+        Err(e) => unavailable(&s, e),
+    }
+}
+
+fn unavailable(s: &AppState, e: crate::store::StoreError) -> Response {
+    s.metrics.database_errors_total.inc();
+    tracing::warn!(error = %e, "status API: journal unavailable");
+    (StatusCode::SERVICE_UNAVAILABLE, Json(serde_json::json!({ "error": "journal database unavailable" }))).into_response()
+}

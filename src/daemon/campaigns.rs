@@ -1,0 +1,75 @@
+//! The campaigns the daemon runs. A file that fails validation is reported and ignored; the
+//! campaign keeps running with its last good version. A file that is gone is dropped (the
+//! engine then treats the campaign as removed: nothing new is bought, its autobuyers stop).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::campaign::{self, Diagnostic, LoadedCampaign};
+
+#[derive(Debug, Default, Clone)]
+pub struct CampaignSet {
+    by_path: BTreeMap<PathBuf, LoadedCampaign>,
+}
+
+/// What a reload did.
+#[derive(Debug, Default, Clone)]
+pub struct ReloadSummary {
+    pub loaded: usize,
+    pub changed: Vec<String>,
+    pub kept_last_good: Vec<PathBuf>,
+    pub removed: Vec<PathBuf>,
+    pub problems: Vec<Diagnostic>,
+}
+
+impl ReloadSummary {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl CampaignSet {
+    pub fn campaigns(&self) -> Vec<LoadedCampaign> {
+        self.by_path.values().cloned().collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&LoadedCampaign> {
+        self.by_path.values().find(|c| c.campaign.name == name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_path.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_path.is_empty()
+    }
+
+    /// Loads `dir` again and merges: valid files replace their old version, invalid files keep
+    /// their last good version, vanished files are dropped.
+    pub fn reload(&mut self, dir: &Path) -> ReloadSummary {
+        let report = campaign::load_dir(dir);
+        let mut next = BTreeMap::new();
+        let mut s = ReloadSummary::default();
+        for lc in report.campaigns {
+            let changed = self.by_path.get(&lc.path).is_none_or(|old| old.fingerprint != lc.fingerprint);
+            if changed {
+                s.changed.push(lc.campaign.name.clone());
+            }
+            next.insert(lc.path.clone(), lc);
+        }
+        for p in &report.problems {
+            if let (false, Some(old)) = (next.contains_key(&p.path), self.by_path.get(&p.path)) {
+                next.insert(p.path.clone(), old.clone());
+                if !s.kept_last_good.contains(&p.path) {
+                    s.kept_last_good.push(p.path.clone());
+                }
+            }
+        }
+        s.removed = self.by_path.keys().filter(|p| !next.contains_key(*p)).cloned().collect();
+        s.problems = report.problems;
+        s.loaded = next.len();
+        self.by_path = next;
+        s
+    }
+}

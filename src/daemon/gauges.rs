@@ -1,0 +1,67 @@
+//! Keeps the per-campaign gauges true: read from the journal after each campaign's pass and
+//! for every campaign at start, so `/metrics` never does database work on a scrape.
+
+use crate::engine::Engine;
+use crate::engine::recorded::Recorded;
+use crate::market::Market;
+use crate::store::{IntentKind, IntentState};
+
+/// The closed set of values of the `state` label of `linkrunner_campaign_state`.
+pub const CAMPAIGN_STATES: [&str; 5] = ["active", "paused", "halted", "waiting_for_operator", "removed"];
+
+/// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
+pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {
+    let now = e.clock.now();
+    let r = match Recorded::load(&e.store, name, now.date_naive()).await {
+        Ok(r) => r,
+        Err(err) => {
+            e.metrics.database_errors_total.inc();
+            tracing::warn!(campaign = name, error = %err, "could not refresh metrics");
+            return;
+        }
+    };
+    let m = &e.metrics;
+    let labels = [name];
+    m.monthly_commitment_rubles.with_label_values(&labels).set(r.budget.committed.as_rubles_f64());
+    m.monthly_cap_rubles.with_label_values(&labels).set(r.budget.cap.as_rubles_f64());
+    m.uncertain_intents.with_label_values(&labels).set(r.uncertain.len() as i64);
+    let held = r.purchases.iter().filter(|i| i.state == IntentState::Succeeded).count();
+    m.links_held.with_label_values(&labels).set(held as i64);
+    m.init_campaign(name);
+    if let Some(last) = &r.last_success {
+        m.last_successful_round_timestamp_seconds.with_label_values(&labels).set(last.slot.timestamp() as f64);
+    }
+    let state = campaign_state(&r, paused);
+    for s in CAMPAIGN_STATES {
+        m.campaign_state.with_label_values(&[name, s]).set(i64::from(s == state));
+    }
+}
+
+fn campaign_state(r: &Recorded, paused: Option<bool>) -> &'static str {
+    let waiting = r.uncertain.iter().any(|i| i.kind == IntentKind::CreateAutobuyer) || r.halts.iter().any(|(s, _, _)| s != "global");
+    match paused {
+        None => "removed",
+        Some(_) if r.halts.iter().any(|(s, _, _)| s == "global") => "halted",
+        Some(_) if waiting => "waiting_for_operator",
+        Some(true) => "paused",
+        Some(false) => "active",
+    }
+}
+
+/// Refreshes `linkrunner_intents{kind,state}` from one aggregate query.
+pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
+    match e.store.intent_counts().await {
+        Ok(counts) => {
+            for k in IntentKind::ALL {
+                for s in IntentState::ALL {
+                    let n = counts.iter().find(|(ck, cs, _)| *ck == k && *cs == s).map(|c| c.2).unwrap_or(0);
+                    e.metrics.intents.with_label_values(&[k.as_str(), s.as_str()]).set(n);
+                }
+            }
+        }
+        Err(err) => {
+            e.metrics.database_errors_total.inc();
+            tracing::warn!(error = %err, "could not count intents for metrics");
+        }
+    }
+}

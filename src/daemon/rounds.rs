@@ -1,0 +1,147 @@
+//! Firing buy rounds and reconciliations from the daemon's loop, and draining on shutdown.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use crate::campaign::LoadedCampaign;
+use crate::engine::pass::CampaignReport;
+use crate::market::Market;
+use crate::store::RoundOutcome;
+
+use super::gauges;
+use super::run::{Daemon, Event};
+
+impl<M: Market> Daemon<M> {
+    /// Starts a round task for every campaign whose next slot has come.
+    pub(super) async fn fire_due_rounds(self: &Arc<Self>) {
+        let now = self.engine.clock.now();
+        let due: Vec<(String, DateTime<Utc>)> = {
+            let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+            let mut due = Vec::new();
+            for (name, (cron, at)) in next.iter_mut() {
+                if *at <= now {
+                    // The slot is the latest occurrence at or before now, whenever the check runs.
+                    let latest = cron.find_previous_occurrence(&now, true).unwrap_or(*at);
+                    due.push((name.clone(), self.slot_for(latest)));
+                    *at = match self.opts.round_every {
+                        Some(every) => now + chrono::Duration::from_std(every).unwrap_or(chrono::Duration::seconds(60)),
+                        None => super::schedule::next_slot(cron, now).unwrap_or(now + chrono::Duration::days(366)),
+                    };
+                }
+            }
+            due
+        };
+        for (name, slot) in due {
+            let Some(lc) = self.set.read().await.get(&name).cloned() else { continue };
+            if !self.busy.lock().unwrap_or_else(|e| e.into_inner()).insert(name.clone()) {
+                continue;
+            }
+            let d = self.clone();
+            self.tracker.spawn(async move {
+                let _permit = d.permits.clone().acquire_owned().await;
+                d.run_round(&lc, slot).await;
+                d.busy.lock().unwrap_or_else(|e| e.into_inner()).remove(&lc.campaign.name);
+            });
+        }
+    }
+
+    /// The demo replaces schedules with a fixed period; slots are then multiples of it.
+    fn slot_for(&self, latest: DateTime<Utc>) -> DateTime<Utc> {
+        match self.opts.round_every {
+            Some(every) => {
+                let ms = every.as_millis().max(1) as i64;
+                let now = self.engine.clock.now().timestamp_millis();
+                DateTime::from_timestamp_millis(now - now % ms).unwrap_or(latest)
+            }
+            None => latest,
+        }
+    }
+
+    /// One scheduled round: claimed in the store first, so a slot runs once across restarts
+    /// and replicas. A campaign seen for the first time records its current slot as a
+    /// baseline instead of buying at once.
+    async fn run_round(&self, lc: &LoadedCampaign, slot: DateTime<Utc>) {
+        let e = &self.engine;
+        let name = &lc.campaign.name;
+        let now = e.clock.now();
+        let last = match e.store.last_round(name).await {
+            Ok(l) => l,
+            Err(err) => return self.db_error(name, "last_round", &err),
+        };
+        if last.as_ref().is_some_and(|l| l.slot >= slot) {
+            return;
+        }
+        let baseline = last.is_none() && self.opts.round_every.is_none();
+        match e.store.claim_round(name, slot, &e.holder, now).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(err) => return self.db_error(name, "claim_round", &err),
+        }
+        if baseline {
+            let detail = "baseline: first slot seen; buying starts at the next slot";
+            let _ = e.store.finish_round(name, slot, RoundOutcome::Skipped, detail, now).await;
+            return;
+        }
+        let report = e.reconcile(Some(&lc.campaign), name, true).await;
+        let (outcome, label) = match report.outcome {
+            "converged" => (RoundOutcome::Succeeded, "succeeded"),
+            "spending_stopped" | "skipped" => (RoundOutcome::Skipped, "skipped"),
+            _ => (RoundOutcome::Failed, "failed"),
+        };
+        let detail = report.detail.clone().unwrap_or_else(|| format!("bought {}", report.bought));
+        if let Err(err) = e.store.finish_round(name, slot, outcome, &detail, e.clock.now()).await {
+            self.engine.metrics.database_errors_total.inc();
+            tracing::warn!(campaign = %name, error = %err, "could not record the end of the round");
+        }
+        e.metrics.rounds_total.with_label_values(&[name, label]).inc();
+        tracing::info!(campaign = %name, slot = %slot, outcome = label, bought = report.bought, "buy round finished");
+        gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
+        self.emit(Event::Round { slot, report });
+    }
+
+    /// Reconciles (no buying) the named campaigns, or all of them and the removed ones.
+    pub(super) fn spawn_reconcile(self: &Arc<Self>, only: Option<Vec<String>>) {
+        let d = self.clone();
+        self.tracker.spawn(async move {
+            let set = d.set.read().await.clone();
+            let all = set.campaigns();
+            let chosen: Vec<LoadedCampaign> = match &only {
+                Some(names) => all.into_iter().filter(|c| names.contains(&c.campaign.name)).collect(),
+                None => all,
+            };
+            if only.as_ref().is_some_and(|n| n.is_empty()) {
+                return;
+            }
+            let reports: Vec<CampaignReport> = match d.engine.pass_some(&chosen, only.is_none()).await {
+                Ok(r) => r,
+                Err(err) => return tracing::warn!(error = %err, "reconciliation failed"),
+            };
+            for r in &reports {
+                gauges::refresh_campaign(&d.engine, &r.campaign, set.get(&r.campaign).map(|c| c.campaign.paused)).await;
+            }
+            d.emit(Event::Reconciled(reports));
+        });
+    }
+
+    /// Stops starting new steps, lets what is in flight finish and be recorded, within the grace.
+    pub(super) async fn drain(&self) {
+        self.health.set_shutting_down();
+        super::signals::notify_stopping();
+        self.engine.cancel.cancel();
+        self.tracker.close();
+        if tokio::time::timeout(self.opts.shutdown_grace, self.tracker.wait()).await.is_err() {
+            tracing::warn!("shutdown grace elapsed with steps still running; their intents stay in flight and are settled at the next start");
+        }
+    }
+
+    /// The journal is unreachable: nothing was sent; the slot is tried again shortly.
+    fn db_error(&self, campaign: &str, op: &str, err: &crate::store::StoreError) {
+        self.engine.metrics.database_errors_total.inc();
+        tracing::warn!(campaign, operation = op, error = %err, "journal unavailable; the round is retried in a few seconds");
+        let retry = self.engine.clock.now() + chrono::Duration::seconds(5);
+        if let Some(entry) = self.next.lock().unwrap_or_else(|e| e.into_inner()).get_mut(campaign) {
+            entry.1 = entry.1.min(retry);
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! `linkrunner run`: the long-running daemon.
+//!
+//! Buy rounds fire on each campaign's schedule; the store's `claim_round` decides whether a
+//! slot already ran, so restarts and replicas neither skip nor double a round. Campaigns are
+//! reconciled (no buying) at start, when their files change, and every `reconcile_interval`.
+//! On SIGTERM: stop starting steps, let in-flight calls finish and be recorded within the
+//! grace period, exit 0.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use clap::Args;
+use croner::Cron;
+use tokio::net::TcpListener;
+use tokio::sync::{RwLock, Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::campaign::LoadedCampaign;
+use crate::engine::Engine;
+use crate::engine::cli::EngineArgs;
+use crate::engine::pass::CampaignReport;
+use crate::http::{self, AppState, Health};
+use crate::market::Market;
+
+use super::campaigns::{CampaignSet, ReloadSummary};
+use super::signals::{self, ReloadCause};
+use super::{gauges, schedule};
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Address of the HTTP endpoint (health, readiness, metrics, status API).
+    #[arg(long, env = "LINKRUNNER_LISTEN", default_value = "127.0.0.1:9464")]
+    pub listen: SocketAddr,
+    /// Seconds between reconciliations of every campaign (no buying).
+    #[arg(long, env = "LINKRUNNER_RECONCILE_INTERVAL", default_value_t = 300)]
+    pub reconcile_interval: u64,
+    /// Seconds to let in-flight steps finish after SIGTERM.
+    #[arg(long, env = "LINKRUNNER_SHUTDOWN_GRACE", default_value_t = 60)]
+    pub shutdown_grace: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// How the daemon runs. `round_every` and `max_rounds` are for the demo.
+#[derive(Debug, Clone)]
+pub struct DaemonOptions {
+    pub campaigns_dir: PathBuf,
+    pub reconcile_interval: Duration,
+    pub shutdown_grace: Duration,
+    pub round_every: Option<Duration>,
+    pub watch: bool,
+    pub signals: bool,
+}
+
+/// What the daemon did, for the demo's progress lines and for tests.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Reloaded(ReloadSummary),
+    Round { slot: DateTime<Utc>, report: CampaignReport },
+    Reconciled(Vec<CampaignReport>),
+}
+
+pub(super) struct Daemon<M: Market> {
+    pub(super) engine: Engine<M>,
+    pub(super) opts: DaemonOptions,
+    pub(super) set: RwLock<CampaignSet>,
+    pub(super) health: Arc<Health>,
+    pub(super) next: Mutex<HashMap<String, (Cron, DateTime<Utc>)>>,
+    pub(super) busy: Mutex<HashSet<String>>,
+    pub(super) events: Option<mpsc::UnboundedSender<Event>>,
+    pub(super) tracker: TaskTracker,
+    pub(super) permits: Arc<Semaphore>,
+}
+
+/// Runs until `shutdown` is cancelled, serving HTTP on `listener`.
+pub async fn run<M: Market>(
+    engine: Engine<M>,
+    opts: DaemonOptions,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    events: Option<mpsc::UnboundedSender<Event>>,
+) -> anyhow::Result<()> {
+    let health = Arc::new(Health::default());
+    let http_stop = CancellationToken::new();
+    let app = http::router(AppState { metrics: engine.metrics.clone(), store: engine.store.clone(), health: health.clone(), clock: engine.clock.clone() });
+    let server = tokio::spawn(http::serve(listener, app, http_stop.clone()));
+    let permits = Arc::new(Semaphore::new(engine.settings.campaign_concurrency.max(1)));
+    let d = Arc::new(Daemon {
+        engine,
+        opts,
+        set: RwLock::new(CampaignSet::default()),
+        health,
+        next: Mutex::new(HashMap::new()),
+        busy: Mutex::new(HashSet::new()),
+        events,
+        tracker: TaskTracker::new(),
+        permits,
+    });
+    let (reload_tx, reload_rx) = mpsc::channel(4);
+    if d.opts.signals {
+        signals::spawn_signal_handlers(shutdown.clone(), reload_tx.clone())?;
+    }
+    let _watch = if d.opts.watch { Some(signals::watch_dir(&d.opts.campaigns_dir, reload_tx.clone())?) } else { None };
+    d.clone().main_loop(shutdown, reload_rx).await;
+    d.drain().await;
+    http_stop.cancel();
+    let _ = server.await;
+    Ok(())
+}
+
+impl<M: Market> Daemon<M> {
+    async fn main_loop(self: Arc<Self>, shutdown: CancellationToken, mut reload_rx: mpsc::Receiver<ReloadCause>) {
+        let changed = self.reload().await;
+        self.health.set_campaigns_loaded();
+        signals::notify_ready(shutdown.clone());
+        self.refresh_all_gauges().await;
+        self.spawn_reconcile(Some(changed));
+        let mut last_reconcile = tokio::time::Instant::now();
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                Some(cause) = reload_rx.recv() => {
+                    if cause == ReloadCause::Signal { signals::notify_reloading(false); }
+                    let changed = self.reload().await;
+                    if cause == ReloadCause::Signal { signals::notify_reloading(true); }
+                    self.spawn_reconcile(Some(changed));
+                }
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                    self.fire_due_rounds().await;
+                    if last_reconcile.elapsed() >= self.opts.reconcile_interval {
+                        last_reconcile = tokio::time::Instant::now();
+                        self.spawn_reconcile(None);
+                        let e = self.engine.clone();
+                        self.tracker.spawn(async move { gauges::refresh_intents(&e).await });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reloads the campaign directory; returns the names whose file changed (or is new).
+    async fn reload(&self) -> Vec<String> {
+        let summary = self.set.write().await.reload(&self.opts.campaigns_dir);
+        for p in &summary.problems {
+            tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its last good version keeps running");
+        }
+        let outcome = if summary.ok() { "succeeded" } else { "failed" };
+        self.engine.metrics.reloads_total.with_label_values(&[outcome]).inc();
+        self.engine.metrics.campaigns_loaded.set(summary.loaded as i64);
+        let rejected: std::collections::BTreeSet<_> = summary.problems.iter().map(|p| &p.path).collect();
+        self.engine.metrics.campaign_files_rejected.set(rejected.len() as i64);
+        tracing::info!(loaded = summary.loaded, changed = summary.changed.len(), kept_last_good = summary.kept_last_good.len(), problems = summary.problems.len(), "campaigns loaded");
+        let set = self.set.read().await;
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        next.retain(|name, _| set.get(name).is_some());
+        for lc in set.campaigns() {
+            self.schedule_campaign(&mut next, &lc, summary.changed.contains(&lc.campaign.name));
+        }
+        let changed = summary.changed.clone();
+        self.emit(Event::Reloaded(summary));
+        changed
+    }
+
+    fn schedule_campaign(&self, next: &mut HashMap<String, (Cron, DateTime<Utc>)>, lc: &LoadedCampaign, changed: bool) {
+        let name = &lc.campaign.name;
+        if !changed && next.contains_key(name) {
+            return;
+        }
+        let pattern = match (&lc.campaign.buy, self.opts.round_every) {
+            (Some(_), Some(_)) => "* * * * *".to_string(),
+            (Some(b), None) => b.schedule.clone(),
+            (None, _) => {
+                next.remove(name);
+                return;
+            }
+        };
+        match schedule::parse(&pattern) {
+            // First check at the latest past slot: the round task asks the store whether it ran.
+            Ok(cron) => {
+                let first = cron.find_previous_occurrence(&self.engine.clock.now(), true).unwrap_or_else(|_| self.engine.clock.now());
+                next.insert(name.clone(), (cron, first));
+            }
+            Err(e) => tracing::error!(campaign = %name, error = %e, "schedule not usable"),
+        }
+    }
+
+    pub(super) fn emit(&self, e: Event) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(e);
+        }
+    }
+
+    async fn refresh_all_gauges(&self) {
+        let set = self.set.read().await.clone();
+        let names = self.engine.store.campaign_names().await.unwrap_or_default();
+        for n in names {
+            gauges::refresh_campaign(&self.engine, &n, set.get(&n).map(|c| c.campaign.paused)).await;
+        }
+        gauges::refresh_intents(&self.engine).await;
+    }
+}
+
+/// `linkrunner run`.
+pub async fn command(g: &crate::cli::GlobalArgs, a: &RunArgs) -> anyhow::Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let metrics = Arc::new(crate::metrics::Metrics::new());
+    let engine = crate::engine::cli::engine(g, a.engine.settings(), crate::clock::system(), metrics).await?;
+    let listener = TcpListener::bind(a.listen).await.with_context(|| format!("binding --listen {}", a.listen))?;
+    tracing::info!(listen = %listener.local_addr()?, campaigns = %g.campaigns.display(), "linkrunner daemon starting");
+    let opts = DaemonOptions {
+        campaigns_dir: g.campaigns.clone(),
+        reconcile_interval: Duration::from_secs(a.reconcile_interval.max(5)),
+        shutdown_grace: Duration::from_secs(a.shutdown_grace),
+        round_every: None,
+        watch: true,
+        signals: true,
+    };
+    run(engine, opts, listener, CancellationToken::new(), None).await?;
+    tracing::info!("linkrunner daemon stopped");
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -1,0 +1,83 @@
+//! Buy-round schedules. Five-field cron, read by `croner` (standard semantics: day-of-month
+//! and day-of-week are ORed). The timer only triggers; the store decides whether a slot ran
+//! (`Store::claim_round`), so restarts and replicas neither skip nor double a round.
+
+use chrono::{DateTime, Utc};
+use croner::parser::{CronParser, Seconds};
+use croner::Cron;
+
+#[derive(Debug, thiserror::Error)]
+#[error("schedule `{pattern}` is not a five-field cron expression: {reason}")]
+pub struct ScheduleError {
+    pub pattern: String,
+    pub reason: String,
+}
+
+pub fn parse(pattern: &str) -> Result<Cron, ScheduleError> {
+    CronParser::builder()
+        .seconds(Seconds::Disallowed)
+        .build()
+        .parse(pattern)
+        .map_err(|e| ScheduleError { pattern: pattern.into(), reason: e.to_string() })
+}
+
+/// The slot that should run now, if any: the latest occurrence at or before `now`, when it is
+/// later than the last recorded round. After downtime this yields one catch-up round (the
+/// latest missed slot), never a burst. A campaign with no recorded round waits for its first
+/// slot after `first_seen` — a new campaign does not buy the moment it is deployed.
+pub fn due_slot(cron: &Cron, last_round: Option<DateTime<Utc>>, first_seen: DateTime<Utc>, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let latest = cron.find_previous_occurrence(&now, true).ok()?;
+    let floor = last_round.unwrap_or(first_seen);
+    (latest > floor).then_some(latest)
+}
+
+/// When the timer should next wake for this schedule.
+pub fn next_slot(cron: &Cron, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    cron.find_next_occurrence(&now, false).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn t(h: u32, m: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 22, h, m, 0).unwrap()
+    }
+
+    #[test]
+    fn a_slot_that_already_ran_is_not_due_again() {
+        let c = parse("0 9 * * *").unwrap();
+        assert_eq!(due_slot(&c, Some(t(9, 0)), t(0, 0), t(9, 30)), None);
+    }
+
+    #[test]
+    fn after_downtime_only_the_latest_missed_slot_runs() {
+        let c = parse("*/10 * * * *").unwrap();
+        let due = due_slot(&c, Some(t(8, 0)), t(0, 0), t(9, 35));
+        assert_eq!(due, Some(t(9, 30)));
+    }
+
+    #[test]
+    fn a_new_campaign_waits_for_its_first_slot() {
+        let c = parse("0 9 * * *").unwrap();
+        assert_eq!(due_slot(&c, None, t(10, 0), t(10, 5)), None);
+        let next_day = Utc.with_ymd_and_hms(2026, 11, 23, 9, 1, 0).unwrap();
+        assert!(due_slot(&c, None, t(10, 0), next_day).is_some());
+    }
+
+    #[test]
+    fn six_field_and_nonsense_patterns_are_refused() {
+        assert!(parse("0 0 9 * * *").is_err());
+        assert!(parse("every day").is_err());
+        assert!(parse("61 * * * *").is_err());
+    }
+
+    #[test]
+    fn day_of_month_and_day_of_week_are_ored() {
+        // The 1st of the month OR any Monday: 2026-11-23 is a Monday, not the 1st.
+        let c = parse("0 9 1 * 1").unwrap();
+        let monday = Utc.with_ymd_and_hms(2026, 11, 23, 9, 0, 0).unwrap();
+        assert_eq!(next_slot(&c, t(12, 0)), Some(monday));
+    }
+}

@@ -1,0 +1,191 @@
+//! The money protocol, in one place.
+//!
+//! 1. The intent — with its budget reservation — is committed **before** the call
+//!    (`Store::begin_intents`, one transaction; the database refuses a reservation past a cap).
+//! 2. The call is sent once. The client never retries a call that changes something.
+//! 3. Its outcome — and what it implies (ids, held links, released money) — is committed in one
+//!    transaction: executed → succeeded; definitely not executed → failed, money released; may
+//!    have executed → uncertain, money kept until settled (`settle`).
+//!
+//! A crash between 1 and 3 leaves the intent `in_flight`; the next holder of the campaign's
+//! lease turns it `uncertain` and settles it. Proved by `tests/engine_kill.rs`.
+
+use std::future::Future;
+
+use crate::market::{Executed, Market, MarketError};
+use crate::store::{BeginOutcome, Effect, IntentId, IntentRow, LeaseToken, NewIntent, Outcome, StoreError};
+
+use super::Engine;
+
+/// Why a step of the engine stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("journal: {0}")]
+    Store(#[from] StoreError),
+    #[error("{0}; all spending is stopped until the credentials work again")]
+    Auth(MarketError),
+    #[error("the campaign's lease was lost to another process; stopping this pass")]
+    Fenced,
+    #[error("{0}")]
+    Market(MarketError),
+    #[error("{0}")]
+    Blocked(String),
+    #[error("shutting down")]
+    Cancelled,
+}
+
+impl EngineError {
+    /// A closed label set for logs and metrics.
+    pub fn label(&self) -> &'static str {
+        match self {
+            EngineError::Store(_) => "database",
+            EngineError::Auth(_) => "credentials_rejected",
+            EngineError::Fenced => "lease_lost",
+            EngineError::Market(_) => "marketplace",
+            EngineError::Blocked(_) => "blocked",
+            EngineError::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl<T> Journaled<T> {
+    /// Turns everything but success into an error or a "blocked" explanation for the step `what`.
+    pub fn into_done(self, what: &str) -> Result<Option<T>, EngineError> {
+        use crate::store::IntentState as S;
+        match self {
+            Journaled::Done(v) => Ok(Some(v)),
+            Journaled::Unreadable(_) => Ok(None),
+            Journaled::Exists(row) if row.state == S::Succeeded => Ok(None),
+            Journaled::Exists(row) => Err(EngineError::Blocked(format!(
+                "{what}: intent #{} is already {} (another process, or waiting to be settled)",
+                row.id,
+                row.state.as_str()
+            ))),
+            Journaled::CapExceeded(why) => Err(EngineError::Blocked(format!("{what}: {why}"))),
+            Journaled::NotExecuted(e) | Journaled::Uncertain(e) => Err(EngineError::Market(e)),
+        }
+    }
+}
+
+/// What happened to a journaled call.
+#[derive(Debug)]
+pub enum Journaled<T> {
+    /// Sent, executed, outcome recorded.
+    Done(T),
+    /// The natural key is already recorded (and did not fail): nothing was sent.
+    Exists(IntentRow),
+    /// The reservation does not fit a cap: nothing was recorded or sent.
+    CapExceeded(String),
+    /// Definitely not executed: recorded as failed, money released.
+    NotExecuted(MarketError),
+    /// May have executed: recorded as uncertain, money kept until settled.
+    Uncertain(MarketError),
+    /// Executed (2xx) but the answer could not be read: recorded with the fallback effects.
+    Unreadable(MarketError),
+}
+
+/// How to record a call's success: one outcome per intent of the batch.
+pub struct Effects<T> {
+    pub on_success: Box<dyn FnOnce(&T) -> Vec<Effect> + Send>,
+    /// For a 2xx whose answer could not be read: what to record, or `None` to keep it uncertain.
+    pub on_unreadable: Option<Vec<Effect>>,
+}
+
+impl<M: Market> Engine<M> {
+    /// Records `intents`, sends `call` once, records the outcome. See the module docs.
+    pub async fn journaled<T, F>(
+        &self,
+        lease: &LeaseToken,
+        intents: Vec<NewIntent>,
+        call: impl FnOnce() -> F,
+        effects: Effects<T>,
+    ) -> Result<Journaled<T>, EngineError>
+    where
+        T: serde::Serialize,
+        F: Future<Output = Result<T, MarketError>>,
+    {
+        if self.cancel.is_cancelled() {
+            return Err(EngineError::Cancelled);
+        }
+        let ids = match self.store.begin_intents(lease, &intents, self.clock.now()).await? {
+            BeginOutcome::Started(ids) => ids,
+            BeginOutcome::Exists(row) => return Ok(Journaled::Exists(row)),
+            BeginOutcome::CapExceeded { cap, needed, headroom } => {
+                return Ok(Journaled::CapExceeded(format!("{cap:?} cap: needs {needed}, headroom {headroom}")));
+            }
+            BeginOutcome::Fenced => return Err(EngineError::Fenced),
+        };
+        let result = call().await;
+        self.record_outcome(&ids, result, effects).await
+    }
+
+    async fn record_outcome<T: serde::Serialize>(
+        &self,
+        ids: &[IntentId],
+        result: Result<T, MarketError>,
+        effects: Effects<T>,
+    ) -> Result<Journaled<T>, EngineError> {
+        let now = self.clock.now();
+        match result {
+            Ok(v) => {
+                let answer = super::report::short_json(&serde_json::to_value(&v).unwrap_or_default());
+                let list = (effects.on_success)(&v);
+                self.complete_all(ids, |i| Outcome::Succeeded(pick(&list, i)), Some(&answer), now).await?;
+                Ok(Journaled::Done(v))
+            }
+            Err(e) => self.record_failure(ids, e, effects.on_unreadable).await,
+        }
+    }
+
+    async fn record_failure<T>(
+        &self,
+        ids: &[IntentId],
+        e: MarketError,
+        on_unreadable: Option<Vec<Effect>>,
+    ) -> Result<Journaled<T>, EngineError> {
+        let now = self.clock.now();
+        let msg = e.to_string();
+        match (e.executed(), on_unreadable) {
+            (Executed::No, _) => {
+                self.complete_all(ids, |_| Outcome::Failed { error: msg.clone() }, None, now).await?;
+                if e.is_auth() {
+                    self.halt_for_credentials(&e).await?;
+                    return Err(EngineError::Auth(e));
+                }
+                Ok(Journaled::NotExecuted(e))
+            }
+            (Executed::Yes, Some(list)) => {
+                self.complete_all(ids, |i| Outcome::Succeeded(pick(&list, i)), Some(&msg), now).await?;
+                Ok(Journaled::Unreadable(e))
+            }
+            _ => {
+                self.complete_all(ids, |_| Outcome::Uncertain { error: msg.clone() }, None, now).await?;
+                Ok(Journaled::Uncertain(e))
+            }
+        }
+    }
+
+    async fn complete_all(
+        &self,
+        ids: &[IntentId],
+        outcome: impl Fn(usize) -> Outcome,
+        answer: Option<&str>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        for (i, id) in ids.iter().enumerate() {
+            self.store.complete_intent(*id, outcome(i), answer, now).await?;
+        }
+        Ok(())
+    }
+
+    /// A 401/403 stops all spending, for every campaign, until credentials work again.
+    pub async fn halt_for_credentials(&self, e: &MarketError) -> Result<(), StoreError> {
+        self.metrics.credentials_rejected.set(1);
+        tracing::error!(operation = e.operation(), "credentials rejected by the marketplace; all spending stopped");
+        self.store.set_halt("global", &format!("credentials rejected during {}", e.operation()), self.clock.now()).await
+    }
+}
+
+fn pick(list: &[Effect], i: usize) -> Effect {
+    list.get(i).cloned().unwrap_or(Effect::None)
+}

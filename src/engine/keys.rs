@@ -1,0 +1,67 @@
+//! Natural keys and fingerprints of intents.
+//!
+//! A natural key names a side effect, not an attempt: the store keeps it unique, so the same
+//! effect can never be started twice, even by two daemons on one database. A purchase is keyed
+//! by campaign, URL and donor page — stricter than "page + url + text": a page is never bought
+//! twice for one URL, whatever the anchor.
+
+use sha2::{Digest, Sha256};
+
+pub fn create_project(campaign: &str) -> String {
+    format!("create_project:{campaign}")
+}
+
+/// Keyed by the exact set of (url, text) pairs requested, so a retry of the same request
+/// finds its earlier attempt, and a later addition is a new effect.
+pub fn add_texts(campaign: &str, request_fingerprint: &str) -> String {
+    format!("add_texts:{campaign}:{request_fingerprint}")
+}
+
+pub fn create_filter(campaign: &str, filter: &str) -> String {
+    format!("create_filter:{campaign}:{filter}")
+}
+
+/// Keyed by the spec, so a changed spec can never be confused with the earlier creation.
+pub fn create_autobuyer(campaign: &str, name: &str, spec_fingerprint: &str) -> String {
+    format!("create_autobuyer:{campaign}:{name}:{spec_fingerprint}")
+}
+
+/// Start and stop are keyed by the autobuyer id and a generation: the number of state
+/// changes already recorded for it, so each transition is its own effect.
+pub fn set_autobuyer(campaign: &str, autobuyer_id: i64, running: bool, generation: usize) -> String {
+    let verb = if running { "start" } else { "stop" };
+    format!("{verb}_autobuyer:{campaign}:{autobuyer_id}:{generation}")
+}
+
+pub fn purchase(campaign: &str, url: &str, page_id: i64) -> String {
+    format!("purchase:{campaign}:{page_id}:{url}")
+}
+
+/// SHA-256 of a value's canonical JSON (serde_json keeps map keys sorted), hex.
+pub fn fingerprint<T: serde::Serialize>(value: &T) -> String {
+    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    hex(&Sha256::digest(&bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_purchase_key_ignores_the_anchor_text_so_a_page_is_bought_once_per_url() {
+        assert_eq!(purchase("c", "https://a.example/x", 7), "purchase:c:7:https://a.example/x");
+    }
+
+    #[test]
+    fn fingerprints_differ_when_the_request_differs() {
+        let a = fingerprint(&serde_json::json!({"a": 1}));
+        let b = fingerprint(&serde_json::json!({"a": 2}));
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 64);
+        assert_eq!(a, fingerprint(&serde_json::json!({"a": 1})));
+    }
+}

@@ -1,0 +1,114 @@
+//! What the journal says about one campaign, read in one go: remote ids, budget, purchases,
+//! uncertain intents, halts and rounds. The planner reads only this.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use crate::store::{
+    BudgetSnapshot, IntentFilter, IntentKind, IntentRow, IntentState, RemoteIds, RoundRow, Store, StoreError,
+};
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub ids: RemoteIds,
+    pub budget: BudgetSnapshot,
+    /// Purchase intents that hold, reserve or may hold money (every state but `failed`).
+    pub purchases: Vec<IntentRow>,
+    pub uncertain: Vec<IntentRow>,
+    /// Halts that apply to this campaign: the global one (credentials) and its own.
+    pub halts: Vec<(String, String, DateTime<Utc>)>,
+    pub last_round: Option<RoundRow>,
+    pub last_success: Option<RoundRow>,
+    /// Number of start/stop intents per autobuyer id: the generation of its next transition.
+    pub autobuyer_generations: BTreeMap<i64, usize>,
+    /// The state each autobuyer was last confirmed in by a start/stop call that succeeded.
+    /// Absent right after creation: its state on the marketplace is then not known.
+    pub confirmed_running: BTreeMap<i64, bool>,
+}
+
+impl Recorded {
+    pub async fn load(store: &Store, campaign: &str, today: NaiveDate) -> Result<Recorded, StoreError> {
+        let ids = store.remote_ids(campaign).await?;
+        let budget = store.budget(campaign, today).await?;
+        let all = store
+            .intents(IntentFilter { campaign: Some(campaign.to_string()), states: Vec::new(), kind: None })
+            .await?;
+        let halts = store.halts().await?.into_iter().filter(|(scope, _, _)| scope == "global" || scope == campaign).collect();
+        Ok(Recorded {
+            ids,
+            budget,
+            purchases: all
+                .iter()
+                .filter(|i| i.kind == IntentKind::Purchase && i.state != IntentState::Failed)
+                .cloned()
+                .collect(),
+            uncertain: all.iter().filter(|i| i.state == IntentState::Uncertain).cloned().collect(),
+            autobuyer_generations: generations(&all),
+            confirmed_running: confirmed(&all),
+            halts,
+            last_round: store.last_round(campaign).await?,
+            last_success: store.last_successful_round(campaign).await?,
+        })
+    }
+
+    /// Why this campaign may not spend now, if it may not.
+    pub fn spending_stopped(&self, paused: bool) -> Option<String> {
+        if let Some((_, reason, _)) = self.halts.iter().find(|(s, _, _)| s == "global") {
+            return Some(format!("all spending stopped: {reason}"));
+        }
+        if let Some((_, reason, _)) = self.halts.first() {
+            return Some(format!("waiting for an operator: {reason}"));
+        }
+        paused.then(|| "campaign is paused".to_string())
+    }
+
+    /// `(url, page_id)` pairs bought, reserved or uncertain: never bought again for that URL.
+    pub fn taken_pages(&self) -> HashSet<(String, i64)> {
+        self.purchases
+            .iter()
+            .filter_map(|i| {
+                let url = i.request.get("url")?.as_str()?.to_string();
+                let page = i.request.get("page_id")?.as_i64()?;
+                Some((url, page))
+            })
+            .collect()
+    }
+
+    /// How many links each (url, text) already has, so rounds vary the anchors.
+    pub fn text_usage(&self) -> BTreeMap<(String, String), u32> {
+        let mut m = BTreeMap::new();
+        for i in &self.purchases {
+            let (Some(u), Some(t)) = (i.request.get("url").and_then(|v| v.as_str()), i.request.get("text").and_then(|v| v.as_str()))
+            else {
+                continue;
+            };
+            *m.entry((u.to_string(), t.to_string())).or_insert(0) += 1;
+        }
+        m
+    }
+}
+
+fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
+    let mut m = BTreeMap::new();
+    for i in all.iter().filter(|i| matches!(i.kind, IntentKind::StartAutobuyer | IntentKind::StopAutobuyer)) {
+        if let Some(id) = i.request.get("autobuyer_id").and_then(|v| v.as_i64()) {
+            *m.entry(id).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+fn confirmed(all: &[IntentRow]) -> BTreeMap<i64, bool> {
+    let mut latest: BTreeMap<i64, (i64, bool)> = BTreeMap::new();
+    let done = all.iter().filter(|i| i.state == IntentState::Succeeded);
+    for i in done.filter(|i| matches!(i.kind, IntentKind::StartAutobuyer | IntentKind::StopAutobuyer)) {
+        let Some(id) = i.request.get("autobuyer_id").and_then(|v| v.as_i64()) else { continue };
+        let running = i.kind == IntentKind::StartAutobuyer;
+        let e = latest.entry(id).or_insert((i.id, running));
+        if i.id >= e.0 {
+            *e = (i.id, running);
+        }
+    }
+    latest.into_iter().map(|(k, (_, v))| (k, v)).collect()
+}

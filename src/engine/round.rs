@@ -1,0 +1,235 @@
+//! A buy round: search donors for each promoted URL (resuming a search a crash left
+//! pending), choose within the limits, and buy — one purchase call per group of donors that
+//! share their technical values, each link its own intent with its own reservation.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::campaign::Campaign;
+use crate::market::{Donor, Market, PageTarget, PurchaseOrder, SearchParams, SearchPoll};
+use crate::store::{Effect, IntentKind, LeaseToken, NewIntent, Reservation, SearchState};
+
+use super::choose::{Pick, TextSlot, UrlSlot, choose};
+use super::journal::{Effects, EngineError, Journaled};
+use super::recorded::Recorded;
+use super::{Engine, keys, plan};
+
+/// What a round did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RoundResult {
+    pub bought: u32,
+    pub uncertain: u32,
+    pub failed: u32,
+    pub searches_expired: u32,
+}
+
+impl<M: Market> Engine<M> {
+    pub async fn buy_round(&self, lease: &LeaseToken, c: &Campaign, r: &Recorded) -> Result<RoundResult, EngineError> {
+        let Some(limits) = plan::round_limits(c, r) else { return Ok(RoundResult::default()) };
+        let Some(project) = r.ids.project.as_ref().map(|p| p.project_id) else {
+            return Err(EngineError::Blocked("the project is not created yet".into()));
+        };
+        let mut result = RoundResult::default();
+        let mut slots = Vec::new();
+        for u in &c.urls {
+            let Some(&url_id) = r.ids.urls.get(&u.url) else { continue };
+            match self.search(c, url_id).await? {
+                Some(donors) => slots.push(url_slot(r, &u.url, url_id, &u.texts, donors)),
+                None => result.searches_expired += 1,
+            }
+        }
+        let picks = choose(&slots, &r.taken_pages(), limits);
+        for group in group_by_tech(picks) {
+            self.buy_group(lease, c, project, group, &mut result).await?;
+        }
+        Ok(result)
+    }
+
+    /// Runs (or resumes) the search for one URL and polls it with backoff until it is ready
+    /// or its deadline passes. `None` when it expired.
+    async fn search(&self, c: &Campaign, url_id: i64) -> Result<Option<Vec<Donor>>, EngineError> {
+        let row = match self.store.open_search(&c.name, url_id).await? {
+            Some(row) => row,
+            None => {
+                let job = self.market.start_search(url_id, &search_params(c)).await.map_err(|e| self.read_error(e))?;
+                let now = self.clock.now();
+                self.store.record_search(&c.name, url_id, &job, now + self.settings.search_deadline, now).await?
+            }
+        };
+        let mut polls = row.polls;
+        let mut wait = self.settings.poll_initial;
+        loop {
+            self.pause(wait).await?;
+            polls += 1;
+            match self.market.search_result(&row.job).await.map_err(|e| self.read_error(e))? {
+                SearchPoll::Ready { donors, unpriced } => {
+                    if unpriced > 0 {
+                        tracing::warn!(campaign = %c.name, url_id, unpriced, "donors without a readable price are skipped; see --field-map");
+                    }
+                    self.store.finish_search(row.id, SearchState::Ready, polls, self.clock.now()).await?;
+                    return Ok(Some(donors));
+                }
+                SearchPoll::Pending if self.clock.now() >= row.deadline => {
+                    tracing::warn!(campaign = %c.name, url_id, polls, "search still pending at its deadline; giving up on it");
+                    self.store.finish_search(row.id, SearchState::Expired, polls, self.clock.now()).await?;
+                    return Ok(None);
+                }
+                SearchPoll::Pending => {
+                    self.store.note_poll(row.id, polls, self.clock.now()).await?;
+                    wait = (wait * 2).min(self.settings.poll_max);
+                }
+            }
+        }
+    }
+
+    /// Sleeps, unless shutdown is requested.
+    async fn pause(&self, d: Duration) -> Result<(), EngineError> {
+        tokio::select! {
+            _ = tokio::time::sleep(d) => Ok(()),
+            _ = self.cancel.cancelled() => Err(EngineError::Cancelled),
+        }
+    }
+
+    /// Buys one group of picks that share their technical values. If the batch no longer fits
+    /// (another process reserved meanwhile, or took a page), it falls back to one link per call.
+    async fn buy_group(&self, lease: &LeaseToken, c: &Campaign, project: i64, group: Vec<Pick>, res: &mut RoundResult) -> Result<(), EngineError> {
+        match self.buy_batch(lease, c, project, &group).await? {
+            Some(j) => tally(j, group.len() as u32, res),
+            None => {
+                for p in group {
+                    if let Some(j) = self.buy_batch(lease, c, project, std::slice::from_ref(&p)).await? {
+                        tally(j, 1, res);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One purchase call. `None` when the batch was refused before sending (cap or taken page).
+    async fn buy_batch(&self, lease: &LeaseToken, c: &Campaign, project: i64, picks: &[Pick]) -> Result<Option<Journaled<Vec<i64>>>, EngineError> {
+        let Some(buy) = c.buy.as_ref() else { return Ok(None) };
+        let today = self.clock.now().date_naive();
+        let intents: Vec<NewIntent> = picks.iter().map(|p| purchase_intent(c, project, buy.link_type_id, p, today)).collect();
+        let order = PurchaseOrder {
+            link_type_id: buy.link_type_id,
+            filter_id: None,
+            tech: picks[0].donor.tech.clone(),
+            pages: picks.iter().map(|p| PageTarget { page_id: p.donor.page_id, url_id: p.url_id, text_id: p.text_id }).collect(),
+        };
+        let held = picks.to_vec();
+        let fallback = picks.iter().map(|p| purchased(p, None)).collect();
+        let on_success = Box::new(move |ids: &Vec<i64>| {
+            // Ids are matched to pages by position only when the counts agree; otherwise the
+            // links are recorded without ids and matched by page and URL at the next link sync.
+            let exact = ids.len() == held.len();
+            held.iter().enumerate().map(|(i, p)| purchased(p, exact.then(|| ids[i]))).collect()
+        });
+        let effects = Effects { on_success, on_unreadable: Some(fallback) };
+        match self.journaled(lease, intents, || self.market.buy(project, &order), effects).await? {
+            Journaled::Exists(_) | Journaled::CapExceeded(_) if picks.len() > 1 => Ok(None),
+            Journaled::Exists(row) => {
+                tracing::info!(campaign = %c.name, intent = row.id, "page already bought or reserved for this URL; skipped");
+                Ok(None)
+            }
+            Journaled::CapExceeded(why) => {
+                tracing::info!(campaign = %c.name, %why, "purchase skipped: it no longer fits a cap");
+                Ok(None)
+            }
+            other => Ok(Some(other)),
+        }
+    }
+}
+
+fn tally(j: Journaled<Vec<i64>>, n: u32, res: &mut RoundResult) {
+    match j {
+        Journaled::Done(_) | Journaled::Unreadable(_) => res.bought += n,
+        Journaled::Uncertain(_) => res.uncertain += n,
+        _ => res.failed += n,
+    }
+}
+
+fn purchased(p: &Pick, link: Option<i64>) -> Effect {
+    Effect::Purchased { link, page_id: p.donor.page_id, url_id: p.url_id, text_id: p.text_id, price: p.donor.price }
+}
+
+fn purchase_intent(c: &Campaign, project: i64, link_type_id: i64, p: &Pick, day: chrono::NaiveDate) -> NewIntent {
+    let request = json!({
+        "project_id": project, "url": p.url, "url_id": p.url_id, "text": p.text, "text_id": p.text_id,
+        "page_id": p.donor.page_id, "price": p.donor.price, "tech": p.donor.tech, "link_type_id": link_type_id,
+    });
+    NewIntent {
+        campaign: c.name.clone(),
+        kind: IntentKind::Purchase,
+        natural_key: keys::purchase(&c.name, &p.url, p.donor.page_id),
+        fingerprint: keys::fingerprint(&request),
+        request,
+        reserve: Some(Reservation { amount: p.donor.price, links: 1, day }),
+    }
+}
+
+/// Picks grouped by their technical values: one purchase call may only carry donors whose
+/// `searchId`, `forceSeoWait` and `mosSites` are all equal.
+pub fn group_by_tech(picks: Vec<Pick>) -> Vec<Vec<Pick>> {
+    let mut groups: BTreeMap<String, Vec<Pick>> = BTreeMap::new();
+    for p in picks {
+        groups.entry(p.donor.tech.group_key()).or_default().push(p);
+    }
+    groups.into_values().collect()
+}
+
+fn url_slot(r: &Recorded, url: &str, url_id: i64, texts: &[String], donors: Vec<Donor>) -> UrlSlot {
+    let usage = r.text_usage();
+    let texts = texts
+        .iter()
+        .filter_map(|t| {
+            let text_id = *r.ids.texts.get(&(url.to_string(), t.clone()))?;
+            Some(TextSlot { text: t.clone(), text_id, used: usage.get(&(url.to_string(), t.clone())).copied().unwrap_or(0) })
+        })
+        .collect();
+    UrlSlot { url: url.to_string(), url_id, texts, donors }
+}
+
+/// The search parameters: the campaign's, with the rent price capped at `max_link_price`
+/// when the file does not say otherwise (no point finding donors we will never buy).
+pub fn search_params(c: &Campaign) -> SearchParams {
+    let s = c.buy.as_ref().map(|b| b.search.clone()).unwrap_or_default();
+    SearchParams {
+        price_rent_from: s.price_rent_from,
+        price_rent_to: Some(s.price_rent_to.unwrap_or(c.budget.max_link_price).min(c.budget.max_link_price)),
+        extra: s.extra,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::market::TechValues;
+    use crate::money::Money;
+
+    fn pick(page: i64, search_id: i64) -> Pick {
+        Pick {
+            url: "u".into(),
+            url_id: 1,
+            text: "t".into(),
+            text_id: 1,
+            donor: Donor {
+                page_id: page,
+                price: Money::from_rubles(10),
+                tech: TechValues { search_id: json!(search_id), force_seo_wait: json!(0), mos_sites: json!("m") },
+            },
+        }
+    }
+
+    #[test]
+    fn donors_with_different_technical_values_never_share_a_purchase_call() {
+        let groups = group_by_tech(vec![pick(1, 7), pick(2, 8), pick(3, 7)]);
+        assert_eq!(groups.len(), 2);
+        for g in &groups {
+            assert!(g.iter().all(|p| p.donor.tech == g[0].donor.tech));
+        }
+        assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), 3);
+    }
+}

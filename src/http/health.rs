@@ -1,0 +1,70 @@
+//! Readiness: the database answers, campaigns are loaded, the marketplace has not rejected
+//! our credentials, and the process is not shutting down. Each is reported separately.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::store::Store;
+
+#[derive(Debug, Default)]
+pub struct Health {
+    campaigns_loaded: AtomicBool,
+    shutting_down: AtomicBool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Component {
+    pub ready: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Readiness {
+    pub ready: bool,
+    pub database: Component,
+    pub campaigns: Component,
+    pub credentials: Component,
+    pub shutdown: Component,
+}
+
+fn comp(ready: bool, detail: impl Into<String>) -> Component {
+    Component { ready, detail: detail.into() }
+}
+
+impl Health {
+    pub fn set_campaigns_loaded(&self) {
+        self.campaigns_loaded.store(true, Ordering::SeqCst);
+    }
+    pub fn set_shutting_down(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+    }
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::SeqCst)
+    }
+
+    pub async fn readiness(&self, store: &Store) -> Readiness {
+        let db = tokio::time::timeout(Duration::from_secs(2), store.ping()).await;
+        let database = match db {
+            Ok(Ok(())) => comp(true, "reachable"),
+            Ok(Err(e)) => comp(false, format!("unreachable: {}", e.kind_label())),
+            Err(_) => comp(false, "unreachable: no answer within 2s"),
+        };
+        let credentials = if database.ready {
+            match tokio::time::timeout(Duration::from_secs(2), store.halts()).await {
+                Ok(Ok(h)) if h.iter().any(|(s, _, _)| s == "global") => comp(false, "rejected by the marketplace; spending stopped"),
+                Ok(Ok(_)) => comp(true, "not rejected"),
+                _ => comp(false, "unknown: journal unavailable"),
+            }
+        } else {
+            comp(false, "unknown: journal unavailable")
+        };
+        let loaded = self.campaigns_loaded.load(Ordering::SeqCst);
+        let campaigns = comp(loaded, if loaded { "loaded" } else { "not loaded yet" });
+        let stopping = self.is_shutting_down();
+        let shutdown = comp(!stopping, if stopping { "shutting down" } else { "running" });
+        let ready = database.ready && campaigns.ready && credentials.ready && shutdown.ready;
+        Readiness { ready, database, campaigns, credentials, shutdown }
+    }
+}
