@@ -76,6 +76,13 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Validate(a) => crate::campaign::cli::validate(&g, &a),
         Command::Schema => crate::campaign::cli::schema(),
+        Command::Plan(a) => crate::engine::cli::plan(&g, &a).await,
+        Command::Once(a) => crate::engine::cli::once(&g, &a).await,
+        Command::Run(a) => crate::daemon::run::command(&g, &a).await,
+        Command::Status(a) => crate::engine::cli::status(&g, &a).await,
+        Command::Resolve(a) => crate::engine::cli::resolve(&g, &a).await,
+        Command::Migrate => crate::engine::cli::migrate(&g).await,
+        Command::Demo(a) => crate::daemon::demo::demo(&g, &a).await,
         Command::Sandbox(a) => crate::sandbox::cli::run(a)
             .await
             .map(|()| ExitCode::SUCCESS),

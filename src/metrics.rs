@@ -140,7 +140,7 @@ impl Metrics {
             ),
             rate_limit_wait_seconds_total: reg(
                 &r,
-                Gauge::new(
+                Counter::new(
                     "linkrunner_rate_limit_wait_seconds_total",
                     "Time spent waiting for the client-side rate limiter.",
                 )

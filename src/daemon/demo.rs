@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::GlobalArgs;
 use crate::clock;
 use crate::engine::{Engine, EngineSettings};
-use crate::market::client::{ClientConfig, MarketClient};
+use crate::market::{ClientConfig, Credentials, MarketClient};
 use crate::metrics::Metrics;
 use crate::sandbox::{self, SandboxConfig, SandboxHandle};
 
@@ -50,7 +50,10 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
     let mut g2 = g.clone();
     g2.database_url = db.clone();
     let store = crate::engine::cli::open_store(&g2, &metrics).await?;
-    let config = ClientConfig::for_sandbox(&sandbox.base_url(), &token, &ticket);
+    let credentials = Credentials::new(token.clone().into(), ticket.clone().into())?;
+    let mut config = ClientConfig::new(&sandbox.base_url(), credentials)?;
+    config.rate_limit = std::num::NonZeroU32::new(50).unwrap_or(std::num::NonZeroU32::MIN);
+    config.max_concurrency = 8;
     let market = MarketClient::new(config, metrics.clone()).context("building the marketplace client")?;
     let settings = EngineSettings {
         poll_initial: Duration::from_millis(300),

@@ -54,7 +54,7 @@ pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
         Ok(counts) => {
             for k in IntentKind::ALL {
                 for s in IntentState::ALL {
-                    let n = counts.iter().find(|(ck, cs, _)| *ck == k && *cs == s).map(|c| c.2).unwrap_or(0);
+                    let n = counts.iter().find(|(ck, cs, _)| ck == k && cs == s).map(|c| c.2).unwrap_or(0);
                     e.metrics.intents.with_label_values(&[k.as_str(), s.as_str()]).set(n);
                 }
             }

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use crate::campaign::{self, LoadReport};
 use crate::cli::GlobalArgs;
 use crate::clock::{self, SharedClock};
-use crate::market::client::MarketClient;
+use crate::market::MarketClient;
 use crate::metrics::Metrics;
 use crate::store::{Resolution, Store};
 
@@ -199,7 +199,7 @@ pub async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode
         None => Resolution::NotCreated,
     };
     let now = clock::system().now();
-    let row = store.resolve_intent(a.intent.into(), resolution, &a.reason, now).await.context("resolving the intent")?;
+    let row = store.resolve_intent(crate::store::IntentId(a.intent), resolution, &a.reason, now).await.context("resolving the intent")?;
     let still = Recorded::load(&store, &row.campaign, now.date_naive()).await?;
     if !still.uncertain.iter().any(|i| i.kind == crate::store::IntentKind::CreateAutobuyer) {
         store.clear_halt(&row.campaign).await?;

@@ -109,9 +109,9 @@ impl<M: Market> Engine<M> {
         }
         let ids = match self.store.begin_intents(lease, &intents, self.clock.now()).await? {
             BeginOutcome::Started(ids) => ids,
-            BeginOutcome::Exists(row) => return Ok(Journaled::Exists(row)),
-            BeginOutcome::CapExceeded { cap, needed, headroom } => {
-                return Ok(Journaled::CapExceeded(format!("{cap:?} cap: needs {needed}, headroom {headroom}")));
+            BeginOutcome::Exists(row) => return Ok(Journaled::Exists(*row)),
+            BeginOutcome::CapExceeded { cap, needed, headroom, .. } => {
+                return Ok(Journaled::CapExceeded(cap_message(cap, needed, headroom)));
             }
             BeginOutcome::Fenced => return Err(EngineError::Fenced),
         };
@@ -188,4 +188,17 @@ impl<M: Market> Engine<M> {
 
 fn pick(list: &[Effect], i: usize) -> Effect {
     list.get(i).cloned().unwrap_or(Effect::None)
+}
+
+/// Says which cap refused a reservation, in the cap's own unit.
+fn cap_message(cap: crate::store::CapKind, needed: i64, headroom: i64) -> String {
+    use crate::money::Money;
+    match cap {
+        crate::store::CapKind::Monthly => format!(
+            "the monthly cap: it needs {} RUB, {} RUB are left",
+            Money::from_kopecks(needed),
+            Money::from_kopecks(headroom)
+        ),
+        other => format!("the {} link cap: it needs {needed}, {headroom} left", other.as_str()),
+    }
 }

@@ -155,7 +155,7 @@ pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
 fn settle_actions(r: &Recorded, p: &mut CampaignPlan) {
     for i in &r.uncertain {
         let how = super::settle::policy(i.kind).to_string();
-        p.actions.push(Action::Settle { intent_id: i.id, kind: i.kind.as_str().to_string(), how });
+        p.actions.push(Action::Settle { intent_id: i.id.0, kind: i.kind.as_str().to_string(), how });
     }
 }
 

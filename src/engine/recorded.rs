@@ -105,9 +105,9 @@ fn confirmed(all: &[IntentRow]) -> BTreeMap<i64, bool> {
     for i in done.filter(|i| matches!(i.kind, IntentKind::StartAutobuyer | IntentKind::StopAutobuyer)) {
         let Some(id) = i.request.get("autobuyer_id").and_then(|v| v.as_i64()) else { continue };
         let running = i.kind == IntentKind::StartAutobuyer;
-        let e = latest.entry(id).or_insert((i.id, running));
-        if i.id >= e.0 {
-            *e = (i.id, running);
+        let e = latest.entry(id).or_insert((i.id.0, running));
+        if i.id.0 >= e.0 {
+            *e = (i.id.0, running);
         }
     }
     latest.into_iter().map(|(k, (_, v))| (k, v)).collect()

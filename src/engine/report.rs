@@ -87,7 +87,7 @@ fn status_from(name: &str, r: &Recorded, links_held: usize) -> CampaignStatus {
         daily_links_cap: r.budget.daily_cap,
         links_total: r.budget.links_total,
         total_links_cap: r.budget.total_cap,
-        last_round: r.last_round.as_ref().map(|x| RoundStatus { slot: x.slot, outcome: x.outcome.clone(), detail: x.detail.clone() }),
+        last_round: r.last_round.as_ref().map(|x| RoundStatus { slot: x.slot, outcome: x.state.as_str().to_string(), detail: x.detail.clone() }),
         last_successful_round: r.last_success.as_ref().map(|x| x.slot),
         spending_stopped: r.spending_stopped(false),
         uncertain: r.uncertain.iter().map(uncertain_status).collect(),
@@ -103,7 +103,7 @@ fn uncertain_status(i: &crate::store::IntentRow) -> UncertainStatus {
         ),
         k => format!("settled automatically at the next pass ({}); or `linkrunner resolve {}`", settle::policy(k), i.id),
     };
-    UncertainStatus { intent_id: i.id, kind: i.kind.as_str().into(), since: i.updated_at, error: i.error.clone(), what_to_do }
+    UncertainStatus { intent_id: i.id.0, kind: i.kind.as_str().into(), since: i.updated_at, error: i.error.clone(), what_to_do }
 }
 
 pub fn render_status(s: &CampaignStatus) -> String {

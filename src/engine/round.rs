@@ -131,7 +131,7 @@ impl<M: Market> Engine<M> {
         match self.journaled(lease, intents, || self.market.buy(project, &order), effects).await? {
             Journaled::Exists(_) | Journaled::CapExceeded(_) if picks.len() > 1 => Ok(None),
             Journaled::Exists(row) => {
-                tracing::info!(campaign = %c.name, intent = row.id, "page already bought or reserved for this URL; skipped");
+                tracing::info!(campaign = %c.name, intent = row.id.0, "page already bought or reserved for this URL; skipped");
                 Ok(None)
             }
             Journaled::CapExceeded(why) => {

@@ -83,7 +83,7 @@ impl<M: Market> Engine<M> {
                 i.id, i.id
             );
             self.store.set_halt(campaign, &reason, now).await?;
-            tracing::error!(campaign, intent = i.id, "autobuyer creation uncertain; spending stopped until an operator resolves it");
+            tracing::error!(campaign, intent = i.id.0, "autobuyer creation uncertain; spending stopped until an operator resolves it");
             s.waiting_for_operator += 1;
             return Ok(());
         }

@@ -46,7 +46,7 @@ impl Throttle {
             self.metrics.rate_limit_waits_total.inc();
             self.metrics
                 .rate_limit_wait_seconds_total
-                .add(started.elapsed().as_secs_f64());
+                .inc_by(started.elapsed().as_secs_f64());
         }
         permit
     }
