@@ -3,6 +3,8 @@
 
 #[path = "sandbox/auth.rs"]
 mod auth;
+#[path = "sandbox/cli.rs"]
+mod cli;
 #[path = "sandbox/faults.rs"]
 mod faults;
 #[path = "sandbox/flow.rs"]

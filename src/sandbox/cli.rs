@@ -26,37 +26,19 @@ pub struct SandboxArgs {
     /// Address to listen on (loopback by default; port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:8480")]
     pub listen: SocketAddr,
-    /// The access token clients must send (else --token-file, else $LINKRUNNER_SANDBOX_TOKEN).
-    #[arg(long, env = "LINKRUNNER_SANDBOX_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    #[arg(long)]
-    pub token_file: Option<PathBuf>,
-    /// The AUTH_TICKET cookie clients must send (else --ticket-file, else $LINKRUNNER_SANDBOX_TICKET).
-    #[arg(long, env = "LINKRUNNER_SANDBOX_TICKET", hide_env_values = true)]
-    pub ticket: Option<String>,
-    #[arg(long)]
-    pub ticket_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub secrets: Box<SecretArgs>,
     /// Path prefix before /rest/..., e.g. /api.
     #[arg(long, default_value = "")]
     pub prefix: String,
-    /// Accepted Authorization forms.
-    #[arg(long = "auth-scheme", value_enum, default_value = "bearer")]
+    /// Accepted Authorization forms. (Not `--auth-scheme`: that global flag is the client's.)
+    #[arg(long, value_enum, default_value = "bearer")]
     pub sandbox_auth_scheme: AuthArg,
     /// Seeds the donor inventory and the fault sequence.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Delay added to every call, in milliseconds.
-    #[arg(long, default_value_t = 0)]
-    pub latency_ms: u64,
-    /// Requests per second across the server; beyond it, 429 with Retry-After: 1.
-    #[arg(long = "rate-limit")]
-    pub sandbox_rate_limit: Option<u32>,
-    /// Chance (0..1) of a 5xx before a call executes.
-    #[arg(long, default_value_t = 0.0)]
-    pub error_rate: f64,
-    /// Chance (0..1) that an executed change is answered with a body cut short.
-    #[arg(long, default_value_t = 0.0)]
-    pub drop_rate: f64,
+    #[command(flatten)]
+    pub faults: Box<FaultArgs>,
     /// Polls answered "pending" before a search is ready.
     #[arg(long, default_value_t = 2)]
     pub ready_after_polls: u32,
@@ -81,6 +63,41 @@ pub struct SandboxArgs {
     pub shape: Shape,
 }
 
+/// Token and ticket: a flag, a file or the environment. Never printed.
+#[derive(Debug, Clone, Args)]
+pub struct SecretArgs {
+    /// The access token clients must send (else --token-file, else $LINKRUNNER_SANDBOX_TOKEN).
+    #[arg(long, env = "LINKRUNNER_SANDBOX_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// File holding the token (wins over --token and the environment).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// The AUTH_TICKET cookie clients must send (else --ticket-file, else $LINKRUNNER_SANDBOX_TICKET).
+    #[arg(long, env = "LINKRUNNER_SANDBOX_TICKET", hide_env_values = true)]
+    pub ticket: Option<String>,
+    /// File holding the ticket (wins over --ticket and the environment).
+    #[arg(long)]
+    pub ticket_file: Option<PathBuf>,
+}
+
+/// Faults the sandbox starts with (changeable later through `POST {prefix}/__sandbox/faults`).
+#[derive(Debug, Clone, Args)]
+pub struct FaultArgs {
+    /// Delay added to every call, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Requests per second across the server; beyond it, 429 with Retry-After: 1.
+    /// (Not `--rate-limit`: that global flag is the client's own limiter.)
+    #[arg(long)]
+    pub sandbox_rate_limit: Option<u32>,
+    /// Chance (0..1) of a 5xx before a call executes.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Chance (0..1) that an executed change is answered with a body cut short.
+    #[arg(long, default_value_t = 0.0)]
+    pub drop_rate: f64,
+}
+
 fn secret(value: Option<String>, file: Option<PathBuf>, what: &str) -> anyhow::Result<String> {
     let text = match (file, value) {
         (Some(path), _) => std::fs::read_to_string(&path)
@@ -98,8 +115,16 @@ fn secret(value: Option<String>, file: Option<PathBuf>, what: &str) -> anyhow::R
 
 impl SandboxArgs {
     pub fn config(&self) -> anyhow::Result<SandboxConfig> {
-        let token = secret(self.token.clone(), self.token_file.clone(), "token")?;
-        let ticket = secret(self.ticket.clone(), self.ticket_file.clone(), "ticket")?;
+        let token = secret(
+            self.secrets.token.clone(),
+            self.secrets.token_file.clone(),
+            "token",
+        )?;
+        let ticket = secret(
+            self.secrets.ticket.clone(),
+            self.secrets.ticket_file.clone(),
+            "ticket",
+        )?;
         let mut cfg = SandboxConfig::new(token, ticket);
         cfg.auth_scheme = match self.sandbox_auth_scheme {
             AuthArg::Bearer => SandboxAuth::Bearer,
@@ -115,11 +140,12 @@ impl SandboxArgs {
         cfg.autobuyers_start_running = self.autobuyers_start_running;
         cfg.initial_balance = self.balance;
         cfg.shape = self.shape;
+        let f = &self.faults;
         cfg.faults = Faults {
-            error_rate: self.error_rate,
-            latency_ms: self.latency_ms,
-            rate_limit: self.sandbox_rate_limit,
-            drop_after_commit_rate: self.drop_rate,
+            error_rate: f.error_rate,
+            latency_ms: f.latency_ms,
+            rate_limit: f.sandbox_rate_limit,
+            drop_after_commit_rate: f.drop_rate,
             ..Faults::default()
         };
         Ok(cfg)
