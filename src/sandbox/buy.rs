@@ -8,6 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::search::Offer;
 use super::state::{Outcome, Rejection, World};
 use crate::money::Money;
 
@@ -29,6 +30,15 @@ pub struct BuyRequest {
     /// A saved search filter, when the purchase names one; it must exist.
     pub filter_id: Option<i64>,
     pub pages: Vec<PageRef>,
+}
+
+impl BuyRequest {
+    /// The call carries exactly the technical values the search gave with this offer.
+    fn echoes(&self, offer: &Offer) -> bool {
+        offer.search_id == self.search_id
+            && offer.force_seo_wait == self.force_seo_wait
+            && offer.mos_sites == self.mos_sites
+    }
 }
 
 /// A bought (rented) link.
@@ -105,7 +115,7 @@ impl World {
             })?;
         offers
             .iter()
-            .find(|o| o.search_id == req.search_id && o.force_seo_wait == req.force_seo_wait && o.mos_sites == req.mos_sites)
+            .find(|o| req.echoes(o))
             .map(|o| o.price)
             .ok_or_else(|| {
                 Rejection::new(format!(

@@ -5,7 +5,9 @@
 //! same sequence of requests give the same sequence of faults.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,7 @@
 //! endpoints `GET {prefix}/__sandbox/ledger` and `GET|POST {prefix}/__sandbox/faults`.
 
 use std::sync::Arc;
-use std::time::Instant;
+use tokio::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;

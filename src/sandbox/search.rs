@@ -1,8 +1,10 @@
 //! Rent searches: a seeded donor inventory, queued jobs that become ready after a number of
 //! polls (and optionally a delay), and the offers a finished search made — the only
 //! `(urlId, pageId)` pairs a purchase may use, with the technical values it must echo.
+//!
+//! Time is tokio's, so tests with `tokio::time::pause()` drive readiness without sleeping.
 
-use std::time::Instant;
+use tokio::time::Instant;
 
 use base64::Engine as _;
 

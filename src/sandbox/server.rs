@@ -4,7 +4,7 @@
 //! cut short. The token and ticket are compared here and never logged or echoed.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use tokio::time::Instant;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};

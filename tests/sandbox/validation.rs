@@ -270,3 +270,23 @@ async fn a_project_id_that_is_not_a_number_is_answered_with_400() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 }
+
+#[tokio::test]
+async fn one_bad_url_in_an_add_texts_call_adds_none_of_its_urls() {
+    let sbx = start(config()).await;
+    let (project, _, _) = sbx.project("https://acme.example").await;
+    let body = json!({"urlsTexts": [
+        {"url": "https://acme.example/good", "texts": [{"text": "#a#good#/a#"}]},
+        {"url": "https://elsewhere.example/bad", "texts": [{"text": "#a#bad#/a#"}]},
+    ]});
+
+    let (status, answer) = sbx
+        .post(
+            &format!("/rest/Content/add/texts/projectId/{project}"),
+            body,
+        )
+        .await;
+
+    assert!(rejected(status, &answer), "{answer}");
+    assert_eq!(sbx.handle.ledger().urls.len(), 1);
+}
