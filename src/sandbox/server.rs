@@ -105,7 +105,9 @@ impl Shared {
         let answer = {
             let mut world = self.world();
             let answer = execute(&mut world, &self.shape);
-            world.count(op, answer.as_ref().map_or_else(Refusal::outcome, |_| "ok"));
+            let outcome = answer.as_ref().map_or_else(Refusal::outcome, |_| "ok");
+            world.count(op, outcome);
+            tracing::debug!(operation = op.name(), outcome, "sandbox call");
             answer
         };
         match answer {
@@ -134,7 +136,12 @@ impl Shared {
         }
         if let Err((status, outcome, message)) = self.authorize(headers) {
             self.world().count(op, outcome);
-            return Err(reply(status, &render::error(message)));
+            let mut r = reply(status, &render::error(message));
+            if status == StatusCode::UNAUTHORIZED {
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            return Err(r);
         }
         if self.faults().draw_error(op) {
             self.world().count(op, "fault");
