@@ -7,9 +7,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
 
 use super::ops::Op;
 

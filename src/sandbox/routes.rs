@@ -2,7 +2,6 @@
 //! endpoints `GET {prefix}/__sandbox/ledger` and `GET|POST {prefix}/__sandbox/faults`.
 
 use std::sync::Arc;
-use tokio::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -10,6 +9,7 @@ use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
+use tokio::time::Instant;
 
 use super::autobuy::{AutobuyerSpec, AutobuyerUrl, Range};
 use super::buy::{BuyRequest, PageRef};

@@ -4,9 +4,8 @@
 //!
 //! Time is tokio's, so tests with `tokio::time::pause()` drive readiness without sleeping.
 
-use tokio::time::Instant;
-
 use base64::Engine as _;
+use tokio::time::Instant;
 
 use super::config::SandboxConfig;
 use super::faults::Prng;

@@ -4,13 +4,13 @@
 //! cut short. The token and ticket are compared here and never logged or echoed.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::time::Instant;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::config::{SandboxAuth, SandboxConfig};
 use super::cut::cut_short;
