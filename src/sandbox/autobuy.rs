@@ -136,3 +136,45 @@ impl World {
         Ok(ids.to_vec())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::config::SandboxConfig;
+
+    #[test]
+    fn switching_with_one_unknown_id_changes_no_autobuyer() {
+        let mut world = World::new(&SandboxConfig::new("t", "k"));
+        let (project, url_id, _) = world.add_project("https://acme.example").unwrap();
+        let filter = world.add_filter("f", &[], Params::new()).unwrap();
+        let urls = vec![AutobuyerUrl {
+            url_id,
+            monthly_budget: Money::from_rubles(10),
+            total_links_limit: 1,
+            daily_links_limit: 1,
+        }];
+        let spec = AutobuyerSpec {
+            name: "a".into(),
+            is_auto_approve: false,
+            filter_id: filter,
+            urls,
+        };
+        let id = world.create_autobuyer(project, spec).unwrap();
+
+        let result = world.switch_autobuyers(&[id, id + 1_000], true);
+
+        assert!(result.is_err());
+        assert!(!world.autobuyers[&id].running);
+    }
+
+    #[test]
+    fn a_filter_whose_lower_bound_is_above_its_upper_bound_is_rejected() {
+        let mut world = World::new(&SandboxConfig::new("t", "k"));
+        let range = Range {
+            name: "priceRent",
+            from: Some(Money::from_rubles(80)),
+            to: Some(Money::from_rubles(10)),
+        };
+        assert!(world.add_filter("f", &[range], Params::new()).is_err());
+    }
+}

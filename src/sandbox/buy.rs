@@ -155,3 +155,78 @@ impl World {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::sandbox::config::SandboxConfig;
+    use crate::sandbox::search::Poll;
+
+    /// A world with one project whose main URL has a finished search: `(world, project, page refs)`.
+    fn world_with_offers() -> (World, i64, Vec<(PageRef, Offer)>) {
+        let mut cfg = SandboxConfig::new("t", "k");
+        cfg.search_ready_after_polls = 0;
+        let mut world = World::new(&cfg);
+        let (project, url_id, text_id) = world.add_project("https://acme.example").unwrap();
+        let (job, meta) = world
+            .start_search(url_id, None, None, Instant::now())
+            .unwrap();
+        let Ok(Poll::Ready(found)) = world.poll_search(&job, &meta, Instant::now()) else {
+            panic!("search not ready at the first poll");
+        };
+        let pages = found
+            .into_iter()
+            .map(|(d, o)| {
+                (
+                    PageRef {
+                        page_id: d.page_id,
+                        url_id,
+                        text_id,
+                    },
+                    o,
+                )
+            })
+            .collect();
+        (world, project, pages)
+    }
+
+    fn request(offer: &Offer, pages: Vec<PageRef>) -> BuyRequest {
+        BuyRequest {
+            search_id: offer.search_id,
+            force_seo_wait: offer.force_seo_wait,
+            mos_sites: offer.mos_sites.clone(),
+            link_type_id: 1,
+            filter_id: None,
+            pages,
+        }
+    }
+
+    #[test]
+    fn a_call_with_one_unknown_page_buys_none_of_its_pages() {
+        let (mut world, project, pages) = world_with_offers();
+        let unknown = PageRef {
+            page_id: 1,
+            ..pages[0].0
+        };
+        let req = request(&pages[0].1, vec![pages[0].0, unknown]);
+
+        let result = world.buy(project, &req);
+
+        assert!(result.is_err());
+        assert!(world.placements.is_empty() && world.spend == Money::ZERO);
+    }
+
+    #[test]
+    fn the_balance_must_cover_the_whole_call() {
+        let (mut world, project, pages) = world_with_offers();
+        world.balance = pages[0].1.price;
+        let req = request(&pages[0].1, vec![pages[0].0, pages[1].0]);
+
+        let result = world.buy(project, &req);
+
+        assert!(result.is_err());
+        assert_eq!(world.balance, pages[0].1.price);
+    }
+}

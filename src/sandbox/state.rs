@@ -70,6 +70,9 @@ pub struct World {
     pub projects: BTreeMap<i64, Project>,
     pub urls: BTreeMap<i64, PromotedUrl>,
     pub texts: BTreeMap<i64, Text>,
+    /// `(projectId, url)` → urlId and `(urlId, text)` → textId, so re-adding is O(1).
+    url_index: HashMap<(i64, String), i64>,
+    text_index: HashMap<(i64, String), i64>,
     pub inventory: Vec<Donor>,
     pub searches: HashMap<String, Search>,
     pub search_seq: u64,
@@ -107,6 +110,8 @@ impl World {
             projects: BTreeMap::new(),
             urls: BTreeMap::new(),
             texts: BTreeMap::new(),
+            url_index: HashMap::new(),
+            text_index: HashMap::new(),
             inventory,
             searches: HashMap::new(),
             search_seq: 0,
@@ -173,15 +178,13 @@ impl World {
 
     /// The id of `url` in the project, creating it when new.
     pub fn insert_url(&mut self, project_id: i64, url: &str) -> i64 {
-        let existing = self
-            .urls
-            .values()
-            .find(|u| u.project_id == project_id && u.url == url);
-        if let Some(u) = existing {
-            return u.id;
+        let key = (project_id, url.to_string());
+        if let Some(id) = self.url_index.get(&key) {
+            return *id;
         }
         let id = self.fresh_id();
         let url = url.to_string();
+        self.url_index.insert(key, id);
         self.urls.insert(
             id,
             PromotedUrl {
@@ -195,15 +198,13 @@ impl World {
 
     /// The id of `text` on the URL, creating it when new.
     pub fn insert_text(&mut self, url_id: i64, text: &str) -> i64 {
-        let existing = self
-            .texts
-            .values()
-            .find(|t| t.url_id == url_id && t.text == text);
-        if let Some(t) = existing {
-            return t.id;
+        let key = (url_id, text.to_string());
+        if let Some(id) = self.text_index.get(&key) {
+            return *id;
         }
         let id = self.fresh_id();
         let text = text.to_string();
+        self.text_index.insert(key, id);
         self.texts.insert(id, Text { id, url_id, text });
         id
     }
