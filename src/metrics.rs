@@ -237,7 +237,9 @@ impl Metrics {
     pub fn init_series(&self) {
         for op in crate::market::op::ALL {
             for outcome in API_OUTCOMES {
-                self.api_calls_total.with_label_values(&[op, outcome]).inc_by(0);
+                self.api_calls_total
+                    .with_label_values(&[op, outcome])
+                    .inc_by(0);
             }
         }
         for outcome in ["succeeded", "failed"] {
@@ -248,9 +250,13 @@ impl Metrics {
     /// Sets a campaign's counters to zero, so its series exist before its first round.
     pub fn init_campaign(&self, campaign: &str) {
         for outcome in ["succeeded", "failed", "skipped"] {
-            self.rounds_total.with_label_values(&[campaign, outcome]).inc_by(0);
+            self.rounds_total
+                .with_label_values(&[campaign, outcome])
+                .inc_by(0);
         }
-        self.links_bought_total.with_label_values(&[campaign]).inc_by(0);
+        self.links_bought_total
+            .with_label_values(&[campaign])
+            .inc_by(0);
     }
 
     /// The Prometheus text exposition of every metric.

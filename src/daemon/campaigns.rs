@@ -52,7 +52,10 @@ impl CampaignSet {
         let mut next = BTreeMap::new();
         let mut s = ReloadSummary::default();
         for lc in report.campaigns {
-            let changed = self.by_path.get(&lc.path).is_none_or(|old| old.fingerprint != lc.fingerprint);
+            let changed = self
+                .by_path
+                .get(&lc.path)
+                .is_none_or(|old| old.fingerprint != lc.fingerprint);
             if changed {
                 s.changed.push(lc.campaign.name.clone());
             }
@@ -66,7 +69,12 @@ impl CampaignSet {
                 }
             }
         }
-        s.removed = self.by_path.keys().filter(|p| !next.contains_key(*p)).cloned().collect();
+        s.removed = self
+            .by_path
+            .keys()
+            .filter(|p| !next.contains_key(*p))
+            .cloned()
+            .collect();
         s.problems = report.problems;
         s.loaded = next.len();
         self.by_path = next;

@@ -37,14 +37,24 @@ pub struct DemoArgs {
 
 /// The demo never writes into the real journal: the default database becomes a demo file.
 fn demo_database(g: &GlobalArgs) -> String {
-    if g.database_url == "sqlite://linkrunner.db" { "sqlite://linkrunner-demo.db".into() } else { g.database_url.clone() }
+    if g.database_url == "sqlite://linkrunner.db" {
+        "sqlite://linkrunner-demo.db".into()
+    } else {
+        g.database_url.clone()
+    }
 }
 
 pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
     let token = format!("demo-token-{}", std::process::id());
     let ticket = format!("demo-ticket-{}", std::process::id());
-    let sb_listener = TcpListener::bind("127.0.0.1:0").await.context("binding the sandbox port")?;
-    let sandbox = sandbox::spawn(SandboxConfig::new(&token, &ticket), sb_listener).await;
+    let sb_listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("binding the sandbox port")?;
+    let sandbox = Arc::new(
+        sandbox::spawn(SandboxConfig::new(&token, &ticket), sb_listener)
+            .await
+            .context("starting the sandbox")?,
+    );
     let db = demo_database(g);
     let metrics = Arc::new(Metrics::new());
     let mut g2 = g.clone();
@@ -54,7 +64,8 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
     let mut config = ClientConfig::new(&sandbox.base_url(), credentials)?;
     config.rate_limit = std::num::NonZeroU32::new(50).unwrap_or(std::num::NonZeroU32::MIN);
     config.max_concurrency = 8;
-    let market = MarketClient::new(config, metrics.clone()).context("building the marketplace client")?;
+    let market =
+        MarketClient::new(config, metrics.clone()).context("building the marketplace client")?;
     let settings = EngineSettings {
         poll_initial: Duration::from_millis(300),
         poll_max: Duration::from_secs(2),
@@ -62,7 +73,12 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
         ..EngineSettings::default()
     };
     let engine = Engine::new(Arc::new(market), store, clock::system(), metrics, settings);
-    let listener = TcpListener::bind(a.listen).await.with_context(|| format!("binding {} (is another linkrunner running? try --listen 127.0.0.1:0)", a.listen))?;
+    let listener = TcpListener::bind(a.listen).await.with_context(|| {
+        format!(
+            "binding {} (is another linkrunner running? try --listen 127.0.0.1:0)",
+            a.listen
+        )
+    })?;
     let http = listener.local_addr()?;
     print_banner(&sandbox, &db, http, g);
     let opts = DaemonOptions {
@@ -75,12 +91,24 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
     };
     let shutdown = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
-    let progress = tokio::spawn(show_progress(rx, sandbox.clone(), a.rounds, shutdown.clone()));
+    let progress = tokio::spawn(show_progress(
+        rx,
+        sandbox.clone(),
+        a.rounds,
+        shutdown.clone(),
+    ));
     run(engine, opts, listener, shutdown, Some(tx)).await?;
     progress.abort();
     let l = sandbox.ledger();
-    println!("demo stopped. sandbox ledger: {} purchase(s), {} duplicate(s), spend {} RUB", l.purchases.len(), l.duplicate_purchases, l.spend);
-    sandbox.shutdown();
+    println!(
+        "demo stopped. sandbox ledger: {} purchase(s), {} duplicate(s), spend {} RUB",
+        l.purchases.len(),
+        l.duplicate_purchases,
+        l.spend
+    );
+    if let Ok(sandbox) = Arc::try_unwrap(sandbox) {
+        sandbox.shutdown().await;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -96,14 +124,28 @@ fn print_banner(sandbox: &SandboxHandle, db: &str, http: std::net::SocketAddr, g
     println!("  stop with Ctrl-C");
 }
 
-async fn show_progress(mut rx: mpsc::UnboundedReceiver<Event>, sandbox: SandboxHandle, max_rounds: u32, shutdown: CancellationToken) {
+async fn show_progress(
+    mut rx: mpsc::UnboundedReceiver<Event>,
+    sandbox: Arc<SandboxHandle>,
+    max_rounds: u32,
+    shutdown: CancellationToken,
+) {
     let mut rounds: BTreeMap<String, u32> = BTreeMap::new();
     while let Some(ev) = rx.recv().await {
         match ev {
-            Event::Reloaded(s) => println!("loaded {} campaign(s); {} problem(s)", s.loaded, s.problems.len()),
+            Event::Reloaded(s) => println!(
+                "loaded {} campaign(s); {} problem(s)",
+                s.loaded,
+                s.problems.len()
+            ),
             Event::Reconciled(reports) => {
                 for r in reports {
-                    println!("reconciled {}: {} ({})", r.campaign, r.outcome, r.done.join("; "));
+                    println!(
+                        "reconciled {}: {} ({})",
+                        r.campaign,
+                        r.outcome,
+                        r.done.join("; ")
+                    );
                 }
             }
             Event::Round { slot, report } => {
@@ -112,9 +154,17 @@ async fn show_progress(mut rx: mpsc::UnboundedReceiver<Event>, sandbox: SandboxH
                 let l = sandbox.ledger();
                 println!(
                     "round {} of {} at {}: {}, bought {} link(s); sandbox ledger: {} purchase(s), {} duplicate(s), spend {} RUB",
-                    n, report.campaign, slot.format("%H:%M:%S"), report.outcome, report.bought, l.purchases.len(), l.duplicate_purchases, l.spend
+                    n,
+                    report.campaign,
+                    slot.format("%H:%M:%S"),
+                    report.outcome,
+                    report.bought,
+                    l.purchases.len(),
+                    l.duplicate_purchases,
+                    l.spend
                 );
-                if max_rounds > 0 && rounds.values().all(|v| *v >= max_rounds) && !rounds.is_empty() {
+                if max_rounds > 0 && rounds.values().all(|v| *v >= max_rounds) && !rounds.is_empty()
+                {
                     shutdown.cancel();
                 }
             }

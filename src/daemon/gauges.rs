@@ -7,7 +7,13 @@ use crate::market::Market;
 use crate::store::{IntentKind, IntentState};
 
 /// The closed set of values of the `state` label of `linkrunner_campaign_state`.
-pub const CAMPAIGN_STATES: [&str; 5] = ["active", "paused", "halted", "waiting_for_operator", "removed"];
+pub const CAMPAIGN_STATES: [&str; 5] = [
+    "active",
+    "paused",
+    "halted",
+    "waiting_for_operator",
+    "removed",
+];
 
 /// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
 pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {
@@ -22,23 +28,41 @@ pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Opti
     };
     let m = &e.metrics;
     let labels = [name];
-    m.monthly_commitment_rubles.with_label_values(&labels).set(r.budget.committed.as_rubles_f64());
-    m.monthly_cap_rubles.with_label_values(&labels).set(r.budget.cap.as_rubles_f64());
-    m.uncertain_intents.with_label_values(&labels).set(r.uncertain.len() as i64);
-    let held = r.purchases.iter().filter(|i| i.state == IntentState::Succeeded).count();
+    m.monthly_commitment_rubles
+        .with_label_values(&labels)
+        .set(r.budget.committed.as_rubles_f64());
+    m.monthly_cap_rubles
+        .with_label_values(&labels)
+        .set(r.budget.cap.as_rubles_f64());
+    m.uncertain_intents
+        .with_label_values(&labels)
+        .set(r.uncertain.len() as i64);
+    let held = r
+        .purchases
+        .iter()
+        .filter(|i| i.state == IntentState::Succeeded)
+        .count();
     m.links_held.with_label_values(&labels).set(held as i64);
     m.init_campaign(name);
     if let Some(last) = &r.last_success {
-        m.last_successful_round_timestamp_seconds.with_label_values(&labels).set(last.slot.timestamp() as f64);
+        m.last_successful_round_timestamp_seconds
+            .with_label_values(&labels)
+            .set(last.slot.timestamp() as f64);
     }
     let state = campaign_state(&r, paused);
     for s in CAMPAIGN_STATES {
-        m.campaign_state.with_label_values(&[name, s]).set(i64::from(s == state));
+        m.campaign_state
+            .with_label_values(&[name, s])
+            .set(i64::from(s == state));
     }
 }
 
 fn campaign_state(r: &Recorded, paused: Option<bool>) -> &'static str {
-    let waiting = r.uncertain.iter().any(|i| i.kind == IntentKind::CreateAutobuyer) || r.halts.iter().any(|(s, _, _)| s != "global");
+    let waiting = r
+        .uncertain
+        .iter()
+        .any(|i| i.kind == IntentKind::CreateAutobuyer)
+        || r.halts.iter().any(|(s, _, _)| s != "global");
     match paused {
         None => "removed",
         Some(_) if r.halts.iter().any(|(s, _, _)| s == "global") => "halted",
@@ -54,8 +78,15 @@ pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
         Ok(counts) => {
             for k in IntentKind::ALL {
                 for s in IntentState::ALL {
-                    let n = counts.iter().find(|(ck, cs, _)| ck == k && cs == s).map(|c| c.2).unwrap_or(0);
-                    e.metrics.intents.with_label_values(&[k.as_str(), s.as_str()]).set(n);
+                    let n = counts
+                        .iter()
+                        .find(|(ck, cs, _)| ck == k && cs == s)
+                        .map(|c| c.2)
+                        .unwrap_or(0);
+                    e.metrics
+                        .intents
+                        .with_label_values(&[k.as_str(), s.as_str()])
+                        .set(n);
                 }
             }
         }

@@ -25,23 +25,37 @@ impl<M: Market> Daemon<M> {
                     let latest = cron.find_previous_occurrence(&now, true).unwrap_or(*at);
                     due.push((name.clone(), self.slot_for(latest)));
                     *at = match self.opts.round_every {
-                        Some(every) => now + chrono::Duration::from_std(every).unwrap_or(chrono::Duration::seconds(60)),
-                        None => super::schedule::next_slot(cron, now).unwrap_or(now + chrono::Duration::days(366)),
+                        Some(every) => {
+                            now + chrono::Duration::from_std(every)
+                                .unwrap_or(chrono::Duration::seconds(60))
+                        }
+                        None => super::schedule::next_slot(cron, now)
+                            .unwrap_or(now + chrono::Duration::days(366)),
                     };
                 }
             }
             due
         };
         for (name, slot) in due {
-            let Some(lc) = self.set.read().await.get(&name).cloned() else { continue };
-            if !self.busy.lock().unwrap_or_else(|e| e.into_inner()).insert(name.clone()) {
+            let Some(lc) = self.set.read().await.get(&name).cloned() else {
+                continue;
+            };
+            if !self
+                .busy
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(name.clone())
+            {
                 continue;
             }
             let d = self.clone();
             self.tracker.spawn(async move {
                 let _permit = d.permits.clone().acquire_owned().await;
                 d.run_round(&lc, slot).await;
-                d.busy.lock().unwrap_or_else(|e| e.into_inner()).remove(&lc.campaign.name);
+                d.busy
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&lc.campaign.name);
             });
         }
     }
@@ -80,7 +94,10 @@ impl<M: Market> Daemon<M> {
         }
         if baseline {
             let detail = "baseline: first slot seen; buying starts at the next slot";
-            let _ = e.store.finish_round(name, slot, RoundOutcome::Skipped, detail, now).await;
+            let _ = e
+                .store
+                .finish_round(name, slot, RoundOutcome::Skipped, detail, now)
+                .await;
             return;
         }
         let report = e.reconcile(Some(&lc.campaign), name, true).await;
@@ -89,12 +106,22 @@ impl<M: Market> Daemon<M> {
             "spending_stopped" | "skipped" => (RoundOutcome::Skipped, "skipped"),
             _ => (RoundOutcome::Failed, "failed"),
         };
-        let detail = report.detail.clone().unwrap_or_else(|| format!("bought {}", report.bought));
-        if let Err(err) = e.store.finish_round(name, slot, outcome, &detail, e.clock.now()).await {
+        let detail = report
+            .detail
+            .clone()
+            .unwrap_or_else(|| format!("bought {}", report.bought));
+        if let Err(err) = e
+            .store
+            .finish_round(name, slot, outcome, &detail, e.clock.now())
+            .await
+        {
             self.engine.metrics.database_errors_total.inc();
             tracing::warn!(campaign = %name, error = %err, "could not record the end of the round");
         }
-        e.metrics.rounds_total.with_label_values(&[name, label]).inc();
+        e.metrics
+            .rounds_total
+            .with_label_values(&[name, label])
+            .inc();
         tracing::info!(campaign = %name, slot = %slot, outcome = label, bought = report.bought, "buy round finished");
         gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
         self.emit(Event::Round { slot, report });
@@ -107,18 +134,27 @@ impl<M: Market> Daemon<M> {
             let set = d.set.read().await.clone();
             let all = set.campaigns();
             let chosen: Vec<LoadedCampaign> = match &only {
-                Some(names) => all.into_iter().filter(|c| names.contains(&c.campaign.name)).collect(),
+                Some(names) => all
+                    .into_iter()
+                    .filter(|c| names.contains(&c.campaign.name))
+                    .collect(),
                 None => all,
             };
             if only.as_ref().is_some_and(|n| n.is_empty()) {
                 return;
             }
-            let reports: Vec<CampaignReport> = match d.engine.pass_some(&chosen, only.is_none()).await {
-                Ok(r) => r,
-                Err(err) => return tracing::warn!(error = %err, "reconciliation failed"),
-            };
+            let reports: Vec<CampaignReport> =
+                match d.engine.pass_some(&chosen, only.is_none()).await {
+                    Ok(r) => r,
+                    Err(err) => return tracing::warn!(error = %err, "reconciliation failed"),
+                };
             for r in &reports {
-                gauges::refresh_campaign(&d.engine, &r.campaign, set.get(&r.campaign).map(|c| c.campaign.paused)).await;
+                gauges::refresh_campaign(
+                    &d.engine,
+                    &r.campaign,
+                    set.get(&r.campaign).map(|c| c.campaign.paused),
+                )
+                .await;
             }
             d.emit(Event::Reconciled(reports));
         });
@@ -130,8 +166,13 @@ impl<M: Market> Daemon<M> {
         super::signals::notify_stopping();
         self.engine.cancel.cancel();
         self.tracker.close();
-        if tokio::time::timeout(self.opts.shutdown_grace, self.tracker.wait()).await.is_err() {
-            tracing::warn!("shutdown grace elapsed with steps still running; their intents stay in flight and are settled at the next start");
+        if tokio::time::timeout(self.opts.shutdown_grace, self.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "shutdown grace elapsed with steps still running; their intents stay in flight and are settled at the next start"
+            );
         }
     }
 
@@ -140,7 +181,12 @@ impl<M: Market> Daemon<M> {
         self.engine.metrics.database_errors_total.inc();
         tracing::warn!(campaign, operation = op, error = %err, "journal unavailable; the round is retried in a few seconds");
         let retry = self.engine.clock.now() + chrono::Duration::seconds(5);
-        if let Some(entry) = self.next.lock().unwrap_or_else(|e| e.into_inner()).get_mut(campaign) {
+        if let Some(entry) = self
+            .next
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(campaign)
+        {
             entry.1 = entry.1.min(retry);
         }
     }

@@ -61,7 +61,10 @@ pub struct DaemonOptions {
 #[derive(Debug, Clone)]
 pub enum Event {
     Reloaded(ReloadSummary),
-    Round { slot: DateTime<Utc>, report: CampaignReport },
+    Round {
+        slot: DateTime<Utc>,
+        report: CampaignReport,
+    },
     Reconciled(Vec<CampaignReport>),
 }
 
@@ -87,7 +90,12 @@ pub async fn run<M: Market>(
 ) -> anyhow::Result<()> {
     let health = Arc::new(Health::default());
     let http_stop = CancellationToken::new();
-    let app = http::router(AppState { metrics: engine.metrics.clone(), store: engine.store.clone(), health: health.clone(), clock: engine.clock.clone() });
+    let app = http::router(AppState {
+        metrics: engine.metrics.clone(),
+        store: engine.store.clone(),
+        health: health.clone(),
+        clock: engine.clock.clone(),
+    });
     let server = tokio::spawn(http::serve(listener, app, http_stop.clone()));
     let permits = Arc::new(Semaphore::new(engine.settings.campaign_concurrency.max(1)));
     let d = Arc::new(Daemon {
@@ -105,7 +113,14 @@ pub async fn run<M: Market>(
     if d.opts.signals {
         signals::spawn_signal_handlers(shutdown.clone(), reload_tx.clone())?;
     }
-    let _watch = if d.opts.watch { Some(signals::watch_dir(&d.opts.campaigns_dir, reload_tx.clone())?) } else { None };
+    let _watch = if d.opts.watch {
+        Some(signals::watch_dir(
+            &d.opts.campaigns_dir,
+            reload_tx.clone(),
+        )?)
+    } else {
+        None
+    };
     d.clone().main_loop(shutdown, reload_rx).await;
     d.drain().await;
     http_stop.cancel();
@@ -114,7 +129,11 @@ pub async fn run<M: Market>(
 }
 
 impl<M: Market> Daemon<M> {
-    async fn main_loop(self: Arc<Self>, shutdown: CancellationToken, mut reload_rx: mpsc::Receiver<ReloadCause>) {
+    async fn main_loop(
+        self: Arc<Self>,
+        shutdown: CancellationToken,
+        mut reload_rx: mpsc::Receiver<ReloadCause>,
+    ) {
         let changed = self.reload().await;
         self.health.set_campaigns_loaded();
         signals::notify_ready(shutdown.clone());
@@ -150,11 +169,28 @@ impl<M: Market> Daemon<M> {
             tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its last good version keeps running");
         }
         let outcome = if summary.ok() { "succeeded" } else { "failed" };
-        self.engine.metrics.reloads_total.with_label_values(&[outcome]).inc();
-        self.engine.metrics.campaigns_loaded.set(summary.loaded as i64);
-        let rejected: std::collections::BTreeSet<_> = summary.problems.iter().map(|p| &p.path).collect();
-        self.engine.metrics.campaign_files_rejected.set(rejected.len() as i64);
-        tracing::info!(loaded = summary.loaded, changed = summary.changed.len(), kept_last_good = summary.kept_last_good.len(), problems = summary.problems.len(), "campaigns loaded");
+        self.engine
+            .metrics
+            .reloads_total
+            .with_label_values(&[outcome])
+            .inc();
+        self.engine
+            .metrics
+            .campaigns_loaded
+            .set(summary.loaded as i64);
+        let rejected: std::collections::BTreeSet<_> =
+            summary.problems.iter().map(|p| &p.path).collect();
+        self.engine
+            .metrics
+            .campaign_files_rejected
+            .set(rejected.len() as i64);
+        tracing::info!(
+            loaded = summary.loaded,
+            changed = summary.changed.len(),
+            kept_last_good = summary.kept_last_good.len(),
+            problems = summary.problems.len(),
+            "campaigns loaded"
+        );
         let set = self.set.read().await;
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         next.retain(|name, _| set.get(name).is_some());
@@ -166,7 +202,12 @@ impl<M: Market> Daemon<M> {
         changed
     }
 
-    fn schedule_campaign(&self, next: &mut HashMap<String, (Cron, DateTime<Utc>)>, lc: &LoadedCampaign, changed: bool) {
+    fn schedule_campaign(
+        &self,
+        next: &mut HashMap<String, (Cron, DateTime<Utc>)>,
+        lc: &LoadedCampaign,
+        changed: bool,
+    ) {
         let name = &lc.campaign.name;
         if !changed && next.contains_key(name) {
             return;
@@ -182,7 +223,9 @@ impl<M: Market> Daemon<M> {
         match schedule::parse(&pattern) {
             // First check at the latest past slot: the round task asks the store whether it ran.
             Ok(cron) => {
-                let first = cron.find_previous_occurrence(&self.engine.clock.now(), true).unwrap_or_else(|_| self.engine.clock.now());
+                let first = cron
+                    .find_previous_occurrence(&self.engine.clock.now(), true)
+                    .unwrap_or_else(|_| self.engine.clock.now());
                 next.insert(name.clone(), (cron, first));
             }
             Err(e) => tracing::error!(campaign = %name, error = %e, "schedule not usable"),
@@ -199,18 +242,25 @@ impl<M: Market> Daemon<M> {
         let set = self.set.read().await.clone();
         let names = self.engine.store.campaign_names().await.unwrap_or_default();
         for n in names {
-            gauges::refresh_campaign(&self.engine, &n, set.get(&n).map(|c| c.campaign.paused)).await;
+            gauges::refresh_campaign(&self.engine, &n, set.get(&n).map(|c| c.campaign.paused))
+                .await;
         }
         gauges::refresh_intents(&self.engine).await;
     }
 }
 
 /// `linkrunner run`.
-pub async fn command(g: &crate::cli::GlobalArgs, a: &RunArgs) -> anyhow::Result<std::process::ExitCode> {
+pub async fn command(
+    g: &crate::cli::GlobalArgs,
+    a: &RunArgs,
+) -> anyhow::Result<std::process::ExitCode> {
     use anyhow::Context;
     let metrics = Arc::new(crate::metrics::Metrics::new());
-    let engine = crate::engine::cli::engine(g, a.engine.settings(), crate::clock::system(), metrics).await?;
-    let listener = TcpListener::bind(a.listen).await.with_context(|| format!("binding --listen {}", a.listen))?;
+    let engine =
+        crate::engine::cli::engine(g, a.engine.settings(), crate::clock::system(), metrics).await?;
+    let listener = TcpListener::bind(a.listen)
+        .await
+        .with_context(|| format!("binding --listen {}", a.listen))?;
     tracing::info!(listen = %listener.local_addr()?, campaigns = %g.campaigns.display(), "linkrunner daemon starting");
     let opts = DaemonOptions {
         campaigns_dir: g.campaigns.clone(),

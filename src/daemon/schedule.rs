@@ -3,8 +3,8 @@
 //! (`Store::claim_round`), so restarts and replicas neither skip nor double a round.
 
 use chrono::{DateTime, Utc};
-use croner::parser::{CronParser, Seconds};
 use croner::Cron;
+use croner::parser::{CronParser, Seconds};
 
 #[derive(Debug, thiserror::Error)]
 #[error("schedule `{pattern}` is not a five-field cron expression: {reason}")]
@@ -18,14 +18,22 @@ pub fn parse(pattern: &str) -> Result<Cron, ScheduleError> {
         .seconds(Seconds::Disallowed)
         .build()
         .parse(pattern)
-        .map_err(|e| ScheduleError { pattern: pattern.into(), reason: e.to_string() })
+        .map_err(|e| ScheduleError {
+            pattern: pattern.into(),
+            reason: e.to_string(),
+        })
 }
 
 /// The slot that should run now, if any: the latest occurrence at or before `now`, when it is
 /// later than the last recorded round. After downtime this yields one catch-up round (the
 /// latest missed slot), never a burst. A campaign with no recorded round waits for its first
 /// slot after `first_seen` — a new campaign does not buy the moment it is deployed.
-pub fn due_slot(cron: &Cron, last_round: Option<DateTime<Utc>>, first_seen: DateTime<Utc>, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+pub fn due_slot(
+    cron: &Cron,
+    last_round: Option<DateTime<Utc>>,
+    first_seen: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
     let latest = cron.find_previous_occurrence(&now, true).ok()?;
     let floor = last_round.unwrap_or(first_seen);
     (latest > floor).then_some(latest)

@@ -22,7 +22,10 @@ pub enum ReloadCause {
 }
 
 /// Cancels `shutdown` on SIGTERM or SIGINT and sends a reload request on SIGHUP.
-pub fn spawn_signal_handlers(shutdown: CancellationToken, reload: mpsc::Sender<ReloadCause>) -> std::io::Result<()> {
+pub fn spawn_signal_handlers(
+    shutdown: CancellationToken,
+    reload: mpsc::Sender<ReloadCause>,
+) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
@@ -43,11 +46,15 @@ pub fn spawn_signal_handlers(shutdown: CancellationToken, reload: mpsc::Sender<R
 /// Watches `dir` and sends a reload request after changes settle. The returned guard must be
 /// kept alive for as long as watching should go on.
 pub fn watch_dir(dir: &Path, reload: mpsc::Sender<ReloadCause>) -> anyhow::Result<impl Drop> {
-    let mut debouncer = new_debouncer(Duration::from_millis(500), None, move |res: notify_debouncer_full::DebounceEventResult| {
-        if res.is_ok_and(|events| !events.is_empty()) {
-            let _ = reload.try_send(ReloadCause::FileChange);
-        }
-    })?;
+    let mut debouncer = new_debouncer(
+        Duration::from_millis(500),
+        None,
+        move |res: notify_debouncer_full::DebounceEventResult| {
+            if res.is_ok_and(|events| !events.is_empty()) {
+                let _ = reload.try_send(ReloadCause::FileChange);
+            }
+        },
+    )?;
     debouncer.watch(dir, RecursiveMode::NonRecursive)?;
     Ok(debouncer)
 }

@@ -48,7 +48,10 @@ impl RoundLimits {
 
     /// The worst case this round can add to the monthly commitment.
     pub fn worst_case(&self) -> Money {
-        let by_count = self.max_price.checked_mul(i64::from(self.max_links())).unwrap_or(Money::MAX);
+        let by_count = self
+            .max_price
+            .checked_mul(i64::from(self.max_links()))
+            .unwrap_or(Money::MAX);
         by_count.min(self.monthly_headroom)
     }
 }
@@ -66,9 +69,20 @@ pub struct Pick {
 /// Picks the donors for one round. `taken` holds `(url, page_id)` pairs already bought,
 /// reserved or uncertain for this campaign.
 pub fn choose(slots: &[UrlSlot], taken: &HashSet<(String, i64)>, limits: RoundLimits) -> Vec<Pick> {
-    let mut queues: Vec<std::vec::IntoIter<Donor>> = slots.iter().map(|s| eligible(s, taken, limits).into_iter()).collect();
-    let mut usage: Vec<BTreeMap<usize, u32>> =
-        slots.iter().map(|s| s.texts.iter().enumerate().map(|(i, t)| (i, t.used)).collect()).collect();
+    let mut queues: Vec<std::vec::IntoIter<Donor>> = slots
+        .iter()
+        .map(|s| eligible(s, taken, limits).into_iter())
+        .collect();
+    let mut usage: Vec<BTreeMap<usize, u32>> = slots
+        .iter()
+        .map(|s| {
+            s.texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (i, t.used))
+                .collect()
+        })
+        .collect();
     let mut picks = Vec::new();
     let mut spent = Money::ZERO;
     let max = limits.max_links() as usize;
@@ -79,12 +93,23 @@ pub fn choose(slots: &[UrlSlot], taken: &HashSet<(String, i64)>, limits: RoundLi
             if picks.len() >= max {
                 break;
             }
-            let Some(text_idx) = least_used(&usage[i]) else { continue };
-            let Some(donor) = next_affordable(&mut queues[i], spent, limits.monthly_headroom) else { continue };
+            let Some(text_idx) = least_used(&usage[i]) else {
+                continue;
+            };
+            let Some(donor) = next_affordable(&mut queues[i], spent, limits.monthly_headroom)
+            else {
+                continue;
+            };
             spent = spent.checked_add(donor.price).unwrap_or(Money::MAX);
             *usage[i].entry(text_idx).or_default() += 1;
             let t = &slot.texts[text_idx];
-            picks.push(Pick { url: slot.url.clone(), url_id: slot.url_id, text: t.text.clone(), text_id: t.text_id, donor });
+            picks.push(Pick {
+                url: slot.url.clone(),
+                url_id: slot.url_id,
+                text: t.text.clone(),
+                text_id: t.text_id,
+                donor,
+            });
             progressed = true;
         }
     }
@@ -108,14 +133,21 @@ fn eligible(slot: &UrlSlot, taken: &HashSet<(String, i64)>, limits: RoundLimits)
 
 /// The cheapest remaining donor that still fits the headroom. Donors are sorted by price, so
 /// the first that does not fit means none after it fits either.
-fn next_affordable(queue: &mut std::vec::IntoIter<Donor>, spent: Money, headroom: Money) -> Option<Donor> {
+fn next_affordable(
+    queue: &mut std::vec::IntoIter<Donor>,
+    spent: Money,
+    headroom: Money,
+) -> Option<Donor> {
     let d = queue.next()?;
     let after = spent.checked_add(d.price)?;
     (after <= headroom).then_some(d)
 }
 
 fn least_used(usage: &BTreeMap<usize, u32>) -> Option<usize> {
-    usage.iter().min_by_key(|(i, used)| (**used, **i)).map(|(i, _)| *i)
+    usage
+        .iter()
+        .min_by_key(|(i, used)| (**used, **i))
+        .map(|(i, _)| *i)
 }
 
 #[cfg(test)]
@@ -129,7 +161,11 @@ mod tests {
         Donor {
             page_id,
             price: Money::from_rubles(rub),
-            tech: TechValues { search_id: json!(1), force_seo_wait: json!(0), mos_sites: json!("m") },
+            tech: TechValues {
+                search_id: json!(1),
+                force_seo_wait: json!(0),
+                mos_sites: json!("m"),
+            },
         }
     }
 
@@ -137,7 +173,13 @@ mod tests {
         UrlSlot {
             url: url.into(),
             url_id: url.len() as i64,
-            texts: (0..texts).map(|i| TextSlot { text: format!("t{i}"), text_id: i as i64, used: 0 }).collect(),
+            texts: (0..texts)
+                .map(|i| TextSlot {
+                    text: format!("t{i}"),
+                    text_id: i as i64,
+                    used: 0,
+                })
+                .collect(),
             donors,
         }
     }
@@ -154,7 +196,11 @@ mod tests {
 
     #[test]
     fn picks_the_cheapest_donors_under_the_max_price() {
-        let s = slot("u", 1, vec![donor(1, 90), donor(2, 200), donor(3, 10), donor(4, 50)]);
+        let s = slot(
+            "u",
+            1,
+            vec![donor(1, 90), donor(2, 200), donor(3, 10), donor(4, 50)],
+        );
         let picks = choose(&[s], &HashSet::new(), limits(2, 100, 1000));
         let pages: Vec<i64> = picks.iter().map(|p| p.donor.page_id).collect();
         assert_eq!(pages, vec![3, 4]);
@@ -165,7 +211,10 @@ mod tests {
         let s = slot("u", 1, vec![donor(1, 10), donor(2, 20)]);
         let taken: HashSet<_> = [("u".to_string(), 1)].into();
         let picks = choose(&[s], &taken, limits(5, 100, 1000));
-        assert_eq!(picks.iter().map(|p| p.donor.page_id).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(
+            picks.iter().map(|p| p.donor.page_id).collect::<Vec<_>>(),
+            vec![2]
+        );
     }
 
     #[test]
@@ -175,7 +224,11 @@ mod tests {
         let picks = choose(&[a, b], &HashSet::new(), limits(4, 100, 1000));
         let urls: Vec<&str> = picks.iter().map(|p| p.url.as_str()).collect();
         assert_eq!(urls, vec!["a", "b", "a", "b"]);
-        let a_texts: Vec<&str> = picks.iter().filter(|p| p.url == "a").map(|p| p.text.as_str()).collect();
+        let a_texts: Vec<&str> = picks
+            .iter()
+            .filter(|p| p.url == "a")
+            .map(|p| p.text.as_str())
+            .collect();
         assert_eq!(a_texts, vec!["t0", "t1"]);
     }
 
@@ -191,7 +244,10 @@ mod tests {
         let s = slot("u", 1, (1..=9).map(|i| donor(i, 1)).collect());
         let mut l = limits(5, 100, 1000);
         l.daily_left = 3;
-        assert_eq!(choose(std::slice::from_ref(&s), &HashSet::new(), l).len(), 3);
+        assert_eq!(
+            choose(std::slice::from_ref(&s), &HashSet::new(), l).len(),
+            3
+        );
         l.total_left = 1;
         assert_eq!(choose(&[s], &HashSet::new(), l).len(), 1);
     }

@@ -103,8 +103,13 @@ pub struct ResolveArgs {
 }
 
 pub async fn open_store(g: &GlobalArgs, metrics: &Arc<Metrics>) -> anyhow::Result<Store> {
-    let mut store = Store::connect(&g.database_url).await.context("opening the journal database")?;
-    store.migrate().await.context("migrating the journal database")?;
+    let mut store = Store::connect(&g.database_url)
+        .await
+        .context("opening the journal database")?;
+    store
+        .migrate()
+        .await
+        .context("migrating the journal database")?;
     store.set_metrics(metrics.clone());
     Ok(store)
 }
@@ -141,20 +146,45 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     if !loaded.problems.is_empty() {
         return Ok(ExitCode::from(1));
     }
-    Ok(if plans.iter().any(|p| p.has_changes()) { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if plans.iter().any(|p| p.has_changes()) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Builds an engine over the real marketplace client.
-pub async fn engine(g: &GlobalArgs, settings: EngineSettings, clock: SharedClock, metrics: Arc<Metrics>) -> anyhow::Result<Engine<MarketClient>> {
+pub async fn engine(
+    g: &GlobalArgs,
+    settings: EngineSettings,
+    clock: SharedClock,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<Engine<MarketClient>> {
     let store = open_store(g, &metrics).await?;
-    let config = g.api.client_config().context("marketplace client settings")?;
-    let market = MarketClient::new(config, metrics.clone()).context("building the marketplace client")?;
-    Ok(Engine::new(Arc::new(market), store, clock, metrics, settings))
+    let config = g
+        .api
+        .client_config()
+        .context("marketplace client settings")?;
+    let market =
+        MarketClient::new(config, metrics.clone()).context("building the marketplace client")?;
+    Ok(Engine::new(
+        Arc::new(market),
+        store,
+        clock,
+        metrics,
+        settings,
+    ))
 }
 
 pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_campaigns(g);
-    let e = engine(g, a.engine.settings(), clock::system(), Arc::new(Metrics::new())).await?;
+    let e = engine(
+        g,
+        a.engine.settings(),
+        clock::system(),
+        Arc::new(Metrics::new()),
+    )
+    .await?;
     let stop = e.cancel.clone();
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
@@ -165,13 +195,24 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
         Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
         Format::Text => {
             for r in &reports {
-                let detail = r.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
-                println!("{}: {} (bought {}, uncertain {}){detail}", r.campaign, r.outcome, r.bought, r.uncertain);
+                let detail = r
+                    .detail
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default();
+                println!(
+                    "{}: {} (bought {}, uncertain {}){detail}",
+                    r.campaign, r.outcome, r.bought, r.uncertain
+                );
             }
         }
     }
     let ok = loaded.problems.is_empty() && reports.iter().all(|r| r.converged());
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {
@@ -199,12 +240,25 @@ pub async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode
         None => Resolution::NotCreated,
     };
     let now = clock::system().now();
-    let row = store.resolve_intent(crate::store::IntentId(a.intent), resolution, &a.reason, now).await.context("resolving the intent")?;
+    let row = store
+        .resolve_intent(crate::store::IntentId(a.intent), resolution, &a.reason, now)
+        .await
+        .context("resolving the intent")?;
     let still = Recorded::load(&store, &row.campaign, now.date_naive()).await?;
-    if !still.uncertain.iter().any(|i| i.kind == crate::store::IntentKind::CreateAutobuyer) {
+    if !still
+        .uncertain
+        .iter()
+        .any(|i| i.kind == crate::store::IntentKind::CreateAutobuyer)
+    {
         store.clear_halt(&row.campaign).await?;
     }
-    println!("intent #{} ({}) of campaign {} is now {}", row.id, row.kind.as_str(), row.campaign, row.state.as_str());
+    println!(
+        "intent #{} ({}) of campaign {} is now {}",
+        row.id,
+        row.kind.as_str(),
+        row.campaign,
+        row.state.as_str()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

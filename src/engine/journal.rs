@@ -13,7 +13,9 @@
 use std::future::Future;
 
 use crate::market::{Executed, Market, MarketError};
-use crate::store::{BeginOutcome, Effect, IntentId, IntentRow, LeaseToken, NewIntent, Outcome, StoreError};
+use crate::store::{
+    BeginOutcome, Effect, IntentId, IntentRow, LeaseToken, NewIntent, Outcome, StoreError,
+};
 
 use super::Engine;
 
@@ -107,10 +109,19 @@ impl<M: Market> Engine<M> {
         if self.cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
         }
-        let ids = match self.store.begin_intents(lease, &intents, self.clock.now()).await? {
+        let ids = match self
+            .store
+            .begin_intents(lease, &intents, self.clock.now())
+            .await?
+        {
             BeginOutcome::Started(ids) => ids,
             BeginOutcome::Exists(row) => return Ok(Journaled::Exists(*row)),
-            BeginOutcome::CapExceeded { cap, needed, headroom, .. } => {
+            BeginOutcome::CapExceeded {
+                cap,
+                needed,
+                headroom,
+                ..
+            } => {
                 return Ok(Journaled::CapExceeded(cap_message(cap, needed, headroom)));
             }
             BeginOutcome::Fenced => return Err(EngineError::Fenced),
@@ -128,9 +139,16 @@ impl<M: Market> Engine<M> {
         let now = self.clock.now();
         match result {
             Ok(v) => {
-                let answer = super::report::short_json(&serde_json::to_value(&v).unwrap_or_default());
+                let answer =
+                    super::report::short_json(&serde_json::to_value(&v).unwrap_or_default());
                 let list = (effects.on_success)(&v);
-                self.complete_all(ids, |i| Outcome::Succeeded(pick(&list, i)), Some(&answer), now).await?;
+                self.complete_all(
+                    ids,
+                    |i| Outcome::Succeeded(pick(&list, i)),
+                    Some(&answer),
+                    now,
+                )
+                .await?;
                 Ok(Journaled::Done(v))
             }
             Err(e) => self.record_failure(ids, e, effects.on_unreadable).await,
@@ -147,7 +165,8 @@ impl<M: Market> Engine<M> {
         let msg = e.to_string();
         match (e.executed(), on_unreadable) {
             (Executed::No, _) => {
-                self.complete_all(ids, |_| Outcome::Failed { error: msg.clone() }, None, now).await?;
+                self.complete_all(ids, |_| Outcome::Failed { error: msg.clone() }, None, now)
+                    .await?;
                 if e.is_auth() {
                     self.halt_for_credentials(&e).await?;
                     return Err(EngineError::Auth(e));
@@ -155,11 +174,18 @@ impl<M: Market> Engine<M> {
                 Ok(Journaled::NotExecuted(e))
             }
             (Executed::Yes, Some(list)) => {
-                self.complete_all(ids, |i| Outcome::Succeeded(pick(&list, i)), Some(&msg), now).await?;
+                self.complete_all(ids, |i| Outcome::Succeeded(pick(&list, i)), Some(&msg), now)
+                    .await?;
                 Ok(Journaled::Unreadable(e))
             }
             _ => {
-                self.complete_all(ids, |_| Outcome::Uncertain { error: msg.clone() }, None, now).await?;
+                self.complete_all(
+                    ids,
+                    |_| Outcome::Uncertain { error: msg.clone() },
+                    None,
+                    now,
+                )
+                .await?;
                 Ok(Journaled::Uncertain(e))
             }
         }
@@ -173,7 +199,9 @@ impl<M: Market> Engine<M> {
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<(), StoreError> {
         for (i, id) in ids.iter().enumerate() {
-            self.store.complete_intent(*id, outcome(i), answer, now).await?;
+            self.store
+                .complete_intent(*id, outcome(i), answer, now)
+                .await?;
         }
         Ok(())
     }
@@ -181,8 +209,17 @@ impl<M: Market> Engine<M> {
     /// A 401/403 stops all spending, for every campaign, until credentials work again.
     pub async fn halt_for_credentials(&self, e: &MarketError) -> Result<(), StoreError> {
         self.metrics.credentials_rejected.set(1);
-        tracing::error!(operation = e.operation(), "credentials rejected by the marketplace; all spending stopped");
-        self.store.set_halt("global", &format!("credentials rejected during {}", e.operation()), self.clock.now()).await
+        tracing::error!(
+            operation = e.operation(),
+            "credentials rejected by the marketplace; all spending stopped"
+        );
+        self.store
+            .set_halt(
+                "global",
+                &format!("credentials rejected during {}", e.operation()),
+                self.clock.now(),
+            )
+            .await
     }
 }
 
@@ -199,6 +236,9 @@ fn cap_message(cap: crate::store::CapKind, needed: i64, headroom: i64) -> String
             Money::from_kopecks(needed),
             Money::from_kopecks(headroom)
         ),
-        other => format!("the {} link cap: it needs {needed}, {headroom} left", other.as_str()),
+        other => format!(
+            "the {} link cap: it needs {needed}, {headroom} left",
+            other.as_str()
+        ),
     }
 }

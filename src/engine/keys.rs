@@ -28,7 +28,12 @@ pub fn create_autobuyer(campaign: &str, name: &str, spec_fingerprint: &str) -> S
 
 /// Start and stop are keyed by the autobuyer id and a generation: the number of state
 /// changes already recorded for it, so each transition is its own effect.
-pub fn set_autobuyer(campaign: &str, autobuyer_id: i64, running: bool, generation: usize) -> String {
+pub fn set_autobuyer(
+    campaign: &str,
+    autobuyer_id: i64,
+    running: bool,
+    generation: usize,
+) -> String {
     let verb = if running { "start" } else { "stop" };
     format!("{verb}_autobuyer:{campaign}:{autobuyer_id}:{generation}")
 }
@@ -53,7 +58,10 @@ mod tests {
 
     #[test]
     fn a_purchase_key_ignores_the_anchor_text_so_a_page_is_bought_once_per_url() {
-        assert_eq!(purchase("c", "https://a.example/x", 7), "purchase:c:7:https://a.example/x");
+        assert_eq!(
+            purchase("c", "https://a.example/x", 7),
+            "purchase:c:7:https://a.example/x"
+        );
     }
 
     #[test]

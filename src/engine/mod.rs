@@ -82,11 +82,27 @@ pub struct Engine<M: Market> {
 
 /// One lock per campaign within this process: a scheduled round and a reconciliation never
 /// work on one campaign at once here (across processes, the store's leases do that job).
-pub type CampaignLocks = Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>>;
+pub type CampaignLocks =
+    Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>>;
 
 impl<M: Market> Engine<M> {
-    pub fn new(market: Arc<M>, store: Store, clock: SharedClock, metrics: Arc<Metrics>, settings: EngineSettings) -> Self {
-        Engine { market, store, clock, metrics, holder: holder_id(), settings, cancel: CancellationToken::new(), locks: Default::default() }
+    pub fn new(
+        market: Arc<M>,
+        store: Store,
+        clock: SharedClock,
+        metrics: Arc<Metrics>,
+        settings: EngineSettings,
+    ) -> Self {
+        Engine {
+            market,
+            store,
+            clock,
+            metrics,
+            holder: holder_id(),
+            settings,
+            cancel: CancellationToken::new(),
+            locks: Default::default(),
+        }
     }
 
     /// The in-process lock of one campaign.
@@ -120,16 +136,32 @@ pub fn holder_id() -> String {
 
 /// The monthly budget an autobuyer may commit: the sum over its URLs.
 pub fn autobuyer_budget(ab: &Autobuyer) -> Money {
-    ab.urls.iter().fold(Money::ZERO, |acc, u| acc.checked_add(u.monthly_budget).unwrap_or(Money::MAX))
+    ab.urls.iter().fold(Money::ZERO, |acc, u| {
+        acc.checked_add(u.monthly_budget).unwrap_or(Money::MAX)
+    })
 }
 
 /// Fingerprint of everything that defines an autobuyer on the marketplace (not its desired state).
 pub fn autobuyer_fingerprint(c: &Campaign, ab: &Autobuyer) -> String {
-    let urls: Vec<_> =
-        ab.urls.iter().map(|u| (&u.url, u.monthly_budget, u.total_links_limit, u.daily_links_limit)).collect();
-    let filter = c.filters.iter().find(|f| f.name == ab.filter).map(|f| keys::fingerprint(&serde_json::json!({
-        "name": f.name, "paf": f.price_article_from, "pat": f.price_article_to,
-        "prf": f.price_rent_from, "prt": f.price_rent_to, "extra": f.extra,
-    })));
-    keys::fingerprint(&serde_json::json!({ "name": ab.name, "auto_approve": ab.auto_approve, "urls": urls, "filter": filter }))
+    let urls: Vec<_> = ab
+        .urls
+        .iter()
+        .map(|u| {
+            (
+                &u.url,
+                u.monthly_budget,
+                u.total_links_limit,
+                u.daily_links_limit,
+            )
+        })
+        .collect();
+    let filter = c.filters.iter().find(|f| f.name == ab.filter).map(|f| {
+        keys::fingerprint(&serde_json::json!({
+            "name": f.name, "paf": f.price_article_from, "pat": f.price_article_to,
+            "prf": f.price_rent_from, "prt": f.price_rent_to, "extra": f.extra,
+        }))
+    });
+    keys::fingerprint(
+        &serde_json::json!({ "name": ab.name, "auto_approve": ab.auto_approve, "urls": urls, "filter": filter }),
+    )
 }

@@ -11,10 +11,10 @@ use crate::campaign::{Campaign, LoadedCampaign};
 use crate::market::Market;
 use crate::store::{CampaignCaps, LeaseToken};
 
+use super::Engine;
 use super::journal::EngineError;
 use super::plan::{self, Action};
 use super::recorded::Recorded;
-use super::Engine;
 
 /// How one campaign's pass ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,7 +30,14 @@ pub struct CampaignReport {
 
 impl CampaignReport {
     fn new(campaign: &str) -> Self {
-        CampaignReport { campaign: campaign.into(), outcome: "converged", detail: None, bought: 0, uncertain: 0, done: Vec::new() }
+        CampaignReport {
+            campaign: campaign.into(),
+            outcome: "converged",
+            detail: None,
+            bought: 0,
+            uncertain: 0,
+            done: Vec::new(),
+        }
     }
     pub fn converged(&self) -> bool {
         self.outcome == "converged"
@@ -40,19 +47,39 @@ impl CampaignReport {
 impl<M: Market> Engine<M> {
     /// Reconciles every loaded campaign, and every recorded campaign whose file is gone,
     /// at most `campaign_concurrency` at once.
-    pub async fn pass(&self, campaigns: &[LoadedCampaign], buy_round: bool) -> Result<Vec<CampaignReport>, EngineError> {
+    pub async fn pass(
+        &self,
+        campaigns: &[LoadedCampaign],
+        buy_round: bool,
+    ) -> Result<Vec<CampaignReport>, EngineError> {
         self.pass_with(campaigns, buy_round, true).await
     }
 
     /// Reconciles (no buying) some campaigns; with `include_removed`, also every recorded
     /// campaign whose file is gone.
-    pub async fn pass_some(&self, campaigns: &[LoadedCampaign], include_removed: bool) -> Result<Vec<CampaignReport>, EngineError> {
+    pub async fn pass_some(
+        &self,
+        campaigns: &[LoadedCampaign],
+        include_removed: bool,
+    ) -> Result<Vec<CampaignReport>, EngineError> {
         self.pass_with(campaigns, false, include_removed).await
     }
 
-    async fn pass_with(&self, campaigns: &[LoadedCampaign], buy_round: bool, include_removed: bool) -> Result<Vec<CampaignReport>, EngineError> {
-        let known: Vec<String> = if include_removed { self.store.campaign_names().await? } else { Vec::new() };
-        let removed: Vec<String> = known.into_iter().filter(|n| !campaigns.iter().any(|c| &c.campaign.name == n)).collect();
+    async fn pass_with(
+        &self,
+        campaigns: &[LoadedCampaign],
+        buy_round: bool,
+        include_removed: bool,
+    ) -> Result<Vec<CampaignReport>, EngineError> {
+        let known: Vec<String> = if include_removed {
+            self.store.campaign_names().await?
+        } else {
+            Vec::new()
+        };
+        let removed: Vec<String> = known
+            .into_iter()
+            .filter(|n| !campaigns.iter().any(|c| &c.campaign.name == n))
+            .collect();
         let sem = Arc::new(Semaphore::new(self.settings.campaign_concurrency.max(1)));
         let mut set = tokio::task::JoinSet::new();
         for lc in campaigns {
@@ -83,12 +110,20 @@ impl<M: Market> Engine<M> {
     }
 
     /// One campaign: `c` is `None` when its file was removed.
-    pub async fn reconcile(&self, c: Option<&Campaign>, name: &str, buy_round: bool) -> CampaignReport {
+    pub async fn reconcile(
+        &self,
+        c: Option<&Campaign>,
+        name: &str,
+        buy_round: bool,
+    ) -> CampaignReport {
         let span = tracing::info_span!("campaign", campaign = %name, holder = %self.holder);
         let lock = self.campaign_lock(name);
         let _guard = lock.lock().await;
         let mut report = CampaignReport::new(name);
-        let result = self.reconcile_inner(c, name, buy_round, &mut report).instrument(span).await;
+        let result = self
+            .reconcile_inner(c, name, buy_round, &mut report)
+            .instrument(span)
+            .await;
         if let Err(e) = result {
             report.outcome = match e {
                 EngineError::Auth(_) | EngineError::Blocked(_) => "spending_stopped",
@@ -100,27 +135,54 @@ impl<M: Market> Engine<M> {
         report
     }
 
-    async fn reconcile_inner(&self, c: Option<&Campaign>, name: &str, buy_round: bool, report: &mut CampaignReport) -> Result<(), EngineError> {
+    async fn reconcile_inner(
+        &self,
+        c: Option<&Campaign>,
+        name: &str,
+        buy_round: bool,
+        report: &mut CampaignReport,
+    ) -> Result<(), EngineError> {
         if let Some(c) = c {
-            let caps = CampaignCaps { name: c.name.clone(), monthly_cap: c.budget.monthly, daily_links: c.budget.daily_links, total_links: c.budget.total_links };
+            let caps = CampaignCaps {
+                name: c.name.clone(),
+                monthly_cap: c.budget.monthly,
+                daily_links: c.budget.daily_links,
+                total_links: c.budget.total_links,
+            };
             self.store.upsert_campaign(&caps, self.clock.now()).await?;
         }
         let now = self.clock.now();
-        let Some(lease) = self.store.try_acquire_lease(name, &self.holder, self.settings.lease_ttl, now).await? else {
+        let Some(lease) = self
+            .store
+            .try_acquire_lease(name, &self.holder, self.settings.lease_ttl, now)
+            .await?
+        else {
             report.outcome = "skipped";
             report.detail = Some("another process holds this campaign's lease".into());
             return Ok(());
         };
         let renewal = self.keep_lease(lease.clone());
-        let result = self.reconcile_leased(&lease, c, name, buy_round, report).await;
+        let result = self
+            .reconcile_leased(&lease, c, name, buy_round, report)
+            .await;
         renewal.abort();
         // Releasing is a courtesy: a crashed holder's lease simply expires.
         let _ = self.store.release_lease(&lease).await;
         result
     }
 
-    async fn reconcile_leased(&self, lease: &LeaseToken, c: Option<&Campaign>, name: &str, buy_round: bool, report: &mut CampaignReport) -> Result<(), EngineError> {
-        let marked = self.store.mark_in_flight_uncertain(name, lease, self.clock.now()).await?;
+    async fn reconcile_leased(
+        &self,
+        lease: &LeaseToken,
+        c: Option<&Campaign>,
+        name: &str,
+        buy_round: bool,
+        report: &mut CampaignReport,
+    ) -> Result<(), EngineError> {
+        let marked = self
+            .store
+            .mark_in_flight_uncertain(name, lease, self.clock.now())
+            .await?;
         if marked > 0 {
             tracing::warn!(campaign = %name, intents = marked, "intents left in flight by a stopped process are now uncertain");
         }
@@ -143,20 +205,39 @@ impl<M: Market> Engine<M> {
         }
         let r = self.load(name).await?;
         report.uncertain = r.uncertain.len() as u32;
-        if let Some(why) = r.spending_stopped(c.is_some_and(|c| c.paused)).filter(|_| !r.halts.is_empty() || c.is_none()) {
+        if let Some(why) = r
+            .spending_stopped(c.is_some_and(|c| c.paused))
+            .filter(|_| !r.halts.is_empty() || c.is_none())
+        {
             report.outcome = "spending_stopped";
             report.detail = Some(why);
         }
         Ok(())
     }
 
-    async fn run_action(&self, lease: &LeaseToken, c: Option<&Campaign>, name: &str, r: &Recorded, action: &Action, report: &mut CampaignReport) -> Result<(), EngineError> {
+    async fn run_action(
+        &self,
+        lease: &LeaseToken,
+        c: Option<&Campaign>,
+        name: &str,
+        r: &Recorded,
+        action: &Action,
+        report: &mut CampaignReport,
+    ) -> Result<(), EngineError> {
         let Some(c) = c else {
-            if let Action::SetAutobuyer { name: ab, id, running, .. } = action {
+            if let Action::SetAutobuyer {
+                name: ab,
+                id,
+                running,
+                ..
+            } = action
+            {
                 let rec = r.ids.autobuyers.get(ab);
                 let budget = rec.map(|a| a.monthly_budget).unwrap_or_default();
                 let generation = r.autobuyer_generations.get(id).copied().unwrap_or(0);
-                return self.set_autobuyer(lease, name, ab, *id, *running, true, budget, generation).await;
+                return self
+                    .set_autobuyer(lease, name, ab, *id, *running, true, budget, generation)
+                    .await;
             }
             return Ok(());
         };
@@ -167,21 +248,32 @@ impl<M: Market> Engine<M> {
                 Some(f) => self.create_filter(lease, c, f).await,
                 None => Ok(()),
             },
-            Action::CreateAutobuyer { name, .. } => match c.autobuyers.iter().find(|a| &a.name == name) {
-                Some(ab) => self.create_autobuyer(lease, c, r, ab).await,
-                None => Ok(()),
-            },
-            Action::SetAutobuyer { name: ab, id, running, .. } => {
+            Action::CreateAutobuyer { name, .. } => {
+                match c.autobuyers.iter().find(|a| &a.name == name) {
+                    Some(ab) => self.create_autobuyer(lease, c, r, ab).await,
+                    None => Ok(()),
+                }
+            }
+            Action::SetAutobuyer {
+                name: ab,
+                id,
+                running,
+                ..
+            } => {
                 let rec = r.ids.autobuyers.get(ab);
                 let budget = rec.map(|a| a.monthly_budget).unwrap_or_default();
                 let counted = rec.is_some_and(|a| a.running);
                 let generation = r.autobuyer_generations.get(id).copied().unwrap_or(0);
-                self.set_autobuyer(lease, name, ab, *id, *running, counted, budget, generation).await
+                self.set_autobuyer(lease, name, ab, *id, *running, counted, budget, generation)
+                    .await
             }
             Action::BuyRound { .. } => {
                 let res = self.buy_round(lease, c, r).await?;
                 report.bought += res.bought;
-                self.metrics.links_bought_total.with_label_values(&[name]).inc_by(u64::from(res.bought));
+                self.metrics
+                    .links_bought_total
+                    .with_label_values(&[name])
+                    .inc_by(u64::from(res.bought));
                 Ok(())
             }
             Action::SyncLinks => self.sync_links(name, r).await.map(|_| ()),
@@ -192,8 +284,14 @@ impl<M: Market> Engine<M> {
     /// Renews the lease every third of its lifetime while a pass runs; if renewal fails, the
     /// fence check in the store stops this pass from starting anything new.
     fn keep_lease(&self, mut lease: LeaseToken) -> tokio::task::JoinHandle<()> {
-        let (store, clock, ttl) = (self.store.clone(), self.clock.clone(), self.settings.lease_ttl);
-        let every = (ttl / 3).to_std().unwrap_or(std::time::Duration::from_secs(10));
+        let (store, clock, ttl) = (
+            self.store.clone(),
+            self.clock.clone(),
+            self.settings.lease_ttl,
+        );
+        let every = (ttl / 3)
+            .to_std()
+            .unwrap_or(std::time::Duration::from_secs(10));
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
@@ -216,7 +314,9 @@ impl<M: Market> Engine<M> {
             return Ok(());
         }
         let Some(project) = r.ids.project.as_ref() else {
-            return Err(EngineError::Blocked("all spending stopped: credentials were rejected".into()));
+            return Err(EngineError::Blocked(
+                "all spending stopped: credentials were rejected".into(),
+            ));
         };
         match self.market.list_links(project.project_id).await {
             Ok(_) => {

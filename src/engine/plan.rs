@@ -17,13 +17,36 @@ use super::recorded::Recorded;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
-    CreateProject { domain: String },
-    AddTexts { urls: Vec<UrlTexts> },
-    CreateFilter { name: String },
-    CreateAutobuyer { name: String, monthly_budget: Money, running: bool },
-    SetAutobuyer { name: String, id: i64, running: bool, why: String },
-    Settle { intent_id: i64, kind: String, how: String },
-    BuyRound { max_links: u32, max_price: Money, worst_case: Money },
+    CreateProject {
+        domain: String,
+    },
+    AddTexts {
+        urls: Vec<UrlTexts>,
+    },
+    CreateFilter {
+        name: String,
+    },
+    CreateAutobuyer {
+        name: String,
+        monthly_budget: Money,
+        running: bool,
+    },
+    SetAutobuyer {
+        name: String,
+        id: i64,
+        running: bool,
+        why: String,
+    },
+    Settle {
+        intent_id: i64,
+        kind: String,
+        how: String,
+    },
+    BuyRound {
+        max_links: u32,
+        max_price: Money,
+        worst_case: Money,
+    },
     SyncLinks,
 }
 
@@ -38,18 +61,45 @@ impl Action {
             Action::CreateProject { domain } => format!("create the project for {domain}"),
             Action::AddTexts { urls } => {
                 let texts: usize = urls.iter().map(|u| u.texts.len()).sum();
-                format!("add {} promoted URL(s) with {texts} anchor text(s)", urls.len())
+                format!(
+                    "add {} promoted URL(s) with {texts} anchor text(s)",
+                    urls.len()
+                )
             }
             Action::CreateFilter { name } => format!("create search filter {name}"),
-            Action::CreateAutobuyer { name, monthly_budget, running } => format!(
+            Action::CreateAutobuyer {
+                name,
+                monthly_budget,
+                running,
+            } => format!(
                 "create autobuyer {name} (monthly budget {monthly_budget} RUB) and {}",
-                if *running { "start it" } else { "leave it stopped" }
+                if *running {
+                    "start it"
+                } else {
+                    "leave it stopped"
+                }
             ),
-            Action::SetAutobuyer { name, id, running, why } => {
-                format!("{} autobuyer {name} (id {id}): {why}", if *running { "start" } else { "stop" })
+            Action::SetAutobuyer {
+                name,
+                id,
+                running,
+                why,
+            } => {
+                format!(
+                    "{} autobuyer {name} (id {id}): {why}",
+                    if *running { "start" } else { "stop" }
+                )
             }
-            Action::Settle { intent_id, kind, how } => format!("settle uncertain {kind} #{intent_id}: {how}"),
-            Action::BuyRound { max_links, max_price, worst_case } => format!(
+            Action::Settle {
+                intent_id,
+                kind,
+                how,
+            } => format!("settle uncertain {kind} #{intent_id}: {how}"),
+            Action::BuyRound {
+                max_links,
+                max_price,
+                worst_case,
+            } => format!(
                 "buy up to {max_links} link(s) at most {max_price} RUB each (adds at most {worst_case} RUB/month)"
             ),
             Action::SyncLinks => "sync the project's link list".to_string(),
@@ -113,7 +163,9 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     };
     settle_actions(r, &mut p);
     if r.ids.project.is_none() {
-        p.actions.push(Action::CreateProject { domain: c.domain.clone() });
+        p.actions.push(Action::CreateProject {
+            domain: c.domain.clone(),
+        });
     }
     let missing = missing_texts(c, r);
     if !missing.is_empty() {
@@ -121,7 +173,9 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     }
     for f in &c.filters {
         if !r.ids.filters.contains_key(&f.name) {
-            p.actions.push(Action::CreateFilter { name: f.name.clone() });
+            p.actions.push(Action::CreateFilter {
+                name: f.name.clone(),
+            });
         }
     }
     autobuyer_actions(c, r, &mut p);
@@ -138,7 +192,10 @@ pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
     let mut p = CampaignPlan {
         campaign: name.to_string(),
         actions: Vec::new(),
-        notices: vec!["campaign file removed: nothing new is bought; held links stay (the API has no delete)".into()],
+        notices: vec![
+            "campaign file removed: nothing new is bought; held links stay (the API has no delete)"
+                .into(),
+        ],
         spending_stopped: Some("campaign file removed".into()),
         money: money_view(r, None),
     };
@@ -146,7 +203,12 @@ pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
     for (ab, rec) in &r.ids.autobuyers {
         if rec.running {
             let why = "its campaign file was removed".to_string();
-            p.actions.push(Action::SetAutobuyer { name: ab.clone(), id: rec.id, running: false, why });
+            p.actions.push(Action::SetAutobuyer {
+                name: ab.clone(),
+                id: rec.id,
+                running: false,
+                why,
+            });
         }
     }
     p
@@ -155,7 +217,11 @@ pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
 fn settle_actions(r: &Recorded, p: &mut CampaignPlan) {
     for i in &r.uncertain {
         let how = super::settle::policy(i.kind).to_string();
-        p.actions.push(Action::Settle { intent_id: i.id.0, kind: i.kind.as_str().to_string(), how });
+        p.actions.push(Action::Settle {
+            intent_id: i.id.0,
+            kind: i.kind.as_str().to_string(),
+            how,
+        });
     }
 }
 
@@ -169,7 +235,10 @@ fn missing_texts(c: &Campaign, r: &Recorded) -> Vec<UrlTexts> {
                 .filter(|t| !r.ids.texts.contains_key(&(u.url.clone(), (*t).clone())))
                 .cloned()
                 .collect();
-            (!texts.is_empty()).then(|| UrlTexts { url: u.url.clone(), texts })
+            (!texts.is_empty()).then(|| UrlTexts {
+                url: u.url.clone(),
+                texts,
+            })
         })
         .collect()
 }
@@ -187,7 +256,10 @@ fn autobuyer_actions(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
                 monthly_budget: super::autobuyer_budget(ab),
                 running: desired_running,
             }),
-            None => p.notices.push(format!("autobuyer {} is not created while spending is stopped", ab.name)),
+            None => p.notices.push(format!(
+                "autobuyer {} is not created while spending is stopped",
+                ab.name
+            )),
             Some(rec) => {
                 if rec.spec_fingerprint != fp {
                     p.notices.push(format!(
@@ -197,9 +269,20 @@ fn autobuyer_actions(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
                     ));
                 }
                 let confirmed = r.confirmed_running.get(&rec.id) == Some(&desired_running);
-                if (rec.running != desired_running || !confirmed) && (spending_ok || !desired_running) {
-                    let why = if c.paused && !desired_running { "the campaign is paused" } else { "desired state in the file" };
-                    p.actions.push(Action::SetAutobuyer { name: ab.name.clone(), id: rec.id, running: desired_running, why: why.into() });
+                if (rec.running != desired_running || !confirmed)
+                    && (spending_ok || !desired_running)
+                {
+                    let why = if c.paused && !desired_running {
+                        "the campaign is paused"
+                    } else {
+                        "desired state in the file"
+                    };
+                    p.actions.push(Action::SetAutobuyer {
+                        name: ab.name.clone(),
+                        id: rec.id,
+                        running: desired_running,
+                        why: why.into(),
+                    });
                 }
             }
         }
@@ -207,29 +290,44 @@ fn autobuyer_actions(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
     for (name, rec) in &r.ids.autobuyers {
         if !wanted.contains(name) && rec.running {
             let why = "removed from the campaign file".to_string();
-            p.actions.push(Action::SetAutobuyer { name: name.clone(), id: rec.id, running: false, why });
+            p.actions.push(Action::SetAutobuyer {
+                name: name.clone(),
+                id: rec.id,
+                running: false,
+                why,
+            });
         }
     }
 }
 
 fn buy_action(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
-    let Some(limits) = round_limits(c, r) else { return };
+    let Some(limits) = round_limits(c, r) else {
+        return;
+    };
     if c.paused {
         return;
     }
     let max_links = limits.max_links();
     let worst = limits.worst_case();
     if max_links == 0 || worst == Money::ZERO {
-        p.notices.push("the next buy round can buy nothing: a link or money limit is reached".into());
+        p.notices
+            .push("the next buy round can buy nothing: a link or money limit is reached".into());
         return;
     }
     p.money = money_view(r, Some(worst));
-    p.actions.push(Action::BuyRound { max_links, max_price: limits.max_price, worst_case: worst });
+    p.actions.push(Action::BuyRound {
+        max_links,
+        max_price: limits.max_price,
+        worst_case: worst,
+    });
 }
 
 fn money_view(r: &Recorded, round_worst: Option<Money>) -> MoneyView {
     let b = &r.budget;
-    let worst = b.committed.checked_add(round_worst.unwrap_or(Money::ZERO)).unwrap_or(Money::MAX);
+    let worst = b
+        .committed
+        .checked_add(round_worst.unwrap_or(Money::ZERO))
+        .unwrap_or(Money::MAX);
     MoneyView {
         cap: b.cap,
         committed: b.committed,

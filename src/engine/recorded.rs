@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::store::{
-    BudgetSnapshot, IntentFilter, IntentKind, IntentRow, IntentState, RemoteIds, RoundRow, Store, StoreError,
+    BudgetSnapshot, IntentFilter, IntentKind, IntentRow, IntentState, RemoteIds, RoundRow, Store,
+    StoreError,
 };
 
 #[derive(Debug, Clone)]
@@ -28,13 +29,26 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    pub async fn load(store: &Store, campaign: &str, today: NaiveDate) -> Result<Recorded, StoreError> {
+    pub async fn load(
+        store: &Store,
+        campaign: &str,
+        today: NaiveDate,
+    ) -> Result<Recorded, StoreError> {
         let ids = store.remote_ids(campaign).await?;
         let budget = store.budget(campaign, today).await?;
         let all = store
-            .intents(IntentFilter { campaign: Some(campaign.to_string()), states: Vec::new(), kind: None })
+            .intents(IntentFilter {
+                campaign: Some(campaign.to_string()),
+                states: Vec::new(),
+                kind: None,
+            })
             .await?;
-        let halts = store.halts().await?.into_iter().filter(|(scope, _, _)| scope == "global" || scope == campaign).collect();
+        let halts = store
+            .halts()
+            .await?
+            .into_iter()
+            .filter(|(scope, _, _)| scope == "global" || scope == campaign)
+            .collect();
         Ok(Recorded {
             ids,
             budget,
@@ -43,7 +57,11 @@ impl Recorded {
                 .filter(|i| i.kind == IntentKind::Purchase && i.state != IntentState::Failed)
                 .cloned()
                 .collect(),
-            uncertain: all.iter().filter(|i| i.state == IntentState::Uncertain).cloned().collect(),
+            uncertain: all
+                .iter()
+                .filter(|i| i.state == IntentState::Uncertain)
+                .cloned()
+                .collect(),
             autobuyer_generations: generations(&all),
             confirmed_running: confirmed(&all),
             halts,
@@ -79,8 +97,10 @@ impl Recorded {
     pub fn text_usage(&self) -> BTreeMap<(String, String), u32> {
         let mut m = BTreeMap::new();
         for i in &self.purchases {
-            let (Some(u), Some(t)) = (i.request.get("url").and_then(|v| v.as_str()), i.request.get("text").and_then(|v| v.as_str()))
-            else {
+            let (Some(u), Some(t)) = (
+                i.request.get("url").and_then(|v| v.as_str()),
+                i.request.get("text").and_then(|v| v.as_str()),
+            ) else {
                 continue;
             };
             *m.entry((u.to_string(), t.to_string())).or_insert(0) += 1;
@@ -91,7 +111,12 @@ impl Recorded {
 
 fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
     let mut m = BTreeMap::new();
-    for i in all.iter().filter(|i| matches!(i.kind, IntentKind::StartAutobuyer | IntentKind::StopAutobuyer)) {
+    for i in all.iter().filter(|i| {
+        matches!(
+            i.kind,
+            IntentKind::StartAutobuyer | IntentKind::StopAutobuyer
+        )
+    }) {
         if let Some(id) = i.request.get("autobuyer_id").and_then(|v| v.as_i64()) {
             *m.entry(id).or_insert(0) += 1;
         }
@@ -102,8 +127,15 @@ fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
 fn confirmed(all: &[IntentRow]) -> BTreeMap<i64, bool> {
     let mut latest: BTreeMap<i64, (i64, bool)> = BTreeMap::new();
     let done = all.iter().filter(|i| i.state == IntentState::Succeeded);
-    for i in done.filter(|i| matches!(i.kind, IntentKind::StartAutobuyer | IntentKind::StopAutobuyer)) {
-        let Some(id) = i.request.get("autobuyer_id").and_then(|v| v.as_i64()) else { continue };
+    for i in done.filter(|i| {
+        matches!(
+            i.kind,
+            IntentKind::StartAutobuyer | IntentKind::StopAutobuyer
+        )
+    }) {
+        let Some(id) = i.request.get("autobuyer_id").and_then(|v| v.as_i64()) else {
+            continue;
+        };
         let running = i.kind == IntentKind::StartAutobuyer;
         let e = latest.entry(id).or_insert((i.id.0, running));
         if i.id.0 >= e.0 {

@@ -60,7 +60,11 @@ pub struct UncertainStatus {
     pub what_to_do: String,
 }
 
-pub async fn campaign_status(store: &Store, name: &str, now: DateTime<Utc>) -> Result<CampaignStatus, StoreError> {
+pub async fn campaign_status(
+    store: &Store,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<CampaignStatus, StoreError> {
     let r = Recorded::load(store, name, now.date_naive()).await?;
     let held = store.held_links(name).await?;
     Ok(status_from(name, &r, held.len()))
@@ -77,7 +81,12 @@ fn status_from(name: &str, r: &Recorded, links_held: usize) -> CampaignStatus {
             .ids
             .autobuyers
             .iter()
-            .map(|(n, a)| AutobuyerStatus { name: n.clone(), id: a.id, running: a.running, monthly_budget: a.monthly_budget })
+            .map(|(n, a)| AutobuyerStatus {
+                name: n.clone(),
+                id: a.id,
+                running: a.running,
+                monthly_budget: a.monthly_budget,
+            })
             .collect(),
         links_held,
         monthly_commitment: r.budget.committed,
@@ -87,7 +96,11 @@ fn status_from(name: &str, r: &Recorded, links_held: usize) -> CampaignStatus {
         daily_links_cap: r.budget.daily_cap,
         links_total: r.budget.links_total,
         total_links_cap: r.budget.total_cap,
-        last_round: r.last_round.as_ref().map(|x| RoundStatus { slot: x.slot, outcome: x.state.as_str().to_string(), detail: x.detail.clone() }),
+        last_round: r.last_round.as_ref().map(|x| RoundStatus {
+            slot: x.slot,
+            outcome: x.state.as_str().to_string(),
+            detail: x.detail.clone(),
+        }),
         last_successful_round: r.last_success.as_ref().map(|x| x.slot),
         spending_stopped: r.spending_stopped(false),
         uncertain: r.uncertain.iter().map(uncertain_status).collect(),
@@ -101,9 +114,19 @@ fn uncertain_status(i: &crate::store::IntentRow) -> UncertainStatus {
              or `linkrunner resolve {} --not-created --reason TEXT`",
             i.id, i.id
         ),
-        k => format!("settled automatically at the next pass ({}); or `linkrunner resolve {}`", settle::policy(k), i.id),
+        k => format!(
+            "settled automatically at the next pass ({}); or `linkrunner resolve {}`",
+            settle::policy(k),
+            i.id
+        ),
     };
-    UncertainStatus { intent_id: i.id.0, kind: i.kind.as_str().into(), since: i.updated_at, error: i.error.clone(), what_to_do }
+    UncertainStatus {
+        intent_id: i.id.0,
+        kind: i.kind.as_str().into(),
+        since: i.updated_at,
+        error: i.error.clone(),
+        what_to_do,
+    }
 }
 
 pub fn render_status(s: &CampaignStatus) -> String {
@@ -111,28 +134,60 @@ pub fn render_status(s: &CampaignStatus) -> String {
     let _ = writeln!(o, "campaign {}", s.campaign);
     let stopped = s.spending_stopped.as_deref().unwrap_or("no");
     let _ = writeln!(o, "  spending stopped: {stopped}");
-    let project = s.project_id.map(|p| p.to_string()).unwrap_or_else(|| "not created".into());
-    let _ = writeln!(o, "  project: {project}; {} URL(s), {} text(s), {} filter(s)", s.urls, s.texts, s.filters.len());
+    let project = s
+        .project_id
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "not created".into());
+    let _ = writeln!(
+        o,
+        "  project: {project}; {} URL(s), {} text(s), {} filter(s)",
+        s.urls,
+        s.texts,
+        s.filters.len()
+    );
     for a in &s.autobuyers {
         let state = if a.running { "running" } else { "stopped" };
-        let _ = writeln!(o, "  autobuyer {} (id {}): {state}, monthly budget {} RUB", a.name, a.id, a.monthly_budget);
+        let _ = writeln!(
+            o,
+            "  autobuyer {} (id {}): {state}, monthly budget {} RUB",
+            a.name, a.id, a.monthly_budget
+        );
     }
     let _ = writeln!(o, "  links held: {}", s.links_held);
     let _ = writeln!(
         o,
         "  monthly commitment: {} of {} RUB (uncertain: {} RUB); links today {}/{}, total {}/{}",
-        s.monthly_commitment, s.monthly_cap, s.uncertain_money, s.links_today, s.daily_links_cap, s.links_total, s.total_links_cap
+        s.monthly_commitment,
+        s.monthly_cap,
+        s.uncertain_money,
+        s.links_today,
+        s.daily_links_cap,
+        s.links_total,
+        s.total_links_cap
     );
     match &s.last_round {
         Some(r) => {
-            let _ = writeln!(o, "  last round: {} {} {}", r.slot.to_rfc3339(), r.outcome, r.detail);
+            let _ = writeln!(
+                o,
+                "  last round: {} {} {}",
+                r.slot.to_rfc3339(),
+                r.outcome,
+                r.detail
+            );
         }
         None => {
             let _ = writeln!(o, "  last round: none");
         }
     }
     for u in &s.uncertain {
-        let _ = writeln!(o, "  UNCERTAIN {} #{} since {}: {}", u.kind, u.intent_id, u.since.to_rfc3339(), u.what_to_do);
+        let _ = writeln!(
+            o,
+            "  UNCERTAIN {} #{} since {}: {}",
+            u.kind,
+            u.intent_id,
+            u.since.to_rfc3339(),
+            u.what_to_do
+        );
     }
     o
 }
@@ -156,7 +211,11 @@ pub fn render_plan(p: &CampaignPlan) -> String {
         "  money: committed {} of {} RUB (uncertain {}); worst case after the next round {} RUB; headroom {} now, {} after",
         m.committed, m.cap, m.uncertain, m.worst_after_round, m.headroom, m.headroom_after_round
     );
-    let _ = writeln!(o, "  links: today {}/{}, total {}/{}", m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap);
+    let _ = writeln!(
+        o,
+        "  links: today {}/{}, total {}/{}",
+        m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap
+    );
     o
 }
 

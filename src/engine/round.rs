@@ -26,15 +26,26 @@ pub struct RoundResult {
 }
 
 impl<M: Market> Engine<M> {
-    pub async fn buy_round(&self, lease: &LeaseToken, c: &Campaign, r: &Recorded) -> Result<RoundResult, EngineError> {
-        let Some(limits) = plan::round_limits(c, r) else { return Ok(RoundResult::default()) };
+    pub async fn buy_round(
+        &self,
+        lease: &LeaseToken,
+        c: &Campaign,
+        r: &Recorded,
+    ) -> Result<RoundResult, EngineError> {
+        let Some(limits) = plan::round_limits(c, r) else {
+            return Ok(RoundResult::default());
+        };
         let Some(project) = r.ids.project.as_ref().map(|p| p.project_id) else {
-            return Err(EngineError::Blocked("the project is not created yet".into()));
+            return Err(EngineError::Blocked(
+                "the project is not created yet".into(),
+            ));
         };
         let mut result = RoundResult::default();
         let mut slots = Vec::new();
         for u in &c.urls {
-            let Some(&url_id) = r.ids.urls.get(&u.url) else { continue };
+            let Some(&url_id) = r.ids.urls.get(&u.url) else {
+                continue;
+            };
             match self.search(c, url_id).await? {
                 Some(donors) => slots.push(url_slot(r, &u.url, url_id, &u.texts, donors)),
                 None => result.searches_expired += 1,
@@ -42,7 +53,8 @@ impl<M: Market> Engine<M> {
         }
         let picks = choose(&slots, &r.taken_pages(), limits);
         for group in group_by_tech(picks) {
-            self.buy_group(lease, c, project, group, &mut result).await?;
+            self.buy_group(lease, c, project, group, &mut result)
+                .await?;
         }
         Ok(result)
     }
@@ -53,9 +65,21 @@ impl<M: Market> Engine<M> {
         let row = match self.store.open_search(&c.name, url_id).await? {
             Some(row) => row,
             None => {
-                let job = self.market.start_search(url_id, &search_params(c)).await.map_err(|e| self.read_error(e))?;
+                let job = self
+                    .market
+                    .start_search(url_id, &search_params(c))
+                    .await
+                    .map_err(|e| self.read_error(e))?;
                 let now = self.clock.now();
-                self.store.record_search(&c.name, url_id, &job, now + self.settings.search_deadline, now).await?
+                self.store
+                    .record_search(
+                        &c.name,
+                        url_id,
+                        &job,
+                        now + self.settings.search_deadline,
+                        now,
+                    )
+                    .await?
             }
         };
         let mut polls = row.polls;
@@ -63,21 +87,32 @@ impl<M: Market> Engine<M> {
         loop {
             self.pause(wait).await?;
             polls += 1;
-            match self.market.search_result(&row.job).await.map_err(|e| self.read_error(e))? {
+            match self
+                .market
+                .search_result(&row.job)
+                .await
+                .map_err(|e| self.read_error(e))?
+            {
                 SearchPoll::Ready { donors, unpriced } => {
                     if unpriced > 0 {
                         tracing::warn!(campaign = %c.name, url_id, unpriced, "donors without a readable price are skipped; see --field-map");
                     }
-                    self.store.finish_search(row.id, SearchState::Ready, polls, self.clock.now()).await?;
+                    self.store
+                        .finish_search(row.id, SearchState::Ready, polls, self.clock.now())
+                        .await?;
                     return Ok(Some(donors));
                 }
                 SearchPoll::Pending if self.clock.now() >= row.deadline => {
                     tracing::warn!(campaign = %c.name, url_id, polls, "search still pending at its deadline; giving up on it");
-                    self.store.finish_search(row.id, SearchState::Expired, polls, self.clock.now()).await?;
+                    self.store
+                        .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
+                        .await?;
                     return Ok(None);
                 }
                 SearchPoll::Pending => {
-                    self.store.note_poll(row.id, polls, self.clock.now()).await?;
+                    self.store
+                        .note_poll(row.id, polls, self.clock.now())
+                        .await?;
                     wait = (wait * 2).min(self.settings.poll_max);
                 }
             }
@@ -94,12 +129,22 @@ impl<M: Market> Engine<M> {
 
     /// Buys one group of picks that share their technical values. If the batch no longer fits
     /// (another process reserved meanwhile, or took a page), it falls back to one link per call.
-    async fn buy_group(&self, lease: &LeaseToken, c: &Campaign, project: i64, group: Vec<Pick>, res: &mut RoundResult) -> Result<(), EngineError> {
+    async fn buy_group(
+        &self,
+        lease: &LeaseToken,
+        c: &Campaign,
+        project: i64,
+        group: Vec<Pick>,
+        res: &mut RoundResult,
+    ) -> Result<(), EngineError> {
         match self.buy_batch(lease, c, project, &group).await? {
             Some(j) => tally(j, group.len() as u32, res),
             None => {
                 for p in group {
-                    if let Some(j) = self.buy_batch(lease, c, project, std::slice::from_ref(&p)).await? {
+                    if let Some(j) = self
+                        .buy_batch(lease, c, project, std::slice::from_ref(&p))
+                        .await?
+                    {
                         tally(j, 1, res);
                     }
                 }
@@ -109,15 +154,33 @@ impl<M: Market> Engine<M> {
     }
 
     /// One purchase call. `None` when the batch was refused before sending (cap or taken page).
-    async fn buy_batch(&self, lease: &LeaseToken, c: &Campaign, project: i64, picks: &[Pick]) -> Result<Option<Journaled<Vec<i64>>>, EngineError> {
-        let Some(buy) = c.buy.as_ref() else { return Ok(None) };
+    async fn buy_batch(
+        &self,
+        lease: &LeaseToken,
+        c: &Campaign,
+        project: i64,
+        picks: &[Pick],
+    ) -> Result<Option<Journaled<Vec<i64>>>, EngineError> {
+        let Some(buy) = c.buy.as_ref() else {
+            return Ok(None);
+        };
         let today = self.clock.now().date_naive();
-        let intents: Vec<NewIntent> = picks.iter().map(|p| purchase_intent(c, project, buy.link_type_id, p, today)).collect();
+        let intents: Vec<NewIntent> = picks
+            .iter()
+            .map(|p| purchase_intent(c, project, buy.link_type_id, p, today))
+            .collect();
         let order = PurchaseOrder {
             link_type_id: buy.link_type_id,
             filter_id: None,
             tech: picks[0].donor.tech.clone(),
-            pages: picks.iter().map(|p| PageTarget { page_id: p.donor.page_id, url_id: p.url_id, text_id: p.text_id }).collect(),
+            pages: picks
+                .iter()
+                .map(|p| PageTarget {
+                    page_id: p.donor.page_id,
+                    url_id: p.url_id,
+                    text_id: p.text_id,
+                })
+                .collect(),
         };
         let held = picks.to_vec();
         let fallback = picks.iter().map(|p| purchased(p, None)).collect();
@@ -125,10 +188,19 @@ impl<M: Market> Engine<M> {
             // Ids are matched to pages by position only when the counts agree; otherwise the
             // links are recorded without ids and matched by page and URL at the next link sync.
             let exact = ids.len() == held.len();
-            held.iter().enumerate().map(|(i, p)| purchased(p, exact.then(|| ids[i]))).collect()
+            held.iter()
+                .enumerate()
+                .map(|(i, p)| purchased(p, exact.then(|| ids[i])))
+                .collect()
         });
-        let effects = Effects { on_success, on_unreadable: Some(fallback) };
-        match self.journaled(lease, intents, || self.market.buy(project, &order), effects).await? {
+        let effects = Effects {
+            on_success,
+            on_unreadable: Some(fallback),
+        };
+        match self
+            .journaled(lease, intents, || self.market.buy(project, &order), effects)
+            .await?
+        {
             Journaled::Exists(_) | Journaled::CapExceeded(_) if picks.len() > 1 => Ok(None),
             Journaled::Exists(row) => {
                 tracing::info!(campaign = %c.name, intent = row.id.0, "page already bought or reserved for this URL; skipped");
@@ -152,10 +224,22 @@ fn tally(j: Journaled<Vec<i64>>, n: u32, res: &mut RoundResult) {
 }
 
 fn purchased(p: &Pick, link: Option<i64>) -> Effect {
-    Effect::Purchased { link, page_id: p.donor.page_id, url_id: p.url_id, text_id: p.text_id, price: p.donor.price }
+    Effect::Purchased {
+        link,
+        page_id: p.donor.page_id,
+        url_id: p.url_id,
+        text_id: p.text_id,
+        price: p.donor.price,
+    }
 }
 
-fn purchase_intent(c: &Campaign, project: i64, link_type_id: i64, p: &Pick, day: chrono::NaiveDate) -> NewIntent {
+fn purchase_intent(
+    c: &Campaign,
+    project: i64,
+    link_type_id: i64,
+    p: &Pick,
+    day: chrono::NaiveDate,
+) -> NewIntent {
     let request = json!({
         "project_id": project, "url": p.url, "url_id": p.url_id, "text": p.text, "text_id": p.text_id,
         "page_id": p.donor.page_id, "price": p.donor.price, "tech": p.donor.tech, "link_type_id": link_type_id,
@@ -166,7 +250,11 @@ fn purchase_intent(c: &Campaign, project: i64, link_type_id: i64, p: &Pick, day:
         natural_key: keys::purchase(&c.name, &p.url, p.donor.page_id),
         fingerprint: keys::fingerprint(&request),
         request,
-        reserve: Some(Reservation { amount: p.donor.price, links: 1, day }),
+        reserve: Some(Reservation {
+            amount: p.donor.price,
+            links: 1,
+            day,
+        }),
     }
 }
 
@@ -186,10 +274,22 @@ fn url_slot(r: &Recorded, url: &str, url_id: i64, texts: &[String], donors: Vec<
         .iter()
         .filter_map(|t| {
             let text_id = *r.ids.texts.get(&(url.to_string(), t.clone()))?;
-            Some(TextSlot { text: t.clone(), text_id, used: usage.get(&(url.to_string(), t.clone())).copied().unwrap_or(0) })
+            Some(TextSlot {
+                text: t.clone(),
+                text_id,
+                used: usage
+                    .get(&(url.to_string(), t.clone()))
+                    .copied()
+                    .unwrap_or(0),
+            })
         })
         .collect();
-    UrlSlot { url: url.to_string(), url_id, texts, donors }
+    UrlSlot {
+        url: url.to_string(),
+        url_id,
+        texts,
+        donors,
+    }
 }
 
 /// The search parameters: the campaign's, with the rent price capped at `max_link_price`
@@ -198,7 +298,11 @@ pub fn search_params(c: &Campaign) -> SearchParams {
     let s = c.buy.as_ref().map(|b| b.search.clone()).unwrap_or_default();
     SearchParams {
         price_rent_from: s.price_rent_from,
-        price_rent_to: Some(s.price_rent_to.unwrap_or(c.budget.max_link_price).min(c.budget.max_link_price)),
+        price_rent_to: Some(
+            s.price_rent_to
+                .unwrap_or(c.budget.max_link_price)
+                .min(c.budget.max_link_price),
+        ),
         extra: s.extra,
     }
 }
@@ -218,7 +322,11 @@ mod tests {
             donor: Donor {
                 page_id: page,
                 price: Money::from_rubles(10),
-                tech: TechValues { search_id: json!(search_id), force_seo_wait: json!(0), mos_sites: json!("m") },
+                tech: TechValues {
+                    search_id: json!(search_id),
+                    force_seo_wait: json!(0),
+                    mos_sites: json!("m"),
+                },
             },
         }
     }

@@ -10,9 +10,9 @@
 use crate::market::{LinkRecord, Market};
 use crate::store::{Effect, IntentKind, IntentRow, LeaseToken, Outcome};
 
+use super::Engine;
 use super::journal::EngineError;
 use super::recorded::Recorded;
-use super::Engine;
 
 /// The policy for an uncertain intent of `kind`, in the words `plan` and `status` use.
 pub fn policy(kind: IntentKind) -> &'static str {
@@ -41,30 +41,64 @@ pub struct Settled {
 impl<M: Market> Engine<M> {
     /// Settles every uncertain intent of the campaign. Free creations and start/stop are
     /// failed here so the normal steps re-arm them as a new attempt.
-    pub async fn settle(&self, lease: &LeaseToken, campaign: &str, r: &Recorded) -> Result<Settled, EngineError> {
+    pub async fn settle(
+        &self,
+        lease: &LeaseToken,
+        campaign: &str,
+        r: &Recorded,
+    ) -> Result<Settled, EngineError> {
         let mut s = Settled::default();
-        let purchases: Vec<&IntentRow> = r.uncertain.iter().filter(|i| i.kind == IntentKind::Purchase).collect();
+        let purchases: Vec<&IntentRow> = r
+            .uncertain
+            .iter()
+            .filter(|i| i.kind == IntentKind::Purchase)
+            .collect();
         if !purchases.is_empty() {
             self.settle_purchases(r, &purchases, &mut s).await?;
         }
-        for i in r.uncertain.iter().filter(|i| i.kind != IntentKind::Purchase) {
+        for i in r
+            .uncertain
+            .iter()
+            .filter(|i| i.kind != IntentKind::Purchase)
+        {
             self.settle_other(lease, campaign, i, &mut s).await?;
         }
         Ok(s)
     }
 
-    async fn settle_purchases(&self, r: &Recorded, intents: &[&IntentRow], s: &mut Settled) -> Result<(), EngineError> {
-        let Some(project) = r.ids.project.as_ref() else { return Ok(()) };
-        let links = self.market.list_links(project.project_id).await.map_err(|e| self.read_error(e))?;
+    async fn settle_purchases(
+        &self,
+        r: &Recorded,
+        intents: &[&IntentRow],
+        s: &mut Settled,
+    ) -> Result<(), EngineError> {
+        let Some(project) = r.ids.project.as_ref() else {
+            return Ok(());
+        };
+        let links = self
+            .market
+            .list_links(project.project_id)
+            .await
+            .map_err(|e| self.read_error(e))?;
         let now = self.clock.now();
         for i in intents {
             if let Some(link) = find_link(&links, i) {
                 let effect = purchased_effect(i, link.link_id);
-                self.store.complete_intent(i.id, Outcome::Succeeded(effect), Some("found in the project's link list"), now).await?;
+                self.store
+                    .complete_intent(
+                        i.id,
+                        Outcome::Succeeded(effect),
+                        Some("found in the project's link list"),
+                        now,
+                    )
+                    .await?;
                 s.bought += 1;
             } else if now - i.updated_at >= self.settings.settle_grace {
-                let error = "not in the project's link list after the settle grace: not bought".to_string();
-                self.store.complete_intent(i.id, Outcome::Failed { error }, None, now).await?;
+                let error =
+                    "not in the project's link list after the settle grace: not bought".to_string();
+                self.store
+                    .complete_intent(i.id, Outcome::Failed { error }, None, now)
+                    .await?;
                 s.not_bought += 1;
             } else {
                 s.still_uncertain += 1;
@@ -73,28 +107,50 @@ impl<M: Market> Engine<M> {
         Ok(())
     }
 
-    async fn settle_other(&self, _lease: &LeaseToken, campaign: &str, i: &IntentRow, s: &mut Settled) -> Result<(), EngineError> {
+    async fn settle_other(
+        &self,
+        _lease: &LeaseToken,
+        campaign: &str,
+        i: &IntentRow,
+        s: &mut Settled,
+    ) -> Result<(), EngineError> {
         let now = self.clock.now();
         if i.kind == IntentKind::CreateAutobuyer {
-            let name = i.request.get("name").and_then(|v| v.as_str()).unwrap_or("?");
+            let name = i
+                .request
+                .get("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?");
             let reason = format!(
                 "creating autobuyer {name} may have succeeded (intent #{}): check the marketplace, then run \
                  `linkrunner resolve {} --created AUTOBUYER_ID --reason ...` or `--not-created`",
                 i.id, i.id
             );
             self.store.set_halt(campaign, &reason, now).await?;
-            tracing::error!(campaign, intent = i.id.0, "autobuyer creation uncertain; spending stopped until an operator resolves it");
+            tracing::error!(
+                campaign,
+                intent = i.id.0,
+                "autobuyer creation uncertain; spending stopped until an operator resolves it"
+            );
             s.waiting_for_operator += 1;
             return Ok(());
         }
         if i.attempts >= self.settings.max_attempts {
-            let reason = format!("{} (intent #{}) stayed uncertain after {} attempts: resolve it with `linkrunner resolve {}`", i.kind.as_str(), i.id, i.attempts, i.id);
+            let reason = format!(
+                "{} (intent #{}) stayed uncertain after {} attempts: resolve it with `linkrunner resolve {}`",
+                i.kind.as_str(),
+                i.id,
+                i.attempts,
+                i.id
+            );
             self.store.set_halt(campaign, &reason, now).await?;
             s.waiting_for_operator += 1;
             return Ok(());
         }
         let error = format!("uncertain; {}", policy(i.kind));
-        self.store.complete_intent(i.id, Outcome::Failed { error }, None, now).await?;
+        self.store
+            .complete_intent(i.id, Outcome::Failed { error }, None, now)
+            .await?;
         s.retried += 1;
         Ok(())
     }
@@ -117,6 +173,17 @@ fn find_link<'a>(links: &'a [LinkRecord], i: &IntentRow) -> Option<&'a LinkRecor
 
 /// The effect of a purchase intent, rebuilt from its recorded request.
 pub fn purchased_effect(i: &IntentRow, link: Option<i64>) -> Effect {
-    let get = |k: &str| i.request.get(k).and_then(|v| v.as_i64()).unwrap_or_default();
-    Effect::Purchased { link, page_id: get("page_id"), url_id: get("url_id"), text_id: get("text_id"), price: i.reserved }
+    let get = |k: &str| {
+        i.request
+            .get(k)
+            .and_then(|v| v.as_i64())
+            .unwrap_or_default()
+    };
+    Effect::Purchased {
+        link,
+        page_id: get("page_id"),
+        url_id: get("url_id"),
+        text_id: get("text_id"),
+        price: i.reserved,
+    }
 }

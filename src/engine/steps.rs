@@ -8,51 +8,118 @@ use crate::market::{AutobuyerSpec, AutobuyerUrl, FilterSpec, Market, UrlTexts};
 use crate::money::Money;
 use crate::store::{Effect, IntentKind, LeaseToken, NewIntent, Reservation};
 
-use super::journal::{EngineError, Effects};
+use super::journal::{Effects, EngineError};
 use super::recorded::Recorded;
 use super::{Engine, autobuyer_budget, autobuyer_fingerprint, keys};
 
 /// A free intent: no money reserved.
 fn intent(campaign: &str, kind: IntentKind, key: String, request: serde_json::Value) -> NewIntent {
-    NewIntent { campaign: campaign.to_string(), kind, natural_key: key, fingerprint: keys::fingerprint(&request), request, reserve: None }
+    NewIntent {
+        campaign: campaign.to_string(),
+        kind,
+        natural_key: key,
+        fingerprint: keys::fingerprint(&request),
+        request,
+        reserve: None,
+    }
 }
 
 fn project_id(r: &Recorded) -> Result<i64, EngineError> {
-    r.ids.project.as_ref().map(|p| p.project_id).ok_or_else(|| EngineError::Blocked("the project is not created yet".into()))
+    r.ids
+        .project
+        .as_ref()
+        .map(|p| p.project_id)
+        .ok_or_else(|| EngineError::Blocked("the project is not created yet".into()))
 }
 
 impl<M: Market> Engine<M> {
-    pub async fn create_project(&self, lease: &LeaseToken, c: &Campaign) -> Result<(), EngineError> {
+    pub async fn create_project(
+        &self,
+        lease: &LeaseToken,
+        c: &Campaign,
+    ) -> Result<(), EngineError> {
         let req = json!({ "domain": c.domain });
-        let i = intent(&c.name, IntentKind::CreateProject, keys::create_project(&c.name), req);
-        let effects = Effects { on_success: Box::new(|p| vec![Effect::ProjectCreated(Clone::clone(p))]), on_unreadable: None };
-        self.journaled(lease, vec![i], || self.market.create_project(&c.domain), effects).await?.into_done("create project")?;
+        let i = intent(
+            &c.name,
+            IntentKind::CreateProject,
+            keys::create_project(&c.name),
+            req,
+        );
+        let effects = Effects {
+            on_success: Box::new(|p| vec![Effect::ProjectCreated(Clone::clone(p))]),
+            on_unreadable: None,
+        };
+        self.journaled(
+            lease,
+            vec![i],
+            || self.market.create_project(&c.domain),
+            effects,
+        )
+        .await?
+        .into_done("create project")?;
         Ok(())
     }
 
-    pub async fn add_texts(&self, lease: &LeaseToken, c: &Campaign, r: &Recorded, urls: &[UrlTexts]) -> Result<(), EngineError> {
+    pub async fn add_texts(
+        &self,
+        lease: &LeaseToken,
+        c: &Campaign,
+        r: &Recorded,
+        urls: &[UrlTexts],
+    ) -> Result<(), EngineError> {
         let project = project_id(r)?;
         let req = json!({ "project_id": project, "urls": urls });
         let key = keys::add_texts(&c.name, &keys::fingerprint(&req));
         let i = intent(&c.name, IntentKind::AddTexts, key, req);
-        let effects = Effects { on_success: Box::new(|created: &Vec<_>| vec![Effect::TextsAdded(created.clone())]), on_unreadable: None };
-        self.journaled(lease, vec![i], || self.market.add_texts(project, urls), effects).await?.into_done("add texts")?;
+        let effects = Effects {
+            on_success: Box::new(|created: &Vec<_>| vec![Effect::TextsAdded(created.clone())]),
+            on_unreadable: None,
+        };
+        self.journaled(
+            lease,
+            vec![i],
+            || self.market.add_texts(project, urls),
+            effects,
+        )
+        .await?
+        .into_done("add texts")?;
         Ok(())
     }
 
-    pub async fn create_filter(&self, lease: &LeaseToken, c: &Campaign, f: &Filter) -> Result<(), EngineError> {
+    pub async fn create_filter(
+        &self,
+        lease: &LeaseToken,
+        c: &Campaign,
+        f: &Filter,
+    ) -> Result<(), EngineError> {
         let spec = filter_spec(f);
         let req = json!({ "filter": spec });
-        let i = intent(&c.name, IntentKind::CreateFilter, keys::create_filter(&c.name, &f.name), req);
+        let i = intent(
+            &c.name,
+            IntentKind::CreateFilter,
+            keys::create_filter(&c.name, &f.name),
+            req,
+        );
         let name = f.name.clone();
-        let effects = Effects { on_success: Box::new(move |id: &i64| vec![Effect::FilterCreated { name, id: *id }]), on_unreadable: None };
-        self.journaled(lease, vec![i], || self.market.create_filter(&spec), effects).await?.into_done("create filter")?;
+        let effects = Effects {
+            on_success: Box::new(move |id: &i64| vec![Effect::FilterCreated { name, id: *id }]),
+            on_unreadable: None,
+        };
+        self.journaled(lease, vec![i], || self.market.create_filter(&spec), effects)
+            .await?
+            .into_done("create filter")?;
         Ok(())
     }
 
     /// Creates an autobuyer, reserving its monthly budget first, then brings it to its desired
     /// state. An uncertain creation is never retried: see `settle`.
-    pub async fn create_autobuyer(&self, lease: &LeaseToken, c: &Campaign, r: &Recorded, ab: &Autobuyer) -> Result<(), EngineError> {
+    pub async fn create_autobuyer(
+        &self,
+        lease: &LeaseToken,
+        c: &Campaign,
+        r: &Recorded,
+        ab: &Autobuyer,
+    ) -> Result<(), EngineError> {
         let project = project_id(r)?;
         let spec = autobuyer_spec(ab, r)?;
         let budget = autobuyer_budget(ab);
@@ -60,15 +127,41 @@ impl<M: Market> Engine<M> {
         let running = ab.state == crate::campaign::AutobuyerState::Running && !c.paused;
         let req = json!({ "project_id": project, "name": ab.name, "spec": spec, "spec_fingerprint": fp,
                           "monthly_budget": budget, "desired_running": running });
-        let mut i = intent(&c.name, IntentKind::CreateAutobuyer, keys::create_autobuyer(&c.name, &ab.name, &fp), req);
-        i.reserve = Some(Reservation { amount: budget, links: 0, day: self.clock.now().date_naive() });
+        let mut i = intent(
+            &c.name,
+            IntentKind::CreateAutobuyer,
+            keys::create_autobuyer(&c.name, &ab.name, &fp),
+            req,
+        );
+        i.reserve = Some(Reservation {
+            amount: budget,
+            links: 0,
+            day: self.clock.now().date_naive(),
+        });
         let (name, fp2) = (ab.name.clone(), fp.clone());
         let on_success = Box::new(move |id: &i64| {
-            vec![Effect::AutobuyerCreated { name, id: *id, running: true, spec_fingerprint: fp2, monthly_budget: budget }]
+            vec![Effect::AutobuyerCreated {
+                name,
+                id: *id,
+                running: true,
+                spec_fingerprint: fp2,
+                monthly_budget: budget,
+            }]
         });
-        let done = self.journaled(lease, vec![i], || self.market.create_autobuyer(project, &spec), Effects { on_success, on_unreadable: None });
-        let Some(id) = done.await?.into_done("create autobuyer")? else { return Ok(()) };
-        self.set_autobuyer(lease, &c.name, &ab.name, id, running, true, budget, 0).await
+        let done = self.journaled(
+            lease,
+            vec![i],
+            || self.market.create_autobuyer(project, &spec),
+            Effects {
+                on_success,
+                on_unreadable: None,
+            },
+        );
+        let Some(id) = done.await?.into_done("create autobuyer")? else {
+            return Ok(());
+        };
+        self.set_autobuyer(lease, &c.name, &ab.name, id, running, true, budget, 0)
+            .await
     }
 
     /// Starts or stops an autobuyer. Starting a stopped one reserves its budget first;
@@ -85,33 +178,71 @@ impl<M: Market> Engine<M> {
         budget: Money,
         generation: usize,
     ) -> Result<(), EngineError> {
-        let kind = if running { IntentKind::StartAutobuyer } else { IntentKind::StopAutobuyer };
+        let kind = if running {
+            IntentKind::StartAutobuyer
+        } else {
+            IntentKind::StopAutobuyer
+        };
         let req = json!({ "autobuyer_id": id, "name": name, "running": running, "monthly_budget": budget });
-        let mut i = intent(campaign, kind, keys::set_autobuyer(campaign, id, running, generation), req);
+        let mut i = intent(
+            campaign,
+            kind,
+            keys::set_autobuyer(campaign, id, running, generation),
+            req,
+        );
         if running && !budget_counted {
-            i.reserve = Some(Reservation { amount: budget, links: 0, day: self.clock.now().date_naive() });
+            i.reserve = Some(Reservation {
+                amount: budget,
+                links: 0,
+                day: self.clock.now().date_naive(),
+            });
         }
         let n = name.to_string();
-        let effects = Effects { on_success: Box::new(move |_: &()| vec![Effect::AutobuyerRunning { name: n, running }]), on_unreadable: None };
+        let effects = Effects {
+            on_success: Box::new(move |_: &()| vec![Effect::AutobuyerRunning { name: n, running }]),
+            on_unreadable: None,
+        };
         let ids = [id];
         let call = || async move {
-            if running { self.market.start_autobuyers(&ids).await } else { self.market.stop_autobuyers(&ids).await }
+            if running {
+                self.market.start_autobuyers(&ids).await
+            } else {
+                self.market.stop_autobuyers(&ids).await
+            }
         };
-        self.journaled(lease, vec![i], call, effects).await?.into_done(if running { "start autobuyer" } else { "stop autobuyer" })?;
+        self.journaled(lease, vec![i], call, effects)
+            .await?
+            .into_done(if running {
+                "start autobuyer"
+            } else {
+                "stop autobuyer"
+            })?;
         Ok(())
     }
 
     /// Reads the project's link list into the journal (a read: nothing is journaled as an intent).
     pub async fn sync_links(&self, c_name: &str, r: &Recorded) -> Result<usize, EngineError> {
-        let Some(project) = r.ids.project.as_ref() else { return Ok(0) };
-        let links = self.market.list_links(project.project_id).await.map_err(|e| self.read_error(e))?;
-        self.store.record_link_list(c_name, &links, self.clock.now()).await?;
+        let Some(project) = r.ids.project.as_ref() else {
+            return Ok(0);
+        };
+        let links = self
+            .market
+            .list_links(project.project_id)
+            .await
+            .map_err(|e| self.read_error(e))?;
+        self.store
+            .record_link_list(c_name, &links, self.clock.now())
+            .await?;
         Ok(links.len())
     }
 
     /// Classifies a failed read: credentials rejected halts spending, the rest is a market error.
     pub fn read_error(&self, e: crate::market::MarketError) -> EngineError {
-        if e.is_auth() { EngineError::Auth(e) } else { EngineError::Market(e) }
+        if e.is_auth() {
+            EngineError::Auth(e)
+        } else {
+            EngineError::Market(e)
+        }
     }
 }
 
@@ -127,19 +258,29 @@ pub fn filter_spec(f: &Filter) -> FilterSpec {
 }
 
 fn autobuyer_spec(ab: &Autobuyer, r: &Recorded) -> Result<AutobuyerSpec, EngineError> {
-    let filter = *r.ids.filters.get(&ab.filter).ok_or_else(|| EngineError::Blocked(format!("filter {} is not created yet", ab.filter)))?;
-    let urls = ab
-        .urls
-        .iter()
-        .map(|u| {
-            let url_id = *r.ids.urls.get(&u.url).ok_or_else(|| EngineError::Blocked(format!("URL {} is not added yet", u.url)))?;
-            Ok(AutobuyerUrl {
-                url_id,
-                monthly_budget: u.monthly_budget,
-                total_links_limit: i64::from(u.total_links_limit),
-                daily_links_limit: i64::from(u.daily_links_limit),
+    let filter =
+        *r.ids.filters.get(&ab.filter).ok_or_else(|| {
+            EngineError::Blocked(format!("filter {} is not created yet", ab.filter))
+        })?;
+    let urls =
+        ab.urls
+            .iter()
+            .map(|u| {
+                let url_id = *r.ids.urls.get(&u.url).ok_or_else(|| {
+                    EngineError::Blocked(format!("URL {} is not added yet", u.url))
+                })?;
+                Ok(AutobuyerUrl {
+                    url_id,
+                    monthly_budget: u.monthly_budget,
+                    total_links_limit: i64::from(u.total_links_limit),
+                    daily_links_limit: i64::from(u.daily_links_limit),
+                })
             })
-        })
-        .collect::<Result<Vec<_>, EngineError>>()?;
-    Ok(AutobuyerSpec { name: ab.name.clone(), auto_approve: ab.auto_approve, search_filter_id: filter, urls })
+            .collect::<Result<Vec<_>, EngineError>>()?;
+    Ok(AutobuyerSpec {
+        name: ab.name.clone(),
+        auto_approve: ab.auto_approve,
+        search_filter_id: filter,
+        urls,
+    })
 }

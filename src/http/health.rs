@@ -30,7 +30,10 @@ pub struct Readiness {
 }
 
 fn comp(ready: bool, detail: impl Into<String>) -> Component {
-    Component { ready, detail: detail.into() }
+    Component {
+        ready,
+        detail: detail.into(),
+    }
 }
 
 impl Health {
@@ -53,7 +56,9 @@ impl Health {
         };
         let credentials = if database.ready {
             match tokio::time::timeout(Duration::from_secs(2), store.halts()).await {
-                Ok(Ok(h)) if h.iter().any(|(s, _, _)| s == "global") => comp(false, "rejected by the marketplace; spending stopped"),
+                Ok(Ok(h)) if h.iter().any(|(s, _, _)| s == "global") => {
+                    comp(false, "rejected by the marketplace; spending stopped")
+                }
                 Ok(Ok(_)) => comp(true, "not rejected"),
                 _ => comp(false, "unknown: journal unavailable"),
             }
@@ -63,8 +68,17 @@ impl Health {
         let loaded = self.campaigns_loaded.load(Ordering::SeqCst);
         let campaigns = comp(loaded, if loaded { "loaded" } else { "not loaded yet" });
         let stopping = self.is_shutting_down();
-        let shutdown = comp(!stopping, if stopping { "shutting down" } else { "running" });
+        let shutdown = comp(
+            !stopping,
+            if stopping { "shutting down" } else { "running" },
+        );
         let ready = database.ready && campaigns.ready && credentials.ready && shutdown.ready;
-        Readiness { ready, database, campaigns, credentials, shutdown }
+        Readiness {
+            ready,
+            database,
+            campaigns,
+            credentials,
+            shutdown,
+        }
     }
 }

@@ -46,9 +46,17 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .route("/api/v1/campaigns", get(campaigns))
         .route("/api/v1/campaigns/{name}", get(campaign))
-        .fallback(|| async { (StatusCode::NOT_FOUND, Json(serde_json::json!({ "error": "not found" }))) })
+        .fallback(|| async {
+            (
+                StatusCode::NOT_FOUND,
+                Json(serde_json::json!({ "error": "not found" })),
+            )
+        })
         .layer(tower_http::limit::RequestBodyLimitLayer::new(16 * 1024))
-        .layer(tower_http::timeout::TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, Duration::from_secs(10)))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_secs(10),
+        ))
         .with_state(state)
 }
 
@@ -59,12 +67,23 @@ async fn healthz() -> &'static str {
 async fn readyz(State(s): State<AppState>) -> Response {
     let report = s.health.readiness(&s.store).await;
     s.metrics.ready.set(i64::from(report.ready));
-    let code = if report.ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let code = if report.ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
     (code, Json(report)).into_response()
 }
 
 async fn metrics(State(s): State<AppState>) -> Response {
-    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], s.metrics.render()).into_response()
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        s.metrics.render(),
+    )
+        .into_response()
 }
 
 async fn campaigns(State(s): State<AppState>) -> Response {
@@ -84,13 +103,23 @@ async fn campaigns(State(s): State<AppState>) -> Response {
 }
 
 async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Response {
-    if name.len() > 63 || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
-        return (StatusCode::NOT_FOUND, Json(serde_json::json!({ "error": "no such campaign" }))).into_response();
+    if name.len() > 63
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(serde_json::json!({ "error": "no such campaign" })),
+        )
+            .into_response();
     }
     match s.store.campaign_names().await {
-        Ok(names) if !names.contains(&name) => {
-            (StatusCode::NOT_FOUND, Json(serde_json::json!({ "error": "no such campaign" }))).into_response()
-        }
+        Ok(names) if !names.contains(&name) => (
+            StatusCode::NOT_FOUND,
+            Json(serde_json::json!({ "error": "no such campaign" })),
+        )
+            .into_response(),
         Ok(_) => match campaign_status(&s.store, &name, s.clock.now()).await {
             Ok(st) => Json(st).into_response(),
             Err(e) => unavailable(&s, e),
@@ -102,5 +131,9 @@ async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Respon
 fn unavailable(s: &AppState, e: crate::store::StoreError) -> Response {
     s.metrics.database_errors_total.inc();
     tracing::warn!(error = %e, "status API: journal unavailable");
-    (StatusCode::SERVICE_UNAVAILABLE, Json(serde_json::json!({ "error": "journal database unavailable" }))).into_response()
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        Json(serde_json::json!({ "error": "journal database unavailable" })),
+    )
+        .into_response()
 }

@@ -17,7 +17,11 @@ const MAX_CONNECTIONS: usize = 512;
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Serves `app` until `shutdown` is cancelled, then waits (bounded) for open requests.
-pub async fn serve(listener: TcpListener, app: Router, shutdown: CancellationToken) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let tracker = TaskTracker::new();
     loop {

@@ -1,0 +1,232 @@
+//! Purchases (operation 5) and the project's link list (operation 6).
+//!
+//! A purchase is accepted only when every page was offered by a finished search for its
+//! URL with exactly the `searchId`, `forceSeoWait` and `mosSites` of the call, and the
+//! balance covers the whole call. Buying a page again for the same project and URL while
+//! it is held is accepted — as a careless real server would — and counted in
+//! `duplicate_purchases`, so tests catch a client that buys twice.
+
+use chrono::{DateTime, Utc};
+
+use super::search::Offer;
+use super::state::{Outcome, Rejection, World};
+use crate::money::Money;
+
+/// One page of a purchase call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRef {
+    pub page_id: i64,
+    pub url_id: i64,
+    pub text_id: i64,
+}
+
+/// The whole purchase call, as the wire carries it.
+#[derive(Debug, Clone)]
+pub struct BuyRequest {
+    pub search_id: i64,
+    pub force_seo_wait: i64,
+    pub mos_sites: String,
+    pub link_type_id: i64,
+    /// A saved search filter, when the purchase names one; it must exist.
+    pub filter_id: Option<i64>,
+    pub pages: Vec<PageRef>,
+}
+
+impl BuyRequest {
+    /// The call carries exactly the technical values the search gave with this offer.
+    fn echoes(&self, offer: &Offer) -> bool {
+        offer.search_id == self.search_id
+            && offer.force_seo_wait == self.force_seo_wait
+            && offer.mos_sites == self.mos_sites
+    }
+}
+
+/// A bought (rented) link.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub id: i64,
+    pub project_id: i64,
+    pub page: PageRef,
+    pub price: Money,
+    pub status: &'static str,
+    pub at: DateTime<Utc>,
+}
+
+impl World {
+    /// Operation 5: all pages or none.
+    pub fn buy(&mut self, project_id: i64, req: &BuyRequest) -> Outcome<Vec<i64>> {
+        self.project(project_id)?;
+        if !(1..=3).contains(&req.link_type_id) {
+            return Err(Rejection::new(format!(
+                "linkTypeId {} is not 1, 2 or 3",
+                req.link_type_id
+            )));
+        }
+        if let Some(filter) = req.filter_id
+            && !self.filters.contains_key(&filter)
+        {
+            return Err(Rejection::new(format!("filterId {filter} does not exist")));
+        }
+        if req.pages.is_empty() {
+            return Err(Rejection::new("pages is empty"));
+        }
+        let mut total = Money::ZERO;
+        let mut priced = Vec::with_capacity(req.pages.len());
+        for page in &req.pages {
+            let price = self.price_of(project_id, req, page)?;
+            total = total
+                .checked_add(price)
+                .ok_or_else(|| Rejection::new("total out of range"))?;
+            priced.push((*page, price));
+        }
+        if total > self.balance {
+            return Err(Rejection::new(format!(
+                "insufficient balance: {} RUB needed, {} RUB left",
+                total, self.balance
+            )));
+        }
+        self.ensure_room(self.placements.len() + req.pages.len(), "placements")?;
+        Ok(priced
+            .into_iter()
+            .map(|(page, price)| self.place(project_id, page, price))
+            .collect())
+    }
+
+    /// Checks one page against its URL, text and the offer; answers the offered price.
+    fn price_of(&self, project_id: i64, req: &BuyRequest, page: &PageRef) -> Outcome<Money> {
+        self.url_in_project(project_id, page.url_id)?;
+        match self.texts.get(&page.text_id) {
+            Some(t) if t.url_id == page.url_id => {}
+            _ => {
+                return Err(Rejection::new(format!(
+                    "text {} does not belong to url {}",
+                    page.text_id, page.url_id
+                )));
+            }
+        }
+        let offers = self
+            .offers
+            .get(&(page.url_id, page.page_id))
+            .ok_or_else(|| {
+                Rejection::new(format!(
+                    "page {} was not found by a search for url {}",
+                    page.page_id, page.url_id
+                ))
+            })?;
+        offers
+            .iter()
+            .find(|o| req.echoes(o))
+            .map(|o| o.price)
+            .ok_or_else(|| {
+                Rejection::new(format!(
+                    "searchId, forceSeoWait and mosSites do not match what the search returned for page {}",
+                    page.page_id
+                ))
+            })
+    }
+
+    fn place(&mut self, project_id: i64, page: PageRef, price: Money) -> i64 {
+        if !self.held.insert((project_id, page.page_id, page.url_id)) {
+            self.duplicate_purchases += 1;
+        }
+        self.spend = self.spend.checked_add(price).unwrap_or(Money::MAX);
+        self.balance = self.balance.checked_sub(price).unwrap_or(Money::ZERO);
+        let id = self.fresh_id();
+        let at = self.now();
+        self.placements.push(Placement {
+            id,
+            project_id,
+            page,
+            price,
+            status: "active",
+            at,
+        });
+        id
+    }
+
+    /// Operation 6: the project's placements, oldest first.
+    pub fn links(&self, project_id: i64) -> Outcome<Vec<Placement>> {
+        self.project(project_id)?;
+        Ok(self
+            .placements
+            .iter()
+            .filter(|p| p.project_id == project_id)
+            .cloned()
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::sandbox::config::SandboxConfig;
+    use crate::sandbox::search::Poll;
+
+    /// A world with one project whose main URL has a finished search: `(world, project, page refs)`.
+    fn world_with_offers() -> (World, i64, Vec<(PageRef, Offer)>) {
+        let mut cfg = SandboxConfig::new("t", "k");
+        cfg.search_ready_after_polls = 0;
+        let mut world = World::new(&cfg);
+        let (project, url_id, text_id) = world.add_project("https://acme.example").unwrap();
+        let (job, meta) = world
+            .start_search(url_id, None, None, Instant::now())
+            .unwrap();
+        let Ok(Poll::Ready(found)) = world.poll_search(&job, &meta, Instant::now()) else {
+            panic!("search not ready at the first poll");
+        };
+        let pages = found
+            .into_iter()
+            .map(|(d, o)| {
+                (
+                    PageRef {
+                        page_id: d.page_id,
+                        url_id,
+                        text_id,
+                    },
+                    o,
+                )
+            })
+            .collect();
+        (world, project, pages)
+    }
+
+    fn request(offer: &Offer, pages: Vec<PageRef>) -> BuyRequest {
+        BuyRequest {
+            search_id: offer.search_id,
+            force_seo_wait: offer.force_seo_wait,
+            mos_sites: offer.mos_sites.clone(),
+            link_type_id: 1,
+            filter_id: None,
+            pages,
+        }
+    }
+
+    #[test]
+    fn a_call_with_one_unknown_page_buys_none_of_its_pages() {
+        let (mut world, project, pages) = world_with_offers();
+        let unknown = PageRef {
+            page_id: 1,
+            ..pages[0].0
+        };
+        let req = request(&pages[0].1, vec![pages[0].0, unknown]);
+
+        let result = world.buy(project, &req);
+
+        assert!(result.is_err());
+        assert!(world.placements.is_empty() && world.spend == Money::ZERO);
+    }
+
+    #[test]
+    fn the_balance_must_cover_the_whole_call() {
+        let (mut world, project, pages) = world_with_offers();
+        world.balance = pages[0].1.price;
+        let req = request(&pages[0].1, vec![pages[0].0, pages[1].0]);
+
+        let result = world.buy(project, &req);
+
+        assert!(result.is_err());
+        assert_eq!(world.balance, pages[0].1.price);
+    }
+}

@@ -1,0 +1,103 @@
+//! What a sandbox is started with: credentials, path prefix, seed, inventory, readiness of
+//! searches, faults and answer shapes. `Debug` never shows the token or the ticket.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::faults::Faults;
+use super::shapes::Shape;
+use crate::clock::{self, SharedClock};
+use crate::money::Money;
+
+/// Which `Authorization` forms the sandbox accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxAuth {
+    /// Only `Bearer <token>`.
+    #[default]
+    Bearer,
+    /// Only the bare `<token>`.
+    Raw,
+    /// Both forms.
+    Either,
+}
+
+#[derive(Clone)]
+pub struct SandboxConfig {
+    pub token: String,
+    pub ticket: String,
+    pub auth_scheme: SandboxAuth,
+    /// Path prefix before `/rest/...`: `""` or e.g. `"/api"`.
+    pub prefix: String,
+    /// Seeds the donor inventory and the fault sequence.
+    pub seed: u64,
+    /// Size of the generated donor inventory.
+    pub inventory_size: usize,
+    /// At most this many donors in one search result.
+    pub donors_per_search: usize,
+    /// Monthly rent prices of the inventory lie in this range (inclusive).
+    pub price_min: Money,
+    pub price_max: Money,
+    /// A search answers "pending" to this many polls before it is ready.
+    pub search_ready_after_polls: u32,
+    /// ... and is also pending until this long after it started.
+    pub search_ready_after: Duration,
+    /// Give every donor of one search its own `forceSeoWait` and `mosSites`.
+    pub vary_technical_values: bool,
+    /// Autobuyers are created running instead of stopped.
+    pub autobuyers_start_running: bool,
+    pub initial_balance: Money,
+    pub faults: Faults,
+    pub shape: Shape,
+    /// Largest request body accepted, in bytes.
+    pub body_limit: usize,
+    /// Cap on each kind of stored entity (projects, URLs, texts, searches, ...).
+    pub max_entities: usize,
+    /// Stamps purchases (`at` in the ledger).
+    pub clock: SharedClock,
+}
+
+impl SandboxConfig {
+    /// A strict, fault-free sandbox with a generous balance, answering in the default shapes.
+    pub fn new(token: impl Into<String>, ticket: impl Into<String>) -> Self {
+        SandboxConfig {
+            token: token.into(),
+            ticket: ticket.into(),
+            auth_scheme: SandboxAuth::Bearer,
+            prefix: String::new(),
+            seed: 1,
+            inventory_size: 500,
+            donors_per_search: 10,
+            price_min: Money::from_rubles(30),
+            price_max: Money::from_rubles(300),
+            search_ready_after_polls: 2,
+            search_ready_after: Duration::ZERO,
+            vary_technical_values: false,
+            autobuyers_start_running: false,
+            initial_balance: Money::from_rubles(1_000_000),
+            faults: Faults::default(),
+            shape: Shape::default(),
+            body_limit: 1024 * 1024,
+            max_entities: 100_000,
+            clock: clock::system(),
+        }
+    }
+}
+
+impl fmt::Debug for SandboxConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SandboxConfig")
+            .field("token", &"<redacted>")
+            .field("ticket", &"<redacted>")
+            .field("auth_scheme", &self.auth_scheme)
+            .field("prefix", &self.prefix)
+            .field("seed", &self.seed)
+            .field("donors_per_search", &self.donors_per_search)
+            .field("search_ready_after_polls", &self.search_ready_after_polls)
+            .field("faults", &self.faults)
+            .field("shape", &self.shape)
+            .finish_non_exhaustive()
+    }
+}

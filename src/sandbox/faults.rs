@@ -1,0 +1,199 @@
+//! Injected faults, deterministic for a seed: errors before execution, fixed latency, a
+//! server-wide rate limit answered with 429, and answers cut short after the change was made.
+//!
+//! One PRNG (splitmix64) serves every draw in request arrival order, so the same seed and the
+//! same sequence of requests give the same sequence of faults.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use super::ops::Op;
+
+/// What goes wrong, and where. Rates are probabilities in `[0, 1]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Faults {
+    /// Chance of a 5xx answer before anything is executed.
+    pub error_rate: f64,
+    /// Operations that may get those errors; `None` means all.
+    pub error_ops: Option<BTreeSet<Op>>,
+    /// Delay added to every call.
+    pub latency_ms: u64,
+    /// Requests per second across the server; beyond it, 429 with `Retry-After: 1`.
+    pub rate_limit: Option<u32>,
+    /// Chance that a successful change is answered with a body cut short.
+    pub drop_after_commit_rate: f64,
+    /// Operations that may be cut; `None` means all changing operations.
+    pub drop_ops: Option<BTreeSet<Op>>,
+}
+
+impl Faults {
+    pub fn latency(&self) -> Duration {
+        Duration::from_millis(self.latency_ms)
+    }
+
+    fn errors_apply_to(&self, op: Op) -> bool {
+        self.error_ops.as_ref().is_none_or(|s| s.contains(&op))
+    }
+
+    fn drops_apply_to(&self, op: Op) -> bool {
+        match &self.drop_ops {
+            Some(s) => s.contains(&op),
+            None => op.is_change(),
+        }
+    }
+
+    /// Rejects rates outside `[0, 1]`.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, rate) in [
+            ("error_rate", self.error_rate),
+            ("drop_after_commit_rate", self.drop_after_commit_rate),
+        ] {
+            if !(0.0..=1.0).contains(&rate) {
+                return Err(format!("{name} must be between 0 and 1, got {rate}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// splitmix64: tiny, fast and good enough for fault injection.
+#[derive(Debug, Clone)]
+pub struct Prng(u64);
+
+impl Prng {
+    pub fn new(seed: u64) -> Self {
+        Prng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform draw in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A uniform draw in `[lo, hi]`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        let span = (hi - lo).max(0) as u64 + 1;
+        lo + (self.next_u64() % span) as i64
+    }
+}
+
+/// The live fault state: current settings, the PRNG and the rate-limit window.
+#[derive(Debug)]
+pub struct FaultState {
+    faults: Faults,
+    rng: Prng,
+    window_start: Option<Instant>,
+    window_count: u32,
+}
+
+impl FaultState {
+    pub fn new(faults: Faults, seed: u64) -> Self {
+        // A different stream from the inventory's, which is seeded with `seed` itself.
+        let rng = Prng::new(seed ^ 0xFA17_FA17_FA17_FA17);
+        FaultState {
+            faults,
+            rng,
+            window_start: None,
+            window_count: 0,
+        }
+    }
+
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    pub fn set(&mut self, faults: Faults) {
+        self.faults = faults;
+    }
+
+    /// Counts the request against a one-second window; false when over the limit.
+    pub fn admit(&mut self, now: Instant) -> bool {
+        let Some(limit) = self.faults.rate_limit else {
+            return true;
+        };
+        let fresh = self
+            .window_start
+            .is_none_or(|s| now.duration_since(s) >= Duration::from_secs(1));
+        if fresh {
+            self.window_start = Some(now);
+            self.window_count = 0;
+        }
+        self.window_count += 1;
+        self.window_count <= limit
+    }
+
+    /// Whether this call fails with a 5xx before executing.
+    pub fn draw_error(&mut self, op: Op) -> bool {
+        self.faults.error_rate > 0.0
+            && self.faults.errors_apply_to(op)
+            && self.rng.unit() < self.faults.error_rate
+    }
+
+    /// Whether this executed change gets its answer cut short.
+    pub fn draw_drop(&mut self, op: Op) -> bool {
+        self.faults.drop_after_commit_rate > 0.0
+            && self.faults.drops_apply_to(op)
+            && self.rng.unit() < self.faults.drop_after_commit_rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_error_sequence() {
+        let faults = Faults {
+            error_rate: 0.5,
+            ..Faults::default()
+        };
+        let draw = |seed| {
+            let mut s = FaultState::new(faults.clone(), seed);
+            (0..64)
+                .map(|_| s.draw_error(Op::AddProject))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+    }
+
+    #[test]
+    fn drops_default_to_changing_operations_only() {
+        let mut s = FaultState::new(
+            Faults {
+                drop_after_commit_rate: 1.0,
+                ..Faults::default()
+            },
+            1,
+        );
+        assert!(s.draw_drop(Op::BuyLinks));
+        assert!(!s.draw_drop(Op::ListLinks));
+    }
+
+    #[test]
+    fn requests_beyond_the_rate_limit_in_one_second_are_refused() {
+        let mut s = FaultState::new(
+            Faults {
+                rate_limit: Some(2),
+                ..Faults::default()
+            },
+            1,
+        );
+        let t0 = Instant::now();
+        let admitted: Vec<bool> = (0..3).map(|_| s.admit(t0)).collect();
+        assert_eq!(admitted, [true, true, false]);
+        assert!(s.admit(t0 + Duration::from_secs(1)));
+    }
+}

@@ -1,0 +1,179 @@
+//! Rent searches: a seeded donor inventory, queued jobs that become ready after a number of
+//! polls (and optionally a delay), and the offers a finished search made — the only
+//! `(urlId, pageId)` pairs a purchase may use, with the technical values it must echo.
+//!
+//! Time is tokio's, so tests with `tokio::time::pause()` drive readiness without sleeping.
+
+use base64::Engine as _;
+use tokio::time::Instant;
+
+use super::config::SandboxConfig;
+use super::faults::Prng;
+use super::state::{Outcome, World};
+use crate::money::Money;
+
+/// A donor page in the inventory.
+#[derive(Debug, Clone)]
+pub struct Donor {
+    pub page_id: i64,
+    pub domain: String,
+    pub price: Money,
+}
+
+/// What a finished search offered for one donor page: the values a purchase must echo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub search_id: i64,
+    pub force_seo_wait: i64,
+    pub mos_sites: String,
+    pub price: Money,
+}
+
+#[derive(Debug, Clone)]
+pub struct Search {
+    pub url_id: i64,
+    pub meta_data: String,
+    pub polls: u32,
+    pub started: Instant,
+    pub found: Vec<(Donor, Offer)>,
+}
+
+/// One poll's answer.
+#[derive(Debug, Clone)]
+pub enum Poll {
+    Pending,
+    Ready(Vec<(Donor, Offer)>),
+}
+
+/// Why a poll is refused outright (not a pending answer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PollError {
+    UnknownJob,
+    MetaDataChanged,
+}
+
+/// The seeded inventory: page ids, domains and monthly prices, about a third with kopecks.
+pub fn inventory(rng: &mut Prng, cfg: &SandboxConfig) -> Vec<Donor> {
+    let (lo, hi) = (cfg.price_min.kopecks(), cfg.price_max.kopecks());
+    (0..cfg.inventory_size as i64)
+        .map(|i| {
+            let mut kopecks = rng.range(lo, hi);
+            if rng.unit() < 0.66 {
+                kopecks = (kopecks / 100 * 100).max(lo);
+            }
+            Donor {
+                page_id: 700_000 + i * 16 + rng.range(0, 15),
+                domain: format!("donor{i}-{:04x}.example", rng.next_u64() & 0xffff),
+                price: Money::from_kopecks(kopecks),
+            }
+        })
+        .collect()
+}
+
+/// The `metaData` of a job: an opaque token with characters that must be percent-encoded
+/// in a path (`/ + = ? # % &`, a space, non-ASCII) and a country code.
+fn meta_data(rng: &mut Prng, seq: u64) -> String {
+    let bytes: Vec<u8> = (0..12)
+        .flat_map(|_| rng.next_u64().to_le_bytes())
+        .take(12)
+        .collect();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let token = format!("{b64}/{seq}+?#%& é=");
+    let token = serde_json::to_string(&token).unwrap_or_default();
+    format!("{{\"sbxRentToken\":{token},\"cgeoip_country_iso_code\":\"RU\"}}")
+}
+
+impl World {
+    /// Operation 3: queues a search for donors priced within `[from, to]`.
+    pub fn start_search(
+        &mut self,
+        url_id: i64,
+        from: Option<Money>,
+        to: Option<Money>,
+        now: Instant,
+    ) -> Outcome<(String, String)> {
+        if !self.urls.contains_key(&url_id) {
+            return Err(super::state::Rejection::new(format!(
+                "url {url_id} does not exist"
+            )));
+        }
+        self.ensure_room(self.searches.len(), "searches")?;
+        self.search_seq += 1;
+        self.searches_started += 1;
+        let seq = self.search_seq;
+        let found = self.pick_donors(seq, from, to);
+        let meta_data = meta_data(&mut self.rng, seq);
+        let job = format!("rent-{seq}-{:08x}", self.rng.next_u64() as u32);
+        let search = Search {
+            url_id,
+            meta_data: meta_data.clone(),
+            polls: 0,
+            started: now,
+            found,
+        };
+        self.searches.insert(job.clone(), search);
+        Ok((job, meta_data))
+    }
+
+    fn pick_donors(&self, seq: u64, from: Option<Money>, to: Option<Money>) -> Vec<(Donor, Offer)> {
+        let n = self.inventory.len();
+        let fits =
+            |d: &&Donor| from.is_none_or(|f| d.price >= f) && to.is_none_or(|t| d.price <= t);
+        let start = (seq as usize * self.rules.donors_per_search) % n.max(1);
+        let rotated = self.inventory[start..]
+            .iter()
+            .chain(&self.inventory[..start]);
+        rotated
+            .filter(fits)
+            .take(self.rules.donors_per_search)
+            .enumerate()
+            .map(|(i, d)| (d.clone(), self.offer_for(seq, i, d.price)))
+            .collect()
+    }
+
+    fn offer_for(&self, seq: u64, index: usize, price: Money) -> Offer {
+        let variant = if self.rules.vary_technical_values {
+            index as u64
+        } else {
+            0
+        };
+        let mos = format!("sites:{seq}:{variant}");
+        Offer {
+            search_id: 50_000 + seq as i64,
+            force_seo_wait: ((seq + variant) % 2) as i64,
+            mos_sites: base64::engine::general_purpose::STANDARD.encode(mos),
+            price,
+        }
+    }
+
+    /// Operation 4: `meta_data` must be exactly what operation 3 gave for this job.
+    pub fn poll_search(
+        &mut self,
+        job: &str,
+        meta_data: &str,
+        now: Instant,
+    ) -> Result<Poll, PollError> {
+        let rules = self.rules.clone();
+        let search = self.searches.get_mut(job).ok_or(PollError::UnknownJob)?;
+        if search.meta_data != meta_data {
+            return Err(PollError::MetaDataChanged);
+        }
+        self.polls_served += 1;
+        search.polls += 1;
+        let waited_enough = now.duration_since(search.started) >= rules.ready_after;
+        if search.polls <= rules.ready_after_polls || !waited_enough {
+            return Ok(Poll::Pending);
+        }
+        let found = search.found.clone();
+        for (donor, offer) in &found {
+            let known = self
+                .offers
+                .entry((search.url_id, donor.page_id))
+                .or_default();
+            if !known.contains(offer) {
+                known.push(offer.clone());
+            }
+        }
+        Ok(Poll::Ready(found))
+    }
+}

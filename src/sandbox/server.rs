@@ -1,0 +1,231 @@
+//! The request pipeline every operation goes through, in this order: latency, the
+//! server-wide rate limit (429), authentication (401 token, 403 ticket), injected 5xx, then
+//! the operation itself under the state lock, then — for executed changes — maybe an answer
+//! cut short. The token and ticket are compared here and never logged or echoed.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::config::{SandboxAuth, SandboxConfig};
+use super::cut::cut_short;
+use super::faults::FaultState;
+use super::ops::Op;
+use super::render;
+use super::shapes::Shape;
+use super::state::{Rejection, World};
+
+/// Why an operation did not succeed, by how it is answered.
+#[derive(Debug)]
+pub enum Refusal {
+    /// Unreadable input: 400 (or 415 for a missing JSON content type).
+    Malformed(StatusCode, String),
+    /// Readable but refused: `isError: true` or 422, per the error style.
+    Rejected(String),
+    /// An unknown search job.
+    NotFound(String),
+}
+
+impl From<Rejection> for Refusal {
+    fn from(r: Rejection) -> Self {
+        Refusal::Rejected(r.0)
+    }
+}
+
+impl Refusal {
+    pub fn bad(message: impl Into<String>) -> Self {
+        Refusal::Malformed(StatusCode::BAD_REQUEST, message.into())
+    }
+
+    fn outcome(&self) -> &'static str {
+        match self {
+            Refusal::Malformed(..) => "malformed",
+            Refusal::Rejected(_) => "rejected",
+            Refusal::NotFound(_) => "not_found",
+        }
+    }
+}
+
+pub type Answer = Result<(StatusCode, Value), Refusal>;
+
+pub struct Shared {
+    world: Mutex<World>,
+    faults: Mutex<FaultState>,
+    pub shape: Shape,
+    token: String,
+    ticket: String,
+    scheme: SandboxAuth,
+}
+
+/// Never shows the token or the ticket.
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared { .. }")
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in one request must not take the whole sandbox down with a poisoned lock.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    pub fn new(cfg: &SandboxConfig) -> Arc<Self> {
+        Arc::new(Shared {
+            world: Mutex::new(World::new(cfg)),
+            faults: Mutex::new(FaultState::new(cfg.faults.clone(), cfg.seed)),
+            shape: cfg.shape,
+            token: cfg.token.clone(),
+            ticket: cfg.ticket.clone(),
+            scheme: cfg.auth_scheme,
+        })
+    }
+
+    pub fn world(&self) -> MutexGuard<'_, World> {
+        lock(&self.world)
+    }
+
+    pub fn faults(&self) -> MutexGuard<'_, FaultState> {
+        lock(&self.faults)
+    }
+
+    /// Runs one operation through the whole pipeline.
+    pub async fn handle<F>(&self, op: Op, headers: &HeaderMap, execute: F) -> Response
+    where
+        F: FnOnce(&mut World, &Shape) -> Answer,
+    {
+        if let Err(early) = self.gate(op, headers).await {
+            return early;
+        }
+        let answer = {
+            let mut world = self.world();
+            let answer = execute(&mut world, &self.shape);
+            let outcome = answer.as_ref().map_or_else(Refusal::outcome, |_| "ok");
+            world.count(op, outcome);
+            tracing::debug!(operation = op.name(), outcome, "sandbox call");
+            answer
+        };
+        match answer {
+            Ok((status, body)) if self.faults().draw_drop(op) => cut_short(status, &body),
+            Ok((status, body)) => reply(status, &body),
+            Err(refusal) => self.refuse(refusal),
+        }
+    }
+
+    async fn gate(&self, op: Op, headers: &HeaderMap) -> Result<(), Response> {
+        let latency = self.faults().faults().latency();
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        if !self.faults().admit(Instant::now()) {
+            let mut world = self.world();
+            world.rate_limited += 1;
+            world.count(op, "rate_limited");
+            let mut r = reply(
+                StatusCode::TOO_MANY_REQUESTS,
+                &render::error("rate limit exceeded"),
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Err(r);
+        }
+        if let Err((status, outcome, message)) = self.authorize(headers) {
+            self.world().count(op, outcome);
+            let mut r = reply(status, &render::error(message));
+            if status == StatusCode::UNAUTHORIZED {
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            return Err(r);
+        }
+        if self.faults().draw_error(op) {
+            self.world().count(op, "fault");
+            return Err(reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &render::error("injected fault"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn authorize(
+        &self,
+        headers: &HeaderMap,
+    ) -> Result<(), (StatusCode, &'static str, &'static str)> {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let bearer = given.and_then(|g| g.strip_prefix("Bearer ")) == Some(self.token.as_str());
+        let raw = given == Some(self.token.as_str());
+        let token_ok = match self.scheme {
+            SandboxAuth::Bearer => bearer,
+            SandboxAuth::Raw => raw,
+            SandboxAuth::Either => bearer || raw,
+        };
+        if !token_ok {
+            return Err((
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong access token",
+            ));
+        }
+        if !has_ticket(headers, &self.ticket) {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "missing or wrong AUTH_TICKET cookie",
+            ));
+        }
+        Ok(())
+    }
+
+    fn refuse(&self, refusal: Refusal) -> Response {
+        match refusal {
+            Refusal::Malformed(status, message) => reply(status, &render::error(&message)),
+            Refusal::NotFound(message) => reply(StatusCode::NOT_FOUND, &render::error(&message)),
+            Refusal::Rejected(message) => {
+                let (status, body) = render::rejection(&self.shape, &message);
+                reply(status, &body)
+            }
+        }
+    }
+}
+
+fn has_ticket(headers: &HeaderMap, ticket: &str) -> bool {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .any(|(name, value)| name == "AUTH_TICKET" && value == ticket)
+}
+
+/// The body as `T`: a JSON content type is required (415), and the JSON must fit `T` (400).
+pub fn json_body<T: DeserializeOwned>(headers: &HeaderMap, body: &Bytes) -> Result<T, Refusal> {
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if !is_json {
+        return Err(Refusal::Malformed(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type must be application/json".into(),
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| Refusal::bad(format!("malformed JSON body: {e}")))
+}
+
+pub fn reply(status: StatusCode, body: &Value) -> Response {
+    let text = serde_json::to_vec(body).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], text).into_response()
+}
