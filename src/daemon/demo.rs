@@ -30,7 +30,7 @@ pub struct DemoArgs {
     /// Seconds between buy rounds (the campaigns' own schedules are ignored in the demo).
     #[arg(long, default_value_t = 15)]
     pub round_every: u64,
-    /// Stop after this many rounds per campaign (0: run until Ctrl-C).
+    /// Stop after this many rounds per active buying campaign (0: run until Ctrl-C).
     #[arg(long, default_value_t = 0)]
     pub rounds: u32,
 }
@@ -91,12 +91,18 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
     };
     let shutdown = CancellationToken::new();
     let (tx, rx) = mpsc::unbounded_channel();
-    let progress = tokio::spawn(show_progress(
-        rx,
-        sandbox.clone(),
-        a.rounds,
-        shutdown.clone(),
-    ));
+    let loaded = crate::campaign::load_dir(&g.campaigns).campaigns;
+    let buying: Vec<String> = loaded
+        .iter()
+        .filter(|c| c.campaign.buy.is_some() && !c.campaign.paused)
+        .map(|c| c.campaign.name.clone())
+        .collect();
+    let stop = StopAfter {
+        rounds: a.rounds,
+        campaigns: buying,
+        shutdown: shutdown.clone(),
+    };
+    let progress = tokio::spawn(show_progress(rx, sandbox.clone(), stop));
     run(engine, opts, listener, shutdown, Some(tx)).await?;
     progress.abort();
     let l = sandbox.ledger();
@@ -124,11 +130,24 @@ fn print_banner(sandbox: &SandboxHandle, db: &str, http: std::net::SocketAddr, g
     println!("  stop with Ctrl-C");
 }
 
+/// When the demo stops by itself: every active buying campaign has had `rounds` rounds.
+struct StopAfter {
+    rounds: u32,
+    campaigns: Vec<String>,
+    shutdown: CancellationToken,
+}
+
+impl StopAfter {
+    fn reached(&self, seen: &BTreeMap<String, u32>) -> bool {
+        let done = |c: &String| seen.get(c).copied().unwrap_or(0) >= self.rounds;
+        self.rounds > 0 && self.campaigns.iter().all(done)
+    }
+}
+
 async fn show_progress(
     mut rx: mpsc::UnboundedReceiver<Event>,
     sandbox: Arc<SandboxHandle>,
-    max_rounds: u32,
-    shutdown: CancellationToken,
+    stop: StopAfter,
 ) {
     let mut rounds: BTreeMap<String, u32> = BTreeMap::new();
     while let Some(ev) = rx.recv().await {
@@ -148,6 +167,7 @@ async fn show_progress(
                     );
                 }
             }
+            Event::Round { report, .. } if !stop.campaigns.contains(&report.campaign) => {}
             Event::Round { slot, report } => {
                 let n = rounds.entry(report.campaign.clone()).or_default();
                 *n += 1;
@@ -163,9 +183,8 @@ async fn show_progress(
                     l.duplicate_purchases,
                     l.spend
                 );
-                if max_rounds > 0 && rounds.values().all(|v| *v >= max_rounds) && !rounds.is_empty()
-                {
-                    shutdown.cancel();
+                if stop.reached(&rounds) {
+                    stop.shutdown.cancel();
                 }
             }
         }

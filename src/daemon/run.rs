@@ -140,6 +140,9 @@ impl<M: Market> Daemon<M> {
         self.refresh_all_gauges().await;
         self.spawn_reconcile(Some(changed));
         let mut last_reconcile = tokio::time::Instant::now();
+        // An interval, not a sleep in the select: reload requests must not postpone the tick.
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
@@ -149,7 +152,7 @@ impl<M: Market> Daemon<M> {
                     if cause == ReloadCause::Signal { signals::notify_reloading(true); }
                     self.spawn_reconcile(Some(changed));
                 }
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {
+                _ = tick.tick() => {
                     self.fire_due_rounds().await;
                     if last_reconcile.elapsed() >= self.opts.reconcile_interval {
                         last_reconcile = tokio::time::Instant::now();

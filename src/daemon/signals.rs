@@ -50,7 +50,11 @@ pub fn watch_dir(dir: &Path, reload: mpsc::Sender<ReloadCause>) -> anyhow::Resul
         Duration::from_millis(500),
         None,
         move |res: notify_debouncer_full::DebounceEventResult| {
-            if res.is_ok_and(|events| !events.is_empty()) {
+            // Reading the files ourselves raises access events: only changes count.
+            let changed = |e: &notify_debouncer_full::DebouncedEvent| {
+                !e.kind.is_access() && !e.kind.is_other()
+            };
+            if res.is_ok_and(|events| events.iter().any(changed)) {
                 let _ = reload.try_send(ReloadCause::FileChange);
             }
         },

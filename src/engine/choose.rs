@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::campaign::DonorOrder;
 use crate::market::Donor;
 use crate::money::Money;
 
@@ -33,6 +34,9 @@ pub struct TextSlot {
 /// held, reserved and uncertain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RoundLimits {
+    pub order: DonorOrder,
+    /// Seeds the "random" order (e.g. from the round's time), so a round is reproducible.
+    pub seed: u64,
     pub per_run: u32,
     pub max_price: Money,
     pub monthly_headroom: Money,
@@ -116,7 +120,7 @@ pub fn choose(slots: &[UrlSlot], taken: &HashSet<(String, i64)>, limits: RoundLi
     picks
 }
 
-/// Donors of one URL that may be bought at all, cheapest first, each page once.
+/// Donors of one URL that may be bought at all, in the campaign's order, each page once.
 fn eligible(slot: &UrlSlot, taken: &HashSet<(String, i64)>, limits: RoundLimits) -> Vec<Donor> {
     let mut seen = HashSet::new();
     let mut out: Vec<Donor> = slot
@@ -127,20 +131,34 @@ fn eligible(slot: &UrlSlot, taken: &HashSet<(String, i64)>, limits: RoundLimits)
         .filter(|d| seen.insert(d.page_id))
         .cloned()
         .collect();
-    out.sort_by(|a, b| a.price.cmp(&b.price).then(a.page_id.cmp(&b.page_id)));
+    match limits.order {
+        DonorOrder::Cheapest => out.sort_by_key(|d| (d.price, d.page_id)),
+        DonorOrder::Expensive => out.sort_by_key(|d| (std::cmp::Reverse(d.price), d.page_id)),
+        DonorOrder::Random => out.sort_by_key(|d| (mix(limits.seed ^ d.page_id as u64), d.page_id)),
+    }
     out
 }
 
-/// The cheapest remaining donor that still fits the headroom. Donors are sorted by price, so
-/// the first that does not fit means none after it fits either.
+/// The next donor of the queue that still fits the headroom; donors that do not fit are
+/// passed over (in "cheapest" order none after them would fit either).
 fn next_affordable(
     queue: &mut std::vec::IntoIter<Donor>,
     spent: Money,
     headroom: Money,
 ) -> Option<Donor> {
-    let d = queue.next()?;
-    let after = spent.checked_add(d.price)?;
-    (after <= headroom).then_some(d)
+    queue.find(|d| {
+        spent
+            .checked_add(d.price)
+            .is_some_and(|after| after <= headroom)
+    })
+}
+
+/// SplitMix64's finaliser: a cheap, well-spread hash for the seeded random order.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 fn least_used(usage: &BTreeMap<usize, u32>) -> Option<usize> {
@@ -186,6 +204,8 @@ mod tests {
 
     fn limits(per_run: u32, max_price: i64, headroom: i64) -> RoundLimits {
         RoundLimits {
+            order: DonorOrder::Cheapest,
+            seed: 0,
             per_run,
             max_price: Money::from_rubles(max_price),
             monthly_headroom: Money::from_rubles(headroom),
@@ -233,6 +253,38 @@ mod tests {
     }
 
     #[test]
+    fn the_expensive_order_takes_the_dearest_donors_first() {
+        let s = slot(
+            "u",
+            1,
+            vec![donor(1, 90), donor(2, 200), donor(3, 10), donor(4, 50)],
+        );
+        let mut l = limits(2, 100, 1000);
+        l.order = DonorOrder::Expensive;
+        let pages: Vec<i64> = choose(&[s], &HashSet::new(), l)
+            .iter()
+            .map(|p| p.donor.page_id)
+            .collect();
+        assert_eq!(pages, vec![1, 4]);
+    }
+
+    #[test]
+    fn the_random_order_is_reproducible_for_one_seed() {
+        let s = slot("u", 1, (1..=20).map(|i| donor(i, 10)).collect());
+        let mut l = limits(5, 100, 1000);
+        l.order = DonorOrder::Random;
+        l.seed = 42;
+        let a = choose(std::slice::from_ref(&s), &HashSet::new(), l);
+        let b = choose(std::slice::from_ref(&s), &HashSet::new(), l);
+        assert_eq!(a, b);
+        let cheapest: Vec<i64> = (1..=5).collect();
+        assert_ne!(
+            a.iter().map(|p| p.donor.page_id).collect::<Vec<_>>(),
+            cheapest
+        );
+    }
+
+    #[test]
     fn stops_at_the_monthly_headroom() {
         let s = slot("u", 1, vec![donor(1, 60), donor(2, 60), donor(3, 60)]);
         let picks = choose(&[s], &HashSet::new(), limits(5, 100, 130));
@@ -258,11 +310,13 @@ mod tests {
             prices in proptest::collection::vec(0i64..500, 0..40),
             per_run in 0u32..12, max_price in 0i64..400, headroom in 0i64..2000,
             daily_left in 0u32..10, total_left in 0u32..10, taken_pages in proptest::collection::hash_set(0i64..40, 0..10),
+            order in proptest::sample::select(vec![DonorOrder::Cheapest, DonorOrder::Expensive, DonorOrder::Random]),
+            seed in proptest::num::u64::ANY,
         ) {
             let donors: Vec<Donor> = prices.iter().enumerate().map(|(i, p)| donor(i as i64 % 30, *p)).collect();
             let s = slot("u", 3, donors);
             let taken: HashSet<(String, i64)> = taken_pages.iter().map(|p| ("u".to_string(), *p)).collect();
-            let l = RoundLimits { per_run, max_price: Money::from_rubles(max_price), monthly_headroom: Money::from_rubles(headroom), daily_left, total_left };
+            let l = RoundLimits { order, seed, per_run, max_price: Money::from_rubles(max_price), monthly_headroom: Money::from_rubles(headroom), daily_left, total_left };
             let picks = choose(&[s], &taken, l);
             prop_assert!(picks.len() as u32 <= l.max_links());
             let total: i64 = picks.iter().map(|p| p.donor.price.kopecks()).sum();

@@ -86,9 +86,12 @@ pub enum Journaled<T> {
     Unreadable(MarketError),
 }
 
+/// Turns a call's answer into the effect to record for each intent of the batch.
+pub type OnSuccess<T> = Box<dyn FnOnce(&T) -> Vec<Effect> + Send>;
+
 /// How to record a call's success: one outcome per intent of the batch.
 pub struct Effects<T> {
-    pub on_success: Box<dyn FnOnce(&T) -> Vec<Effect> + Send>,
+    pub on_success: OnSuccess<T>,
     /// For a 2xx whose answer could not be read: what to record, or `None` to keep it uncertain.
     pub on_unreadable: Option<Vec<Effect>>,
 }

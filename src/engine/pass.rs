@@ -20,7 +20,8 @@ use super::recorded::Recorded;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CampaignReport {
     pub campaign: String,
-    /// `converged`, `spending_stopped`, `skipped` (lease held elsewhere) or `failed`.
+    /// `converged`, `spending_stopped`, `blocked` (a step cannot run yet: a cap, a missing id),
+    /// `skipped` (lease held elsewhere) or `failed`.
     pub outcome: &'static str,
     pub detail: Option<String>,
     pub bought: u32,
@@ -126,7 +127,8 @@ impl<M: Market> Engine<M> {
             .await;
         if let Err(e) = result {
             report.outcome = match e {
-                EngineError::Auth(_) | EngineError::Blocked(_) => "spending_stopped",
+                EngineError::Auth(_) => "spending_stopped",
+                EngineError::Blocked(_) => "blocked",
                 _ => "failed",
             };
             tracing::warn!(campaign = %name, error = %e, kind = e.label(), "campaign pass did not converge");

@@ -144,6 +144,8 @@ pub fn round_limits(c: &Campaign, r: &Recorded) -> Option<RoundLimits> {
     let buy = c.buy.as_ref()?;
     let b = &r.budget;
     Some(RoundLimits {
+        order: buy.order,
+        seed: r.budget.links_total as u64 ^ r.budget.committed.kopecks() as u64,
         per_run: buy.per_run,
         max_price: c.budget.max_link_price,
         monthly_headroom: Money::saturating_headroom(b.cap, b.committed),

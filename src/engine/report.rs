@@ -228,7 +228,7 @@ pub fn short_json(v: &serde_json::Value) -> String {
             cut -= 1;
         }
         s.truncate(cut);
-        s.push_str("…");
+        s.push('…');
     }
     s
 }

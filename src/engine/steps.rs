@@ -157,7 +157,10 @@ impl<M: Market> Engine<M> {
                 on_unreadable: None,
             },
         );
-        let Some(id) = done.await?.into_done("create autobuyer")? else {
+        // A new autobuyer may start running at once (the API does not say), so its budget must
+        // fit the headroom even when it is wanted stopped; it is released once the stop is confirmed.
+        let what = "create autobuyer (its budget must fit the headroom while it is created)";
+        let Some(id) = done.await?.into_done(what)? else {
             return Ok(());
         };
         self.set_autobuyer(lease, &c.name, &ab.name, id, running, true, budget, 0)

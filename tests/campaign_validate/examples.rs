@@ -30,7 +30,7 @@ fn the_acme_example_reads_into_the_model_the_engine_consumes() {
     );
     assert_eq!(
         (buy.per_run, buy.order, buy.search.price_rent_to),
-        (5, DonorOrder::Cheapest, Some(Money::from_rubles(150)))
+        (3, DonorOrder::Cheapest, Some(Money::from_rubles(150)))
     );
     assert_eq!(buy.search.extra["cgeoip_country_iso_code"], "RU");
     assert_eq!(c.autobuyers[0].state, AutobuyerState::Running);
@@ -40,7 +40,7 @@ fn the_acme_example_reads_into_the_model_the_engine_consumes() {
 fn kopecks_written_as_a_string_or_a_decimal_are_exact() {
     let report = load_paths(&[PathBuf::from("campaigns/bolt-bikes.yaml")]);
     let c = &report.campaigns[0].campaign;
-    assert_eq!(c.budget.monthly, Money::from_kopecks(450_050));
+    assert_eq!(c.budget.monthly, Money::from_kopecks(750_050));
     assert_eq!(
         c.autobuyers[0].urls[1].monthly_budget,
         Money::from_kopecks(200_050)
