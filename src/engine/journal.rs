@@ -112,6 +112,11 @@ impl<M: Market> Engine<M> {
         if self.cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
         }
+        let Some(kind) = intents.first().map(|i| i.kind) else {
+            return Err(EngineError::Blocked(
+                "a call with no intent is never sent".into(),
+            ));
+        };
         let ids = match self
             .store
             .begin_intents(lease, &intents, self.clock.now())
@@ -129,8 +134,12 @@ impl<M: Market> Engine<M> {
             }
             BeginOutcome::Fenced => return Err(EngineError::Fenced),
         };
+        super::faultpoint::reach("after_begin", kind).await;
         let result = call().await;
-        self.record_outcome(&ids, result, effects).await
+        super::faultpoint::reach("after_call", kind).await;
+        let recorded = self.record_outcome(&ids, result, effects).await;
+        super::faultpoint::reach("after_complete", kind).await;
+        recorded
     }
 
     async fn record_outcome<T: serde::Serialize>(

@@ -11,6 +11,7 @@
 
 pub mod choose;
 pub mod cli;
+pub mod faultpoint;
 pub mod journal;
 pub mod keys;
 pub mod pass;

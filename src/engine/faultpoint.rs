@@ -1,0 +1,37 @@
+//! Test-only crash points for the kill suite (`tests/engine_kill.rs`).
+//!
+//! When `LINKRUNNER_TEST_FAULTPOINT` names a boundary of the money protocol —
+//! `after_begin`, `after_call` or `after_complete`, optionally with `:KIND` (e.g.
+//! `after_call:purchase`) — the process prints `linkrunner-faultpoint-reached BOUNDARY:KIND`
+//! to stderr at that boundary and then hangs, so the test can kill it with SIGKILL exactly
+//! there. Unset (always, in production) it costs one cached lookup.
+
+use std::sync::OnceLock;
+
+use crate::store::IntentKind;
+
+fn configured() -> Option<&'static (String, Option<String>)> {
+    static POINT: OnceLock<Option<(String, Option<String>)>> = OnceLock::new();
+    POINT
+        .get_or_init(|| {
+            let v = std::env::var("LINKRUNNER_TEST_FAULTPOINT").ok()?;
+            let (at, kind) = match v.split_once(':') {
+                Some((a, k)) => (a.to_string(), Some(k.to_string())),
+                None => (v, None),
+            };
+            Some((at, kind))
+        })
+        .as_ref()
+}
+
+/// Hangs here (forever) if the test asked for this boundary and kind.
+pub async fn reach(boundary: &str, kind: IntentKind) {
+    let Some((at, want)) = configured() else {
+        return;
+    };
+    if at != boundary || want.as_deref().is_some_and(|k| k != kind.as_str()) {
+        return;
+    }
+    eprintln!("linkrunner-faultpoint-reached {boundary}:{}", kind.as_str());
+    std::future::pending::<()>().await;
+}
