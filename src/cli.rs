@@ -88,3 +88,25 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             .map(|()| ExitCode::SUCCESS),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_subcommand_parses_without_clashing_with_the_global_settings() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn plan_takes_campaign_names_next_to_the_campaigns_directory() {
+        let cli = Cli::try_parse_from(["linkrunner", "--campaigns", "dir", "plan", "acme", "bolt"])
+            .unwrap();
+        let Command::Plan(a) = cli.command else {
+            panic!("not plan")
+        };
+        assert_eq!(a.names, ["acme", "bolt"]);
+        assert_eq!(cli.global.campaigns, std::path::PathBuf::from("dir"));
+    }
+}

@@ -65,7 +65,8 @@ impl EngineArgs {
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
     /// Only these campaigns (default: all).
-    pub campaigns: Vec<String>,
+    #[arg(value_name = "CAMPAIGN")]
+    pub names: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }
@@ -127,13 +128,18 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(g, &metrics).await?;
     let loaded = load_campaigns(g);
     let now = clock::system().now();
-    let wanted = |n: &str| a.campaigns.is_empty() || a.campaigns.iter().any(|c| c == n);
+    let wanted = |n: &str| a.names.is_empty() || a.names.iter().any(|c| c == n);
     let mut plans = Vec::new();
+    let known = store.campaign_names().await?;
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
-        let r = Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?;
+        let r = if known.contains(&lc.campaign.name) {
+            Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?
+        } else {
+            Recorded::fresh()
+        };
         plans.push(plan_campaign(&lc.campaign, &r, lc.campaign.buy.is_some()));
     }
-    for name in store.campaign_names().await? {
+    for name in known {
         if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {
             let r = Recorded::load(&store, &name, now.date_naive()).await?;
             plans.push(plan_removed(&name, &r));

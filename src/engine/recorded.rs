@@ -70,6 +70,31 @@ impl Recorded {
         })
     }
 
+    /// What the journal holds for a campaign it has never seen: nothing.
+    pub fn fresh() -> Recorded {
+        Recorded {
+            ids: RemoteIds::default(),
+            budget: BudgetSnapshot {
+                cap: crate::money::Money::ZERO,
+                committed: crate::money::Money::ZERO,
+                held: crate::money::Money::ZERO,
+                reserved_in_flight: crate::money::Money::ZERO,
+                uncertain: crate::money::Money::ZERO,
+                links_total: 0,
+                links_today: 0,
+                daily_cap: 0,
+                total_cap: 0,
+            },
+            purchases: Vec::new(),
+            uncertain: Vec::new(),
+            halts: Vec::new(),
+            last_round: None,
+            last_success: None,
+            autobuyer_generations: BTreeMap::new(),
+            confirmed_running: BTreeMap::new(),
+        }
+    }
+
     /// Why this campaign may not spend now, if it may not.
     pub fn spending_stopped(&self, paused: bool) -> Option<String> {
         if let Some((_, reason, _)) = self.halts.iter().find(|(s, _, _)| s == "global") {
