@@ -117,6 +117,9 @@ impl<M: Market> Engine<M> {
                 "a call with no intent is never sent".into(),
             ));
         };
+        if intents.iter().any(|i| i.reserve.is_some()) {
+            self.ensure_not_halted(&intents[0].campaign).await?;
+        }
         let ids = match self
             .store
             .begin_intents(lease, &intents, self.clock.now())
@@ -216,6 +219,25 @@ impl<M: Market> Engine<M> {
                 .await?;
         }
         Ok(())
+    }
+
+    /// Money is never committed while spending is stopped — checked right before every
+    /// spending call, not only at the start of a pass, so a 401 seen by one campaign stops the
+    /// others at their next call.
+    async fn ensure_not_halted(&self, campaign: &str) -> Result<(), EngineError> {
+        let halts = self.store.halts().await?;
+        match halts
+            .iter()
+            .find(|(scope, _, _)| scope == "global" || scope == campaign)
+        {
+            Some((scope, reason, _)) if scope == "global" => Err(EngineError::Blocked(format!(
+                "all spending stopped: {reason}"
+            ))),
+            Some((_, reason, _)) => Err(EngineError::Blocked(format!(
+                "waiting for an operator: {reason}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// A 401/403 stops all spending, for every campaign, until credentials work again.
