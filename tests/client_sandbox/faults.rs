@@ -128,16 +128,17 @@ async fn a_read_retried_after_an_injected_5xx_succeeds() {
 
 // --- latency ------------------------------------------------------------------------------
 
-/// A sandbox whose every call takes 300 ms, and a client that gives up after 100 ms.
+/// A sandbox whose every call takes 600 ms, and a client that gives up after 250 ms (wide
+/// margins, so a loaded machine still gets each request to the sandbox before the timeout).
 async fn slow_sandbox() -> (
     linkrunner::sandbox::SandboxHandle,
     linkrunner::market::MarketClient,
 ) {
     let mut cfg: SandboxConfig = sandbox_config();
-    cfg.faults.latency_ms = 300;
+    cfg.faults.latency_ms = 600;
     let sandbox = start(cfg).await;
     let client = client_with(&sandbox.base_url(), |c| {
-        c.request_timeout = Duration::from_millis(100);
+        c.request_timeout = Duration::from_millis(250);
     });
     (sandbox, client)
 }
