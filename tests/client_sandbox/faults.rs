@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use linkrunner::market::{Executed, Market, MarketError};
+use linkrunner::market::{Executed, Market, MarketClient, MarketError};
 use linkrunner::sandbox::faults::FaultState;
-use linkrunner::sandbox::{Faults, Op, SandboxConfig};
+use linkrunner::sandbox::{Faults, Op, SandboxHandle};
 
 use crate::flow::cheap_filter;
 use crate::support::{
@@ -130,11 +130,8 @@ async fn a_read_retried_after_an_injected_5xx_succeeds() {
 
 /// A sandbox whose every call takes 600 ms, and a client that gives up after 250 ms (wide
 /// margins, so a loaded machine still gets each request to the sandbox before the timeout).
-async fn slow_sandbox() -> (
-    linkrunner::sandbox::SandboxHandle,
-    linkrunner::market::MarketClient,
-) {
-    let mut cfg: SandboxConfig = sandbox_config();
+async fn slow_sandbox() -> (SandboxHandle, MarketClient) {
+    let mut cfg = sandbox_config();
     cfg.faults.latency_ms = 600;
     let sandbox = start(cfg).await;
     let client = client_with(&sandbox.base_url(), |c| {
