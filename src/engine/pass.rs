@@ -202,7 +202,11 @@ impl<M: Market> Engine<M> {
                 continue;
             }
             let r = self.load(name).await?;
-            self.run_action(lease, c, name, &r, action, report).await?;
+            let step = tracing::info_span!("step", action = action.label(), fence = lease.fence);
+            self.run_action(lease, c, name, &r, action, report)
+                .instrument(step)
+                .await?;
+            tracing::debug!(campaign = %name, action = action.label(), "step done");
             report.done.push(action.describe());
         }
         let r = self.load(name).await?;
