@@ -130,12 +130,24 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_campaigns(g);
     let now = clock::system().now();
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
+    let known = store.campaign_names().await?;
     let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
-        let r = Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?;
-        plans.push(plan_campaign(&lc.campaign, &r, lc.campaign.buy.is_some()));
+        let c = &lc.campaign;
+        let r = if known.contains(&c.name) {
+            Recorded::load(&store, &c.name, now.date_naive()).await?
+        } else {
+            let caps = crate::store::CampaignCaps {
+                name: c.name.clone(),
+                monthly_cap: c.budget.monthly,
+                daily_links: c.budget.daily_links,
+                total_links: c.budget.total_links,
+            };
+            Recorded::unrecorded(&store, &caps).await?
+        };
+        plans.push(plan_campaign(c, &r, c.buy.is_some()));
     }
-    for name in store.campaign_names().await? {
+    for name in known {
         if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {
             let r = Recorded::load(&store, &name, now.date_naive()).await?;
             plans.push(plan_removed(&name, &r));
