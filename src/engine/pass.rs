@@ -126,6 +126,13 @@ impl<M: Market> Engine<M> {
             .instrument(span)
             .await;
         if let Err(e) = result {
+            if let EngineError::Auth(m) = &e {
+                // A read answered 401/403 (a changing call has already halted): every campaign
+                // stops spending, not only this one.
+                if let Err(halt) = self.halt_for_credentials(m).await {
+                    tracing::error!(error = %halt, "could not record the credentials halt");
+                }
+            }
             report.outcome = match e {
                 EngineError::Auth(_) => "spending_stopped",
                 EngineError::Blocked(_) => "blocked",
