@@ -69,7 +69,10 @@ impl<M: Market> Engine<M> {
         let halted = r.halts.iter().any(|(scope, _, _)| scope == campaign);
         if halted && s.waiting_for_operator == 0 {
             self.store.clear_halt(campaign).await?;
-            tracing::info!(campaign, "nothing waits for an operator any more; spending resumes");
+            tracing::info!(
+                campaign,
+                "nothing waits for an operator any more; spending resumes"
+            );
         }
         Ok(s)
     }
