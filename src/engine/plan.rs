@@ -343,3 +343,6 @@ fn money_view(r: &Recorded, round_worst: Option<Money>) -> MoneyView {
         daily_links_cap: b.daily_cap,
     }
 }
+
+#[cfg(test)]
+mod tests;
