@@ -273,6 +273,23 @@ proptest! {
     }
 
     #[test]
+    fn an_autobuyer_in_an_unconfirmed_state_is_switched_to_its_desired_state((c, r) in arb_state()) {
+        let p = plan_campaign(&c, &r, false);
+        for ab in &c.autobuyers {
+            let Some(rec) = r.ids.autobuyers.get(&ab.name) else { continue };
+            let desired = ab.state == crate::campaign::AutobuyerState::Running && !c.paused;
+            let allowed = p.spending_stopped.is_none() || !desired;
+            if r.confirmed_running.get(&rec.id) != Some(&desired) && allowed {
+                let switched = p.actions.iter().any(|a| matches!(
+                    a,
+                    Action::SetAutobuyer { id, running, .. } if *id == rec.id && *running == desired
+                ));
+                prop_assert!(switched, "{} not brought to its desired state: {:?}", ab.name, p.actions);
+            }
+        }
+    }
+
+    #[test]
     fn once_every_planned_action_succeeded_nothing_is_left_to_do((c, mut r) in arb_state()) {
         r.halts.clear();
         let p = plan_campaign(&c, &r, false);
