@@ -23,10 +23,13 @@ pub use crate::db::TestDb;
 pub const TOKEN: &str = "engine-test-token";
 pub const TICKET: &str = "engine-test-ticket";
 
-/// Strict sandbox defaults; searches pending once before they are ready.
+/// Strict sandbox defaults; searches pending once before they are ready. A small inventory
+/// (searches cycle through it every three) offers already bought pages again, so the
+/// "never buy a page twice" protections are exercised, not spared by luck.
 pub fn sandbox_config() -> SandboxConfig {
     let mut cfg = SandboxConfig::new(TOKEN, TICKET);
     cfg.search_ready_after_polls = 1;
+    cfg.inventory_size = 30;
     cfg
 }
 
