@@ -106,7 +106,7 @@ mod tests {
         let Command::Plan(a) = cli.command else {
             panic!("not plan")
         };
-        assert_eq!(a.names, ["acme", "bolt"]);
+        assert_eq!(a.only, ["acme", "bolt"]);
         assert_eq!(cli.global.campaigns, std::path::PathBuf::from("dir"));
     }
 }

@@ -409,3 +409,6 @@ fn money_view(r: &Recorded, pending: Money, round_worst: Money) -> MoneyView {
         daily_links_cap: b.daily_cap,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -70,29 +70,40 @@ impl Recorded {
         })
     }
 
-    /// What the journal holds for a campaign it has never seen: nothing.
-    pub fn fresh() -> Recorded {
-        Recorded {
+    /// A campaign the journal has never seen (`plan` before the first pass): nothing created,
+    /// nothing committed, its caps from the file; only the global halt can apply to it.
+    pub async fn unrecorded(
+        store: &Store,
+        caps: &crate::store::CampaignCaps,
+    ) -> Result<Recorded, StoreError> {
+        let halts = store
+            .halts()
+            .await?
+            .into_iter()
+            .filter(|(scope, _, _)| scope == "global")
+            .collect();
+        let zero = crate::money::Money::ZERO;
+        Ok(Recorded {
             ids: RemoteIds::default(),
             budget: BudgetSnapshot {
-                cap: crate::money::Money::ZERO,
-                committed: crate::money::Money::ZERO,
-                held: crate::money::Money::ZERO,
-                reserved_in_flight: crate::money::Money::ZERO,
-                uncertain: crate::money::Money::ZERO,
+                cap: caps.monthly_cap,
+                committed: zero,
+                held: zero,
+                reserved_in_flight: zero,
+                uncertain: zero,
                 links_total: 0,
                 links_today: 0,
-                daily_cap: 0,
-                total_cap: 0,
+                daily_cap: caps.daily_links,
+                total_cap: caps.total_links,
             },
             purchases: Vec::new(),
             uncertain: Vec::new(),
-            halts: Vec::new(),
+            halts,
             last_round: None,
             last_success: None,
             autobuyer_generations: BTreeMap::new(),
             confirmed_running: BTreeMap::new(),
-        }
+        })
     }
 
     /// Why this campaign may not spend now, if it may not.
