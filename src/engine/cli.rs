@@ -40,7 +40,7 @@ pub struct EngineArgs {
     /// Seconds after an uncertain purchase before its absence from the link list means "not bought".
     #[arg(long, env = "LINKRUNNER_SETTLE_GRACE", default_value_t = 120)]
     pub settle_grace: u64,
-    /// Seconds a campaign lease lasts without renewal.
+    /// Seconds a campaign lease lasts without renewal (at least 1; renewed every third of it).
     #[arg(long, env = "LINKRUNNER_LEASE_TTL", default_value_t = 120)]
     pub lease_ttl: u64,
     /// Campaigns reconciled at once.
@@ -51,7 +51,7 @@ pub struct EngineArgs {
 impl EngineArgs {
     pub fn settings(&self) -> EngineSettings {
         EngineSettings {
-            lease_ttl: chrono::Duration::seconds(self.lease_ttl.max(5) as i64),
+            lease_ttl: chrono::Duration::seconds(self.lease_ttl.max(1) as i64),
             search_deadline: chrono::Duration::seconds(self.search_deadline as i64),
             poll_initial: std::time::Duration::from_millis(self.poll_initial_ms),
             poll_max: std::time::Duration::from_millis(self.poll_max_ms.max(self.poll_initial_ms)),
