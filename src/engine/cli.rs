@@ -64,7 +64,9 @@ impl EngineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
-    /// Only these campaigns (default: all).
+    /// Only these campaigns (default: all). Its own id: the global `--campaigns` directory
+    /// shares the field name, and clap panics when one id has two types.
+    #[arg(id = "only_campaigns", value_name = "CAMPAIGN")]
     pub campaigns: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
