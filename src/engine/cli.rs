@@ -64,10 +64,10 @@ impl EngineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
-    /// Only these campaigns (default: all). Its own id: the global `--campaigns` directory
-    /// shares the field name, and clap panics when one id has two types.
-    #[arg(id = "only_campaigns", value_name = "CAMPAIGN")]
-    pub campaigns: Vec<String>,
+    /// Only these campaigns (default: all). Not named `campaigns`: the global `--campaigns`
+    /// directory has that id, and clap panics when one id has two types.
+    #[arg(value_name = "CAMPAIGN")]
+    pub only: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }
@@ -129,7 +129,7 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(g, &metrics).await?;
     let loaded = load_campaigns(g);
     let now = clock::system().now();
-    let wanted = |n: &str| a.campaigns.is_empty() || a.campaigns.iter().any(|c| c == n);
+    let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
     let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
         let r = Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?;
