@@ -49,16 +49,23 @@ pub async fn killed_at(backend: Backend, boundary: Boundary, kind: IntentKind) {
     let k = kind.as_str();
 
     match boundary {
-        Boundary::IntentRecorded => rig.once_killed_at_faultpoint(&format!("after_begin:{k}")).await,
+        Boundary::IntentRecorded => {
+            rig.once_killed_at_faultpoint(&format!("after_begin:{k}"))
+                .await
+        }
         Boundary::RequestSentNotExecuted => {
             rig.once_killed_in_call(op_of(kind), Trap::Unexecuted).await
         }
         Boundary::RequestExecutedAnswerLost => {
             rig.once_killed_in_call(op_of(kind), Trap::AnswerLost).await
         }
-        Boundary::AnswerReceived => rig.once_killed_at_faultpoint(&format!("after_call:{k}")).await,
+        Boundary::AnswerReceived => {
+            rig.once_killed_at_faultpoint(&format!("after_call:{k}"))
+                .await
+        }
         Boundary::OutcomeRecorded => {
-            rig.once_killed_at_faultpoint(&format!("after_complete:{k}")).await
+            rig.once_killed_at_faultpoint(&format!("after_complete:{k}"))
+                .await
         }
     }
     rig.restart_until_converged().await;

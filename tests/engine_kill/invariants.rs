@@ -57,7 +57,9 @@ pub fn assert_within_caps(ledger: &Ledger, spec: &Spec) {
         .iter()
         .filter(|a| projects.contains(&a.project_id) && a.state == AutobuyerState::Running)
         .flat_map(|a| &a.urls)
-        .fold(Money::ZERO, |acc, u| acc.checked_add(u.monthly_budget).unwrap());
+        .fold(Money::ZERO, |acc, u| {
+            acc.checked_add(u.monthly_budget).unwrap()
+        });
     let committed = bought.checked_add(autobuyers).unwrap();
     assert!(
         committed <= spec.monthly_cap,
@@ -123,7 +125,13 @@ pub async fn assert_converged(rig: &Rig, ledger: &Ledger, spec: &Spec) {
             .iter()
             .filter(|a| projects.contains(&a.project_id) && &a.name == name)
             .collect();
-        assert_eq!(found.len(), 1, "{}: autobuyer {name} created {} times", spec.name, found.len());
+        assert_eq!(
+            found.len(),
+            1,
+            "{}: autobuyer {name} created {} times",
+            spec.name,
+            found.len()
+        );
         let want = if *running {
             AutobuyerState::Running
         } else {
@@ -139,13 +147,14 @@ pub async fn assert_converged(rig: &Rig, ledger: &Ledger, spec: &Spec) {
         .expect("intents");
     let open: Vec<_> = intents
         .iter()
-        .filter(|i| {
-            i.campaign == spec.name
-                && !matches!(i.state.as_str(), "succeeded" | "failed")
-        })
+        .filter(|i| i.campaign == spec.name && !matches!(i.state.as_str(), "succeeded" | "failed"))
         .map(|i| (i.id.0, i.kind.as_str(), i.state.as_str()))
         .collect();
-    assert!(open.is_empty(), "{}: intents left open: {open:?}", spec.name);
+    assert!(
+        open.is_empty(),
+        "{}: intents left open: {open:?}",
+        spec.name
+    );
 }
 
 /// All of the above for every campaign.

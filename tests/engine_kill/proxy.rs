@@ -132,7 +132,12 @@ async fn pass(s: &Shared, method: Method, uri: &Uri, headers: HeaderMap, body: B
     let status = answer.status();
     let mut out = HeaderMap::new();
     for (name, value) in answer.headers() {
-        if ![header::CONTENT_LENGTH, header::TRANSFER_ENCODING, header::CONNECTION].contains(name)
+        if ![
+            header::CONTENT_LENGTH,
+            header::TRANSFER_ENCODING,
+            header::CONNECTION,
+        ]
+        .contains(name)
         {
             out.append(name, value.clone());
         }

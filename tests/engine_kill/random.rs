@@ -15,7 +15,7 @@ use super::support::{Backend, LEASE_TTL, Rig};
 /// Kills delivered per scenario (a run that had already exited does not count).
 pub const KILLS: u32 = 7;
 /// Random delays lie in this range (milliseconds): from process start-up to past a full pass.
-const DELAY_MS: (i64, i64) = (20, 900);
+const DELAY_MS: (i64, i64) = (5, 400);
 
 /// Two campaigns needing several passes each; `KILLS` kills at seeded random moments; then
 /// restarts until converged. Returns how many kills were delivered.
@@ -35,7 +35,7 @@ pub async fn killed_at_random_moments(backend: Backend, seed: u64) -> u32 {
     let mut rng = Prng::new(seed);
 
     let mut kills = 0;
-    for _ in 0..KILLS * 3 {
+    for _ in 0..KILLS * 6 {
         if kills == KILLS {
             break;
         }

@@ -2,7 +2,9 @@
 //! in-process behind a trapping proxy, a campaign directory, and the real binary run against
 //! them — killed with SIGKILL, restarted, and resolved as an operator would.
 
+use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -125,6 +127,23 @@ async fn migrated(url: &str) -> Store {
     store
 }
 
+/// A private copy of the binary, taken once: another build in a shared target directory must
+/// not swap it mid-suite. `LINKRUNNER_KILL_SUITE_BIN` names another binary to copy (e.g. one
+/// saved right after `cargo build` when several checkouts share one target directory).
+fn binary() -> &'static Path {
+    static COPY: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = COPY.get_or_init(|| {
+        let from = std::env::var_os("LINKRUNNER_KILL_SUITE_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_linkrunner")));
+        let dir = tempfile::tempdir().expect("temp dir for the binary");
+        let path = dir.path().join("linkrunner");
+        std::fs::copy(&from, &path).expect("binary copied");
+        (dir, path)
+    });
+    path
+}
+
 fn test_log() -> bool {
     std::env::var_os("TEST_LOG").is_some()
 }
@@ -164,7 +183,7 @@ impl Rig {
 
     /// The binary with this rig's settings, and short engine times.
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_linkrunner"));
+        let mut cmd = Command::new(binary());
         cmd.args(args)
             .env_clear()
             .env("LINKRUNNER_DATABASE_URL", &self.journal.url)
@@ -180,7 +199,11 @@ impl Rig {
             .env("LINKRUNNER_LEASE_TTL", LEASE_TTL.as_secs().to_string())
             .env(
                 "LINKRUNNER_LOG",
-                if test_log() { "linkrunner=debug" } else { "error" },
+                if test_log() {
+                    "linkrunner=debug"
+                } else {
+                    "error"
+                },
             )
             .stdin(Stdio::null())
             .kill_on_drop(true);
@@ -189,11 +212,7 @@ impl Rig {
 
     /// Runs the binary to completion.
     pub async fn run(&self, args: &[&str]) -> Output {
-        let out = self
-            .command(args)
-            .output()
-            .await
-            .expect("linkrunner runs");
+        let out = self.command(args).output().await.expect("linkrunner runs");
         if test_log() {
             eprintln!(
                 "linkrunner {args:?} -> {}\n{}{}",
@@ -279,11 +298,13 @@ impl Rig {
                 return;
             }
             last = format!(
-                "once: {}\n{}\nplan: {}\n{}",
+                "once: {}\n{}{}\nplan: {}\n{}{}",
                 once.status,
                 String::from_utf8_lossy(&once.stdout),
+                String::from_utf8_lossy(&once.stderr),
                 plan.status,
-                String::from_utf8_lossy(&plan.stdout)
+                String::from_utf8_lossy(&plan.stdout),
+                String::from_utf8_lossy(&plan.stderr)
             );
             if skipped(&once) {
                 tokio::time::sleep(Duration::from_millis(250)).await;
