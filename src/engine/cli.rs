@@ -65,6 +65,7 @@ impl EngineArgs {
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
     /// Only these campaigns (default: all).
+    #[arg(id = "only_campaigns", value_name = "CAMPAIGN")]
     pub campaigns: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -266,4 +267,24 @@ pub async fn migrate(g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     open_store(g, &Arc::new(Metrics::new())).await?;
     println!("journal database is migrated");
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn plan_parses_campaign_names_beside_the_global_campaigns_directory() {
+        let cli = Cli::try_parse_from(["linkrunner", "--campaigns", "dir", "plan", "acme-shoes"])
+            .expect("plan parses");
+        let Command::Plan(a) = cli.command else {
+            panic!("not plan");
+        };
+        assert_eq!(
+            (cli.global.campaigns.to_str(), a.campaigns),
+            (Some("dir"), vec!["acme-shoes".to_string()])
+        );
+    }
 }
