@@ -131,7 +131,7 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let wanted = |n: &str| a.campaigns.is_empty() || a.campaigns.iter().any(|c| c == n);
     let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
-        let r = Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?;
+        let r = Recorded::load_or_new(&store, &lc.campaign, now.date_naive()).await?;
         plans.push(plan_campaign(&lc.campaign, &r, lc.campaign.buy.is_some()));
     }
     for name in store.campaign_names().await? {
@@ -286,5 +286,25 @@ mod tests {
             (cli.global.campaigns.to_str(), a.campaigns),
             (Some("dir"), vec!["acme-shoes".to_string()])
         );
+    }
+
+    #[tokio::test]
+    async fn plan_on_a_fresh_journal_shows_the_changes_of_new_campaigns() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = format!("sqlite://{}/journal.db", dir.path().display());
+        let campaigns = concat!(env!("CARGO_MANIFEST_DIR"), "/campaigns");
+        let cli = Cli::try_parse_from([
+            "linkrunner",
+            "--database-url",
+            &db,
+            "--campaigns",
+            campaigns,
+            "plan",
+        ])
+        .expect("plan parses");
+
+        let code = crate::cli::dispatch(cli).await.expect("plan runs");
+
+        assert_eq!(code, std::process::ExitCode::from(2));
     }
 }

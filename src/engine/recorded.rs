@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, NaiveDate, Utc};
 
+use crate::campaign::Campaign;
+use crate::money::Money;
 use crate::store::{
     BudgetSnapshot, IntentFilter, IntentKind, IntentRow, IntentState, RemoteIds, RoundRow, Store,
     StoreError,
@@ -68,6 +70,43 @@ impl Recorded {
             last_round: store.last_round(campaign).await?,
             last_success: store.last_successful_round(campaign).await?,
         })
+    }
+
+    /// As [`Recorded::load`], but a campaign the journal has never seen (a new file, before its
+    /// first pass) reads as nothing recorded under its own caps instead of an error.
+    pub async fn load_or_new(
+        store: &Store,
+        c: &Campaign,
+        today: NaiveDate,
+    ) -> Result<Recorded, StoreError> {
+        match Recorded::load(store, &c.name, today).await {
+            Err(StoreError::NotFound { .. }) => Ok(Recorded::unrecorded(c)),
+            other => other,
+        }
+    }
+
+    fn unrecorded(c: &Campaign) -> Recorded {
+        Recorded {
+            ids: RemoteIds::default(),
+            budget: BudgetSnapshot {
+                cap: c.budget.monthly,
+                committed: Money::ZERO,
+                held: Money::ZERO,
+                reserved_in_flight: Money::ZERO,
+                uncertain: Money::ZERO,
+                links_total: 0,
+                links_today: 0,
+                daily_cap: c.budget.daily_links,
+                total_cap: c.budget.total_links,
+            },
+            purchases: Vec::new(),
+            uncertain: Vec::new(),
+            halts: Vec::new(),
+            last_round: None,
+            last_success: None,
+            autobuyer_generations: BTreeMap::new(),
+            confirmed_running: BTreeMap::new(),
+        }
     }
 
     /// Why this campaign may not spend now, if it may not.
