@@ -214,14 +214,13 @@ fn flow_verdicts(s: &flow::FlowSetup, f: &flow::FlowFigures) -> Vec<Verdict> {
     }
     let b = &f.backend;
     let v = vec![
-        Verdict::at_most(
+        Verdict::at_most(1, &format!("{b}: wall time / lower bound"), ratio, 1.05, ""),
+        Verdict::exactly(
             1,
-            &format!("{b}: wall time / lower bound"),
-            ratio,
-            1.05,
-            "",
+            &format!("{b}: 429s received"),
+            f.rate_limited as f64,
+            0.0,
         ),
-        Verdict::exactly(1, &format!("{b}: 429s received"), f.rate_limited as f64, 0.0),
         Verdict::exactly(
             2,
             &format!("{b}: calls per campaign"),

@@ -35,7 +35,12 @@ pub fn cpu_time() -> Duration {
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command name.
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     let total = ticks(11) + ticks(12);
     // The kernel reports in USER_HZ, which is 100 on every Linux ABI in use.
     Duration::from_millis(total * 10)

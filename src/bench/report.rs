@@ -43,6 +43,17 @@ impl Verdict {
         }
     }
 
+    /// A figure the issue asks to report without a bound.
+    pub fn reported(target: u8, what: &str, figure: String) -> Verdict {
+        Verdict {
+            target,
+            what: what.into(),
+            figure,
+            goal: "reported, no bound".into(),
+            missed_by: None,
+        }
+    }
+
     pub fn print(&self) {
         let state = match &self.missed_by {
             None => "OK".to_string(),
