@@ -134,17 +134,7 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
         let c = &lc.campaign;
-        let r = if known.contains(&c.name) {
-            Recorded::load(&store, &c.name, now.date_naive()).await?
-        } else {
-            let caps = crate::store::CampaignCaps {
-                name: c.name.clone(),
-                monthly_cap: c.budget.monthly,
-                daily_links: c.budget.daily_links,
-                total_links: c.budget.total_links,
-            };
-            Recorded::unrecorded(&store, &caps).await?
-        };
+        let r = Recorded::load_or_new(&store, c, now.date_naive()).await?;
         plans.push(plan_campaign(c, &r, c.buy.is_some()));
     }
     for name in known {

@@ -70,6 +70,27 @@ impl Recorded {
         })
     }
 
+    /// As [`Recorded::load`], but a campaign the journal has never seen (a new file, before its
+    /// first pass) reads as nothing recorded under its own caps instead of an error.
+    pub async fn load_or_new(
+        store: &Store,
+        c: &crate::campaign::Campaign,
+        today: NaiveDate,
+    ) -> Result<Recorded, StoreError> {
+        match Recorded::load(store, &c.name, today).await {
+            Err(StoreError::NotFound { .. }) => {
+                let caps = crate::store::CampaignCaps {
+                    name: c.name.clone(),
+                    monthly_cap: c.budget.monthly,
+                    daily_links: c.budget.daily_links,
+                    total_links: c.budget.total_links,
+                };
+                Recorded::unrecorded(store, &caps).await
+            }
+            other => other,
+        }
+    }
+
     /// A campaign the journal has never seen (`plan` before the first pass): nothing created,
     /// nothing committed, its caps from the file; only the global halt can apply to it.
     pub async fn unrecorded(
