@@ -6,9 +6,15 @@
 
 #[path = "daemon/http.rs"]
 mod http;
+#[path = "daemon/readiness.rs"]
+mod readiness;
 #[path = "daemon/reload.rs"]
 mod reload;
+#[path = "daemon/replicas.rs"]
+mod replicas;
 #[path = "daemon/schedule.rs"]
 mod schedule;
+#[path = "daemon/signals.rs"]
+mod signals;
 #[path = "daemon/support.rs"]
 mod support;

@@ -147,17 +147,11 @@ impl World {
     pub async fn start(&self) -> Daemon {
         Daemon::start(self, &self.db_url).await
     }
-
-    /// A store of its own on the journal, for assertions.
-    pub async fn store(&self) -> Store {
-        open_store(&self.db_url, &Arc::new(Metrics::new())).await
-    }
 }
 
 /// A daemon running in this process.
 pub struct Daemon {
     pub base: String,
-    pub metrics: Arc<Metrics>,
     pub events: mpsc::UnboundedReceiver<Event>,
     shutdown: CancellationToken,
     task: JoinHandle<anyhow::Result<()>>,
@@ -195,7 +189,6 @@ impl Daemon {
         let task = tokio::spawn(run(engine, opts, listener, shutdown.clone(), Some(tx)));
         Daemon {
             base,
-            metrics,
             events,
             shutdown,
             task,
@@ -307,8 +300,8 @@ pub fn series(body: &str, name_and_labels: &str) -> Option<f64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// Slots (Unix milliseconds) recorded in the rounds table for `campaign`, oldest first,
-/// with the holder that claimed each.
+/// Rounds recorded for `campaign`, oldest first: slot, holder that claimed it, state.
+/// Empty while the journal does not exist yet.
 pub async fn rounds(db_url: &str, campaign: &str) -> Vec<(DateTime<Utc>, String, String)> {
     sqlx::any::install_default_drivers();
     let url = if db_url.starts_with("sqlite:") {
@@ -316,7 +309,9 @@ pub async fn rounds(db_url: &str, campaign: &str) -> Vec<(DateTime<Utc>, String,
     } else {
         db_url.to_string()
     };
-    let mut conn = sqlx::AnyConnection::connect(&url).await.expect("journal");
+    let Ok(mut conn) = sqlx::AnyConnection::connect(&url).await else {
+        return Vec::new(); // not created yet
+    };
     let rows: Vec<(i64, String, String)> =
         sqlx::query_as("SELECT slot, holder, state FROM rounds WHERE campaign = $1 ORDER BY slot")
             .bind(campaign)
@@ -329,10 +324,13 @@ pub async fn rounds(db_url: &str, campaign: &str) -> Vec<(DateTime<Utc>, String,
         .collect()
 }
 
-/// Intent counts by state for one kind, read straight from the journal.
+/// Intent counts by state for one kind, read straight from the journal (empty while it does
+/// not exist yet).
 pub async fn intent_states(db_url: &str, kind: &str) -> Vec<(String, i64)> {
     sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(db_url).await.expect("journal");
+    let Ok(mut conn) = sqlx::AnyConnection::connect(db_url).await else {
+        return Vec::new(); // not created yet
+    };
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT state, COUNT(*) FROM intents WHERE kind = $1 GROUP BY state ORDER BY state",
     )
@@ -410,6 +408,15 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The binary cargo built for this test run. `LINKRUNNER_TEST_BIN` overrides it, for
+/// machines where several checkouts share one target directory and so one
+/// `target/debug/linkrunner`: copy your own build aside and point the tests at it.
+pub fn binary_path() -> PathBuf {
+    std::env::var_os("LINKRUNNER_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_linkrunner")))
+}
+
 /// The real `linkrunner run`, killed if a test ends while it still runs.
 pub struct Binary {
     child: Child,
@@ -418,11 +425,16 @@ pub struct Binary {
 
 impl Binary {
     /// `linkrunner run` on `db_url` and `campaigns`, against `sandbox`, with fast engine
-    /// settings; `extra` goes after `run`.
-    pub fn run(db_url: &str, campaigns: &Path, sandbox: &SandboxHandle, extra: &[&str]) -> Binary {
+    /// settings; `extra` goes after `run`. Returns once `/healthz` answers.
+    pub async fn run(
+        db_url: &str,
+        campaigns: &Path,
+        sandbox: &SandboxHandle,
+        extra: &[&str],
+    ) -> Binary {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_linkrunner"));
+        let mut cmd = Command::new(binary_path());
         cmd.arg("--database-url")
             .arg(db_url)
             .arg("--campaigns")
@@ -447,9 +459,27 @@ impl Binary {
             cmd.stderr(Stdio::null());
         }
         let child = cmd.spawn().expect("linkrunner binary starts");
-        Binary {
+        let mut b = Binary {
             child,
             base: format!("http://{listen}"),
+        };
+        b.wait_for("/healthz").await;
+        b
+    }
+
+    /// Waits until `path` answers 200; a process that exits first fails the test at once.
+    async fn wait_for(&mut self, path: &str) {
+        let url = format!("{}{path}", self.base);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                panic!("linkrunner run exited early: {s} (TEST_LOG=1 shows why)");
+            }
+            if get(&url).await.0 == 200 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{url} did not answer 200");
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
@@ -483,18 +513,7 @@ impl Binary {
 
     /// Waits until `/readyz` answers 200.
     pub async fn ready(&mut self) {
-        let url = format!("{}/readyz", self.base);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                panic!("linkrunner run exited before it was ready: {s} (TEST_LOG=1 shows why)");
-            }
-            if get(&url).await.0 == 200 {
-                return;
-            }
-            assert!(Instant::now() < deadline, "linkrunner run not ready");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        self.wait_for("/readyz").await;
     }
 
     pub async fn metrics_body(&self) -> String {
