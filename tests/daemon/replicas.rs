@@ -40,6 +40,12 @@ async fn two_replicas_run_each_slot_once_and_buy_nothing_twice() {
         )
         .await;
     }
+    let counted = rounds_counted(&one).await + rounds_counted(&two).await;
+    let mut finished = 0;
+    for name in CAMPAIGNS {
+        let rows = rounds(&db.url, name).await;
+        finished += rows.iter().filter(|r| r.2 != "running").count();
+    }
     one.signal("TERM");
     two.signal("TERM");
     let exits = (
@@ -52,6 +58,13 @@ async fn two_replicas_run_each_slot_once_and_buy_nothing_twice() {
         panic!("a replica did not stop: {exits:?}")
     };
     assert!(a.success() && b.success(), "{a} {b}");
+    // A replica counts a round after recording its end, so together they can never have
+    // counted more rounds than the journal finished — unless both ran the same slot.
+    assert!(counted > 0.0);
+    assert!(
+        counted <= finished as f64,
+        "the replicas counted {counted} rounds, the journal finished {finished}"
+    );
     for name in CAMPAIGNS {
         let rows = rounds(&db.url, name).await;
         let slots: BTreeSet<_> = rows.iter().map(|r| r.0).collect();
@@ -83,4 +96,15 @@ async fn two_replicas_run_each_slot_once_and_buy_nothing_twice() {
             project.domain
         );
     }
+}
+
+/// Buy rounds this replica ran, over every campaign and outcome.
+async fn rounds_counted(replica: &Binary) -> f64 {
+    replica
+        .metrics_body()
+        .await
+        .lines()
+        .filter(|l| l.starts_with("linkrunner_rounds_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
