@@ -7,3 +7,6 @@ mod support;
 
 #[path = "faults/pg_outage.rs"]
 mod pg_outage;
+
+#[path = "faults/canary.rs"]
+mod canary;

@@ -246,6 +246,16 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
 /// baseline (the daemon treats a campaign's first slot ever as a baseline).
 pub async fn seed_past_round(store: &Store) {
     let long_ago = Utc.with_ymd_and_hms(2020, 1, 1, 0, 0, 0).unwrap();
+    let caps = linkrunner::store::CampaignCaps {
+        name: CAMPAIGN.into(),
+        monthly_cap: Money::from_rubles(MONTHLY_RUB),
+        daily_links: DAILY_LINKS as u32,
+        total_links: TOTAL_LINKS as u32,
+    };
+    store
+        .upsert_campaign(&caps, long_ago)
+        .await
+        .expect("record the campaign");
     assert!(
         store
             .claim_round(CAMPAIGN, long_ago, "seed", long_ago)
@@ -470,4 +480,116 @@ fn is_root() -> bool {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
         .unwrap_or(false)
+}
+
+/// `linkrunner run` as a child process: trace logs, canary credentials, output to files.
+pub struct Binary {
+    child: std::process::Child,
+    pub http: SocketAddr,
+    out: PathBuf,
+    err: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+pub fn linkrunner(db_url: &str, campaigns: &Path, sandbox: &SandboxHandle, c: &Canary) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_linkrunner"));
+    cmd.arg("--database-url")
+        .arg(db_url)
+        .arg("--campaigns")
+        .arg(campaigns)
+        .env("LINKRUNNER_LOG", "trace")
+        .env("LINKRUNNER_API_BASE_URL", sandbox.base_url())
+        .env("LINKRUNNER_API_TOKEN", &c.token)
+        .env("LINKRUNNER_AUTH_TICKET", &c.ticket)
+        .env_remove("LINKRUNNER_API_TOKEN_FILE")
+        .env_remove("LINKRUNNER_AUTH_TICKET_FILE")
+        .env("RUST_BACKTRACE", "1");
+    cmd
+}
+
+impl Binary {
+    pub async fn start(
+        db_url: &str,
+        campaigns: &Path,
+        sandbox: &SandboxHandle,
+        c: &Canary,
+    ) -> Binary {
+        let dir = tempfile::tempdir().expect("output dir");
+        let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
+        let http: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let child = linkrunner(db_url, campaigns, sandbox, c)
+            .args([
+                "run",
+                "--listen",
+                &http.to_string(),
+                "--reconcile-interval",
+                "5",
+            ])
+            .args([
+                "--lease-ttl",
+                "5",
+                "--poll-initial-ms",
+                "50",
+                "--poll-max-ms",
+                "200",
+            ])
+            .args(["--settle-grace", "2", "--shutdown-grace", "10"])
+            .stdout(std::fs::File::create(&out).expect("stdout file"))
+            .stderr(std::fs::File::create(&err).expect("stderr file"))
+            .spawn()
+            .expect("linkrunner run starts");
+        let b = Binary {
+            child,
+            http,
+            out,
+            err,
+            _dir: dir,
+        };
+        within(Duration::from_secs(20), "the daemon's /healthz", || async {
+            http_get(b.http, "/healthz").await.filter(|r| r.0 == 200)
+        })
+        .await;
+        b
+    }
+
+    pub fn signal(&self, sig: i32) {
+        let pid = self.child.id() as i32;
+        assert!(send_signal(pid, sig), "kill -{sig} {pid}");
+    }
+
+    /// SIGTERM, then waits for a clean exit; returns stdout and stderr.
+    pub async fn stop(mut self) -> (Vec<u8>, Vec<u8>) {
+        self.signal(libc::SIGTERM);
+        let status = within(
+            Duration::from_secs(30),
+            "the daemon exits after SIGTERM",
+            || {
+                let s = self.child.try_wait().expect("try_wait");
+                async move { s }
+            },
+        )
+        .await;
+        assert!(status.success(), "linkrunner run exited with {status}");
+        let out = std::fs::read(&self.out).expect("stdout");
+        let err = std::fs::read(&self.err).expect("stderr");
+        (out, err)
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// kill(1): `unsafe_code` is forbidden here too, so no `libc::kill`.
+fn send_signal(pid: i32, sig: i32) -> bool {
+    Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .is_ok_and(|s| s.success())
 }
