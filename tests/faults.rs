@@ -10,3 +10,6 @@ mod pg_outage;
 
 #[path = "faults/canary.rs"]
 mod canary;
+
+#[path = "faults/split_brain.rs"]
+mod split_brain;

@@ -344,23 +344,24 @@ pub struct PgCluster {
     pub port: u16,
 }
 
+/// The PostgreSQL server binaries: a versioned Debian directory, else whatever `pg_ctl` on
+/// PATH resolves to (symlinks followed, so `pg_dump` sits beside it).
 fn pg_bin() -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path().join("bin"))).collect())
+        .unwrap_or_default();
+    found.retain(|p| p.join("pg_ctl").exists() && p.join("pg_dump").exists());
+    found.sort();
+    if let Some(p) = found.pop() {
+        return p;
+    }
     let on_path = Command::new("sh")
         .args(["-c", "command -v pg_ctl"])
         .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-    if let Some(p) = on_path.and_then(|p| p.parent().map(Path::to_path_buf)) {
-        return p;
-    }
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .expect("PostgreSQL server binaries installed (initdb, pg_ctl)")
-        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-        .filter(|p| p.join("pg_ctl").exists())
-        .collect();
-    found.sort();
-    found.pop().expect("pg_ctl found under /usr/lib/postgresql")
+        .expect("PostgreSQL server binaries installed (initdb, pg_ctl)");
+    let pg_ctl = PathBuf::from(String::from_utf8_lossy(&on_path.stdout).trim());
+    let real = std::fs::canonicalize(&pg_ctl).expect("pg_ctl on PATH");
+    real.parent().expect("pg_ctl's directory").to_path_buf()
 }
 
 fn free_port() -> u16 {
@@ -443,6 +444,24 @@ impl PgCluster {
             .output()
             .expect("pg_ctl stop runs");
         assert!(out.status.success(), "pg_ctl stop: {out:?}");
+    }
+
+    /// `pg_dump` of the daemon's database, as SQL text.
+    pub fn dump(&self) -> Vec<u8> {
+        let out = Command::new(self.bin.join("pg_dump"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-p",
+                &self.port.to_string(),
+            ])
+            .arg("postgres")
+            .output()
+            .expect("pg_dump runs");
+        assert!(out.status.success(), "pg_dump: {out:?}");
+        out.stdout
     }
 
     /// Kills every other backend: the daemon's pooled connections die mid-query.
