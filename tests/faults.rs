@@ -13,3 +13,6 @@ mod canary;
 
 #[path = "faults/split_brain.rs"]
 mod split_brain;
+
+#[path = "faults/hostile_clients.rs"]
+mod hostile_clients;

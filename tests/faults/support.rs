@@ -348,7 +348,10 @@ pub struct PgCluster {
 /// PATH resolves to (symlinks followed, so `pg_dump` sits beside it).
 fn pg_bin() -> PathBuf {
     let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path().join("bin"))).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+                .collect()
+        })
         .unwrap_or_default();
     found.retain(|p| p.join("pg_ctl").exists() && p.join("pg_dump").exists());
     found.sort();
