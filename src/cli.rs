@@ -69,6 +69,8 @@ pub enum Command {
     Sandbox(crate::sandbox::cli::SandboxArgs),
     /// The sandbox, an embedded database and the daemon in one process, on the example campaigns.
     Demo(crate::daemon::demo::DemoArgs),
+    /// Benchmark against the sandbox: rate limit, calls, memory, start-up, journal; prints figures.
+    Bench(crate::bench::BenchArgs),
 }
 
 pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -83,6 +85,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resolve(a) => crate::engine::cli::resolve(&g, &a).await,
         Command::Migrate => crate::engine::cli::migrate(&g).await,
         Command::Demo(a) => crate::daemon::demo::demo(&g, &a).await,
+        Command::Bench(a) => crate::bench::run(&g, &a).await,
         Command::Sandbox(a) => crate::sandbox::cli::run(a)
             .await
             .map(|()| ExitCode::SUCCESS),
@@ -106,7 +109,7 @@ mod tests {
         let Command::Plan(a) = cli.command else {
             panic!("not plan")
         };
-        assert_eq!(a.names, ["acme", "bolt"]);
+        assert_eq!(a.only, ["acme", "bolt"]);
         assert_eq!(cli.global.campaigns, std::path::PathBuf::from("dir"));
     }
 }

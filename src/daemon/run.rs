@@ -44,6 +44,11 @@ pub struct RunArgs {
     pub shutdown_grace: u64,
     #[command(flatten)]
     pub engine: EngineArgs,
+    /// Buy rounds every this many seconds instead of on the campaigns' schedules, with slots
+    /// at multiples of it and no baseline slot. For tests of the binary (signals, replicas),
+    /// which cannot wait for minute-granular cron slots.
+    #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true)]
+    pub round_every: Option<u64>,
 }
 
 /// How the daemon runs. `round_every` and `max_rounds` are for the demo.
@@ -275,7 +280,7 @@ pub async fn command(
         campaigns_dir: g.campaigns.clone(),
         reconcile_interval: Duration::from_secs(a.reconcile_interval.max(5)),
         shutdown_grace: Duration::from_secs(a.shutdown_grace),
-        round_every: None,
+        round_every: a.round_every.map(|s| Duration::from_secs(s.max(1))),
         watch: true,
         signals: true,
     };

@@ -64,9 +64,10 @@ impl EngineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
-    /// Only these campaigns (default: all).
+    /// Only these campaigns (default: all). Not named `campaigns`: that id is the global
+    /// `--campaigns` directory, and clap panics when one id has two types.
     #[arg(value_name = "CAMPAIGN")]
-    pub names: Vec<String>,
+    pub only: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }
@@ -128,16 +129,13 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(g, &metrics).await?;
     let loaded = load_campaigns(g);
     let now = clock::system().now();
-    let wanted = |n: &str| a.names.is_empty() || a.names.iter().any(|c| c == n);
-    let mut plans = Vec::new();
+    let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
     let known = store.campaign_names().await?;
+    let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
-        let r = if known.contains(&lc.campaign.name) {
-            Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?
-        } else {
-            Recorded::fresh()
-        };
-        plans.push(plan_campaign(&lc.campaign, &r, lc.campaign.buy.is_some()));
+        let c = &lc.campaign;
+        let r = Recorded::load_or_new(&store, c, now.date_naive()).await?;
+        plans.push(plan_campaign(c, &r, c.buy.is_some()));
     }
     for name in known {
         if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {

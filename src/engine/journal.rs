@@ -142,6 +142,7 @@ impl<M: Market> Engine<M> {
         super::faultpoint::reach("after_call", kind).await;
         let recorded = self.record_outcome(&ids, result, effects).await;
         super::faultpoint::reach("after_complete", kind).await;
+        log_outcome(kind, &ids, &recorded);
         recorded
     }
 
@@ -274,5 +275,35 @@ fn cap_message(cap: crate::store::CapKind, needed: i64, headroom: i64) -> String
             "the {} link cap: it needs {needed}, {headroom} left",
             other.as_str()
         ),
+    }
+}
+
+/// One line per changing call: what it was, which intents, and how it ended.
+fn log_outcome<T>(
+    kind: crate::store::IntentKind,
+    ids: &[IntentId],
+    r: &Result<Journaled<T>, EngineError>,
+) {
+    let first = ids.first().map(|i| i.0).unwrap_or_default();
+    match r {
+        Ok(Journaled::Done(_)) => tracing::info!(
+            kind = kind.as_str(),
+            intent = first,
+            intents = ids.len(),
+            "call executed and recorded"
+        ),
+        Ok(Journaled::Unreadable(e)) => {
+            tracing::warn!(kind = kind.as_str(), intent = first, error = %e, "call executed, answer unreadable; recorded without its ids")
+        }
+        Ok(Journaled::NotExecuted(e)) => {
+            tracing::warn!(kind = kind.as_str(), intent = first, error = %e, "call not executed; its money released")
+        }
+        Ok(Journaled::Uncertain(e)) => {
+            tracing::warn!(kind = kind.as_str(), intent = first, error = %e, "call may have executed; intent uncertain, its money kept until settled")
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::error!(kind = kind.as_str(), intent = first, error = %e, "recording the outcome failed; the intent stays in flight and is settled at the next pass")
+        }
     }
 }

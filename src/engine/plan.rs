@@ -56,6 +56,21 @@ impl Action {
         !matches!(self, Action::SyncLinks)
     }
 
+    /// A closed label for logs and spans.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Action::CreateProject { .. } => "create_project",
+            Action::AddTexts { .. } => "add_texts",
+            Action::CreateFilter { .. } => "create_filter",
+            Action::CreateAutobuyer { .. } => "create_autobuyer",
+            Action::SetAutobuyer { running: true, .. } => "start_autobuyer",
+            Action::SetAutobuyer { running: false, .. } => "stop_autobuyer",
+            Action::Settle { .. } => "settle",
+            Action::BuyRound { .. } => "buy_round",
+            Action::SyncLinks => "sync_links",
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Action::CreateProject { domain } => format!("create the project for {domain}"),
@@ -394,3 +409,6 @@ fn money_view(r: &Recorded, pending: Money, round_worst: Money) -> MoneyView {
         daily_links_cap: b.daily_cap,
     }
 }
+
+#[cfg(test)]
+mod tests;
