@@ -129,6 +129,7 @@ pub fn engine_settings() -> EngineSettings {
         poll_initial: Duration::from_millis(50),
         poll_max: Duration::from_millis(200),
         settle_grace: chrono::Duration::seconds(2),
+        search_deadline: chrono::Duration::seconds(5),
         ..EngineSettings::default()
     }
 }
@@ -158,10 +159,15 @@ pub struct InProcess {
 
 impl InProcess {
     pub async fn start(db_url: &str, sandbox: &SandboxHandle, c: &Canary, dir: &Path) -> InProcess {
+        InProcess::start_at(db_url, &sandbox.base_url(), c, dir).await
+    }
+
+    /// Like [`InProcess::start`], against any marketplace base URL (a hostile proxy).
+    pub async fn start_at(db_url: &str, base: &str, c: &Canary, dir: &Path) -> InProcess {
         let metrics = Arc::new(Metrics::new());
         let mut store = migrated_store(db_url).await;
         store.set_metrics(metrics.clone());
-        let market = Arc::new(market(&sandbox.base_url(), c, &metrics));
+        let market = Arc::new(market(base, c, &metrics));
         let engine = Engine::new(
             market,
             store.clone(),
