@@ -210,7 +210,19 @@ impl InProcess {
 }
 
 /// Polls `f` every 50 ms until it returns `Some`, or panics naming `what` after `limit`.
-pub async fn within<T, F, Fut>(limit: Duration, what: &str, mut f: F) -> T
+pub async fn within<T, F, Fut>(limit: Duration, what: &str, f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    match poll_until(limit, f).await {
+        Some(v) => v,
+        None => panic!("{what}: not within {limit:?}"),
+    }
+}
+
+/// Polls `f` every 50 ms until it returns `Some`; `None` after `limit`.
+pub async fn poll_until<T, F, Fut>(limit: Duration, mut f: F) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -218,12 +230,11 @@ where
     let deadline = tokio::time::Instant::now() + limit;
     loop {
         if let Some(v) = f().await {
-            return v;
+            return Some(v);
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: not within {limit:?}"
-        );
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -578,6 +589,16 @@ impl Binary {
         })
         .await;
         b
+    }
+
+    /// The last `n` lines of stderr without trace/debug noise, for a failure message.
+    pub fn log_tail(&self, n: usize) -> String {
+        let text = std::fs::read_to_string(&self.err).unwrap_or_default();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.contains("TRACE") && !l.contains("DEBUG"))
+            .collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
     }
 
     pub fn signal(&self, sig: i32) {
