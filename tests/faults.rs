@@ -16,3 +16,6 @@ mod split_brain;
 
 #[path = "faults/hostile_clients.rs"]
 mod hostile_clients;
+
+#[path = "faults/hostile_market.rs"]
+mod hostile_market;

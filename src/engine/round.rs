@@ -87,12 +87,11 @@ impl<M: Market> Engine<M> {
         loop {
             self.pause(wait).await?;
             polls += 1;
-            match self
-                .market
-                .search_result(&row.job)
-                .await
-                .map_err(|e| self.read_error(e))?
-            {
+            let answer = match self.market.search_result(&row.job).await {
+                Ok(a) => a,
+                Err(e) => return Err(self.search_failed(c, &row, polls, e).await),
+            };
+            match answer {
                 SearchPoll::Ready { donors, unpriced } => {
                     if unpriced > 0 {
                         tracing::warn!(campaign = %c.name, url_id, unpriced, "donors without a readable price are skipped; see --field-map");
@@ -117,6 +116,34 @@ impl<M: Market> Engine<M> {
                 }
             }
         }
+    }
+
+    /// A poll that failed. A job the marketplace rejects (unknown handle, unreadable answer)
+    /// or one past its deadline is given up, so the next round starts a new search instead of
+    /// polling a dead job forever; other errors leave it open for the next round.
+    async fn search_failed(
+        &self,
+        c: &Campaign,
+        row: &crate::store::SearchRow,
+        polls: u32,
+        e: crate::market::MarketError,
+    ) -> EngineError {
+        use crate::market::MarketError as E;
+        let now = self.clock.now();
+        let state = match &e {
+            E::Rejected { .. } | E::InvalidRequest { .. } | E::Undecodable { .. } => {
+                Some(SearchState::Failed)
+            }
+            _ if now >= row.deadline => Some(SearchState::Expired),
+            _ => None,
+        };
+        if let Some(state) = state {
+            tracing::warn!(campaign = %c.name, url_id = row.url_id, state = state.as_str(), error = %e, "giving up on a search job; the next round starts a new one");
+            if let Err(db) = self.store.finish_search(row.id, state, polls, now).await {
+                return db.into();
+            }
+        }
+        self.read_error(e)
     }
 
     /// Sleeps, unless shutdown is requested.

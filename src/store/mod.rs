@@ -185,10 +185,16 @@ fn pool_options(backend: Backend, url: &str) -> AnyPoolOptions {
                 Ok(())
             })
         }),
-        // A statement that hangs must not hold row locks (and a campaign's budget) forever.
+        // A statement that hangs must not hold row locks (and a campaign's budget) forever;
+        // nor may a process that froze (SIGSTOP, a VM pause) inside a transaction: the server
+        // ends its session so another daemon can take over the lease. Transactions here never
+        // wait on the network, so 15 s idle inside one means the holder is gone. Proven by
+        // tests/faults split_brain::a_daemon_frozen_past_its_lease_and_resumed_buys_nothing_twice.
         Backend::Postgres => base.max_connections(10).after_connect(|conn, _| {
             Box::pin(async move {
                 conn.execute("SET statement_timeout = '30s'").await?;
+                conn.execute("SET idle_in_transaction_session_timeout = '15s'")
+                    .await?;
                 Ok(())
             })
         }),

@@ -52,15 +52,18 @@ async fn a_daemon_frozen_past_its_lease_and_resumed_buys_nothing_twice() {
         .expect("A's round")
         .slot;
     let b = Binary::start(&pg.url(), campaigns.path(), &sandbox, &canary).await;
-    within(
-        Duration::from_secs(90),
-        "daemon B finishing a later slot's round",
-        || async {
-            let r = store.last_round(CAMPAIGN).await.ok().flatten()?;
-            (r.slot > frozen_slot && r.finished_at.is_some()).then_some(())
-        },
-    )
+    let bought_by_a = sandbox.ledger().purchases.len();
+    let b_took_over = poll_until(Duration::from_secs(130), || async {
+        let r = store.last_round(CAMPAIGN).await.ok().flatten()?;
+        let b_bought = sandbox.ledger().purchases.len() > bought_by_a;
+        (r.slot > frozen_slot && r.finished_at.is_some() && b_bought).then_some(())
+    })
     .await;
+    assert!(
+        b_took_over.is_some(),
+        "daemon B bought nothing in a later slot while A was frozen; B's log:\n{}",
+        b.log_tail(40)
+    );
     a.signal(libc::SIGCONT);
     within(
         Duration::from_secs(30),

@@ -129,6 +129,7 @@ pub fn engine_settings() -> EngineSettings {
         poll_initial: Duration::from_millis(50),
         poll_max: Duration::from_millis(200),
         settle_grace: chrono::Duration::seconds(2),
+        search_deadline: chrono::Duration::seconds(5),
         ..EngineSettings::default()
     }
 }
@@ -158,10 +159,15 @@ pub struct InProcess {
 
 impl InProcess {
     pub async fn start(db_url: &str, sandbox: &SandboxHandle, c: &Canary, dir: &Path) -> InProcess {
+        InProcess::start_at(db_url, &sandbox.base_url(), c, dir).await
+    }
+
+    /// Like [`InProcess::start`], against any marketplace base URL (a hostile proxy).
+    pub async fn start_at(db_url: &str, base: &str, c: &Canary, dir: &Path) -> InProcess {
         let metrics = Arc::new(Metrics::new());
         let mut store = migrated_store(db_url).await;
         store.set_metrics(metrics.clone());
-        let market = Arc::new(market(&sandbox.base_url(), c, &metrics));
+        let market = Arc::new(market(base, c, &metrics));
         let engine = Engine::new(
             market,
             store.clone(),
@@ -204,7 +210,19 @@ impl InProcess {
 }
 
 /// Polls `f` every 50 ms until it returns `Some`, or panics naming `what` after `limit`.
-pub async fn within<T, F, Fut>(limit: Duration, what: &str, mut f: F) -> T
+pub async fn within<T, F, Fut>(limit: Duration, what: &str, f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    match poll_until(limit, f).await {
+        Some(v) => v,
+        None => panic!("{what}: not within {limit:?}"),
+    }
+}
+
+/// Polls `f` every 50 ms until it returns `Some`; `None` after `limit`.
+pub async fn poll_until<T, F, Fut>(limit: Duration, mut f: F) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -212,12 +230,11 @@ where
     let deadline = tokio::time::Instant::now() + limit;
     loop {
         if let Some(v) = f().await {
-            return v;
+            return Some(v);
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{what}: not within {limit:?}"
-        );
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -572,6 +589,16 @@ impl Binary {
         })
         .await;
         b
+    }
+
+    /// The last `n` lines of stderr without trace/debug noise, for a failure message.
+    pub fn log_tail(&self, n: usize) -> String {
+        let text = std::fs::read_to_string(&self.err).unwrap_or_default();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.contains("TRACE") && !l.contains("DEBUG"))
+            .collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
     }
 
     pub fn signal(&self, sig: i32) {
