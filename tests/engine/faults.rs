@@ -2,7 +2,7 @@
 //! limit, and answers cut short after every kind of change was committed.
 
 use linkrunner::sandbox::{Faults, Ledger};
-use linkrunner::store::{IntentKind, Resolution};
+use linkrunner::store::{IntentFilter, IntentKind, Resolution};
 
 use crate::fixtures::{ACME, BOLT, DUNE};
 use crate::support::{
@@ -11,14 +11,14 @@ use crate::support::{
 };
 
 /// Passes (each with a buy round) until everything converged; the caps bound the buying.
-const MAX_PASSES: u32 = 40;
+const MAX_PASSES: u32 = 80;
 
 pub async fn faults_at_high_rates_never_duplicate_overspend_or_lose_a_purchase(db: TestDb) {
     let mut cfg = sandbox_config();
     cfg.seed = 20261122;
     cfg.faults = Faults {
         error_rate: 0.3,
-        rate_limit: Some(12),
+        rate_limit: Some(5),
         drop_after_commit_rate: 0.3,
         ..Faults::default()
     };
@@ -36,7 +36,15 @@ pub async fn faults_at_high_rates_never_duplicate_overspend_or_lose_a_purchase(d
             "no convergence in {MAX_PASSES} passes under faults"
         );
         let reports = w.pass(true).await;
-        assert_invariants_so_far(&w, &w.ledger()).await;
+        let ledger = w.ledger();
+        if ledger.duplicate_purchases > 0 {
+            // Evidence for the failure below: what the sandbox sold and what the journal did.
+            eprintln!(
+                "pass {passes}: {reports:#?}\n{}",
+                purchase_evidence(&w, &ledger).await
+            );
+        }
+        assert_invariants_so_far(&w, &ledger).await;
         resolved += act_as_operator(&w).await;
         let done = reports.iter().all(|r| r.converged() && r.uncertain == 0);
         if done && w.settled().await {
@@ -56,6 +64,28 @@ pub async fn faults_at_high_rates_never_duplicate_overspend_or_lose_a_purchase(d
         "rounds bought despite the faults"
     );
     w.assert_invariants().await;
+}
+
+/// Every purchase the sandbox made and every purchase intent of the journal, one per line.
+async fn purchase_evidence(w: &World, ledger: &Ledger) -> String {
+    let mut out = String::new();
+    for p in &ledger.purchases {
+        out.push_str(&format!("sandbox: {p:?}\n"));
+    }
+    for lc in w.campaigns() {
+        let filter = IntentFilter {
+            campaign: Some(lc.campaign.name.clone()),
+            states: Vec::new(),
+            kind: Some(IntentKind::Purchase),
+        };
+        for i in w.store().intents(filter).await.expect("intents") {
+            out.push_str(&format!(
+                "journal: #{} {} attempts={} {} {} error={:?} answer={:?}\n",
+                i.id, i.natural_key, i.attempts, i.state, i.request, i.error, i.answer
+            ));
+        }
+    }
+    out
 }
 
 /// Invariants that hold after every pass, converged or not: no duplicate, no cap exceeded.
