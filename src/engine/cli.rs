@@ -64,8 +64,10 @@ impl EngineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
-    /// Only these campaigns (default: all).
-    pub campaigns: Vec<String>,
+    /// Only these campaigns (default: all). Not named `campaigns`: that id is the global
+    /// `--campaigns` directory, and clap panics when one id has two types.
+    #[arg(value_name = "CAMPAIGN")]
+    pub only: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
 }
@@ -127,13 +129,15 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(g, &metrics).await?;
     let loaded = load_campaigns(g);
     let now = clock::system().now();
-    let wanted = |n: &str| a.campaigns.is_empty() || a.campaigns.iter().any(|c| c == n);
+    let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
+    let known = store.campaign_names().await?;
     let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
-        let r = Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?;
-        plans.push(plan_campaign(&lc.campaign, &r, lc.campaign.buy.is_some()));
+        let c = &lc.campaign;
+        let r = Recorded::load_or_new(&store, c, now.date_naive()).await?;
+        plans.push(plan_campaign(c, &r, c.buy.is_some()));
     }
-    for name in store.campaign_names().await? {
+    for name in known {
         if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {
             let r = Recorded::load(&store, &name, now.date_naive()).await?;
             plans.push(plan_removed(&name, &r));

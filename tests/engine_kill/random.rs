@@ -1,0 +1,53 @@
+//! Kills at random moments: `once` runs against a sandbox with some latency and is killed
+//! after a seeded random delay, again and again; then it is restarted until every campaign
+//! converges, and the ledger and journal are checked. The seed is printed on failure and can be
+//! replayed with `LINKRUNNER_KILL_SEED`.
+
+use std::time::Duration;
+
+use linkrunner::sandbox::Faults;
+use linkrunner::sandbox::faults::Prng;
+
+use super::campaign::Spec;
+use super::invariants::assert_safe_and_converged;
+use super::support::{Backend, LEASE_TTL, Rig};
+
+/// Kills delivered per scenario (a run that had already exited does not count).
+pub const KILLS: u32 = 7;
+/// Random delays lie in this range (milliseconds): from process start-up to past a full pass.
+const DELAY_MS: (i64, i64) = (5, 400);
+
+/// Two campaigns needing several passes each; `KILLS` kills at seeded random moments; then
+/// restarts until converged. Returns how many kills were delivered.
+pub async fn killed_at_random_moments(backend: Backend, seed: u64) -> u32 {
+    let seed = std::env::var("LINKRUNNER_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(seed);
+    let specs = [Spec::new("kill-a", 6), Spec::new("kill-b", 4)];
+    let files: Vec<_> = specs.iter().map(Spec::file).collect();
+    let faults = Faults {
+        latency_ms: 10,
+        ..Faults::default()
+    };
+    let rig = Rig::start(backend, &files, faults).await;
+    eprintln!("random kills on {backend:?}: seed {seed} (replay with LINKRUNNER_KILL_SEED={seed})");
+    let mut rng = Prng::new(seed);
+
+    let mut kills = 0;
+    for _ in 0..KILLS * 6 {
+        if kills == KILLS {
+            break;
+        }
+        let delay = Duration::from_millis(rng.range(DELAY_MS.0, DELAY_MS.1) as u64);
+        if rig.once_killed_after(delay).await {
+            kills += 1;
+            tokio::time::sleep(LEASE_TTL).await;
+        }
+        rig.resolve_uncertain_autobuyers().await;
+    }
+    rig.restart_until_converged().await;
+
+    assert_safe_and_converged(&rig, &specs).await;
+    kills
+}
