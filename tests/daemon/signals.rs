@@ -67,17 +67,9 @@ async fn sigterm_during_a_purchase_lets_it_finish_and_exits_0_within_the_grace()
         &["--round-every", "1", "--shutdown-grace", "10"],
     )
     .await;
-    eventually(
-        "a purchase is in flight",
-        Duration::from_secs(30),
-        || async {
-            intent_states(&db, "purchase")
-                .await
-                .iter()
-                .any(|(state, n)| state == "in_flight" && *n > 0)
-                .then_some(())
-        },
-    )
+    eventually("a purchase is in flight", Duration::from_secs(30), || {
+        purchase_in_flight(&db)
+    })
     .await;
 
     // Act
@@ -103,4 +95,89 @@ async fn sigterm_during_a_purchase_lets_it_finish_and_exits_0_within_the_grace()
     assert!(succeeded > 0, "{states:?}");
     assert_eq!(ledger.purchases.len() as i64, succeeded);
     assert_eq!(ledger.duplicate_purchases, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_purchase_cut_off_by_a_zero_grace_is_settled_by_the_next_start() {
+    // Arrange: as above, but no grace at all, and short leases so a restart need not wait
+    // long for the stopped process's lease to expire.
+    crate::support::init_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let campaigns = dir.path().join("campaigns");
+    std::fs::create_dir(&campaigns).unwrap();
+    write(
+        &campaigns,
+        "a.yaml",
+        &campaign_yaml("cut-shop", "0 9 * * *", 5000),
+    );
+    let sandbox = start_sandbox(800).await;
+    let db = sqlite_url(dir.path());
+    let args = [
+        "--round-every",
+        "1",
+        "--shutdown-grace",
+        "0",
+        "--lease-ttl",
+        "5",
+    ];
+    let mut daemon = Binary::run(&db, &campaigns, &sandbox, &args).await;
+    eventually("a purchase is in flight", Duration::from_secs(30), || {
+        purchase_in_flight(&db)
+    })
+    .await;
+    daemon.signal("TERM");
+    let status = daemon.exit_within(Duration::from_secs(5)).await;
+    let status = status.expect("exits at once with no grace");
+    assert!(status.success(), "{status}");
+    let forced = intent_states(&db, "purchase").await;
+    assert!(forced.iter().any(|(s, _)| s == "in_flight"), "{forced:?}");
+
+    // Act: start again, on a quick marketplace.
+    sandbox.set_faults(Default::default()).unwrap();
+    let mut daemon = Binary::run(
+        &db,
+        &campaigns,
+        &sandbox,
+        &["--round-every", "1", "--lease-ttl", "5"],
+    )
+    .await;
+    eventually("the cut-off purchase is settled", PATIENCE, || async {
+        let states = intent_states(&db, "purchase").await;
+        states
+            .iter()
+            .all(|(s, _)| s != "in_flight" && s != "uncertain")
+            .then_some(())
+    })
+    .await;
+    daemon.signal("TERM");
+    let status = daemon
+        .exit_within(PATIENCE)
+        .await
+        .expect("exits after SIGTERM");
+
+    // Assert: the journal and the marketplace agree; nothing was bought twice.
+    assert!(status.success(), "{status}");
+    let states = intent_states(&db, "purchase").await;
+    assert!(
+        states
+            .iter()
+            .all(|(s, _)| s != "in_flight" && s != "uncertain"),
+        "{states:?}"
+    );
+    let succeeded = states
+        .iter()
+        .find(|(s, _)| s == "succeeded")
+        .map_or(0, |(_, n)| *n);
+    let ledger = sandbox.ledger();
+    assert_eq!(ledger.purchases.len() as i64, succeeded, "{states:?}");
+    assert_eq!(ledger.duplicate_purchases, 0);
+}
+
+/// For `eventually`: `Some` once a purchase intent is in flight.
+async fn purchase_in_flight(db: &str) -> Option<()> {
+    intent_states(db, "purchase")
+        .await
+        .iter()
+        .any(|(state, n)| state == "in_flight" && *n > 0)
+        .then_some(())
 }
