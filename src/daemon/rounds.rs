@@ -79,6 +79,17 @@ impl<M: Market> Daemon<M> {
         let e = &self.engine;
         let name = &lc.campaign.name;
         let now = e.clock.now();
+        // A new campaign's first slot can come before its first reconciliation has recorded
+        // it; the round rows reference the campaign, so record it here too.
+        let caps = CampaignCaps {
+            name: name.clone(),
+            monthly_cap: lc.campaign.budget.monthly,
+            daily_links: lc.campaign.budget.daily_links,
+            total_links: lc.campaign.budget.total_links,
+        };
+        if let Err(err) = e.store.upsert_campaign(&caps, now).await {
+            return self.db_error(name, "upsert_campaign", &err);
+        }
         let last = match e.store.last_round(name).await {
             Ok(l) => l,
             Err(err) => return self.db_error(name, "last_round", &err),
