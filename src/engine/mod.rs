@@ -135,6 +135,16 @@ pub fn holder_id() -> String {
     format!("{}:{}:{t}", host.trim(), std::process::id())
 }
 
+/// A campaign's caps as the journal keeps them.
+pub fn caps(c: &Campaign) -> crate::store::CampaignCaps {
+    crate::store::CampaignCaps {
+        name: c.name.clone(),
+        monthly_cap: c.budget.monthly,
+        daily_links: c.budget.daily_links,
+        total_links: c.budget.total_links,
+    }
+}
+
 /// The monthly budget an autobuyer may commit: the sum over its URLs.
 pub fn autobuyer_budget(ab: &Autobuyer) -> Money {
     ab.urls.iter().fold(Money::ZERO, |acc, u| {

@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use crate::campaign::{Campaign, LoadedCampaign};
 use crate::market::Market;
-use crate::store::{CampaignCaps, LeaseToken};
+use crate::store::LeaseToken;
 
 use super::Engine;
 use super::journal::EngineError;
@@ -152,13 +152,9 @@ impl<M: Market> Engine<M> {
         report: &mut CampaignReport,
     ) -> Result<(), EngineError> {
         if let Some(c) = c {
-            let caps = CampaignCaps {
-                name: c.name.clone(),
-                monthly_cap: c.budget.monthly,
-                daily_links: c.budget.daily_links,
-                total_links: c.budget.total_links,
-            };
-            self.store.upsert_campaign(&caps, self.clock.now()).await?;
+            self.store
+                .upsert_campaign(&super::caps(c), self.clock.now())
+                .await?;
         }
         let now = self.clock.now();
         let Some(lease) = self

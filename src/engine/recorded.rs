@@ -78,15 +78,7 @@ impl Recorded {
         today: NaiveDate,
     ) -> Result<Recorded, StoreError> {
         match Recorded::load(store, &c.name, today).await {
-            Err(StoreError::NotFound { .. }) => {
-                let caps = crate::store::CampaignCaps {
-                    name: c.name.clone(),
-                    monthly_cap: c.budget.monthly,
-                    daily_links: c.budget.daily_links,
-                    total_links: c.budget.total_links,
-                };
-                Recorded::unrecorded(store, &caps).await
-            }
+            Err(StoreError::NotFound { .. }) => Recorded::unrecorded(store, &super::caps(c)).await,
             other => other,
         }
     }
