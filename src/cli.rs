@@ -69,6 +69,8 @@ pub enum Command {
     Sandbox(crate::sandbox::cli::SandboxArgs),
     /// The sandbox, an embedded database and the daemon in one process, on the example campaigns.
     Demo(crate::daemon::demo::DemoArgs),
+    /// Benchmark against the sandbox: rate limit, calls, memory, start-up, journal; prints figures.
+    Bench(crate::bench::BenchArgs),
 }
 
 pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -83,8 +85,31 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resolve(a) => crate::engine::cli::resolve(&g, &a).await,
         Command::Migrate => crate::engine::cli::migrate(&g).await,
         Command::Demo(a) => crate::daemon::demo::demo(&g, &a).await,
+        Command::Bench(a) => crate::bench::run(&g, &a).await,
         Command::Sandbox(a) => crate::sandbox::cli::run(a)
             .await
             .map(|()| ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_subcommand_parses_without_clashing_with_the_global_settings() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn plan_takes_campaign_names_next_to_the_campaigns_directory() {
+        let cli = Cli::try_parse_from(["linkrunner", "--campaigns", "dir", "plan", "acme", "bolt"])
+            .unwrap();
+        let Command::Plan(a) = cli.command else {
+            panic!("not plan")
+        };
+        assert_eq!(a.only, ["acme", "bolt"]);
+        assert_eq!(cli.global.campaigns, std::path::PathBuf::from("dir"));
     }
 }

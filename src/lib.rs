@@ -15,7 +15,9 @@
 //! | [`daemon`] | `run` and `demo`: schedules, reload, signals, systemd, wiring around the engine |
 //! | [`money`], [`clock`], [`metrics`] | kopecks, injected time, the metrics registry |
 //! | [`cli`], [`config`], [`telemetry`] | thin wiring for the binary |
+//! | [`bench`] | `linkrunner bench`: rate, calls, memory, start-up and journal figures against the sandbox |
 
+pub mod bench;
 pub mod campaign;
 pub mod cli;
 pub mod clock;

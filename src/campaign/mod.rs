@@ -38,3 +38,22 @@ pub use model::{
 pub use parse::MAX_FILE_BYTES;
 pub use rules::parse_schedule;
 pub use schema::schema_json;
+
+/// Fuzzing entry point: `bytes` as a campaign file through parsing and validation, the
+/// problems rendered as the loader renders them. Must never panic, whatever the bytes.
+#[doc(hidden)]
+pub fn fuzz_parse(bytes: &[u8]) -> usize {
+    let path = std::path::Path::new("fuzz.yaml");
+    let problems = match parse::parse(bytes) {
+        Ok(raw) => match validate::validate(&raw) {
+            Ok(_) => return 0,
+            Err(p) => p,
+        },
+        Err(p) => p,
+    };
+    problems
+        .into_diagnostics(path)
+        .iter()
+        .map(|d| d.to_string().len())
+        .sum()
+}

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::campaign::LoadedCampaign;
 use crate::engine::pass::CampaignReport;
 use crate::market::Market;
-use crate::store::RoundOutcome;
+use crate::store::{CampaignCaps, RoundOutcome};
 
 use super::gauges;
 use super::run::{Daemon, Event};
@@ -87,6 +87,17 @@ impl<M: Market> Daemon<M> {
             return;
         }
         let baseline = last.is_none() && self.opts.round_every.is_none();
+        // A round row references its campaign: on a fresh journal the first slot can come
+        // before the start reconciliation has recorded the campaign.
+        let caps = CampaignCaps {
+            name: name.clone(),
+            monthly_cap: lc.campaign.budget.monthly,
+            daily_links: lc.campaign.budget.daily_links,
+            total_links: lc.campaign.budget.total_links,
+        };
+        if let Err(err) = e.store.upsert_campaign(&caps, now).await {
+            return self.db_error(name, "upsert_campaign", &err);
+        }
         match e.store.claim_round(name, slot, &e.holder, now).await {
             Ok(true) => {}
             Ok(false) => return,

@@ -44,6 +44,11 @@ pub struct RunArgs {
     pub shutdown_grace: u64,
     #[command(flatten)]
     pub engine: EngineArgs,
+    /// Buy rounds every this many seconds instead of on the campaigns' schedules, with slots
+    /// at multiples of it and no baseline slot. For tests of the binary (signals, replicas),
+    /// which cannot wait for minute-granular cron slots.
+    #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true)]
+    pub round_every: Option<u64>,
 }
 
 /// How the daemon runs. `round_every` and `max_rounds` are for the demo.
@@ -134,11 +139,12 @@ impl<M: Market> Daemon<M> {
         shutdown: CancellationToken,
         mut reload_rx: mpsc::Receiver<ReloadCause>,
     ) {
-        let changed = self.reload().await;
+        self.reload().await;
         self.health.set_campaigns_loaded();
         signals::notify_ready(shutdown.clone());
         self.refresh_all_gauges().await;
-        self.spawn_reconcile(Some(changed));
+        // At start every campaign is reconciled, including recorded ones whose file is gone.
+        self.spawn_reconcile(None);
         let mut last_reconcile = tokio::time::Instant::now();
         // An interval, not a sleep in the select: reload requests must not postpone the tick.
         let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -150,7 +156,7 @@ impl<M: Market> Daemon<M> {
                     if cause == ReloadCause::Signal { signals::notify_reloading(false); }
                     let changed = self.reload().await;
                     if cause == ReloadCause::Signal { signals::notify_reloading(true); }
-                    self.spawn_reconcile(Some(changed));
+                    self.spawn_reconcile(changed);
                 }
                 _ = tick.tick() => {
                     self.fire_due_rounds().await;
@@ -165,8 +171,9 @@ impl<M: Market> Daemon<M> {
         }
     }
 
-    /// Reloads the campaign directory; returns the names whose file changed (or is new).
-    async fn reload(&self) -> Vec<String> {
+    /// Reloads the campaign directory. Returns the campaigns to reconcile: those whose file
+    /// changed or is new, or `None` (all, and the removed ones) when a file disappeared.
+    async fn reload(&self) -> Option<Vec<String>> {
         let summary = self.set.write().await.reload(&self.opts.campaigns_dir);
         for p in &summary.problems {
             tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its last good version keeps running");
@@ -200,9 +207,13 @@ impl<M: Market> Daemon<M> {
         for lc in set.campaigns() {
             self.schedule_campaign(&mut next, &lc, summary.changed.contains(&lc.campaign.name));
         }
-        let changed = summary.changed.clone();
+        let to_reconcile = if summary.removed.is_empty() {
+            Some(summary.changed.clone())
+        } else {
+            None
+        };
         self.emit(Event::Reloaded(summary));
-        changed
+        to_reconcile
     }
 
     fn schedule_campaign(
@@ -269,7 +280,7 @@ pub async fn command(
         campaigns_dir: g.campaigns.clone(),
         reconcile_interval: Duration::from_secs(a.reconcile_interval.max(5)),
         shutdown_grace: Duration::from_secs(a.shutdown_grace),
-        round_every: None,
+        round_every: a.round_every.map(|s| Duration::from_secs(s.max(1))),
         watch: true,
         signals: true,
     };

@@ -40,7 +40,7 @@ pub struct EngineArgs {
     /// Seconds after an uncertain purchase before its absence from the link list means "not bought".
     #[arg(long, env = "LINKRUNNER_SETTLE_GRACE", default_value_t = 120)]
     pub settle_grace: u64,
-    /// Seconds a campaign lease lasts without renewal (at least 1; renewed every third of it).
+    /// Seconds a campaign lease lasts without renewal.
     #[arg(long, env = "LINKRUNNER_LEASE_TTL", default_value_t = 120)]
     pub lease_ttl: u64,
     /// Campaigns reconciled at once.
@@ -51,7 +51,7 @@ pub struct EngineArgs {
 impl EngineArgs {
     pub fn settings(&self) -> EngineSettings {
         EngineSettings {
-            lease_ttl: chrono::Duration::seconds(self.lease_ttl.max(1) as i64),
+            lease_ttl: chrono::Duration::seconds(self.lease_ttl.max(5) as i64),
             search_deadline: chrono::Duration::seconds(self.search_deadline as i64),
             poll_initial: std::time::Duration::from_millis(self.poll_initial_ms),
             poll_max: std::time::Duration::from_millis(self.poll_max_ms.max(self.poll_initial_ms)),
@@ -64,8 +64,8 @@ impl EngineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
-    /// Only these campaigns (default: all). Not named `campaigns`: the global `--campaigns`
-    /// directory has that id, and clap panics when one id has two types.
+    /// Only these campaigns (default: all). Not named `campaigns`: that id is the global
+    /// `--campaigns` directory, and clap panics when one id has two types.
     #[arg(value_name = "CAMPAIGN")]
     pub only: Vec<String>,
     #[arg(long, value_enum, default_value = "text")]
@@ -130,12 +130,14 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_campaigns(g);
     let now = clock::system().now();
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
+    let known = store.campaign_names().await?;
     let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
-        let r = Recorded::load(&store, &lc.campaign.name, now.date_naive()).await?;
-        plans.push(plan_campaign(&lc.campaign, &r, lc.campaign.buy.is_some()));
+        let c = &lc.campaign;
+        let r = Recorded::load_or_new(&store, c, now.date_naive()).await?;
+        plans.push(plan_campaign(c, &r, c.buy.is_some()));
     }
-    for name in store.campaign_names().await? {
+    for name in known {
         if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {
             let r = Recorded::load(&store, &name, now.date_naive()).await?;
             plans.push(plan_removed(&name, &r));

@@ -117,6 +117,9 @@ impl<M: Market> Engine<M> {
                 "a call with no intent is never sent".into(),
             ));
         };
+        if intents.iter().any(|i| i.reserve.is_some()) {
+            self.ensure_not_halted(&intents[0].campaign).await?;
+        }
         let ids = match self
             .store
             .begin_intents(lease, &intents, self.clock.now())
@@ -139,6 +142,7 @@ impl<M: Market> Engine<M> {
         super::faultpoint::reach("after_call", kind).await;
         let recorded = self.record_outcome(&ids, result, effects).await;
         super::faultpoint::reach("after_complete", kind).await;
+        log_outcome(kind, &ids, &recorded);
         recorded
     }
 
@@ -218,6 +222,25 @@ impl<M: Market> Engine<M> {
         Ok(())
     }
 
+    /// Money is never committed while spending is stopped — checked right before every
+    /// spending call, not only at the start of a pass, so a 401 seen by one campaign stops the
+    /// others at their next call.
+    async fn ensure_not_halted(&self, campaign: &str) -> Result<(), EngineError> {
+        let halts = self.store.halts().await?;
+        match halts
+            .iter()
+            .find(|(scope, _, _)| scope == "global" || scope == campaign)
+        {
+            Some((scope, reason, _)) if scope == "global" => Err(EngineError::Blocked(format!(
+                "all spending stopped: {reason}"
+            ))),
+            Some((_, reason, _)) => Err(EngineError::Blocked(format!(
+                "waiting for an operator: {reason}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// A 401/403 stops all spending, for every campaign, until credentials work again.
     pub async fn halt_for_credentials(&self, e: &MarketError) -> Result<(), StoreError> {
         self.metrics.credentials_rejected.set(1);
@@ -252,5 +275,35 @@ fn cap_message(cap: crate::store::CapKind, needed: i64, headroom: i64) -> String
             "the {} link cap: it needs {needed}, {headroom} left",
             other.as_str()
         ),
+    }
+}
+
+/// One line per changing call: what it was, which intents, and how it ended.
+fn log_outcome<T>(
+    kind: crate::store::IntentKind,
+    ids: &[IntentId],
+    r: &Result<Journaled<T>, EngineError>,
+) {
+    let first = ids.first().map(|i| i.0).unwrap_or_default();
+    match r {
+        Ok(Journaled::Done(_)) => tracing::info!(
+            kind = kind.as_str(),
+            intent = first,
+            intents = ids.len(),
+            "call executed and recorded"
+        ),
+        Ok(Journaled::Unreadable(e)) => {
+            tracing::warn!(kind = kind.as_str(), intent = first, error = %e, "call executed, answer unreadable; recorded without its ids")
+        }
+        Ok(Journaled::NotExecuted(e)) => {
+            tracing::warn!(kind = kind.as_str(), intent = first, error = %e, "call not executed; its money released")
+        }
+        Ok(Journaled::Uncertain(e)) => {
+            tracing::warn!(kind = kind.as_str(), intent = first, error = %e, "call may have executed; intent uncertain, its money kept until settled")
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::error!(kind = kind.as_str(), intent = first, error = %e, "recording the outcome failed; the intent stays in flight and is settled at the next pass")
+        }
     }
 }

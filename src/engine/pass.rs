@@ -126,6 +126,13 @@ impl<M: Market> Engine<M> {
             .instrument(span)
             .await;
         if let Err(e) = result {
+            if let EngineError::Auth(m) = &e {
+                // A read answered 401/403 (a changing call has already halted): every campaign
+                // stops spending, not only this one.
+                if let Err(halt) = self.halt_for_credentials(m).await {
+                    tracing::error!(error = %halt, "could not record the credentials halt");
+                }
+            }
             report.outcome = match e {
                 EngineError::Auth(_) => "spending_stopped",
                 EngineError::Blocked(_) => "blocked",
@@ -202,7 +209,11 @@ impl<M: Market> Engine<M> {
                 continue;
             }
             let r = self.load(name).await?;
-            self.run_action(lease, c, name, &r, action, report).await?;
+            let step = tracing::info_span!("step", action = action.label(), fence = lease.fence);
+            self.run_action(lease, c, name, &r, action, report)
+                .instrument(step)
+                .await?;
+            tracing::debug!(campaign = %name, action = action.label(), "step done");
             report.done.push(action.describe());
         }
         let r = self.load(name).await?;
@@ -305,6 +316,17 @@ impl<M: Market> Engine<M> {
         })
     }
 
+    /// Any project the journal knows, of any campaign: a read on it tells whether the
+    /// credentials work again.
+    async fn any_project(&self) -> Result<Option<i64>, EngineError> {
+        for name in self.store.campaign_names().await? {
+            if let Some(p) = self.store.remote_ids(&name).await?.project {
+                return Ok(Some(p.project_id));
+            }
+        }
+        Ok(None)
+    }
+
     pub async fn load(&self, name: &str) -> Result<Recorded, EngineError> {
         Ok(Recorded::load(&self.store, name, self.clock.now().date_naive()).await?)
     }
@@ -315,12 +337,16 @@ impl<M: Market> Engine<M> {
         if !r.halts.iter().any(|(s, _, _)| s == "global") {
             return Ok(());
         }
-        let Some(project) = r.ids.project.as_ref() else {
-            return Err(EngineError::Blocked(
-                "all spending stopped: credentials were rejected".into(),
-            ));
+        let probe = match r.ids.project.as_ref() {
+            Some(p) => Some(p.project_id),
+            None => self.any_project().await?,
         };
-        match self.market.list_links(project.project_id).await {
+        let Some(project) = probe else {
+            // No project exists yet, so nothing can have been bought: creating the project
+            // (free) is the probe. Its 401 halts again; its success lets the next pass resume.
+            return Ok(());
+        };
+        match self.market.list_links(project).await {
             Ok(_) => {
                 self.store.clear_halt("global").await?;
                 self.metrics.credentials_rejected.set(0);

@@ -56,6 +56,21 @@ impl Action {
         !matches!(self, Action::SyncLinks)
     }
 
+    /// A closed label for logs and spans.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Action::CreateProject { .. } => "create_project",
+            Action::AddTexts { .. } => "add_texts",
+            Action::CreateFilter { .. } => "create_filter",
+            Action::CreateAutobuyer { .. } => "create_autobuyer",
+            Action::SetAutobuyer { running: true, .. } => "start_autobuyer",
+            Action::SetAutobuyer { running: false, .. } => "stop_autobuyer",
+            Action::Settle { .. } => "settle",
+            Action::BuyRound { .. } => "buy_round",
+            Action::SyncLinks => "sync_links",
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Action::CreateProject { domain } => format!("create the project for {domain}"),
@@ -154,14 +169,20 @@ pub fn round_limits(c: &Campaign, r: &Recorded) -> Option<RoundLimits> {
     })
 }
 
-/// Plans one campaign that has a valid file.
+/// Plans one campaign that has a valid file. The caps are the file's, which may be newer
+/// than what the journal last recorded.
 pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPlan {
+    let mut r = r.clone();
+    r.budget.cap = c.budget.monthly;
+    r.budget.daily_cap = c.budget.daily_links;
+    r.budget.total_cap = c.budget.total_links;
+    let r = &r;
     let mut p = CampaignPlan {
         campaign: c.name.clone(),
         actions: Vec::new(),
         notices: Vec::new(),
         spending_stopped: r.spending_stopped(c.paused),
-        money: money_view(r, None),
+        money: money_view(r, Money::ZERO, Money::ZERO),
     };
     settle_actions(r, &mut p);
     if r.ids.project.is_none() {
@@ -181,11 +202,46 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
         }
     }
     autobuyer_actions(c, r, &mut p);
+    // Autobuyers created or started by this pass commit their budgets before the round runs.
+    let pending = pending_autobuyer_money(&p, r);
+    let mut after = r.clone();
+    after.budget.committed = r
+        .budget
+        .committed
+        .checked_add(pending)
+        .unwrap_or(Money::MAX);
+    p.money = money_view(r, pending, Money::ZERO);
     if buy_round && p.spending_stopped.is_none() {
-        buy_action(c, r, &mut p);
+        buy_action(c, &after, &mut p, r, pending);
     }
     p.actions.push(Action::SyncLinks);
     p
+}
+
+/// Money that autobuyers created or started by the planned actions will commit.
+fn pending_autobuyer_money(p: &CampaignPlan, r: &Recorded) -> Money {
+    let each = |a: &Action| match a {
+        Action::CreateAutobuyer {
+            monthly_budget,
+            running: true,
+            ..
+        } => *monthly_budget,
+        Action::SetAutobuyer {
+            name,
+            running: true,
+            ..
+        } => r
+            .ids
+            .autobuyers
+            .get(name)
+            .filter(|x| !x.running)
+            .map(|x| x.monthly_budget)
+            .unwrap_or_default(),
+        _ => Money::ZERO,
+    };
+    p.actions.iter().map(each).fold(Money::ZERO, |acc, m| {
+        acc.checked_add(m).unwrap_or(Money::MAX)
+    })
 }
 
 /// Plans a campaign whose file is gone: nothing is destroyed, but no money keeps flowing —
@@ -199,7 +255,7 @@ pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
                 .into(),
         ],
         spending_stopped: Some("campaign file removed".into()),
-        money: money_view(r, None),
+        money: money_view(r, Money::ZERO, Money::ZERO),
     };
     settle_actions(r, &mut p);
     for (ab, rec) in &r.ids.autobuyers {
@@ -302,8 +358,15 @@ fn autobuyer_actions(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
     }
 }
 
-fn buy_action(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
-    let Some(limits) = round_limits(c, r) else {
+/// `after` is the journal as it will be once the planned autobuyers committed their budgets.
+fn buy_action(
+    c: &Campaign,
+    after: &Recorded,
+    p: &mut CampaignPlan,
+    now: &Recorded,
+    pending: Money,
+) {
+    let Some(limits) = round_limits(c, after) else {
         return;
     };
     if c.paused {
@@ -316,7 +379,7 @@ fn buy_action(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
             .push("the next buy round can buy nothing: a link or money limit is reached".into());
         return;
     }
-    p.money = money_view(r, Some(worst));
+    p.money = money_view(now, pending, worst);
     p.actions.push(Action::BuyRound {
         max_links,
         max_price: limits.max_price,
@@ -324,11 +387,14 @@ fn buy_action(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
     });
 }
 
-fn money_view(r: &Recorded, round_worst: Option<Money>) -> MoneyView {
+/// The money now, and at worst once `pending` autobuyer budgets and a round of at most
+/// `round_worst` are committed.
+fn money_view(r: &Recorded, pending: Money, round_worst: Money) -> MoneyView {
     let b = &r.budget;
     let worst = b
         .committed
-        .checked_add(round_worst.unwrap_or(Money::ZERO))
+        .checked_add(pending)
+        .and_then(|m| m.checked_add(round_worst))
         .unwrap_or(Money::MAX);
     MoneyView {
         cap: b.cap,
@@ -343,3 +409,6 @@ fn money_view(r: &Recorded, round_worst: Option<Money>) -> MoneyView {
         daily_links_cap: b.daily_cap,
     }
 }
+
+#[cfg(test)]
+mod tests;

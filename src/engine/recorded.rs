@@ -70,6 +70,63 @@ impl Recorded {
         })
     }
 
+    /// As [`Recorded::load`], but a campaign the journal has never seen (a new file, before its
+    /// first pass) reads as nothing recorded under its own caps instead of an error.
+    pub async fn load_or_new(
+        store: &Store,
+        c: &crate::campaign::Campaign,
+        today: NaiveDate,
+    ) -> Result<Recorded, StoreError> {
+        match Recorded::load(store, &c.name, today).await {
+            Err(StoreError::NotFound { .. }) => {
+                let caps = crate::store::CampaignCaps {
+                    name: c.name.clone(),
+                    monthly_cap: c.budget.monthly,
+                    daily_links: c.budget.daily_links,
+                    total_links: c.budget.total_links,
+                };
+                Recorded::unrecorded(store, &caps).await
+            }
+            other => other,
+        }
+    }
+
+    /// A campaign the journal has never seen (`plan` before the first pass): nothing created,
+    /// nothing committed, its caps from the file; only the global halt can apply to it.
+    pub async fn unrecorded(
+        store: &Store,
+        caps: &crate::store::CampaignCaps,
+    ) -> Result<Recorded, StoreError> {
+        let halts = store
+            .halts()
+            .await?
+            .into_iter()
+            .filter(|(scope, _, _)| scope == "global")
+            .collect();
+        let zero = crate::money::Money::ZERO;
+        Ok(Recorded {
+            ids: RemoteIds::default(),
+            budget: BudgetSnapshot {
+                cap: caps.monthly_cap,
+                committed: zero,
+                held: zero,
+                reserved_in_flight: zero,
+                uncertain: zero,
+                links_total: 0,
+                links_today: 0,
+                daily_cap: caps.daily_links,
+                total_cap: caps.total_links,
+            },
+            purchases: Vec::new(),
+            uncertain: Vec::new(),
+            halts,
+            last_round: None,
+            last_success: None,
+            autobuyer_generations: BTreeMap::new(),
+            confirmed_running: BTreeMap::new(),
+        })
+    }
+
     /// Why this campaign may not spend now, if it may not.
     pub fn spending_stopped(&self, paused: bool) -> Option<String> {
         if let Some((_, reason, _)) = self.halts.iter().find(|(s, _, _)| s == "global") {

@@ -208,7 +208,7 @@ pub fn render_plan(p: &CampaignPlan) -> String {
     let m = &p.money;
     let _ = writeln!(
         o,
-        "  money: committed {} of {} RUB (uncertain {}); worst case after the next round {} RUB; headroom {} now, {} after",
+        "  money: committed {} of {} RUB (uncertain {}); worst case after the next pass {} RUB; headroom {} now, {} after",
         m.committed, m.cap, m.uncertain, m.worst_after_round, m.headroom, m.headroom_after_round
     );
     let _ = writeln!(

@@ -63,6 +63,17 @@ impl<M: Market> Engine<M> {
         {
             self.settle_other(lease, campaign, i, &mut s).await?;
         }
+        // A campaign halt exists only while something waits for an operator (set again above
+        // each pass); once the operator resolved it — by `linkrunner resolve` or any other way
+        // — the halt must not outlive its cause.
+        let halted = r.halts.iter().any(|(scope, _, _)| scope == campaign);
+        if halted && s.waiting_for_operator == 0 {
+            self.store.clear_halt(campaign).await?;
+            tracing::info!(
+                campaign,
+                "nothing waits for an operator any more; spending resumes"
+            );
+        }
         Ok(s)
     }
 

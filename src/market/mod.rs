@@ -111,3 +111,29 @@ pub trait Market: Send + Sync + 'static {
     fn start_autobuyers(&self, ids: &[i64])
     -> impl Future<Output = Result<(), MarketError>> + Send;
 }
+
+/// Fuzzing entry point: `data` as a marketplace answer through the decoder of operation
+/// `op % 8` (plus rejection and redaction). Must never panic, whatever the bytes.
+#[doc(hidden)]
+pub fn fuzz_decode(op: u8, data: &[u8]) {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    let map = FieldMap::default();
+    let request = [UrlTexts {
+        url: "https://acme.example/a".into(),
+        texts: vec!["#a#a#/a#".into()],
+    }];
+    let _ = decode::rejection(&v);
+    match op % 8 {
+        0 => drop(decode::ids::project(&v, &map)),
+        1 => drop(decode::texts::created(&v, &map, &request)),
+        2 => drop(decode::search::job(&v)),
+        3 => drop(decode::search::poll(&v, &map)),
+        4 => drop(decode::ids::purchase(&v, &map)),
+        5 => drop(decode::links::list(&v, &map)),
+        6 => drop(decode::ids::filter(&v, &map)),
+        _ => drop(decode::ids::autobuyer(&v, &map)),
+    }
+    let _ = redact::cap(&String::from_utf8_lossy(data), 256);
+}

@@ -1,28 +1,42 @@
-//! The client's own limits, because the marketplace documents none: a `governor` rate
-//! limiter (requests per second) and a semaphore bounding requests in flight. Waits for the
-//! limiter are counted in `linkrunner_rate_limit_waits_total` and
-//! `linkrunner_rate_limit_wait_seconds_total`.
+//! The client's own limits, because the marketplace documents none: a rate limiter (requests
+//! per second) and a semaphore bounding requests in flight. Waits for the limiter are counted
+//! in `linkrunner_rate_limit_waits_total` and `linkrunner_rate_limit_wait_seconds_total`.
+//!
+//! The limiter keeps the send times of the last `per_second` requests and admits a request
+//! only when fewer than `per_second` were sent within the last second plus [`GUARD`]. So no
+//! window of one second — wherever a server starts counting it — sees more than `per_second`
+//! requests, even when answers arrive a little late or early. A token bucket of one second
+//! (`governor`'s `Quota::per_second`) does not give that: its full burst plus the steady
+//! refill lets up to twice the limit through in the first second, which a server counting in
+//! fixed one-second windows answers with 429.
 
+use std::collections::VecDeque;
 use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use governor::clock::Clock as _;
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 
 use crate::metrics::Metrics;
 
+/// Slack added to the one-second window for jitter between sending a request and the server
+/// counting it (scheduling, the network). It costs 2% of the rate.
+pub(crate) const GUARD: Duration = Duration::from_millis(20);
+
 pub(crate) struct Throttle {
-    limiter: DefaultDirectRateLimiter,
+    per_second: usize,
+    sent: Mutex<VecDeque<Instant>>,
     in_flight: Arc<Semaphore>,
     metrics: Arc<Metrics>,
 }
 
 impl Throttle {
     pub fn new(per_second: NonZeroU32, max_concurrency: usize, metrics: Arc<Metrics>) -> Throttle {
+        let per_second = per_second.get() as usize;
         Throttle {
-            limiter: RateLimiter::direct(Quota::per_second(per_second)),
+            per_second,
+            sent: Mutex::new(VecDeque::with_capacity(per_second)),
             in_flight: Arc::new(Semaphore::new(max_concurrency)),
             metrics,
         }
@@ -37,9 +51,8 @@ impl Throttle {
             .expect("the semaphore is never closed");
         let started = Instant::now();
         let mut waited = false;
-        while let Err(not_until) = self.limiter.check() {
+        while let Some(wait) = self.try_send(Instant::now()) {
             waited = true;
-            let wait = not_until.wait_time_from(self.limiter.clock().now());
             tokio::time::sleep(wait).await;
         }
         if waited {
@@ -50,16 +63,39 @@ impl Throttle {
         }
         permit
     }
+
+    /// Records a send at `now` if the window allows it; otherwise how long until it may.
+    fn try_send(&self, now: Instant) -> Option<Duration> {
+        let window = Duration::from_secs(1) + GUARD;
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        while sent.front().is_some_and(|t| now - *t >= window) {
+            sent.pop_front();
+        }
+        if sent.len() < self.per_second {
+            sent.push_back(now);
+            return None;
+        }
+        sent.front().map(|oldest| *oldest + window - now)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn requests_past_the_burst_wait_and_are_counted() {
+    fn throttle(per_second: u32) -> (Throttle, Arc<Metrics>) {
         let metrics = Arc::new(Metrics::new());
-        let t = Throttle::new(NonZeroU32::new(20).unwrap(), 4, Arc::clone(&metrics));
+        let t = Throttle::new(
+            NonZeroU32::new(per_second).unwrap(),
+            4,
+            Arc::clone(&metrics),
+        );
+        (t, metrics)
+    }
+
+    #[tokio::test]
+    async fn requests_past_the_limit_wait_and_are_counted() {
+        let (t, metrics) = throttle(20);
         for _ in 0..22 {
             drop(t.admit().await);
         }
@@ -68,12 +104,30 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn requests_within_the_burst_do_not_wait() {
-        let metrics = Arc::new(Metrics::new());
-        let t = Throttle::new(NonZeroU32::new(20).unwrap(), 4, Arc::clone(&metrics));
+    async fn requests_within_the_limit_do_not_wait() {
+        let (t, metrics) = throttle(20);
         for _ in 0..5 {
             drop(t.admit().await);
         }
         assert_eq!(metrics.rate_limit_waits_total.get(), 0);
+    }
+
+    #[tokio::test]
+    async fn no_second_ever_sees_more_requests_than_the_limit() {
+        let (t, _) = throttle(10);
+        let mut sent = Vec::new();
+        for _ in 0..15 {
+            drop(t.admit().await);
+            sent.push(Instant::now());
+        }
+        let busiest = sent
+            .iter()
+            .map(|s| {
+                sent.iter()
+                    .filter(|t| **t >= *s && **t - *s < Duration::from_secs(1))
+                    .count()
+            })
+            .max();
+        assert_eq!(busiest, Some(10));
     }
 }

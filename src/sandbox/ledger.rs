@@ -20,7 +20,8 @@ pub struct Ledger {
     pub spend: Money,
     pub balance: Money,
     /// Operation name → outcome (`ok`, `rejected`, `fault`, `malformed`, `unauthorized`,
-    /// `forbidden`, `rate_limited`, `not_found`) → count.
+    /// `forbidden`, `rate_limited`, `not_found`, and `abandoned` for a request the client gave
+    /// up on before it got past the injected latency) → count.
     pub requests: BTreeMap<String, BTreeMap<String, u64>>,
     pub projects: Vec<ProjectRecord>,
     pub urls: Vec<UrlRecord>,

@@ -99,7 +99,10 @@ impl Shared {
     where
         F: FnOnce(&mut World, &Shape) -> Answer,
     {
-        if let Err(early) = self.gate(op, headers).await {
+        let abandoned = Abandoned { shared: self, op };
+        let gate = self.gate(op, headers).await;
+        std::mem::forget(abandoned);
+        if let Err(early) = gate {
             return early;
         }
         let answer = {
@@ -193,6 +196,20 @@ impl Shared {
                 reply(status, &body)
             }
         }
+    }
+}
+
+/// Counts a request as `abandoned` when its handler is dropped while it waits in the gate
+/// (the client gave up, e.g. timed out during the injected latency), so the ledger still
+/// shows every request that arrived. Past the gate nothing awaits, so nothing else is lost.
+struct Abandoned<'a> {
+    shared: &'a Shared,
+    op: Op,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        self.shared.world().count(self.op, "abandoned");
     }
 }
 

@@ -1,0 +1,234 @@
+//! Targets 1 and 2: the full flow for every campaign against a rate-limited sandbox with a
+//! fixed latency per call — wall time against the lower bound, 429s, and calls per campaign
+//! against the minimum the flow needs.
+
+use std::collections::BTreeMap;
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use prometheus::core::Metric as _;
+use tokio::net::TcpListener;
+
+use crate::campaign;
+use crate::clock;
+use crate::engine::{Engine, EngineSettings};
+use crate::market::{ClientConfig, Credentials, MarketClient};
+use crate::metrics::Metrics;
+use crate::sandbox::{self, Faults, SandboxConfig};
+use crate::store::Store;
+
+use super::fixture::LINKS_PER_ROUND;
+use super::procfs;
+
+/// The shape of one flow run.
+#[derive(Debug, Clone)]
+pub struct FlowSetup {
+    pub campaigns: usize,
+    pub latency: Duration,
+    pub rate_limit: u32,
+    pub campaign_concurrency: usize,
+    pub max_concurrency: usize,
+    pub poll_initial: Duration,
+    pub poll_max: Duration,
+    /// Polls a search answers "pending" before it is ready.
+    pub pending_polls: u32,
+}
+
+impl FlowSetup {
+    /// Polls of one search: the pending answers, then the ready one.
+    pub fn polls_per_search(&self) -> u64 {
+        u64::from(self.pending_polls) + 1
+    }
+
+    /// The calls one campaign's flow needs at least: project, texts, filter, autobuyer create
+    /// and start, one search and its polls, one purchase (the donors of one search share their
+    /// technical values), one link list read for the sync.
+    pub fn min_calls_per_campaign(&self) -> u64 {
+        5 + 1 + self.polls_per_search() + 1 + 1
+    }
+
+    /// The engine waits before each poll, doubling up to `poll_max`.
+    pub fn poll_waits(&self) -> Duration {
+        let mut wait = self.poll_initial;
+        let mut total = Duration::ZERO;
+        for _ in 0..self.polls_per_search() {
+            total += wait;
+            wait = (wait * 2).min(self.poll_max);
+        }
+        total
+    }
+
+    /// One campaign's calls run one after another, each at least the latency, plus the poll waits.
+    pub fn critical_path(&self) -> Duration {
+        self.latency * self.min_calls_per_campaign() as u32 + self.poll_waits()
+    }
+
+    /// The fastest a run of `calls` calls can be: the rate limit or the critical path.
+    pub fn lower_bound(&self, calls: u64) -> Duration {
+        let by_rate = Duration::from_secs_f64(calls as f64 / f64::from(self.rate_limit));
+        by_rate.max(self.critical_path())
+    }
+}
+
+/// What one flow run measured.
+#[derive(Debug, Clone)]
+pub struct FlowFigures {
+    pub backend: String,
+    pub wall: Duration,
+    pub calls: u64,
+    pub calls_by_op: BTreeMap<String, u64>,
+    pub rate_limited: u64,
+    pub searches: u64,
+    pub polls: u64,
+    pub bought: u64,
+    pub duplicates: u64,
+    pub converged: usize,
+    pub peak_rss: u64,
+    /// Journal transactions by step (`begin`, `complete`): count, p50 and p99 upper bucket bounds.
+    pub journal: Vec<(String, u64, f64, f64)>,
+}
+
+impl FlowFigures {
+    pub fn achieved_rate(&self) -> f64 {
+        self.calls as f64 / self.wall.as_secs_f64()
+    }
+}
+
+/// Runs the full flow for every campaign in `dir` once, on the journal at `db_url`.
+pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<FlowFigures> {
+    let loaded = campaign::load_dir(dir);
+    anyhow::ensure!(loaded.is_clean(), "generated campaigns do not validate");
+    let (token, ticket) = ("bench-token", "bench-ticket");
+    let mut sc = SandboxConfig::new(token, ticket);
+    sc.search_ready_after_polls = setup.pending_polls;
+    sc.faults = Faults {
+        latency_ms: setup.latency.as_millis() as u64,
+        rate_limit: Some(setup.rate_limit),
+        ..Faults::default()
+    };
+    let sandbox = sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?)
+        .await
+        .context("starting the sandbox")?;
+    let metrics = Arc::new(Metrics::new());
+    let mut store = Store::connect(db_url).await?;
+    store.migrate().await?;
+    store.set_metrics(metrics.clone());
+    let mut cc = ClientConfig::new(
+        &sandbox.base_url(),
+        Credentials::new(token.to_string().into(), ticket.to_string().into())?,
+    )?;
+    cc.rate_limit = NonZeroU32::new(setup.rate_limit).context("--rate-limit must be > 0")?;
+    cc.max_concurrency = setup.max_concurrency;
+    let market = MarketClient::new(cc, metrics.clone())?;
+    let settings = EngineSettings {
+        poll_initial: setup.poll_initial,
+        poll_max: setup.poll_max,
+        campaign_concurrency: setup.campaign_concurrency,
+        ..EngineSettings::default()
+    };
+    let engine = Engine::new(
+        Arc::new(market),
+        store.clone(),
+        clock::system(),
+        metrics.clone(),
+        settings,
+    );
+    procfs::reset_peak_rss();
+    let started = Instant::now();
+    let reports = engine.pass(&loaded.campaigns, true).await?;
+    let wall = started.elapsed();
+    let peak_rss = procfs::peak_rss();
+    let ledger = sandbox.ledger();
+    store.close().await;
+    sandbox.shutdown().await;
+    let calls_by_op: BTreeMap<String, u64> = ledger
+        .requests
+        .iter()
+        .map(|(op, outcomes)| (op.clone(), outcomes.values().sum()))
+        .collect();
+    Ok(FlowFigures {
+        backend: crate::store::redact_url(db_url)
+            .split(':')
+            .next()
+            .unwrap_or("?")
+            .into(),
+        wall,
+        calls: calls_by_op.values().sum(),
+        calls_by_op,
+        rate_limited: ledger.rate_limited,
+        searches: ledger.searches_started,
+        polls: ledger.polls_served,
+        bought: ledger.purchases.len() as u64,
+        duplicates: ledger.duplicate_purchases,
+        converged: reports
+            .iter()
+            .filter(|r| r.converged() && r.bought == LINKS_PER_ROUND)
+            .count(),
+        peak_rss,
+        journal: journal_quantiles(&metrics),
+    })
+}
+
+/// p50 and p99 of journal writes, as the upper bound of the histogram bucket they fall in.
+fn journal_quantiles(m: &Metrics) -> Vec<(String, u64, f64, f64)> {
+    ["begin", "complete"]
+        .iter()
+        .map(|step| {
+            let h = m
+                .journal_write_duration_seconds
+                .with_label_values(&[step])
+                .metric();
+            let h = h.get_histogram();
+            let n = h.get_sample_count();
+            let at = |q: f64| {
+                let want = (n as f64 * q).ceil() as u64;
+                h.get_bucket()
+                    .iter()
+                    .find(|b| b.cumulative_count() >= want)
+                    .map_or(f64::INFINITY, |b| b.upper_bound())
+            };
+            (step.to_string(), n, at(0.5), at(0.99))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> FlowSetup {
+        FlowSetup {
+            campaigns: 1000,
+            latency: Duration::from_millis(50),
+            rate_limit: 200,
+            campaign_concurrency: 256,
+            max_concurrency: 64,
+            poll_initial: Duration::from_millis(2000),
+            poll_max: Duration::from_millis(30000),
+            pending_polls: 1,
+        }
+    }
+
+    #[test]
+    fn the_full_flow_needs_ten_calls_with_one_pending_poll() {
+        assert_eq!(setup().min_calls_per_campaign(), 10);
+    }
+
+    #[test]
+    fn poll_waits_double_from_the_initial_wait() {
+        assert_eq!(setup().poll_waits(), Duration::from_millis(2000 + 4000));
+    }
+
+    #[test]
+    fn the_lower_bound_is_the_rate_when_calls_are_many() {
+        assert_eq!(setup().lower_bound(10_000), Duration::from_secs(50));
+    }
+
+    #[test]
+    fn the_lower_bound_is_the_critical_path_when_calls_are_few() {
+        assert_eq!(setup().lower_bound(100), Duration::from_millis(6500));
+    }
+}

@@ -1,0 +1,239 @@
+//! `linkrunner bench`: how close linkrunner runs to the marketplace's rate limit, and what it
+//! costs in memory, CPU, start-up and journal time. Every figure is printed as
+//! `target N: <what> = <figure> (goal <goal>) OK|MISSED by X`; nothing is asserted.
+//!
+//! | file | target |
+//! |---|---|
+//! | [`flow`] | 1 at the limit, 2 no wasted calls: the full flow on SQLite and PostgreSQL |
+//! | [`scale`] | 3: many campaigns loaded and scheduled in `run` — memory, idle CPU, start-up |
+//! | [`journal`] | 4: intent and outcome latencies; restart after SIGKILL over a large journal |
+//! | [`validation`] | 5: `validate` over many files |
+//! | [`fixture`], [`pg`], [`procfs`], [`report`] | generated campaigns, fresh databases, `/proc` figures, printing |
+
+pub mod fixture;
+pub mod flow;
+pub mod journal;
+pub mod pg;
+pub mod procfs;
+pub mod report;
+pub mod scale;
+pub mod validation;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::cli::GlobalArgs;
+
+use fixture::Scratch;
+use report::{Verdict, fmt_num, ms};
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Campaigns in the full-flow run (targets 1 and 2). (`--campaigns` is the global campaign directory.)
+    #[arg(long, default_value_t = 1000)]
+    pub flow_campaigns: usize,
+    /// Sandbox latency added to every call, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub latency_ms: u64,
+    /// The sandbox's rate limit, and the client's own, in requests per second.
+    #[arg(long, default_value_t = 200)]
+    pub rate_limit: u32,
+    /// Campaigns reconciled at once.
+    #[arg(long, default_value_t = 256)]
+    pub campaign_concurrency: usize,
+    /// Marketplace requests in flight at once (at least latency x rate).
+    #[arg(long, default_value_t = 64)]
+    pub max_concurrency: usize,
+    /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
+    #[arg(long, default_value_t = 2000)]
+    pub poll_initial_ms: u64,
+    /// Campaigns loaded and scheduled by `run` (target 3).
+    #[arg(long, default_value_t = 10_000)]
+    pub scale_campaigns: usize,
+    /// Seconds of idle CPU measured between rounds (target 3).
+    #[arg(long, default_value_t = 10)]
+    pub idle_seconds: u64,
+    /// Intents timed for the journal latency (target 4).
+    #[arg(long, default_value_t = 2000)]
+    pub journal_intents: usize,
+    /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub journal_rows: u64,
+    /// Campaign files validated (target 5).
+    #[arg(long, default_value_t = 1000)]
+    pub validate_files: usize,
+    /// Only these targets (e.g. `--only 1 --only 5`); default all.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub only: Vec<u8>,
+}
+
+impl BenchArgs {
+    fn wants(&self, target: u8) -> bool {
+        self.only.is_empty() || self.only.contains(&target)
+    }
+
+    fn flow_setup(&self) -> flow::FlowSetup {
+        flow::FlowSetup {
+            campaigns: self.flow_campaigns,
+            latency: Duration::from_millis(self.latency_ms),
+            rate_limit: self.rate_limit.max(1),
+            campaign_concurrency: self.campaign_concurrency.max(1),
+            max_concurrency: self.max_concurrency.max(1),
+            poll_initial: Duration::from_millis(self.poll_initial_ms),
+            poll_max: Duration::from_secs(30).max(Duration::from_millis(self.poll_initial_ms)),
+            pending_polls: 1,
+        }
+    }
+}
+
+/// Runs the chosen targets in an order that keeps their memory figures apart: the scale run
+/// first, in a fresh process, then the rest.
+pub async fn run(_g: &GlobalArgs, a: &BenchArgs) -> anyhow::Result<ExitCode> {
+    println!(
+        "linkrunner bench: {} campaigns at {} ms per call and {} requests/s; {} campaigns for scale; {} journal rows",
+        a.flow_campaigns, a.latency_ms, a.rate_limit, a.scale_campaigns, a.journal_rows
+    );
+    let mut verdicts = Vec::new();
+    if a.wants(5) {
+        verdicts.extend(run_validation(a)?);
+    }
+    if a.wants(3) {
+        verdicts.extend(scale::run(a).await?);
+    }
+    if a.wants(1) || a.wants(2) {
+        verdicts.extend(run_flows(a).await?);
+    }
+    if a.wants(4) {
+        verdicts.extend(journal::run(a).await?);
+    }
+    println!("\nsummary");
+    for v in &verdicts {
+        v.print();
+    }
+    let missed = verdicts.iter().filter(|v| !v.met()).count();
+    println!("{} target figure(s), {missed} missed", verdicts.len());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_validation(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
+    let dir = Scratch::new("validate")?;
+    fixture::write_campaigns(dir.path(), a.validate_files, "0 9 * * *")?;
+    let (took, valid, problems) = validation::time_load_dir(dir.path());
+    println!(
+        "\n== target 5: validate {} files: {:.0} ms, {valid} valid, {problems} problem(s)",
+        a.validate_files,
+        ms(took)
+    );
+    let v = Verdict::at_most(
+        5,
+        &format!("validate over {} campaign files", a.validate_files),
+        took.as_secs_f64(),
+        1.0,
+        "s",
+    );
+    v.print();
+    Ok(vec![v])
+}
+
+async fn run_flows(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
+    let setup = a.flow_setup();
+    let dir = Scratch::new("flow")?;
+    fixture::write_campaigns(dir.path(), a.flow_campaigns, "0 9 * * *")?;
+    println!(
+        "\n== targets 1 and 2: full flow, {} campaigns, {} ms per call, limit {} requests/s, {} campaigns and {} calls at once",
+        setup.campaigns,
+        setup.latency.as_millis(),
+        setup.rate_limit,
+        setup.campaign_concurrency,
+        setup.max_concurrency
+    );
+    let mut verdicts = Vec::new();
+    let sqlite = format!("sqlite://{}/journal.db", dir.path().display());
+    let figures = flow::run(&setup, dir.path(), &sqlite).await?;
+    verdicts.extend(flow_verdicts(&setup, &figures));
+    match pg::FreshDb::create("flow").await? {
+        Some(db) => {
+            let figures = flow::run(&setup, dir.path(), &db.url).await;
+            db.drop_db().await;
+            verdicts.extend(flow_verdicts(&setup, &figures?));
+        }
+        None => println!(
+            "PostgreSQL: no server at {}; skipped",
+            crate::store::redact_url(&pg::admin_url())
+        ),
+    }
+    Ok(verdicts)
+}
+
+fn flow_verdicts(s: &flow::FlowSetup, f: &flow::FlowFigures) -> Vec<Verdict> {
+    let n = s.campaigns.max(1) as u64;
+    let lower = s.lower_bound(f.calls);
+    let ratio = f.wall.as_secs_f64() / lower.as_secs_f64();
+    println!("-- {}:", f.backend);
+    println!(
+        "   wall time {:.2} s; calls {}; {:.1} requests/s achieved; lower bound {:.2} s (calls / limit {:.2} s, critical path {:.2} s); ratio {:.3}",
+        f.wall.as_secs_f64(),
+        f.calls,
+        f.achieved_rate(),
+        lower.as_secs_f64(),
+        f.calls as f64 / f64::from(s.rate_limit),
+        s.critical_path().as_secs_f64(),
+        ratio
+    );
+    let by_op: Vec<String> = f
+        .calls_by_op
+        .iter()
+        .map(|(op, c)| format!("{op} {}", fmt_num(*c as f64 / n as f64)))
+        .collect();
+    println!(
+        "   calls per campaign {} (minimum {}): {}",
+        fmt_num(f.calls as f64 / n as f64),
+        s.min_calls_per_campaign(),
+        by_op.join(", ")
+    );
+    println!(
+        "   polls per search {} (backoff {} ms then x2); 429s {}; bought {} links, {} duplicate(s); {}/{} campaigns converged with {} links",
+        fmt_num(f.polls as f64 / f.searches.max(1) as f64),
+        s.poll_initial.as_millis(),
+        f.rate_limited,
+        f.bought,
+        f.duplicates,
+        f.converged,
+        s.campaigns,
+        fixture::LINKS_PER_ROUND
+    );
+    println!("   peak resident memory {:.1} MiB", procfs::mib(f.peak_rss));
+    for (step, count, p50, p99) in &f.journal {
+        println!(
+            "   journal {step}: {count} writes, p50 <= {} ms, p99 <= {} ms (histogram buckets)",
+            fmt_num(p50 * 1000.0),
+            fmt_num(p99 * 1000.0)
+        );
+    }
+    let b = &f.backend;
+    let v = vec![
+        Verdict::at_most(1, &format!("{b}: wall time / lower bound"), ratio, 1.05, ""),
+        Verdict::exactly(
+            1,
+            &format!("{b}: 429s received"),
+            f.rate_limited as f64,
+            0.0,
+        ),
+        Verdict::exactly(
+            2,
+            &format!("{b}: calls per campaign"),
+            f.calls as f64 / n as f64,
+            s.min_calls_per_campaign() as f64,
+        ),
+        Verdict::exactly(
+            2,
+            &format!("{b}: polls per search"),
+            f.polls as f64 / f.searches.max(1) as f64,
+            s.polls_per_search() as f64,
+        ),
+    ];
+    v.iter().for_each(Verdict::print);
+    v
+}

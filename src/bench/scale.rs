@@ -1,0 +1,202 @@
+//! Target 3: many campaigns loaded and scheduled by the daemon (`daemon::run::run`) against the
+//! in-process sandbox — resident memory, idle CPU between rounds, and start-up (load, validate,
+//! plan) against an empty journal.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::campaign;
+use crate::clock;
+use crate::daemon::run::{DaemonOptions, Event, run as run_daemon};
+use crate::engine::plan::plan_campaign;
+use crate::engine::recorded::Recorded;
+use crate::engine::{Engine, EngineSettings};
+use crate::market::{ClientConfig, Credentials, MarketClient};
+use crate::metrics::Metrics;
+use crate::sandbox::{self, SandboxConfig};
+use crate::store::Store;
+
+use super::BenchArgs;
+use super::fixture::{self, Scratch};
+use super::procfs::{self, mib};
+use super::report::{Verdict, ms};
+
+/// Once a year, so no buy round falls inside the measurement.
+const FAR_SCHEDULE: &str = "0 9 1 1 *";
+
+pub async fn run(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
+    let n = a.scale_campaigns;
+    let dir = Scratch::new("scale")?;
+    fixture::write_campaigns(dir.path(), n, FAR_SCHEDULE)?;
+    println!("\n== target 3: {n} campaigns loaded and scheduled in `run`");
+    let (startup, load) = startup(dir.path()).await?;
+    println!(
+        "   start-up against an empty journal: {:.0} ms (load and validate {:.0} ms, plan {:.0} ms)",
+        ms(startup),
+        ms(load),
+        ms(startup - load)
+    );
+    let d = daemon(dir.path(), n, Duration::from_secs(a.idle_seconds.max(1))).await?;
+    println!(
+        "   daemon: loaded and scheduled in {:.0} ms; first reconciliation (5 calls per campaign, unthrottled sandbox) {:.1} s",
+        ms(d.loaded_after),
+        d.reconciled_after.as_secs_f64()
+    );
+    println!(
+        "   resident memory: peak {:.1} MiB, after reconciliation {:.1} MiB, idle {:.1} MiB (sandbox state included)",
+        mib(d.peak_rss),
+        mib(d.rss_after_reconcile),
+        mib(d.rss_idle)
+    );
+    println!(
+        "   idle CPU over {:.0} s: {:.2}% of a core",
+        d.idle_window.as_secs_f64(),
+        d.idle_cpu_percent
+    );
+    let v = vec![
+        Verdict::at_most(
+            3,
+            &format!("peak resident memory with {n} campaigns in run"),
+            mib(d.peak_rss),
+            100.0,
+            "MiB",
+        ),
+        Verdict::at_most(
+            3,
+            "idle CPU between rounds",
+            d.idle_cpu_percent,
+            1.0,
+            "% of a core",
+        ),
+        Verdict::at_most(
+            3,
+            &format!("start-up (load, validate, plan) of {n} campaigns"),
+            startup.as_secs_f64(),
+            5.0,
+            "s",
+        ),
+    ];
+    v.iter().for_each(Verdict::print);
+    Ok(v)
+}
+
+/// Load, validate and plan every campaign against an empty SQLite journal, as `plan` does.
+async fn startup(dir: &std::path::Path) -> anyhow::Result<(Duration, Duration)> {
+    let db = Scratch::new("startup")?;
+    let store = Store::connect(&format!("sqlite://{}/journal.db", db.path().display())).await?;
+    store.migrate().await?;
+    let started = Instant::now();
+    let loaded = campaign::load_dir(dir);
+    let load = started.elapsed();
+    anyhow::ensure!(loaded.is_clean(), "generated campaigns do not validate");
+    let today = clock::system().now().date_naive();
+    for lc in &loaded.campaigns {
+        let r = Recorded::load_or_new(&store, &lc.campaign, today).await?;
+        let _plan = plan_campaign(&lc.campaign, &r, true);
+    }
+    let took = started.elapsed();
+    store.close().await;
+    Ok((took, load))
+}
+
+struct DaemonFigures {
+    loaded_after: Duration,
+    reconciled_after: Duration,
+    peak_rss: u64,
+    rss_after_reconcile: u64,
+    rss_idle: u64,
+    idle_window: Duration,
+    idle_cpu_percent: f64,
+}
+
+/// Runs the daemon over `dir` until its first reconciliation is done, then measures it idle.
+async fn daemon(dir: &std::path::Path, n: usize, idle: Duration) -> anyhow::Result<DaemonFigures> {
+    let db = Scratch::new("scale-db")?;
+    let (token, ticket) = ("bench-token", "bench-ticket");
+    let sandbox = sandbox::spawn(
+        SandboxConfig::new(token, ticket),
+        TcpListener::bind("127.0.0.1:0").await?,
+    )
+    .await
+    .context("starting the sandbox")?;
+    let metrics = Arc::new(Metrics::new());
+    let mut store = Store::connect(&format!("sqlite://{}/journal.db", db.path().display())).await?;
+    store.migrate().await?;
+    store.set_metrics(metrics.clone());
+    let mut cc = ClientConfig::new(
+        &sandbox.base_url(),
+        Credentials::new(token.to_string().into(), ticket.to_string().into())?,
+    )?;
+    cc.rate_limit = NonZeroU32::new(2000).unwrap_or(NonZeroU32::MIN);
+    cc.max_concurrency = 32;
+    let market = MarketClient::new(cc, metrics.clone())?;
+    let settings = EngineSettings {
+        campaign_concurrency: 64,
+        ..EngineSettings::default()
+    };
+    let engine = Engine::new(Arc::new(market), store, clock::system(), metrics, settings);
+    let opts = DaemonOptions {
+        campaigns_dir: dir.to_path_buf(),
+        reconcile_interval: Duration::from_secs(3600),
+        shutdown_grace: Duration::from_secs(10),
+        round_every: None,
+        watch: true,
+        signals: false,
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let shutdown = CancellationToken::new();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    procfs::reset_peak_rss();
+    let started = Instant::now();
+    let daemon = tokio::spawn(run_daemon(
+        engine,
+        opts,
+        listener,
+        shutdown.clone(),
+        Some(tx),
+    ));
+    let mut loaded_after = None;
+    let reconciled_after = loop {
+        match rx.recv().await {
+            Some(Event::Reloaded(_)) => loaded_after = Some(started.elapsed()),
+            Some(Event::Reconciled(reports)) => {
+                let converged = reports.iter().filter(|r| r.converged()).count();
+                if converged < n {
+                    println!(
+                        "   note: {converged} of {n} campaigns converged in the first reconciliation"
+                    );
+                }
+                break started.elapsed();
+            }
+            Some(Event::Round { .. }) => {}
+            None => anyhow::bail!("the daemon stopped before its first reconciliation"),
+        }
+    };
+    let rss_after_reconcile = procfs::rss();
+    // Let the first baseline rounds and gauge refreshes finish before measuring idleness.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let cpu0 = procfs::cpu_time();
+    let t0 = Instant::now();
+    tokio::time::sleep(idle).await;
+    let idle_window = t0.elapsed();
+    let idle_cpu = procfs::cpu_time().saturating_sub(cpu0);
+    let figures = DaemonFigures {
+        loaded_after: loaded_after.unwrap_or_default(),
+        reconciled_after,
+        peak_rss: procfs::peak_rss(),
+        rss_after_reconcile,
+        rss_idle: procfs::rss(),
+        idle_window,
+        idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
+    };
+    shutdown.cancel();
+    daemon.await??;
+    sandbox.shutdown().await;
+    Ok(figures)
+}

@@ -1,0 +1,300 @@
+//! Property tests of the plan: its money view, and the intent state machine seen through
+//! `plan_campaign` / [`Recorded`] without a database — what is recorded is never planned
+//! again, spending never starts while it is stopped, and applying a plan's actions converges.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::campaign::{
+    Autobuyer, AutobuyerUrl, Budget, BuyRounds, DonorOrder, Filter, PromotedUrl, SearchSettings,
+};
+use crate::market::ProjectIds;
+use crate::store::{AutobuyerRecord, BudgetSnapshot, RemoteIds};
+
+fn rub(r: i64) -> Money {
+    Money::from_rubles(r)
+}
+
+fn url(i: usize) -> String {
+    format!("https://acme.example/p{i}")
+}
+
+/// A campaign with `texts[i]` texts on URL i, `filters` filters and one autobuyer per entry
+/// of `autobuyers` (its desired state), each on the first filter and URL.
+fn campaign(
+    texts: &[usize],
+    filters: usize,
+    autobuyers: &[bool],
+    budget: Budget,
+    per_run: u32,
+    paused: bool,
+) -> Campaign {
+    let filters = filters.max(usize::from(!autobuyers.is_empty()));
+    Campaign {
+        name: "acme-shoes".into(),
+        domain: "https://acme.example".into(),
+        paused,
+        urls: texts
+            .iter()
+            .enumerate()
+            .map(|(i, n)| PromotedUrl {
+                url: url(i),
+                texts: (0..*n)
+                    .map(|t| format!("text {t} #a#anchor {i}#/a#"))
+                    .collect(),
+            })
+            .collect(),
+        budget,
+        buy: Some(BuyRounds {
+            schedule: "0 9 * * *".into(),
+            link_type_id: 1,
+            per_run,
+            order: DonorOrder::Cheapest,
+            search: SearchSettings::default(),
+        }),
+        filters: (0..filters)
+            .map(|i| Filter {
+                name: format!("f{i}"),
+                price_article_from: None,
+                price_article_to: None,
+                price_rent_from: None,
+                price_rent_to: Some(rub(100)),
+                extra: Default::default(),
+            })
+            .collect(),
+        autobuyers: autobuyers
+            .iter()
+            .enumerate()
+            .map(|(i, running)| Autobuyer {
+                name: format!("ab{i}"),
+                filter: "f0".into(),
+                auto_approve: false,
+                state: if *running {
+                    crate::campaign::AutobuyerState::Running
+                } else {
+                    crate::campaign::AutobuyerState::Stopped
+                },
+                urls: vec![AutobuyerUrl {
+                    url: url(0),
+                    monthly_budget: rub(100),
+                    total_links_limit: 10,
+                    daily_links_limit: 1,
+                }],
+            })
+            .collect(),
+    }
+}
+
+fn budget_snapshot(c: &Campaign, committed: Money, total: u32, today: u32) -> BudgetSnapshot {
+    BudgetSnapshot {
+        cap: c.budget.monthly,
+        committed,
+        held: committed,
+        reserved_in_flight: Money::ZERO,
+        uncertain: Money::ZERO,
+        links_total: total,
+        links_today: today,
+        daily_cap: c.budget.daily_links,
+        total_cap: c.budget.total_links,
+    }
+}
+
+fn recorded(budget: BudgetSnapshot) -> Recorded {
+    Recorded {
+        ids: RemoteIds::default(),
+        budget,
+        purchases: Vec::new(),
+        uncertain: Vec::new(),
+        halts: Vec::new(),
+        last_round: None,
+        last_success: None,
+        autobuyer_generations: BTreeMap::new(),
+        confirmed_running: BTreeMap::new(),
+    }
+}
+
+/// What the journal holds after each action of the plan succeeded.
+fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
+    for a in actions {
+        match a {
+            Action::CreateProject { .. } => {
+                r.ids.project = Some(ProjectIds {
+                    project_id: 1,
+                    url_id: 2,
+                    text_id: 3,
+                });
+            }
+            Action::AddTexts { urls } => {
+                for u in urls {
+                    r.ids.urls.insert(u.url.clone(), 10);
+                    for t in &u.texts {
+                        r.ids.texts.insert((u.url.clone(), t.clone()), 11);
+                    }
+                }
+            }
+            Action::CreateFilter { name } => {
+                r.ids.filters.insert(name.clone(), 20);
+            }
+            Action::CreateAutobuyer { name, running, .. } => {
+                let ab = c.autobuyers.iter().find(|a| &a.name == name).unwrap();
+                let id = 100 + r.ids.autobuyers.len() as i64;
+                r.ids.autobuyers.insert(
+                    name.clone(),
+                    AutobuyerRecord {
+                        id,
+                        running: *running,
+                        spec_fingerprint: crate::engine::autobuyer_fingerprint(c, ab),
+                        monthly_budget: crate::engine::autobuyer_budget(ab),
+                    },
+                );
+                r.confirmed_running.insert(id, *running);
+            }
+            Action::SetAutobuyer {
+                name, id, running, ..
+            } => {
+                if let Some(rec) = r.ids.autobuyers.get_mut(name) {
+                    rec.running = *running;
+                }
+                r.confirmed_running.insert(*id, *running);
+            }
+            Action::Settle { .. } | Action::BuyRound { .. } | Action::SyncLinks => {}
+        }
+    }
+}
+
+prop_compose! {
+    fn arb_budget()(monthly in 0i64..5000, max_price in 1i64..300, daily in 1u32..10, total in 1u32..50)
+        -> Budget {
+        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total }
+    }
+}
+
+prop_compose! {
+    /// A campaign and what the journal recorded of it: an arbitrary point of its life.
+    fn arb_state()(
+        texts in proptest::collection::vec(1usize..3, 1..3),
+        filters in 0usize..3,
+        autobuyers in proptest::collection::vec(any::<bool>(), 0..3),
+        budget in arb_budget(),
+        per_run in 1u32..6,
+        paused in any::<bool>(),
+        committed in 0i64..6000,
+        links in (0u32..60, 0u32..12),
+        halt in proptest::sample::select(vec![None, Some("global"), Some("acme-shoes")]),
+        seed in any::<u64>(),
+    ) -> (Campaign, Recorded) {
+        let c = campaign(&texts, filters, &autobuyers, budget, per_run, paused);
+        let mut r = recorded(budget_snapshot(&c, rub(committed), links.0, links.1));
+        if let Some(scope) = halt {
+            r.halts.push((scope.to_string(), "test".into(), chrono::Utc::now()));
+        }
+        // Record an arbitrary part of what the plan would create, in arbitrary states.
+        let mut bits = seed;
+        let mut take = || { bits = bits.rotate_right(1); bits & 1 == 1 };
+        let all = plan_campaign(&c, &recorded(r.budget.clone()), false).actions;
+        let some: Vec<Action> = all
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::AddTexts { urls } => Some(Action::AddTexts {
+                    urls: urls.into_iter().filter(|_| take()).collect(),
+                }),
+                Action::CreateAutobuyer { name, monthly_budget, running } => take().then(|| {
+                    Action::CreateAutobuyer { name, monthly_budget, running: running ^ take() }
+                }),
+                other => take().then_some(other),
+            })
+            .collect();
+        apply(&c, &mut r, &some);
+        if take() {
+            r.confirmed_running.clear();
+        }
+        (c, r)
+    }
+}
+
+proptest! {
+    #[test]
+    fn a_planned_round_never_takes_the_commitment_past_the_cap((c, r) in arb_state()) {
+        let p = plan_campaign(&c, &r, true);
+        let m = &p.money;
+        prop_assert!(!m.headroom.is_negative() && !m.headroom_after_round.is_negative());
+        if let Some(Action::BuyRound { max_links, max_price, worst_case }) =
+            p.actions.iter().find(|a| matches!(a, Action::BuyRound { .. }))
+        {
+            prop_assert!(m.worst_after_round <= m.cap, "{m:?}");
+            prop_assert_eq!(m.worst_after_round, m.committed.checked_add(*worst_case).unwrap());
+            prop_assert!(*worst_case <= max_price.checked_mul(i64::from(*max_links)).unwrap());
+            prop_assert!(*max_links <= c.buy.as_ref().unwrap().per_run);
+            prop_assert!(r.budget.links_today + max_links <= c.budget.daily_links);
+            prop_assert!(r.budget.links_total + max_links <= c.budget.total_links);
+            prop_assert!(*max_price <= c.budget.max_link_price);
+        }
+    }
+
+    #[test]
+    fn nothing_starts_spending_while_spending_is_stopped((c, r) in arb_state()) {
+        let p = plan_campaign(&c, &r, true);
+        if p.spending_stopped.is_some() {
+            for a in &p.actions {
+                let starts = matches!(
+                    a,
+                    Action::BuyRound { .. }
+                        | Action::CreateAutobuyer { running: true, .. }
+                        | Action::SetAutobuyer { running: true, .. }
+                );
+                prop_assert!(!starts, "{} while {:?}", a.describe(), p.spending_stopped);
+            }
+        }
+        prop_assert_eq!(p.spending_stopped.is_some(), !r.halts.is_empty() || c.paused);
+    }
+
+    #[test]
+    fn what_the_journal_recorded_is_never_planned_again((c, r) in arb_state()) {
+        let p = plan_campaign(&c, &r, true);
+        for a in &p.actions {
+            match a {
+                Action::CreateProject { .. } => prop_assert!(r.ids.project.is_none()),
+                Action::AddTexts { urls } => {
+                    for u in urls {
+                        for t in &u.texts {
+                            prop_assert!(!r.ids.texts.contains_key(&(u.url.clone(), t.clone())));
+                        }
+                    }
+                }
+                Action::CreateFilter { name } => prop_assert!(!r.ids.filters.contains_key(name)),
+                Action::CreateAutobuyer { name, .. } => {
+                    prop_assert!(!r.ids.autobuyers.contains_key(name))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn an_autobuyer_in_an_unconfirmed_state_is_switched_to_its_desired_state((c, r) in arb_state()) {
+        let p = plan_campaign(&c, &r, false);
+        for ab in &c.autobuyers {
+            let Some(rec) = r.ids.autobuyers.get(&ab.name) else { continue };
+            let desired = ab.state == crate::campaign::AutobuyerState::Running && !c.paused;
+            let allowed = p.spending_stopped.is_none() || !desired;
+            if r.confirmed_running.get(&rec.id) != Some(&desired) && allowed {
+                let switched = p.actions.iter().any(|a| matches!(
+                    a,
+                    Action::SetAutobuyer { id, running, .. } if *id == rec.id && *running == desired
+                ));
+                prop_assert!(switched, "{} not brought to its desired state: {:?}", ab.name, p.actions);
+            }
+        }
+    }
+
+    #[test]
+    fn once_every_planned_action_succeeded_nothing_is_left_to_do((c, mut r) in arb_state()) {
+        r.halts.clear();
+        let p = plan_campaign(&c, &r, false);
+        apply(&c, &mut r, &p.actions);
+        let again = plan_campaign(&c, &r, false);
+        prop_assert!(!again.has_changes(), "{:?}", again.actions);
+    }
+}

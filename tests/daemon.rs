@@ -1,0 +1,20 @@
+//! The daemon (`linkrunner run`) against the sandbox marketplace: schedules across restarts
+//! and downtime, reloads, the HTTP endpoint, readiness while PostgreSQL stops and returns,
+//! SIGTERM mid-round and two replicas on one PostgreSQL. In-process where a manual clock
+//! helps; the real binary where signals or separate processes are the point.
+//! Logs only with `TEST_LOG=1`.
+
+#[path = "daemon/http.rs"]
+mod http;
+#[path = "daemon/readiness.rs"]
+mod readiness;
+#[path = "daemon/reload.rs"]
+mod reload;
+#[path = "daemon/replicas.rs"]
+mod replicas;
+#[path = "daemon/schedule.rs"]
+mod schedule;
+#[path = "daemon/signals.rs"]
+mod signals;
+#[path = "daemon/support.rs"]
+mod support;
