@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use linkrunner::sandbox::Faults;
 use linkrunner::sandbox::faults::Prng;
+use linkrunner::store::IntentState;
 
 use super::campaign::Spec;
 use super::invariants::assert_safe_and_converged;
@@ -15,7 +16,13 @@ use super::support::{Backend, LEASE_TTL, Rig};
 /// Kills delivered per scenario (a run that had already exited does not count).
 pub const KILLS: u32 = 7;
 /// Random delays lie in this range (milliseconds): from process start-up to past a full pass.
-const DELAY_MS: (i64, i64) = (5, 400);
+/// Connecting to PostgreSQL makes start-up slower, so its range starts later.
+fn delay_ms(backend: Backend) -> (i64, i64) {
+    match backend {
+        Backend::Sqlite => (5, 400),
+        Backend::Postgres => (150, 900),
+    }
+}
 
 /// Two campaigns needing several passes each; `KILLS` kills at seeded random moments; then
 /// restarts until converged. Returns how many kills were delivered.
@@ -34,20 +41,32 @@ pub async fn killed_at_random_moments(backend: Backend, seed: u64) -> u32 {
     eprintln!("random kills on {backend:?}: seed {seed} (replay with LINKRUNNER_KILL_SEED={seed})");
     let mut rng = Prng::new(seed);
 
-    let mut kills = 0;
+    let (mut kills, mut mid_call) = (0, 0);
     for _ in 0..KILLS * 6 {
         if kills == KILLS {
             break;
         }
-        let delay = Duration::from_millis(rng.range(DELAY_MS.0, DELAY_MS.1) as u64);
+        let (lo, hi) = delay_ms(backend);
+        let delay = Duration::from_millis(rng.range(lo, hi) as u64);
         if rig.once_killed_after(delay).await {
             kills += 1;
+            mid_call += u32::from(in_flight(&rig).await > 0);
             tokio::time::sleep(LEASE_TTL).await;
         }
         rig.resolve_uncertain_autobuyers().await;
     }
+    eprintln!("{kills} kills delivered, {mid_call} of them between an intent and its outcome");
     rig.restart_until_converged().await;
 
     assert_safe_and_converged(&rig, &specs).await;
     kills
+}
+
+/// Intents a killed process left between "recorded" and "outcome recorded".
+async fn in_flight(rig: &Rig) -> usize {
+    let all = rig.journal.store.intents(Default::default()).await;
+    all.expect("intents")
+        .iter()
+        .filter(|i| i.state == IntentState::InFlight)
+        .count()
 }
