@@ -2,7 +2,9 @@
 //!
 //! 1. The intent — with its budget reservation — is committed **before** the call
 //!    (`Store::begin_intents`, one transaction; the database refuses a reservation past a cap).
-//! 2. The call is sent once. The client never retries a call that changes something.
+//! 2. The call is sent once. The client never retries a call that changes something; only a
+//!    429 — which says it was not executed — is sent again here, after `Retry-After`, as a new
+//!    attempt of the same intent.
 //! 3. Its outcome — and what it implies (ids, held links, released money) — is committed in one
 //!    transaction: executed → succeeded; definitely not executed → failed, money released; may
 //!    have executed → uncertain, money kept until settled (`settle`).
@@ -11,6 +13,7 @@
 //! lease turns it `uncertain` and settles it. Proved by `tests/engine_kill.rs`.
 
 use std::future::Future;
+use std::time::Duration;
 
 use crate::market::{Executed, Market, MarketError};
 use crate::store::{
@@ -18,6 +21,11 @@ use crate::store::{
 };
 
 use super::Engine;
+
+/// How often a change answered with 429 (definitely not executed) is sent again in one step.
+const RATE_LIMIT_RETRIES: u32 = 3;
+/// The longest `Retry-After` a step waits for; beyond it the step fails and the next pass retries.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 /// Why a step of the engine stopped.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +110,7 @@ impl<M: Market> Engine<M> {
         &self,
         lease: &LeaseToken,
         intents: Vec<NewIntent>,
-        call: impl FnOnce() -> F,
+        call: impl Fn() -> F,
         effects: Effects<T>,
     ) -> Result<Journaled<T>, EngineError>
     where
@@ -120,30 +128,74 @@ impl<M: Market> Engine<M> {
         if intents.iter().any(|i| i.reserve.is_some()) {
             self.ensure_not_halted(&intents[0].campaign).await?;
         }
-        let ids = match self
+        let mut retries = 0;
+        loop {
+            let ids = match self.begin(lease, &intents).await? {
+                Ok(ids) => ids,
+                Err(refused) => return Ok(refused),
+            };
+            super::faultpoint::reach("after_begin", kind).await;
+            let result = call().await;
+            super::faultpoint::reach("after_call", kind).await;
+            if let Err(e @ MarketError::RateLimited { .. }) = &result
+                && retries < RATE_LIMIT_RETRIES
+            {
+                // A 429 was definitely not executed: release, wait as asked, and send again
+                // under the same natural key (the store re-arms the failed intent).
+                let wait = e
+                    .retry_after()
+                    .unwrap_or(Duration::from_secs(1))
+                    .min(MAX_RETRY_AFTER);
+                let error = e.to_string();
+                let now = self.clock.now();
+                self.complete_all(
+                    &ids,
+                    |_| Outcome::Failed {
+                        error: error.clone(),
+                    },
+                    None,
+                    now,
+                )
+                .await?;
+                tracing::info!(
+                    kind = kind.as_str(),
+                    wait_ms = wait.as_millis() as u64,
+                    "rate limited by the marketplace; sending again after Retry-After"
+                );
+                self.pause(wait).await?;
+                retries += 1;
+                continue;
+            }
+            let recorded = self.record_outcome(&ids, result, effects).await;
+            super::faultpoint::reach("after_complete", kind).await;
+            log_outcome(kind, &ids, &recorded);
+            return recorded;
+        }
+    }
+
+    /// Records the intents and their reservations, or says why nothing was recorded.
+    async fn begin<T>(
+        &self,
+        lease: &LeaseToken,
+        intents: &[NewIntent],
+    ) -> Result<Result<Vec<IntentId>, Journaled<T>>, EngineError> {
+        match self
             .store
-            .begin_intents(lease, &intents, self.clock.now())
+            .begin_intents(lease, intents, self.clock.now())
             .await?
         {
-            BeginOutcome::Started(ids) => ids,
-            BeginOutcome::Exists(row) => return Ok(Journaled::Exists(*row)),
+            BeginOutcome::Started(ids) => Ok(Ok(ids)),
+            BeginOutcome::Exists(row) => Ok(Err(Journaled::Exists(*row))),
             BeginOutcome::CapExceeded {
                 cap,
                 needed,
                 headroom,
                 ..
-            } => {
-                return Ok(Journaled::CapExceeded(cap_message(cap, needed, headroom)));
-            }
-            BeginOutcome::Fenced => return Err(EngineError::Fenced),
-        };
-        super::faultpoint::reach("after_begin", kind).await;
-        let result = call().await;
-        super::faultpoint::reach("after_call", kind).await;
-        let recorded = self.record_outcome(&ids, result, effects).await;
-        super::faultpoint::reach("after_complete", kind).await;
-        log_outcome(kind, &ids, &recorded);
-        recorded
+            } => Ok(Err(Journaled::CapExceeded(cap_message(
+                cap, needed, headroom,
+            )))),
+            BeginOutcome::Fenced => Err(EngineError::Fenced),
+        }
     }
 
     async fn record_outcome<T: serde::Serialize>(

@@ -147,7 +147,7 @@ impl<M: Market> Engine<M> {
     }
 
     /// Sleeps, unless shutdown is requested.
-    async fn pause(&self, d: Duration) -> Result<(), EngineError> {
+    pub(crate) async fn pause(&self, d: Duration) -> Result<(), EngineError> {
         tokio::select! {
             _ = tokio::time::sleep(d) => Ok(()),
             _ = self.cancel.cancelled() => Err(EngineError::Cancelled),
