@@ -36,13 +36,31 @@ impl Recorded {
     ) -> Result<Recorded, StoreError> {
         let ids = store.remote_ids(campaign).await?;
         let budget = store.budget(campaign, today).await?;
-        let all = store
-            .intents(IntentFilter {
-                campaign: Some(campaign.to_string()),
-                states: Vec::new(),
-                kind: None,
-            })
+        // Failed intents are history the plan never needs (their money is released); leaving
+        // them in the database keeps this read small however long the campaign has run. Only
+        // autobuyer switches are read in every state: their count is the next generation.
+        let live = [
+            IntentState::InFlight,
+            IntentState::Succeeded,
+            IntentState::Uncertain,
+        ];
+        let all = store.intents(filter(campaign, live.to_vec(), None)).await?;
+        let mut switches = store
+            .intents(filter(
+                campaign,
+                Vec::new(),
+                Some(IntentKind::StartAutobuyer),
+            ))
             .await?;
+        switches.extend(
+            store
+                .intents(filter(
+                    campaign,
+                    Vec::new(),
+                    Some(IntentKind::StopAutobuyer),
+                ))
+                .await?,
+        );
         let halts = store
             .halts()
             .await?
@@ -62,8 +80,8 @@ impl Recorded {
                 .filter(|i| i.state == IntentState::Uncertain)
                 .cloned()
                 .collect(),
-            autobuyer_generations: generations(&all),
-            confirmed_running: confirmed(&all),
+            autobuyer_generations: generations(&switches),
+            confirmed_running: confirmed(&switches),
             halts,
             last_round: store.last_round(campaign).await?,
             last_success: store.last_successful_round(campaign).await?,
@@ -155,6 +173,14 @@ impl Recorded {
             *m.entry((u.to_string(), t.to_string())).or_insert(0) += 1;
         }
         m
+    }
+}
+
+fn filter(campaign: &str, states: Vec<IntentState>, kind: Option<IntentKind>) -> IntentFilter {
+    IntentFilter {
+        campaign: Some(campaign.to_string()),
+        states,
+        kind,
     }
 }
 
