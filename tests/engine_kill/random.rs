@@ -20,7 +20,7 @@ pub const KILLS: u32 = 7;
 fn delay_ms(backend: Backend) -> (i64, i64) {
     match backend {
         Backend::Sqlite => (5, 400),
-        Backend::Postgres => (5, 900),
+        Backend::Postgres => (5, 600),
     }
 }
 
@@ -31,7 +31,9 @@ pub async fn killed_at_random_moments(backend: Backend, seed: u64) -> u32 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(seed);
-    let specs = [Spec::new("kill-a", 6), Spec::new("kill-b", 4)];
+    // Enough links that the campaigns are still buying when the later kills come: once
+    // they converged, `once` ends before any delay and a kill can no longer land.
+    let specs = [Spec::new("kill-a", 12), Spec::new("kill-b", 8)];
     let files: Vec<_> = specs.iter().map(Spec::file).collect();
     let faults = Faults {
         latency_ms: 10,
