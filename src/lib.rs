@@ -12,16 +12,18 @@
 //! | [`engine`] | reconcile campaigns against the journal, decide and run steps, settle uncertainty |
 //! | [`sandbox`] | an in-repo marketplace with real state, async jobs, validation and faults |
 //! | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...` (read-only) |
-//! | [`daemon`] | `run` and `demo`: schedules, reload, signals, systemd, wiring around the engine |
+//! | [`app`] | the one wiring: metrics → journal → marketplace client → engine, and the daemon around it |
+//! | [`daemon`] | `run` and `demo`: schedules, reload, signals, systemd, around the engine |
 //! | [`money`], [`clock`], [`metrics`] | kopecks, injected time, the metrics registry |
-//! | [`cli`], [`config`], [`telemetry`] | thin wiring for the binary |
+//! | [`cli`] | the commands: clap flags → plain settings of the modules above; nothing imports it |
+//! | [`telemetry`] | logging to stderr, human or JSON |
 //! | [`bench`] | `linkrunner bench`: rate, calls, memory, start-up and journal figures against the sandbox |
 
+pub mod app;
 pub mod bench;
 pub mod campaign;
 pub mod cli;
 pub mod clock;
-pub mod config;
 pub mod daemon;
 pub mod engine;
 pub mod http;

@@ -6,7 +6,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = linkrunner::cli::Cli::parse();
-    if let Err(e) = linkrunner::telemetry::init(&cli.global.log) {
+    let log = &cli.global.log;
+    if let Err(e) = linkrunner::telemetry::init(log.log_format.into(), &log.log_level) {
         eprintln!("error: {e:#}");
         return ExitCode::from(1);
     }

@@ -1,42 +1,35 @@
-//! Logging through `tracing`: human-readable by default, JSON with `--log-format json`.
-//! Logs go to stderr so command output on stdout stays machine-readable.
+//! Logging through `tracing`: human-readable by default, JSON on request.
+//! Logs go to stderr so command output on stdout stays machine-readable. Colour only when
+//! stderr is a terminal and `NO_COLOR` is unset or empty (<https://no-color.org>): a file, a
+//! pipe, journald or `kubectl logs` get plain text. JSON is never coloured.
 
-use clap::{Args, ValueEnum};
+use std::ffi::OsString;
+use std::io::IsTerminal as _;
+
 use tracing_subscriber::EnvFilter;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {
     Human,
+    /// One JSON object per line.
     Json,
 }
 
-#[derive(Debug, Clone, Args)]
-pub struct LogArgs {
-    /// Log format: human or json (one JSON object per line).
-    #[arg(
-        long,
-        env = "LINKRUNNER_LOG_FORMAT",
-        value_enum,
-        default_value = "human",
-        global = true
-    )]
-    pub log_format: LogFormat,
-    /// Log filter, in `tracing` EnvFilter syntax (e.g. `info`, `linkrunner=debug`).
-    #[arg(long, env = "LINKRUNNER_LOG", default_value = "info", global = true)]
-    pub log_level: String,
-}
-
-pub fn init(args: &LogArgs) -> anyhow::Result<()> {
-    let filter = EnvFilter::try_new(&args.log_level).map_err(|e| {
-        anyhow::anyhow!(
-            "--log-level `{}` is not a valid filter: {e}",
-            args.log_level
-        )
-    })?;
+/// Installs the global subscriber. `filter` is in `tracing`'s EnvFilter syntax; the error
+/// names the `--log-level` flag that carries it.
+pub fn init(format: LogFormat, filter: &str) -> anyhow::Result<()> {
+    let env_filter = EnvFilter::try_new(filter)
+        .map_err(|e| anyhow::anyhow!("--log-level `{filter}` is not a valid filter: {e}"))?;
+    let colour = use_colour(
+        format,
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR"),
+    );
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let result = match args.log_format {
+        .with_env_filter(env_filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour);
+    let result = match format {
         LogFormat::Human => builder.try_init(),
         LogFormat::Json => builder
             .json()
@@ -46,4 +39,36 @@ pub fn init(args: &LogArgs) -> anyhow::Result<()> {
             .try_init(),
     };
     result.map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
+}
+
+/// Whether log lines carry ANSI colour escapes.
+fn use_colour(format: LogFormat, stderr_is_terminal: bool, no_color: Option<OsString>) -> bool {
+    let no_color = no_color.is_some_and(|v| !v.is_empty());
+    format == LogFormat::Human && stderr_is_terminal && !no_color
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_logs_on_a_terminal_are_coloured() {
+        assert!(use_colour(LogFormat::Human, true, None));
+    }
+
+    #[test]
+    fn logs_to_a_file_or_pipe_are_never_coloured() {
+        assert!(!use_colour(LogFormat::Human, false, None));
+    }
+
+    #[test]
+    fn no_color_turns_colour_off_even_on_a_terminal() {
+        assert!(!use_colour(LogFormat::Human, true, Some("1".into())));
+        assert!(use_colour(LogFormat::Human, true, Some("".into())));
+    }
+
+    #[test]
+    fn json_logs_are_never_coloured() {
+        assert!(!use_colour(LogFormat::Json, true, None));
+    }
 }

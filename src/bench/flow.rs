@@ -5,20 +5,17 @@
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use prometheus::core::Metric as _;
 use tokio::net::TcpListener;
 
+use crate::app::{self, App, AppSettings, Journal};
 use crate::campaign;
-use crate::clock;
-use crate::engine::{Engine, EngineSettings};
-use crate::market::{ClientConfig, Credentials, MarketClient};
+use crate::engine::EngineSettings;
 use crate::metrics::Metrics;
 use crate::sandbox::{self, Faults, SandboxConfig};
-use crate::store::Store;
 
 use super::fixture::LINKS_PER_ROUND;
 use super::procfs;
@@ -112,30 +109,18 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
     let sandbox = sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?)
         .await
         .context("starting the sandbox")?;
-    let metrics = Arc::new(Metrics::new());
-    let mut store = Store::connect(db_url).await?;
-    store.migrate().await?;
-    store.set_metrics(metrics.clone());
-    let mut cc = ClientConfig::new(
-        &sandbox.base_url(),
-        Credentials::new(token.to_string().into(), ticket.to_string().into())?,
-    )?;
-    cc.rate_limit = NonZeroU32::new(setup.rate_limit).context("--rate-limit must be > 0")?;
-    cc.max_concurrency = setup.max_concurrency;
-    let market = MarketClient::new(cc, metrics.clone())?;
-    let settings = EngineSettings {
+    let mut market = app::client_config(&sandbox.base_url(), token, ticket)?;
+    market.rate_limit = NonZeroU32::new(setup.rate_limit).context("--rate-limit must be > 0")?;
+    market.max_concurrency = setup.max_concurrency;
+    let mut settings = AppSettings::new(Journal::Url(db_url.to_string()), market);
+    settings.engine = EngineSettings {
         poll_initial: setup.poll_initial,
         poll_max: setup.poll_max,
         campaign_concurrency: setup.campaign_concurrency,
         ..EngineSettings::default()
     };
-    let engine = Engine::new(
-        Arc::new(market),
-        store.clone(),
-        clock::system(),
-        metrics.clone(),
-        settings,
-    );
+    let engine = App::build(settings).await?.into_engine();
+    let (store, metrics) = (engine.store.clone(), engine.metrics.clone());
     procfs::reset_peak_rss();
     let started = Instant::now();
     let reports = engine.pass(&loaded.campaigns, true).await?;

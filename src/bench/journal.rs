@@ -17,15 +17,15 @@ use crate::store::{
     BeginOutcome, CampaignCaps, Effect, IntentKind, NewIntent, Outcome, Reservation, Store,
 };
 
-use super::BenchArgs;
 use super::fixture::{self, Scratch};
 use super::pg::FreshDb;
 use super::report::{Verdict, fmt_num, ms, quantile};
+use super::settings::BenchSettings;
 
 /// Campaigns in the run that is killed and restarted.
 const RESTART_CAMPAIGNS: usize = 100;
 
-pub async fn run(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
+pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     println!("\n== target 4: journal");
     let mut verdicts = Vec::new();
     let sqlite_dir = Scratch::new("journal")?;

@@ -9,6 +9,7 @@
 //! | [`journal`] | 4: intent and outcome latencies; restart after SIGKILL over a large journal |
 //! | [`validation`] | 5: `validate` over many files |
 //! | [`fixture`], [`pg`], [`procfs`], [`report`] | generated campaigns, fresh databases, `/proc` figures, printing |
+//! | [`settings`] | [`BenchSettings`]: sizes, latency, limits, which targets |
 
 pub mod fixture;
 pub mod flow;
@@ -17,80 +18,18 @@ pub mod pg;
 pub mod procfs;
 pub mod report;
 pub mod scale;
+pub mod settings;
 pub mod validation;
 
 use std::process::ExitCode;
-use std::time::Duration;
-
-use clap::Args;
-
-use crate::cli::GlobalArgs;
 
 use fixture::Scratch;
 use report::{Verdict, fmt_num, ms};
-
-#[derive(Debug, Clone, Args)]
-pub struct BenchArgs {
-    /// Campaigns in the full-flow run (targets 1 and 2). (`--campaigns` is the global campaign directory.)
-    #[arg(long, default_value_t = 1000)]
-    pub flow_campaigns: usize,
-    /// Sandbox latency added to every call, in milliseconds.
-    #[arg(long, default_value_t = 50)]
-    pub latency_ms: u64,
-    /// The sandbox's rate limit, and the client's own, in requests per second.
-    #[arg(long, default_value_t = 200)]
-    pub rate_limit: u32,
-    /// Campaigns reconciled at once.
-    #[arg(long, default_value_t = 256)]
-    pub campaign_concurrency: usize,
-    /// Marketplace requests in flight at once (at least latency x rate).
-    #[arg(long, default_value_t = 64)]
-    pub max_concurrency: usize,
-    /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
-    #[arg(long, default_value_t = 2000)]
-    pub poll_initial_ms: u64,
-    /// Campaigns loaded and scheduled by `run` (target 3).
-    #[arg(long, default_value_t = 10_000)]
-    pub scale_campaigns: usize,
-    /// Seconds of idle CPU measured between rounds (target 3).
-    #[arg(long, default_value_t = 10)]
-    pub idle_seconds: u64,
-    /// Intents timed for the journal latency (target 4).
-    #[arg(long, default_value_t = 2000)]
-    pub journal_intents: usize,
-    /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
-    #[arg(long, default_value_t = 1_000_000)]
-    pub journal_rows: u64,
-    /// Campaign files validated (target 5).
-    #[arg(long, default_value_t = 1000)]
-    pub validate_files: usize,
-    /// Only these targets (e.g. `--only 1 --only 5`); default all.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
-    pub only: Vec<u8>,
-}
-
-impl BenchArgs {
-    fn wants(&self, target: u8) -> bool {
-        self.only.is_empty() || self.only.contains(&target)
-    }
-
-    fn flow_setup(&self) -> flow::FlowSetup {
-        flow::FlowSetup {
-            campaigns: self.flow_campaigns,
-            latency: Duration::from_millis(self.latency_ms),
-            rate_limit: self.rate_limit.max(1),
-            campaign_concurrency: self.campaign_concurrency.max(1),
-            max_concurrency: self.max_concurrency.max(1),
-            poll_initial: Duration::from_millis(self.poll_initial_ms),
-            poll_max: Duration::from_secs(30).max(Duration::from_millis(self.poll_initial_ms)),
-            pending_polls: 1,
-        }
-    }
-}
+pub use settings::BenchSettings;
 
 /// Runs the chosen targets in an order that keeps their memory figures apart: the scale run
 /// first, in a fresh process, then the rest.
-pub async fn run(_g: &GlobalArgs, a: &BenchArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(a: &BenchSettings) -> anyhow::Result<ExitCode> {
     println!(
         "linkrunner bench: {} campaigns at {} ms per call and {} requests/s; {} campaigns for scale; {} journal rows",
         a.flow_campaigns, a.latency_ms, a.rate_limit, a.scale_campaigns, a.journal_rows
@@ -117,7 +56,7 @@ pub async fn run(_g: &GlobalArgs, a: &BenchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_validation(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
+fn run_validation(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let dir = Scratch::new("validate")?;
     fixture::write_campaigns(dir.path(), a.validate_files, "0 9 * * *")?;
     let (took, valid, problems) = validation::time_load_dir(dir.path());
@@ -137,7 +76,7 @@ fn run_validation(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
     Ok(vec![v])
 }
 
-async fn run_flows(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
+async fn run_flows(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let setup = a.flow_setup();
     let dir = Scratch::new("flow")?;
     fixture::write_campaigns(dir.path(), a.flow_campaigns, "0 9 * * *")?;

@@ -11,26 +11,25 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::app::{self, App, AppSettings, Journal};
 use crate::campaign;
 use crate::clock;
-use crate::daemon::run::{DaemonOptions, Event, run as run_daemon};
+use crate::daemon::run::{DaemonOptions, Event};
+use crate::engine::EngineSettings;
 use crate::engine::plan::plan_campaign;
 use crate::engine::recorded::Recorded;
-use crate::engine::{Engine, EngineSettings};
-use crate::market::{ClientConfig, Credentials, MarketClient};
 use crate::metrics::Metrics;
 use crate::sandbox::{self, SandboxConfig};
-use crate::store::Store;
 
-use super::BenchArgs;
 use super::fixture::{self, Scratch};
 use super::procfs::{self, mib};
 use super::report::{Verdict, ms};
+use super::settings::BenchSettings;
 
 /// Once a year, so no buy round falls inside the measurement.
 const FAR_SCHEDULE: &str = "0 9 1 1 *";
 
-pub async fn run(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
+pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let n = a.scale_campaigns;
     let dir = Scratch::new("scale")?;
     fixture::write_campaigns(dir.path(), n, FAR_SCHEDULE)?;
@@ -89,8 +88,8 @@ pub async fn run(a: &BenchArgs) -> anyhow::Result<Vec<Verdict>> {
 /// Load, validate and plan every campaign against an empty SQLite journal, as `plan` does.
 async fn startup(dir: &std::path::Path) -> anyhow::Result<(Duration, Duration)> {
     let db = Scratch::new("startup")?;
-    let store = Store::connect(&format!("sqlite://{}/journal.db", db.path().display())).await?;
-    store.migrate().await?;
+    let url = format!("sqlite://{}/journal.db", db.path().display());
+    let store = app::open_journal(&url, &Arc::new(Metrics::new())).await?;
     let started = Instant::now();
     let loaded = campaign::load_dir(dir);
     let load = started.elapsed();
@@ -125,23 +124,16 @@ async fn daemon(dir: &std::path::Path, n: usize, idle: Duration) -> anyhow::Resu
     )
     .await
     .context("starting the sandbox")?;
-    let metrics = Arc::new(Metrics::new());
-    let mut store = Store::connect(&format!("sqlite://{}/journal.db", db.path().display())).await?;
-    store.migrate().await?;
-    store.set_metrics(metrics.clone());
-    let mut cc = ClientConfig::new(
-        &sandbox.base_url(),
-        Credentials::new(token.to_string().into(), ticket.to_string().into())?,
-    )?;
-    cc.rate_limit = NonZeroU32::new(2000).unwrap_or(NonZeroU32::MIN);
-    cc.max_concurrency = 32;
-    let market = MarketClient::new(cc, metrics.clone())?;
-    let settings = EngineSettings {
+    let mut market = app::client_config(&sandbox.base_url(), token, ticket)?;
+    market.rate_limit = NonZeroU32::new(2000).unwrap_or(NonZeroU32::MIN);
+    market.max_concurrency = 32;
+    let journal = Journal::Url(format!("sqlite://{}/journal.db", db.path().display()));
+    let mut settings = AppSettings::new(journal, market);
+    settings.engine = EngineSettings {
         campaign_concurrency: 64,
         ..EngineSettings::default()
     };
-    let engine = Engine::new(Arc::new(market), store, clock::system(), metrics, settings);
-    let opts = DaemonOptions {
+    settings.daemon = DaemonOptions {
         campaigns_dir: dir.to_path_buf(),
         reconcile_interval: Duration::from_secs(3600),
         shutdown_grace: Duration::from_secs(10),
@@ -149,18 +141,13 @@ async fn daemon(dir: &std::path::Path, n: usize, idle: Duration) -> anyhow::Resu
         watch: true,
         signals: false,
     };
+    let app = App::build(settings).await?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let shutdown = CancellationToken::new();
     let (tx, mut rx) = mpsc::unbounded_channel();
     procfs::reset_peak_rss();
     let started = Instant::now();
-    let daemon = tokio::spawn(run_daemon(
-        engine,
-        opts,
-        listener,
-        shutdown.clone(),
-        Some(tx),
-    ));
+    let daemon = tokio::spawn(app.run_until_stopped(listener, shutdown.clone(), Some(tx)));
     let mut loaded_after = None;
     let reconciled_after = loop {
         match rx.recv().await {

@@ -2,13 +2,14 @@
 
 use std::collections::HashSet;
 
+use super::checks::{
+    MAX_DAILY_LINKS, MAX_MONTHLY, MAX_TOTAL_LINKS, check_name, count, positive_money,
+};
 use super::diag::Problems;
 use super::keys;
 use super::model::{Autobuyer, AutobuyerState, AutobuyerUrl, Filter, PromotedUrl};
 use super::raw::{RawAutobuyer, RawAutobuyerUrl, RawState};
 use super::span::At;
-use super::spend::{self, MAX_DAILY_LINKS, MAX_MONTHLY, MAX_TOTAL_LINKS};
-use super::validate::check_name;
 
 /// `urls` is `None` when the promoted URLs have problems of their own: references are then not checked.
 pub fn autobuyers(
@@ -121,14 +122,14 @@ fn resolve_url(u: &At<String>, urls: Option<&[PromotedUrl]>, p: &mut Problems) -
 }
 
 fn limits(u: &RawAutobuyerUrl, url: String, p: &mut Problems) -> AutobuyerUrl {
-    spend::positive_money(&u.monthly_budget, "monthly_budget", MAX_MONTHLY, p);
-    let total = spend::count(
+    positive_money(&u.monthly_budget, "monthly_budget", MAX_MONTHLY, p);
+    let total = count(
         &u.total_links_limit,
         "total_links_limit",
         MAX_TOTAL_LINKS,
         p,
     );
-    let daily = spend::count(
+    let daily = count(
         &u.daily_links_limit,
         "daily_links_limit",
         MAX_DAILY_LINKS,

@@ -7,13 +7,13 @@
 //! | `raw`, `extra`, `span` | the file as written, with a position on every value |
 //! | `parse` | bytes → raw: size, UTF-8, YAML limits, positioned parser errors |
 //! | `validate`, `spend`, `autobuyers`, `rules`, `keys` | checks of meaning, all problems at once |
+//! | `checks` | limits and positioned checks those share (a leaf: it imports none of them) |
 //! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
-//! | `cli` | `linkrunner validate`, `linkrunner schema` |
 
 mod autobuyers;
-pub mod cli;
+mod checks;
 mod diag;
 mod extra;
 mod keys;

@@ -5,6 +5,10 @@ use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
 
+use super::checks::{
+    MAX_DAILY_LINKS, MAX_LINK_TYPE_ID, MAX_MONTHLY, MAX_PER_RUN, MAX_TOTAL_LINKS, check_name,
+    count, positive_money,
+};
 use super::diag::Problems;
 use super::extra::Split;
 use super::model::{
@@ -14,13 +18,6 @@ use super::raw::{RawBudget, RawBuy, RawFilter, RawOrder};
 use super::rules;
 use super::span::{At, Pos};
 use crate::money::Money;
-
-/// The largest `budget.monthly` accepted: 10 million rubles a month is past any real campaign.
-pub const MAX_MONTHLY: Money = Money::from_rubles(10_000_000);
-pub const MAX_DAILY_LINKS: i64 = 1000;
-pub const MAX_TOTAL_LINKS: i64 = 100_000;
-pub const MAX_PER_RUN: i64 = 100;
-pub const MAX_LINK_TYPE_ID: i64 = 1000;
 
 const SEARCH_KEYS: &[&str] = &["price_rent_from", "price_rent_to"];
 const FILTER_KEYS: &[&str] = &[
@@ -36,32 +33,6 @@ pub struct CheckedBudget {
     pub value: Budget,
     /// `monthly` and `max_link_price` are valid, so sums against them mean something.
     pub money_ok: bool,
-}
-
-/// A count in `1..=max`; out of range is reported and clamped so later checks do not cascade.
-pub fn count(v: &At<i64>, key: &str, max: i64, p: &mut Problems) -> u32 {
-    if !(1..=max).contains(&v.value) {
-        p.at(
-            v.pos,
-            format!("`{key}` must be between 1 and {max}, not {}", v.value),
-        );
-    }
-    u32::try_from(v.value.clamp(1, max)).unwrap_or(1)
-}
-
-/// An amount in `0 < amount <= max`.
-pub fn positive_money(v: &At<Money>, key: &str, max: Money, p: &mut Problems) -> bool {
-    let ok = v.value > Money::ZERO && v.value <= max;
-    if !ok {
-        p.at(
-            v.pos,
-            format!(
-                "`{key}` must be more than 0 and at most {max} RUB, not {}",
-                v.value
-            ),
-        );
-    }
-    ok
 }
 
 pub fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
@@ -204,7 +175,7 @@ fn filter_name(s: &Split<'_>, filter_pos: Pos, p: &mut Problems) -> Option<At<St
         return None;
     }
     let name = s.string("name", p)?;
-    super::validate::check_name(&name, p);
+    check_name(&name, p);
     Some(name)
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use super::checks::check_name;
 use super::diag::Problems;
 use super::model::{Campaign, PromotedUrl};
 use super::raw::{RawCampaign, RawUrl};
@@ -51,13 +52,6 @@ pub fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
         filters,
         autobuyers,
     })
-}
-
-/// A name that passes [`rules::check_name`]; reports at its position otherwise.
-pub fn check_name(name: &At<String>, p: &mut Problems) {
-    if let Err(e) = rules::check_name(&name.value) {
-        p.at(name.pos, e);
-    }
 }
 
 fn domain(d: &At<String>, p: &mut Problems) -> Option<String> {

@@ -4,7 +4,7 @@
 use crate::engine::Engine;
 use crate::engine::recorded::Recorded;
 use crate::market::Market;
-use crate::store::{IntentKind, IntentState};
+use crate::store::{Halt, IntentKind, IntentState};
 
 /// The closed set of values of the `state` label of `linkrunner_campaign_state`.
 pub const CAMPAIGN_STATES: [&str; 5] = [
@@ -62,10 +62,10 @@ fn campaign_state(r: &Recorded, paused: Option<bool>) -> &'static str {
         .uncertain
         .iter()
         .any(|i| i.kind == IntentKind::CreateAutobuyer)
-        || r.halts.iter().any(|(s, _, _)| s != "global");
+        || r.halts.iter().any(|h| !h.is_global());
     match paused {
         None => "removed",
-        Some(_) if r.halts.iter().any(|(s, _, _)| s == "global") => "halted",
+        Some(_) if r.halts.iter().any(Halt::is_global) => "halted",
         Some(_) if waiting => "waiting_for_operator",
         Some(true) => "paused",
         Some(false) => "active",

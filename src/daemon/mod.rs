@@ -1,15 +1,14 @@
-//! `daemon/`: `linkrunner run` and `linkrunner demo` — schedules, reloads, signals, systemd
-//! notifications and the HTTP endpoint, wired around the engine. Thin by design: business
-//! rules live in `engine/`.
+//! `daemon/`: what `linkrunner run` and `linkrunner demo` run around the engine — schedules,
+//! reloads, signals, systemd notifications and the HTTP endpoint. Thin by design: business
+//! rules live in `engine/`; the wiring is [`crate::app`], the commands are in `cli/`.
 //!
 //! - [`schedule`]: cron slots; the store decides whether a slot ran.
 //! - [`campaigns`]: the loaded campaign set, keeping each file's last good version.
-//! - [`run`]: the main loop; [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
+//! - [`run`]: the main loop; [`rounds`]: firing rounds and reconciliations, draining;
+//!   [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
 //! - [`gauges`]: refreshing per-campaign metrics from the journal.
-//! - [`demo`]: the sandbox, an embedded database and the daemon in one process.
 
 pub mod campaigns;
-pub mod demo;
 pub mod gauges;
 pub mod rounds;
 pub mod run;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::campaign::LoadedCampaign;
-use crate::engine::pass::CampaignReport;
+use crate::engine::pass::{CampaignReport, PassOutcome};
 use crate::market::Market;
 use crate::store::RoundOutcome;
 
@@ -109,31 +109,42 @@ impl<M: Market> Daemon<M> {
                 .await;
             return;
         }
-        let report = e.reconcile(Some(&lc.campaign), name, true).await;
-        let (outcome, label) = match report.outcome {
-            "converged" => (RoundOutcome::Succeeded, "succeeded"),
-            "spending_stopped" | "skipped" => (RoundOutcome::Skipped, "skipped"),
-            _ => (RoundOutcome::Failed, "failed"),
-        };
-        let detail = report
-            .detail
-            .clone()
-            .unwrap_or_else(|| format!("bought {}", report.bought));
+        let report = e.campaign_pass(Some(&lc.campaign), name, true).await;
+        self.finish_round(lc, slot, &report).await;
+        gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
+        self.emit(Event::Round { slot, report });
+    }
+
+    /// Records how the round ended, counts it and logs it. A paused campaign's round buys
+    /// nothing by design: when its pass converged, the round is recorded and counted as
+    /// skipped, and says the campaign is paused.
+    async fn finish_round(
+        &self,
+        lc: &LoadedCampaign,
+        slot: DateTime<Utc>,
+        report: &CampaignReport,
+    ) {
+        let e = &self.engine;
+        let name = &lc.campaign.name;
+        let paused = lc.campaign.paused && report.outcome == PassOutcome::Converged;
+        let (outcome, detail) = round_record(report, paused);
         if let Err(err) = e
             .store
             .finish_round(name, slot, outcome, &detail, e.clock.now())
             .await
         {
-            self.engine.metrics.database_errors_total.inc();
+            e.metrics.database_errors_total.inc();
             tracing::warn!(campaign = %name, error = %err, "could not record the end of the round");
         }
         e.metrics
             .rounds_total
-            .with_label_values(&[name, label])
+            .with_label_values(&[name, outcome.as_str()])
             .inc();
-        tracing::info!(campaign = %name, slot = %slot, outcome = label, bought = report.bought, "buy round finished");
-        gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
-        self.emit(Event::Round { slot, report });
+        if paused {
+            tracing::info!(campaign = %name, slot = %slot, outcome = outcome.as_str(), "buy round skipped: the campaign is paused");
+        } else {
+            tracing::info!(campaign = %name, slot = %slot, outcome = outcome.as_str(), bought = report.bought, "buy round finished");
+        }
     }
 
     /// Reconciles (no buying) the named campaigns, or all of them and the removed ones.
@@ -198,5 +209,74 @@ impl<M: Market> Daemon<M> {
         {
             entry.1 = entry.1.min(retry);
         }
+    }
+}
+
+/// What the journal records for a finished round. `paused`: the campaign is paused and its
+/// pass converged, so nothing was bought by design.
+fn round_record(report: &CampaignReport, paused: bool) -> (RoundOutcome, String) {
+    let outcome = match report.outcome {
+        PassOutcome::Converged if paused => RoundOutcome::Skipped,
+        PassOutcome::Converged => RoundOutcome::Succeeded,
+        PassOutcome::SpendingStopped | PassOutcome::Skipped => RoundOutcome::Skipped,
+        PassOutcome::Blocked | PassOutcome::Failed => RoundOutcome::Failed,
+    };
+    let detail = match &report.detail {
+        Some(d) => d.clone(),
+        None if paused => "campaign is paused: no buying".to_string(),
+        None => format!("bought {}", report.bought),
+    };
+    (outcome, detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(outcome: PassOutcome, detail: Option<&str>, bought: u32) -> CampaignReport {
+        CampaignReport {
+            campaign: "acme-shoes".into(),
+            outcome,
+            detail: detail.map(str::to_string),
+            bought,
+            uncertain: 0,
+            done: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_converged_round_of_an_active_campaign_succeeded_with_what_it_bought() {
+        let r = report(PassOutcome::Converged, None, 2);
+        assert_eq!(
+            round_record(&r, false),
+            (RoundOutcome::Succeeded, "bought 2".to_string())
+        );
+    }
+
+    #[test]
+    fn a_paused_campaigns_round_is_skipped_and_says_it_is_paused() {
+        let r = report(PassOutcome::Converged, None, 0);
+        assert_eq!(
+            round_record(&r, true),
+            (
+                RoundOutcome::Skipped,
+                "campaign is paused: no buying".to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn a_stopped_or_failed_pass_keeps_its_own_outcome_and_reason() {
+        let halted = report(
+            PassOutcome::SpendingStopped,
+            Some("all spending stopped"),
+            0,
+        );
+        let failed = report(PassOutcome::Failed, Some("journal: down"), 0);
+        assert_eq!(round_record(&halted, false).0, RoundOutcome::Skipped);
+        assert_eq!(
+            round_record(&failed, false),
+            (RoundOutcome::Failed, "journal: down".to_string())
+        );
     }
 }

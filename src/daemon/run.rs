@@ -7,13 +7,11 @@
 //! grace period, exit 0.
 
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use clap::Args;
 use croner::Cron;
 use tokio::net::TcpListener;
 use tokio::sync::{RwLock, Semaphore, mpsc};
@@ -22,7 +20,6 @@ use tokio_util::task::TaskTracker;
 
 use crate::campaign::LoadedCampaign;
 use crate::engine::Engine;
-use crate::engine::cli::EngineArgs;
 use crate::engine::pass::CampaignReport;
 use crate::http::{self, AppState, Health};
 use crate::market::Market;
@@ -31,35 +28,36 @@ use super::campaigns::{CampaignSet, ReloadSummary};
 use super::signals::{self, ReloadCause};
 use super::{gauges, schedule};
 
-#[derive(Debug, Clone, Args)]
-pub struct RunArgs {
-    /// Address of the HTTP endpoint (health, readiness, metrics, status API).
-    #[arg(long, env = "LINKRUNNER_LISTEN", default_value = "127.0.0.1:9464")]
-    pub listen: SocketAddr,
-    /// Seconds between reconciliations of every campaign (no buying).
-    #[arg(long, env = "LINKRUNNER_RECONCILE_INTERVAL", default_value_t = 300)]
-    pub reconcile_interval: u64,
-    /// Seconds to let in-flight steps finish after SIGTERM.
-    #[arg(long, env = "LINKRUNNER_SHUTDOWN_GRACE", default_value_t = 60)]
-    pub shutdown_grace: u64,
-    #[command(flatten)]
-    pub engine: EngineArgs,
-    /// Buy rounds every this many seconds instead of on the campaigns' schedules, with slots
-    /// at multiples of it and no baseline slot. For tests of the binary (signals, replicas),
-    /// which cannot wait for minute-granular cron slots.
-    #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true)]
-    pub round_every: Option<u64>,
-}
-
-/// How the daemon runs. `round_every` and `max_rounds` are for the demo.
+/// How the daemon runs.
 #[derive(Debug, Clone)]
 pub struct DaemonOptions {
+    /// The campaign files.
     pub campaigns_dir: PathBuf,
+    /// Every campaign is reconciled (no buying) this often.
     pub reconcile_interval: Duration,
+    /// How long in-flight steps may take to finish after shutdown.
     pub shutdown_grace: Duration,
+    /// Buy rounds every this long instead of on the campaigns' schedules (demo, tests).
     pub round_every: Option<Duration>,
+    /// Reload when a file in `campaigns_dir` changes.
     pub watch: bool,
+    /// Install SIGTERM/SIGINT/SIGHUP handlers (the binary, not tests in one process).
     pub signals: bool,
+}
+
+impl Default for DaemonOptions {
+    /// `linkrunner run`'s defaults: `./campaigns` on their own schedules, reconciled every
+    /// five minutes, a minute's grace, watched, with signal handlers.
+    fn default() -> Self {
+        DaemonOptions {
+            campaigns_dir: PathBuf::from("campaigns"),
+            reconcile_interval: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(60),
+            round_every: None,
+            watch: true,
+            signals: true,
+        }
+    }
 }
 
 /// What the daemon did, for the demo's progress lines and for tests.
@@ -73,15 +71,25 @@ pub enum Event {
     Reconciled(Vec<CampaignReport>),
 }
 
+/// The running daemon, shared by its main loop and the round and reconciliation tasks.
 pub(super) struct Daemon<M: Market> {
     pub(super) engine: Engine<M>,
     pub(super) opts: DaemonOptions,
+    /// The campaigns loaded from `opts.campaigns_dir`, each file's last good version.
     pub(super) set: RwLock<CampaignSet>,
+    /// What `/readyz` reports: campaigns loaded, shutting down.
     pub(super) health: Arc<Health>,
+    /// Per buying campaign: its schedule, and when its next round is due (checked every second;
+    /// the store's `claim_round` decides whether that slot already ran).
     pub(super) next: Mutex<HashMap<String, (Cron, DateTime<Utc>)>>,
+    /// Campaigns whose round task is still running: a slot that comes due meanwhile starts
+    /// no second task for the same campaign.
     pub(super) busy: Mutex<HashSet<String>>,
+    /// Where [`Event`]s go (the demo's progress lines, tests); `None` in `run`.
     pub(super) events: Option<mpsc::UnboundedSender<Event>>,
+    /// Every round and reconciliation task, so shutdown can wait for them within the grace.
     pub(super) tracker: TaskTracker,
+    /// At most `campaign_concurrency` round tasks work at once.
     pub(super) permits: Arc<Semaphore>,
 }
 
@@ -261,30 +269,4 @@ impl<M: Market> Daemon<M> {
         }
         gauges::refresh_intents(&self.engine).await;
     }
-}
-
-/// `linkrunner run`.
-pub async fn command(
-    g: &crate::cli::GlobalArgs,
-    a: &RunArgs,
-) -> anyhow::Result<std::process::ExitCode> {
-    use anyhow::Context;
-    let metrics = Arc::new(crate::metrics::Metrics::new());
-    let engine =
-        crate::engine::cli::engine(g, a.engine.settings(), crate::clock::system(), metrics).await?;
-    let listener = TcpListener::bind(a.listen)
-        .await
-        .with_context(|| format!("binding --listen {}", a.listen))?;
-    tracing::info!(listen = %listener.local_addr()?, campaigns = %g.campaigns.display(), "linkrunner daemon starting");
-    let opts = DaemonOptions {
-        campaigns_dir: g.campaigns.clone(),
-        reconcile_interval: Duration::from_secs(a.reconcile_interval.max(5)),
-        shutdown_grace: Duration::from_secs(a.shutdown_grace),
-        round_every: a.round_every.map(|s| Duration::from_secs(s.max(1))),
-        watch: true,
-        signals: true,
-    };
-    run(engine, opts, listener, CancellationToken::new(), None).await?;
-    tracing::info!("linkrunner daemon stopped");
-    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -1,37 +1,52 @@
-//! Test-only crash points for the kill suite (`tests/engine_kill.rs`).
+//! Test-only crash points for the kill suite (`tests/engine_kill.rs`), compiled only with the
+//! `test-hooks` cargo feature (which `cargo test` turns on; `cargo build` and releases do not):
+//! a production binary neither reads the variable nor can hang on it.
 //!
 //! When `LINKRUNNER_TEST_FAULTPOINT` names a boundary of the money protocol —
 //! `after_begin`, `after_call` or `after_complete`, optionally with `:KIND` (e.g.
 //! `after_call:purchase`) — the process prints `linkrunner-faultpoint-reached BOUNDARY:KIND`
 //! to stderr at that boundary and then hangs, so the test can kill it with SIGKILL exactly
-//! there. Unset (always, in production) it costs one cached lookup.
-
-use std::sync::OnceLock;
+//! there. Unset it costs one cached lookup.
 
 use crate::store::IntentKind;
 
-fn configured() -> Option<&'static (String, Option<String>)> {
-    static POINT: OnceLock<Option<(String, Option<String>)>> = OnceLock::new();
-    POINT
-        .get_or_init(|| {
-            let v = std::env::var("LINKRUNNER_TEST_FAULTPOINT").ok()?;
-            let (at, kind) = match v.split_once(':') {
-                Some((a, k)) => (a.to_string(), Some(k.to_string())),
-                None => (v, None),
-            };
-            Some((at, kind))
-        })
-        .as_ref()
+/// Hangs here (forever) if the test asked for this boundary and kind; without `test-hooks`,
+/// does nothing.
+pub async fn reach(boundary: &str, kind: IntentKind) {
+    #[cfg(feature = "test-hooks")]
+    hooks::reach(boundary, kind).await;
+    #[cfg(not(feature = "test-hooks"))]
+    let _ = (boundary, kind);
 }
 
-/// Hangs here (forever) if the test asked for this boundary and kind.
-pub async fn reach(boundary: &str, kind: IntentKind) {
-    let Some((at, want)) = configured() else {
-        return;
-    };
-    if at != boundary || want.as_deref().is_some_and(|k| k != kind.as_str()) {
-        return;
+#[cfg(feature = "test-hooks")]
+mod hooks {
+    use std::sync::OnceLock;
+
+    use crate::store::IntentKind;
+
+    fn configured() -> Option<&'static (String, Option<String>)> {
+        static POINT: OnceLock<Option<(String, Option<String>)>> = OnceLock::new();
+        POINT
+            .get_or_init(|| {
+                let v = std::env::var("LINKRUNNER_TEST_FAULTPOINT").ok()?;
+                let (at, kind) = match v.split_once(':') {
+                    Some((a, k)) => (a.to_string(), Some(k.to_string())),
+                    None => (v, None),
+                };
+                Some((at, kind))
+            })
+            .as_ref()
     }
-    eprintln!("linkrunner-faultpoint-reached {boundary}:{}", kind.as_str());
-    std::future::pending::<()>().await;
+
+    pub async fn reach(boundary: &str, kind: IntentKind) {
+        let Some((at, want)) = configured() else {
+            return;
+        };
+        if at != boundary || want.as_deref().is_some_and(|k| k != kind.as_str()) {
+            return;
+        }
+        eprintln!("linkrunner-faultpoint-reached {boundary}:{}", kind.as_str());
+        std::future::pending::<()>().await;
+    }
 }

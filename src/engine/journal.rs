@@ -17,46 +17,17 @@ use std::time::Duration;
 
 use crate::market::{Executed, Market, MarketError};
 use crate::store::{
-    BeginOutcome, Effect, IntentId, IntentRow, LeaseToken, NewIntent, Outcome, StoreError,
+    AttemptRef, BeginOutcome, Effect, HaltScope, IntentRow, NewIntent, Outcome, StoreError,
 };
 
 use super::Engine;
+use super::error::EngineError;
+use super::lease::HeldLease;
 
 /// How often a change answered with 429 (definitely not executed) is sent again in one step.
 const RATE_LIMIT_RETRIES: u32 = 3;
 /// The longest `Retry-After` a step waits for; beyond it the step fails and the next pass retries.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-
-/// Why a step of the engine stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error("journal: {0}")]
-    Store(#[from] StoreError),
-    #[error("{0}; all spending is stopped until the credentials work again")]
-    Auth(MarketError),
-    #[error("the campaign's lease was lost to another process; stopping this pass")]
-    Fenced,
-    #[error("{0}")]
-    Market(MarketError),
-    #[error("{0}")]
-    Blocked(String),
-    #[error("shutting down")]
-    Cancelled,
-}
-
-impl EngineError {
-    /// A closed label set for logs and metrics.
-    pub fn label(&self) -> &'static str {
-        match self {
-            EngineError::Store(_) => "database",
-            EngineError::Auth(_) => "credentials_rejected",
-            EngineError::Fenced => "lease_lost",
-            EngineError::Market(_) => "marketplace",
-            EngineError::Blocked(_) => "blocked",
-            EngineError::Cancelled => "cancelled",
-        }
-    }
-}
 
 impl<T> Journaled<T> {
     /// Turns everything but success into an error or a "blocked" explanation for the step `what`.
@@ -108,7 +79,7 @@ impl<M: Market> Engine<M> {
     /// Records `intents`, sends `call` once, records the outcome. See the module docs.
     pub async fn journaled<T, F>(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         intents: Vec<NewIntent>,
         call: impl Fn() -> F,
         effects: Effects<T>,
@@ -135,6 +106,11 @@ impl<M: Market> Engine<M> {
                 Err(refused) => return Ok(refused),
             };
             super::faultpoint::reach("after_begin", kind).await;
+            if let Err(lost) = lease.check(self.clock.now()) {
+                self.abandon(&ids, "not sent: the campaign lease could not be kept")
+                    .await;
+                return Err(lost);
+            }
             let result = call().await;
             super::faultpoint::reach("after_call", kind).await;
             if let Err(e @ MarketError::RateLimited { .. }) = &result
@@ -176,12 +152,12 @@ impl<M: Market> Engine<M> {
     /// Records the intents and their reservations, or says why nothing was recorded.
     async fn begin<T>(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         intents: &[NewIntent],
-    ) -> Result<Result<Vec<IntentId>, Journaled<T>>, EngineError> {
+    ) -> Result<Result<Vec<AttemptRef>, Journaled<T>>, EngineError> {
         match self
             .store
-            .begin_intents(lease, intents, self.clock.now())
+            .begin_intents(lease.token(), intents, self.clock.now())
             .await?
         {
             BeginOutcome::Started(ids) => Ok(Ok(ids)),
@@ -200,15 +176,14 @@ impl<M: Market> Engine<M> {
 
     async fn record_outcome<T: serde::Serialize>(
         &self,
-        ids: &[IntentId],
+        ids: &[AttemptRef],
         result: Result<T, MarketError>,
         effects: Effects<T>,
     ) -> Result<Journaled<T>, EngineError> {
         let now = self.clock.now();
         match result {
             Ok(v) => {
-                let answer =
-                    super::report::short_json(&serde_json::to_value(&v).unwrap_or_default());
+                let answer = short_json(&serde_json::to_value(&v).unwrap_or_default());
                 let list = (effects.on_success)(&v);
                 self.complete_all(
                     ids,
@@ -225,7 +200,7 @@ impl<M: Market> Engine<M> {
 
     async fn record_failure<T>(
         &self,
-        ids: &[IntentId],
+        ids: &[AttemptRef],
         e: MarketError,
         on_unreadable: Option<Vec<Effect>>,
     ) -> Result<Journaled<T>, EngineError> {
@@ -259,19 +234,36 @@ impl<M: Market> Engine<M> {
         }
     }
 
+    /// Records the outcome of each attempt. An attempt another holder re-armed meanwhile is
+    /// not ours to complete: the pass stops (`Fenced`).
     async fn complete_all(
         &self,
-        ids: &[IntentId],
+        ids: &[AttemptRef],
         outcome: impl Fn(usize) -> Outcome,
         answer: Option<&str>,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), EngineError> {
         for (i, id) in ids.iter().enumerate() {
-            self.store
+            match self
+                .store
                 .complete_intent(*id, outcome(i), answer, now)
-                .await?;
+                .await
+            {
+                Ok(()) => {}
+                Err(StoreError::Fenced { .. }) => return Err(EngineError::Fenced),
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(())
+    }
+
+    /// Nothing was sent for these attempts (the lease was lost first): they fail, best
+    /// effort — if another holder already took them over, its settlement stands.
+    async fn abandon(&self, ids: &[AttemptRef], why: &str) {
+        let failed = |_| Outcome::Failed { error: why.into() };
+        if let Err(e) = self.complete_all(ids, failed, None, self.clock.now()).await {
+            tracing::warn!(error = %e, "could not record that a call was not sent; the next holder settles it");
+        }
     }
 
     /// Money is never committed while spending is stopped — checked right before every
@@ -279,16 +271,11 @@ impl<M: Market> Engine<M> {
     /// others at their next call.
     async fn ensure_not_halted(&self, campaign: &str) -> Result<(), EngineError> {
         let halts = self.store.halts().await?;
-        match halts
-            .iter()
-            .find(|(scope, _, _)| scope == "global" || scope == campaign)
-        {
-            Some((scope, reason, _)) if scope == "global" => Err(EngineError::Blocked(format!(
-                "all spending stopped: {reason}"
-            ))),
-            Some((_, reason, _)) => Err(EngineError::Blocked(format!(
-                "waiting for an operator: {reason}"
-            ))),
+        match halts.iter().find(|h| h.scope.covers(campaign)) {
+            Some(h) => Err(EngineError::Blocked(match &h.scope {
+                HaltScope::Global => format!("all spending stopped: {}", h.reason),
+                HaltScope::Campaign(_) => format!("waiting for an operator: {}", h.reason),
+            })),
             None => Ok(()),
         }
     }
@@ -302,7 +289,7 @@ impl<M: Market> Engine<M> {
         );
         self.store
             .set_halt(
-                "global",
+                &HaltScope::Global,
                 &format!("credentials rejected during {}", e.operation()),
                 self.clock.now(),
             )
@@ -333,10 +320,10 @@ fn cap_message(cap: crate::store::CapKind, needed: i64, headroom: i64) -> String
 /// One line per changing call: what it was, which intents, and how it ended.
 fn log_outcome<T>(
     kind: crate::store::IntentKind,
-    ids: &[IntentId],
+    ids: &[AttemptRef],
     r: &Result<Journaled<T>, EngineError>,
 ) {
-    let first = ids.first().map(|i| i.0).unwrap_or_default();
+    let first = ids.first().map(|i| i.intent.0).unwrap_or_default();
     match r {
         Ok(Journaled::Done(_)) => tracing::info!(
             kind = kind.as_str(),
@@ -358,4 +345,18 @@ fn log_outcome<T>(
             tracing::error!(kind = kind.as_str(), intent = first, error = %e, "recording the outcome failed; the intent stays in flight and is settled at the next pass")
         }
     }
+}
+
+/// JSON text capped at 4 KiB, for answers kept in the journal.
+fn short_json(v: &serde_json::Value) -> String {
+    let mut s = v.to_string();
+    if s.len() > 4096 {
+        let mut cut = 4096;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
 }

@@ -4,23 +4,31 @@
 //! - [`plan`]: the pure diff, shared by `plan`, `once` and `run`.
 //! - [`recorded`]: the journal's view of one campaign.
 //! - [`choose`]: donor choice for a buy round (pure, property-tested).
-//! - [`journal`]: the money protocol — intent and reservation before the call, outcome after.
+//! - [`journal`]: the money protocol — intent and reservation before the call, outcome after;
+//!   [`error`]: [`EngineError`], why a step stopped.
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy; [`settle`]:
-//!   uncertain intents; [`pass`]: one pass over every campaign; [`keys`]: natural keys.
-//! - [`report`]: `status` and `plan` output; [`cli`]: the commands.
+//!   uncertain intents ([`policy`]: how each kind is settled, in words); [`pass`]: one pass
+//!   over every campaign; [`keys`]: natural keys.
+//! - [`report`]: `status` and `plan` output (the commands are in `cli/`).
+//! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 
+pub mod actions;
 pub mod choose;
-pub mod cli;
+pub mod error;
 pub mod faultpoint;
 pub mod journal;
 pub mod keys;
+pub mod lease;
+pub mod listing;
 pub mod pass;
 pub mod plan;
+pub mod policy;
 pub mod recorded;
 pub mod report;
 pub mod round;
 pub mod settle;
 pub mod steps;
+pub mod sync;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,6 +41,8 @@ use crate::market::Market;
 use crate::metrics::Metrics;
 use crate::money::Money;
 use crate::store::Store;
+
+pub use error::EngineError;
 
 /// Tunables of the engine. Defaults suit the real marketplace; tests shrink the times.
 #[derive(Debug, Clone)]
@@ -52,6 +62,22 @@ pub struct EngineSettings {
     pub max_attempts: u32,
     /// Campaigns reconciled at once.
     pub campaign_concurrency: usize,
+    /// Whether a link list that carries no paging fields may be taken as complete when it
+    /// shows every link the journal holds (see `listing.rs`).
+    pub unpaged_list: UnpagedList,
+}
+
+/// What an answer of the link list that carries no paging field is taken to show: the
+/// marketplace does not say (`--unpaged-link-list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnpagedList {
+    /// Every link of the project, once it shows every link the journal holds (and, for an
+    /// uncertain purchase, more links than the journal knew when the purchase was sent).
+    #[default]
+    Complete,
+    /// Possibly a first page only: absence from it proves nothing; what waits for it waits
+    /// for an operator.
+    Partial,
 }
 
 impl Default for EngineSettings {
@@ -64,6 +90,7 @@ impl Default for EngineSettings {
             settle_grace: chrono::Duration::seconds(120),
             max_attempts: 3,
             campaign_concurrency: 8,
+            unpaged_list: UnpagedList::Complete,
         }
     }
 }

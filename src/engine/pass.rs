@@ -9,20 +9,52 @@ use tracing::Instrument;
 
 use crate::campaign::{Campaign, LoadedCampaign};
 use crate::market::Market;
-use crate::store::LeaseToken;
+use crate::store::{Halt, HaltScope};
 
 use super::Engine;
-use super::journal::EngineError;
+use super::error::EngineError;
+use super::lease::HeldLease;
 use super::plan::{self, Action};
 use super::recorded::Recorded;
 
-/// How one campaign's pass ended.
+/// How one campaign's pass ended. Serialised (`once --format json`) and printed in snake_case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassOutcome {
+    /// Everything the file asks for is done.
+    Converged,
+    /// A halt (credentials rejected, an operator awaited) or a removed file stops spending.
+    SpendingStopped,
+    /// A step cannot run yet: a cap, a missing id.
+    Blocked,
+    /// Another process holds the campaign's lease.
+    Skipped,
+    Failed,
+}
+
+impl PassOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PassOutcome::Converged => "converged",
+            PassOutcome::SpendingStopped => "spending_stopped",
+            PassOutcome::Blocked => "blocked",
+            PassOutcome::Skipped => "skipped",
+            PassOutcome::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for PassOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How one campaign's pass ended, and what it did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CampaignReport {
     pub campaign: String,
-    /// `converged`, `spending_stopped`, `blocked` (a step cannot run yet: a cap, a missing id),
-    /// `skipped` (lease held elsewhere) or `failed`.
-    pub outcome: &'static str,
+    pub outcome: PassOutcome,
     pub detail: Option<String>,
     pub bought: u32,
     pub uncertain: u32,
@@ -33,7 +65,7 @@ impl CampaignReport {
     fn new(campaign: &str) -> Self {
         CampaignReport {
             campaign: campaign.into(),
-            outcome: "converged",
+            outcome: PassOutcome::Converged,
             detail: None,
             bought: 0,
             uncertain: 0,
@@ -41,7 +73,7 @@ impl CampaignReport {
         }
     }
     pub fn converged(&self) -> bool {
-        self.outcome == "converged"
+        self.outcome == PassOutcome::Converged
     }
 }
 
@@ -87,21 +119,21 @@ impl<M: Market> Engine<M> {
             let (e, c, sem) = (self.clone(), lc.campaign.clone(), sem.clone());
             set.spawn(async move {
                 let _permit = sem.acquire_owned().await;
-                e.reconcile(Some(&c), &c.name, buy_round).await
+                e.campaign_pass(Some(&c), &c.name, buy_round).await
             });
         }
         for name in removed {
             let (e, sem) = (self.clone(), sem.clone());
             set.spawn(async move {
                 let _permit = sem.acquire_owned().await;
-                e.reconcile(None, &name, false).await
+                e.campaign_pass(None, &name, false).await
             });
         }
         let mut reports = Vec::new();
         while let Some(r) = set.join_next().await {
             reports.push(r.unwrap_or_else(|e| {
                 let mut r = CampaignReport::new("?");
-                r.outcome = "failed";
+                r.outcome = PassOutcome::Failed;
                 r.detail = Some(format!("task failed: {e}"));
                 r
             }));
@@ -110,8 +142,9 @@ impl<M: Market> Engine<M> {
         Ok(reports)
     }
 
-    /// One campaign: `c` is `None` when its file was removed.
-    pub async fn reconcile(
+    /// One campaign's pass, under its in-process lock: `c` is `None` when its file was
+    /// removed. Never fails: how it ended is in the report.
+    pub async fn campaign_pass(
         &self,
         c: Option<&Campaign>,
         name: &str,
@@ -122,7 +155,7 @@ impl<M: Market> Engine<M> {
         let _guard = lock.lock().await;
         let mut report = CampaignReport::new(name);
         let result = self
-            .reconcile_inner(c, name, buy_round, &mut report)
+            .pass_under_lease(c, name, buy_round, &mut report)
             .instrument(span)
             .await;
         if let Err(e) = result {
@@ -134,9 +167,12 @@ impl<M: Market> Engine<M> {
                 }
             }
             report.outcome = match e {
-                EngineError::Auth(_) => "spending_stopped",
-                EngineError::Blocked(_) => "blocked",
-                _ => "failed",
+                EngineError::Auth(_) => PassOutcome::SpendingStopped,
+                EngineError::Blocked(_) => PassOutcome::Blocked,
+                EngineError::Store(_)
+                | EngineError::Fenced
+                | EngineError::Market(_)
+                | EngineError::Cancelled => PassOutcome::Failed,
             };
             tracing::warn!(campaign = %name, error = %e, kind = e.label(), "campaign pass did not converge");
             report.detail = Some(e.to_string());
@@ -144,7 +180,9 @@ impl<M: Market> Engine<M> {
         report
     }
 
-    async fn reconcile_inner(
+    /// Records the campaign's caps, takes its lease (or reports the pass skipped), keeps the
+    /// lease renewed while [`Self::settle_and_run_plan`] works, then releases it.
+    async fn pass_under_lease(
         &self,
         c: Option<&Campaign>,
         name: &str,
@@ -157,28 +195,34 @@ impl<M: Market> Engine<M> {
                 .await?;
         }
         let now = self.clock.now();
-        let Some(lease) = self
+        let Some(token) = self
             .store
             .try_acquire_lease(name, &self.holder, self.settings.lease_ttl, now)
             .await?
         else {
-            report.outcome = "skipped";
+            report.outcome = PassOutcome::Skipped;
             report.detail = Some("another process holds this campaign's lease".into());
             return Ok(());
         };
-        let renewal = self.keep_lease(lease.clone());
+        let lease = HeldLease::new(token, self.settings.lease_ttl);
+        let renewal = lease.keep_renewed(self.store.clone(), self.clock.clone());
         let result = self
-            .reconcile_leased(&lease, c, name, buy_round, report)
+            .settle_and_run_plan(&lease, c, name, buy_round, report)
             .await;
         renewal.abort();
         // Releasing is a courtesy: a crashed holder's lease simply expires.
-        let _ = self.store.release_lease(&lease).await;
+        let _ = self.store.release_lease(lease.token()).await;
         result
     }
 
-    async fn reconcile_leased(
+    /// With the lease held: marks what a stopped holder left in flight uncertain, checks the
+    /// credentials, settles what is uncertain (reading the link list when anything needs it),
+    /// then runs the planned actions in order. An action blocked by a cap or refused by the
+    /// marketplace does not stop the independent ones after it; the report says what was not
+    /// done, and the pass is then `blocked`, never `converged`.
+    async fn settle_and_run_plan(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         c: Option<&Campaign>,
         name: &str,
         buy_round: bool,
@@ -186,130 +230,85 @@ impl<M: Market> Engine<M> {
     ) -> Result<(), EngineError> {
         let marked = self
             .store
-            .mark_in_flight_uncertain(name, lease, self.clock.now())
+            .mark_in_flight_uncertain(name, lease.token(), self.clock.now())
             .await?;
         if marked > 0 {
             tracing::warn!(campaign = %name, intents = marked, "intents left in flight by a stopped process are now uncertain");
         }
         let r = self.load(name).await?;
         self.check_credentials(&r).await?;
-        let settled = self.settle(lease, name, &r).await?;
-        report.bought += settled.bought;
+        self.settle_without_list(name, &r).await?;
+        let r = self.load(name).await?;
+        if needs_list_first(&r) {
+            let s = self
+                .sync_list(name, &r, super::actions::fallback_price(c, &r))
+                .await?;
+            report.bought += s.bought + s.adopted;
+        }
         let r = self.load(name).await?;
         let p = match c {
             Some(c) => plan::plan_campaign(c, &r, buy_round),
             None => plan::plan_removed(name, &r),
         };
-        for action in &p.actions {
+        let mut not_done = p.unapplied.clone();
+        for (i, action) in p.actions.iter().enumerate() {
             if matches!(action, Action::Settle { .. }) {
                 continue;
             }
+            // A stop's settlement waits for the settle grace only when an autobuyer creation or
+            // start later in the plan may need its money.
+            let wait = p.actions[i..].iter().any(|a| {
+                matches!(
+                    a,
+                    Action::CreateAutobuyer { .. } | Action::SetAutobuyer { running: true, .. }
+                )
+            });
             let r = self.load(name).await?;
-            let step = tracing::info_span!("step", action = action.label(), fence = lease.fence);
-            self.run_action(lease, c, name, &r, action, report)
-                .instrument(step)
-                .await?;
-            tracing::debug!(campaign = %name, action = action.label(), "step done");
-            report.done.push(action.describe());
+            let step = tracing::info_span!("step", action = action.label(), fence = lease.fence());
+            let run = self.run_action(lease, (c, name), &r, action, wait, report);
+            match run.instrument(step).await {
+                Ok(()) => report.done.push(action.describe()),
+                Err(e) if e.leaves_nothing_uncertain() => {
+                    tracing::warn!(campaign = %name, action = action.label(), error = %e, "step not done; the pass goes on with the independent ones");
+                    not_done.push(format!("{}: {e}", action.label()));
+                }
+                // A call that may have executed ends the pass: the next one settles it first.
+                Err(e) => return Err(e),
+            }
         }
+        self.finish_report(c, name, not_done, report).await
+    }
+
+    /// How the pass ended: a halt or a removed file stops spending; what was not done, or
+    /// money still uncertain, blocks; else converged.
+    async fn finish_report(
+        &self,
+        c: Option<&Campaign>,
+        name: &str,
+        mut not_done: Vec<String>,
+        report: &mut CampaignReport,
+    ) -> Result<(), EngineError> {
         let r = self.load(name).await?;
         report.uncertain = r.uncertain.len() as u32;
         if let Some(why) = r
             .spending_stopped(c.is_some_and(|c| c.paused))
             .filter(|_| !r.halts.is_empty() || c.is_none())
         {
-            report.outcome = "spending_stopped";
+            report.outcome = PassOutcome::SpendingStopped;
             report.detail = Some(why);
+            return Ok(());
+        }
+        if !r.uncertain.is_empty() {
+            not_done.push(format!(
+                "{} intent(s) still uncertain (`linkrunner status` says why and what to run)",
+                r.uncertain.len()
+            ));
+        }
+        if !not_done.is_empty() {
+            report.outcome = PassOutcome::Blocked;
+            report.detail = Some(not_done.join("; "));
         }
         Ok(())
-    }
-
-    async fn run_action(
-        &self,
-        lease: &LeaseToken,
-        c: Option<&Campaign>,
-        name: &str,
-        r: &Recorded,
-        action: &Action,
-        report: &mut CampaignReport,
-    ) -> Result<(), EngineError> {
-        let Some(c) = c else {
-            if let Action::SetAutobuyer {
-                name: ab,
-                id,
-                running,
-                ..
-            } = action
-            {
-                let rec = r.ids.autobuyers.get(ab);
-                let budget = rec.map(|a| a.monthly_budget).unwrap_or_default();
-                let generation = r.autobuyer_generations.get(id).copied().unwrap_or(0);
-                return self
-                    .set_autobuyer(lease, name, ab, *id, *running, true, budget, generation)
-                    .await;
-            }
-            return Ok(());
-        };
-        match action {
-            Action::CreateProject { .. } => self.create_project(lease, c).await,
-            Action::AddTexts { urls } => self.add_texts(lease, c, r, urls).await,
-            Action::CreateFilter { name } => match c.filters.iter().find(|f| &f.name == name) {
-                Some(f) => self.create_filter(lease, c, f).await,
-                None => Ok(()),
-            },
-            Action::CreateAutobuyer { name, .. } => {
-                match c.autobuyers.iter().find(|a| &a.name == name) {
-                    Some(ab) => self.create_autobuyer(lease, c, r, ab).await,
-                    None => Ok(()),
-                }
-            }
-            Action::SetAutobuyer {
-                name: ab,
-                id,
-                running,
-                ..
-            } => {
-                let rec = r.ids.autobuyers.get(ab);
-                let budget = rec.map(|a| a.monthly_budget).unwrap_or_default();
-                let counted = rec.is_some_and(|a| a.running);
-                let generation = r.autobuyer_generations.get(id).copied().unwrap_or(0);
-                self.set_autobuyer(lease, name, ab, *id, *running, counted, budget, generation)
-                    .await
-            }
-            Action::BuyRound { .. } => {
-                let res = self.buy_round(lease, c, r).await?;
-                report.bought += res.bought;
-                self.metrics
-                    .links_bought_total
-                    .with_label_values(&[name])
-                    .inc_by(u64::from(res.bought));
-                Ok(())
-            }
-            Action::SyncLinks => self.sync_links(name, r).await.map(|_| ()),
-            Action::Settle { .. } => Ok(()),
-        }
-    }
-
-    /// Renews the lease every third of its lifetime while a pass runs; if renewal fails, the
-    /// fence check in the store stops this pass from starting anything new.
-    fn keep_lease(&self, mut lease: LeaseToken) -> tokio::task::JoinHandle<()> {
-        let (store, clock, ttl) = (
-            self.store.clone(),
-            self.clock.clone(),
-            self.settings.lease_ttl,
-        );
-        let every = (ttl / 3)
-            .to_std()
-            .unwrap_or(std::time::Duration::from_secs(10));
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                match store.renew_lease(&lease, ttl, clock.now()).await {
-                    Ok(Some(l)) => lease = l,
-                    _ => return,
-                }
-            }
-        })
     }
 
     /// Any project the journal knows, of any campaign: a read on it tells whether the
@@ -330,7 +329,7 @@ impl<M: Market> Engine<M> {
     /// While credentials are known to be rejected, a cheap read tells whether they work again;
     /// if it does, the halt is lifted, else nothing changing is attempted.
     async fn check_credentials(&self, r: &Recorded) -> Result<(), EngineError> {
-        if !r.halts.iter().any(|(s, _, _)| s == "global") {
+        if !r.halts.iter().any(Halt::is_global) {
             return Ok(());
         }
         let probe = match r.ids.project.as_ref() {
@@ -344,7 +343,7 @@ impl<M: Market> Engine<M> {
         };
         match self.market.list_links(project).await {
             Ok(_) => {
-                self.store.clear_halt("global").await?;
+                self.store.clear_halt(&HaltScope::Global).await?;
                 self.metrics.credentials_rejected.set(0);
                 tracing::info!("credentials accepted again; spending resumes");
                 Ok(())
@@ -352,4 +351,20 @@ impl<M: Market> Engine<M> {
             Err(e) => Err(self.read_error(e)),
         }
     }
+}
+
+/// Whether the pass reads the link list before it plans: something waits for it (an
+/// uncertain or blocked purchase, a link leaving), or autobuyers may have bought pages the
+/// round must not buy again (and their stops wait to be settled).
+fn needs_list_first(r: &Recorded) -> bool {
+    r.ids.project.is_some()
+        && (r
+            .uncertain
+            .iter()
+            .any(|i| i.kind == crate::store::IntentKind::Purchase)
+            || !r.blocked.is_empty()
+            || r.has_autobuyers()
+            || r.held
+                .iter()
+                .any(|h| h.released.is_none() && h.leaving_since.is_some()))
 }

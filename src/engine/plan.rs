@@ -1,19 +1,28 @@
 //! The diff between what a campaign file wants and what the journal recorded: a list of
 //! [`Action`]s and the money they imply. Pure — no I/O — so `plan` shows exactly what `once`
 //! and `run` will do, and tests can check it without a marketplace.
+//!
+//! Releases come before acquisitions: stops (autobuyers wanted stopped, paused or removed
+//! from the file) and their settlement are planned first, then creations and starts, each
+//! only if it fits under the cap after what comes before it, then the round within what is
+//! left. What does not fit is a `!` notice and in `unapplied`, never counted: the worst case
+//! `plan` shows is over the cap only when the commitment already is (and then a `!` says
+//! so). Property-tested in `plan/tests.rs`.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::campaign::{AutobuyerState, Campaign};
 use crate::market::UrlTexts;
 use crate::money::Money;
+use crate::store::{AutobuyerRecord, SwitchState};
 
 use super::choose::RoundLimits;
 use super::recorded::Recorded;
 
-/// One thing the engine will do for a campaign.
+/// One thing the engine will do for a campaign. A pass runs them in the order `plan`
+/// lists them: settle, free creations, releases, acquisitions, the round, the link sync.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
@@ -31,11 +40,21 @@ pub enum Action {
         monthly_budget: Money,
         running: bool,
     },
+    /// `reserve`: what a start adds to the commitment (its budget, less what it already counts).
     SetAutobuyer {
         name: String,
         id: i64,
         running: bool,
         why: String,
+        reserve: Money,
+    },
+    /// A confirmed stop is settled once the list had the settle grace to show the autobuyer's
+    /// last links: its budget leaves the commitment, the rent of its links stays. (Right after
+    /// the creation of an autobuyer wanted stopped, whose `id` is then not known yet: 0.)
+    SettleStop {
+        name: String,
+        id: i64,
+        releases: Money,
     },
     Settle {
         intent_id: i64,
@@ -51,7 +70,8 @@ pub enum Action {
 }
 
 impl Action {
-    /// Whether the action changes anything on the marketplace (a link sync only reads).
+    /// Whether the action changes anything on the marketplace or in the commitment (a link
+    /// sync only reads).
     pub fn is_change(&self) -> bool {
         !matches!(self, Action::SyncLinks)
     }
@@ -65,10 +85,21 @@ impl Action {
             Action::CreateAutobuyer { .. } => "create_autobuyer",
             Action::SetAutobuyer { running: true, .. } => "start_autobuyer",
             Action::SetAutobuyer { running: false, .. } => "stop_autobuyer",
+            Action::SettleStop { .. } => "settle_stop",
             Action::Settle { .. } => "settle",
             Action::BuyRound { .. } => "buy_round",
             Action::SyncLinks => "sync_links",
         }
+    }
+
+    /// Whether it commits more money (creations, starts, rounds): what a cap can refuse.
+    pub fn is_acquisition(&self) -> bool {
+        matches!(
+            self,
+            Action::CreateAutobuyer { .. }
+                | Action::SetAutobuyer { running: true, .. }
+                | Action::BuyRound { .. }
+        )
     }
 
     pub fn describe(&self) -> String {
@@ -91,7 +122,7 @@ impl Action {
                 if *running {
                     "start it"
                 } else {
-                    "leave it stopped"
+                    "stop it (its budget counts until the stop is settled)"
                 }
             ),
             Action::SetAutobuyer {
@@ -99,12 +130,18 @@ impl Action {
                 id,
                 running,
                 why,
-            } => {
-                format!(
-                    "{} autobuyer {name} (id {id}): {why}",
-                    if *running { "start" } else { "stop" }
-                )
-            }
+                reserve,
+            } => match running {
+                true => {
+                    format!("start autobuyer {name} (id {id}, adds {reserve} RUB/month): {why}")
+                }
+                false => format!("stop autobuyer {name} (id {id}): {why}"),
+            },
+            Action::SettleStop { name, releases, .. } => format!(
+                "settle the stop of autobuyer {name} once the link list had the settle grace to show its \
+                 last links (waited for when a creation or start below needs the money, else at a later \
+                 pass): releases {releases} RUB/month, the rent of its links stays counted"
+            ),
             Action::Settle {
                 intent_id,
                 kind,
@@ -122,12 +159,16 @@ impl Action {
     }
 }
 
-/// The money view of a campaign: what it is committed to now and at worst after the next round.
+/// The money view of a campaign: what it is committed to now and at worst after the pass.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MoneyView {
     pub cap: Money,
     pub committed: Money,
     pub uncertain: Money,
+    /// Released by the pass's settled stops, before anything is acquired.
+    pub releases: Money,
+    /// Committed by the autobuyers the pass creates or starts.
+    pub acquisitions: Money,
     pub worst_after_round: Money,
     pub headroom: Money,
     pub headroom_after_round: Money,
@@ -141,8 +182,11 @@ pub struct MoneyView {
 pub struct CampaignPlan {
     pub campaign: String,
     pub actions: Vec<Action>,
-    /// Things that cannot or will not be applied, said plainly.
+    /// Things that cannot or will not be applied, said plainly (`!` lines).
     pub notices: Vec<String>,
+    /// What the file asks that this pass will not do (a cap, a missing release): each also
+    /// a notice. A pass with any is `blocked`, never `converged`.
+    pub unapplied: Vec<String>,
     /// Why spending is stopped, when it is (credentials rejected, waiting for an operator, paused).
     pub spending_stopped: Option<String>,
     pub money: MoneyView,
@@ -151,6 +195,11 @@ pub struct CampaignPlan {
 impl CampaignPlan {
     pub fn has_changes(&self) -> bool {
         self.actions.iter().any(Action::is_change)
+    }
+
+    fn not_applied(&mut self, why: String) {
+        self.notices.push(why.clone());
+        self.unapplied.push(why);
     }
 }
 
@@ -169,6 +218,37 @@ pub fn round_limits(c: &Campaign, r: &Recorded) -> Option<RoundLimits> {
     })
 }
 
+/// The money a pass moves, in the order it moves it: releases first, then acquisitions
+/// while they fit.
+#[derive(Debug, Clone, Copy)]
+struct Tally {
+    cap: Money,
+    committed: Money,
+    releases: Money,
+    acquisitions: Money,
+}
+
+impl Tally {
+    fn after(&self) -> Money {
+        self.committed
+            .checked_add(self.acquisitions)
+            .unwrap_or(Money::MAX)
+            .checked_sub(self.releases)
+            .unwrap_or(Money::ZERO)
+            .max(Money::ZERO)
+    }
+
+    /// Counts `need` if it fits under the cap after what is already counted.
+    fn take(&mut self, need: Money) -> Result<(), Money> {
+        let left = Money::saturating_headroom(self.cap, self.after());
+        if need > left {
+            return Err(left);
+        }
+        self.acquisitions = self.acquisitions.checked_add(need).unwrap_or(Money::MAX);
+        Ok(())
+    }
+}
+
 /// Plans one campaign that has a valid file. The caps are the file's, which may be newer
 /// than what the journal last recorded.
 pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPlan {
@@ -177,14 +257,79 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     r.budget.daily_cap = c.budget.daily_links;
     r.budget.total_cap = c.budget.total_links;
     let r = &r;
-    let mut p = CampaignPlan {
-        campaign: c.name.clone(),
+    let mut p = new_plan(&c.name, r, r.spending_stopped(c.paused));
+    settle_actions(r, &mut p);
+    free_creations(c, r, &mut p);
+    let wanted = desired_states(c);
+    let mut t = releases(r, &wanted, &mut p);
+    over_cap_notice(&t, &mut p);
+    acquisitions(c, r, &mut t, &mut p);
+    if buy_round && p.spending_stopped.is_none() && !c.paused {
+        buy_action(c, r, &mut t, &mut p);
+    }
+    p.money = money_view(r, &t, Money::ZERO);
+    if let Some(Action::BuyRound { worst_case, .. }) = p
+        .actions
+        .iter()
+        .find(|a| matches!(a, Action::BuyRound { .. }))
+    {
+        p.money = money_view(r, &t, *worst_case);
+    }
+    p.actions.push(Action::SyncLinks);
+    p
+}
+
+/// Plans a campaign whose file is gone: nothing is destroyed, but no money keeps flowing —
+/// its running autobuyers are stopped (and their stops settled), and nothing new is bought.
+pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
+    let mut p = new_plan(name, r, Some("campaign file removed".into()));
+    p.notices.push(
+        "campaign file removed: nothing new is bought; held links stay (the API has no delete)"
+            .into(),
+    );
+    settle_actions(r, &mut p);
+    let t = releases(r, &BTreeMap::new(), &mut p);
+    p.money = money_view(r, &t, Money::ZERO);
+    if r.ids.project.is_some() {
+        p.actions.push(Action::SyncLinks);
+    }
+    p
+}
+
+fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> CampaignPlan {
+    let t = tally(r);
+    CampaignPlan {
+        campaign: name.to_string(),
         actions: Vec::new(),
         notices: Vec::new(),
-        spending_stopped: r.spending_stopped(c.paused),
-        money: money_view(r, Money::ZERO, Money::ZERO),
-    };
-    settle_actions(r, &mut p);
+        unapplied: Vec::new(),
+        spending_stopped,
+        money: money_view(r, &t, Money::ZERO),
+    }
+}
+
+fn tally(r: &Recorded) -> Tally {
+    Tally {
+        cap: r.budget.cap,
+        committed: r.budget.committed,
+        releases: Money::ZERO,
+        acquisitions: Money::ZERO,
+    }
+}
+
+fn settle_actions(r: &Recorded, p: &mut CampaignPlan) {
+    for i in &r.uncertain {
+        let how = super::policy::policy(i.kind).to_string();
+        p.actions.push(Action::Settle {
+            intent_id: i.id.0,
+            kind: i.kind.as_str().to_string(),
+            how,
+        });
+    }
+}
+
+/// Project, promoted URLs and texts, filters: free, so they never wait for money.
+fn free_creations(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
     if r.ids.project.is_none() {
         p.actions.push(Action::CreateProject {
             domain: c.domain.clone(),
@@ -201,85 +346,174 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
             });
         }
     }
-    autobuyer_actions(c, r, &mut p);
-    // Autobuyers created or started by this pass commit their budgets before the round runs.
-    let pending = pending_autobuyer_money(&p, r);
-    let mut after = r.clone();
-    after.budget.committed = r
-        .budget
-        .committed
-        .checked_add(pending)
-        .unwrap_or(Money::MAX);
-    p.money = money_view(r, pending, Money::ZERO);
-    if buy_round && p.spending_stopped.is_none() {
-        buy_action(c, &after, &mut p, r, pending);
-    }
-    p.actions.push(Action::SyncLinks);
-    p
 }
 
-/// Money that autobuyers created or started by the planned actions will commit.
-fn pending_autobuyer_money(p: &CampaignPlan, r: &Recorded) -> Money {
-    let each = |a: &Action| match a {
-        Action::CreateAutobuyer {
-            monthly_budget,
-            running: true,
-            ..
-        } => *monthly_budget,
-        Action::SetAutobuyer {
-            name,
-            running: true,
-            ..
-        } => r
-            .ids
-            .autobuyers
+/// Each autobuyer of the file, by name: whether it is wanted running, and why not.
+fn desired_states(c: &Campaign) -> BTreeMap<String, (bool, &'static str)> {
+    c.autobuyers
+        .iter()
+        .map(|ab| {
+            let running = ab.state == AutobuyerState::Running && !c.paused;
+            let why = if c.paused && ab.state == AutobuyerState::Running {
+                "the campaign is paused"
+            } else {
+                "desired state in the file"
+            };
+            (ab.name.clone(), (running, why))
+        })
+        .collect()
+}
+
+/// Stops of every recorded autobuyer not wanted running (removed from the file included)
+/// whose stop is not confirmed, then the settlement of every stop: releases come first.
+fn releases(
+    r: &Recorded,
+    wanted: &BTreeMap<String, (bool, &'static str)>,
+    p: &mut CampaignPlan,
+) -> Tally {
+    let mut t = tally(r);
+    for (name, rec) in &r.ids.autobuyers {
+        let (running, why) = wanted
             .get(name)
-            .filter(|x| !x.running)
-            .map(|x| x.monthly_budget)
-            .unwrap_or_default(),
-        _ => Money::ZERO,
-    };
-    p.actions.iter().map(each).fold(Money::ZERO, |acc, m| {
-        acc.checked_add(m).unwrap_or(Money::MAX)
-    })
-}
-
-/// Plans a campaign whose file is gone: nothing is destroyed, but no money keeps flowing —
-/// its running autobuyers are stopped, and nothing new is bought.
-pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
-    let mut p = CampaignPlan {
-        campaign: name.to_string(),
-        actions: Vec::new(),
-        notices: vec![
-            "campaign file removed: nothing new is bought; held links stay (the API has no delete)"
-                .into(),
-        ],
-        spending_stopped: Some("campaign file removed".into()),
-        money: money_view(r, Money::ZERO, Money::ZERO),
-    };
-    settle_actions(r, &mut p);
-    for (ab, rec) in &r.ids.autobuyers {
-        if rec.running {
-            let why = "its campaign file was removed".to_string();
+            .copied()
+            .unwrap_or((false, "removed from the campaign file"));
+        if running {
+            continue;
+        }
+        if rec.switch_state != SwitchState::Stopped {
             p.actions.push(Action::SetAutobuyer {
-                name: ab.clone(),
+                name: name.clone(),
                 id: rec.id,
                 running: false,
-                why,
+                why: why.into(),
+                reserve: Money::ZERO,
+            });
+        }
+        if rec.running {
+            let releases = rec
+                .reserved
+                .checked_sub(attributed_rent(r, name))
+                .unwrap_or(Money::ZERO)
+                .max(Money::ZERO);
+            t.releases = t.releases.checked_add(releases).unwrap_or(Money::MAX);
+            p.actions.push(Action::SettleStop {
+                name: name.clone(),
+                id: rec.id,
+                releases,
             });
         }
     }
-    p
+    t
 }
 
-fn settle_actions(r: &Recorded, p: &mut CampaignPlan) {
-    for i in &r.uncertain {
-        let how = super::settle::policy(i.kind).to_string();
-        p.actions.push(Action::Settle {
-            intent_id: i.id.0,
-            kind: i.kind.as_str().to_string(),
-            how,
-        });
+/// The rent of the links the list showed for an autobuyer that have not left.
+pub fn attributed_rent(r: &Recorded, name: &str) -> Money {
+    r.foreign
+        .iter()
+        .filter(|f| f.released.is_none() && f.autobuyer.as_deref() == Some(name))
+        .filter_map(|f| f.price)
+        .fold(Money::ZERO, |acc, m| {
+            acc.checked_add(m).unwrap_or(Money::MAX)
+        })
+}
+
+fn over_cap_notice(t: &Tally, p: &mut CampaignPlan) {
+    if t.after() > t.cap {
+        p.notices.push(format!(
+            "committed {} RUB is above the cap of {} RUB even after this pass's releases: nothing new is \
+             created, started or bought until links leave or the cap is raised",
+            t.after(),
+            t.cap
+        ));
+    }
+}
+
+/// Creations and starts, in file order, each only if it fits what is left after the
+/// releases; what does not fit is said and not counted (`!`).
+fn acquisitions(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
+    let spending_ok = p.spending_stopped.is_none();
+    for ab in &c.autobuyers {
+        let desired_running = ab.state == AutobuyerState::Running && !c.paused;
+        match r.ids.autobuyers.get(&ab.name) {
+            None => create_autobuyer(ab, desired_running, spending_ok, t, p),
+            Some(rec) => {
+                if rec.spec_fingerprint != super::autobuyer_fingerprint(c, ab) {
+                    p.notices.push(format!(
+                        "autobuyer {} changed in the file, but the marketplace has no update call: the existing one \
+                         (id {}) keeps its old settings; to replace it, give the new spec a new name (the old one is then stopped)",
+                        ab.name, rec.id
+                    ));
+                }
+                if desired_running && spending_ok && rec.switch_state != SwitchState::Running {
+                    start_autobuyer(&ab.name, rec, t, p);
+                }
+            }
+        }
+    }
+}
+
+fn create_autobuyer(
+    ab: &crate::campaign::Autobuyer,
+    running: bool,
+    spending_ok: bool,
+    t: &mut Tally,
+    p: &mut CampaignPlan,
+) {
+    if !spending_ok && running {
+        p.notices.push(format!(
+            "autobuyer {} is not created while spending is stopped",
+            ab.name
+        ));
+        return;
+    }
+    let budget = super::autobuyer_budget(ab);
+    match t.take(budget) {
+        Ok(()) => {
+            p.actions.push(Action::CreateAutobuyer {
+                name: ab.name.clone(),
+                monthly_budget: budget,
+                running,
+            });
+            if !running {
+                // It may have started at its creation; its stop is settled like any other.
+                t.releases = t.releases.checked_add(budget).unwrap_or(Money::MAX);
+                p.actions.push(Action::SettleStop {
+                    name: ab.name.clone(),
+                    id: 0,
+                    releases: budget,
+                });
+            }
+        }
+        Err(left) => p.not_applied(format!(
+            "autobuyer {} is not created: its budget of {budget} RUB must fit under the cap while it is \
+             created, and {left} RUB are left after this pass's releases",
+            ab.name
+        )),
+    }
+}
+
+fn start_autobuyer(name: &str, rec: &AutobuyerRecord, t: &mut Tally, p: &mut CampaignPlan) {
+    let reserve = if rec.running {
+        Money::ZERO
+    } else {
+        rec.monthly_budget
+            .checked_sub(rec.reserved)
+            .unwrap_or(Money::ZERO)
+            .max(Money::ZERO)
+    };
+    match t.take(reserve) {
+        Ok(()) => p.actions.push(Action::SetAutobuyer {
+            name: name.to_string(),
+            id: rec.id,
+            running: true,
+            why: "desired state in the file".into(),
+            reserve,
+        }),
+        Err(left) => p.not_applied(format!(
+            "autobuyer {name} (id {}) is not started: it adds {reserve} RUB/month and {left} RUB are left \
+             after this pass's releases",
+            rec.id
+        )),
     }
 }
 
@@ -301,77 +535,13 @@ fn missing_texts(c: &Campaign, r: &Recorded) -> Vec<UrlTexts> {
         .collect()
 }
 
-fn autobuyer_actions(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
-    let spending_ok = p.spending_stopped.is_none();
-    let mut wanted = BTreeSet::new();
-    for ab in &c.autobuyers {
-        wanted.insert(ab.name.clone());
-        let desired_running = ab.state == AutobuyerState::Running && !c.paused;
-        let fp = super::autobuyer_fingerprint(c, ab);
-        match r.ids.autobuyers.get(&ab.name) {
-            None if spending_ok || !desired_running => p.actions.push(Action::CreateAutobuyer {
-                name: ab.name.clone(),
-                monthly_budget: super::autobuyer_budget(ab),
-                running: desired_running,
-            }),
-            None => p.notices.push(format!(
-                "autobuyer {} is not created while spending is stopped",
-                ab.name
-            )),
-            Some(rec) => {
-                if rec.spec_fingerprint != fp {
-                    p.notices.push(format!(
-                        "autobuyer {} changed in the file, but the marketplace has no update call: the existing one \
-                         (id {}) keeps its old settings; to replace it, give the new spec a new name (the old one is then stopped)",
-                        ab.name, rec.id
-                    ));
-                }
-                let confirmed = r.confirmed_running.get(&rec.id) == Some(&desired_running);
-                if (rec.running != desired_running || !confirmed)
-                    && (spending_ok || !desired_running)
-                {
-                    let why = if c.paused && !desired_running {
-                        "the campaign is paused"
-                    } else {
-                        "desired state in the file"
-                    };
-                    p.actions.push(Action::SetAutobuyer {
-                        name: ab.name.clone(),
-                        id: rec.id,
-                        running: desired_running,
-                        why: why.into(),
-                    });
-                }
-            }
-        }
-    }
-    for (name, rec) in &r.ids.autobuyers {
-        if !wanted.contains(name) && rec.running {
-            let why = "removed from the campaign file".to_string();
-            p.actions.push(Action::SetAutobuyer {
-                name: name.clone(),
-                id: rec.id,
-                running: false,
-                why,
-            });
-        }
-    }
-}
-
-/// `after` is the journal as it will be once the planned autobuyers committed their budgets.
-fn buy_action(
-    c: &Campaign,
-    after: &Recorded,
-    p: &mut CampaignPlan,
-    now: &Recorded,
-    pending: Money,
-) {
-    let Some(limits) = round_limits(c, after) else {
+/// The round, within what is left once the pass's releases and acquisitions are counted.
+fn buy_action(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
+    let mut after = r.clone();
+    after.budget.committed = t.after();
+    let Some(limits) = round_limits(c, &after) else {
         return;
     };
-    if c.paused {
-        return;
-    }
     let max_links = limits.max_links();
     let worst = limits.worst_case();
     if max_links == 0 || worst == Money::ZERO {
@@ -379,7 +549,6 @@ fn buy_action(
             .push("the next buy round can buy nothing: a link or money limit is reached".into());
         return;
     }
-    p.money = money_view(now, pending, worst);
     p.actions.push(Action::BuyRound {
         max_links,
         max_price: limits.max_price,
@@ -387,22 +556,20 @@ fn buy_action(
     });
 }
 
-/// The money now, and at worst once `pending` autobuyer budgets and a round of at most
-/// `round_worst` are committed.
-fn money_view(r: &Recorded, pending: Money, round_worst: Money) -> MoneyView {
+/// The money now, and at worst once the pass's releases, acquisitions and a round of at
+/// most `round_worst` are counted.
+fn money_view(r: &Recorded, t: &Tally, round_worst: Money) -> MoneyView {
     let b = &r.budget;
-    let worst = b
-        .committed
-        .checked_add(pending)
-        .and_then(|m| m.checked_add(round_worst))
-        .unwrap_or(Money::MAX);
+    let worst = t.after().checked_add(round_worst).unwrap_or(Money::MAX);
     MoneyView {
-        cap: b.cap,
+        cap: t.cap,
         committed: b.committed,
         uncertain: b.uncertain,
+        releases: t.releases,
+        acquisitions: t.acquisitions,
         worst_after_round: worst,
-        headroom: Money::saturating_headroom(b.cap, b.committed),
-        headroom_after_round: Money::saturating_headroom(b.cap, worst),
+        headroom: Money::saturating_headroom(t.cap, b.committed),
+        headroom_after_round: Money::saturating_headroom(t.cap, worst),
         links_total: b.links_total,
         total_links_cap: b.total_cap,
         links_today: b.links_today,

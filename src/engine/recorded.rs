@@ -1,13 +1,13 @@
 //! What the journal says about one campaign, read in one go: remote ids, budget, purchases,
-//! uncertain intents, halts and rounds. The planner reads only this.
+//! uncertain intents, links held and seen, halts and rounds. The planner reads only this.
 
 use std::collections::{BTreeMap, HashSet};
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 
 use crate::store::{
-    BudgetSnapshot, IntentFilter, IntentKind, IntentRow, IntentState, RemoteIds, RoundRow, Store,
-    StoreError,
+    BudgetSnapshot, ForeignLink, Halt, HeldLink, IntentFilter, IntentKind, IntentRow, IntentState,
+    RemoteIds, RoundRow, Store, StoreError,
 };
 
 #[derive(Debug, Clone)]
@@ -18,14 +18,20 @@ pub struct Recorded {
     pub purchases: Vec<IntentRow>,
     pub uncertain: Vec<IntentRow>,
     /// Halts that apply to this campaign: the global one (credentials) and its own.
-    pub halts: Vec<(String, String, DateTime<Utc>)>,
+    pub halts: Vec<Halt>,
     pub last_round: Option<RoundRow>,
     pub last_success: Option<RoundRow>,
     /// Number of start/stop intents per autobuyer id: the generation of its next transition.
     pub autobuyer_generations: BTreeMap<i64, usize>,
-    /// The state each autobuyer was last confirmed in by a start/stop call that succeeded.
-    /// Absent right after creation: its state on the marketplace is then not known.
-    pub confirmed_running: BTreeMap<i64, bool>,
+    /// Failed purchases that were once uncertain: their pages are never bought again
+    /// automatically, and a list that shows them adopts them.
+    pub blocked: Vec<IntentRow>,
+    /// Links our purchases bought, released ones included.
+    pub held: Vec<HeldLink>,
+    /// Links the list showed that no purchase of ours bought, released ones included.
+    pub foreign: Vec<ForeignLink>,
+    /// The URL ids each autobuyer's spec covers, by autobuyer name (from its creation).
+    pub autobuyer_urls: BTreeMap<String, Vec<i64>>,
 }
 
 impl Recorded {
@@ -65,7 +71,7 @@ impl Recorded {
             .halts()
             .await?
             .into_iter()
-            .filter(|(scope, _, _)| scope == "global" || scope == campaign)
+            .filter(|h| h.scope.covers(campaign))
             .collect();
         Ok(Recorded {
             ids,
@@ -81,7 +87,10 @@ impl Recorded {
                 .cloned()
                 .collect(),
             autobuyer_generations: generations(&switches),
-            confirmed_running: confirmed(&switches),
+            autobuyer_urls: autobuyer_urls(&all),
+            blocked: store.blocked_purchases(campaign).await?,
+            held: store.held_links(campaign).await?,
+            foreign: store.foreign_links(campaign).await?,
             halts,
             last_round: store.last_round(campaign).await?,
             last_success: store.last_successful_round(campaign).await?,
@@ -111,7 +120,7 @@ impl Recorded {
             .halts()
             .await?
             .into_iter()
-            .filter(|(scope, _, _)| scope == "global")
+            .filter(Halt::is_global)
             .collect();
         let zero = crate::money::Money::ZERO;
         Ok(Recorded {
@@ -133,31 +142,45 @@ impl Recorded {
             last_round: None,
             last_success: None,
             autobuyer_generations: BTreeMap::new(),
-            confirmed_running: BTreeMap::new(),
+            blocked: Vec::new(),
+            held: Vec::new(),
+            foreign: Vec::new(),
+            autobuyer_urls: BTreeMap::new(),
         })
     }
 
     /// Why this campaign may not spend now, if it may not.
     pub fn spending_stopped(&self, paused: bool) -> Option<String> {
-        if let Some((_, reason, _)) = self.halts.iter().find(|(s, _, _)| s == "global") {
-            return Some(format!("all spending stopped: {reason}"));
+        if let Some(h) = self.halts.iter().find(|h| h.is_global()) {
+            return Some(format!("all spending stopped: {}", h.reason));
         }
-        if let Some((_, reason, _)) = self.halts.first() {
-            return Some(format!("waiting for an operator: {reason}"));
+        if let Some(h) = self.halts.first() {
+            return Some(format!("waiting for an operator: {}", h.reason));
         }
         paused.then(|| "campaign is paused".to_string())
     }
 
-    /// `(url, page_id)` pairs bought, reserved or uncertain: never bought again for that URL.
+    /// `(url, page_id)` pairs a buy round must never buy: bought, reserved or uncertain by
+    /// our purchases, once uncertain (blocked), or held by the project through anyone else
+    /// (an autobuyer, a purchase outside linkrunner) as the link list showed.
     pub fn taken_pages(&self) -> HashSet<(String, i64)> {
-        self.purchases
-            .iter()
-            .filter_map(|i| {
-                let url = i.request.get("url")?.as_str()?.to_string();
-                let page = i.request.get("page_id")?.as_i64()?;
-                Some((url, page))
-            })
-            .collect()
+        let ours = self.purchases.iter().chain(&self.blocked).filter_map(|i| {
+            let url = i.request.get("url")?.as_str()?.to_string();
+            let page = i.request.get("page_id")?.as_i64()?;
+            Some((url, page))
+        });
+        let url_of: BTreeMap<i64, &String> = self.ids.urls.iter().map(|(u, id)| (*id, u)).collect();
+        let theirs = self.foreign.iter().filter_map(|f| {
+            let url = url_of.get(&f.url_id?)?;
+            Some(((*url).clone(), f.page_id?))
+        });
+        ours.chain(theirs).collect()
+    }
+
+    /// Whether the campaign has ever had an autobuyer: its links may appear in the list at
+    /// any time, so a buy round reads the list before it chooses.
+    pub fn has_autobuyers(&self) -> bool {
+        !self.ids.autobuyers.is_empty()
     }
 
     /// How many links each (url, text) already has, so rounds vary the anchors.
@@ -199,23 +222,23 @@ fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
     m
 }
 
-fn confirmed(all: &[IntentRow]) -> BTreeMap<i64, bool> {
-    let mut latest: BTreeMap<i64, (i64, bool)> = BTreeMap::new();
-    let done = all.iter().filter(|i| i.state == IntentState::Succeeded);
-    for i in done.filter(|i| {
-        matches!(
-            i.kind,
-            IntentKind::StartAutobuyer | IntentKind::StopAutobuyer
-        )
-    }) {
-        let Some(id) = i.request.get("autobuyer_id").and_then(|v| v.as_i64()) else {
+/// The URL ids each created autobuyer covers, from its creation intent's recorded spec.
+fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
+    let created = all
+        .iter()
+        .filter(|i| i.kind == IntentKind::CreateAutobuyer && i.state == IntentState::Succeeded);
+    let mut m = BTreeMap::new();
+    for i in created {
+        let Some(name) = i.request.get("name").and_then(|v| v.as_str()) else {
             continue;
         };
-        let running = i.kind == IntentKind::StartAutobuyer;
-        let e = latest.entry(id).or_insert((i.id.0, running));
-        if i.id.0 >= e.0 {
-            *e = (i.id.0, running);
-        }
+        let urls = i
+            .request
+            .pointer("/spec/urls")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|u| u.get("url_id")?.as_i64()).collect())
+            .unwrap_or_default();
+        m.insert(name.to_string(), urls);
     }
-    latest.into_iter().map(|(k, (_, v))| (k, v)).collect()
+    m
 }

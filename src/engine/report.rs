@@ -10,8 +10,8 @@ use crate::money::Money;
 use crate::store::{IntentKind, Store, StoreError};
 
 use super::plan::CampaignPlan;
+use super::policy::policy;
 use super::recorded::Recorded;
-use super::settle;
 
 /// Everything an operator needs to know about one campaign.
 #[derive(Debug, Clone, Serialize)]
@@ -22,7 +22,15 @@ pub struct CampaignStatus {
     pub texts: usize,
     pub filters: Vec<(String, i64)>,
     pub autobuyers: Vec<AutobuyerStatus>,
+    /// Links our purchases bought that still count.
     pub links_held: usize,
+    /// Links the list showed that no purchase of ours bought (autobuyers', or bought outside
+    /// linkrunner) that still count.
+    pub other_links: usize,
+    /// Links released because they left the project.
+    pub links_released: usize,
+    /// Pages whose purchase was once uncertain: never bought again without an operator.
+    pub blocked_pages: usize,
     pub monthly_commitment: Money,
     pub monthly_cap: Money,
     pub uncertain_money: Money,
@@ -40,8 +48,13 @@ pub struct CampaignStatus {
 pub struct AutobuyerStatus {
     pub name: String,
     pub id: i64,
+    /// Counts as running for money (true until a confirmed stop is settled).
     pub running: bool,
+    /// What the marketplace last confirmed: `running`, `stopped` or `unknown`.
+    pub state: String,
     pub monthly_budget: Money,
+    /// What it adds to the commitment now.
+    pub counted: Money,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -66,11 +79,13 @@ pub async fn campaign_status(
     now: DateTime<Utc>,
 ) -> Result<CampaignStatus, StoreError> {
     let r = Recorded::load(store, name, now.date_naive()).await?;
-    let held = store.held_links(name).await?;
-    Ok(status_from(name, &r, held.len()))
+    Ok(status_from(name, &r))
 }
 
-fn status_from(name: &str, r: &Recorded, links_held: usize) -> CampaignStatus {
+fn status_from(name: &str, r: &Recorded) -> CampaignStatus {
+    let counted_foreign = r.foreign.iter().filter(|f| f.released.is_none()).count();
+    let released = r.held.iter().filter(|h| h.released.is_some()).count()
+        + r.foreign.iter().filter(|f| f.released.is_some()).count();
     CampaignStatus {
         campaign: name.to_string(),
         project_id: r.ids.project.as_ref().map(|p| p.project_id),
@@ -85,10 +100,15 @@ fn status_from(name: &str, r: &Recorded, links_held: usize) -> CampaignStatus {
                 name: n.clone(),
                 id: a.id,
                 running: a.running,
+                state: a.switch_state.as_str().to_string(),
                 monthly_budget: a.monthly_budget,
+                counted: a.reserved,
             })
             .collect(),
-        links_held,
+        links_held: r.held.iter().filter(|h| h.released.is_none()).count(),
+        other_links: counted_foreign,
+        links_released: released,
+        blocked_pages: r.blocked.len(),
         monthly_commitment: r.budget.committed,
         monthly_cap: r.budget.cap,
         uncertain_money: r.budget.uncertain,
@@ -114,9 +134,15 @@ fn uncertain_status(i: &crate::store::IntentRow) -> UncertainStatus {
              or `linkrunner resolve {} --not-created --reason TEXT`",
             i.id, i.id
         ),
+        IntentKind::Purchase => format!(
+            "settled by itself when the link list shows the link, or proves it absent after the settle grace; \
+             else check the project's links in the marketplace, then `linkrunner resolve {} --created LINK_ID --reason TEXT` \
+             or `linkrunner resolve {} --not-created [--allow-rebuy] --reason TEXT`",
+            i.id, i.id
+        ),
         k => format!(
             "settled automatically at the next pass ({}); or `linkrunner resolve {}`",
-            settle::policy(k),
+            policy(k),
             i.id
         ),
     };
@@ -146,14 +172,23 @@ pub fn render_status(s: &CampaignStatus) -> String {
         s.filters.len()
     );
     for a in &s.autobuyers {
-        let state = if a.running { "running" } else { "stopped" };
+        let money = if a.running {
+            "counts as running"
+        } else {
+            "its stop is settled"
+        };
         let _ = writeln!(
             o,
-            "  autobuyer {} (id {}): {state}, monthly budget {} RUB",
-            a.name, a.id, a.monthly_budget
+            "  autobuyer {} (id {}): {} on the marketplace, {money}: monthly budget {} RUB, counted {} RUB",
+            a.name, a.id, a.state, a.monthly_budget, a.counted
         );
     }
-    let _ = writeln!(o, "  links held: {}", s.links_held);
+    let _ = writeln!(
+        o,
+        "  links held: {} bought by us, {} by others (autobuyers, outside linkrunner); {} released after leaving; \
+         {} page(s) blocked from being bought again",
+        s.links_held, s.other_links, s.links_released, s.blocked_pages
+    );
     let _ = writeln!(
         o,
         "  monthly commitment: {} of {} RUB (uncertain: {} RUB); links today {}/{}, total {}/{}",
@@ -188,6 +223,9 @@ pub fn render_status(s: &CampaignStatus) -> String {
             u.since.to_rfc3339(),
             u.what_to_do
         );
+        if let Some(why) = &u.error {
+            let _ = writeln!(o, "    why: {why}");
+        }
     }
     o
 }
@@ -217,18 +255,4 @@ pub fn render_plan(p: &CampaignPlan) -> String {
         m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap
     );
     o
-}
-
-/// JSON text capped at 4 KiB, for answers kept in the journal.
-pub fn short_json(v: &serde_json::Value) -> String {
-    let mut s = v.to_string();
-    if s.len() > 4096 {
-        let mut cut = 4096;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-        s.push('…');
-    }
-    s
 }

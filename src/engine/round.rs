@@ -9,10 +9,12 @@ use serde_json::json;
 
 use crate::campaign::Campaign;
 use crate::market::{Donor, Market, PageTarget, PurchaseOrder, SearchParams, SearchPoll};
-use crate::store::{Effect, IntentKind, LeaseToken, NewIntent, Reservation, SearchState};
+use crate::store::{Effect, IntentKind, NewIntent, Reservation, SearchState};
 
 use super::choose::{Pick, TextSlot, UrlSlot, choose};
-use super::journal::{Effects, EngineError, Journaled};
+use super::error::EngineError;
+use super::journal::{Effects, Journaled};
+use super::lease::HeldLease;
 use super::recorded::Recorded;
 use super::{Engine, keys, plan};
 
@@ -28,7 +30,7 @@ pub struct RoundResult {
 impl<M: Market> Engine<M> {
     pub async fn buy_round(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         c: &Campaign,
         r: &Recorded,
     ) -> Result<RoundResult, EngineError> {
@@ -101,14 +103,18 @@ impl<M: Market> Engine<M> {
                         .await?;
                     return Ok(Some(donors));
                 }
-                SearchPoll::Pending if self.clock.now() >= row.deadline => {
-                    tracing::warn!(campaign = %c.name, url_id, polls, "search still pending at its deadline; giving up on it");
+                SearchPoll::Pending | SearchPoll::NotFound { .. }
+                    if self.clock.now() >= row.deadline =>
+                {
+                    let why = expiry_reason(&answer);
+                    tracing::warn!(campaign = %c.name, url_id, polls, why, "search not ready at its deadline; giving up on it");
                     self.store
                         .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
                         .await?;
                     return Ok(None);
                 }
-                SearchPoll::Pending => {
+                // "Not found" while the job is younger than its deadline: not ready yet.
+                SearchPoll::Pending | SearchPoll::NotFound { .. } => {
                     self.store
                         .note_poll(row.id, polls, self.clock.now())
                         .await?;
@@ -118,8 +124,9 @@ impl<M: Market> Engine<M> {
         }
     }
 
-    /// A poll that failed. A job the marketplace rejects (unknown handle, unreadable answer)
-    /// or one past its deadline is given up, so the next round starts a new search instead of
+    /// A poll that failed. A job the marketplace rejects (unreadable answer, refused
+    /// `metaData`; a 404 or "not found" is `SearchPoll::NotFound`, not an error) or one
+    /// past its deadline is given up, so the next round starts a new search instead of
     /// polling a dead job forever; other errors leave it open for the next round.
     async fn search_failed(
         &self,
@@ -158,7 +165,7 @@ impl<M: Market> Engine<M> {
     /// (another process reserved meanwhile, or took a page), it falls back to one link per call.
     async fn buy_group(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         c: &Campaign,
         project: i64,
         group: Vec<Pick>,
@@ -183,18 +190,19 @@ impl<M: Market> Engine<M> {
     /// One purchase call. `None` when the batch was refused before sending (cap or taken page).
     async fn buy_batch(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         c: &Campaign,
         project: i64,
         picks: &[Pick],
     ) -> Result<Option<Journaled<Vec<i64>>>, EngineError> {
+        let call = keys::purchase(&c.name, &picks[0].url, picks[0].donor.page_id);
         let Some(buy) = c.buy.as_ref() else {
             return Ok(None);
         };
         let today = self.clock.now().date_naive();
         let intents: Vec<NewIntent> = picks
             .iter()
-            .map(|p| purchase_intent(c, project, buy.link_type_id, p, today))
+            .map(|p| purchase_intent(c, (project, &call), buy.link_type_id, p, today))
             .collect();
         let order = PurchaseOrder {
             link_type_id: buy.link_type_id,
@@ -242,6 +250,16 @@ impl<M: Market> Engine<M> {
     }
 }
 
+/// Why a search was given up at its deadline, in the words an operator reads in the log.
+fn expiry_reason(last: &SearchPoll) -> String {
+    match last {
+        SearchPoll::NotFound { message } => {
+            format!("the marketplace kept answering 'not found' for this job ({message})")
+        }
+        _ => "still pending".to_string(),
+    }
+}
+
 fn tally(j: Journaled<Vec<i64>>, n: u32, res: &mut RoundResult) {
     match j {
         Journaled::Done(_) | Journaled::Unreadable(_) => res.bought += n,
@@ -260,9 +278,11 @@ fn purchased(p: &Pick, link: Option<i64>) -> Effect {
     }
 }
 
+/// One purchase of a call to buy `p`: `call` names the call (the natural key of its first
+/// purchase), so that the link list can tell purchases of one call from later ones.
 fn purchase_intent(
     c: &Campaign,
-    project: i64,
+    (project, call): (i64, &str),
     link_type_id: i64,
     p: &Pick,
     day: chrono::NaiveDate,
@@ -270,6 +290,7 @@ fn purchase_intent(
     let request = json!({
         "project_id": project, "url": p.url, "url_id": p.url_id, "text": p.text, "text_id": p.text_id,
         "page_id": p.donor.page_id, "price": p.donor.price, "tech": p.donor.tech, "link_type_id": link_type_id,
+        "call": call,
     });
     NewIntent {
         campaign: c.name.clone(),
@@ -356,6 +377,18 @@ mod tests {
                 },
             },
         }
+    }
+
+    #[test]
+    fn a_search_given_up_says_whether_it_was_pending_or_not_found() {
+        assert_eq!(expiry_reason(&SearchPoll::Pending), "still pending");
+        let not_found = SearchPoll::NotFound {
+            message: "job not found or not finished".into(),
+        };
+        assert_eq!(
+            expiry_reason(&not_found),
+            "the marketplace kept answering 'not found' for this job (job not found or not finished)"
+        );
     }
 
     #[test]

@@ -6,9 +6,11 @@ use serde_json::json;
 use crate::campaign::{Autobuyer, Campaign, Filter};
 use crate::market::{AutobuyerSpec, AutobuyerUrl, FilterSpec, Market, UrlTexts};
 use crate::money::Money;
-use crate::store::{Effect, IntentKind, LeaseToken, NewIntent, Reservation};
+use crate::store::{Effect, IntentKind, NewIntent, Reservation};
 
-use super::journal::{Effects, EngineError};
+use super::error::EngineError;
+use super::journal::Effects;
+use super::lease::HeldLease;
 use super::recorded::Recorded;
 use super::{Engine, autobuyer_budget, autobuyer_fingerprint, keys};
 
@@ -32,12 +34,28 @@ fn project_id(r: &Recorded) -> Result<i64, EngineError> {
         .ok_or_else(|| EngineError::Blocked("the project is not created yet".into()))
 }
 
+/// One start or stop of an autobuyer, as [`Engine::set_autobuyer`] journals it.
+#[derive(Debug, Clone, Copy)]
+pub struct AutobuyerSwitch<'a> {
+    pub campaign: &'a str,
+    /// The autobuyer's name in the campaign file.
+    pub name: &'a str,
+    /// Its id on the marketplace.
+    pub id: i64,
+    /// Start it (`true`) or stop it.
+    pub running: bool,
+    /// What a start adds to the commitment: its budget, less what it already counts (the
+    /// rent of its links once a stop was settled; all of it while it counts as running).
+    pub reserve: Money,
+    /// Its monthly budget, recorded with the intent.
+    pub budget: Money,
+    /// Start/stop intents already recorded for it: part of the natural key, so each
+    /// transition is an effect of its own.
+    pub generation: usize,
+}
+
 impl<M: Market> Engine<M> {
-    pub async fn create_project(
-        &self,
-        lease: &LeaseToken,
-        c: &Campaign,
-    ) -> Result<(), EngineError> {
+    pub async fn create_project(&self, lease: &HeldLease, c: &Campaign) -> Result<(), EngineError> {
         let req = json!({ "domain": c.domain });
         let i = intent(
             &c.name,
@@ -62,7 +80,7 @@ impl<M: Market> Engine<M> {
 
     pub async fn add_texts(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         c: &Campaign,
         r: &Recorded,
         urls: &[UrlTexts],
@@ -88,7 +106,7 @@ impl<M: Market> Engine<M> {
 
     pub async fn create_filter(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         c: &Campaign,
         f: &Filter,
     ) -> Result<(), EngineError> {
@@ -115,7 +133,7 @@ impl<M: Market> Engine<M> {
     /// state. An uncertain creation is never retried: see `settle`.
     pub async fn create_autobuyer(
         &self,
-        lease: &LeaseToken,
+        lease: &HeldLease,
         c: &Campaign,
         r: &Recorded,
         ab: &Autobuyer,
@@ -163,24 +181,34 @@ impl<M: Market> Engine<M> {
         let Some(id) = done.await?.into_done(what)? else {
             return Ok(());
         };
-        self.set_autobuyer(lease, &c.name, &ab.name, id, running, true, budget, 0)
-            .await
+        let switch = AutobuyerSwitch {
+            campaign: &c.name,
+            name: &ab.name,
+            id,
+            running,
+            reserve: Money::ZERO,
+            budget,
+            generation: 0,
+        };
+        self.set_autobuyer(lease, switch).await
     }
 
-    /// Starts or stops an autobuyer. Starting a stopped one reserves its budget first;
-    /// stopping releases it once the stop is confirmed.
-    #[allow(clippy::too_many_arguments)]
+    /// Starts or stops an autobuyer. Starting a stopped one reserves what its budget adds
+    /// first; a confirmed stop keeps its budget counted until the stop is settled (`sync.rs`).
     pub async fn set_autobuyer(
         &self,
-        lease: &LeaseToken,
-        campaign: &str,
-        name: &str,
-        id: i64,
-        running: bool,
-        budget_counted: bool,
-        budget: Money,
-        generation: usize,
+        lease: &HeldLease,
+        switch: AutobuyerSwitch<'_>,
     ) -> Result<(), EngineError> {
+        let AutobuyerSwitch {
+            campaign,
+            name,
+            id,
+            running,
+            reserve,
+            budget,
+            generation,
+        } = switch;
         let kind = if running {
             IntentKind::StartAutobuyer
         } else {
@@ -193,9 +221,9 @@ impl<M: Market> Engine<M> {
             keys::set_autobuyer(campaign, id, running, generation),
             req,
         );
-        if running && !budget_counted {
+        if running && reserve > Money::ZERO {
             i.reserve = Some(Reservation {
-                amount: budget,
+                amount: reserve,
                 links: 0,
                 day: self.clock.now().date_naive(),
             });
@@ -221,22 +249,6 @@ impl<M: Market> Engine<M> {
                 "stop autobuyer"
             })?;
         Ok(())
-    }
-
-    /// Reads the project's link list into the journal (a read: nothing is journaled as an intent).
-    pub async fn sync_links(&self, c_name: &str, r: &Recorded) -> Result<usize, EngineError> {
-        let Some(project) = r.ids.project.as_ref() else {
-            return Ok(0);
-        };
-        let links = self
-            .market
-            .list_links(project.project_id)
-            .await
-            .map_err(|e| self.read_error(e))?;
-        self.store
-            .record_link_list(c_name, &links, self.clock.now())
-            .await?;
-        Ok(links.len())
     }
 
     /// Classifies a failed read: credentials rejected halts spending, the rest is a market error.

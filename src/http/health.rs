@@ -56,7 +56,7 @@ impl Health {
         };
         let credentials = if database.ready {
             match tokio::time::timeout(Duration::from_secs(2), store.halts()).await {
-                Ok(Ok(h)) if h.iter().any(|(s, _, _)| s == "global") => {
+                Ok(Ok(h)) if h.iter().any(|h| h.is_global()) => {
                     comp(false, "rejected by the marketplace; spending stopped")
                 }
                 Ok(Ok(_)) => comp(true, "not rejected"),

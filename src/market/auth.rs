@@ -8,7 +8,16 @@ use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 
 use super::redact::Redactor;
-use crate::config::AuthScheme;
+
+/// How the token goes into the `Authorization` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthScheme {
+    /// `Authorization: Bearer <token>`
+    #[default]
+    Bearer,
+    /// `Authorization: <token>`
+    Raw,
+}
 
 /// Why credentials were refused. Never carries the secret itself.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

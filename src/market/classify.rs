@@ -7,6 +7,7 @@
 //! | 401 / 403 | `Unauthorized` | no | no |
 //! | 429 | `RateLimited` (+ `Retry-After`) | no | yes |
 //! | other 4xx; 2xx with `isError: true` | `Rejected` | no | no |
+//! | a change so refused whose answer carries the ids of what was done (`refused.rs`) | `Uncertain` | maybe | — |
 //! | timeout or reset after sending; 5xx | `Uncertain` | maybe | yes |
 //! | 3xx (never followed); answer cut short or over the cap | `Uncertain` | maybe | no |
 //! | 2xx whose needed field is missing | `Undecodable` | yes | no |

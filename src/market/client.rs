@@ -1,7 +1,8 @@
 //! [`MarketClient`]: the HTTP transport. One attempt of one call is `attempt`:
 //! admit (concurrency, rate limit) → send with auth headers → read the answer up to the cap
-//! → classify. Reads go through `read`, which retries transient failures;
-//! calls that change something go through `change`, which never retries.
+//! → classify. Reads go through `read`, which retries transient failures — a body that
+//! arrived whole but is not JSON (cut by a proxy) included; calls that change something go
+//! through `change`, which never retries.
 //! The operations themselves live in `ops`.
 
 use std::sync::Arc;
@@ -118,18 +119,13 @@ impl MarketClient {
         &self.redactor
     }
 
-    /// Replaces the clock used to read `Retry-After` dates.
-    pub fn with_clock(mut self, clock: SharedClock) -> MarketClient {
-        self.clock = clock;
-        self
-    }
-
     /// A call that changes something: exactly one attempt, whatever happens.
     pub(crate) async fn change(&self, call: &Call) -> Result<Answer, MarketError> {
         self.attempt(call).await.map_err(|f| f.error)
     }
 
-    /// A read: retried with exponential backoff and jitter on transient failures, waiting at
+    /// A read: retried with exponential backoff and jitter on transient failures (429, 5xx,
+    /// timeouts, connect errors, answers cut short, bodies that are not JSON), waiting at
     /// least `Retry-After`, at most `read_retries` times.
     pub(crate) async fn read(&self, call: &Call) -> Result<Answer, MarketError> {
         let backoff = ExponentialBuilder::default()
@@ -138,7 +134,7 @@ impl MarketClient {
             .with_max_times(self.read_retries)
             .with_jitter();
         let max_retry_after = self.max_retry_after;
-        (|| self.attempt(call))
+        (|| self.attempt_read(call))
             .retry(backoff)
             .when(|f: &Failure| f.retryable)
             .adjust(
@@ -180,6 +176,24 @@ impl MarketClient {
                 tracing::debug!(operation = op, outcome, seconds, error = %e, "marketplace call failed")
             }
         }
+    }
+
+    /// One attempt of a read. Reads answer JSON, so a 2xx body that is not JSON (a proxy or
+    /// an overloaded server cut it, or answered a page) is transient like a cut connection.
+    /// Exempt: an empty body, 202/204 and the operation's own answer statuses ("pending").
+    async fn attempt_read(&self, call: &Call) -> Result<Answer, Failure> {
+        let answer = self.attempt(call).await?;
+        let exempt = answer.body.trim_ascii().is_empty()
+            || matches!(answer.status, 202 | 204)
+            || call.answer_statuses.contains(&answer.status);
+        if exempt || serde_json::from_slice::<serde::de::IgnoredAny>(&answer.body).is_ok() {
+            return Ok(answer);
+        }
+        Err(Failure::transient(MarketError::Undecodable {
+            op: call.op,
+            field: "JSON body (cut short or not JSON)".into(),
+            body: self.redactor.body(&answer.body),
+        }))
     }
 
     async fn attempt(&self, call: &Call) -> Result<Answer, Failure> {

@@ -1,11 +1,19 @@
-//! Operator-named field names: `--field-map price=rentPrice,link_id=placementId`.
+//! Operator-named field names: `--field-map price=rentPrice,link_id=placementId`, or dotted
+//! paths into nested objects: `url_id=url.id,text_id=text.id,price=prices.rent`.
 //!
 //! The marketplace does not document several answer fields, so an operator can name the
 //! real field without recompiling. A mapped name is always looked up first, then the
-//! documented or plausible defaults.
+//! documented or plausible defaults. Every name is resolved by [`resolve`]: the literal key
+//! first, then the dotted path (a segment of digits indexes an array).
 
 use std::collections::BTreeMap;
 use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// Longest field name or path accepted, in bytes, and most segments in a path.
+const MAX_NAME_BYTES: usize = 128;
+const MAX_SEGMENTS: usize = 8;
 
 /// A field whose wire name an operator may override.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -86,6 +94,14 @@ pub enum FieldMapError {
     EmptyName { key: String },
     #[error("--field-map: key `{key}` is given twice")]
     Duplicate { key: String },
+    #[error(
+        "--field-map: `{key}={path}`: {reason}; write a field name or a dotted path such as prices.rent"
+    )]
+    BadPath {
+        key: String,
+        path: String,
+        reason: &'static str,
+    },
 }
 
 fn valid_keys() -> String {
@@ -116,6 +132,11 @@ impl FieldMap {
                     key: key.to_string(),
                 });
             }
+            check_path(name).map_err(|reason| FieldMapError::BadPath {
+                key: key.to_string(),
+                path: name.to_string(),
+                reason,
+            })?;
             if map.names.insert(parsed, name.to_string()).is_some() {
                 return Err(FieldMapError::Duplicate {
                     key: key.to_string(),
@@ -148,9 +169,43 @@ impl FieldMap {
     }
 }
 
+/// Why a name cannot be a field name or dotted path, if it cannot.
+fn check_path(name: &str) -> Result<(), &'static str> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err("the name is longer than 128 bytes");
+    }
+    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("the name contains whitespace or a control character");
+    }
+    if name.split('.').any(str::is_empty) {
+        return Err("the path has an empty segment (a leading, trailing or doubled `.`)");
+    }
+    if name.split('.').count() > MAX_SEGMENTS {
+        return Err("the path has more than 8 segments");
+    }
+    Ok(())
+}
+
+/// The value of `name` in `obj`: the key `name` itself if present (even if null), else the
+/// dotted path `a.b.c` through nested objects, where a segment of digits also indexes an
+/// array. Plain names (every default) are a single lookup.
+pub fn resolve<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    if let Some(v) = obj.get(name) {
+        return Some(v);
+    }
+    let (first, rest) = name.split_once('.')?;
+    rest.split('.')
+        .try_fold(obj.get(first)?, |at, segment| match at {
+            Value::Object(m) => m.get(segment),
+            Value::Array(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parses_every_key_and_trims_whitespace() {
@@ -207,5 +262,57 @@ mod tests {
             map.names(FieldKey::Price, &["price", "rentPrice"]),
             vec!["rentPrice", "price"]
         );
+    }
+
+    #[test]
+    fn dotted_paths_are_accepted_for_every_key() {
+        let map = FieldMap::parse("url_id=url.id,text_id=text.id,price=prices.rent").unwrap();
+        assert_eq!(map.get(FieldKey::UrlId), Some("url.id"));
+        assert_eq!(map.get(FieldKey::Price), Some("prices.rent"));
+    }
+
+    #[test]
+    fn a_path_with_an_empty_segment_is_refused_with_an_example() {
+        for bad in ["prices..rent", ".rent", "prices."] {
+            let err = FieldMap::parse(&format!("price={bad}")).unwrap_err();
+            assert!(
+                matches!(&err, FieldMapError::BadPath { path, .. } if path == bad),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains("prices.rent"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_path_with_whitespace_or_too_deep_is_refused() {
+        assert!(matches!(
+            FieldMap::parse("price=prices. rent"),
+            Err(FieldMapError::BadPath { .. })
+        ));
+        assert!(matches!(
+            FieldMap::parse("price=a.b.c.d.e.f.g.h.i"),
+            Err(FieldMapError::BadPath { .. })
+        ));
+        let long = "a".repeat(129);
+        assert!(matches!(
+            FieldMap::parse(&format!("price={long}")),
+            Err(FieldMapError::BadPath { .. })
+        ));
+    }
+
+    #[test]
+    fn resolve_follows_a_dotted_path_through_objects_and_arrays() {
+        let v = json!({"prices": {"rent": 120, "list": [{"rent": 7}]}, "a.b": 1});
+        let obj = v.as_object().unwrap();
+        assert_eq!(resolve(obj, "prices.rent"), Some(&json!(120)));
+        assert_eq!(resolve(obj, "prices.list.0.rent"), Some(&json!(7)));
+        assert_eq!(resolve(obj, "prices.missing"), None);
+        assert_eq!(resolve(obj, "prices.rent.deeper"), None);
+    }
+
+    #[test]
+    fn resolve_prefers_a_literal_key_holding_a_dot() {
+        let v = json!({"a.b": 1, "a": {"b": 2}});
+        assert_eq!(resolve(v.as_object().unwrap(), "a.b"), Some(&json!(1)));
     }
 }

@@ -5,13 +5,17 @@
 //! - [`error`]: [`MarketError`] and the [`Executed`] classification of every outcome.
 //! - [`Market`]: the interface the engine drives; [`client::MarketClient`] implements it over HTTP.
 //! - [`client`]: [`MarketClient`], the HTTP transport: auth headers, limits, answer caps,
-//!   retries of reads only; `ops`: the ten operations over it; `classify`: outcome classes;
+//!   retries of reads only; `ops`: the ten operations over it; `poll`: the search-result
+//!   fetch as an observation ("not found" forms); `list_pages`: the link list read page by
+//!   page; `classify`: outcome classes; `refused`: refusals that carry ids;
 //!   `body`: reading answers up to the size cap.
-//! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`] and their headers.
+//! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`], [`AuthScheme`] and their headers.
 //! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
 //!   `paths`: operation paths with percent-encoded segments.
-//! - [`field_map`]: operator-named field names; [`redact`]: redaction of bodies;
-//!   `throttle`: client-side rate limit and concurrency bound.
+//! - [`field_map`]: operator-named field names and dotted paths; [`redact`]: redaction of
+//!   bodies; `throttle`: client-side rate limit and concurrency bound; `test_hooks`: what only
+//!   tests use (`MarketClient::poll_search`), compiled with the `test-hooks` feature.
+//! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`.
 
 pub mod auth;
 mod body;
@@ -20,21 +24,28 @@ pub mod client;
 mod decode;
 pub mod error;
 pub mod field_map;
+mod list_pages;
 mod ops;
 mod paths;
+mod poll;
 pub mod redact;
+mod refused;
+pub mod seen;
 pub mod settings;
+#[cfg(feature = "test-hooks")]
+mod test_hooks;
 mod throttle;
 pub mod types;
 mod wire;
 
 use std::future::Future;
 
-pub use auth::{Credentials, CredentialsError};
+pub use auth::{AuthScheme, Credentials, CredentialsError};
 pub use classify::parse_retry_after;
 pub use client::{BuildError, MarketClient};
 pub use error::{Executed, MarketError};
 pub use field_map::{FieldKey, FieldMap, FieldMapError};
+pub use seen::{PendingForm, PollSeen};
 pub use settings::{BaseUrl, ClientConfig, ConfigError};
 pub use types::*;
 
@@ -92,10 +103,12 @@ pub trait Market: Send + Sync + 'static {
         project_id: i64,
         order: &PurchaseOrder,
     ) -> impl Future<Output = Result<Vec<i64>, MarketError>> + Send;
+    /// The project's links: every page the answers announce, and whether they say links
+    /// were left unread ([`ListCompleteness`]).
     fn list_links(
         &self,
         project_id: i64,
-    ) -> impl Future<Output = Result<Vec<LinkRecord>, MarketError>> + Send;
+    ) -> impl Future<Output = Result<LinkList, MarketError>> + Send;
     /// Returns the filter id.
     fn create_filter(
         &self,
@@ -125,6 +138,8 @@ pub fn fuzz_decode(op: u8, data: &[u8]) {
         texts: vec!["#a#a#/a#".into()],
     }];
     let _ = decode::rejection(&v);
+    let _ = decode::paging::find(&v).map(|p| p.next(1, 1));
+    let _ = decode::executed::carries_result(op::BUY, &v, &map, |_| Ok(()));
     match op % 8 {
         0 => drop(decode::ids::project(&v, &map)),
         1 => drop(decode::texts::created(&v, &map, &request)),

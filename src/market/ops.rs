@@ -2,7 +2,7 @@
 //! path (`paths`), send once or read with retries, decode (`decode`). Every call is
 //! recorded with `Metrics::observe_call`.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use reqwest::Method;
 use serde_json::Value;
@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::client::{Answer, Call, MarketClient};
 use super::decode::{self, DecodeError};
 use super::error::MarketError;
+use super::refused::change_call;
 use super::types::*;
 use super::{Market, op, paths, wire};
 
@@ -17,7 +18,7 @@ use super::{Market, op, paths, wire};
 const SEARCH_PENDING_STATUSES: [u16; 5] = [202, 204, 409, 423, 425];
 const PENDING_OUTSIDE_2XX: &[u16] = &[409, 423, 425];
 
-fn post(op: &'static str, path: String, body: Value) -> Call {
+pub(super) fn post(op: &'static str, path: String, body: Value) -> Call {
     Call {
         op,
         method: Method::POST,
@@ -35,13 +36,13 @@ fn invalid(op: &'static str, reason: impl Into<String>) -> MarketError {
 }
 
 /// The body as JSON; an empty or non-JSON body is `Null`, which decoders read as "no fields".
-fn json_of(body: &[u8]) -> Value {
+pub(super) fn json_of(body: &[u8]) -> Value {
     serde_json::from_slice(body).unwrap_or(Value::Null)
 }
 
 impl MarketClient {
     /// Maps a decoding failure to the error that carries the (redacted) evidence.
-    fn decoded<T>(
+    pub(super) fn decoded<T>(
         &self,
         op: &'static str,
         answer: &Answer,
@@ -66,7 +67,7 @@ impl MarketClient {
         &self,
         op: &'static str,
         request: Result<(String, Value), wire::BuildError>,
-        decode: impl FnOnce(&Value) -> Result<T, DecodeError>,
+        decode: impl Fn(&Value) -> Result<T, DecodeError>,
     ) -> Result<T, MarketError> {
         let started = Instant::now();
         let result = self.change_inner(op, request, decode).await;
@@ -78,34 +79,20 @@ impl MarketClient {
         &self,
         op: &'static str,
         request: Result<(String, Value), wire::BuildError>,
-        decode: impl FnOnce(&Value) -> Result<T, DecodeError>,
+        decode: impl Fn(&Value) -> Result<T, DecodeError>,
     ) -> Result<T, MarketError> {
         let (path, body) = request.map_err(|reason| invalid(op, reason))?;
-        let answer = self.change(&post(op, path, body)).await?;
+        let answer = self.change(&change_call(op, path, body)).await?;
+        self.check_refusal(op, &answer, &decode)?;
         self.decoded(op, &answer, decode(&json_of(&answer.body)))
     }
 
-    /// Polls a search until it is ready or `deadline` has passed (then `Pending`), waiting
-    /// `interval` between polls. The engine usually runs its own loop around
-    /// [`Market::search_result`]; this is for callers that just want the donors.
-    pub async fn poll_search(
+    /// One poll: pending statuses and "not found" answers are "not ready yet" in their form
+    /// (see `poll::not_found`); other answers are decoded.
+    pub(super) async fn poll_once(
         &self,
         job: &SearchJob,
-        deadline: Duration,
-        interval: Duration,
-    ) -> Result<SearchPoll, MarketError> {
-        let until = tokio::time::Instant::now() + deadline;
-        loop {
-            let poll = self.search_result(job).await?;
-            let now = tokio::time::Instant::now();
-            if matches!(poll, SearchPoll::Ready { .. }) || now >= until {
-                return Ok(poll);
-            }
-            tokio::time::sleep(interval.min(until - now)).await;
-        }
-    }
-
-    async fn poll_once(&self, job: &SearchJob) -> Result<SearchPoll, MarketError> {
+    ) -> Result<decode::search::Poll, MarketError> {
         let path = paths::search_result(&job.job_handle_id, &job.meta_data).map_err(|e| {
             invalid(
                 op::SEARCH_RESULT,
@@ -119,9 +106,12 @@ impl MarketClient {
             body: None,
             answer_statuses: PENDING_OUTSIDE_2XX,
         };
-        let answer = self.read(&call).await?;
+        let answer = match self.read(&call).await {
+            Ok(answer) => answer,
+            Err(e) => return super::poll::not_found(e),
+        };
         if SEARCH_PENDING_STATUSES.contains(&answer.status) {
-            return Ok(SearchPoll::Pending);
+            return Ok(super::poll::pending_status(answer.status));
         }
         // An empty body is "nothing yet"; a body that is not JSON is not an empty list.
         let not_json = serde_json::from_slice::<Value>(&answer.body).is_err()
@@ -138,18 +128,7 @@ impl MarketClient {
                 "donor skipped: no readable value"
             );
         }
-        Ok(out.poll)
-    }
-
-    async fn list_once(&self, project_id: i64) -> Result<Vec<LinkRecord>, MarketError> {
-        let call = post(
-            op::LIST_LINKS,
-            paths::list_links(project_id),
-            wire::list_links(),
-        );
-        let answer = self.read(&call).await?;
-        let decoded = decode::links::list(&json_of(&answer.body), &self.field_map);
-        self.decoded(op::LIST_LINKS, &answer, decoded)
+        Ok(self.redact_poll(out))
     }
 }
 
@@ -185,10 +164,7 @@ impl Market for MarketClient {
     }
 
     async fn search_result(&self, job: &SearchJob) -> Result<SearchPoll, MarketError> {
-        let started = Instant::now();
-        let result = self.poll_once(job).await;
-        self.record(op::SEARCH_RESULT, started, &result);
-        result
+        self.search_result_seen(job).await.map(|(poll, _)| poll)
     }
 
     async fn buy(&self, project_id: i64, order: &PurchaseOrder) -> Result<Vec<i64>, MarketError> {
@@ -199,9 +175,11 @@ impl Market for MarketClient {
         .await
     }
 
-    async fn list_links(&self, project_id: i64) -> Result<Vec<LinkRecord>, MarketError> {
+    /// Every page the answers announce (see `list_pages.rs`), with what they say about
+    /// links left unread.
+    async fn list_links(&self, project_id: i64) -> Result<LinkList, MarketError> {
         let started = Instant::now();
-        let result = self.list_once(project_id).await;
+        let result = self.list_all(project_id).await;
         self.record(op::LIST_LINKS, started, &result);
         result
     }

@@ -3,9 +3,8 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use super::auth::Credentials;
+use super::auth::{AuthScheme, Credentials};
 use super::field_map::FieldMap;
-use crate::config::AuthScheme;
 
 /// Why a client configuration was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

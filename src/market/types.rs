@@ -58,6 +58,10 @@ pub enum SearchPoll {
     Pending,
     /// Finished. Donors without a readable price are counted in `unpriced` and never offered.
     Ready { donors: Vec<Donor>, unpriced: usize },
+    /// The marketplace answered "not found / not finished" (HTTP 404, or an error whose
+    /// message says so). Not a rejection: while the job is younger than the search deadline
+    /// it means "not ready yet"; `message` is the marketplace's (redacted, cut to 200 chars).
+    NotFound { message: String },
 }
 
 /// The per-item technical values that go back unchanged to the purchase call.
@@ -113,6 +117,40 @@ pub struct LinkRecord {
     pub text_id: Option<i64>,
     pub price: Option<Money>,
     pub status: Option<String>,
+}
+
+/// The project's links as operation 6 showed them, and whether its answers left any unread.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LinkList {
+    pub links: Vec<LinkRecord>,
+    pub completeness: ListCompleteness,
+}
+
+/// What the answers of operation 6 say about the links they did not show. This is the
+/// client's half of "the list is shown to be complete": it never means more than the
+/// marketplace said. The other half — every link the journal holds is in the list — is the
+/// engine's to check; absence from a list proves nothing unless both hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ListCompleteness {
+    /// The answer carried no paging field: nothing says there is more, nor that there is
+    /// not (a server may cut its list silently).
+    #[default]
+    NoPagingFields,
+    /// The answers carried paging fields, every part they announced was read (`pages`
+    /// requests), each answered the part asked for, and a stated total equals the links read.
+    AllPages { pages: u32 },
+    /// The paging fields say (or may say) there are links that were not read, e.g. the
+    /// server ignored the page parameter, named no way to ask for more, or the list changed
+    /// while being read. `reason` says which.
+    Partial { reason: String },
+}
+
+impl ListCompleteness {
+    /// Nothing in the answers says links were left unread (`NoPagingFields` or `AllPages`).
+    pub fn nothing_left_unread(&self) -> bool {
+        !matches!(self, ListCompleteness::Partial { .. })
+    }
 }
 
 /// A named search filter (operation 7). Known fields typed; `extra` passes through.

@@ -149,9 +149,11 @@ pub fn autobuyer_ids(ids: &[i64]) -> Result<Value, BuildError> {
     Ok(json!({ "autobuyersIds": ids }))
 }
 
-/// Operation 6 filters through body parameters whose names are not documented: none are sent.
-pub fn list_links() -> Value {
-    Value::Object(Map::new())
+/// Operation 6 filters through body parameters whose names are not documented: none are
+/// sent. The first request is `{}`; later ones carry only the paging parameters the previous
+/// answer named (`decode::paging`).
+pub fn list_links(page: Map<String, Value>) -> Value {
+    Value::Object(page)
 }
 
 /// Plain structs with string keys: serialization cannot fail.

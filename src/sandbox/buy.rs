@@ -1,4 +1,4 @@
-//! Purchases (operation 5) and the project's link list (operation 6).
+//! Purchases (operation 5); the link list (operation 6) is `listing.rs`.
 //!
 //! A purchase is accepted only when every page was offered by a finished search for its
 //! URL with exactly the `searchId`, `forceSeoWait` and `mosSites` of the call, and the
@@ -8,6 +8,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::listing::LinkStatus;
 use super::search::Offer;
 use super::state::{Outcome, Rejection, World};
 use crate::money::Money;
@@ -48,8 +49,17 @@ pub struct Placement {
     pub project_id: i64,
     pub page: PageRef,
     pub price: Money,
-    pub status: &'static str,
+    pub status: LinkStatus,
+    /// Whether operation 6 shows it: a removed or rejected link may leave the list or stay
+    /// in it with its status.
+    pub listed: bool,
     pub at: DateTime<Utc>,
+    /// When the status last changed (removed or rejected).
+    pub status_at: Option<DateTime<Utc>>,
+    /// The autobuyer that bought it; `None` for a purchase call (operation 5).
+    pub autobuyer_id: Option<i64>,
+    /// The project already held this page for this URL when it was bought.
+    pub duplicate: bool,
 }
 
 impl World {
@@ -88,7 +98,7 @@ impl World {
         self.ensure_room(self.placements.len() + req.pages.len(), "placements")?;
         Ok(priced
             .into_iter()
-            .map(|(page, price)| self.place(project_id, page, price))
+            .map(|(page, price)| self.place(project_id, page, price, None))
             .collect())
     }
 
@@ -125,8 +135,21 @@ impl World {
             })
     }
 
-    fn place(&mut self, project_id: i64, page: PageRef, price: Money) -> i64 {
-        if !self.held.insert((project_id, page.page_id, page.url_id)) {
+    /// Records one bought link, by a purchase call or by `autobuyer`.
+    pub fn place(
+        &mut self,
+        project_id: i64,
+        page: PageRef,
+        price: Money,
+        autobuyer_id: Option<i64>,
+    ) -> i64 {
+        let held = self
+            .held
+            .entry((project_id, page.page_id, page.url_id))
+            .or_default();
+        let duplicate = *held > 0;
+        *held += 1;
+        if duplicate {
             self.duplicate_purchases += 1;
         }
         self.spend = self.spend.checked_add(price).unwrap_or(Money::MAX);
@@ -138,21 +161,14 @@ impl World {
             project_id,
             page,
             price,
-            status: "active",
+            status: LinkStatus::Active,
+            listed: true,
             at,
+            status_at: None,
+            autobuyer_id,
+            duplicate,
         });
         id
-    }
-
-    /// Operation 6: the project's placements, oldest first.
-    pub fn links(&self, project_id: i64) -> Outcome<Vec<Placement>> {
-        self.project(project_id)?;
-        Ok(self
-            .placements
-            .iter()
-            .filter(|p| p.project_id == project_id)
-            .cloned()
-            .collect())
     }
 }
 

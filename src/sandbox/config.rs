@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::behaviour::Behaviour;
 use super::faults::Faults;
 use super::shapes::Shape;
 use crate::clock::{self, SharedClock};
@@ -50,6 +51,8 @@ pub struct SandboxConfig {
     pub autobuyers_start_running: bool,
     pub initial_balance: Money,
     pub faults: Faults,
+    /// Paged and lagging link lists, autobuyers that buy (changeable at run time).
+    pub behaviour: Behaviour,
     pub shape: Shape,
     /// Largest request body accepted, in bytes.
     pub body_limit: usize,
@@ -78,6 +81,7 @@ impl SandboxConfig {
             autobuyers_start_running: false,
             initial_balance: Money::from_rubles(1_000_000),
             faults: Faults::default(),
+            behaviour: Behaviour::default(),
             shape: Shape::default(),
             body_limit: 1024 * 1024,
             max_entities: 100_000,
@@ -97,6 +101,7 @@ impl fmt::Debug for SandboxConfig {
             .field("donors_per_search", &self.donors_per_search)
             .field("search_ready_after_polls", &self.search_ready_after_polls)
             .field("faults", &self.faults)
+            .field("behaviour", &self.behaviour)
             .field("shape", &self.shape)
             .finish_non_exhaustive()
     }

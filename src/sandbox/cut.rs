@@ -1,6 +1,7 @@
 //! An answer cut short: the status, headers and the first half of the body reach the client,
 //! then the connection fails. This is how a client learns nothing about a change that was
-//! in fact made — the case its journal must settle without buying twice.
+//! in fact made — the case its journal must settle without buying twice. Also an answer
+//! truncated upstream: whole at the HTTP level, but its JSON cut in half.
 
 use std::io;
 use std::pin::Pin;
@@ -58,4 +59,12 @@ pub fn cut_short(status: StatusCode, body: &Value) -> Response {
     );
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(text.len()));
     r
+}
+
+/// `body` answered with `status`, but only its first half, with a `Content-Length` that
+/// matches: the HTTP answer is complete, its JSON is not (a proxy or an overloaded server).
+pub fn truncated(status: StatusCode, body: &Value) -> Response {
+    let text = serde_json::to_vec(body).unwrap_or_default();
+    let part = text[..text.len() / 2].to_vec();
+    (status, [(header::CONTENT_TYPE, "application/json")], part).into_response()
 }

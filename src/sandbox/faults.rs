@@ -1,5 +1,7 @@
 //! Injected faults, deterministic for a seed: errors before execution, fixed latency, a
-//! server-wide rate limit answered with 429, and answers cut short after the change was made.
+//! server-wide rate limit answered with 429, answers cut short after the change was made,
+//! answers whose JSON is truncated though the HTTP answer is whole, and changes made but
+//! answered as errors (`isError: true`, or 422, with the ids of what was done).
 //!
 //! One PRNG (splitmix64) serves every draw in request arrival order, so the same seed and the
 //! same sequence of requests give the same sequence of faults.
@@ -28,6 +30,18 @@ pub struct Faults {
     pub drop_after_commit_rate: f64,
     /// Operations that may be cut; `None` means all changing operations.
     pub drop_ops: Option<BTreeSet<Op>>,
+    /// Chance that a successful answer arrives whole at the HTTP level but with its JSON cut
+    /// in half (a proxy or an overloaded server): `Content-Length` matches, the body is not JSON.
+    pub truncate_rate: f64,
+    /// Operations whose answers may be truncated; `None` means the reads (`search_result`,
+    /// `list_links`).
+    pub truncate_ops: Option<BTreeSet<Op>>,
+    /// Chance that a successful change is answered as an error that still carries the ids
+    /// of what was done: `{"isError":true,"message":"partially failed","placementIds":[..]}`
+    /// (or HTTP 422 with `"error"` in the `http` error style).
+    pub executed_error_rate: f64,
+    /// Operations that may get those answers; `None` means all changing operations.
+    pub executed_error_ops: Option<BTreeSet<Op>>,
 }
 
 impl Faults {
@@ -46,11 +60,27 @@ impl Faults {
         }
     }
 
+    fn truncates_apply_to(&self, op: Op) -> bool {
+        match &self.truncate_ops {
+            Some(s) => s.contains(&op),
+            None => matches!(op, Op::SearchResult | Op::ListLinks),
+        }
+    }
+
+    fn executed_errors_apply_to(&self, op: Op) -> bool {
+        match &self.executed_error_ops {
+            Some(s) => s.contains(&op),
+            None => op.is_change(),
+        }
+    }
+
     /// Rejects rates outside `[0, 1]`.
     pub fn validate(&self) -> Result<(), String> {
         for (name, rate) in [
             ("error_rate", self.error_rate),
             ("drop_after_commit_rate", self.drop_after_commit_rate),
+            ("truncate_rate", self.truncate_rate),
+            ("executed_error_rate", self.executed_error_rate),
         ] {
             if !(0.0..=1.0).contains(&rate) {
                 return Err(format!("{name} must be between 0 and 1, got {rate}"));
@@ -141,11 +171,25 @@ impl FaultState {
             && self.rng.unit() < self.faults.error_rate
     }
 
+    /// Whether this executed change is answered as an error (with its ids).
+    pub fn draw_executed_error(&mut self, op: Op) -> bool {
+        self.faults.executed_error_rate > 0.0
+            && self.faults.executed_errors_apply_to(op)
+            && self.rng.unit() < self.faults.executed_error_rate
+    }
+
     /// Whether this executed change gets its answer cut short.
     pub fn draw_drop(&mut self, op: Op) -> bool {
         self.faults.drop_after_commit_rate > 0.0
             && self.faults.drops_apply_to(op)
             && self.rng.unit() < self.faults.drop_after_commit_rate
+    }
+
+    /// Whether this successful answer gets its JSON truncated.
+    pub fn draw_truncate(&mut self, op: Op) -> bool {
+        self.faults.truncate_rate > 0.0
+            && self.faults.truncates_apply_to(op)
+            && self.rng.unit() < self.faults.truncate_rate
     }
 }
 
@@ -180,6 +224,40 @@ mod tests {
         );
         assert!(s.draw_drop(Op::BuyLinks));
         assert!(!s.draw_drop(Op::ListLinks));
+    }
+
+    #[test]
+    fn truncation_defaults_to_the_reads_only() {
+        let mut s = FaultState::new(
+            Faults {
+                truncate_rate: 1.0,
+                ..Faults::default()
+            },
+            1,
+        );
+        assert!(s.draw_truncate(Op::SearchResult) && s.draw_truncate(Op::ListLinks));
+        assert!(!s.draw_truncate(Op::BuyLinks));
+    }
+
+    #[test]
+    fn executed_errors_default_to_changing_operations_only() {
+        let mut s = FaultState::new(
+            Faults {
+                executed_error_rate: 1.0,
+                ..Faults::default()
+            },
+            1,
+        );
+        assert!(s.draw_executed_error(Op::BuyLinks));
+        assert!(!s.draw_executed_error(Op::ListLinks));
+        assert!(
+            Faults {
+                executed_error_rate: 1.5,
+                ..Faults::default()
+            }
+            .validate()
+            .is_err()
+        );
     }
 
     #[test]

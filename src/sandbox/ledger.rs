@@ -8,6 +8,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::autobuy::AutobuyerUrl;
+use super::buy::Placement;
+use super::listing::LinkStatus;
 use super::ops::Op;
 use super::state::World;
 use crate::money::Money;
@@ -34,6 +36,7 @@ pub struct Ledger {
     pub rate_limited: u64,
 }
 
+/// One bought link, by a purchase call or by an autobuyer, and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Purchase {
     pub link_id: i64,
@@ -41,8 +44,19 @@ pub struct Purchase {
     pub page_id: i64,
     pub url_id: i64,
     pub text_id: i64,
+    /// Monthly rent.
     pub price: Money,
     pub at: DateTime<Utc>,
+    /// The autobuyer that bought it; `null` for a purchase call (operation 5).
+    pub autobuyer_id: Option<i64>,
+    /// The project already held this page for this URL when it was bought.
+    pub duplicate: bool,
+    /// `active`, `removed` or `rejected`.
+    pub status: LinkStatus,
+    /// Whether operation 6 lists it (a removed or rejected link may stay listed).
+    pub listed: bool,
+    /// When it was removed or rejected.
+    pub status_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +119,16 @@ impl Ledger {
         self.purchases
             .iter()
             .filter(|p| p.project_id == project_id)
+            .collect()
+    }
+
+    /// Purchases made by purchase calls (not autobuyers) of a page the project already held
+    /// for that URL, whoever held it: what "a buy round never buys a page the project already
+    /// holds" forbids. Careless autobuyers' duplicates are not in it.
+    pub fn duplicates_by_purchase_calls(&self, project_id: i64) -> Vec<&Purchase> {
+        self.purchases
+            .iter()
+            .filter(|p| p.project_id == project_id && p.duplicate && p.autobuyer_id.is_none())
             .collect()
     }
 
@@ -171,18 +195,36 @@ impl World {
     }
 
     fn purchases(&self) -> Vec<Purchase> {
+        self.placements.iter().map(Ledger::purchase_of).collect()
+    }
+
+    /// The ledger entries of the links with these ids, oldest first.
+    pub fn purchases_by_id(&self, ids: &[i64]) -> Vec<Purchase> {
+        let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
         self.placements
             .iter()
-            .map(|p| Purchase {
-                link_id: p.id,
-                project_id: p.project_id,
-                page_id: p.page.page_id,
-                url_id: p.page.url_id,
-                text_id: p.page.text_id,
-                price: p.price,
-                at: p.at,
-            })
+            .filter(|p| wanted.contains(&p.id))
+            .map(Ledger::purchase_of)
             .collect()
+    }
+}
+
+impl Ledger {
+    pub fn purchase_of(p: &Placement) -> Purchase {
+        Purchase {
+            link_id: p.id,
+            project_id: p.project_id,
+            page_id: p.page.page_id,
+            url_id: p.page.url_id,
+            text_id: p.page.text_id,
+            price: p.price,
+            at: p.at,
+            autobuyer_id: p.autobuyer_id,
+            duplicate: p.duplicate,
+            status: p.status,
+            listed: p.listed,
+            status_at: p.status_at,
+        }
     }
 }
 

@@ -5,21 +5,25 @@
 //! |---|---|
 //! | [`config`] | [`SandboxConfig`], [`SandboxAuth`] |
 //! | `server.rs`, `cut.rs` | the request pipeline: latency, rate limit, auth, injected faults, answers cut short |
-//! | `routes.rs` | the ten operations at the spec's paths, plus `__sandbox/ledger` and `__sandbox/faults` |
+//! | `routes.rs`, `control.rs` | the ten operations at the spec's paths; the `__sandbox/` control endpoints |
 //! | `wire.rs`, `render.rs` | request bodies in, answers out in the configured [`Shape`] |
-//! | `state.rs`, `search.rs`, `buy.rs`, `autobuy.rs` | the marketplace's state and rules |
-//! | [`faults`], [`shapes`], [`ledger`], [`ops`] | fault settings, answer shapes, the ledger snapshot, operation names |
-//! | [`cli`] | `linkrunner sandbox` |
+//! | `state.rs`, `search.rs`, `buy.rs`, `listing.rs`, `autobuy.rs`, `autobuying.rs` | the marketplace's state and rules |
+//! | [`faults`], [`behaviour`], [`shapes`] | fault settings, run-time behaviours (paged and lagging lists, autobuyers that buy), answer shapes |
+//! | [`ledger`], `commitment.rs`, [`ops`] | the ledger snapshot and the commitment rule, operation names |
 //!
 //! Start one on port 0 with [`spawn`]; read what happened with [`SandboxHandle::ledger`].
 
 mod autobuy;
+mod autobuying;
+pub mod behaviour;
 mod buy;
-pub mod cli;
+mod commitment;
 pub mod config;
+mod control;
 mod cut;
 pub mod faults;
 pub mod ledger;
+mod listing;
 pub mod ops;
 mod render;
 mod routes;
@@ -39,9 +43,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use autobuy::AutobuyerUrl;
+pub use behaviour::{Behaviour, ListPaging};
+pub use commitment::Commitment;
 pub use config::{SandboxAuth, SandboxConfig};
 pub use faults::Faults;
 pub use ledger::{AutobuyerRecord, AutobuyerState, Ledger, Purchase};
+pub use listing::LinkStatus;
 pub use ops::Op;
 pub use shapes::Shape;
 
@@ -55,6 +62,10 @@ pub enum SandboxError {
     Prefix(String),
     #[error("sandbox faults: {0}")]
     Faults(String),
+    #[error("sandbox behaviour: {0}")]
+    Behaviour(String),
+    #[error("sandbox link: {0}")]
+    Link(String),
     #[error("sandbox cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -70,6 +81,7 @@ pub struct SandboxHandle {
     shared: Arc<Shared>,
     cancel: CancellationToken,
     task: Option<JoinHandle<()>>,
+    autobuyer: Option<JoinHandle<()>>,
 }
 
 /// Serves the sandbox on `listener` in the background.
@@ -82,6 +94,10 @@ pub async fn spawn(
         return Err(SandboxError::Prefix(prefix));
     }
     config.faults.validate().map_err(SandboxError::Faults)?;
+    config
+        .behaviour
+        .validate()
+        .map_err(SandboxError::Behaviour)?;
     let addr = listener
         .local_addr()
         .map_err(|source| SandboxError::Listen {
@@ -91,6 +107,7 @@ pub async fn spawn(
     let shared = Shared::new(&config);
     let app = routes::router(shared.clone(), &prefix, config.body_limit);
     let cancel = CancellationToken::new();
+    let autobuyer = tokio::spawn(autobuy_periodically(shared.clone(), cancel.clone()));
     let stop = cancel.clone().cancelled_owned();
     let task = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app)
@@ -106,7 +123,31 @@ pub async fn spawn(
         shared,
         cancel,
         task: Some(task),
+        autobuyer: Some(autobuyer),
     })
+}
+
+/// With `Behaviour::autobuy_every_ms` set, every running autobuyer buys up to one link per
+/// period (tokio time, so paused-time tests drive it); a behaviour change restarts the wait.
+async fn autobuy_periodically(shared: Arc<Shared>, cancel: CancellationToken) {
+    loop {
+        let every = shared.world().behaviour.autobuy_every();
+        let changed = shared.behaviour_changed.notified();
+        let tick = async {
+            match every {
+                Some(period) => tokio::time::sleep(period).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = changed => continue,
+            () = tick => {
+                let bought = shared.autobuy(1);
+                tracing::debug!(links = bought.len(), "sandbox autobuyers bought");
+            }
+        }
+    }
 }
 
 /// Binds `addr` (port 0 for any free port) and serves the sandbox there.
@@ -146,9 +187,42 @@ impl SandboxHandle {
         Ok(())
     }
 
+    pub fn behaviour(&self) -> Behaviour {
+        self.shared.world().behaviour.clone()
+    }
+
+    /// Changes the behaviours from the next request on (and the autobuy period at once).
+    pub fn set_behaviour(&self, behaviour: Behaviour) -> Result<(), SandboxError> {
+        self.shared
+            .set_behaviour(behaviour)
+            .map_err(SandboxError::Behaviour)
+    }
+
+    /// Every running autobuyer buys now, up to `max_per_autobuyer` links each within its
+    /// limits; the purchases made, as the ledger shows them.
+    pub fn autobuy_now(&self, max_per_autobuyer: usize) -> Vec<Purchase> {
+        self.shared.autobuy(max_per_autobuyer)
+    }
+
+    /// The marketplace takes a link back: `status` removed or rejected; `listed` keeps it in
+    /// operation 6's list with that status. Unknown links and `Active` are refused.
+    pub fn set_link_status(
+        &self,
+        link_id: i64,
+        status: LinkStatus,
+        listed: bool,
+    ) -> Result<Purchase, SandboxError> {
+        self.shared
+            .set_link_status(link_id, status, listed)
+            .map_err(SandboxError::Link)
+    }
+
     /// Stops accepting, lets calls in flight finish (up to 5 s), then returns.
     pub async fn shutdown(mut self) {
         self.cancel.cancel();
+        if let Some(autobuyer) = self.autobuyer.take() {
+            autobuyer.abort();
+        }
         if let Some(task) = self.task.take() {
             let abort = task.abort_handle();
             if tokio::time::timeout(Duration::from_secs(5), task)

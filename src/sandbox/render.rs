@@ -1,9 +1,9 @@
 //! Answers as JSON, in the configured [`Shape`]. The only place that knows response field names.
 
 use axum::http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::buy::Placement;
+use super::listing::{ListPage, Paging};
 use super::search::{Donor, Offer};
 use super::shapes::{
     BuyAnswer, CreateIds, ErrorStyle, LinkList, Nesting, Pending, Shape, TextsAnswer,
@@ -23,7 +23,7 @@ fn donor(shape: &Shape, d: &Donor, o: &Offer) -> Value {
         "mosSites": o.mos_sites,
         "currency": "RUB",
     });
-    item[shape.price.name()] = o.price.to_json_rubles();
+    shape.price.put(&mut item, o.price.to_json_rubles());
     item
 }
 
@@ -46,6 +46,10 @@ pub fn search_pending(shape: &Shape) -> (StatusCode, Value) {
         Pending::StatusField => (StatusCode::OK, json!({"status": "processing"})),
         Pending::Http202 => (StatusCode::ACCEPTED, json!({"status": "pending"})),
         Pending::EmptyList => (StatusCode::OK, json!([])),
+        Pending::Http404 => (
+            StatusCode::NOT_FOUND,
+            json!({"isError": true, "message": "job not found or not finished"}),
+        ),
     }
 }
 
@@ -88,7 +92,22 @@ pub fn texts_added(shape: &Shape, added: &[AddedUrl]) -> Value {
                 .collect();
             json!({"urls": urls, "texts": texts})
         }
+        TextsAnswer::NestedObjects => texts_as_id_value_pairs(added),
     }
+}
+
+/// `{"isError":false,"items":[{"url":{"id","value"},"text":{"id","value"}}]}`: one item
+/// per URL and text, ids nested in `{id, value}` objects.
+fn texts_as_id_value_pairs(added: &[AddedUrl]) -> Value {
+    let items: Vec<Value> = added
+        .iter()
+        .flat_map(|a| {
+            a.texts.iter().map(|(id, t)| {
+                json!({"url": {"id": a.url_id, "value": a.url}, "text": {"id": id, "value": t}})
+            })
+        })
+        .collect();
+    json!({"isError": false, "items": items})
 }
 
 /// Filter and autobuyer create answers; `named_key` is `searchFilterId` or `autobuyerId`.
@@ -107,12 +126,15 @@ pub fn bought(shape: &Shape, ids: &[i64]) -> Value {
     }
 }
 
-pub fn links(shape: &Shape, placements: &[Placement]) -> Value {
+/// Operation 6. Paging fields, when the list is paged, sit beside the items: at the top for
+/// `links`, inside `data` for `data_items`.
+pub fn links(shape: &Shape, page: &ListPage) -> Value {
     let id_key = match shape.links {
         LinkList::Links => "id",
         LinkList::DataItems => "placementId",
     };
-    let items: Vec<Value> = placements
+    let items: Vec<Value> = page
+        .links
         .iter()
         .map(|p| {
             json!({
@@ -121,13 +143,67 @@ pub fn links(shape: &Shape, placements: &[Placement]) -> Value {
                 "urlId": p.page.url_id,
                 "textId": p.page.text_id,
                 "price": p.price.to_json_rubles(),
-                "status": p.status,
+                "status": p.status.name(),
             })
         })
         .collect();
+    let list_key = match shape.links {
+        LinkList::Links => "links",
+        LinkList::DataItems => "items",
+    };
+    let mut holder = Map::new();
+    holder.insert(list_key.into(), Value::Array(items));
+    if let Some(paging) = page.paging {
+        add_paging(&mut holder, paging);
+    }
     match shape.links {
-        LinkList::Links => json!({"links": items}),
-        LinkList::DataItems => json!({"data": {"items": items}}),
+        LinkList::Links => Value::Object(holder),
+        LinkList::DataItems => json!({ "data": holder }),
+    }
+}
+
+fn add_paging(holder: &mut Map<String, Value>, paging: Paging) {
+    let fields = match paging {
+        Paging::PageTotal {
+            page,
+            page_size,
+            total,
+        } => [
+            ("page", json!(page)),
+            ("pageSize", json!(page_size)),
+            ("total", json!(total)),
+        ],
+        Paging::OffsetHasMore {
+            offset,
+            limit,
+            has_more,
+        } => [
+            ("offset", json!(offset)),
+            ("limit", json!(limit)),
+            ("hasMore", json!(has_more)),
+        ],
+    };
+    holder.extend(fields.map(|(k, v)| (k.to_string(), v)));
+}
+
+/// A change that was made, answered as an error all the same: the success answer with
+/// `isError: true` and a message (200), or with `"error"` and HTTP 422 in the `http` style.
+pub fn executed_error(shape: &Shape, success: Value) -> (StatusCode, Value) {
+    let mut body = match success {
+        Value::Object(o) => o,
+        other => Map::from_iter([("result".to_string(), other)]),
+    };
+    match shape.errors {
+        ErrorStyle::IsError => {
+            body.insert("isError".into(), json!(true));
+            body.insert("message".into(), json!("partially failed"));
+            (StatusCode::OK, Value::Object(body))
+        }
+        ErrorStyle::Http => {
+            body.remove("isError");
+            body.insert("error".into(), json!("partially failed"));
+            (StatusCode::UNPROCESSABLE_ENTITY, Value::Object(body))
+        }
     }
 }
 

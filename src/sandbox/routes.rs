@@ -1,5 +1,5 @@
 //! The ten operations at the spec's paths under the prefix, plus the test-only control
-//! endpoints `GET {prefix}/__sandbox/ledger` and `GET|POST {prefix}/__sandbox/faults`.
+//! endpoints under `{prefix}/__sandbox/` (`control.rs`).
 
 use std::sync::Arc;
 
@@ -12,8 +12,9 @@ use axum::routing::{get, post};
 use tokio::time::Instant;
 
 use super::autobuy::{AutobuyerSpec, AutobuyerUrl, Range};
+use super::behaviour::ListPaging;
 use super::buy::{BuyRequest, PageRef};
-use super::faults::Faults;
+use super::listing::PageAsk;
 use super::ops::Op;
 use super::render;
 use super::search::{Poll, PollError};
@@ -40,8 +41,7 @@ pub fn router(shared: Arc<Shared>, prefix: &str, body_limit: usize) -> Router {
         .route(&p("/rest/Autobuyer/rent/create/projectId/{projectId}"), post(create_autobuyer))
         .route(&p("/rest/Autobuyer/stop"), post(stop_autobuyers))
         .route(&p("/rest/Autobuyer/start"), post(start_autobuyers))
-        .route(&p("/__sandbox/ledger"), get(ledger))
-        .route(&p("/__sandbox/faults"), get(faults).post(set_faults))
+        .merge(super::control::router(prefix))
         .fallback(|| async { reply(StatusCode::NOT_FOUND, &render::error("no such endpoint")) })
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(shared)
@@ -161,11 +161,16 @@ async fn list_links(
             .ok_or_else(|| Refusal::bad("query parameter projectId is missing"))?;
         let project_id = id(&project, "projectId")?;
         // The body is empty in the known use; filters, when sent, must at least be JSON.
-        if !body.iter().all(u8::is_ascii_whitespace) {
-            let _: Params = json_body(&headers, &body)?;
-        }
-        let links = world.links(project_id)?;
-        Ok((StatusCode::OK, render::links(shape, &links)))
+        let params: Params = match body.iter().all(u8::is_ascii_whitespace) {
+            true => Params::new(),
+            false => json_body(&headers, &body)?,
+        };
+        let ask = match world.behaviour.list_paging {
+            ListPaging::None => PageAsk::default(),
+            _ => PageAsk::from_params(&params).map_err(Refusal::bad)?,
+        };
+        let page = world.links(project_id, &ask)?;
+        Ok((StatusCode::OK, render::links(shape, &page)))
     })
     .await
 }
@@ -244,40 +249,4 @@ async fn switch(
         Ok((StatusCode::OK, render::switched(&ids)))
     })
     .await
-}
-
-async fn ledger(State(app): App) -> Response {
-    let ledger = app.world().ledger();
-    reply(
-        StatusCode::OK,
-        &serde_json::to_value(ledger).unwrap_or_default(),
-    )
-}
-
-async fn faults(State(app): App) -> Response {
-    let faults = app.faults().faults().clone();
-    reply(
-        StatusCode::OK,
-        &serde_json::to_value(faults).unwrap_or_default(),
-    )
-}
-
-async fn set_faults(State(app): App, headers: HeaderMap, body: Bytes) -> Response {
-    let faults: Faults = match json_body(&headers, &body) {
-        Ok(f) => f,
-        Err(_) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                &render::error("body must be a Faults object"),
-            );
-        }
-    };
-    if let Err(e) = faults.validate() {
-        return reply(StatusCode::BAD_REQUEST, &render::error(&e));
-    }
-    app.faults().set(faults.clone());
-    reply(
-        StatusCode::OK,
-        &serde_json::to_value(faults).unwrap_or_default(),
-    )
 }

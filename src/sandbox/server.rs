@@ -1,7 +1,9 @@
 //! The request pipeline every operation goes through, in this order: latency, the
 //! server-wide rate limit (429), authentication (401 token, 403 ticket), injected 5xx, then
 //! the operation itself under the state lock, then — for executed changes — maybe an answer
-//! cut short. The token and ticket are compared here and never logged or echoed.
+//! cut short, (reads by default) an answer whose JSON is truncated, or a change reported as
+//! an error with the ids of what was done. The token and ticket are compared here and never
+//! logged or echoed.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -13,7 +15,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::config::{SandboxAuth, SandboxConfig};
-use super::cut::cut_short;
+use super::cut::{cut_short, truncated};
 use super::faults::FaultState;
 use super::ops::Op;
 use super::render;
@@ -55,6 +57,8 @@ pub type Answer = Result<(StatusCode, Value), Refusal>;
 
 pub struct Shared {
     world: Mutex<World>,
+    /// Woken when the behaviour changes, so the periodic autobuyer reads its new period.
+    pub behaviour_changed: tokio::sync::Notify,
     faults: Mutex<FaultState>,
     pub shape: Shape,
     token: String,
@@ -78,6 +82,7 @@ impl Shared {
     pub fn new(cfg: &SandboxConfig) -> Arc<Self> {
         Arc::new(Shared {
             world: Mutex::new(World::new(cfg)),
+            behaviour_changed: tokio::sync::Notify::new(),
             faults: Mutex::new(FaultState::new(cfg.faults.clone(), cfg.seed)),
             shape: cfg.shape,
             token: cfg.token.clone(),
@@ -105,16 +110,27 @@ impl Shared {
         if let Err(early) = gate {
             return early;
         }
-        let answer = {
+        let (answer, as_error) = {
             let mut world = self.world();
             let answer = execute(&mut world, &self.shape);
-            let outcome = answer.as_ref().map_or_else(Refusal::outcome, |_| "ok");
+            // Lock order: world, then faults (never the other way round).
+            let as_error = answer.is_ok() && self.faults().draw_executed_error(op);
+            let outcome = match &answer {
+                Ok(_) if as_error => "executed_error",
+                Ok(_) => "ok",
+                Err(refusal) => refusal.outcome(),
+            };
             world.count(op, outcome);
             tracing::debug!(operation = op.name(), outcome, "sandbox call");
-            answer
+            (answer, as_error)
         };
         match answer {
+            Ok((_, body)) if as_error => {
+                let (status, body) = render::executed_error(&self.shape, body);
+                reply(status, &body)
+            }
             Ok((status, body)) if self.faults().draw_drop(op) => cut_short(status, &body),
+            Ok((status, body)) if self.faults().draw_truncate(op) => truncated(status, &body),
             Ok((status, body)) => reply(status, &body),
             Err(refusal) => self.refuse(refusal),
         }

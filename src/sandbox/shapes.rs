@@ -14,6 +14,17 @@ macro_rules! variants {
             #[default]
             $(#[serde(rename = $text)] $variant),+
         }
+        impl $name {
+            /// Every variant, the default first.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The variant as written in `--shape`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+        }
         impl FromStr for $name {
             type Err = String;
             fn from_str(s: &str) -> Result<Self, String> {
@@ -27,12 +38,26 @@ macro_rules! variants {
 }
 
 variants!(Nesting { Pages = "pages", Grouped = "grouped" });
-variants!(Pending { StatusField = "status_field", Http202 = "http202", EmptyList = "empty_list" });
-variants!(PriceField { Price = "price", PriceRent = "priceRent", RentPrice = "rentPrice" });
+variants!(Pending {
+    StatusField = "status_field",
+    Http202 = "http202",
+    EmptyList = "empty_list",
+    Http404 = "http404",
+});
+variants!(PriceField {
+    Price = "price",
+    PriceRent = "priceRent",
+    RentPrice = "rentPrice",
+    Nested = "nested",
+});
 variants!(CreateIds { Id = "id", Named = "named" });
 variants!(BuyAnswer { PlacementIds = "placement_ids", ResultIds = "result_ids" });
 variants!(LinkList { Links = "links", DataItems = "data_items" });
-variants!(TextsAnswer { Nested = "nested", Flat = "flat" });
+variants!(TextsAnswer {
+    Nested = "nested",
+    Flat = "flat",
+    NestedObjects = "nested_objects",
+});
 variants!(ErrorStyle { IsError = "is_error", Http = "http" });
 
 /// Every shape knob; the default is the first variant of each.
@@ -84,12 +109,43 @@ impl FromStr for Shape {
     }
 }
 
+impl Shape {
+    /// Every shape key with every value it takes, as written in `--shape` (the default
+    /// first): what a test needs to cover combinations of shapes.
+    pub fn dimensions() -> Vec<(&'static str, Vec<&'static str>)> {
+        fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<&'static str> {
+            all.iter().map(|v| name(*v)).collect()
+        }
+        vec![
+            ("results", names(Nesting::ALL, Nesting::as_str)),
+            ("pending", names(Pending::ALL, Pending::as_str)),
+            ("price", names(PriceField::ALL, PriceField::as_str)),
+            ("ids", names(CreateIds::ALL, CreateIds::as_str)),
+            ("buy", names(BuyAnswer::ALL, BuyAnswer::as_str)),
+            ("links", names(LinkList::ALL, LinkList::as_str)),
+            ("texts", names(TextsAnswer::ALL, TextsAnswer::as_str)),
+            ("errors", names(ErrorStyle::ALL, ErrorStyle::as_str)),
+        ]
+    }
+}
+
 impl PriceField {
+    /// Where the donor price is: a field name, or for `nested` the dotted path
+    /// `prices.rent` (what `--field-map price=…` must name).
     pub fn name(self) -> &'static str {
         match self {
             PriceField::Price => "price",
             PriceField::PriceRent => "priceRent",
             PriceField::RentPrice => "rentPrice",
+            PriceField::Nested => "prices.rent",
+        }
+    }
+
+    /// Puts `price` into a donor item where this shape keeps it.
+    pub fn put(self, item: &mut serde_json::Value, price: serde_json::Value) {
+        match self {
+            PriceField::Nested => item["prices"] = serde_json::json!({ "rent": price }),
+            other => item[other.name()] = price,
         }
     }
 }
@@ -104,6 +160,22 @@ mod tests {
         assert_eq!(shape.results, Nesting::Grouped);
         assert_eq!(shape.price, PriceField::RentPrice);
         assert_eq!(shape.pending, Pending::StatusField);
+    }
+
+    #[test]
+    fn every_value_of_every_dimension_parses_and_only_the_first_is_the_default() {
+        let mut seen = vec![Shape::default()];
+        for (key, values) in Shape::dimensions() {
+            for (i, value) in values.iter().enumerate() {
+                let text = format!("{key}={value}");
+                let shape: Shape = text.parse().unwrap();
+                assert_eq!(shape == Shape::default(), i == 0, "{text}");
+                if i > 0 {
+                    assert!(!seen.contains(&shape), "{text} is not a shape of its own");
+                    seen.push(shape);
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Every operation validates everything first and changes state only when all of the
 //! request is acceptable, so a rejected call leaves no trace but its counter.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -66,6 +66,8 @@ pub struct Rules {
 
 pub struct World {
     pub rules: Rules,
+    /// Switchable at run time (`__sandbox/behaviour`), unlike `rules`.
+    pub behaviour: super::behaviour::Behaviour,
     pub next_id: i64,
     pub projects: BTreeMap<i64, Project>,
     pub urls: BTreeMap<i64, PromotedUrl>,
@@ -79,7 +81,8 @@ pub struct World {
     /// Every offer a finished search made, by `(urlId, pageId)`.
     pub offers: HashMap<(i64, i64), Vec<Offer>>,
     pub placements: Vec<super::buy::Placement>,
-    pub held: HashSet<(i64, i64, i64)>,
+    /// `(projectId, pageId, urlId)` → active links on that page for that URL.
+    pub held: HashMap<(i64, i64, i64), u32>,
     pub duplicate_purchases: u64,
     pub spend: Money,
     pub balance: Money,
@@ -106,6 +109,7 @@ impl World {
                 autobuyers_start_running: cfg.autobuyers_start_running,
                 max_entities: cfg.max_entities,
             },
+            behaviour: cfg.behaviour.clone(),
             next_id: 1000,
             projects: BTreeMap::new(),
             urls: BTreeMap::new(),
@@ -117,7 +121,7 @@ impl World {
             search_seq: 0,
             offers: HashMap::new(),
             placements: Vec::new(),
-            held: HashSet::new(),
+            held: HashMap::new(),
             duplicate_purchases: 0,
             spend: Money::ZERO,
             balance: cfg.initial_balance,

@@ -147,7 +147,9 @@ impl Store {
             cap: money("cap")?,
             committed: money("committed")?,
             held: Money::from_kopecks(
-                col::<i64>(&row, "held_links")? + col::<i64>(&row, "autobuyers")?,
+                col::<i64>(&row, "held_links")?
+                    + col::<i64>(&row, "foreign_links")?
+                    + col::<i64>(&row, "autobuyers")?,
             ),
             reserved_in_flight: money("in_flight")?,
             uncertain: money("uncertain")?,
@@ -189,7 +191,8 @@ impl Store {
 const BUDGET_SQL: &str = "SELECT b.cap, b.committed, b.links, b.total_links, b.daily_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'in_flight'), 0) AS BIGINT) AS in_flight, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'uncertain'), 0) AS BIGINT) AS uncertain, \
-    CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign), 0) AS BIGINT) AS held_links, \
+    CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS held_links, \
+    CAST(COALESCE((SELECT SUM(counted) FROM foreign_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS foreign_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM autobuyers WHERE campaign = b.campaign), 0) AS BIGINT) AS autobuyers, \
     CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $2), 0) AS BIGINT) AS links_today \
     FROM budgets b WHERE b.campaign = $1";

@@ -13,7 +13,7 @@ use super::records::{LeaseToken, day_text};
 use super::reserve;
 use super::rows::{col, count, db, parsed, time};
 use super::types::{
-    BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
+    AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
 };
 use super::{Store, StoreError};
 use crate::clock::to_millis;
@@ -23,15 +23,15 @@ use crate::money::Money;
 macro_rules! intent_columns {
     () => {
         "id, campaign, kind, natural_key, state, attempts, fingerprint, request, answer, error, \
-         reserved, reserved_links, reserve_day, owner, created_at, updated_at, resolution"
+         reserved, reserved_links, reserve_day, owner, created_at, updated_at, resolution, rebuy_blocked"
     };
 }
 pub(crate) use intent_columns;
 
 impl Store {
     /// Records a batch of intents before their call, all or nothing. Never starts an intent
-    /// whose natural key exists unless that intent `failed` (then re-armed: attempts + 1, fresh
-    /// reservation). Tested by `duplicate_natural_key_is_not_started_again`,
+    /// whose natural key exists unless that intent `failed` and is not a purchase that was ever
+    /// uncertain (then re-armed: attempts + 1, fresh reservation). Tested by `duplicate_natural_key_is_not_started_again`,
     /// `cap_is_never_passed_by_racing_stores` and `batch_is_all_or_nothing`.
     pub async fn begin_intents(
         &self,
@@ -129,7 +129,8 @@ impl Store {
             }
             let done = sqlx::query(
                 "UPDATE intents SET state = 'uncertain', updated_at = $2, \
-                 error = COALESCE(error, 'in flight when the campaign lease changed hands') \
+                 error = COALESCE(error, 'in flight when the campaign lease changed hands'), \
+                 rebuy_blocked = CASE WHEN kind = 'purchase' THEN 1 ELSE rebuy_blocked END \
                  WHERE campaign = $1 AND state = 'in_flight'",
             )
             .bind(campaign)
@@ -198,13 +199,14 @@ struct Attempt<'a> {
     at: i64,
 }
 
-/// Inserts a new intent or re-arms a failed one; `Err(row)` is the existing live intent.
+/// Inserts a new intent or re-arms a failed one; `Err(row)` is the existing intent that
+/// may not start again.
 async fn record(
     conn: &mut AnyConnection,
     intent: &NewIntent,
     owner: &str,
     now: DateTime<Utc>,
-) -> Result<Result<IntentId, IntentRow>, StoreError> {
+) -> Result<Result<AttemptRef, IntentRow>, StoreError> {
     let r = intent.reserve.as_ref();
     let attempt = Attempt {
         intent,
@@ -226,12 +228,12 @@ async fn record(
 async fn insert_new(
     conn: &mut AnyConnection,
     a: &Attempt<'_>,
-) -> Result<Option<IntentId>, StoreError> {
+) -> Result<Option<AttemptRef>, StoreError> {
     let row = sqlx::query(
         "INSERT INTO intents (campaign, kind, natural_key, state, attempts, fingerprint, request, \
          reserved, reserved_links, reserve_day, owner, created_at, updated_at) \
          VALUES ($1, $2, $3, 'in_flight', 1, $4, $5, $6, $7, $8, $9, $10, $10) \
-         ON CONFLICT (natural_key) DO NOTHING RETURNING id",
+         ON CONFLICT (natural_key) DO NOTHING RETURNING id, attempts",
     )
     .bind(&a.intent.campaign)
     .bind(a.intent.kind.as_str())
@@ -246,19 +248,20 @@ async fn insert_new(
     .fetch_optional(&mut *conn)
     .await
     .map_err(db("begin_intents"))?;
-    row.map(|r| col(&r, "id").map(IntentId)).transpose()
+    row.map(|r| attempt_of(&r)).transpose()
 }
 
-/// Only a `failed` intent (definitely not executed) is started again under its key.
+/// Only a `failed` intent (definitely not executed) is started again under its key, and
+/// never a purchase that was ever uncertain: it may have bought the page after all.
 async fn rearm_failed(
     conn: &mut AnyConnection,
     a: &Attempt<'_>,
-) -> Result<Option<IntentId>, StoreError> {
+) -> Result<Option<AttemptRef>, StoreError> {
     let row = sqlx::query(
         "UPDATE intents SET state = 'in_flight', attempts = attempts + 1, fingerprint = $2, \
          request = $3, answer = NULL, error = NULL, reserved = $4, reserved_links = $5, \
          reserve_day = $6, owner = $7, updated_at = $8, resolution = NULL, resolved_at = NULL \
-         WHERE natural_key = $1 AND state = 'failed' RETURNING id",
+         WHERE natural_key = $1 AND state = 'failed' AND rebuy_blocked = 0 RETURNING id, attempts",
     )
     .bind(&a.intent.natural_key)
     .bind(&a.intent.fingerprint)
@@ -271,7 +274,14 @@ async fn rearm_failed(
     .fetch_optional(&mut *conn)
     .await
     .map_err(db("begin_intents"))?;
-    row.map(|r| col(&r, "id").map(IntentId)).transpose()
+    row.map(|r| attempt_of(&r)).transpose()
+}
+
+fn attempt_of(row: &AnyRow) -> Result<AttemptRef, StoreError> {
+    Ok(AttemptRef {
+        intent: IntentId(col(row, "id")?),
+        attempt: count(row, "attempts")?,
+    })
 }
 
 async fn intent_by_key(conn: &mut AnyConnection, key: &str) -> Result<IntentRow, StoreError> {
@@ -308,6 +318,7 @@ pub(crate) fn intent_from_row(row: &AnyRow) -> Result<IntentRow, StoreError> {
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
         resolution: col(row, "resolution")?,
+        rebuy_blocked: col::<i64>(row, "rebuy_blocked")? != 0,
     })
 }
 

@@ -1,12 +1,15 @@
 //! Links our purchase intents bought, and syncing them with the project's link list
-//! (operation 6). Absence from the list never releases money: a list may be partial or late.
+//! (operation 6). Absence from a list never releases money by itself: only a link leaving
+//! (a leaving status, or absent from reads proven complete) for longer than the settle grace,
+//! or an operator's `resolve`, releases its rent.
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use super::budget::{self, Movement};
-use super::records::{HeldLink, SyncReport};
+use super::foreign;
+use super::records::{HeldLink, ListRead, ListedLink, SyncReport};
 use super::rows::{col, db, opt_time, time};
 use super::types::{IntentId, IntentRow};
 use super::{Store, StoreError};
@@ -56,10 +59,12 @@ pub(crate) async fn hold(
     budget::apply(conn, &m, now).await
 }
 
-const HELD_SQL: &str = "SELECT intent_id, link_id, page_id, url_id, text_id, price, bought_at, seen_in_list_at \
+const HELD_SQL: &str = "SELECT intent_id, link_id, page_id, url_id, text_id, price, bought_at, \
+     seen_in_list_at, status, leaving_since, released_at, released_why \
      FROM held_links WHERE campaign = $1 ORDER BY id";
 
 impl Store {
+    /// Every link our purchase intents bought, released ones included.
     pub async fn held_links(&self, campaign: &str) -> Result<Vec<HeldLink>, StoreError> {
         let rows = sqlx::query(HELD_SQL)
             .bind(campaign)
@@ -69,50 +74,124 @@ impl Store {
         self.done(rows.and_then(|rows| rows.iter().map(held_from_row).collect()))
     }
 
-    /// Matches the project's listed links to held links (by link id, else page + url, and
-    /// text when both sides know it), marks them seen and learns missing link ids. Listed
-    /// links no intent of ours bought are kept apart in `foreign_links`.
+    /// Records one read of the project's link list, in one transaction: listed links are
+    /// matched to held links (by link id, else page + URL, and text when both sides know it),
+    /// which are marked seen, learn missing link ids and whether they are leaving; the others
+    /// are foreign links, counted once (`foreign.rs`). With a read proven complete, counted
+    /// links it does not show start leaving. Nothing is released here: see `release_left_links`.
     pub async fn record_link_list(
         &self,
         campaign: &str,
-        listed: &[LinkRecord],
+        read: ListRead<'_>,
         now: DateTime<Utc>,
     ) -> Result<SyncReport, StoreError> {
         let result = async {
             let mut tx = self.write_tx("record_link_list").await?;
-            let rows = sqlx::query(HELD_SQL)
-                .bind(campaign)
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(db("record_link_list"))?;
-            let mut held: Vec<(HeldLink, bool)> = rows
-                .iter()
-                .map(held_from_row)
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .map(|h| (h, false))
-                .collect();
-            let mut report = SyncReport::default();
-            for link in listed {
-                match find_match(&held, link) {
-                    Some(i) => {
-                        held[i].1 = true;
-                        mark_seen(&mut tx, &held[i].0, link, now).await?;
-                        report.matched += 1;
-                    }
-                    None => {
-                        store_foreign(&mut tx, campaign, link, now).await?;
-                        report.foreign += 1;
-                    }
-                }
-            }
-            report.missing = held.iter().filter(|(_, seen)| !seen).count() as u32;
+            let report = record_in(&mut tx, campaign, read, now).await?;
             tx.commit().await.map_err(db("record_link_list"))?;
             Ok(report)
         }
         .await;
         self.done(result)
     }
+
+    /// Releases the rent of every held or foreign link that has been leaving for at least
+    /// `grace`, with the evidence on its row and in the ledger. Returns how many.
+    pub async fn release_left_links(
+        &self,
+        campaign: &str,
+        grace: chrono::Duration,
+        now: DateTime<Utc>,
+    ) -> Result<u32, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("release_left_links").await?;
+            let n = release_left_in(&mut tx, campaign, now - grace, now).await?;
+            tx.commit().await.map_err(db("release_left_links"))?;
+            Ok(n)
+        }
+        .await;
+        self.done(result)
+    }
+
+    /// An operator releases a held link (by its intent) or a foreign link (by its key, e.g.
+    /// `id:123`): it no longer counts against the cap. False when there was nothing to release.
+    pub async fn release_link(
+        &self,
+        campaign: &str,
+        link: &LinkRef,
+        why: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("release_link").await?;
+            let done = match link {
+                LinkRef::Held(intent) => release_held(&mut tx, campaign, *intent, why, now).await?,
+                LinkRef::Foreign(key) => foreign::release(&mut tx, campaign, key, why, now).await?,
+            };
+            tx.commit().await.map_err(db("release_link"))?;
+            Ok(done)
+        }
+        .await;
+        self.done(result)
+    }
+}
+
+/// A link an operator names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkRef {
+    /// A link bought by one of our purchase intents.
+    Held(IntentId),
+    /// A link no intent of ours bought, by its key (`id:LINK_ID`, or page, URL and text).
+    Foreign(String),
+}
+
+async fn record_in(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    read: ListRead<'_>,
+    now: DateTime<Utc>,
+) -> Result<SyncReport, StoreError> {
+    let rows = sqlx::query(HELD_SQL)
+        .bind(campaign)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(db("record_link_list"))?;
+    let mut held: Vec<(HeldLink, bool)> = rows
+        .iter()
+        .map(|r| held_from_row(r).map(|h| (h, false)))
+        .collect::<Result<_, _>>()?;
+    let mut report = SyncReport::default();
+    let mut foreign_seen = Vec::new();
+    for l in read.links {
+        if let Some(i) = find_match(&held, &l.record) {
+            held[i].1 = true;
+            mark_seen(conn, &held[i].0, l, now).await?;
+            report.matched += 1;
+            continue;
+        }
+        let u = foreign::Unmatched {
+            record: &l.record,
+            autobuyer: l.autobuyer.as_deref(),
+            leaving: l.leaving,
+            fallback_price: read.fallback_price,
+        };
+        report.adopted += u32::from(foreign::upsert(conn, campaign, &u, now).await?);
+        foreign_seen.push(foreign::key_of(&l.record));
+        report.foreign += 1;
+    }
+    let absent: Vec<&HeldLink> = held
+        .iter()
+        .filter(|(h, seen)| !seen && h.released.is_none())
+        .map(|(h, _)| h)
+        .collect();
+    report.missing = absent.len() as u32;
+    if read.proven_complete {
+        for h in absent.iter().filter(|h| h.leaving_since.is_none()) {
+            set_leaving(conn, h.intent_id, Some(now)).await?;
+        }
+        report.missing += foreign::mark_absent(conn, campaign, &foreign_seen, now).await?;
+    }
+    Ok(report)
 }
 
 fn find_match(held: &[(HeldLink, bool)], link: &LinkRecord) -> Option<usize> {
@@ -131,56 +210,171 @@ fn find_match(held: &[(HeldLink, bool)], link: &LinkRecord) -> Option<usize> {
     })
 }
 
+/// A held link the list shows: seen now, its link id learned, leaving or not. One that was
+/// released and is listed again (not leaving) counts again: the truth is recorded.
 async fn mark_seen(
     conn: &mut AnyConnection,
     h: &HeldLink,
-    link: &LinkRecord,
+    l: &ListedLink,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE held_links SET seen_in_list_at = $2, link_id = COALESCE(link_id, $3) WHERE intent_id = $1")
-        .bind(h.intent_id.0)
-        .bind(to_millis(now))
-        .bind(link.link_id)
+    let leaving_since = match (l.leaving, h.leaving_since) {
+        (false, _) => None,
+        (true, Some(t)) => Some(t),
+        (true, None) => Some(now),
+    };
+    sqlx::query(
+        "UPDATE held_links SET seen_in_list_at = $2, link_id = COALESCE(link_id, $3), status = $4, \
+         leaving_since = $5 WHERE intent_id = $1",
+    )
+    .bind(h.intent_id.0)
+    .bind(to_millis(now))
+    .bind(l.record.link_id)
+    .bind(l.record.status.clone())
+    .bind(leaving_since.map(to_millis))
+    .execute(&mut *conn)
+    .await
+    .map_err(db("record_link_list"))?;
+    if h.released.is_some() && !l.leaving {
+        recount_held(conn, h, now).await?;
+    }
+    Ok(())
+}
+
+async fn set_leaving(
+    conn: &mut AnyConnection,
+    intent: IntentId,
+    since: Option<DateTime<Utc>>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE held_links SET leaving_since = $2 WHERE intent_id = $1")
+        .bind(intent.0)
+        .bind(since.map(to_millis))
         .execute(&mut *conn)
         .await
         .map_err(db("record_link_list"))?;
     Ok(())
 }
 
-async fn store_foreign(
+async fn recount_held(
     conn: &mut AnyConnection,
-    campaign: &str,
-    l: &LinkRecord,
+    h: &HeldLink,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let key = match l.link_id {
-        Some(id) => format!("id:{id}"),
-        None => format!(
-            "page:{:?}:url:{:?}:text:{:?}",
-            l.page_id, l.url_id, l.text_id
-        ),
-    };
     sqlx::query(
-        "INSERT INTO foreign_links (campaign, link_key, link_id, page_id, url_id, text_id, price, status, first_seen_at, last_seen_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (campaign, link_key) DO UPDATE SET \
-         price = excluded.price, status = excluded.status, last_seen_at = excluded.last_seen_at",
+        "UPDATE held_links SET released_at = NULL, released_why = NULL WHERE intent_id = $1",
     )
-    .bind(campaign)
-    .bind(key)
-    .bind(l.link_id)
-    .bind(l.page_id)
-    .bind(l.url_id)
-    .bind(l.text_id)
-    .bind(l.price.map(Money::kopecks))
-    .bind(l.status.clone())
-    .bind(to_millis(now))
+    .bind(h.intent_id.0)
     .execute(&mut *conn)
     .await
     .map_err(db("record_link_list"))?;
-    Ok(())
+    let campaign = campaign_of(conn, h.intent_id).await?;
+    let m = Movement {
+        campaign: &campaign,
+        intent: Some(h.intent_id),
+        amount: h.price.kopecks(),
+        links: 0,
+        day: None,
+        reason: "link_back_in_list",
+    };
+    budget::apply(conn, &m, now).await
+}
+
+async fn release_left_in(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    before: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<u32, StoreError> {
+    let held = sqlx::query(
+        "SELECT intent_id, status FROM held_links WHERE campaign = $1 AND released_at IS NULL \
+         AND leaving_since IS NOT NULL AND leaving_since <= $2",
+    )
+    .bind(campaign)
+    .bind(to_millis(before))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db("release_left_links"))?;
+    let mut n = 0;
+    for r in held {
+        let why = left_why(col(&r, "status")?);
+        n += u32::from(
+            release_held(conn, campaign, IntentId(col(&r, "intent_id")?), &why, now).await?,
+        );
+    }
+    let foreign = sqlx::query(
+        "SELECT link_key, status FROM foreign_links WHERE campaign = $1 AND adopted = 1 \
+         AND released_at IS NULL AND leaving_since IS NOT NULL AND leaving_since <= $2",
+    )
+    .bind(campaign)
+    .bind(to_millis(before))
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(db("release_left_links"))?;
+    for r in foreign {
+        let why = left_why(col(&r, "status")?);
+        let key: String = col(&r, "link_key")?;
+        n += u32::from(foreign::release(conn, campaign, &key, &why, now).await?);
+    }
+    Ok(n)
+}
+
+fn left_why(status: Option<String>) -> String {
+    match status {
+        Some(s) => {
+            format!("left the project's link list (status `{s}`) for longer than the settle grace")
+        }
+        None => {
+            "absent from complete reads of the project's link list for longer than the settle grace"
+                .into()
+        }
+    }
+}
+
+async fn release_held(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    intent: IntentId,
+    why: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let row = sqlx::query(
+        "UPDATE held_links SET released_at = $3, released_why = $4 WHERE campaign = $1 \
+         AND intent_id = $2 AND released_at IS NULL RETURNING price",
+    )
+    .bind(campaign)
+    .bind(intent.0)
+    .bind(to_millis(now))
+    .bind(why)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db("release_link"))?;
+    let Some(row) = row else {
+        return Ok(false);
+    };
+    let m = Movement {
+        campaign,
+        intent: Some(intent),
+        amount: -col::<i64>(&row, "price")?,
+        links: 0,
+        day: None,
+        reason: "link_left_list",
+    };
+    budget::apply(conn, &m, now).await?;
+    Ok(true)
+}
+
+async fn campaign_of(conn: &mut AnyConnection, intent: IntentId) -> Result<String, StoreError> {
+    let row = sqlx::query("SELECT campaign FROM held_links WHERE intent_id = $1")
+        .bind(intent.0)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db("record_link_list"))?;
+    col(&row, "campaign")
 }
 
 fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError> {
+    let released_at = opt_time(r, "released_at")?;
+    let why: Option<String> = col(r, "released_why")?;
     Ok(HeldLink {
         intent_id: IntentId(col(r, "intent_id")?),
         link_id: col(r, "link_id")?,
@@ -190,5 +384,8 @@ fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError> {
         price: Money::from_kopecks(col(r, "price")?),
         bought_at: time(r, "bought_at")?,
         seen_in_list_at: opt_time(r, "seen_in_list_at")?,
+        status: col(r, "status")?,
+        leaving_since: opt_time(r, "leaving_since")?,
+        released: released_at.map(|t| (t, why.unwrap_or_default())),
     })
 }

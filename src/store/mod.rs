@@ -18,10 +18,12 @@
 mod budget;
 pub mod error;
 mod evidence;
+mod foreign;
 mod halts;
 mod intents;
 mod leases;
 mod links;
+mod purchases;
 pub mod records;
 mod remote;
 mod reserve;
@@ -38,7 +40,10 @@ use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use error::StoreError;
+pub use halts::{Halt, HaltScope};
+pub use links::LinkRef;
 pub use records::*;
+pub use remote::StopSettlement;
 use rows::db;
 pub use types::*;
 
@@ -190,11 +195,14 @@ fn pool_options(backend: Backend, url: &str) -> AnyPoolOptions {
         // ends its session so another daemon can take over the lease. Transactions here never
         // wait on the network, so 15 s idle inside one means the holder is gone. Proven by
         // tests/faults split_brain::a_daemon_frozen_past_its_lease_and_resumed_buys_nothing_twice.
+        // NOTICEs (e.g. "relation `_sqlx_migrations` already exists, skipping" at every
+        // migration) are not for operators: sqlx would log each at INFO.
         Backend::Postgres => base.max_connections(10).after_connect(|conn, _| {
             Box::pin(async move {
                 conn.execute("SET statement_timeout = '30s'").await?;
                 conn.execute("SET idle_in_transaction_session_timeout = '15s'")
                     .await?;
+                conn.execute("SET client_min_messages = warning").await?;
                 Ok(())
             })
         }),

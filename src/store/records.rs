@@ -30,15 +30,35 @@ pub struct RemoteIds {
     pub filters: BTreeMap<String, i64>,
     /// autobuyer name → what we know of it
     pub autobuyers: BTreeMap<String, AutobuyerRecord>,
+    /// The smallest length at which the project's link list was seen cut, if ever.
+    pub list_cut_at: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AutobuyerRecord {
     pub id: i64,
+    /// Counts as running for money: true until a confirmed stop is settled.
     pub running: bool,
     pub spec_fingerprint: String,
     pub monthly_budget: Money,
+    /// What this autobuyer adds to the commitment now: its budget (or the rent of its links,
+    /// if higher) while it counts as running, the rent of its links once its stop is settled.
+    pub reserved: Money,
+    /// What the marketplace last confirmed.
+    pub switch_state: SwitchState,
+    /// When a stop was confirmed; the stop is settled after the settle grace.
+    pub stopped_at: Option<DateTime<Utc>>,
 }
+
+text_enum!(
+    /// An autobuyer's state as the marketplace last confirmed it: `unknown` after a creation
+    /// or a switch whose answer was lost, until the next switch is confirmed.
+    SwitchState {
+        Running => "running",
+        Stopped => "stopped",
+        Unknown => "unknown",
+    }
+);
 
 /// The monthly commitment of a campaign, split by where the money stands.
 /// `committed == held + reserved_in_flight + uncertain` (tested).
@@ -46,7 +66,8 @@ pub struct AutobuyerRecord {
 pub struct BudgetSnapshot {
     pub cap: Money,
     pub committed: Money,
-    /// Held links plus running autobuyers' budgets.
+    /// Held links, counted foreign links and autobuyers' parts (budgets while they count as
+    /// running, the rent of their links once their stop is settled).
     pub held: Money,
     pub reserved_in_flight: Money,
     pub uncertain: Money,
@@ -87,6 +108,55 @@ pub struct HeldLink {
     pub bought_at: DateTime<Utc>,
     /// When the project's link list last showed it.
     pub seen_in_list_at: Option<DateTime<Utc>>,
+    /// Its status in the list, when the list gives one.
+    pub status: Option<String>,
+    /// Since when the list shows it leaving (a leaving status, or absent from a list proven
+    /// complete); its rent is released once this is older than the settle grace.
+    pub leaving_since: Option<DateTime<Utc>>,
+    /// Set when its rent was released, with why.
+    pub released: Option<(DateTime<Utc>, String)>,
+}
+
+/// A link the project's list shows that no purchase intent of ours bought: an autobuyer's,
+/// or one bought outside linkrunner. It counts once: inside the budget of the running
+/// autobuyer it is attributed to, else at its own rent (`counted`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignLink {
+    pub key: String,
+    pub link_id: Option<i64>,
+    pub page_id: Option<i64>,
+    pub url_id: Option<i64>,
+    pub text_id: Option<i64>,
+    pub price: Option<Money>,
+    pub status: Option<String>,
+    /// The autobuyer it is attributed to, by name.
+    pub autobuyer: Option<String>,
+    /// What the link itself adds to the commitment (0 when an autobuyer's part covers it).
+    pub counted: Money,
+    pub first_seen_at: DateTime<Utc>,
+    pub last_seen_at: DateTime<Utc>,
+    pub leaving_since: Option<DateTime<Utc>>,
+    pub released: Option<(DateTime<Utc>, String)>,
+}
+
+/// One link of a read of the project's list, as the engine judged it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedLink {
+    pub record: crate::market::LinkRecord,
+    /// Its status says it left (removed, rejected, …): its rent is released after the grace.
+    pub leaving: bool,
+    /// The autobuyer a link no intent of ours bought is attributed to.
+    pub autobuyer: Option<String>,
+}
+
+/// One read of the project's link list, for `Store::record_link_list`.
+#[derive(Debug, Clone, Copy)]
+pub struct ListRead<'a> {
+    pub links: &'a [ListedLink],
+    /// Paging fields showed that every page was read: a counted link absent from it is leaving.
+    pub proven_complete: bool,
+    /// What a link no intent of ours bought counts when the list gives no price.
+    pub fallback_price: Money,
 }
 
 /// What one `record_link_list` matched.
@@ -96,7 +166,9 @@ pub struct SyncReport {
     pub matched: u32,
     /// Listed links no intent of ours bought (kept in `foreign_links`).
     pub foreign: u32,
-    /// Held links the list did not show (kept held: absence never releases money).
+    /// Of those, seen for the first time and now counted.
+    pub adopted: u32,
+    /// Held or foreign links (not released) the list did not show.
     pub missing: u32,
 }
 

@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::budget::{self, Movement};
-use super::records::{AutobuyerRecord, RemoteIds};
-use super::rows::{col, db, flag};
-use super::types::IntentId;
+use super::records::{AutobuyerRecord, RemoteIds, SwitchState};
+use super::rows::{col, db, flag, opt_time, parsed};
 use super::{Store, StoreError};
+use crate::clock::to_millis;
 use crate::market::{CreatedUrl, ProjectIds};
 use crate::money::Money;
 
@@ -27,8 +27,10 @@ impl Store {
     pub async fn remote_ids(&self, campaign: &str) -> Result<RemoteIds, StoreError> {
         let result = async {
             let mut conn = self.pool.acquire().await.map_err(db("remote_ids"))?;
+            let (project, list_cut_at) = project(&mut conn, campaign).await?;
             let mut ids = RemoteIds {
-                project: project(&mut conn, campaign).await?,
+                project,
+                list_cut_at,
                 ..RemoteIds::default()
             };
             for r in select(
@@ -82,15 +84,18 @@ async fn select(
 async fn project(
     conn: &mut AnyConnection,
     campaign: &str,
-) -> Result<Option<ProjectIds>, StoreError> {
-    let sql = "SELECT project_id, url_id, text_id FROM projects WHERE campaign = $1";
+) -> Result<(Option<ProjectIds>, Option<u32>), StoreError> {
+    let sql = "SELECT project_id, url_id, text_id, list_cut_at FROM projects WHERE campaign = $1";
     match select(conn, sql, campaign).await?.first() {
-        Some(r) => Ok(Some(ProjectIds {
-            project_id: col(r, "project_id")?,
-            url_id: col(r, "url_id")?,
-            text_id: col(r, "text_id")?,
-        })),
-        None => Ok(None),
+        Some(r) => Ok((
+            Some(ProjectIds {
+                project_id: col(r, "project_id")?,
+                url_id: col(r, "url_id")?,
+                text_id: col(r, "text_id")?,
+            }),
+            col::<Option<i64>>(r, "list_cut_at")?.map(|n| n.clamp(0, i64::from(u32::MAX)) as u32),
+        )),
+        None => Ok((None, None)),
     }
 }
 
@@ -98,7 +103,8 @@ async fn autobuyers(
     conn: &mut AnyConnection,
     campaign: &str,
 ) -> Result<BTreeMap<String, AutobuyerRecord>, StoreError> {
-    let sql = "SELECT name, autobuyer_id, running, spec_fingerprint, monthly_budget FROM autobuyers WHERE campaign = $1";
+    let sql = "SELECT name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
+               switch_state, stopped_at FROM autobuyers WHERE campaign = $1";
     let mut out = BTreeMap::new();
     for r in select(conn, sql, campaign).await? {
         let record = AutobuyerRecord {
@@ -106,6 +112,9 @@ async fn autobuyers(
             running: flag(&r, "running")?,
             spec_fingerprint: col(&r, "spec_fingerprint")?,
             monthly_budget: Money::from_kopecks(col(&r, "monthly_budget")?),
+            reserved: Money::from_kopecks(col(&r, "reserved")?),
+            switch_state: parsed(&r, "switch_state", SwitchState::parse)?,
+            stopped_at: opt_time(&r, "stopped_at")?,
         };
         out.insert(col(&r, "name")?, record);
     }
@@ -193,11 +202,12 @@ pub(crate) async fn save_autobuyer(
     reserved: Money,
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (campaign, name) DO UPDATE SET \
+        "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, \
+         reserved, switch_state) VALUES ($1, $2, $3, $4, $5, $6, $7, 'unknown') \
+         ON CONFLICT (campaign, name) DO UPDATE SET \
          autobuyer_id = excluded.autobuyer_id, running = excluded.running, \
          spec_fingerprint = excluded.spec_fingerprint, monthly_budget = excluded.monthly_budget, \
-         reserved = autobuyers.reserved + excluded.reserved",
+         reserved = autobuyers.reserved + excluded.reserved, switch_state = 'unknown', stopped_at = NULL",
     )
     .bind(campaign)
     .bind(a.name)
@@ -212,22 +222,46 @@ pub(crate) async fn save_autobuyer(
     Ok(())
 }
 
-/// A started autobuyer holds the budget its start intent reserved.
+/// A started autobuyer holds the budget its start intent reserved; the marketplace
+/// confirmed it runs.
 pub(crate) async fn autobuyer_started(
     conn: &mut AnyConnection,
     campaign: &str,
     name: &str,
     reserved: Money,
 ) -> Result<(), StoreError> {
+    switch(conn, campaign, name, "running", reserved).await
+}
+
+/// A start or stop whose outcome nobody knows: the autobuyer counts as running (its
+/// intent's reservation joins its budget) until a stop is confirmed and settled.
+pub(crate) async fn autobuyer_switch_unknown(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+    reserved: Money,
+) -> Result<(), StoreError> {
+    switch(conn, campaign, name, "unknown", reserved).await
+}
+
+async fn switch(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+    state: &str,
+    reserved: Money,
+) -> Result<(), StoreError> {
     let done = sqlx::query(
-        "UPDATE autobuyers SET running = 1, reserved = reserved + $3 WHERE campaign = $1 AND name = $2",
+        "UPDATE autobuyers SET running = 1, reserved = reserved + $3, switch_state = $4, \
+         stopped_at = NULL WHERE campaign = $1 AND name = $2",
     )
     .bind(campaign)
     .bind(name)
     .bind(reserved.kopecks())
+    .bind(state)
     .execute(&mut *conn)
     .await
-    .map_err(db("autobuyer_started"))?;
+    .map_err(db("autobuyer_switch"))?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound {
             what: format!("autobuyer `{name}` of `{campaign}`"),
@@ -236,39 +270,103 @@ pub(crate) async fn autobuyer_started(
     Ok(())
 }
 
-/// A stopped autobuyer spends nothing more: its budget leaves the commitment.
-pub(crate) async fn autobuyer_stopped(
+/// The marketplace confirmed a stop. The autobuyer keeps counting as running: links it
+/// bought just before may not be in the list yet. `settle_stopped_autobuyer` replaces its
+/// budget with the rent of its links once the list had the settle grace to show them.
+pub(crate) async fn autobuyer_stop_confirmed(
     conn: &mut AnyConnection,
     campaign: &str,
     name: &str,
-    intent: IntentId,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let row = sqlx::query("SELECT reserved FROM autobuyers WHERE campaign = $1 AND name = $2")
-        .bind(campaign)
-        .bind(name)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db("autobuyer_stopped"))?
-        .ok_or_else(|| StoreError::NotFound {
+    let done = sqlx::query(
+        "UPDATE autobuyers SET switch_state = 'stopped', stopped_at = $3 \
+         WHERE campaign = $1 AND name = $2",
+    )
+    .bind(campaign)
+    .bind(name)
+    .bind(to_millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(db("autobuyer_stopped"))?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound {
             what: format!("autobuyer `{name}` of `{campaign}`"),
-        })?;
-    let released: i64 = col(&row, "reserved")?;
-    // Subtracting what was read (not zeroing) keeps a concurrent start's budget counted.
-    sqlx::query("UPDATE autobuyers SET running = 0, reserved = reserved - $3 WHERE campaign = $1 AND name = $2")
-        .bind(campaign)
-        .bind(name)
-        .bind(released)
-        .execute(&mut *conn)
-        .await
-        .map_err(db("autobuyer_stopped"))?;
+        });
+    }
+    Ok(())
+}
+
+/// What settling a stopped autobuyer did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSettlement {
+    /// Its budget left the commitment; the rent of its links (`kept`) stays.
+    Settled { released: Money, kept: Money },
+    /// It is not a confirmed stop waiting to be settled (running, unknown, already settled).
+    NotStopped,
+}
+
+impl Store {
+    /// Settles a confirmed stop: the autobuyer's part of the commitment becomes the rent of
+    /// the links attributed to it that have not left the list; the rest of its budget is
+    /// released. The caller decides when (after the settle grace, on a complete list).
+    pub async fn settle_stopped_autobuyer(
+        &self,
+        campaign: &str,
+        name: &str,
+        now: DateTime<Utc>,
+    ) -> Result<StopSettlement, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("settle_stopped_autobuyer").await?;
+            let outcome = settle_stop_in(&mut tx, campaign, name, now).await?;
+            tx.commit().await.map_err(db("settle_stopped_autobuyer"))?;
+            Ok(outcome)
+        }
+        .await;
+        self.done(result)
+    }
+}
+
+async fn settle_stop_in(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Result<StopSettlement, StoreError> {
+    let row = sqlx::query(
+        "SELECT reserved FROM autobuyers WHERE campaign = $1 AND name = $2 AND running = 1 \
+         AND switch_state = 'stopped'",
+    )
+    .bind(campaign)
+    .bind(name)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(db("settle_stopped_autobuyer"))?;
+    let Some(row) = row else {
+        return Ok(StopSettlement::NotStopped);
+    };
+    let reserved: i64 = col(&row, "reserved")?;
+    let rent = super::foreign::attributed_rent(conn, campaign, name).await?;
+    sqlx::query(
+        "UPDATE autobuyers SET running = 0, reserved = $3 WHERE campaign = $1 AND name = $2",
+    )
+    .bind(campaign)
+    .bind(name)
+    .bind(rent)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("settle_stopped_autobuyer"))?;
     let m = Movement {
         campaign,
-        intent: Some(intent),
-        amount: -released,
+        intent: None,
+        amount: rent - reserved,
         links: 0,
         day: None,
         reason: "autobuyer_stop",
     };
-    budget::apply(conn, &m, now).await
+    budget::apply(conn, &m, now).await?;
+    Ok(StopSettlement::Settled {
+        released: Money::from_kopecks(reserved - rent),
+        kept: Money::from_kopecks(rent),
+    })
 }

@@ -12,14 +12,14 @@ use super::StoreError;
 use super::budget::{self, Movement};
 use super::records::day_text;
 use super::rows::{col, db};
-use super::types::{BeginOutcome, CapKind, IntentId, NewIntent};
+use super::types::{AttemptRef, BeginOutcome, CapKind, NewIntent};
 
 /// Reserves what the batch (one campaign) asks and writes one ledger row per intent; or
 /// says which cap refused, and the caller rolls everything back.
 pub(crate) async fn reserve_batch(
     conn: &mut AnyConnection,
     batch: &[NewIntent],
-    ids: &[IntentId],
+    ids: &[AttemptRef],
     now: DateTime<Utc>,
 ) -> Result<Option<BeginOutcome>, StoreError> {
     let Some(campaign) = batch.first().map(|i| i.campaign.as_str()) else {
@@ -42,7 +42,7 @@ pub(crate) async fn reserve_batch(
             let day = day_text(r.day);
             let m = Movement {
                 campaign,
-                intent: Some(*id),
+                intent: Some(id.intent),
                 amount: r.amount.kopecks(),
                 links: i64::from(r.links),
                 day: Some(&day),

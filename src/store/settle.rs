@@ -12,7 +12,7 @@ use super::budget::{self, Movement};
 use super::evidence::effect_from_request;
 use super::intents::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
-use super::types::{Effect, IntentId, IntentRow, Outcome, Resolution};
+use super::types::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
 use super::{Store, StoreError, links, remote};
 use crate::clock::to_millis;
 use crate::money::Money;
@@ -24,11 +24,15 @@ pub(crate) struct Claimed {
 }
 
 impl Store {
-    /// Records a call's outcome. Only an `in_flight` or `uncertain` intent can be completed;
-    /// a finished one is `InvalidState`, so an outcome is never applied twice.
+    /// Records the outcome of one attempt. Only an `in_flight` or `uncertain` intent whose
+    /// attempt count is still `at.attempt` can be completed, checked in this transaction: a
+    /// finished one is `InvalidState` (an outcome is never applied twice) and one re-armed
+    /// since is `Fenced` (only the attempt that sent the call records its outcome; tested by
+    /// `an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call`). A purchase that turns
+    /// uncertain is marked never to be bought again automatically.
     pub async fn complete_intent(
         &self,
-        id: IntentId,
+        at: AttemptRef,
         outcome: Outcome,
         answer: Option<&str>,
         now: DateTime<Utc>,
@@ -38,16 +42,22 @@ impl Store {
             let mut tx = self.write_tx("complete_intent").await?;
             let (state, error) = match &outcome {
                 Outcome::Succeeded(_) => ("succeeded", None),
-                Outcome::Failed { error } => ("failed", Some(error.as_str())),
+                Outcome::Failed { error } | Outcome::Indeterminate { error, .. } => {
+                    ("failed", Some(error.as_str()))
+                }
                 Outcome::Uncertain { error } => ("uncertain", Some(error.as_str())),
             };
-            let claimed = claim(
-                &mut tx,
-                id,
-                &["in_flight", "uncertain"],
+            let change = Change {
                 state,
                 error,
                 answer,
+                attempt: Some(at.attempt),
+            };
+            let claimed = claim(
+                &mut tx,
+                at.intent,
+                &["in_flight", "uncertain"],
+                &change,
                 now,
             )
             .await?;
@@ -55,6 +65,9 @@ impl Store {
                 Outcome::Succeeded(effect) => apply_effect(&mut tx, &claimed, effect, now).await?,
                 Outcome::Failed { .. } => release(&mut tx, &claimed, now).await?,
                 Outcome::Uncertain { .. } => {}
+                Outcome::Indeterminate { effect, .. } => {
+                    apply_effect(&mut tx, &claimed, effect, now).await?
+                }
             }
             tx.commit().await.map_err(db("complete_intent"))
         }
@@ -78,7 +91,13 @@ impl Store {
                 Resolution::Created { .. } => ("succeeded", None),
                 Resolution::NotCreated => ("failed", Some("resolved by an operator: not created")),
             };
-            let claimed = claim(&mut tx, id, &["uncertain"], state, error, None, now).await?;
+            let change = Change {
+                state,
+                error,
+                answer: None,
+                attempt: None,
+            };
+            let claimed = claim(&mut tx, id, &["uncertain"], &change, now).await?;
             match resolution {
                 Resolution::Created { remote_id } => {
                     let effect = effect_from_request(&claimed.row, remote_id)?;
@@ -95,15 +114,23 @@ impl Store {
     }
 }
 
-/// Moves the intent to `state` if it is in one of `from`; the conditional UPDATE makes two
-/// racing completions impossible (the loser sees `InvalidState`).
-async fn claim(
+/// The new state of a claimed intent, and the attempt the claimer speaks for (`None`: the
+/// current holder settling whatever attempt is recorded).
+pub(crate) struct Change<'a> {
+    pub state: &'a str,
+    pub error: Option<&'a str>,
+    pub answer: Option<&'a str>,
+    pub attempt: Option<u32>,
+}
+
+/// Moves the intent to `change.state` if it is in one of `from` (and at `change.attempt`); the
+/// conditional UPDATE makes two racing completions impossible (the loser sees `InvalidState`,
+/// or `Fenced` when the attempt was superseded).
+pub(crate) async fn claim(
     conn: &mut AnyConnection,
     id: IntentId,
     from: &[&str],
-    state: &str,
-    error: Option<&str>,
-    answer: Option<&str>,
+    change: &Change<'_>,
     now: DateTime<Utc>,
 ) -> Result<Claimed, StoreError> {
     let before = sqlx::query(concat!(
@@ -122,17 +149,25 @@ async fn claim(
     let day = reserve_day(&before)?;
     let from_first = from.first().copied().unwrap_or("in_flight");
     let from_second = from.get(1).copied().unwrap_or(from_first);
+    if change.attempt.is_some_and(|a| a != row.attempts) {
+        return Err(StoreError::Fenced {
+            campaign: row.campaign,
+        });
+    }
     let moved = sqlx::query(
         "UPDATE intents SET state = $2, error = COALESCE($3, error), answer = COALESCE($4, answer), \
-         updated_at = $5 WHERE id = $1 AND (state = $6 OR state = $7) RETURNING id",
+         updated_at = $5, rebuy_blocked = CASE WHEN $2 = 'uncertain' AND kind = 'purchase' \
+         THEN 1 ELSE rebuy_blocked END \
+         WHERE id = $1 AND (state = $6 OR state = $7) AND ($8 IS NULL OR attempts = $8) RETURNING id",
     )
     .bind(id.0)
-    .bind(state)
-    .bind(error)
-    .bind(answer)
+    .bind(change.state)
+    .bind(change.error)
+    .bind(change.answer)
     .bind(to_millis(now))
     .bind(from_first)
     .bind(from_second)
+    .bind(change.attempt.map(i64::from))
     .fetch_optional(&mut *conn)
     .await
     .map_err(db("settle"))?;
@@ -189,6 +224,7 @@ fn refuse_dropped_reservation(c: &Claimed, effect: &Effect) -> Result<(), StoreE
         Effect::Purchased { .. }
             | Effect::AutobuyerCreated { .. }
             | Effect::AutobuyerRunning { .. }
+            | Effect::AutobuyerSwitchUnknown { .. }
     );
     if !takes_reservation && (c.row.reserved != Money::ZERO || c.row.reserved_links != 0) {
         return Err(StoreError::invalid(format!(
@@ -242,8 +278,12 @@ async fn apply_effect(
             name,
             running: false,
         } => {
+            // A stop reserves nothing; its budget stays counted until the stop is settled.
             release(conn, c, now).await?;
-            remote::autobuyer_stopped(conn, campaign, &name, c.row.id, now).await
+            remote::autobuyer_stop_confirmed(conn, campaign, &name, now).await
+        }
+        Effect::AutobuyerSwitchUnknown { name } => {
+            remote::autobuyer_switch_unknown(conn, campaign, &name, c.row.reserved).await
         }
         Effect::Purchased {
             link,

@@ -17,6 +17,22 @@ impl std::fmt::Display for IntentId {
     }
 }
 
+/// One attempt of an intent: the intent and its `attempts` count when that attempt was
+/// recorded. Only the attempt that sent a call may record its outcome (`complete_intent`
+/// checks the count in its own transaction), so a holder that froze past its lease cannot
+/// write onto an attempt another holder re-armed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct AttemptRef {
+    pub intent: IntentId,
+    pub attempt: u32,
+}
+
+impl std::fmt::Display for AttemptRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (attempt {})", self.intent, self.attempt)
+    }
+}
+
 macro_rules! text_enum {
     ($(#[$m:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$m])*
@@ -104,8 +120,8 @@ pub struct NewIntent {
 /// What `begin_intents` did. Only `Started` wrote anything.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BeginOutcome {
-    /// Every intent of the batch is recorded and reserved, ids in batch order.
-    Started(Vec<IntentId>),
+    /// Every intent of the batch is recorded and reserved, attempts in batch order.
+    Started(Vec<AttemptRef>),
     /// The first intent whose natural key is already journaled and not `failed`.
     Exists(Box<IntentRow>),
     /// A cap would be passed; `needed` and `headroom` are kopecks for `Monthly`, links otherwise.
@@ -131,6 +147,13 @@ pub enum Outcome {
     Uncertain {
         error: String,
     },
+    /// May have executed and cannot be checked, but a later call decides the outcome (an
+    /// autobuyer switch: the next switch sets the state the file wants). The intent is closed
+    /// as failed, and instead of being released its reservation goes where `effect` says.
+    Indeterminate {
+        error: String,
+        effect: Effect,
+    },
 }
 
 /// What a successful call created or changed, recorded with the intent's success.
@@ -151,10 +174,18 @@ pub enum Effect {
         spec_fingerprint: String,
         monthly_budget: Money,
     },
-    /// Stop releases the autobuyer's budget; start keeps the one its intent reserved.
+    /// A confirmed start keeps the budget its intent reserved; a confirmed stop keeps the
+    /// budget counted until the stop is settled (`Store::settle_stopped_autobuyer`, after the
+    /// settle grace), when the rent of the links it bought replaces it.
     AutobuyerRunning {
         name: String,
         running: bool,
+    },
+    /// A start or stop whose outcome is unknown: the autobuyer counts as running (the
+    /// intent's reservation joins its budget) and its state on the marketplace is unknown
+    /// until the next switch is confirmed.
+    AutobuyerSwitchUnknown {
+        name: String,
     },
     /// The reservation becomes a held link at `price` (a differing price adjusts the commitment).
     Purchased {
@@ -205,4 +236,17 @@ pub struct IntentRow {
     pub updated_at: DateTime<Utc>,
     /// The operator's reason, for intents settled by `resolve_intent`.
     pub resolution: Option<String>,
+    /// A purchase that was ever uncertain: its page is never bought again automatically for
+    /// that URL (re-arming its natural key needs `linkrunner resolve --allow-rebuy`).
+    pub rebuy_blocked: bool,
+}
+
+impl IntentRow {
+    /// The attempt this row shows.
+    pub fn attempt(&self) -> AttemptRef {
+        AttemptRef {
+            intent: self.id,
+            attempt: self.attempts,
+        }
+    }
 }

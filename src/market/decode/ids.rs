@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{DecodeError, as_id, id_field, rejection, shallowest_id};
-use crate::market::field_map::{FieldKey, FieldMap};
+use crate::market::field_map::{self, FieldKey, FieldMap};
 use crate::market::types::ProjectIds;
 
 /// Array keys that may hold the ids of bought links, in the order they are tried.
@@ -34,8 +34,8 @@ pub fn project(v: &Value, map: &FieldMap) -> Result<ProjectIds, DecodeError> {
     }
     Ok(ProjectIds {
         project_id: required(v, map, FieldKey::ProjectId, &["id", "projectId"])?,
-        url_id: required(v, map, FieldKey::UrlId, &["urlId"])?,
-        text_id: required(v, map, FieldKey::TextId, &["textId"])?,
+        url_id: required(v, map, FieldKey::UrlId, &["urlId", "url.id"])?,
+        text_id: required(v, map, FieldKey::TextId, &["textId", "text.id"])?,
     })
 }
 
@@ -78,10 +78,12 @@ pub fn purchase(v: &Value, map: &FieldMap) -> Result<Vec<i64>, DecodeError> {
 fn find_id_array(v: &Value, arrays: &[&str], item_names: &[&str]) -> Option<Vec<i64>> {
     match v {
         Value::Object(obj) => {
-            let here = arrays.iter().find_map(|k| match obj.get(*k)? {
-                Value::Array(items) => ids_of(items, item_names),
-                _ => None,
-            });
+            let here = arrays
+                .iter()
+                .find_map(|k| match field_map::resolve(obj, k)? {
+                    Value::Array(items) => ids_of(items, item_names),
+                    _ => None,
+                });
             here.or_else(|| {
                 obj.values()
                     .find_map(|c| find_id_array(c, arrays, item_names))
@@ -140,7 +142,18 @@ mod tests {
     #[test]
     fn project_without_text_id_names_the_missing_field() {
         let v = json!({"id": 7, "urlId": 8});
-        assert_eq!(project(&v, &plain()), Err(DecodeError::missing("textId")));
+        assert_eq!(
+            project(&v, &plain()),
+            Err(DecodeError::missing("textId|text.id"))
+        );
+    }
+
+    #[test]
+    fn project_url_and_text_ids_nested_as_id_value_objects_are_found() {
+        let v = json!({"id": 7, "url": {"id": 8, "value": "https://a.example/"},
+                       "text": {"id": 9, "value": "a.example"}, "isError": false});
+        let ids = project(&v, &plain()).unwrap();
+        assert_eq!((ids.url_id, ids.text_id), (8, 9));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{DecodeError, id_field, objects_where, price_of, rejection};
+use super::{DecodeError, has_any, id_field, objects_where, price_of, rejection, string_at};
 use crate::market::field_map::{FieldKey, FieldMap};
 use crate::market::types::LinkRecord;
 
@@ -25,7 +25,7 @@ pub fn list(v: &Value, map: &FieldMap) -> Result<Vec<LinkRecord>, DecodeError> {
         .filter_map(|k| map.get(*k))
         .collect();
     markers.extend(LINK_MARKERS);
-    let items = objects_where(v, &|o| markers.iter().any(|m| o.contains_key(*m)));
+    let items = objects_where(v, &|o| has_any(o, &markers));
     Ok(items.into_iter().map(|o| record(o, map)).collect())
 }
 
@@ -36,11 +36,7 @@ fn record(o: &Map<String, Value>, map: &FieldMap) -> LinkRecord {
         url_id: id_field(o, &map.names(FieldKey::UrlId, &["urlId"])),
         text_id: id_field(o, &map.names(FieldKey::TextId, &["textId"])),
         price: price_of(o, map),
-        status: map
-            .names(FieldKey::Status, &["status", "state"])
-            .iter()
-            .find_map(|n| o.get(*n).and_then(Value::as_str))
-            .map(str::to_string),
+        status: string_at(o, &map.names(FieldKey::Status, &["status", "state"])),
     }
 }
 
@@ -90,6 +86,15 @@ mod tests {
         let map = FieldMap::default().with(FieldKey::LinkId, "rentId");
         let out = list(&json!([{"rentId": 4, "id": 1}]), &map).unwrap();
         assert_eq!(out[0].link_id, Some(4));
+    }
+
+    #[test]
+    fn mapped_dotted_paths_mark_and_read_links() {
+        let map = FieldMap::parse("link_id=placement.id,price=prices.rent").unwrap();
+        let v = json!({"rows": [{"placement": {"id": 4}, "prices": {"rent": 12}}]});
+        let out = list(&v, &map).unwrap();
+        assert_eq!(out[0].link_id, Some(4));
+        assert_eq!(out[0].price, Some(Money::from_rubles(12)));
     }
 
     #[test]

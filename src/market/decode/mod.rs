@@ -3,21 +3,27 @@
 //! The spec leaves most answer shapes "not shown", so fields are found by content, under the
 //! operator's mapped name first ([`FieldMap`]) and then plausible defaults — never by an
 //! assumed nesting. What cannot be found is a [`DecodeError::Missing`] naming the field; the
-//! client turns it into `MarketError::Undecodable` with the redacted body.
+//! client turns it into `MarketError::Undecodable` with the redacted body. Every name, mapped
+//! or default, may be a dotted path (`prices.rent`, `url.id`): see [`field_map::resolve`].
 //!
+//! - [`executed`]: whether a refused answer still carries the result of a change.
 //! - [`ids`]: identifiers in create answers (project, filter, autobuyer, bought links).
 //! - [`texts`]: URL and text ids of `addTexts`, matched to the request.
 //! - [`search`]: the search job and donor pages, pending or ready.
-//! - [`links`]: the project's link list.
+//! - [`links`]: the project's link list; [`paging`]: its paging fields.
+//! - [`pending`]: "not found / not finished" answers to the result fetch.
 
+pub mod executed;
 pub mod ids;
 pub mod links;
+pub mod paging;
+pub mod pending;
 pub mod search;
 pub mod texts;
 
 use serde_json::{Map, Value};
 
-use super::field_map::{FieldKey, FieldMap};
+use super::field_map::{self, FieldKey, FieldMap};
 use crate::money::Money;
 
 /// Why an answer could not be turned into the domain value.
@@ -71,12 +77,27 @@ pub fn message_of(obj: &Map<String, Value>) -> Option<String> {
         })
 }
 
-/// The first of `names` present in `obj` (even if null), with the name found.
+/// The first of `names` (or dotted paths) present in `obj` (even if null), with the name found.
 pub fn first_present<'a>(
     obj: &'a Map<String, Value>,
     names: &[&'a str],
 ) -> Option<(&'a str, &'a Value)> {
-    names.iter().find_map(|n| obj.get(*n).map(|v| (*n, v)))
+    names
+        .iter()
+        .find_map(|n| field_map::resolve(obj, n).map(|v| (*n, v)))
+}
+
+/// Whether one of `names` (or dotted paths) is present in `obj`.
+pub fn has_any(obj: &Map<String, Value>, names: &[&str]) -> bool {
+    names.iter().any(|n| field_map::resolve(obj, n).is_some())
+}
+
+/// The first of `names` (or dotted paths) that holds a string.
+pub fn string_at(obj: &Map<String, Value>, names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .find_map(|n| field_map::resolve(obj, n)?.as_str())
+        .map(str::to_string)
 }
 
 /// An identifier: a JSON integer or a string of digits.
@@ -93,11 +114,11 @@ pub fn as_id(v: &Value) -> Option<i64> {
     }
 }
 
-/// The first of `names` present and non-null, read as an id.
+/// The first of `names` (or dotted paths) present and non-null, read as an id.
 pub fn id_field(obj: &Map<String, Value>, names: &[&str]) -> Option<i64> {
     names
         .iter()
-        .find_map(|n| obj.get(*n).filter(|v| !v.is_null()))
+        .find_map(|n| field_map::resolve(obj, n).filter(|v| !v.is_null()))
         .and_then(as_id)
 }
 
@@ -114,8 +135,17 @@ pub fn as_money(v: &Value) -> Option<Money> {
 /// The price of an item: the first present price name decides; if its value is
 /// unreadable there is no price (we never fall back to another field about money).
 pub fn price_of(obj: &Map<String, Value>, map: &FieldMap) -> Option<Money> {
+    price_field(obj, map).and_then(|(_, v)| as_money(v))
+}
+
+/// The price name (or path) that decides an item's price, and its raw value: what `probe`
+/// shows and what `--field-map price=…` must name when it is unreadable.
+pub fn price_field<'a>(
+    obj: &'a Map<String, Value>,
+    map: &'a FieldMap,
+) -> Option<(&'a str, &'a Value)> {
     let names = map.names(FieldKey::Price, &PRICE_NAMES);
-    first_present(obj, &names).and_then(|(_, v)| as_money(v))
+    first_present(obj, &names)
 }
 
 /// Every object (at any depth) that satisfies `pred`; matched objects are not searched
@@ -140,6 +170,31 @@ fn collect<'a>(
         Value::Array(items) => items.iter().for_each(|c| collect(c, pred, out)),
         _ => {}
     }
+}
+
+/// Where the first object that satisfies `pred` is (in the order of [`objects_where`]):
+/// keys joined by `.`, `[]` for an array element, e.g. `result.pages[]`; the top level
+/// itself is `.`.
+pub fn path_to_first(v: &Value, pred: &dyn Fn(&Map<String, Value>) -> bool) -> Option<String> {
+    fn walk(v: &Value, pred: &dyn Fn(&Map<String, Value>) -> bool) -> Option<String> {
+        match v {
+            Value::Object(obj) if pred(obj) => Some(String::new()),
+            Value::Object(obj) => obj.iter().find_map(|(k, c)| {
+                walk(c, pred).map(|p| match p.starts_with('[') || p.is_empty() {
+                    true => format!("{k}{p}"),
+                    false => format!("{k}.{p}"),
+                })
+            }),
+            Value::Array(items) => items.iter().find_map(|c| {
+                walk(c, pred).map(|p| match p.starts_with('[') || p.is_empty() {
+                    true => format!("[]{p}"),
+                    false => format!("[].{p}"),
+                })
+            }),
+            _ => None,
+        }
+    }
+    walk(v, pred).map(|p| if p.is_empty() { ".".to_string() } else { p })
 }
 
 /// The shallowest object (breadth first) holding one of `names` with an id value.
@@ -218,6 +273,47 @@ mod tests {
             price_of(obj.as_object().unwrap(), &map),
             Some(Money::from_rubles(120))
         );
+    }
+
+    #[test]
+    fn a_mapped_price_path_reads_a_nested_price() {
+        let obj = json!({"prices": {"rent": "149.50"}});
+        let map = FieldMap::default().with(FieldKey::Price, "prices.rent");
+        assert_eq!(
+            price_of(obj.as_object().unwrap(), &map),
+            Some(Money::from_kopecks(14_950))
+        );
+        assert_eq!(
+            price_of(obj.as_object().unwrap(), &FieldMap::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn ids_are_read_through_dotted_paths() {
+        let obj = json!({"url": {"id": 7, "value": "https://a.example/"}});
+        assert_eq!(
+            id_field(obj.as_object().unwrap(), &["urlId", "url.id"]),
+            Some(7)
+        );
+        assert_eq!(shallowest_id(&json!({"r": obj}), &["url.id"]), Some(7));
+    }
+
+    #[test]
+    fn the_path_to_the_first_match_names_keys_and_array_elements() {
+        let has_page = |o: &Map<String, Value>| o.contains_key("pageId");
+        let v = json!({"status": "done", "result": {"pages": [{"pageId": 1}]}});
+        assert_eq!(
+            path_to_first(&v, &has_page).as_deref(),
+            Some("result.pages[]")
+        );
+        let v = json!([{"group": "g1", "items": [{"pageId": 1}]}]);
+        assert_eq!(path_to_first(&v, &has_page).as_deref(), Some("[].items[]"));
+        assert_eq!(
+            path_to_first(&json!({"pageId": 1}), &has_page).as_deref(),
+            Some(".")
+        );
+        assert_eq!(path_to_first(&json!([]), &has_page), None);
     }
 
     #[test]

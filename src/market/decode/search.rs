@@ -1,15 +1,22 @@
 //! The rent search: the job answer (operation 3) and the result poll (operation 4).
 //!
 //! Donors are found by content — any object with a page id, at any depth — and a donor
-//! whose price or technical values cannot be read is counted, never offered. "Not finished"
-//! is recognised however it is said: a status field, `ready: false`, or no donors at all
-//! without a terminal status. (Pending HTTP statuses are the client's part.)
+//! whose price or technical values cannot be read, or whose price is not above zero, is
+//! counted, never offered. "Not finished" is recognised however it is said: a status field,
+//! `ready: false`, no donors at all without a terminal status, or `isError: true` with a
+//! "not found / not finished" message (see [`super::pending`]). (Pending HTTP statuses are the
+//! client's part.) Each poll also says what it saw ([`PollSeen`]): the pending form, where the
+//! donors were, which field held their price.
 
 use serde_json::{Map, Value};
 
-use super::{DecodeError, as_id, first_present, price_of, rejection};
+use super::{
+    DecodeError, as_id, first_present, has_any, path_to_first, price_field, price_of, rejection,
+};
 use crate::market::field_map::{FieldKey, FieldMap};
+use crate::market::seen::{PendingForm, PollSeen};
 use crate::market::types::{Donor, SearchJob, SearchPoll, TechValues};
+use crate::money::Money;
 
 const PENDING: [&str; 12] = [
     "pending",
@@ -36,9 +43,10 @@ const FAILED: [&str; 7] = [
 ];
 
 /// What the status field of a result answer says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Status {
-    Pending,
+    /// The field's name and its value.
+    Pending(String, String),
     Failed,
     /// Any other value (done, ready, complete, …): the answer is final.
     Terminal,
@@ -52,11 +60,33 @@ pub struct Skipped {
     pub missing: &'static str,
 }
 
-/// A decoded poll and the donors that were skipped (for a debug log by page id).
+/// A decoded poll, the donors that were skipped (for a debug log by page id) and the form
+/// of the answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Poll {
     pub poll: SearchPoll,
     pub skipped: Vec<Skipped>,
+    pub seen: PollSeen,
+}
+
+impl Poll {
+    /// "Not ready yet", said in `form`.
+    pub fn pending(form: PendingForm) -> Poll {
+        let poll = match &form {
+            PendingForm::NotFound { message, .. } => SearchPoll::NotFound {
+                message: message.clone(),
+            },
+            _ => SearchPoll::Pending,
+        };
+        Poll {
+            poll,
+            skipped: Vec::new(),
+            seen: PollSeen {
+                pending: Some(form),
+                ..PollSeen::default()
+            },
+        }
+    }
 }
 
 /// Operation 3: `{jobHandleId, message, metaData}`; `metaData` kept byte-for-byte.
@@ -84,40 +114,65 @@ pub fn job(v: &Value) -> Result<SearchJob, DecodeError> {
 
 /// Operation 4 with a 2xx answer whose status code did not already say "pending".
 pub fn poll(v: &Value, map: &FieldMap) -> Result<Poll, DecodeError> {
-    if let Some(r) = rejection(v) {
-        return Err(r);
+    match rejection(v) {
+        Some(DecodeError::Rejected { message }) if super::pending::says_not_ready(&message) => {
+            return Ok(Poll::pending(PendingForm::NotFound {
+                status: None,
+                message,
+            }));
+        }
+        Some(r) => return Err(r),
+        None => {}
     }
     let status = status_of(v, map);
-    match status {
+    match &status {
         Status::Failed => return Err(failed(v)),
-        Status::Pending => return Ok(pending()),
-        _ if says_not_ready(v) => return Ok(pending()),
+        Status::Pending(name, value) => {
+            return Ok(Poll::pending(PendingForm::StatusField {
+                name: name.clone(),
+                value: value.clone(),
+            }));
+        }
         _ => {}
     }
+    if let Some(name) = not_ready_flag(v) {
+        return Ok(Poll::pending(PendingForm::NotReadyFlag { name }));
+    }
     let page_names = map.names(FieldKey::PageId, &["pageId"]);
-    let items = super::objects_where(v, &|o| page_names.iter().any(|n| o.contains_key(*n)));
+    let is_item = |o: &Map<String, Value>| has_any(o, &page_names);
+    let items = super::objects_where(v, &is_item);
     if items.is_empty() && status != Status::Terminal {
-        return Ok(pending());
+        return Ok(Poll::pending(PendingForm::NoDonors));
     }
-    let mut donors = Vec::new();
-    let mut skipped = Vec::new();
-    for item in items {
-        match donor(item, map, &page_names) {
-            Ok(d) => donors.push(d),
-            Err(s) => skipped.push(s),
-        }
-    }
-    let unpriced = skipped.len();
-    Ok(Poll {
-        poll: SearchPoll::Ready { donors, unpriced },
-        skipped,
-    })
-}
-
-fn pending() -> Poll {
-    Poll {
+    let mut out = Poll {
         poll: SearchPoll::Pending,
         skipped: Vec::new(),
+        seen: PollSeen {
+            donors_at: path_to_first(v, &is_item),
+            ..PollSeen::default()
+        },
+    };
+    let mut donors = Vec::new();
+    for item in items {
+        note_price_field(&mut out.seen, item, map);
+        match donor(item, map, &page_names) {
+            Ok(d) => donors.push(d),
+            Err(s) => {
+                *out.seen.skipped.entry(s.missing.to_string()).or_default() += 1;
+                out.skipped.push(s);
+            }
+        }
+    }
+    let unpriced = out.skipped.len();
+    out.poll = SearchPoll::Ready { donors, unpriced };
+    Ok(out)
+}
+
+fn note_price_field(seen: &mut PollSeen, item: &Map<String, Value>, map: &FieldMap) {
+    if let Some((name, _)) = price_field(item, map)
+        && !seen.price_fields.iter().any(|n| n == name)
+    {
+        seen.price_fields.push(name.to_string());
     }
 }
 
@@ -134,12 +189,12 @@ fn status_of(v: &Value, map: &FieldMap) -> Status {
         return Status::Absent;
     };
     let names = map.names(FieldKey::Status, &["status", "state"]);
-    let Some((_, Value::String(raw))) = first_present(obj, &names) else {
+    let Some((name, Value::String(raw))) = first_present(obj, &names) else {
         return Status::Absent;
     };
     let s = raw.trim().to_ascii_lowercase().replace([' ', '-'], "_");
     if PENDING.contains(&s.as_str()) {
-        Status::Pending
+        Status::Pending(name.to_string(), raw.clone())
     } else if FAILED.contains(&s.as_str()) {
         Status::Failed
     } else {
@@ -147,13 +202,13 @@ fn status_of(v: &Value, map: &FieldMap) -> Status {
     }
 }
 
-fn says_not_ready(v: &Value) -> bool {
-    let Some(obj) = v.as_object() else {
-        return false;
-    };
+/// The name of a `ready`/`done`/`finished`/`complete` flag that is `false`, if any.
+fn not_ready_flag(v: &Value) -> Option<String> {
+    let obj = v.as_object()?;
     ["ready", "done", "finished", "complete"]
         .iter()
-        .any(|k| obj.get(*k) == Some(&Value::Bool(false)))
+        .find(|k| obj.get(**k) == Some(&Value::Bool(false)))
+        .map(|k| k.to_string())
 }
 
 fn donor(item: &Map<String, Value>, map: &FieldMap, page_names: &[&str]) -> Result<Donor, Skipped> {
@@ -172,7 +227,11 @@ fn donor(item: &Map<String, Value>, map: &FieldMap, page_names: &[&str]) -> Resu
         force_seo_wait: tech(FieldKey::ForceSeoWait, "forceSeoWait")?,
         mos_sites: tech(FieldKey::MosSites, "mosSites")?,
     };
-    let price = price_of(item, map).ok_or(skip("price"))?;
+    // A donor at 0 or less is never offered: no marketplace rents for free, so such a
+    // price is a misread field, and a free link would escape every budget check.
+    let price = price_of(item, map)
+        .filter(|p| *p > Money::ZERO)
+        .ok_or(skip("price"))?;
     Ok(Donor {
         page_id,
         price,
@@ -183,3 +242,7 @@ fn donor(item: &Map<String, Value>, map: &FieldMap, page_names: &[&str]) -> Resu
 #[cfg(test)]
 #[path = "search_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "search_price_tests.rs"]
+mod price_tests;

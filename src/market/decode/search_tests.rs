@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::market::seen::PendingForm;
 use crate::money::Money;
 
 fn plain() -> FieldMap {
@@ -10,7 +11,7 @@ fn plain() -> FieldMap {
 fn ready(v: &Value, map: &FieldMap) -> (Vec<Donor>, usize) {
     match poll(v, map).unwrap().poll {
         SearchPoll::Ready { donors, unpriced } => (donors, unpriced),
-        SearchPoll::Pending => panic!("expected a ready result"),
+        other => panic!("expected a ready result, got {other:?}"),
     }
 }
 
@@ -166,4 +167,74 @@ fn donor_status_fields_do_not_make_the_result_pending() {
     let mut it = item("price");
     it["status"] = json!("pending");
     assert_eq!(ready(&json!({"pages": [it]}), &plain()).0.len(), 1);
+}
+
+#[test]
+fn is_error_saying_not_found_or_not_finished_is_not_found_not_a_rejection() {
+    for m in [
+        "job not found or not finished",
+        "Result NOT READY",
+        "Задача не найдена",
+    ] {
+        let out = poll(&json!({"isError": true, "message": m}), &plain()).unwrap();
+        assert_eq!(out.poll, SearchPoll::NotFound { message: m.into() });
+        assert_eq!(
+            out.seen.pending,
+            Some(PendingForm::NotFound {
+                status: None,
+                message: m.into()
+            })
+        );
+    }
+}
+
+#[test]
+fn is_error_with_another_message_stays_a_rejection() {
+    assert_eq!(
+        poll(
+            &json!({"isError": true, "message": "bad metaData"}),
+            &plain()
+        ),
+        Err(DecodeError::Rejected {
+            message: "bad metaData".into()
+        })
+    );
+}
+
+#[test]
+fn a_mapped_price_path_reads_nested_prices_and_is_reported_as_seen() {
+    let mut it = item("x");
+    it.as_object_mut().unwrap().remove("x");
+    it["prices"] = json!({"rent": "99.90"});
+    let v = json!({"status": "done", "result": {"pages": [it]}});
+    let unmapped = poll(&v, &plain()).unwrap();
+    assert_eq!(unmapped.seen.skipped.get("price"), Some(&1));
+    let map = plain().with(FieldKey::Price, "prices.rent");
+    let out = poll(&v, &map).unwrap();
+    assert_eq!(ready(&v, &map).0[0].price, Money::from_kopecks(9_990));
+    assert_eq!(out.seen.price_fields, vec!["prices.rent".to_string()]);
+    assert_eq!(out.seen.donors_at.as_deref(), Some("result.pages[]"));
+}
+
+#[test]
+fn the_pending_form_is_reported() {
+    let form = |v: Value| poll(&v, &plain()).unwrap().seen.pending;
+    assert_eq!(
+        form(json!({"status": "Processing"})),
+        Some(PendingForm::StatusField {
+            name: "status".into(),
+            value: "Processing".into()
+        })
+    );
+    assert_eq!(
+        form(json!({"ready": false})),
+        Some(PendingForm::NotReadyFlag {
+            name: "ready".into()
+        })
+    );
+    assert_eq!(form(json!([])), Some(PendingForm::NoDonors));
+    assert_eq!(
+        form(json!({"status": "done", "pages": [item("price")]})),
+        None
+    );
 }

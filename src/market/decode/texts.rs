@@ -3,14 +3,17 @@
 //!
 //! - `{"result":[{"urlId":U,"url":"…","texts":[{"textId":T,"text":"…"}]}]}` (texts nested);
 //! - `{"urls":[{"id":U,"url":"…"}],"texts":[{"id":T,"urlId":U,"text":"…"}]}` (`id` under
-//!   named arrays, texts pointing at their URL).
+//!   named arrays, texts pointing at their URL);
+//! - `{"items":[{"url":{"id":U,"value":"…"},"text":{"id":T,"value":"…"}}]}` (ids nested in
+//!   `{id, value}` objects, one item per URL and text; found by the default paths `url.id`
+//!   and `text.id`, no field map needed).
 //!
 //! Entries are matched to the request by their string when the answer carries it, else by
 //! order; anything that cannot be matched unambiguously is `Missing`.
 
 use serde_json::{Map, Value};
 
-use super::{DecodeError, id_field, rejection};
+use super::{DecodeError, id_field, rejection, string_at};
 use crate::market::field_map::{FieldKey, FieldMap};
 use crate::market::types::{CreatedText, CreatedUrl, UrlTexts};
 
@@ -26,11 +29,55 @@ struct TextEntry {
     id: i64,
     text: Option<String>,
     url_id: Option<i64>,
+    /// The URL string beside the text, when the answer pairs them in one object.
+    url: Option<String>,
 }
+
+/// Where the strings are: the plain field, the `value` of an `{id, value}` object, or
+/// `value` itself in an object under `urls`/`texts`. (`value` alone is not looked up for
+/// the URL beside a text: there it is the text's own.)
+const URL_STRINGS: [&str; 3] = ["url", "url.value", "value"];
+const TEXT_STRINGS: [&str; 3] = ["text", "text.value", "value"];
 
 struct Names<'a> {
     url_id: Vec<&'a str>,
     text_id: Vec<&'a str>,
+    /// String names: the defaults, then `P.value` for each id path `P.id` (so a mapped
+    /// `url_id=u.key` also finds the URL at `u.value`).
+    url: Vec<String>,
+    text: Vec<String>,
+    /// The URL string beside a text: as `url`, without a bare `value`.
+    paired_url: Vec<String>,
+}
+
+impl<'a> Names<'a> {
+    fn new(map: &'a FieldMap) -> Names<'a> {
+        let url_id = map.names(FieldKey::UrlId, &["urlId", "url.id"]);
+        let text_id = map.names(FieldKey::TextId, &["textId", "text.id"]);
+        Names {
+            url: string_names(&URL_STRINGS, &url_id),
+            text: string_names(&TEXT_STRINGS, &text_id),
+            paired_url: string_names(&URL_STRINGS[..2], &url_id),
+            url_id,
+            text_id,
+        }
+    }
+}
+
+fn string_names(defaults: &[&str], id_names: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = defaults.iter().map(|d| d.to_string()).collect();
+    for (parent, _) in id_names.iter().filter_map(|n| n.rsplit_once('.')) {
+        let name = format!("{parent}.value");
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+fn string_of(obj: &Map<String, Value>, names: &[String]) -> Option<String> {
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    string_at(obj, &names)
 }
 
 /// Decodes and matches an `addTexts` answer to the request it answers.
@@ -42,10 +89,7 @@ pub fn created(
     if let Some(r) = rejection(v) {
         return Err(r);
     }
-    let names = Names {
-        url_id: map.names(FieldKey::UrlId, &["urlId"]),
-        text_id: map.names(FieldKey::TextId, &["textId"]),
-    };
+    let names = Names::new(map);
     let (mut urls, loose) = scan(v, &names);
     attach_loose_texts(&mut urls, loose);
     let matched = match_in_order(request, &urls, |u| u.url.as_deref(), |r| r.url.as_str())
@@ -124,7 +168,7 @@ fn walk(
             } else if let Some(id) = url_id_of(obj, array_key, names) {
                 let mut entry = UrlEntry {
                     id,
-                    url: string_field(obj, "url"),
+                    url: string_of(obj, &names.url),
                     texts: Vec::new(),
                 };
                 let mut nested_urls = Vec::new();
@@ -151,10 +195,12 @@ fn as_text(obj: &Map<String, Value>, array_key: Option<&str>, names: &Names) -> 
             .then(|| id_field(obj, &["id"]))
             .flatten()
     })?;
+    let url_id = id_field(obj, &names.url_id);
     Some(TextEntry {
         id,
-        text: string_field(obj, "text"),
-        url_id: id_field(obj, &names.url_id),
+        text: string_of(obj, &names.text),
+        url: url_id.and(string_of(obj, &names.paired_url)),
+        url_id,
     })
 }
 
@@ -166,12 +212,9 @@ fn url_id_of(obj: &Map<String, Value>, array_key: Option<&str>, names: &Names) -
     })
 }
 
-fn string_field(obj: &Map<String, Value>, name: &str) -> Option<String> {
-    obj.get(name).and_then(Value::as_str).map(str::to_string)
-}
-
 /// Texts outside URL objects join the URL they name; a URL named only by texts becomes an
-/// entry of its own (without a URL string).
+/// entry of its own (with the URL string paired with the text, if any). A URL id given with
+/// two different strings stays two entries, so matching by string finds the ambiguity.
 fn attach_loose_texts(urls: &mut Vec<UrlEntry>, loose: Vec<TextEntry>) {
     for t in loose {
         let Some(url_id) = t.url_id else {
@@ -180,114 +223,24 @@ fn attach_loose_texts(urls: &mut Vec<UrlEntry>, loose: Vec<TextEntry>) {
             }
             continue;
         };
-        match urls.iter_mut().find(|u| u.id == url_id) {
-            Some(u) => u.texts.push(t),
+        let same =
+            |u: &UrlEntry| u.id == url_id && (u.url.is_none() || t.url.is_none() || u.url == t.url);
+        match urls.iter_mut().find(|u| same(u)) {
+            Some(u) => {
+                if u.url.is_none() {
+                    u.url = t.url.clone();
+                }
+                u.texts.push(t);
+            }
             None => urls.push(UrlEntry {
                 id: url_id,
+                url: t.url.clone(),
                 texts: vec![t],
-                ..UrlEntry::default()
             }),
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn request() -> Vec<UrlTexts> {
-        vec![
-            UrlTexts {
-                url: "https://a.example/1".into(),
-                texts: vec!["#a#one#/a#".into(), "#a#uno#/a#".into()],
-            },
-            UrlTexts {
-                url: "https://a.example/2".into(),
-                texts: vec!["#a#two#/a#".into()],
-            },
-        ]
-    }
-
-    fn ids(created: &[CreatedUrl]) -> Vec<(i64, Vec<i64>)> {
-        created
-            .iter()
-            .map(|u| (u.url_id, u.texts.iter().map(|t| t.text_id).collect()))
-            .collect()
-    }
-
-    #[test]
-    fn nested_result_shape_is_matched_by_strings() {
-        let v = json!({"isError": false, "result": [
-            {"urlId": 20, "url": "https://a.example/2", "texts": [{"textId": 201, "text": "#a#two#/a#"}]},
-            {"urlId": 10, "url": "https://a.example/1", "texts": [
-                {"textId": 102, "text": "#a#uno#/a#"}, {"textId": 101, "text": "#a#one#/a#"}]}
-        ]});
-        let out = created(&v, &FieldMap::default(), &request()).unwrap();
-        assert_eq!(ids(&out), vec![(10, vec![101, 102]), (20, vec![201])]);
-    }
-
-    #[test]
-    fn named_arrays_with_plain_ids_are_matched() {
-        let v = json!({
-            "urls": [{"id": 10, "url": "https://a.example/1"}, {"id": 20, "url": "https://a.example/2"}],
-            "texts": [{"id": 201, "urlId": 20, "text": "#a#two#/a#"},
-                      {"id": 101, "urlId": 10, "text": "#a#one#/a#"},
-                      {"id": 102, "urlId": 10, "text": "#a#uno#/a#"}]
-        });
-        let out = created(&v, &FieldMap::default(), &request()).unwrap();
-        assert_eq!(ids(&out), vec![(10, vec![101, 102]), (20, vec![201])]);
-    }
-
-    #[test]
-    fn entries_without_strings_are_matched_by_order() {
-        let v = json!({"result": [
-            {"urlId": 10, "texts": [{"textId": 101}, {"textId": 102}]},
-            {"urlId": 20, "texts": [{"textId": 201}]}
-        ]});
-        let out = created(&v, &FieldMap::default(), &request()).unwrap();
-        assert_eq!(ids(&out), vec![(10, vec![101, 102]), (20, vec![201])]);
-    }
-
-    #[test]
-    fn a_count_mismatch_without_strings_is_missing_text_id() {
-        let v = json!({"result": [
-            {"urlId": 10, "texts": [{"textId": 101}]},
-            {"urlId": 20, "texts": [{"textId": 201}]}
-        ]});
-        assert_eq!(
-            created(&v, &FieldMap::default(), &request()),
-            Err(DecodeError::missing("textId"))
-        );
-    }
-
-    #[test]
-    fn a_duplicated_url_string_is_ambiguous() {
-        let v = json!({"result": [
-            {"urlId": 10, "url": "https://a.example/1", "texts": []},
-            {"urlId": 11, "url": "https://a.example/1", "texts": []}
-        ]});
-        assert_eq!(
-            created(&v, &FieldMap::default(), &request()),
-            Err(DecodeError::missing("urlId"))
-        );
-    }
-
-    #[test]
-    fn an_answer_without_ids_is_missing_url_id() {
-        let v = json!({"isError": false});
-        assert_eq!(
-            created(&v, &FieldMap::default(), &request()),
-            Err(DecodeError::missing("urlId"))
-        );
-    }
-
-    #[test]
-    fn is_error_true_is_rejected() {
-        let v = json!({"isError": true, "message": "bad url"});
-        assert!(matches!(
-            created(&v, &FieldMap::default(), &request()),
-            Err(DecodeError::Rejected { .. })
-        ));
-    }
-}
+#[path = "texts_tests.rs"]
+mod tests;

@@ -1,0 +1,154 @@
+//! `app`: the one place that wires linkrunner together — metrics, the journal (connected,
+//! migrated, reporting to the metrics), the marketplace client and the engine — and runs the
+//! daemon around it. `run`, `once`, `demo`, `bench` and the tests all build through
+//! [`App::build`]; `plan`, `status`, `resolve` and `migrate` need only [`open_journal`].
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use linkrunner::app::{self, App, AppSettings, Journal};
+//!
+//! let market = app::client_config("http://127.0.0.1:8480", "token", "ticket")?;
+//! let mut settings = AppSettings::new(Journal::Url("sqlite://journal.db".into()), market);
+//! settings.daemon.campaigns_dir = "campaigns".into();
+//! let app = App::build(settings).await?;
+//! // Either one pass now, through the engine ...
+//! let _reports = app.engine().pass(&[], false).await?;
+//! // ... or the daemon until the token is cancelled (port 0 in tests).
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let shutdown = tokio_util::sync::CancellationToken::new();
+//! app.run_until_stopped(listener, shutdown, None).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! | [`AppSettings`] field | default from [`AppSettings::new`] |
+//! |---|---|
+//! | `journal` | given: [`Journal::Url`] (connect and migrate) or [`Journal::Open`] (an open store, e.g. shared by two engines in a test) |
+//! | `market` | given: a [`ClientConfig`]; [`client_config`] makes one for a base URL, token and ticket |
+//! | `engine` | [`EngineSettings::default`] |
+//! | `clock` | the system clock |
+//! | `daemon` | [`DaemonOptions::default`]: `./campaigns`, watched, signal handlers on |
+//!
+//! Every [`App`] has its own [`Metrics`] registry, shared by the journal, the client and the
+//! engine, and its own holder id: two apps on one journal behave as two processes.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::{self, SharedClock};
+use crate::daemon::run::{DaemonOptions, Event, run};
+use crate::engine::{Engine, EngineSettings};
+use crate::market::{ClientConfig, Credentials, MarketClient};
+use crate::metrics::Metrics;
+use crate::store::Store;
+
+/// Where the journal is.
+#[derive(Debug)]
+pub enum Journal {
+    /// `sqlite://FILE` or `postgres://…`: connected and migrated by [`App::build`].
+    Url(String),
+    /// A store the caller already opened and migrated (shared, for instance, by two apps).
+    Open(Store),
+}
+
+/// Everything [`App::build`] needs. Secrets travel inside `market`.
+pub struct AppSettings {
+    pub journal: Journal,
+    pub market: ClientConfig,
+    pub engine: EngineSettings,
+    pub clock: SharedClock,
+    /// How [`App::run_until_stopped`] runs the daemon; unused by a single pass.
+    pub daemon: DaemonOptions,
+}
+
+impl AppSettings {
+    /// The given journal and client; defaults for the engine, the clock and the daemon.
+    pub fn new(journal: Journal, market: ClientConfig) -> AppSettings {
+        AppSettings {
+            journal,
+            market,
+            engine: EngineSettings::default(),
+            clock: clock::system(),
+            daemon: DaemonOptions::default(),
+        }
+    }
+}
+
+/// The wired application: an engine over the real marketplace client, and how to run the
+/// daemon around it.
+pub struct App {
+    engine: Engine<MarketClient>,
+    daemon: DaemonOptions,
+}
+
+impl App {
+    /// Metrics, then the journal (connected and migrated, or given), then the client, then
+    /// the engine. Errors say which of them failed.
+    pub async fn build(settings: AppSettings) -> anyhow::Result<App> {
+        let metrics = Arc::new(Metrics::new());
+        let store = match settings.journal {
+            Journal::Url(url) => open_journal(&url, &metrics).await?,
+            Journal::Open(mut store) => {
+                store.set_metrics(metrics.clone());
+                store
+            }
+        };
+        let market = MarketClient::new(settings.market, metrics.clone())
+            .context("building the marketplace client")?;
+        let engine = Engine::new(
+            Arc::new(market),
+            store,
+            settings.clock,
+            metrics,
+            settings.engine,
+        );
+        Ok(App {
+            engine,
+            daemon: settings.daemon,
+        })
+    }
+
+    /// The engine, for a single pass (`once`, `bench`, tests) or to read its store and metrics.
+    pub fn engine(&self) -> &Engine<MarketClient> {
+        &self.engine
+    }
+
+    pub fn into_engine(self) -> Engine<MarketClient> {
+        self.engine
+    }
+
+    /// The daemon: buy rounds on schedule, reloads, HTTP on `listener`, until `shutdown` is
+    /// cancelled (or SIGTERM, when `daemon.signals`). `events`, if given, receives what it did.
+    pub async fn run_until_stopped(
+        self,
+        listener: TcpListener,
+        shutdown: CancellationToken,
+        events: Option<mpsc::UnboundedSender<Event>>,
+    ) -> anyhow::Result<()> {
+        run(self.engine, self.daemon, listener, shutdown, events).await
+    }
+}
+
+/// Opens the journal at `url`, brings its schema up to date, and reports to `metrics`.
+pub async fn open_journal(url: &str, metrics: &Arc<Metrics>) -> anyhow::Result<Store> {
+    let mut store = Store::connect(url)
+        .await
+        .context("opening the journal database")?;
+    store
+        .migrate()
+        .await
+        .context("migrating the journal database")?;
+    store.set_metrics(metrics.clone());
+    Ok(store)
+}
+
+/// A client configuration with default limits for `base_url` and these credentials (the
+/// sandbox's, in the demo, benchmarks and tests).
+pub fn client_config(base_url: &str, token: &str, ticket: &str) -> anyhow::Result<ClientConfig> {
+    let credentials = Credentials::new(token.to_string().into(), ticket.to_string().into())
+        .context("marketplace credentials")?;
+    ClientConfig::new(base_url, credentials).context("marketplace base URL")
+}

@@ -1,0 +1,52 @@
+//! [`BenchSettings`]: what `linkrunner bench` measures and how hard it pushes.
+
+use std::time::Duration;
+
+use super::flow;
+
+#[derive(Debug, Clone)]
+pub struct BenchSettings {
+    /// Campaigns in the full-flow run (targets 1 and 2).
+    pub flow_campaigns: usize,
+    /// Sandbox latency added to every call, in milliseconds.
+    pub latency_ms: u64,
+    /// The sandbox's rate limit, and the client's own, in requests per second.
+    pub rate_limit: u32,
+    /// Campaigns reconciled at once.
+    pub campaign_concurrency: usize,
+    /// Marketplace requests in flight at once (at least latency x rate).
+    pub max_concurrency: usize,
+    /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
+    pub poll_initial_ms: u64,
+    /// Campaigns loaded and scheduled by `run` (target 3).
+    pub scale_campaigns: usize,
+    /// Seconds of idle CPU measured between rounds (target 3).
+    pub idle_seconds: u64,
+    /// Intents timed for the journal latency (target 4).
+    pub journal_intents: usize,
+    /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
+    pub journal_rows: u64,
+    /// Campaign files validated (target 5).
+    pub validate_files: usize,
+    /// Only these targets (1 to 5); empty: all.
+    pub only: Vec<u8>,
+}
+
+impl BenchSettings {
+    pub fn wants(&self, target: u8) -> bool {
+        self.only.is_empty() || self.only.contains(&target)
+    }
+
+    pub fn flow_setup(&self) -> flow::FlowSetup {
+        flow::FlowSetup {
+            campaigns: self.flow_campaigns,
+            latency: Duration::from_millis(self.latency_ms),
+            rate_limit: self.rate_limit.max(1),
+            campaign_concurrency: self.campaign_concurrency.max(1),
+            max_concurrency: self.max_concurrency.max(1),
+            poll_initial: Duration::from_millis(self.poll_initial_ms),
+            poll_max: Duration::from_secs(30).max(Duration::from_millis(self.poll_initial_ms)),
+            pending_polls: 1,
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Settings shared by commands that talk to the marketplace: flags with `LINKRUNNER_*`
+//! environment fallbacks. Secrets (token, ticket) come from files — including systemd's
+//! `$CREDENTIALS_DIRECTORY` — or the environment; never from flags or campaign files.
+//! [`ApiArgs::client_config`] turns the flags into a [`ClientConfig`]; the secret lookup is in
+//! [`super::secrets`].
+
+use std::ffi::OsString;
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+
+use super::secrets;
+use crate::market::{AuthScheme, ClientConfig, Credentials, FieldMap};
+
+/// `--auth-scheme`: the command line's names for [`AuthScheme`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum AuthArg {
+    /// `Authorization: Bearer <token>`
+    #[default]
+    Bearer,
+    /// `Authorization: <token>`
+    Raw,
+}
+
+impl From<AuthArg> for AuthScheme {
+    fn from(a: AuthArg) -> AuthScheme {
+        match a {
+            AuthArg::Bearer => AuthScheme::Bearer,
+            AuthArg::Raw => AuthScheme::Raw,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ApiArgs {
+    /// Base URL of the marketplace; operation paths are appended (it may carry a path).
+    #[arg(long, env = "LINKRUNNER_API_BASE_URL", global = true)]
+    pub api_base_url: Option<String>,
+    /// File holding the API token (else $LINKRUNNER_API_TOKEN, else $CREDENTIALS_DIRECTORY/api-token).
+    #[arg(long, env = "LINKRUNNER_API_TOKEN_FILE", global = true)]
+    pub api_token_file: Option<PathBuf>,
+    /// File holding the AUTH_TICKET cookie value (else $LINKRUNNER_AUTH_TICKET, else $CREDENTIALS_DIRECTORY/auth-ticket).
+    #[arg(long, env = "LINKRUNNER_AUTH_TICKET_FILE", global = true)]
+    pub auth_ticket_file: Option<PathBuf>,
+    /// How the token goes into the Authorization header.
+    #[arg(
+        long,
+        env = "LINKRUNNER_AUTH_SCHEME",
+        value_enum,
+        default_value = "bearer",
+        global = true
+    )]
+    pub auth_scheme: AuthArg,
+    /// Field names or dotted paths that differ from the documented ones, e.g.
+    /// `price=priceRent,link_id=placementId` or `price=prices.rent,url_id=url.id`.
+    #[arg(long, env = "LINKRUNNER_FIELD_MAP", global = true)]
+    pub field_map: Option<String>,
+    /// Client-side limit on marketplace requests per second.
+    #[arg(
+        long,
+        env = "LINKRUNNER_RATE_LIMIT",
+        default_value_t = 5,
+        global = true
+    )]
+    pub rate_limit: u32,
+    /// At most this many marketplace requests in flight at once.
+    #[arg(
+        long,
+        env = "LINKRUNNER_MAX_CONCURRENCY",
+        default_value_t = 4,
+        global = true
+    )]
+    pub max_concurrency: usize,
+    /// Seconds a marketplace request may take, end to end.
+    #[arg(
+        long,
+        env = "LINKRUNNER_REQUEST_TIMEOUT",
+        default_value_t = 30,
+        global = true
+    )]
+    pub request_timeout: u64,
+    /// Seconds connecting to the marketplace may take.
+    #[arg(
+        long,
+        env = "LINKRUNNER_CONNECT_TIMEOUT",
+        default_value_t = 10,
+        global = true
+    )]
+    pub connect_timeout: u64,
+    /// Marketplace answers longer than this many bytes are not read (the call counts as uncertain).
+    #[arg(
+        long,
+        env = "LINKRUNNER_MAX_ANSWER_BYTES",
+        default_value_t = ClientConfig::DEFAULT_MAX_ANSWER_BYTES,
+        global = true
+    )]
+    pub max_answer_bytes: usize,
+    /// How often a read (search result, link list) is retried after a transient failure.
+    /// Calls that change something are never retried.
+    #[arg(
+        long,
+        env = "LINKRUNNER_READ_RETRIES",
+        default_value_t = ClientConfig::DEFAULT_READ_RETRIES,
+        global = true
+    )]
+    pub read_retries: usize,
+}
+
+impl ApiArgs {
+    /// The marketplace client's configuration, with secrets loaded from the process
+    /// environment and files. Errors name the flag, variable or file, never a secret.
+    pub fn client_config(&self) -> anyhow::Result<ClientConfig> {
+        self.client_config_with(&|name| std::env::var_os(name))
+    }
+
+    /// As [`ApiArgs::client_config`], reading environment variables through `env` (tests pass a map).
+    pub fn client_config_with(
+        &self,
+        env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> anyhow::Result<ClientConfig> {
+        let base = self.api_base_url.as_deref().filter(|u| !u.trim().is_empty()).context(
+            "no marketplace base URL: set --api-base-url or LINKRUNNER_API_BASE_URL (e.g. https://market.example/api)",
+        )?;
+        let token = secrets::load(&secrets::TOKEN, self.api_token_file.as_deref(), env)?;
+        let ticket = secrets::load(&secrets::TICKET, self.auth_ticket_file.as_deref(), env)?;
+        let credentials = Credentials::new(token, ticket)?;
+        let mut config = ClientConfig::new(base, credentials)
+            .context("--api-base-url / LINKRUNNER_API_BASE_URL")?;
+        config.auth_scheme = self.auth_scheme.into();
+        config.field_map = FieldMap::parse(self.field_map.as_deref().unwrap_or_default())?;
+        config.rate_limit = NonZeroU32::new(self.rate_limit).context(
+            "--rate-limit / LINKRUNNER_RATE_LIMIT must be at least 1 request per second",
+        )?;
+        config.max_concurrency = self.max_concurrency;
+        config.request_timeout = Duration::from_secs(self.request_timeout);
+        config.connect_timeout = Duration::from_secs(self.connect_timeout);
+        config.max_answer_bytes = self.max_answer_bytes;
+        config.read_retries = self.read_retries;
+        config.validate().context("marketplace client settings")?;
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests;

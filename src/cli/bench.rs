@@ -1,0 +1,65 @@
+//! `linkrunner bench`: the benchmark's flags; the work is in [`crate::bench`].
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::bench::{self, BenchSettings};
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Campaigns in the full-flow run (targets 1 and 2). (`--campaigns` is the global campaign directory.)
+    #[arg(long, default_value_t = 1000)]
+    pub flow_campaigns: usize,
+    /// Sandbox latency added to every call, in milliseconds.
+    #[arg(long, default_value_t = 50)]
+    pub latency_ms: u64,
+    /// The sandbox's rate limit, and the client's own, in requests per second.
+    #[arg(long, default_value_t = 200)]
+    pub rate_limit: u32,
+    /// Campaigns reconciled at once.
+    #[arg(long, default_value_t = 256)]
+    pub campaign_concurrency: usize,
+    /// Marketplace requests in flight at once (at least latency x rate).
+    #[arg(long, default_value_t = 64)]
+    pub max_concurrency: usize,
+    /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
+    #[arg(long, default_value_t = 2000)]
+    pub poll_initial_ms: u64,
+    /// Campaigns loaded and scheduled by `run` (target 3).
+    #[arg(long, default_value_t = 10_000)]
+    pub scale_campaigns: usize,
+    /// Seconds of idle CPU measured between rounds (target 3).
+    #[arg(long, default_value_t = 10)]
+    pub idle_seconds: u64,
+    /// Intents timed for the journal latency (target 4).
+    #[arg(long, default_value_t = 2000)]
+    pub journal_intents: usize,
+    /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub journal_rows: u64,
+    /// Campaign files validated (target 5).
+    #[arg(long, default_value_t = 1000)]
+    pub validate_files: usize,
+    /// Only these targets (e.g. `--only 1 --only 5`); default all.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    pub only: Vec<u8>,
+}
+
+pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
+    bench::run(&BenchSettings {
+        flow_campaigns: a.flow_campaigns,
+        latency_ms: a.latency_ms,
+        rate_limit: a.rate_limit,
+        campaign_concurrency: a.campaign_concurrency,
+        max_concurrency: a.max_concurrency,
+        poll_initial_ms: a.poll_initial_ms,
+        scale_campaigns: a.scale_campaigns,
+        idle_seconds: a.idle_seconds,
+        journal_intents: a.journal_intents,
+        journal_rows: a.journal_rows,
+        validate_files: a.validate_files,
+        only: a.only.clone(),
+    })
+    .await
+}

@@ -1,0 +1,65 @@
+//! Settings every command takes: the journal, the campaign directory, logging and the
+//! marketplace client (flags with `LINKRUNNER_*` fallbacks).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::api::ApiArgs;
+use crate::telemetry::LogFormat;
+
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Where the journal lives: sqlite://FILE (embedded, one machine) or postgres://... (replicas).
+    #[arg(
+        long,
+        env = "LINKRUNNER_DATABASE_URL",
+        default_value = "sqlite://linkrunner.db",
+        global = true
+    )]
+    pub database_url: String,
+    /// Directory of campaign files (one campaign per *.yaml / *.yml file).
+    #[arg(
+        long,
+        env = "LINKRUNNER_CAMPAIGNS",
+        default_value = "campaigns",
+        global = true
+    )]
+    pub campaigns: PathBuf,
+    #[command(flatten)]
+    pub log: LogArgs,
+    #[command(flatten)]
+    pub api: ApiArgs,
+}
+
+/// `--log-format`: the command line's names for [`LogFormat`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    Human,
+    Json,
+}
+
+impl From<LogFormatArg> for LogFormat {
+    fn from(a: LogFormatArg) -> LogFormat {
+        match a {
+            LogFormatArg::Human => LogFormat::Human,
+            LogFormatArg::Json => LogFormat::Json,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LogArgs {
+    /// Log format: human or json (one JSON object per line).
+    #[arg(
+        long,
+        env = "LINKRUNNER_LOG_FORMAT",
+        value_enum,
+        default_value = "human",
+        global = true
+    )]
+    pub log_format: LogFormatArg,
+    /// Log filter, in `tracing` EnvFilter syntax (e.g. `info`, `linkrunner=debug`).
+    #[arg(long, env = "LINKRUNNER_LOG", default_value = "info", global = true)]
+    pub log_level: String,
+}

@@ -1,0 +1,116 @@
+//! `cli/`: the command layer. Clap types live here and nowhere below: each command turns its
+//! flags into the plain settings of the module that owns the work ([`crate::app`], `engine`,
+//! `daemon`, `sandbox`, `bench`, `campaign`) and prints the result. Nothing outside `cli/` and
+//! `main.rs` imports it.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | [`Cli`], [`Command`], [`dispatch`] |
+//! | [`global`] | [`GlobalArgs`]: journal, campaign directory, logging, marketplace client |
+//! | [`api`], [`secrets`] | marketplace flags → [`crate::market::ClientConfig`]; token and ticket from files or the environment |
+//! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
+//! | [`validate`] | `validate`, `schema` |
+//! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
+//! | [`sandbox`], [`demo`], [`bench`] | the sandbox marketplace, the demo, the benchmarks |
+
+pub mod api;
+pub mod bench;
+pub mod demo;
+pub mod global;
+pub mod migrate;
+pub mod once;
+pub mod plan;
+pub mod resolve;
+pub mod run;
+pub mod sandbox;
+pub mod sandbox_behaviour;
+pub mod secrets;
+pub mod shared;
+pub mod status;
+pub mod validate;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use global::{GlobalArgs, LogArgs};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "linkrunner",
+    version,
+    about = "Buys links on a link marketplace from YAML campaign files: exactly once, within budget, observable."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check campaign files: every problem at once, as path:line:column.
+    Validate(validate::ValidateArgs),
+    /// Print the JSON Schema (draft-07) of a campaign file.
+    Schema,
+    /// Show what the next pass would create, buy, start or stop, and the money; change nothing.
+    /// Exit 0: nothing pending; 2: changes pending; 1: error.
+    Plan(plan::PlanArgs),
+    /// One full pass over every campaign now (schedules ignored), then exit.
+    Once(once::OnceArgs),
+    /// The daemon: buy rounds on schedule, reload, health, metrics and status over HTTP.
+    Run(run::RunArgs),
+    /// Per campaign: remote ids, links, commitment against the cap, last round, uncertain intents.
+    Status(status::StatusArgs),
+    /// Record an operator's word: settle an uncertain intent, let a page be bought again, release a link.
+    Resolve(resolve::ResolveArgs),
+    /// Create or upgrade the journal database schema, then exit.
+    Migrate,
+    /// Serve the sandbox marketplace (for tests, demos and benchmarks).
+    Sandbox(sandbox::SandboxArgs),
+    /// The sandbox, an embedded database and the daemon in one process, on the example campaigns.
+    Demo(demo::DemoArgs),
+    /// Benchmark against the sandbox: rate limit, calls, memory, start-up, journal; prints figures.
+    Bench(bench::BenchArgs),
+}
+
+/// Runs one command; the exit code is the command's verdict, an error is exit 1.
+pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let g = cli.global;
+    match cli.command {
+        Command::Validate(a) => validate::validate(&g, &a),
+        Command::Schema => validate::schema(),
+        Command::Plan(a) => plan::plan(&g, &a).await,
+        Command::Once(a) => once::once(&g, &a).await,
+        Command::Run(a) => run::run(&g, &a).await,
+        Command::Status(a) => status::status(&g, &a).await,
+        Command::Resolve(a) => resolve::resolve(&g, &a).await,
+        Command::Migrate => migrate::migrate(&g).await,
+        Command::Demo(a) => demo::demo(&g, &a).await,
+        Command::Bench(a) => bench::bench(&a).await,
+        Command::Sandbox(a) => sandbox::sandbox(a).await.map(|()| ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn every_subcommand_parses_without_clashing_with_the_global_settings() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn plan_takes_campaign_names_next_to_the_campaigns_directory() {
+        let cli = Cli::try_parse_from(["linkrunner", "--campaigns", "dir", "plan", "acme", "bolt"])
+            .unwrap();
+        let Command::Plan(a) = cli.command else {
+            panic!("not plan")
+        };
+        assert_eq!(a.only, ["acme", "bolt"]);
+        assert_eq!(cli.global.campaigns, std::path::PathBuf::from("dir"));
+    }
+}

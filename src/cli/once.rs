@@ -1,0 +1,57 @@
+//! `linkrunner once`: one full pass over every campaign now (schedules ignored), then exit.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::global::GlobalArgs;
+use super::shared::{EngineArgs, Format, load_campaigns};
+use crate::app::{App, AppSettings, Journal};
+
+#[derive(Debug, Clone, Args)]
+pub struct OnceArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load_campaigns(g);
+    let market = g
+        .api
+        .client_config()
+        .context("marketplace client settings")?;
+    let mut settings = AppSettings::new(Journal::Url(g.database_url.clone()), market);
+    settings.engine = a.engine.settings();
+    let e = App::build(settings).await?.into_engine();
+    let stop = e.cancel.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    let reports = e.pass(&loaded.campaigns, true).await?;
+    match a.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
+        Format::Text => {
+            for r in &reports {
+                let detail = r
+                    .detail
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default();
+                println!(
+                    "{}: {} (bought {}, uncertain {}){detail}",
+                    r.campaign, r.outcome, r.bought, r.uncertain
+                );
+            }
+        }
+    }
+    let ok = loaded.problems.is_empty() && reports.iter().all(|r| r.converged());
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

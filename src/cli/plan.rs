@@ -1,0 +1,55 @@
+//! `linkrunner plan`: what the next pass would do, and the money; changes nothing.
+//! Exit 0: nothing pending; 2: changes pending; 1: a campaign file has a problem.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::global::GlobalArgs;
+use super::shared::{Format, load_campaigns, open_store};
+use crate::clock;
+use crate::engine::plan::{plan_campaign, plan_removed};
+use crate::engine::recorded::Recorded;
+use crate::engine::report::render_plan;
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    /// Only these campaigns (default: all). Not named `campaigns`: that id is the global
+    /// `--campaigns` directory, and clap panics when one id has two types.
+    #[arg(value_name = "CAMPAIGN")]
+    pub only: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(g).await?;
+    let loaded = load_campaigns(g);
+    let now = clock::system().now();
+    let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
+    let known = store.campaign_names().await?;
+    let mut plans = Vec::new();
+    for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
+        let c = &lc.campaign;
+        let r = Recorded::load_or_new(&store, c, now.date_naive()).await?;
+        plans.push(plan_campaign(c, &r, c.buy.is_some()));
+    }
+    for name in known {
+        if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {
+            let r = Recorded::load(&store, &name, now.date_naive()).await?;
+            plans.push(plan_removed(&name, &r));
+        }
+    }
+    match a.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
+        Format::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),
+    }
+    if !loaded.problems.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(if plans.iter().any(|p| p.has_changes()) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

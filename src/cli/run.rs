@@ -1,0 +1,62 @@
+//! `linkrunner run`: the daemon, with the engine's and the daemon's flags.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::global::GlobalArgs;
+use super::shared::EngineArgs;
+use crate::app::{App, AppSettings, Journal};
+use crate::daemon::run::DaemonOptions;
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Address of the HTTP endpoint (health, readiness, metrics, status API).
+    #[arg(long, env = "LINKRUNNER_LISTEN", default_value = "127.0.0.1:9464")]
+    pub listen: SocketAddr,
+    /// Seconds between reconciliations of every campaign (no buying).
+    #[arg(long, env = "LINKRUNNER_RECONCILE_INTERVAL", default_value_t = 300)]
+    pub reconcile_interval: u64,
+    /// Seconds to let in-flight steps finish after SIGTERM.
+    #[arg(long, env = "LINKRUNNER_SHUTDOWN_GRACE", default_value_t = 60)]
+    pub shutdown_grace: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Buy rounds every this many seconds instead of on the campaigns' schedules, with slots
+    /// at multiples of it and no baseline slot. For tests of the binary (signals, replicas),
+    /// which cannot wait for minute-granular cron slots.
+    #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true)]
+    pub round_every: Option<u64>,
+}
+
+/// `linkrunner run`.
+pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let market = g
+        .api
+        .client_config()
+        .context("marketplace client settings")?;
+    let mut settings = AppSettings::new(Journal::Url(g.database_url.clone()), market);
+    settings.engine = a.engine.settings();
+    settings.daemon = DaemonOptions {
+        campaigns_dir: g.campaigns.clone(),
+        reconcile_interval: Duration::from_secs(a.reconcile_interval.max(5)),
+        shutdown_grace: Duration::from_secs(a.shutdown_grace),
+        round_every: a.round_every.map(|s| Duration::from_secs(s.max(1))),
+        watch: true,
+        signals: true,
+    };
+    let app = App::build(settings).await?;
+    let listener = TcpListener::bind(a.listen)
+        .await
+        .with_context(|| format!("binding --listen {}", a.listen))?;
+    tracing::info!(listen = %listener.local_addr()?, campaigns = %g.campaigns.display(), "linkrunner daemon starting");
+    app.run_until_stopped(listener, CancellationToken::new(), None)
+        .await?;
+    tracing::info!("linkrunner daemon stopped");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,182 @@
+//! `linkrunner sandbox`: serve the sandbox marketplace until SIGINT or SIGTERM. The first
+//! line of stdout is the base URL, so a script can start it on port 0 and read where it is.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+
+use crate::money::Money;
+use crate::sandbox::{Faults, SandboxAuth, SandboxConfig, Shape};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuthArg {
+    Bearer,
+    Raw,
+    Either,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SandboxArgs {
+    /// Address to listen on (loopback by default; port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8480")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub secrets: Box<SecretArgs>,
+    /// Path prefix before /rest/..., e.g. /api.
+    #[arg(long, default_value = "")]
+    pub prefix: String,
+    /// Accepted Authorization forms. (Not `--auth-scheme`: that global flag is the client's.)
+    #[arg(long, value_enum, default_value = "bearer")]
+    pub sandbox_auth_scheme: AuthArg,
+    /// Seeds the donor inventory and the fault sequence.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub faults: Box<FaultArgs>,
+    #[command(flatten)]
+    pub behaviour: Box<super::sandbox_behaviour::BehaviourArgs>,
+    /// Polls answered "pending" before a search is ready.
+    #[arg(long, default_value_t = 2)]
+    pub ready_after_polls: u32,
+    /// Milliseconds a search stays pending at least.
+    #[arg(long, default_value_t = 0)]
+    pub ready_after_ms: u64,
+    /// Donors in one search result.
+    #[arg(long, default_value_t = 10)]
+    pub donors_per_search: usize,
+    /// Give each donor of a search its own forceSeoWait and mosSites.
+    #[arg(long)]
+    pub vary_technical_values: bool,
+    /// Create autobuyers running instead of stopped.
+    #[arg(long)]
+    pub autobuyers_start_running: bool,
+    /// Starting account balance, in rubles.
+    #[arg(long, default_value = "1000000")]
+    pub balance: Money,
+    /// Answer shapes, e.g. `results=grouped,pending=http404,price=nested,ids=named,
+    /// buy=result_ids,links=data_items,texts=nested_objects,errors=http`.
+    #[arg(long, default_value = "")]
+    pub shape: Shape,
+}
+
+/// Token and ticket: a flag, a file or the environment. Never printed.
+#[derive(Debug, Clone, Args)]
+pub struct SecretArgs {
+    /// The access token clients must send (else --token-file, else $LINKRUNNER_SANDBOX_TOKEN).
+    #[arg(long, env = "LINKRUNNER_SANDBOX_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// File holding the token (wins over --token and the environment).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// The AUTH_TICKET cookie clients must send (else --ticket-file, else $LINKRUNNER_SANDBOX_TICKET).
+    #[arg(long, env = "LINKRUNNER_SANDBOX_TICKET", hide_env_values = true)]
+    pub ticket: Option<String>,
+    /// File holding the ticket (wins over --ticket and the environment).
+    #[arg(long)]
+    pub ticket_file: Option<PathBuf>,
+}
+
+/// Faults the sandbox starts with (changeable later through `POST {prefix}/__sandbox/faults`).
+#[derive(Debug, Clone, Args)]
+pub struct FaultArgs {
+    /// Delay added to every call, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Requests per second across the server; beyond it, 429 with Retry-After: 1.
+    /// (Not `--rate-limit`: that global flag is the client's own limiter.)
+    #[arg(long)]
+    pub sandbox_rate_limit: Option<u32>,
+    /// Chance (0..1) of a 5xx before a call executes.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Chance (0..1) that an executed change is answered with a body cut short.
+    #[arg(long, default_value_t = 0.0)]
+    pub drop_rate: f64,
+    /// Chance (0..1) that an answer to a read (search result, link list) is whole at the
+    /// HTTP level but its JSON is cut in half.
+    #[arg(long, default_value_t = 0.0)]
+    pub truncate_rate: f64,
+}
+
+fn secret(value: Option<String>, file: Option<PathBuf>, what: &str) -> anyhow::Result<String> {
+    let text = match (file, value) {
+        (Some(path), _) => std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read the sandbox {what} from {}", path.display()))?,
+        (None, Some(v)) => v,
+        (None, None) => anyhow::bail!(
+            "the sandbox needs a {what}: --{what}, --{what}-file or $LINKRUNNER_SANDBOX_{}",
+            what.to_uppercase()
+        ),
+    };
+    let text = text.trim().to_string();
+    anyhow::ensure!(!text.is_empty(), "the sandbox {what} is empty");
+    Ok(text)
+}
+
+impl SandboxArgs {
+    pub fn config(&self) -> anyhow::Result<SandboxConfig> {
+        let token = secret(
+            self.secrets.token.clone(),
+            self.secrets.token_file.clone(),
+            "token",
+        )?;
+        let ticket = secret(
+            self.secrets.ticket.clone(),
+            self.secrets.ticket_file.clone(),
+            "ticket",
+        )?;
+        let mut cfg = SandboxConfig::new(token, ticket);
+        cfg.auth_scheme = match self.sandbox_auth_scheme {
+            AuthArg::Bearer => SandboxAuth::Bearer,
+            AuthArg::Raw => SandboxAuth::Raw,
+            AuthArg::Either => SandboxAuth::Either,
+        };
+        cfg.prefix = self.prefix.clone();
+        cfg.seed = self.seed;
+        cfg.search_ready_after_polls = self.ready_after_polls;
+        cfg.search_ready_after = Duration::from_millis(self.ready_after_ms);
+        cfg.donors_per_search = self.donors_per_search;
+        cfg.vary_technical_values = self.vary_technical_values;
+        cfg.autobuyers_start_running = self.autobuyers_start_running;
+        cfg.initial_balance = self.balance;
+        cfg.shape = self.shape;
+        let f = &self.faults;
+        cfg.faults = Faults {
+            error_rate: f.error_rate,
+            latency_ms: f.latency_ms,
+            rate_limit: f.sandbox_rate_limit,
+            drop_after_commit_rate: f.drop_rate,
+            truncate_rate: f.truncate_rate,
+            ..Faults::default()
+        };
+        self.behaviour.apply(&mut cfg);
+        Ok(cfg)
+    }
+}
+
+pub async fn sandbox(args: SandboxArgs) -> anyhow::Result<()> {
+    let cfg = args.config()?;
+    let handle = crate::sandbox::start(cfg, args.listen).await?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", handle.base_url()).context("cannot write the base URL to stdout")?;
+    out.flush().context("cannot flush stdout")?;
+    drop(out);
+    tracing::info!(base_url = %handle.base_url(), "sandbox marketplace serving");
+    wait_for_signal().await?;
+    tracing::info!("sandbox marketplace stopping");
+    handle.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("cannot listen for SIGTERM")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("cannot listen for SIGINT"),
+        _ = term.recv() => Ok(()),
+    }
+}

@@ -1,0 +1,43 @@
+//! `linkrunner sandbox` flags for the run-time behaviours and the executed-error fault
+//! (kept apart from `sandbox.rs` so that file stays small; both can be changed later through
+//! `POST {prefix}/__sandbox/behaviour` and `POST {prefix}/__sandbox/faults`).
+
+use clap::Args;
+
+use crate::sandbox::SandboxConfig;
+use crate::sandbox::behaviour::{Behaviour, ListPaging};
+
+#[derive(Debug, Clone, Args)]
+pub struct BehaviourArgs {
+    /// Operation 6 answers at most this many links per request.
+    #[arg(long)]
+    pub list_page_size: Option<usize>,
+    /// How a paged link list says so: none (no sign of more), page_total, offset_has_more.
+    #[arg(long, default_value = "none")]
+    pub list_paging: ListPaging,
+    /// A bought link appears in operation 6 only this many milliseconds after its purchase.
+    #[arg(long, default_value_t = 0)]
+    pub list_lag_ms: u64,
+    /// Every this many milliseconds each running autobuyer buys up to one link by itself.
+    #[arg(long)]
+    pub autobuy_every_ms: Option<u64>,
+    /// Autobuyers also buy pages the project already holds for the same URL.
+    #[arg(long)]
+    pub autobuy_buys_held: bool,
+    /// Chance (0..1) that an executed change is answered as an error that carries its ids.
+    #[arg(long, default_value_t = 0.0)]
+    pub executed_error_rate: f64,
+}
+
+impl BehaviourArgs {
+    pub fn apply(&self, cfg: &mut SandboxConfig) {
+        cfg.behaviour = Behaviour {
+            list_page_size: self.list_page_size,
+            list_paging: self.list_paging,
+            list_lag_ms: self.list_lag_ms,
+            autobuy_every_ms: self.autobuy_every_ms,
+            autobuy_buys_held: self.autobuy_buys_held,
+        };
+        cfg.faults.executed_error_rate = self.executed_error_rate;
+    }
+}

@@ -1,0 +1,36 @@
+//! `linkrunner status`: per campaign, what the journal holds.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::global::GlobalArgs;
+use super::shared::{Format, open_store};
+use crate::clock;
+use crate::engine::report::{campaign_status, render_status};
+
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    /// One campaign (default: all recorded).
+    pub campaign: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(g).await?;
+    let names = match &a.campaign {
+        Some(c) => vec![c.clone()],
+        None => store.campaign_names().await?,
+    };
+    let now = clock::system().now();
+    let mut all = Vec::new();
+    for n in &names {
+        all.push(campaign_status(&store, n, now).await?);
+    }
+    match a.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&all)?),
+        Format::Text => all.iter().for_each(|s| print!("{}", render_status(s))),
+    }
+    Ok(ExitCode::SUCCESS)
+}

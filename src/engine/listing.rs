@@ -1,0 +1,254 @@
+//! Judging one read of the project's link list (operation 6) — pure, no I/O.
+//!
+//! A list may be paged, filtered or late, so what it shows proves a link exists, and what it
+//! does not show proves nothing, unless the read is shown to be complete:
+//!
+//! | the answers… | absence of a link proves it is not there when |
+//! |---|---|
+//! | carried paging fields and every page was read ([`ListCompleteness::AllPages`]) | always |
+//! | carried no paging field ([`ListCompleteness::NoPagingFields`]), with `--unpaged-link-list complete` (the default) | every link the journal holds for the project is listed, the list is shorter than any length at which it was ever seen cut, and — for an uncertain purchase — it lists a link of ours bought by a later purchase call |
+//! | carried no paging field, with `--unpaged-link-list partial` | never |
+//! | say links were left unread ([`ListCompleteness::Partial`]) | never |
+//!
+//! Why the last condition: a list cut silently after its first N links, when the journal
+//! knows exactly N, looks complete, and the purchase sent then is the N+1-th, cut off. In a
+//! list in the order links were bought, a link bought after the purchase, listed, puts the
+//! purchase inside the part shown. (A list newest first, cut silently at exactly the links
+//! the journal knows, is the case this cannot tell: run such a marketplace with
+//! `--unpaged-link-list partial`.)
+//! "Proves" is still only after `--settle-grace`: a list may show a purchase late.
+//! Links no intent of ours bought are attributed to the autobuyer that bought them when
+//! that can be told (the only autobuyer of the campaign covering the link's URL), so that
+//! each link counts once (see `store/foreign.rs`). Tested in this file and by
+//! `tests/it/engine` `partial_truth::*`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::market::{LinkList, LinkRecord, ListCompleteness};
+use crate::store::{IntentRow, ListedLink};
+
+use super::UnpagedList;
+use super::recorded::Recorded;
+
+/// Statuses that say a link left the project (any case, `-`/`_`/space ignored).
+const LEAVING: [&str; 10] = [
+    "removed",
+    "deleted",
+    "rejected",
+    "declined",
+    "cancelled",
+    "canceled",
+    "expired",
+    "refunded",
+    "inactive",
+    "archived",
+];
+
+/// Whether a link's status says it left the project.
+pub fn is_leaving(status: Option<&str>) -> bool {
+    let Some(s) = status else {
+        return false;
+    };
+    let norm: String = s
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    LEAVING.contains(&norm.as_str())
+}
+
+/// What one read of the list shows, and what it proves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub listed: Vec<ListedLink>,
+    /// The read shows every link of the project: absence of one of the links the journal
+    /// knew of proves it is gone (after the grace); a stopped autobuyer's links are all here.
+    pub proves_absence: bool,
+    /// The intents of our purchases whose links it lists.
+    pub listed_ours: BTreeSet<i64>,
+    /// Why it does not, in the words `status` shows.
+    pub why_not: Option<String>,
+    /// A link the journal holds is missing from a read with no paging field: the list was
+    /// cut at this length (or a link left it; the two cannot be told apart).
+    pub cut_at: Option<u32>,
+    /// The read showed paging fields and every page: absence means leaving.
+    pub proven_complete: bool,
+}
+
+/// Judges one read, made at `now`, against what the journal records. A held link bought
+/// less than `grace` ago and missing refutes completeness (it may be late) but does not mark
+/// the list cut.
+pub fn judge(
+    read: &LinkList,
+    r: &Recorded,
+    now: DateTime<Utc>,
+    grace: Duration,
+    unpaged: UnpagedList,
+) -> Judgement {
+    let coverage = coverage(r);
+    let listed = read
+        .links
+        .iter()
+        .map(|l| ListedLink {
+            record: l.clone(),
+            leaving: is_leaving(l.status.as_deref()),
+            autobuyer: attribute(l, &coverage),
+        })
+        .collect();
+    let len = read.links.len() as u32;
+    let listed_ours = listed_ours(&read.links, r);
+    let missing = missing_known(&read.links, r, None);
+    let missing_old = missing_known(&read.links, r, Some(now - grace));
+    let (proves_absence, why_not, cut_at) = match &read.completeness {
+        ListCompleteness::AllPages { .. } => (true, None, None),
+        ListCompleteness::Partial { reason } => (
+            false,
+            Some(format!(
+                "the link list's answers say links were left unread: {reason}"
+            )),
+            None,
+        ),
+        ListCompleteness::NoPagingFields if unpaged == UnpagedList::Partial => (
+            false,
+            Some(
+                "the link list shows no paging fields and `--unpaged-link-list partial` says it may \
+                 be a first page only"
+                    .into(),
+            ),
+            None,
+        ),
+        ListCompleteness::NoPagingFields if missing > 0 => (
+            false,
+            Some(format!(
+                "the link list shows no paging fields, and {missing} link(s) the journal holds are not in it \
+                 (it is cut at {len} links, or they left, or it is late)"
+            )),
+            (missing_old > 0).then_some(len),
+        ),
+        ListCompleteness::NoPagingFields => match r.ids.list_cut_at.filter(|cut| len >= *cut) {
+            Some(cut) => (
+                false,
+                Some(format!(
+                    "the link list was seen cut at {cut} links and this read has {len}: it may be cut again"
+                )),
+                None,
+            ),
+            None => (true, None, None),
+        },
+    };
+    Judgement {
+        listed,
+        proves_absence,
+        listed_ours,
+        why_not,
+        cut_at,
+        proven_complete: matches!(read.completeness, ListCompleteness::AllPages { .. }),
+    }
+}
+
+impl Judgement {
+    /// Whether this read proves that the uncertain purchase `u` bought nothing (it is absent
+    /// from it): the read shows every link, and — if only by the absence of paging fields —
+    /// lists a link of ours bought by a purchase call after `u`'s.
+    /// `purchases` are the campaign's purchase intents, to tell `u`'s call apart.
+    pub fn proves_not_bought(&self, u: &IntentRow, purchases: &[&IntentRow]) -> Result<(), String> {
+        if !self.proves_absence {
+            return Err(self.why_not.clone().unwrap_or_default());
+        }
+        if self.proven_complete {
+            return Ok(());
+        }
+        let last = call_end(u, purchases);
+        if self.listed_ours.iter().any(|id| *id > last) {
+            return Ok(());
+        }
+        Err("the link list shows no paging fields and lists no link of ours bought after this purchase: \
+             it may be cut just before it (it settles once the list shows a later purchase of ours)"
+            .into())
+    }
+}
+
+/// The last intent id of the purchase call `u` was part of: intents whose request names the
+/// same call (`call`), else `u` alone. A later call's intents have larger ids.
+fn call_end(u: &IntentRow, purchases: &[&IntentRow]) -> i64 {
+    let call = |i: &IntentRow| i.request.get("call").cloned();
+    let mine = call(u);
+    purchases
+        .iter()
+        .filter(|i| mine.is_some() && call(i) == mine)
+        .fold(u.id.0, |hi, i| hi.max(i.id.0))
+}
+
+/// The intents of our held links that the read lists.
+fn listed_ours(links: &[LinkRecord], r: &Recorded) -> BTreeSet<i64> {
+    r.held
+        .iter()
+        .filter(|h| {
+            links
+                .iter()
+                .any(|l| same_link(l, h.link_id, Some(h.page_id), Some(h.url_id)))
+        })
+        .map(|h| h.intent_id.0)
+        .collect()
+}
+
+/// How many links the journal holds (held by our purchases — only those bought before
+/// `settled_before` when given — or counted foreign links) that the read does not show.
+fn missing_known(
+    links: &[LinkRecord],
+    r: &Recorded,
+    settled_before: Option<DateTime<Utc>>,
+) -> usize {
+    let held = r
+        .held
+        .iter()
+        .filter(|h| h.released.is_none() && settled_before.is_none_or(|t| h.bought_at <= t))
+        .filter(|h| {
+            !links
+                .iter()
+                .any(|l| same_link(l, h.link_id, Some(h.page_id), Some(h.url_id)))
+        })
+        .count();
+    let foreign = r
+        .foreign
+        .iter()
+        .filter(|f| f.released.is_none())
+        .filter(|f| {
+            !links
+                .iter()
+                .any(|l| same_link(l, f.link_id, f.page_id, f.url_id))
+        })
+        .count();
+    held + foreign
+}
+
+/// A listed link is a known one: same link id, else same page and URL.
+fn same_link(l: &LinkRecord, id: Option<i64>, page: Option<i64>, url: Option<i64>) -> bool {
+    match (l.link_id, id) {
+        (Some(a), Some(b)) => a == b,
+        _ => page.is_some() && l.page_id == page && url.is_some() && l.url_id == url,
+    }
+}
+
+/// url id → the names of the autobuyers whose spec covers it.
+fn coverage(r: &Recorded) -> BTreeMap<i64, BTreeSet<String>> {
+    let mut m: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
+    for (name, urls) in &r.autobuyer_urls {
+        for u in urls {
+            m.entry(*u).or_default().insert(name.clone());
+        }
+    }
+    m
+}
+
+/// The autobuyer a link no intent of ours bought is attributed to: the only one covering
+/// its URL. With none or several, none: it then counts at its own rent (over-counting when
+/// an autobuyer did buy it, never under-counting).
+fn attribute(l: &LinkRecord, coverage: &BTreeMap<i64, BTreeSet<String>>) -> Option<String> {
+    let names = coverage.get(&l.url_id?)?;
+    (names.len() == 1)
+        .then(|| names.iter().next().cloned())
+        .flatten()
+}

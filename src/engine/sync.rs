@@ -1,0 +1,207 @@
+//! One read of the project's link list, and everything it can settle (`listing.rs` judges
+//! what it proves):
+//!
+//! 1. uncertain purchases: listed → bought; absent from a read that proves absence, once the
+//!    call is older than the settle grace → not bought (money released; the page stays
+//!    blocked); otherwise still uncertain, with the reason kept on the intent for `status`;
+//! 2. purchases settled as not bought that the list shows after all → adopted and counted;
+//! 3. every other listed link → recorded: ours matched, the rest counted once (`store/foreign.rs`);
+//! 4. links leaving for longer than the settle grace → released;
+//! 5. confirmed stops older than the settle grace, on a read that proves absence → settled:
+//!    the autobuyer's budget leaves the commitment, the rent of its links stays.
+
+use chrono::Duration;
+
+use crate::market::{LinkList, LinkRecord, Market};
+use crate::money::Money;
+use crate::store::{Effect, IntentRow, ListRead, Outcome, StopSettlement, SwitchState};
+
+use super::Engine;
+use super::error::EngineError;
+use super::listing::{self, Judgement};
+use super::recorded::Recorded;
+
+/// What one read settled.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ListSync {
+    pub bought: u32,
+    pub not_bought: u32,
+    pub adopted: u32,
+    pub released_links: u32,
+    pub settled_stops: u32,
+    /// Why absence proved nothing, when it did not.
+    pub why_not: Option<String>,
+}
+
+impl<M: Market> Engine<M> {
+    /// Reads the project's link list once and settles what it proves. `fallback_price` is
+    /// what a link no intent of ours bought counts when the list shows no price.
+    pub async fn sync_list(
+        &self,
+        name: &str,
+        r: &Recorded,
+        fallback_price: Money,
+    ) -> Result<ListSync, EngineError> {
+        let Some(project) = r.ids.project.as_ref() else {
+            return Ok(ListSync::default());
+        };
+        let list = self
+            .market
+            .list_links(project.project_id)
+            .await
+            .map_err(|e| self.read_error(e))?;
+        let now = self.clock.now();
+        let grace = self.settings.settle_grace;
+        let j = listing::judge(&list, r, now, grace, self.settings.unpaged_list);
+        let mut out = ListSync {
+            why_not: j.why_not.clone(),
+            ..ListSync::default()
+        };
+        self.settle_purchases(r, &list, &j, &mut out).await?;
+        self.adopt_purchases(r, &list, &mut out).await?;
+        let read = ListRead {
+            links: &j.listed,
+            proven_complete: j.proven_complete,
+            fallback_price,
+        };
+        self.store.record_link_list(name, read, now).await?;
+        if let Some(len) = j.cut_at {
+            tracing::warn!(
+                campaign = name,
+                listed = len,
+                "a link the journal holds is missing from a link list without paging fields: absence proves nothing from now on at this length"
+            );
+            self.store.note_list_cut(name, len).await?;
+        }
+        out.released_links = self.store.release_left_links(name, grace, now).await?;
+        if j.proves_absence {
+            out.settled_stops = self.settle_due_stops(name, r, grace).await?;
+        }
+        Ok(out)
+    }
+
+    async fn settle_purchases(
+        &self,
+        r: &Recorded,
+        list: &LinkList,
+        j: &Judgement,
+        out: &mut ListSync,
+    ) -> Result<(), EngineError> {
+        let now = self.clock.now();
+        let all: Vec<&IntentRow> = r.purchases.iter().chain(&r.blocked).collect();
+        let purchases = r
+            .uncertain
+            .iter()
+            .filter(|i| i.kind == crate::store::IntentKind::Purchase);
+        for i in purchases {
+            if let Some(link) = find_link(&list.links, i) {
+                let effect = purchased_effect(i, link);
+                let found = Some("found in the project's link list");
+                self.store
+                    .complete_intent(i.attempt(), Outcome::Succeeded(effect), found, now)
+                    .await?;
+                out.bought += 1;
+                continue;
+            }
+            match j.proves_not_bought(i, &all) {
+                Ok(()) if now - i.updated_at >= self.settings.settle_grace => {
+                    let error = "absent from a complete read of the project's link list after the settle grace: \
+                                 not bought (its page is never bought again automatically)"
+                        .to_string();
+                    self.store
+                        .complete_intent(i.attempt(), Outcome::Failed { error }, None, now)
+                        .await?;
+                    out.not_bought += 1;
+                }
+                Ok(()) => {
+                    let why = "not in the link list yet; waiting for the settle grace";
+                    self.store.note_uncertain(i.attempt(), why).await?;
+                }
+                Err(why) => {
+                    let why =
+                        format!("not in the link list, and its absence proves nothing: {why}");
+                    self.store.note_uncertain(i.attempt(), &why).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A purchase settled as not bought whose link the list shows after all: adopted.
+    async fn adopt_purchases(
+        &self,
+        r: &Recorded,
+        list: &LinkList,
+        out: &mut ListSync,
+    ) -> Result<(), EngineError> {
+        let now = self.clock.now();
+        for i in &r.blocked {
+            let Some(link) = find_link(&list.links, i) else {
+                continue;
+            };
+            if self.store.adopt_purchase(i.attempt(), link, now).await? {
+                tracing::warn!(campaign = %i.campaign, intent = i.id.0, "a purchase settled as not bought is in the link list after all: adopted and counted");
+                out.adopted += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Settles every confirmed stop older than the settle grace.
+    async fn settle_due_stops(
+        &self,
+        name: &str,
+        r: &Recorded,
+        grace: Duration,
+    ) -> Result<u32, EngineError> {
+        let now = self.clock.now();
+        let mut n = 0;
+        for (ab, rec) in &r.ids.autobuyers {
+            let due = rec.stopped_at.is_some_and(|t| now - t >= grace);
+            if !(rec.running && rec.switch_state == SwitchState::Stopped && due) {
+                continue;
+            }
+            if let StopSettlement::Settled { released, kept } =
+                self.store.settle_stopped_autobuyer(name, ab, now).await?
+            {
+                tracing::info!(campaign = name, autobuyer = %ab, %released, %kept, "stop settled: its budget left the commitment, the rent of its links stays");
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// A listed link matches a purchase intent by page and URL (and text when both carry one).
+/// A link listed as leaving matches too: it was bought, and its rent is released later.
+fn find_link<'a>(links: &'a [LinkRecord], i: &IntentRow) -> Option<&'a LinkRecord> {
+    let page = i.request.get("page_id")?.as_i64()?;
+    let url = i.request.get("url_id")?.as_i64()?;
+    let text = i.request.get("text_id").and_then(|v| v.as_i64());
+    links.iter().find(|l| {
+        l.page_id == Some(page)
+            && l.url_id.is_none_or(|u| u == url)
+            && match (l.text_id, text) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    })
+}
+
+/// The effect of a purchase intent the list shows: its recorded request, the listed link
+/// id, and the listed price when the list gives one (the truth), else what it reserved.
+fn purchased_effect(i: &IntentRow, link: &LinkRecord) -> Effect {
+    let get = |k: &str| {
+        i.request
+            .get(k)
+            .and_then(|v| v.as_i64())
+            .unwrap_or_default()
+    };
+    Effect::Purchased {
+        link: link.link_id,
+        page_id: get("page_id"),
+        url_id: get("url_id"),
+        text_id: get("text_id"),
+        price: link.price.unwrap_or(i.reserved),
+    }
+}

@@ -1,0 +1,171 @@
+//! Outcome classes the sandbox can provoke by its rules alone (no injected faults): ok,
+//! rejected (`isError: true` or HTTP 4xx, per the error style), connect failures, and answers
+//! the client cannot read.
+
+use linkrunner::market::{Executed, FieldMap, Market, MarketError, UrlTexts};
+use linkrunner::sandbox::{Op, Shape};
+
+use super::flow::cheap_filter;
+use super::support::{
+    DOMAIN, client_with, order, pair, poll_until_ready, project_with_shoes, ready_to_buy,
+    sandbox_config, search_params, start,
+};
+
+fn with_errors(style: &str) -> linkrunner::sandbox::SandboxConfig {
+    let mut cfg = sandbox_config();
+    cfg.shape = format!("errors={style}").parse::<Shape>().unwrap();
+    cfg
+}
+
+fn off_domain() -> Vec<UrlTexts> {
+    vec![UrlTexts {
+        url: "https://elsewhere.example/shoes".into(),
+        texts: vec!["#a#shoes#/a#".into()],
+    }]
+}
+
+fn blank_anchor() -> Vec<UrlTexts> {
+    vec![UrlTexts {
+        url: "https://acme.example/shoes".into(),
+        texts: vec!["Best #a#  #/a# shoes".into()],
+    }]
+}
+
+/// Adds `urls` to a fresh project in a sandbox with the given error style; returns the error
+/// and how many URLs the sandbox holds afterwards (the project's main page is one).
+async fn add_invalid(style: &str, urls: Vec<UrlTexts>) -> (MarketError, usize, u64) {
+    let (sandbox, client) = pair(with_errors(style)).await;
+    let project = client.create_project(DOMAIN).await.unwrap();
+
+    let err = client
+        .add_texts(project.project_id, &urls)
+        .await
+        .unwrap_err();
+
+    let ledger = sandbox.ledger();
+    let rejected = ledger.requests_of(Op::AddTexts, "rejected");
+    (err, ledger.urls.len(), rejected)
+}
+
+fn assert_rejected(err: &MarketError, status: Option<u16>, says: &str) {
+    match err {
+        MarketError::Rejected {
+            status: s, body, ..
+        } => {
+            assert_eq!(*s, status, "{err}");
+            assert!(body.contains(says), "{err}");
+        }
+        other => panic!("expected Rejected, got {other:?}"),
+    }
+    assert_eq!(err.executed(), Executed::No);
+}
+
+#[tokio::test]
+async fn a_url_off_the_project_domain_is_rejected_by_is_error_and_adds_nothing() {
+    let (err, urls, rejected) = add_invalid("is_error", off_domain()).await;
+
+    assert_rejected(&err, None, "not on the project's domain");
+    assert_eq!((urls, rejected), (1, 1));
+}
+
+#[tokio::test]
+async fn a_url_off_the_project_domain_is_rejected_by_http_422_and_adds_nothing() {
+    let (err, urls, rejected) = add_invalid("http", off_domain()).await;
+
+    assert_rejected(&err, Some(422), "not on the project's domain");
+    assert_eq!((urls, rejected), (1, 1));
+}
+
+#[tokio::test]
+async fn a_blank_anchor_is_rejected_by_is_error_and_adds_nothing() {
+    let (err, urls, rejected) = add_invalid("is_error", blank_anchor()).await;
+
+    assert_rejected(&err, None, "blank anchor");
+    assert_eq!((urls, rejected), (1, 1));
+}
+
+#[tokio::test]
+async fn a_blank_anchor_is_rejected_by_http_422_and_adds_nothing() {
+    let (err, urls, rejected) = add_invalid("http", blank_anchor()).await;
+
+    assert_rejected(&err, Some(422), "blank anchor");
+    assert_eq!((urls, rejected), (1, 1));
+}
+
+#[tokio::test]
+async fn a_purchase_with_an_unknown_link_type_is_rejected_and_buys_nothing() {
+    let (sandbox, client) = pair(sandbox_config()).await;
+    let (project, shoes, donors) = ready_to_buy(&client).await;
+    let mut bad = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    bad.link_type_id = 9;
+
+    let err = client.buy(project.project_id, &bad).await.unwrap_err();
+
+    assert_rejected(&err, None, "linkTypeId 9");
+    let ledger = sandbox.ledger();
+    assert!(ledger.purchases.is_empty());
+    assert_eq!(ledger.requests_of(Op::BuyLinks, "rejected"), 1);
+}
+
+#[tokio::test]
+async fn stopping_an_unknown_autobuyer_is_rejected() {
+    let (sandbox, client) = pair(sandbox_config()).await;
+
+    let err = client.stop_autobuyers(&[424_242]).await.unwrap_err();
+
+    assert_rejected(&err, None, "autobuyer 424242 does not exist");
+    assert_eq!(
+        sandbox.ledger().requests_of(Op::StopAutobuyers, "rejected"),
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_closed_port_is_a_connect_error_and_nothing_was_executed() {
+    let sandbox = start(sandbox_config()).await;
+    let base = sandbox.base_url();
+    sandbox.shutdown().await;
+    let client = client_with(&base, |_| {});
+
+    let err = client.create_project(DOMAIN).await.unwrap_err();
+
+    assert!(matches!(err, MarketError::Connect { .. }), "{err:?}");
+    assert_eq!(err.executed(), Executed::No);
+}
+
+#[tokio::test]
+async fn a_create_answer_without_a_readable_id_is_undecodable_but_executed() {
+    let sandbox = start(sandbox_config()).await;
+    // An operator's field map naming a field that is present but holds no id.
+    let map = FieldMap::parse("filter_id=isError").unwrap();
+    let client = client_with(&sandbox.base_url(), |c| c.field_map = map);
+
+    let err = client.create_filter(&cheap_filter()).await.unwrap_err();
+
+    match &err {
+        MarketError::Undecodable { field, body, .. } => {
+            assert!(field.starts_with("isError"), "{err}");
+            assert!(body.contains("isError"), "{err}");
+        }
+        other => panic!("expected Undecodable, got {other:?}"),
+    }
+    assert_eq!(err.executed(), Executed::Yes);
+    assert_eq!(sandbox.ledger().filters.len(), 1);
+}
+
+#[tokio::test]
+async fn donors_whose_mapped_price_field_is_unreadable_are_counted_never_offered() {
+    let sandbox = start(sandbox_config()).await;
+    let map = FieldMap::parse("price=currency").unwrap();
+    let client = client_with(&sandbox.base_url(), |c| c.field_map = map);
+    let (_, shoes) = project_with_shoes(&client).await;
+    let job = client
+        .start_search(shoes.url_id, &search_params())
+        .await
+        .unwrap();
+
+    let (donors, unpriced) = poll_until_ready(&client, &job).await;
+
+    assert!(donors.is_empty(), "{donors:?}");
+    assert_eq!(unpriced, 10);
+}

@@ -1,0 +1,151 @@
+//! Shared setup: an in-process sandbox on port 0, a `MarketClient` pointed at it, and the
+//! steps of the marketplace flow that most tests need before the call they are about.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use linkrunner::market::{
+    ClientConfig, CreatedUrl, Credentials, Donor, Market, MarketClient, PageTarget, ProjectIds,
+    PurchaseOrder, SearchJob, SearchParams, SearchPoll, UrlTexts,
+};
+use linkrunner::metrics::Metrics;
+use linkrunner::money::Money;
+use linkrunner::sandbox::{Ledger, Op, SandboxConfig, SandboxHandle};
+use secrecy::SecretString;
+
+pub const TOKEN: &str = "tok-cs-7a1e-secret";
+pub const TICKET: &str = "tkt-cs-90b2-secret";
+pub const DOMAIN: &str = "https://acme.example";
+pub const SHOES: &str = "https://acme.example/running-shoes";
+pub const TEXTS: [&str; 2] = [
+    "Best #a#running shoes#/a# in town",
+    "#a#acme running shoes#/a#",
+];
+
+/// Strict defaults; a search answers "pending" twice before it is ready.
+pub fn sandbox_config() -> SandboxConfig {
+    SandboxConfig::new(TOKEN, TICKET)
+}
+
+pub async fn start(cfg: SandboxConfig) -> SandboxHandle {
+    crate::support::sandbox::start(cfg).await
+}
+
+pub fn credentials(token: &str, ticket: &str) -> Credentials {
+    Credentials::new(SecretString::from(token), SecretString::from(ticket)).unwrap()
+}
+
+/// Fast limits so no test is throttled by the client unless it means to be; two read retries.
+pub fn client_config(base: &str) -> ClientConfig {
+    let mut c = ClientConfig::new(base, credentials(TOKEN, TICKET)).unwrap();
+    c.rate_limit = std::num::NonZeroU32::new(1000).unwrap();
+    c.max_concurrency = 8;
+    c.request_timeout = Duration::from_secs(5);
+    c.connect_timeout = Duration::from_secs(2);
+    c.read_retries = 2;
+    c
+}
+
+pub fn client_with(base: &str, tweak: impl FnOnce(&mut ClientConfig)) -> MarketClient {
+    let mut cfg = client_config(base);
+    tweak(&mut cfg);
+    MarketClient::new(cfg, Arc::new(Metrics::new())).unwrap()
+}
+
+pub fn client(sandbox: &SandboxHandle) -> MarketClient {
+    client_with(&sandbox.base_url(), |_| {})
+}
+
+/// A sandbox with `cfg` and a default client for it.
+pub async fn pair(cfg: SandboxConfig) -> (SandboxHandle, MarketClient) {
+    let sandbox = start(cfg).await;
+    let client = client(&sandbox);
+    (sandbox, client)
+}
+
+pub fn shoes() -> Vec<UrlTexts> {
+    vec![UrlTexts {
+        url: SHOES.into(),
+        texts: TEXTS.map(String::from).to_vec(),
+    }]
+}
+
+/// Operations 1 and 2: the project and one promoted URL with two texts.
+pub async fn project_with_shoes(client: &MarketClient) -> (ProjectIds, CreatedUrl) {
+    let project = client.create_project(DOMAIN).await.unwrap();
+    let mut created = client
+        .add_texts(project.project_id, &shoes())
+        .await
+        .unwrap();
+    (project, created.remove(0))
+}
+
+pub fn search_params() -> SearchParams {
+    SearchParams {
+        price_rent_from: Some(Money::from_rubles(30)),
+        price_rent_to: Some(Money::from_rubles(300)),
+        ..SearchParams::default()
+    }
+}
+
+/// Polls every 10 ms for up to 5 s.
+pub async fn poll_until_ready(client: &MarketClient, job: &SearchJob) -> (Vec<Donor>, usize) {
+    let poll = client
+        .poll_search(job, Duration::from_secs(5), Duration::from_millis(10))
+        .await
+        .unwrap();
+    match poll {
+        SearchPoll::Ready { donors, unpriced } => (donors, unpriced),
+        other => panic!("the search was not ready after 5 s: {other:?}"),
+    }
+}
+
+/// Operations 3 and 4: a search for `url_id`, polled until ready.
+pub async fn donors_for(client: &MarketClient, url_id: i64) -> Vec<Donor> {
+    let job = client.start_search(url_id, &search_params()).await.unwrap();
+    let (donors, unpriced) = poll_until_ready(client, &job).await;
+    assert_eq!(unpriced, 0, "every sandbox donor has a readable price");
+    donors
+}
+
+/// A purchase of `donors` (which must share their technical values) for one URL and text.
+pub fn order(donors: &[&Donor], url_id: i64, text_id: i64) -> PurchaseOrder {
+    PurchaseOrder {
+        link_type_id: 1,
+        filter_id: None,
+        tech: donors[0].tech.clone(),
+        pages: donors
+            .iter()
+            .map(|d| PageTarget {
+                page_id: d.page_id,
+                url_id,
+                text_id,
+            })
+            .collect(),
+    }
+}
+
+/// Everything up to a purchase: project, URL with texts, ready donors. Returns the project,
+/// the promoted URL and the donors found for it.
+pub async fn ready_to_buy(client: &MarketClient) -> (ProjectIds, CreatedUrl, Vec<Donor>) {
+    let (project, shoes) = project_with_shoes(client).await;
+    let donors = donors_for(client, shoes.url_id).await;
+    (project, shoes, donors)
+}
+
+/// How many requests of `op` the sandbox counted, whatever their outcome.
+pub fn sent(ledger: &Ledger, op: Op) -> u64 {
+    ledger
+        .requests
+        .get(op.name())
+        .map(|by_outcome| by_outcome.values().sum())
+        .unwrap_or(0)
+}
+
+/// Waits (up to 5 s) until `check` holds for the sandbox's ledger;
+/// returns the last ledger either way so the caller's assertion shows what was there.
+pub async fn ledger_when(sandbox: &SandboxHandle, check: impl Fn(&Ledger) -> bool) -> Ledger {
+    let ledger = || async { Some(sandbox.ledger()).filter(|l| check(l)) };
+    let found = crate::support::wait::poll_until(Duration::from_secs(5), ledger).await;
+    found.unwrap_or_else(|| sandbox.ledger())
+}

@@ -1,0 +1,58 @@
+//! The engine end to end against the sandbox marketplace, in-process: every flow test runs
+//! once on SQLite (a temp file) and once on PostgreSQL (a fresh database, dropped afterwards).
+//! After each scenario the invariants of issue 4 are checked from the sandbox's ledger and the
+//! journal: no duplicate purchase, no cap exceeded, every purchase recorded, link limits held.
+//! The binary is run only where the command itself is under test (`plan`, `resolve`, two
+//! concurrent `once`).
+
+#[path = "engine/binary.rs"]
+mod binary;
+#[path = "engine/credentials.rs"]
+mod credentials;
+#[path = "engine/faults.rs"]
+mod faults;
+#[path = "engine/fixtures.rs"]
+mod fixtures;
+#[path = "engine/flow.rs"]
+mod flow;
+#[path = "engine/forms.rs"]
+mod forms;
+#[path = "engine/operator.rs"]
+mod operator;
+#[path = "engine/partial_truth.rs"]
+mod partial_truth;
+#[path = "engine/support.rs"]
+mod support;
+
+on_both_backends!(
+    flow::full_flow_creates_everything_buys_within_caps_and_records_it,
+    flow::a_second_once_changes_nothing_but_a_new_round_within_the_caps,
+    flow::removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing,
+    faults::faults_at_high_rates_never_duplicate_overspend_or_lose_a_purchase,
+    credentials::rejected_credentials_stop_all_spending_until_they_work_again,
+    credentials::credentials_rejected_on_a_read_halt_every_campaign,
+    operator::uncertain_autobuyer_creation_waits_for_an_operator_and_is_never_resent,
+    binary::plan_on_a_fresh_database_exits_2_without_calling_the_marketplace,
+    binary::resolve_through_the_binary_lets_the_next_pass_converge,
+    forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,
+    forms::nested_ids_and_a_nested_price_with_its_field_map_get_links_bought,
+    forms::reads_truncated_in_transit_still_get_links_bought_once,
+    forms::a_search_answering_not_found_past_its_deadline_is_given_up_then_restarted,
+    partial_truth::a_first_page_list_and_purchases_cut_after_commit_never_buy_a_page_twice,
+    partial_truth::renaming_an_autobuyer_near_the_cap_converges_in_one_pass,
+    partial_truth::autobuyers_that_really_buy_never_have_their_pages_bought_again_and_count_once_stopped,
+    partial_truth::an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_counted_until_then,
+    partial_truth::a_purchase_answered_as_an_error_with_ids_is_settled_from_the_list_as_bought,
+    partial_truth::a_link_that_leaves_the_list_is_released_after_the_grace,
+);
+
+/// Two processes on one PostgreSQL database (SQLite is one machine, one process by design).
+mod postgres_only {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_once_processes_at_the_same_time_keep_the_invariants() {
+        super::binary::two_once_processes_at_the_same_time_keep_the_invariants(
+            crate::support::db::TestDb::postgres().await,
+        )
+        .await;
+    }
+}

@@ -1,0 +1,366 @@
+//! A world for one test: a sandbox marketplace on port 0, a fresh journal (SQLite file or
+//! PostgreSQL database), a directory of campaign files and an engine over them, in-process.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use linkrunner::campaign::{self, Campaign, LoadedCampaign};
+use linkrunner::engine::Engine;
+use linkrunner::engine::pass::CampaignReport;
+use linkrunner::engine::plan;
+use linkrunner::engine::recorded::Recorded;
+use linkrunner::market::MarketClient;
+use linkrunner::money::Money;
+use linkrunner::sandbox::{Ledger, SandboxConfig, SandboxHandle};
+use linkrunner::store::{IntentFilter, IntentKind, IntentState, Store};
+
+use crate::support::app::{self, Journal};
+pub use crate::support::db::TestDb;
+use crate::support::{init_logs, sandbox};
+
+pub const TOKEN: &str = "engine-test-token";
+pub const TICKET: &str = "engine-test-ticket";
+
+/// Strict sandbox defaults; searches pending once before they are ready. A small inventory
+/// (searches cycle through it every three) offers already bought pages again, so the
+/// "never buy a page twice" protections are exercised, not spared by luck.
+pub fn sandbox_config() -> SandboxConfig {
+    let mut cfg = SandboxConfig::new(TOKEN, TICKET);
+    cfg.search_ready_after_polls = 1;
+    cfg.inventory_size = 30;
+    cfg
+}
+
+pub struct World {
+    pub db: TestDb,
+    pub sandbox: SandboxHandle,
+    pub dir: tempfile::TempDir,
+    pub engine: Engine<MarketClient>,
+}
+
+impl World {
+    pub async fn new(db: TestDb, cfg: SandboxConfig) -> World {
+        init_logs();
+        let sandbox = sandbox::start(cfg).await;
+        let engine = engine_for(&db.store, &sandbox.base_url(), TOKEN).await;
+        World {
+            db,
+            sandbox,
+            dir: tempfile::tempdir().expect("campaign dir"),
+            engine,
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.db.store
+    }
+
+    pub fn ledger(&self) -> Ledger {
+        self.sandbox.ledger()
+    }
+
+    /// Another engine (another "process") on the same journal and marketplace.
+    pub async fn engine_with_token(&self, token: &str) -> Engine<MarketClient> {
+        engine_for(&self.db.store, &self.sandbox.base_url(), token).await
+    }
+
+    pub fn write_campaign(&self, name: &str, yaml: &str) {
+        std::fs::write(self.dir.path().join(format!("{name}.yaml")), yaml).expect("write campaign");
+    }
+
+    pub fn remove_campaign(&self, name: &str) {
+        std::fs::remove_file(self.dir.path().join(format!("{name}.yaml")))
+            .expect("remove campaign");
+    }
+
+    pub fn campaigns(&self) -> Vec<LoadedCampaign> {
+        load(self.dir.path())
+    }
+
+    pub async fn pass(&self, buy_round: bool) -> Vec<CampaignReport> {
+        pass_with(&self.engine, &self.campaigns(), buy_round).await
+    }
+
+    /// Passes without buy rounds until every campaign converged with nothing left to do,
+    /// at most `max` of them. Returns the number of passes it took.
+    pub async fn converge(&self, max: u32) -> u32 {
+        converge_with(&self.engine, self, max).await
+    }
+
+    /// Whether the journal says every loaded campaign is done: nothing uncertain, no halt,
+    /// and a plan without changes.
+    pub async fn settled(&self) -> bool {
+        for lc in self.campaigns() {
+            let r = self.recorded(&lc.campaign.name).await;
+            let p = plan::plan_campaign(&lc.campaign, &r, false);
+            if !r.uncertain.is_empty() || !r.halts.is_empty() || p.has_changes() {
+                return false;
+            }
+        }
+        true
+    }
+
+    pub async fn recorded(&self, campaign: &str) -> Recorded {
+        let today = chrono::Utc::now().date_naive();
+        Recorded::load(self.store(), campaign, today)
+            .await
+            .expect("journal readable")
+    }
+
+    /// The project ids the sandbox created for a campaign's domain (several only if a
+    /// free creation was repeated after an uncertain answer).
+    pub fn projects_of(&self, ledger: &Ledger, c: &Campaign) -> HashSet<i64> {
+        ledger
+            .projects
+            .iter()
+            .filter(|p| p.domain.trim_end_matches('/') == c.domain.trim_end_matches('/'))
+            .map(|p| p.id)
+            .collect()
+    }
+
+    /// The four invariants of issue 4, from the sandbox's ledger and the journal.
+    pub async fn assert_invariants(&self) {
+        let ledger = self.ledger();
+        assert_no_duplicate_purchase(&ledger);
+        for lc in self.campaigns() {
+            let c = &lc.campaign;
+            let projects = self.projects_of(&ledger, c);
+            self.assert_money_within_cap(&ledger, c, &projects).await;
+            self.assert_every_purchase_recorded(&ledger, c, &projects)
+                .await;
+            assert_link_limits(&ledger, c, &projects);
+        }
+    }
+
+    /// The marketplace's commitment by the README's rule (`Ledger::commitment`) is within
+    /// the cap; the journal never counts less than it; the journal's books balance.
+    async fn assert_money_within_cap(
+        &self,
+        ledger: &Ledger,
+        c: &Campaign,
+        projects: &HashSet<i64>,
+    ) {
+        let sandbox_side = sandbox_commitment(ledger, projects);
+        assert!(
+            sandbox_side <= c.budget.monthly,
+            "{}: the sandbox holds {sandbox_side} RUB/month of links and running autobuyers, over the cap {}",
+            c.name,
+            c.budget.monthly
+        );
+        let today = chrono::Utc::now().date_naive();
+        let b = self.store().budget(&c.name, today).await.expect("budget");
+        assert!(
+            b.committed >= sandbox_side,
+            "{}: the journal counts {} RUB/month, less than the marketplace holds ({sandbox_side})",
+            c.name,
+            b.committed
+        );
+        let entries = self.store().ledger(&c.name).await.expect("budget ledger");
+        let sum: i64 = entries.iter().map(|e| e.delta.kopecks()).sum();
+        assert_eq!(
+            sum,
+            b.committed.kopecks(),
+            "{}: sum(ledger entries) == committed",
+            c.name
+        );
+    }
+
+    /// Every link the marketplace sold the campaign is in the journal: bought by a purchase
+    /// call → a held link of a succeeded purchase intent; bought by an autobuyer → a counted
+    /// foreign link.
+    async fn assert_every_purchase_recorded(
+        &self,
+        ledger: &Ledger,
+        c: &Campaign,
+        projects: &HashSet<i64>,
+    ) {
+        let held: HashSet<(i64, i64)> = self
+            .store()
+            .held_links(&c.name)
+            .await
+            .expect("held links")
+            .iter()
+            .map(|h| (h.page_id, h.url_id))
+            .collect();
+        let foreign: HashSet<i64> = self
+            .store()
+            .foreign_links(&c.name)
+            .await
+            .expect("foreign links")
+            .iter()
+            .filter_map(|f| f.link_id)
+            .collect();
+        let succeeded = self
+            .store()
+            .intents(IntentFilter {
+                campaign: Some(c.name.clone()),
+                states: vec![IntentState::Succeeded],
+                kind: Some(IntentKind::Purchase),
+            })
+            .await
+            .expect("intents");
+        let bought: HashSet<(i64, i64)> = succeeded
+            .iter()
+            .filter_map(|i| {
+                Some((
+                    i.request.get("page_id")?.as_i64()?,
+                    i.request.get("url_id")?.as_i64()?,
+                ))
+            })
+            .collect();
+        for p in ledger
+            .purchases
+            .iter()
+            .filter(|p| projects.contains(&p.project_id))
+        {
+            if p.autobuyer_id.is_some() {
+                assert!(
+                    foreign.contains(&p.link_id),
+                    "{}: autobuyer {:?} bought link {} (page {}) but the journal does not count it",
+                    c.name,
+                    p.autobuyer_id,
+                    p.link_id,
+                    p.page_id
+                );
+                continue;
+            }
+            let key = (p.page_id, p.url_id);
+            assert!(
+                held.contains(&key) && bought.contains(&key),
+                "{}: the sandbox sold page {} for URL {} but the journal does not hold it",
+                c.name,
+                p.page_id,
+                p.url_id
+            );
+        }
+    }
+
+    /// Another engine on the same journal and marketplace, with other settings (its own
+    /// holder id: another "process").
+    pub async fn engine_with(
+        &self,
+        engine: linkrunner::engine::EngineSettings,
+    ) -> Engine<MarketClient> {
+        let market = app::client_config(&self.sandbox.base_url(), TOKEN, TICKET);
+        let mut settings = app::settings(Journal::Open(self.store().clone()), market);
+        settings.engine = engine;
+        app::build(settings).await
+    }
+}
+
+/// An engine over a marketplace client with `token`, on `store`, with the fast settings.
+pub async fn engine_for(store: &Store, base_url: &str, token: &str) -> Engine<MarketClient> {
+    let market = app::client_config(base_url, token, TICKET);
+    app::build(app::settings(Journal::Open(store.clone()), market)).await
+}
+
+pub fn load(dir: &Path) -> Vec<LoadedCampaign> {
+    let report = campaign::load_dir(dir);
+    assert!(
+        report.problems.is_empty(),
+        "fixtures are valid: {:?}",
+        report.problems
+    );
+    report.campaigns
+}
+
+pub async fn pass_with(
+    engine: &Engine<MarketClient>,
+    campaigns: &[LoadedCampaign],
+    buy_round: bool,
+) -> Vec<CampaignReport> {
+    engine
+        .pass(campaigns, buy_round)
+        .await
+        .expect("a pass runs")
+}
+
+pub async fn converge_with(engine: &Engine<MarketClient>, w: &World, max: u32) -> u32 {
+    for n in 1..=max {
+        let reports = pass_with(engine, &w.campaigns(), false).await;
+        let all_converged = reports.iter().all(|r| r.converged() && r.uncertain == 0);
+        if all_converged && w.settled().await {
+            return n;
+        }
+    }
+    panic!(
+        "campaigns did not converge in {max} passes: {:#?}",
+        pass_with(engine, &w.campaigns(), false).await
+    );
+}
+
+pub fn assert_no_duplicate_purchase(ledger: &Ledger) {
+    assert_eq!(
+        ledger.duplicate_purchases, 0,
+        "the sandbox saw a duplicate purchase"
+    );
+    let mut seen = HashSet::new();
+    for p in &ledger.purchases {
+        assert!(
+            seen.insert((p.project_id, p.page_id, p.url_id)),
+            "page {} bought twice for URL {} of project {}",
+            p.page_id,
+            p.url_id,
+            p.project_id
+        );
+    }
+}
+
+/// What the marketplace holds against a campaign's projects, by the README's rule
+/// (`Ledger::commitment`): running autobuyers' budgets, the rent of links bought by purchase
+/// calls and by stopped autobuyers; links that left count nothing.
+pub fn sandbox_commitment(ledger: &Ledger, projects: &HashSet<i64>) -> Money {
+    projects
+        .iter()
+        .map(|p| ledger.commitment(*p))
+        .fold(Money::ZERO, |a, m| a.checked_add(m).expect("sum"))
+}
+
+/// Buy rounds' links within `daily_links` and `total_links` (autobuyers have their own limits).
+pub fn assert_link_limits(ledger: &Ledger, c: &Campaign, projects: &HashSet<i64>) {
+    let mine: Vec<_> = ledger
+        .purchases
+        .iter()
+        .filter(|p| projects.contains(&p.project_id) && p.autobuyer_id.is_none())
+        .collect();
+    assert!(
+        mine.len() as u32 <= c.budget.total_links,
+        "{}: {} links bought, total limit {}",
+        c.name,
+        mine.len(),
+        c.budget.total_links
+    );
+    let mut per_day: BTreeMap<chrono::NaiveDate, u32> = BTreeMap::new();
+    for p in mine {
+        *per_day.entry(p.at.date_naive()).or_default() += 1;
+    }
+    for (day, n) in per_day {
+        assert!(
+            n <= c.budget.daily_links,
+            "{}: {n} links bought on {day}, daily limit {}",
+            c.name,
+            c.budget.daily_links
+        );
+    }
+}
+
+/// One campaign parsed from YAML, for tests that need its model.
+pub fn load_one(yaml: &str) -> Campaign {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("c.yaml"), yaml).expect("write");
+    load(dir.path()).remove(0).campaign
+}
+
+/// How many requests of `op` the sandbox received, whatever their outcome.
+pub fn requests_total(ledger: &Ledger, op: linkrunner::sandbox::Op) -> u64 {
+    ledger
+        .requests
+        .get(op.name())
+        .map(|m| m.values().sum())
+        .unwrap_or(0)
+}
+
+/// Requests of every operation, whatever their outcome.
+pub fn all_requests(ledger: &Ledger) -> u64 {
+    ledger.requests.values().flat_map(|m| m.values()).sum()
+}

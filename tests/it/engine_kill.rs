@@ -1,0 +1,95 @@
+//! The SIGKILL suite: the real binary, killed at every boundary of every kind of changing
+//! call and at random moments, then restarted until its campaigns converge. After each case
+//! the sandbox's ledger shows no duplicate purchase and no cap exceeded, the journal records
+//! every purchase, and the campaigns are where their files want them. Every case runs on
+//! SQLite and PostgreSQL (admin URL from `LINKRUNNER_TEST_DATABASE_URL`, else `DATABASE_URL`,
+//! else the local server).
+//!
+//! Run: `cargo test --test it engine_kill::` (`TEST_LOG=1` shows the binary's logs).
+
+#[path = "engine_kill/boundaries.rs"]
+mod boundaries;
+#[path = "engine_kill/campaign.rs"]
+mod campaign;
+#[path = "engine_kill/invariants.rs"]
+mod invariants;
+#[path = "engine_kill/proxy.rs"]
+mod proxy;
+#[path = "engine_kill/random.rs"]
+mod random;
+#[path = "engine_kill/support.rs"]
+mod support;
+
+/// One test per kind of call: `BACKEND::killed_when_BOUNDARY::KIND`.
+macro_rules! every_kind {
+    ($backend:expr, $boundary:expr) => {
+        every_kind!(@ $backend, $boundary,
+            create_project => CreateProject,
+            add_texts => AddTexts,
+            create_filter => CreateFilter,
+            create_autobuyer => CreateAutobuyer,
+            start_autobuyer => StartAutobuyer,
+            stop_autobuyer => StopAutobuyer,
+            purchase => Purchase,
+        );
+    };
+    (@ $backend:expr, $boundary:expr, $($name:ident => $kind:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                crate::engine_kill::boundaries::killed_at(
+                    $backend,
+                    $boundary,
+                    linkrunner::store::IntentKind::$kind,
+                )
+                .await;
+            }
+        )*
+    };
+}
+
+/// Every boundary, every kind, and the random kills, on one backend.
+macro_rules! on_backend {
+    ($module:ident, $backend:expr, seeds: [$($seed_test:ident = $seed:literal),*]) => {
+        mod $module {
+            use crate::engine_kill::boundaries::Boundary;
+
+            mod killed_when_intent_recorded {
+                use super::*;
+                every_kind!($backend, Boundary::IntentRecorded);
+            }
+            mod killed_when_request_sent_but_not_executed {
+                use super::*;
+                every_kind!($backend, Boundary::RequestSentNotExecuted);
+            }
+            mod killed_when_request_executed_but_answer_lost {
+                use super::*;
+                every_kind!($backend, Boundary::RequestExecutedAnswerLost);
+            }
+            mod killed_when_answer_received {
+                use super::*;
+                every_kind!($backend, Boundary::AnswerReceived);
+            }
+            mod killed_when_outcome_recorded {
+                use super::*;
+                every_kind!($backend, Boundary::OutcomeRecorded);
+            }
+
+            mod killed_at_random_moments {
+                $(
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn $seed_test() {
+                        let kills =
+                            crate::engine_kill::random::killed_at_random_moments($backend, $seed).await;
+                        assert_eq!(kills, crate::engine_kill::random::KILLS, "kills delivered");
+                    }
+                )*
+            }
+        }
+    };
+}
+
+on_backend!(sqlite, crate::engine_kill::support::Backend::Sqlite,
+    seeds: [seed_1 = 1, seed_2 = 2, seed_3 = 3, seed_4 = 4]);
+on_backend!(postgres, crate::engine_kill::support::Backend::Postgres,
+    seeds: [seed_5 = 5, seed_6 = 6, seed_7 = 7, seed_8 = 8]);

@@ -1,0 +1,269 @@
+//! What every fault test needs beyond the shared support: a canary-credentialed sandbox, a
+//! campaign directory, the daemon in-process or as the binary with the suite's settings,
+//! and the ledger invariants checked after every scenario. PostgreSQL clusters it may stop
+//! and restart come from [`crate::support::pg_cluster`].
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use base64::Engine as _;
+use chrono::{DateTime, TimeZone, Utc};
+use linkrunner::daemon::run::DaemonOptions;
+use linkrunner::engine::EngineSettings;
+use linkrunner::money::Money;
+use linkrunner::sandbox::{Ledger, SandboxConfig, SandboxHandle};
+use linkrunner::store::{IntentFilter, IntentKind, IntentState, RoundOutcome, Store};
+
+pub use crate::support::app::InProcess;
+use crate::support::app::{self, Journal, fast_settings};
+use crate::support::binary::{self, Target};
+pub use crate::support::db::{TestDb, open_store};
+pub use crate::support::pg_cluster::PgCluster;
+pub use crate::support::sandbox::start as start_sandbox;
+pub use crate::support::wait::{poll_until, within};
+pub use crate::support::{http_get, init_logs};
+
+pub const CAMPAIGN: &str = "fault-shoes";
+pub const MONTHLY_RUB: i64 = 1000;
+pub const TOTAL_LINKS: usize = 12;
+pub const DAILY_LINKS: usize = 12;
+
+/// A campaign whose monthly cap binds before its link caps (12 links x up to 150 RUB > 1000).
+pub fn campaign_yaml(schedule: &str) -> String {
+    format!(
+        r##"name: {CAMPAIGN}
+domain: https://shoes.example
+urls:
+  - url: https://shoes.example/running
+    texts:
+      - "Best #a#running shoes#/a# in town"
+budget:
+  monthly: {MONTHLY_RUB}
+  max_link_price: 150
+  daily_links: {DAILY_LINKS}
+  total_links: {TOTAL_LINKS}
+buy:
+  schedule: "{schedule}"
+  link_type_id: 1
+  per_run: 2
+  order: cheapest
+  search: {{ price_rent_from: 10, price_rent_to: 150 }}
+"##
+    )
+}
+
+pub fn campaign_dir(schedule: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("campaign dir");
+    std::fs::write(dir.path().join("shoes.yaml"), campaign_yaml(schedule)).expect("write campaign");
+    dir
+}
+
+/// A token and ticket unique to this run: they must never show anywhere.
+pub struct Canary {
+    pub token: String,
+    pub ticket: String,
+}
+
+impl Canary {
+    pub fn new() -> Canary {
+        let n = std::process::id() as u64 * 1_000_003 + Utc::now().timestamp_micros() as u64;
+        Canary {
+            token: format!("CanaryTok{n:x}Zq"),
+            ticket: format!("CanaryTkt{n:x}Wv"),
+        }
+    }
+
+    /// Every form either secret could take: raw, percent-encoded, base64 (plain and URL-safe,
+    /// alone and as a Bearer header).
+    pub fn forms(&self) -> Vec<String> {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let b64url = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let mut out = Vec::new();
+        for s in [&self.token, &self.ticket] {
+            out.push(s.clone());
+            out.push(
+                percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
+                    .to_string(),
+            );
+            out.push(b64.encode(s));
+            out.push(b64url.encode(s));
+            out.push(b64.encode(format!("Bearer {s}")));
+        }
+        out
+    }
+
+    /// The forms found in `haystack` (empty when clean).
+    pub fn found_in(&self, haystack: &[u8]) -> Vec<String> {
+        self.forms()
+            .into_iter()
+            .filter(|f| haystack.windows(f.len()).any(|w| w == f.as_bytes()))
+            .collect()
+    }
+}
+
+pub fn sandbox_config(c: &Canary) -> SandboxConfig {
+    let mut cfg = SandboxConfig::new(&c.token, &c.ticket);
+    cfg.search_ready_after_polls = 1;
+    cfg.faults.latency_ms = 20;
+    cfg
+}
+
+/// The fast settings, but a lease that outlives a slow call, a settle grace longer than the
+/// sandbox's latency (a frozen daemon's purchase may still execute after its lease has
+/// passed to the other daemon), and a search deadline a path-breaking job reaches.
+pub fn settings() -> EngineSettings {
+    EngineSettings {
+        lease_ttl: chrono::Duration::seconds(5),
+        settle_grace: chrono::Duration::seconds(2),
+        search_deadline: chrono::Duration::seconds(5),
+        ..fast_settings()
+    }
+}
+
+/// The daemon in this process against `base` (the sandbox, or a hostile proxy in front of
+/// it), with buy rounds every second.
+pub async fn in_process(db_url: &str, base: &str, c: &Canary, dir: &Path) -> InProcess {
+    let mut market = app::client_config(base, &c.token, &c.ticket);
+    // An answer that never ends is cut by this timeout, well inside the scenario's deadline.
+    market.request_timeout = Duration::from_secs(5);
+    let mut app = app::settings(Journal::Url(db_url.to_string()), market);
+    app.engine = settings();
+    app.daemon = DaemonOptions {
+        campaigns_dir: dir.to_path_buf(),
+        reconcile_interval: Duration::from_secs(2),
+        shutdown_grace: Duration::from_secs(5),
+        round_every: Some(Duration::from_secs(1)),
+        watch: false,
+        signals: false,
+    };
+    InProcess::start(app).await
+}
+
+/// `linkrunner` on this journal, campaign directory and sandbox with the canary's
+/// credentials and the suite's settings, logging at trace level.
+pub fn linkrunner(db_url: &str, campaigns: &Path, sandbox: &SandboxHandle, c: &Canary) -> Command {
+    let mut cmd = binary::command_on(&Target {
+        db_url,
+        campaigns,
+        market: &sandbox.base_url(),
+        token: &c.token,
+        ticket: &c.ticket,
+    });
+    binary::set_engine(&mut cmd, &settings());
+    cmd.env("LINKRUNNER_LOG", "trace");
+    cmd
+}
+
+/// `linkrunner run` as a child process: trace logs, canary credentials, output to files.
+pub async fn start_binary(
+    db_url: &str,
+    campaigns: &Path,
+    sandbox: &SandboxHandle,
+    c: &Canary,
+) -> binary::Daemon {
+    let args = ["--reconcile-interval", "5", "--shutdown-grace", "10"];
+    binary::Daemon::run(linkrunner(db_url, campaigns, sandbox, c), &args).await
+}
+
+/// Records a finished round long ago, so the binary's first slot buys instead of being a
+/// baseline (the daemon treats a campaign's first slot ever as a baseline).
+pub async fn seed_past_round(store: &Store) {
+    let long_ago = Utc.with_ymd_and_hms(2020, 1, 1, 0, 0, 0).unwrap();
+    let caps = linkrunner::store::CampaignCaps {
+        name: CAMPAIGN.into(),
+        monthly_cap: Money::from_rubles(MONTHLY_RUB),
+        daily_links: DAILY_LINKS as u32,
+        total_links: TOTAL_LINKS as u32,
+    };
+    store
+        .upsert_campaign(&caps, long_ago)
+        .await
+        .expect("record the campaign");
+    assert!(
+        store
+            .claim_round(CAMPAIGN, long_ago, "seed", long_ago)
+            .await
+            .expect("claim seed round")
+    );
+    store
+        .finish_round(CAMPAIGN, long_ago, RoundOutcome::Skipped, "seed", long_ago)
+        .await
+        .expect("finish seed round");
+}
+
+/// Purchase intents not yet settled (in flight or uncertain).
+pub async fn unsettled_purchases(store: &Store) -> usize {
+    let f = IntentFilter {
+        campaign: Some(CAMPAIGN.into()),
+        states: vec![IntentState::InFlight, IntentState::Uncertain],
+        kind: Some(IntentKind::Purchase),
+    };
+    store
+        .intents(f)
+        .await
+        .map(|v| v.len())
+        .unwrap_or(usize::MAX)
+}
+
+/// For `within`: `Some` once a buy round of a slot after `after` succeeded and no purchase
+/// is left in flight or uncertain.
+pub async fn settled_round_after(store: &Store, after: DateTime<Utc>) -> Option<()> {
+    let last = store.last_successful_round(CAMPAIGN).await.ok().flatten()?;
+    (last.slot > after && unsettled_purchases(store).await == 0).then_some(())
+}
+
+/// The money invariants, checked against the sandbox's ledger and the journal:
+/// no page bought twice, no cap exceeded, every purchase recorded as held, and nothing
+/// recorded as held that the marketplace did not sell.
+pub async fn assert_ledger_invariants(ledger: &Ledger, store: &Store) {
+    assert_eq!(
+        ledger.duplicate_purchases, 0,
+        "duplicate purchases: {ledger:#?}"
+    );
+    let mut pages: Vec<i64> = ledger.purchases.iter().map(|p| p.page_id).collect();
+    pages.sort_unstable();
+    let before = pages.len();
+    pages.dedup();
+    assert_eq!(pages.len(), before, "a page was bought twice");
+    let spend = ledger.purchases.iter().fold(Money::ZERO, |a, p| {
+        a.checked_add(p.price).expect("no overflow")
+    });
+    assert!(
+        spend <= Money::from_rubles(MONTHLY_RUB),
+        "monthly cap exceeded: {spend:?}"
+    );
+    assert!(
+        ledger.purchases.len() <= TOTAL_LINKS,
+        "total links cap exceeded"
+    );
+    assert!(
+        ledger.purchases.len() <= DAILY_LINKS,
+        "daily links cap exceeded"
+    );
+    let mut held: Vec<i64> = store
+        .held_links(CAMPAIGN)
+        .await
+        .expect("journal readable")
+        .iter()
+        .map(|h| h.page_id)
+        .collect();
+    held.sort_unstable();
+    assert_eq!(
+        held, pages,
+        "the journal's held links differ from what was bought"
+    );
+}
+
+/// The raw bytes of an SQLite database and its WAL: every stored string is in there verbatim.
+pub fn sqlite_bytes(db_file: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for suffix in ["", "-wal", "-journal"] {
+        let mut p = db_file.as_os_str().to_owned();
+        p.push(suffix);
+        if let Ok(b) = std::fs::read(PathBuf::from(p)) {
+            out.extend(b);
+        }
+    }
+    out
+}

@@ -1,0 +1,39 @@
+//! The client-side rate limiter spaces requests and counts its waits.
+
+use std::num::NonZeroU32;
+
+use linkrunner::market::Market;
+use serde_json::json;
+use wiremock::matchers::any;
+use wiremock::{Mock, ResponseTemplate};
+
+use super::support::harness_with;
+
+#[tokio::test]
+async fn requests_beyond_the_rate_limit_wait_and_are_counted() {
+    // A burst of 2 and one more request every 500 ms: 5 quick calls must wait at least
+    // twice unless the machine stalls for over a second.
+    let h = harness_with(|c| c.rate_limit = NonZeroU32::new(2).unwrap()).await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"links": []})))
+        .mount(&h.server)
+        .await;
+    for _ in 0..5 {
+        h.client.list_links(1).await.unwrap();
+    }
+    assert!(h.metrics.rate_limit_waits_total.get() >= 1);
+    assert!(h.metrics.rate_limit_wait_seconds_total.get() > 0.0);
+}
+
+#[tokio::test]
+async fn requests_within_the_rate_limit_do_not_wait() {
+    let h = harness_with(|c| c.rate_limit = NonZeroU32::new(50).unwrap()).await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"links": []})))
+        .mount(&h.server)
+        .await;
+    for _ in 0..3 {
+        h.client.list_links(1).await.unwrap();
+    }
+    assert_eq!(h.metrics.rate_limit_waits_total.get(), 0);
+}

@@ -1,0 +1,68 @@
+//! The journal against real databases: every test runs once on SQLite (a temp file) and once
+//! on PostgreSQL (a fresh database, dropped afterwards). PostgreSQL's admin URL comes from
+//! `LINKRUNNER_TEST_DATABASE_URL`, else `DATABASE_URL`, else the local server.
+
+#[path = "store/budget.rs"]
+mod budget;
+#[path = "store/intents.rs"]
+mod intents;
+#[path = "store/invariants.rs"]
+mod invariants;
+#[path = "store/leases.rs"]
+mod leases;
+#[path = "store/observe.rs"]
+mod observe;
+#[path = "store/partial_truth.rs"]
+mod partial_truth;
+#[path = "store/progress.rs"]
+mod progress;
+#[path = "store/race.rs"]
+mod race;
+#[path = "store/support.rs"]
+mod support;
+
+on_both_backends!(
+    intents::migrations_are_idempotent,
+    intents::store_reports_the_backend_its_url_names,
+    intents::purchase_that_succeeds_becomes_a_held_link_and_keeps_its_commitment,
+    intents::failed_purchase_releases_its_reservation,
+    intents::uncertain_purchase_stays_counted_as_spent,
+    intents::duplicate_natural_key_is_not_started_again,
+    intents::failed_intent_is_rearmed_with_a_fresh_reservation,
+    intents::batch_is_all_or_nothing,
+    intents::completing_a_finished_intent_is_refused,
+    intents::intents_are_filtered_by_campaign_state_and_kind,
+    budget::reservation_past_the_monthly_cap_records_nothing,
+    budget::daily_and_total_link_caps_refuse_a_reservation,
+    budget::autobuyer_budget_is_held_until_its_confirmed_stop_is_settled,
+    budget::price_that_differs_from_the_reservation_adjusts_the_commitment,
+    budget::lowering_a_cap_keeps_the_commitment,
+    leases::fenced_lease_writes_nothing,
+    leases::takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain,
+    leases::lease_is_renewed_by_its_holder_only,
+    leases::released_lease_never_hands_out_an_old_fence,
+    leases::resolve_created_records_the_autobuyer_and_keeps_its_budget,
+    leases::resolve_not_created_releases_the_reservation,
+    observe::journal_writes_and_database_errors_are_measured,
+    observe::ping_answers_while_the_database_is_up,
+    progress::round_is_claimed_once_only,
+    progress::last_rounds_report_latest_and_latest_success,
+    progress::search_is_resumed_by_a_new_store,
+    progress::halts_are_set_listed_and_cleared,
+    progress::a_campaign_named_global_does_not_share_the_credentials_halt,
+    progress::link_list_is_matched_by_link_id_then_page_and_url,
+    progress::remote_ids_are_recorded_with_their_intents,
+    race::monthly_cap_holds_with_two_stores_racing,
+    race::link_caps_hold_with_two_stores_racing,
+    race::racing_completions_settle_each_intent_once,
+    partial_truth::an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call,
+    partial_truth::a_page_whose_purchase_was_uncertain_is_never_bought_again_without_an_operator,
+    partial_truth::an_in_flight_purchase_taken_over_is_blocked_from_being_bought_again,
+    partial_truth::a_listed_link_of_a_purchase_settled_as_not_bought_is_adopted_and_counted,
+    partial_truth::foreign_links_count_once_whoever_bought_them,
+    partial_truth::a_stopped_autobuyer_keeps_the_rent_of_its_links_and_releases_the_rest,
+    partial_truth::an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is_settled,
+    partial_truth::held_links_that_leave_the_list_are_released_after_the_grace,
+    partial_truth::an_operator_releases_a_held_or_foreign_link,
+    partial_truth::a_cut_list_is_noted_at_its_smallest_length,
+);

@@ -1,0 +1,212 @@
+//! Caps, autobuyer budgets and price adjustments.
+
+use linkrunner::store::{
+    BeginOutcome, CapKind, Effect, IntentKind, NewIntent, Outcome, Reservation, Store,
+};
+
+use super::support::*;
+
+async fn started(
+    store: &Store,
+    lease: &linkrunner::store::LeaseToken,
+    i: NewIntent,
+) -> linkrunner::store::AttemptRef {
+    match store.begin_intents(lease, &[i], t0()).await.expect("begin") {
+        BeginOutcome::Started(ids) => ids[0],
+        other => panic!("expected Started, got {other:?}"),
+    }
+}
+
+fn autobuyer_intent(kind: IntentKind, key: &str, budget_rub: i64) -> NewIntent {
+    let reserve = (budget_rub > 0).then(|| Reservation {
+        amount: rub(budget_rub),
+        links: 0,
+        day: today(),
+    });
+    NewIntent {
+        reserve,
+        ..free_intent(kind, key, serde_json::json!({"name": "auto"}))
+    }
+}
+
+pub async fn reservation_past_the_monthly_cap_records_nothing(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(300, 5, 50)).await;
+    started(&db.store, &lease, purchase(1, 200)).await;
+    let ledger_before = db.store.ledger(CAMPAIGN).await.unwrap();
+
+    let outcome = db
+        .store
+        .begin_intents(&lease, &[purchase(2, 150)], t0())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        outcome,
+        BeginOutcome::CapExceeded {
+            campaign: CAMPAIGN.into(),
+            cap: CapKind::Monthly,
+            needed: 15_000,
+            headroom: 10_000
+        }
+    );
+    assert_eq!(state_of(&db.store, &purchase(2, 0).natural_key).await, None);
+    assert_eq!(db.store.ledger(CAMPAIGN).await.unwrap(), ledger_before);
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn daily_and_total_link_caps_refuse_a_reservation(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(10_000, 2, 3)).await;
+    started(&db.store, &lease, purchase(1, 10)).await;
+    started(&db.store, &lease, purchase(2, 10)).await;
+
+    let third_today = db
+        .store
+        .begin_intents(&lease, &[purchase(3, 10)], t0())
+        .await
+        .unwrap();
+    let mut tomorrow = purchase(4, 10);
+    tomorrow.reserve.as_mut().unwrap().day = today().succ_opt().unwrap();
+    started(&db.store, &lease, tomorrow).await;
+    let mut later = purchase(5, 10);
+    later.reserve.as_mut().unwrap().day = today().succ_opt().unwrap();
+    let past_total = db
+        .store
+        .begin_intents(&lease, &[later], t0())
+        .await
+        .unwrap();
+
+    assert!(
+        matches!(
+            third_today,
+            BeginOutcome::CapExceeded {
+                cap: CapKind::Daily,
+                needed: 1,
+                headroom: 0,
+                ..
+            }
+        ),
+        "{third_today:?}"
+    );
+    assert!(
+        matches!(
+            past_total,
+            BeginOutcome::CapExceeded {
+                cap: CapKind::Total,
+                needed: 1,
+                headroom: 0,
+                ..
+            }
+        ),
+        "{past_total:?}"
+    );
+    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    assert_eq!((b.links_total, b.links_today, b.committed), (3, 2, rub(30)));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn autobuyer_budget_is_held_until_its_confirmed_stop_is_settled(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
+    let create = started(
+        &db.store,
+        &lease,
+        autobuyer_intent(IntentKind::CreateAutobuyer, "create_autobuyer:a", 1000),
+    )
+    .await;
+    let effect = Effect::AutobuyerCreated {
+        name: "auto".into(),
+        id: 77,
+        running: true,
+        spec_fingerprint: "spec1".into(),
+        monthly_budget: rub(1000),
+    };
+    db.store
+        .complete_intent(create, Outcome::Succeeded(effect), None, t0())
+        .await
+        .unwrap();
+    let running = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    assert_books_balance(&db.store).await;
+
+    let stop = started(
+        &db.store,
+        &lease,
+        autobuyer_intent(IntentKind::StopAutobuyer, "stop_autobuyer:a:1", 0),
+    )
+    .await;
+    let stopped_effect = Effect::AutobuyerRunning {
+        name: "auto".into(),
+        running: false,
+    };
+    db.store
+        .complete_intent(stop, Outcome::Succeeded(stopped_effect), None, t0())
+        .await
+        .unwrap();
+
+    // A confirmed stop keeps the budget counted: links it bought just before may not be
+    // listed yet. Settling it (after the grace) releases the budget.
+    let stopped = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let settled = db
+        .store
+        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
+        .await
+        .unwrap();
+    let after = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let record = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    assert_eq!(
+        (running.held, stopped.held, after.held, after.committed),
+        (rub(1000), rub(1000), rub(0), rub(0))
+    );
+    assert_eq!(
+        settled,
+        linkrunner::store::StopSettlement::Settled {
+            released: rub(1000),
+            kept: rub(0)
+        }
+    );
+    assert_eq!(
+        (record.id, record.running, record.monthly_budget),
+        (77, false, rub(1000))
+    );
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn price_that_differs_from_the_reservation_adjusts_the_commitment(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let id = started(&db.store, &lease, purchase(1, 150)).await;
+    let effect = Effect::Purchased {
+        link: None,
+        page_id: 1,
+        url_id: 10,
+        text_id: 20,
+        price: rub(120),
+    };
+
+    db.store
+        .complete_intent(id, Outcome::Succeeded(effect), None, t0())
+        .await
+        .unwrap();
+
+    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    assert_eq!((b.committed, b.held), (rub(120), rub(120)));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn lowering_a_cap_keeps_the_commitment(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    started(&db.store, &lease, purchase(1, 400)).await;
+
+    db.store
+        .upsert_campaign(&caps(300, 1, 10), t0())
+        .await
+        .unwrap();
+
+    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    assert_eq!(
+        (b.cap, b.committed, b.daily_cap, b.total_cap),
+        (rub(300), rub(400), 1, 10)
+    );
+    assert_eq!(
+        db.store.campaign_names().await.unwrap(),
+        vec![CAMPAIGN.to_string()]
+    );
+    assert_books_balance(&db.store).await;
+}

@@ -1,0 +1,204 @@
+//! Leases, fencing, takeover and operator resolution.
+
+use chrono::Duration;
+use linkrunner::store::{
+    BeginOutcome, IntentKind, IntentState, NewIntent, Reservation, Resolution, Store, StoreError,
+};
+
+use super::support::*;
+
+async fn started(
+    store: &Store,
+    lease: &linkrunner::store::LeaseToken,
+    i: NewIntent,
+) -> linkrunner::store::AttemptRef {
+    match store.begin_intents(lease, &[i], t0()).await.expect("begin") {
+        BeginOutcome::Started(ids) => ids[0],
+        other => panic!("expected Started, got {other:?}"),
+    }
+}
+
+pub async fn fenced_lease_writes_nothing(db: TestDb) {
+    let old = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let later = t0() + Duration::minutes(6);
+    let new = db
+        .store
+        .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), later)
+        .await
+        .unwrap()
+        .unwrap();
+
+    let outcome = db
+        .store
+        .begin_intents(&old, &[purchase(1, 100)], later)
+        .await
+        .unwrap();
+
+    assert_eq!(outcome, BeginOutcome::Fenced);
+    assert!(new.fence > old.fence);
+    assert_eq!(state_of(&db.store, &purchase(1, 0).natural_key).await, None);
+    assert!(db.store.ledger(CAMPAIGN).await.unwrap().is_empty());
+}
+
+pub async fn takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain(db: TestDb) {
+    let old = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    started(&db.store, &old, purchase(1, 100)).await;
+    let refused = db
+        .store
+        .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), t0())
+        .await
+        .unwrap();
+    let later = t0() + Duration::minutes(6);
+    let new = db
+        .store
+        .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), later)
+        .await
+        .unwrap()
+        .unwrap();
+
+    let marked = db
+        .store
+        .mark_in_flight_uncertain(CAMPAIGN, &new, later)
+        .await
+        .unwrap();
+
+    assert!(refused.is_none(), "a live lease is not taken over");
+    assert_eq!((new.fence, marked), (old.fence + 1, 1));
+    assert_eq!(
+        state_of(&db.store, &purchase(1, 0).natural_key).await,
+        Some(IntentState::Uncertain)
+    );
+    let stale = db
+        .store
+        .mark_in_flight_uncertain(CAMPAIGN, &old, later)
+        .await;
+    assert!(
+        matches!(stale, Err(StoreError::Fenced { .. })),
+        "old holder is fenced: {stale:?}"
+    );
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn lease_is_renewed_by_its_holder_only(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let stranger = linkrunner::store::LeaseToken {
+        holder: "daemon-b".into(),
+        ..lease.clone()
+    };
+
+    let renewed = db
+        .store
+        .renew_lease(&lease, Duration::minutes(10), t0() + Duration::minutes(1))
+        .await
+        .unwrap();
+    let not_ours = db
+        .store
+        .renew_lease(&stranger, Duration::minutes(10), t0())
+        .await
+        .unwrap();
+
+    let renewed = renewed.expect("holder renews");
+    assert_eq!(
+        (renewed.fence, renewed.expires_at),
+        (lease.fence, t0() + Duration::minutes(11))
+    );
+    assert!(not_ours.is_none());
+}
+
+pub async fn released_lease_never_hands_out_an_old_fence(db: TestDb) {
+    let first = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    db.store.release_lease(&first).await.unwrap();
+
+    let next = db
+        .store
+        .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), t0())
+        .await
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(next.fence, first.fence + 1);
+    assert_eq!(
+        db.store
+            .begin_intents(&first, &[purchase(1, 10)], t0())
+            .await
+            .unwrap(),
+        BeginOutcome::Fenced
+    );
+}
+
+pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
+    let request = serde_json::json!({"name": "auto", "spec_fingerprint": "spec1"});
+    let reserve = Some(Reservation {
+        amount: rub(1000),
+        links: 0,
+        day: today(),
+    });
+    let intent = NewIntent {
+        reserve,
+        ..free_intent(IntentKind::CreateAutobuyer, "create_autobuyer:x", request)
+    };
+    let id = started(&db.store, &lease, intent).await;
+    db.store
+        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
+        .await
+        .unwrap();
+
+    let row = db
+        .store
+        .resolve_intent(
+            id.intent,
+            Resolution::Created { remote_id: 4242 },
+            "seen in the web UI",
+            t0(),
+        )
+        .await
+        .unwrap();
+
+    let auto = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    assert_eq!(
+        (row.state, row.resolution.as_deref()),
+        (IntentState::Succeeded, Some("seen in the web UI"))
+    );
+    assert_eq!(
+        (auto.id, auto.running, auto.spec_fingerprint.as_str()),
+        (4242, true, "spec1")
+    );
+    assert_eq!(
+        db.store.budget(CAMPAIGN, today()).await.unwrap().held,
+        rub(1000)
+    );
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn resolve_not_created_releases_the_reservation(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let id = started(&db.store, &lease, purchase(1, 150)).await;
+    let in_flight = db
+        .store
+        .resolve_intent(id.intent, Resolution::NotCreated, "too early", t0())
+        .await;
+    db.store
+        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
+        .await
+        .unwrap();
+
+    let row = db
+        .store
+        .resolve_intent(
+            id.intent,
+            Resolution::NotCreated,
+            "not in the link list",
+            t0(),
+        )
+        .await
+        .unwrap();
+
+    assert!(in_flight.is_err(), "only uncertain intents are resolved");
+    assert_eq!(row.state, IntentState::Failed);
+    assert_eq!(
+        db.store.budget(CAMPAIGN, today()).await.unwrap().committed,
+        rub(0)
+    );
+    assert_books_balance(&db.store).await;
+}

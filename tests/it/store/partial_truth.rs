@@ -1,0 +1,578 @@
+//! The journal when the marketplace shows only part of the truth: attempts fence outcomes,
+//! a page whose purchase was ever uncertain stays blocked, links no intent of ours bought
+//! count once, stops settle after the grace, links that leave are released.
+
+use chrono::Duration;
+use linkrunner::market::LinkRecord;
+use linkrunner::money::Money;
+use linkrunner::store::{
+    AttemptRef, BeginOutcome, Effect, IntentKind, IntentState, LinkRef, ListRead, ListedLink,
+    NewIntent, Outcome, Reservation, StopSettlement, Store, StoreError,
+};
+
+use super::support::*;
+
+async fn begin(store: &Store, lease: &linkrunner::store::LeaseToken, i: NewIntent) -> AttemptRef {
+    match store.begin_intents(lease, &[i], t0()).await.expect("begin") {
+        BeginOutcome::Started(ids) => ids[0],
+        other => panic!("expected Started, got {other:?}"),
+    }
+}
+
+fn failed(error: &str) -> Outcome {
+    Outcome::Failed {
+        error: error.into(),
+    }
+}
+
+fn uncertain() -> Outcome {
+    Outcome::Uncertain {
+        error: "answer cut short".into(),
+    }
+}
+
+fn link(id: i64, page: i64, url: i64, price_rub: Option<i64>, status: Option<&str>) -> LinkRecord {
+    LinkRecord {
+        link_id: Some(id),
+        page_id: Some(page),
+        url_id: Some(url),
+        text_id: None,
+        price: price_rub.map(rub),
+        status: status.map(str::to_string),
+    }
+}
+
+fn listed(l: LinkRecord, leaving: bool, autobuyer: Option<&str>) -> ListedLink {
+    ListedLink {
+        record: l,
+        leaving,
+        autobuyer: autobuyer.map(str::to_string),
+    }
+}
+
+async fn sync(
+    store: &Store,
+    links: &[ListedLink],
+    proven_complete: bool,
+    at: chrono::DateTime<chrono::Utc>,
+) {
+    let read = ListRead {
+        links,
+        proven_complete,
+        fallback_price: rub(150),
+    };
+    store
+        .record_link_list(CAMPAIGN, read, at)
+        .await
+        .expect("sync");
+}
+
+async fn committed(store: &Store) -> Money {
+    store.budget(CAMPAIGN, today()).await.unwrap().committed
+}
+
+/// A running autobuyer `auto` (id 77) holding a budget of `budget_rub`.
+async fn running_autobuyer(store: &Store, lease: &linkrunner::store::LeaseToken, budget_rub: i64) {
+    let mut i = free_intent(
+        IntentKind::CreateAutobuyer,
+        "create_autobuyer:auto",
+        serde_json::json!({"name": "auto"}),
+    );
+    i.reserve = Some(Reservation {
+        amount: rub(budget_rub),
+        links: 0,
+        day: today(),
+    });
+    let at = begin(store, lease, i).await;
+    let effect = Effect::AutobuyerCreated {
+        name: "auto".into(),
+        id: 77,
+        running: true,
+        spec_fingerprint: "spec".into(),
+        monthly_budget: rub(budget_rub),
+    };
+    store
+        .complete_intent(at, Outcome::Succeeded(effect), None, t0())
+        .await
+        .unwrap();
+}
+
+async fn switch(
+    store: &Store,
+    lease: &linkrunner::store::LeaseToken,
+    kind: IntentKind,
+    key: &str,
+    outcome: Outcome,
+) {
+    let at = begin(
+        store,
+        lease,
+        free_intent(kind, key, serde_json::json!({"name": "auto"})),
+    )
+    .await;
+    store
+        .complete_intent(at, outcome, None, t0())
+        .await
+        .unwrap();
+}
+
+pub async fn an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let first = begin(&db.store, &lease, purchase(1, 100)).await;
+    db.store
+        .complete_intent(first, failed("429"), None, t0())
+        .await
+        .unwrap();
+    let second = begin(&db.store, &lease, purchase(1, 100)).await;
+
+    let late = db
+        .store
+        .complete_intent(first, uncertain(), None, t0())
+        .await;
+
+    assert!(matches!(late, Err(StoreError::Fenced { .. })), "{late:?}");
+    assert_eq!(
+        state_of(&db.store, &purchase(1, 100).natural_key).await,
+        Some(IntentState::InFlight)
+    );
+    db.store
+        .complete_intent(second, failed("no"), None, t0())
+        .await
+        .unwrap();
+    assert_eq!(committed(&db.store).await, rub(0));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn a_page_whose_purchase_was_uncertain_is_never_bought_again_without_an_operator(
+    db: TestDb,
+) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let at = begin(&db.store, &lease, purchase(1, 100)).await;
+    db.store
+        .complete_intent(at, uncertain(), None, t0())
+        .await
+        .unwrap();
+    db.store
+        .complete_intent(at, failed("absent from a complete list"), None, t0())
+        .await
+        .unwrap();
+
+    let again = db
+        .store
+        .begin_intents(&lease, &[purchase(1, 100)], t0())
+        .await
+        .unwrap();
+
+    let BeginOutcome::Exists(row) = again else {
+        panic!("a once-uncertain purchase was re-armed: {again:?}");
+    };
+    assert!(row.rebuy_blocked && row.state == IntentState::Failed);
+    db.store
+        .allow_rebuy(row.attempt(), "checked in the UI", t0())
+        .await
+        .unwrap();
+    let rearmed = begin(&db.store, &lease, purchase(1, 100)).await;
+    assert_eq!(rearmed.attempt, 2);
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn an_in_flight_purchase_taken_over_is_blocked_from_being_bought_again(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    begin(&db.store, &lease, purchase(1, 100)).await;
+
+    db.store
+        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
+        .await
+        .unwrap();
+
+    let rows = db.store.intents(Default::default()).await.unwrap();
+    assert!(rows[0].rebuy_blocked && rows[0].state == IntentState::Uncertain);
+}
+
+pub async fn a_listed_link_of_a_purchase_settled_as_not_bought_is_adopted_and_counted(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let at = begin(&db.store, &lease, purchase(1, 100)).await;
+    db.store
+        .complete_intent(at, uncertain(), None, t0())
+        .await
+        .unwrap();
+    db.store
+        .complete_intent(at, failed("absent"), None, t0())
+        .await
+        .unwrap();
+    assert_eq!(committed(&db.store).await, rub(0));
+
+    let adopted = db
+        .store
+        .adopt_purchase(at, &link(901, 1, 10, Some(120), None), t0())
+        .await
+        .unwrap();
+
+    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    assert!(adopted);
+    assert_eq!((b.committed, b.links_total), (rub(120), 1));
+    assert_eq!(
+        state_of(&db.store, &purchase(1, 100).natural_key).await,
+        Some(IntentState::Succeeded)
+    );
+    assert!(
+        !db.store
+            .adopt_purchase(at, &link(901, 1, 10, Some(120), None), t0())
+            .await
+            .unwrap()
+    );
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn foreign_links_count_once_whoever_bought_them(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
+    running_autobuyer(&db.store, &lease, 1000).await;
+    let manual = listed(link(1, 11, 10, Some(70), None), false, None);
+    let auto_a = listed(link(2, 12, 10, Some(600), None), false, Some("auto"));
+    let unpriced = listed(link(3, 13, 10, None, None), false, None);
+
+    sync(
+        &db.store,
+        &[manual.clone(), auto_a.clone(), unpriced.clone()],
+        false,
+        t0(),
+    )
+    .await;
+    sync(
+        &db.store,
+        &[manual.clone(), auto_a.clone(), unpriced.clone()],
+        false,
+        t0(),
+    )
+    .await;
+    assert_eq!(
+        committed(&db.store).await,
+        rub(1000 + 70 + 150),
+        "once each, seen twice"
+    );
+
+    let auto_b = listed(link(4, 14, 10, Some(500), None), false, Some("auto"));
+    sync(
+        &db.store,
+        &[
+            manual.clone(),
+            auto_a.clone(),
+            unpriced.clone(),
+            auto_b.clone(),
+        ],
+        false,
+        t0(),
+    )
+    .await;
+    assert_eq!(
+        committed(&db.store).await,
+        rub(1100 + 70 + 150),
+        "links past its budget count"
+    );
+
+    switch(
+        &db.store,
+        &lease,
+        IntentKind::StopAutobuyer,
+        "stop:auto:1",
+        Outcome::Succeeded(Effect::AutobuyerRunning {
+            name: "auto".into(),
+            running: false,
+        }),
+    )
+    .await;
+    assert_eq!(
+        committed(&db.store).await,
+        rub(1100 + 70 + 150),
+        "a confirmed stop is not settled yet"
+    );
+    let settled = db
+        .store
+        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
+        .await
+        .unwrap();
+    assert_eq!(
+        settled,
+        StopSettlement::Settled {
+            released: rub(0),
+            kept: rub(1100)
+        }
+    );
+
+    let gone = listed(
+        link(4, 14, 10, Some(500), Some("removed")),
+        true,
+        Some("auto"),
+    );
+    sync(&db.store, &[manual, auto_a, unpriced, gone], false, t0()).await;
+    let released = db
+        .store
+        .release_left_links(
+            CAMPAIGN,
+            Duration::seconds(120),
+            t0() + Duration::seconds(121),
+        )
+        .await
+        .unwrap();
+    assert_eq!(released, 1);
+    assert_eq!(
+        committed(&db.store).await,
+        rub(600 + 70 + 150),
+        "its links count at their rent once settled"
+    );
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn a_stopped_autobuyer_keeps_the_rent_of_its_links_and_releases_the_rest(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
+    running_autobuyer(&db.store, &lease, 1000).await;
+    sync(
+        &db.store,
+        &[listed(
+            link(2, 12, 10, Some(300), None),
+            false,
+            Some("auto"),
+        )],
+        false,
+        t0(),
+    )
+    .await;
+    switch(
+        &db.store,
+        &lease,
+        IntentKind::StopAutobuyer,
+        "stop:auto:1",
+        Outcome::Succeeded(Effect::AutobuyerRunning {
+            name: "auto".into(),
+            running: false,
+        }),
+    )
+    .await;
+
+    let settled = db
+        .store
+        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        settled,
+        StopSettlement::Settled {
+            released: rub(700),
+            kept: rub(300)
+        }
+    );
+    assert_eq!(committed(&db.store).await, rub(300));
+    let record = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    assert!(!record.running);
+    assert_eq!(
+        db.store
+            .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
+            .await
+            .unwrap(),
+        StopSettlement::NotStopped
+    );
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is_settled(
+    db: TestDb,
+) {
+    let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
+    running_autobuyer(&db.store, &lease, 1000).await;
+    switch(
+        &db.store,
+        &lease,
+        IntentKind::StopAutobuyer,
+        "stop:auto:1",
+        Outcome::Succeeded(Effect::AutobuyerRunning {
+            name: "auto".into(),
+            running: false,
+        }),
+    )
+    .await;
+    db.store
+        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
+        .await
+        .unwrap();
+    let mut start = free_intent(
+        IntentKind::StartAutobuyer,
+        "start:auto:2",
+        serde_json::json!({"name": "auto"}),
+    );
+    start.reserve = Some(Reservation {
+        amount: rub(1000),
+        links: 0,
+        day: today(),
+    });
+    let at = begin(&db.store, &lease, start).await;
+    db.store
+        .complete_intent(at, uncertain(), None, t0())
+        .await
+        .unwrap();
+
+    let unknown = Outcome::Indeterminate {
+        error: "start outcome unknown".into(),
+        effect: Effect::AutobuyerSwitchUnknown {
+            name: "auto".into(),
+        },
+    };
+    db.store
+        .complete_intent(at, unknown, None, t0())
+        .await
+        .unwrap();
+
+    let record = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    assert!(record.running);
+    assert_eq!(record.switch_state, linkrunner::store::SwitchState::Unknown);
+    assert_eq!(committed(&db.store).await, rub(1000));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    for page in [1, 2] {
+        let at = begin(&db.store, &lease, purchase(page, 100)).await;
+        let effect = Effect::Purchased {
+            link: Some(900 + page),
+            page_id: page,
+            url_id: 10,
+            text_id: 20,
+            price: rub(100),
+        };
+        db.store
+            .complete_intent(at, Outcome::Succeeded(effect), None, t0())
+            .await
+            .unwrap();
+    }
+    let rejected = listed(link(901, 1, 10, Some(100), Some("rejected")), true, None);
+
+    // Page 2 is absent from a read with no paging proof: that proves nothing.
+    sync(&db.store, std::slice::from_ref(&rejected), false, t0()).await;
+    let early = db
+        .store
+        .release_left_links(
+            CAMPAIGN,
+            Duration::seconds(120),
+            t0() + Duration::seconds(60),
+        )
+        .await
+        .unwrap();
+    let late = db
+        .store
+        .release_left_links(
+            CAMPAIGN,
+            Duration::seconds(120),
+            t0() + Duration::seconds(120),
+        )
+        .await
+        .unwrap();
+
+    assert_eq!((early, late), (0, 1));
+    assert_eq!(committed(&db.store).await, rub(100));
+    let held = db.store.held_links(CAMPAIGN).await.unwrap();
+    assert!(
+        held[0]
+            .released
+            .as_ref()
+            .is_some_and(|(_, why)| why.contains("rejected"))
+    );
+    assert!(held[1].released.is_none() && held[1].leaving_since.is_none());
+
+    // Absent from a read proven complete, it starts leaving.
+    sync(&db.store, &[rejected], true, t0() + Duration::seconds(200)).await;
+    let n = db
+        .store
+        .release_left_links(
+            CAMPAIGN,
+            Duration::seconds(120),
+            t0() + Duration::seconds(320),
+        )
+        .await
+        .unwrap();
+    assert_eq!((n, committed(&db.store).await), (1, rub(0)));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let at = begin(&db.store, &lease, purchase(1, 100)).await;
+    let effect = Effect::Purchased {
+        link: Some(901),
+        page_id: 1,
+        url_id: 10,
+        text_id: 20,
+        price: rub(100),
+    };
+    db.store
+        .complete_intent(at, Outcome::Succeeded(effect), None, t0())
+        .await
+        .unwrap();
+    sync(
+        &db.store,
+        &[listed(link(5, 50, 10, Some(40), None), false, None)],
+        false,
+        t0(),
+    )
+    .await;
+    assert_eq!(committed(&db.store).await, rub(140));
+
+    let held = db
+        .store
+        .release_link(
+            CAMPAIGN,
+            &LinkRef::Held(at.intent),
+            "cancelled in the UI",
+            t0(),
+        )
+        .await
+        .unwrap();
+    let foreign = db
+        .store
+        .release_link(
+            CAMPAIGN,
+            &LinkRef::Foreign("id:5".into()),
+            "cancelled",
+            t0(),
+        )
+        .await
+        .unwrap();
+    let twice = db
+        .store
+        .release_link(CAMPAIGN, &LinkRef::Foreign("id:5".into()), "again", t0())
+        .await
+        .unwrap();
+
+    assert!(held && foreign && !twice);
+    assert_eq!(committed(&db.store).await, rub(0));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn a_cut_list_is_noted_at_its_smallest_length(db: TestDb) {
+    campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let project = Effect::ProjectCreated(linkrunner::market::ProjectIds {
+        project_id: 1,
+        url_id: 2,
+        text_id: 3,
+    });
+    let lease = lease(&db.store, CAMPAIGN, HOLDER).await;
+    let at = begin(
+        &db.store,
+        &lease,
+        free_intent(IntentKind::CreateProject, "project", serde_json::json!({})),
+    )
+    .await;
+    db.store
+        .complete_intent(at, Outcome::Succeeded(project), None, t0())
+        .await
+        .unwrap();
+
+    db.store.note_list_cut(CAMPAIGN, 5).await.unwrap();
+    db.store.note_list_cut(CAMPAIGN, 3).await.unwrap();
+    db.store.note_list_cut(CAMPAIGN, 4).await.unwrap();
+
+    assert_eq!(
+        db.store.remote_ids(CAMPAIGN).await.unwrap().list_cut_at,
+        Some(3)
+    );
+}

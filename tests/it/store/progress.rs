@@ -1,0 +1,313 @@
+//! Rounds, searches, halts, link-list sync and remote ids.
+
+use chrono::Duration;
+use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds, SearchJob};
+use linkrunner::store::{
+    BeginOutcome, Effect, Halt, HaltScope, IntentKind, Outcome, RoundOutcome, RoundState,
+    SearchState, Store,
+};
+
+use super::support::*;
+
+async fn bought_link(
+    store: &Store,
+    lease: &linkrunner::store::LeaseToken,
+    page: i64,
+    link: Option<i64>,
+) {
+    let BeginOutcome::Started(ids) = store
+        .begin_intents(lease, &[purchase(page, 10)], t0())
+        .await
+        .unwrap()
+    else {
+        panic!("not started")
+    };
+    let effect = Effect::Purchased {
+        link,
+        page_id: page,
+        url_id: 10,
+        text_id: 20,
+        price: rub(10),
+    };
+    store
+        .complete_intent(ids[0], Outcome::Succeeded(effect), None, t0())
+        .await
+        .unwrap();
+}
+
+pub async fn round_is_claimed_once_only(db: TestDb) {
+    db.store
+        .upsert_campaign(&caps(100, 1, 1), t0())
+        .await
+        .unwrap();
+    let other = db.another_store().await;
+
+    let first = db
+        .store
+        .claim_round(CAMPAIGN, t0(), "daemon-a", t0())
+        .await
+        .unwrap();
+    let second = other
+        .claim_round(CAMPAIGN, t0(), "daemon-b", t0())
+        .await
+        .unwrap();
+
+    assert_eq!((first, second), (true, false));
+}
+
+pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
+    db.store
+        .upsert_campaign(&caps(100, 1, 1), t0())
+        .await
+        .unwrap();
+    let next = t0() + Duration::days(1);
+    db.store
+        .claim_round(CAMPAIGN, t0(), HOLDER, t0())
+        .await
+        .unwrap();
+    db.store
+        .finish_round(CAMPAIGN, t0(), RoundOutcome::Succeeded, "bought 2", t0())
+        .await
+        .unwrap();
+    db.store
+        .claim_round(CAMPAIGN, next, HOLDER, next)
+        .await
+        .unwrap();
+
+    let last = db.store.last_round(CAMPAIGN).await.unwrap().unwrap();
+    let success = db
+        .store
+        .last_successful_round(CAMPAIGN)
+        .await
+        .unwrap()
+        .unwrap();
+
+    assert_eq!((last.slot, last.state), (next, RoundState::Running));
+    assert_eq!((success.slot, success.detail.as_str()), (t0(), "bought 2"));
+}
+
+pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
+    db.store
+        .upsert_campaign(&caps(100, 1, 1), t0())
+        .await
+        .unwrap();
+    let job = SearchJob {
+        job_handle_id: "job-1".into(),
+        meta_data: r#"{"k":"v","cgeoip_country_iso_code":"RU"}"#.into(),
+    };
+    let recorded = db
+        .store
+        .record_search(CAMPAIGN, 10, &job, t0() + Duration::minutes(10), t0())
+        .await
+        .unwrap();
+    db.store.note_poll(recorded.id, 3, t0()).await.unwrap();
+    let restarted = db.another_store().await;
+
+    let resumed = restarted
+        .open_search(CAMPAIGN, 10)
+        .await
+        .unwrap()
+        .expect("open search");
+    let duplicate = SearchJob {
+        job_handle_id: "job-2".into(),
+        meta_data: "{}".into(),
+    };
+    let kept = restarted
+        .record_search(CAMPAIGN, 10, &duplicate, t0(), t0())
+        .await
+        .unwrap();
+    restarted
+        .finish_search(resumed.id, SearchState::Ready, 4, t0())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        (resumed.job, resumed.polls, resumed.state),
+        (job.clone(), 3, SearchState::Open)
+    );
+    assert_eq!(kept.job, job, "the first recorded job is the one to poll");
+    assert!(restarted.open_search(CAMPAIGN, 10).await.unwrap().is_none());
+}
+
+pub async fn halts_are_set_listed_and_cleared(db: TestDb) {
+    db.store
+        .set_halt(&HaltScope::Global, "HTTP 401 from the marketplace", t0())
+        .await
+        .unwrap();
+    db.store
+        .set_halt(
+            &HaltScope::Global,
+            "HTTP 403 from the marketplace",
+            t0() + Duration::minutes(1),
+        )
+        .await
+        .unwrap();
+    let campaign = HaltScope::campaign(CAMPAIGN);
+    db.store
+        .set_halt(&campaign, "operator", t0())
+        .await
+        .unwrap();
+
+    db.store.clear_halt(&campaign).await.unwrap();
+
+    let halts = db.store.halts().await.unwrap();
+    assert_eq!(
+        halts,
+        vec![Halt {
+            scope: HaltScope::Global,
+            reason: "HTTP 403 from the marketplace".to_string(),
+            since: t0()
+        }]
+    );
+}
+
+pub async fn a_campaign_named_global_does_not_share_the_credentials_halt(db: TestDb) {
+    let named_global = HaltScope::campaign("global");
+    db.store
+        .set_halt(&HaltScope::Global, "credentials rejected during x", t0())
+        .await
+        .unwrap();
+    db.store
+        .set_halt(&named_global, "operator", t0())
+        .await
+        .unwrap();
+
+    let both = db.store.halts().await.unwrap();
+    db.store.clear_halt(&named_global).await.unwrap();
+    let left = db.store.halts().await.unwrap();
+
+    let scopes: Vec<_> = both.iter().map(|h| h.scope.clone()).collect();
+    assert_eq!(scopes, [HaltScope::Global, named_global]);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].scope, HaltScope::Global);
+    assert_eq!(left[0].reason, "credentials rejected during x");
+}
+
+pub async fn link_list_is_matched_by_link_id_then_page_and_url(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    bought_link(&db.store, &lease, 1, Some(501)).await;
+    bought_link(&db.store, &lease, 2, None).await;
+    bought_link(&db.store, &lease, 3, None).await;
+    let listed = [
+        LinkRecord {
+            link_id: Some(501),
+            ..Default::default()
+        },
+        LinkRecord {
+            link_id: Some(502),
+            page_id: Some(2),
+            url_id: Some(10),
+            ..Default::default()
+        },
+        LinkRecord {
+            link_id: Some(777),
+            page_id: Some(99),
+            url_id: Some(10),
+            ..Default::default()
+        },
+    ];
+
+    let report = db
+        .store
+        .record_link_list(CAMPAIGN, read(&listed), t0())
+        .await
+        .unwrap();
+
+    let held = db.store.held_links(CAMPAIGN).await.unwrap();
+    assert_eq!((report.matched, report.foreign, report.missing), (2, 1, 1));
+    assert_eq!(held[1].link_id, Some(502), "a matched link learns its id");
+    assert!(held[0].seen_in_list_at.is_some() && held[2].seen_in_list_at.is_none());
+    assert_eq!(
+        db.store.budget(CAMPAIGN, today()).await.unwrap().held,
+        rub(30),
+        "absence releases nothing"
+    );
+}
+
+pub async fn remote_ids_are_recorded_with_their_intents(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let batch = [
+        free_intent(
+            IntentKind::CreateProject,
+            "create_project:acme-shoes",
+            serde_json::json!({}),
+        ),
+        free_intent(
+            IntentKind::AddTexts,
+            "add_texts:acme-shoes:1",
+            serde_json::json!({}),
+        ),
+        free_intent(
+            IntentKind::CreateFilter,
+            "create_filter:acme-shoes:cheap",
+            serde_json::json!({}),
+        ),
+    ];
+    let BeginOutcome::Started(ids) = db.store.begin_intents(&lease, &batch, t0()).await.unwrap()
+    else {
+        panic!("not started")
+    };
+    let url = "https://acme.example/shoes".to_string();
+    let texts = vec![CreatedUrl {
+        url: url.clone(),
+        url_id: 11,
+        texts: vec![CreatedText {
+            text: "#a#shoes#/a#".into(),
+            text_id: 21,
+        }],
+    }];
+    let effects = [
+        Effect::ProjectCreated(ProjectIds {
+            project_id: 1,
+            url_id: 2,
+            text_id: 3,
+        }),
+        Effect::TextsAdded(texts),
+        Effect::FilterCreated {
+            name: "cheap".into(),
+            id: 5,
+        },
+    ];
+    for (id, effect) in ids.iter().zip(effects) {
+        db.store
+            .complete_intent(*id, Outcome::Succeeded(effect), None, t0())
+            .await
+            .unwrap();
+    }
+
+    let remote = db.store.remote_ids(CAMPAIGN).await.unwrap();
+
+    assert_eq!(
+        remote.project,
+        Some(ProjectIds {
+            project_id: 1,
+            url_id: 2,
+            text_id: 3
+        })
+    );
+    assert_eq!(
+        (
+            remote.urls[&url],
+            remote.texts[&(url.clone(), "#a#shoes#/a#".to_string())]
+        ),
+        (11, 21)
+    );
+    assert_eq!(remote.filters["cheap"], 5);
+}
+
+/// A read of `links` that shows no sign of paging, nothing leaving, nothing attributed.
+fn read(links: &[LinkRecord]) -> linkrunner::store::ListRead<'static> {
+    let listed: Vec<linkrunner::store::ListedLink> = links
+        .iter()
+        .map(|l| linkrunner::store::ListedLink {
+            record: l.clone(),
+            leaving: false,
+            autobuyer: None,
+        })
+        .collect();
+    linkrunner::store::ListRead {
+        links: Box::leak(listed.into_boxed_slice()),
+        proven_complete: false,
+        fallback_price: linkrunner::money::Money::ZERO,
+    }
+}

@@ -1,0 +1,97 @@
+//! Two daemons (two pools) on one database racing for one campaign's budget: the database
+//! refuses every reservation past a cap, without a leader.
+
+use std::sync::Arc;
+
+use linkrunner::store::{BeginOutcome, Effect, LeaseToken, Outcome, Store, StoreError};
+
+use super::support::*;
+
+/// `tasks` concurrent purchases, half through each store; returns how many were started.
+async fn race(db: &TestDb, lease: LeaseToken, tasks: i64, price_rub: i64) -> i64 {
+    let stores = [db.store.clone(), db.another_store().await];
+    let lease = Arc::new(lease);
+    let mut handles = Vec::new();
+    for page in 0..tasks {
+        let store: Store = stores[(page % 2) as usize].clone();
+        let lease = lease.clone();
+        handles.push(tokio::spawn(async move {
+            let outcome = store
+                .begin_intents(&lease, &[purchase(page, price_rub)], t0())
+                .await
+                .expect("begin never errors");
+            matches!(outcome, BeginOutcome::Started(_))
+        }));
+    }
+    let mut started = 0;
+    for h in handles {
+        started += i64::from(h.await.expect("task"));
+    }
+    started
+}
+
+pub async fn monthly_cap_holds_with_two_stores_racing(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 100, 100)).await;
+
+    let started = race(&db, lease, 24, 150).await;
+
+    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    assert_eq!(started, 6, "1000 RUB fits six links at 150");
+    assert_eq!(b.committed, rub(150 * started));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn link_caps_hold_with_two_stores_racing(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(100_000, 4, 10)).await;
+
+    let started = race(&db, lease, 16, 10).await;
+
+    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    assert_eq!((started, b.links_today, b.links_total), (4, 4, 4));
+    assert_eq!(b.committed, rub(10 * started));
+    assert_books_balance(&db.store).await;
+}
+
+pub async fn racing_completions_settle_each_intent_once(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(100_000, 100, 100)).await;
+    let batch: Vec<_> = (0..12).map(|page| purchase(page, 10)).collect();
+    let BeginOutcome::Started(ids) = db.store.begin_intents(&lease, &batch, t0()).await.unwrap()
+    else {
+        panic!("not started")
+    };
+    let stores = [db.store.clone(), db.another_store().await];
+
+    let mut handles = Vec::new();
+    for (page, id) in (0i64..).zip(ids) {
+        for (n, store) in stores.iter().enumerate() {
+            let store = store.clone();
+            let outcome = if n == 0 {
+                Outcome::Failed {
+                    error: "refused".into(),
+                }
+            } else {
+                Outcome::Succeeded(Effect::Purchased {
+                    link: None,
+                    page_id: page,
+                    url_id: 10,
+                    text_id: 20,
+                    price: rub(10),
+                })
+            };
+            handles.push(tokio::spawn(async move {
+                store.complete_intent(id, outcome, None, t0()).await
+            }));
+        }
+    }
+    let mut settled = 0;
+    for h in handles {
+        match h.await.expect("task") {
+            Ok(()) => settled += 1,
+            Err(StoreError::InvalidState { .. }) => {}
+            Err(other) => panic!("a racing completion must lose cleanly, got {other}"),
+        }
+    }
+
+    assert_eq!(settled, 12, "each intent is settled exactly once");
+    assert_books_balance(&db.store).await;
+}

@@ -1,0 +1,102 @@
+//! Fixtures and the invariant every test checks after each step; the databases come from
+//! [`crate::support::db`].
+
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+use linkrunner::money::Money;
+use linkrunner::store::{
+    CampaignCaps, IntentKind, IntentState, LeaseToken, NewIntent, Reservation, Store,
+};
+
+pub use crate::support::db::TestDb;
+
+pub const CAMPAIGN: &str = "acme-shoes";
+pub const HOLDER: &str = "daemon-a";
+
+pub fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap()
+}
+
+pub fn today() -> NaiveDate {
+    t0().date_naive()
+}
+
+pub fn rub(r: i64) -> Money {
+    Money::from_rubles(r)
+}
+
+pub fn caps(monthly_rub: i64, daily_links: u32, total_links: u32) -> CampaignCaps {
+    CampaignCaps {
+        name: CAMPAIGN.into(),
+        monthly_cap: rub(monthly_rub),
+        daily_links,
+        total_links,
+    }
+}
+
+/// The campaign with the given caps, and a lease on it for `HOLDER`.
+pub async fn campaign_with_lease(store: &Store, c: &CampaignCaps) -> LeaseToken {
+    store.upsert_campaign(c, t0()).await.expect("campaign");
+    lease(store, &c.name, HOLDER).await
+}
+
+pub async fn lease(store: &Store, campaign: &str, holder: &str) -> LeaseToken {
+    store
+        .try_acquire_lease(campaign, holder, Duration::minutes(5), t0())
+        .await
+        .expect("lease query")
+        .expect("lease granted")
+}
+
+/// A purchase of one link on `page` at `price` rubles, counted against today.
+pub fn purchase(page: i64, price_rub: i64) -> NewIntent {
+    NewIntent {
+        campaign: CAMPAIGN.into(),
+        kind: IntentKind::Purchase,
+        natural_key: format!("purchase:{CAMPAIGN}:{page}:10:20"),
+        fingerprint: format!("fp-{page}"),
+        request: serde_json::json!({"page_id": page, "url_id": 10, "text_id": 20}),
+        reserve: Some(Reservation {
+            amount: rub(price_rub),
+            links: 1,
+            day: today(),
+        }),
+    }
+}
+
+pub fn free_intent(kind: IntentKind, key: &str, request: serde_json::Value) -> NewIntent {
+    NewIntent {
+        campaign: CAMPAIGN.into(),
+        kind,
+        natural_key: key.into(),
+        fingerprint: format!("fp-{key}"),
+        request,
+        reserve: None,
+    }
+}
+
+/// The journal's money invariant: the ledger sums to the commitment, and the commitment is
+/// exactly what is held, in flight and uncertain.
+pub async fn assert_books_balance(store: &Store) {
+    let b = store.budget(CAMPAIGN, today()).await.expect("budget");
+    let ledger: i64 = store
+        .ledger(CAMPAIGN)
+        .await
+        .expect("ledger")
+        .iter()
+        .map(|e| e.delta.kopecks())
+        .sum();
+    assert_eq!(ledger, b.committed.kopecks(), "sum(ledger) == committed");
+    let parts = b.held.kopecks() + b.reserved_in_flight.kopecks() + b.uncertain.kopecks();
+    assert_eq!(
+        parts,
+        b.committed.kopecks(),
+        "committed == held + in flight + uncertain: {b:?}"
+    );
+}
+
+pub async fn state_of(store: &Store, key: &str) -> Option<IntentState> {
+    let all = store.intents(Default::default()).await.expect("intents");
+    all.into_iter()
+        .find(|i| i.natural_key == key)
+        .map(|i| i.state)
+}

@@ -1,0 +1,15 @@
+//! The sandbox marketplace in this process, on a loopback port of its own; its ledger is what
+//! the money assertions read.
+
+use linkrunner::sandbox::{self, SandboxConfig, SandboxHandle};
+use tokio::net::TcpListener;
+
+/// Starts a sandbox with `cfg` on `127.0.0.1:0`. Also installs the TLS provider the tests'
+/// own `reqwest` clients need (the marketplace client installs its own).
+pub async fn start(cfg: SandboxConfig) -> SandboxHandle {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind the sandbox");
+    sandbox::spawn(cfg, listener).await.expect("sandbox starts")
+}
