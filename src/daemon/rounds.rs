@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::campaign::LoadedCampaign;
+use crate::campaign::{Campaign, LoadedCampaign};
 use crate::engine::pass::{CampaignReport, PassOutcome};
 use crate::market::Market;
-use crate::store::RoundOutcome;
+use crate::store::{RoundOutcome, RoundRetry, RoundState};
 
 use super::gauges;
 use super::run::{Daemon, Event};
@@ -74,7 +74,8 @@ impl<M: Market> Daemon<M> {
 
     /// One scheduled round: claimed in the store first, so a slot runs once across restarts
     /// and replicas. A campaign seen for the first time records its current slot as a
-    /// baseline instead of buying at once.
+    /// baseline instead of buying at once. A deferred slot (an earlier try could not run for
+    /// a transient reason) is claimed again and buys only what is left of `per_run`.
     async fn run_round(&self, lc: &LoadedCampaign, slot: DateTime<Utc>) {
         let e = &self.engine;
         let name = &lc.campaign.name;
@@ -92,16 +93,28 @@ impl<M: Market> Daemon<M> {
             Ok(l) => l,
             Err(err) => return self.db_error(name, "last_round", &err),
         };
-        if last.as_ref().is_some_and(|l| l.slot >= slot) {
-            return;
+        let retry = match last.as_ref() {
+            Some(l) if l.slot > slot => return,
+            Some(l) if l.slot == slot => {
+                if l.state != RoundState::Deferred {
+                    return;
+                }
+                match e.store.reclaim_round(name, slot, &e.holder, now).await {
+                    Ok(Some(retry)) => Some(retry),
+                    Ok(None) => return,
+                    Err(err) => return self.db_error(name, "reclaim_round", &err),
+                }
+            }
+            _ => None,
+        };
+        if retry.is_none() {
+            match e.store.claim_round(name, slot, &e.holder, now).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(err) => return self.db_error(name, "claim_round", &err),
+            }
         }
-        let baseline = last.is_none() && self.opts.round_every.is_none();
-        match e.store.claim_round(name, slot, &e.holder, now).await {
-            Ok(true) => {}
-            Ok(false) => return,
-            Err(err) => return self.db_error(name, "claim_round", &err),
-        }
-        if baseline {
+        if last.is_none() && self.opts.round_every.is_none() {
             let detail = "baseline: first slot seen; buying starts at the next slot";
             let _ = e
                 .store
@@ -109,30 +122,40 @@ impl<M: Market> Daemon<M> {
                 .await;
             return;
         }
-        let report = e.campaign_pass(Some(&lc.campaign), name, true).await;
-        self.finish_round(lc, slot, &report).await;
+        let campaign = left_of_slot(&lc.campaign, retry);
+        let report = e.campaign_pass(Some(&campaign), name, true).await;
+        let attempt = retry.map_or(1, |r| r.attempt);
+        self.finish_round(lc, slot, attempt, &report).await;
         gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
         self.emit(Event::Round { slot, report });
     }
 
-    /// Records how the round ended, counts it and logs it. A paused campaign's round buys
+    /// Records how the try ended, counts it and logs it. A paused campaign's round buys
     /// nothing by design: when its pass converged, the round is recorded and counted as
-    /// skipped, and says the campaign is paused.
+    /// skipped, and says the campaign is paused. A try stopped by something transient is
+    /// deferred and the timer comes back for it (see [`retry_delay`]) while the slot lasts.
     async fn finish_round(
         &self,
         lc: &LoadedCampaign,
         slot: DateTime<Utc>,
+        attempt: u32,
         report: &CampaignReport,
     ) {
         let e = &self.engine;
         let name = &lc.campaign.name;
+        let now = e.clock.now();
         let paused = lc.campaign.paused && report.outcome == PassOutcome::Converged;
         let (outcome, detail) = round_record(report, paused);
-        if let Err(err) = e
-            .store
-            .finish_round(name, slot, outcome, &detail, e.clock.now())
-            .await
-        {
+        let recorded = if outcome == RoundOutcome::Deferred {
+            let spent = report.bought.saturating_add(report.uncertain);
+            self.retry_round_at(name, now + retry_delay(attempt));
+            e.store.defer_round(name, slot, &detail, spent, now).await
+        } else {
+            e.store
+                .finish_round(name, slot, outcome, &detail, now)
+                .await
+        };
+        if let Err(err) = recorded {
             e.metrics.database_errors_total.inc();
             tracing::warn!(campaign = %name, error = %err, "could not record the end of the round");
         }
@@ -142,8 +165,22 @@ impl<M: Market> Daemon<M> {
             .inc();
         if paused {
             tracing::info!(campaign = %name, slot = %slot, outcome = outcome.as_str(), "buy round skipped: the campaign is paused");
+        } else if outcome == RoundOutcome::Deferred {
+            tracing::warn!(campaign = %name, slot = %slot, attempt, retry_in_s = retry_delay(attempt).num_seconds(), reason = detail.as_str(), "buy round deferred; tried again within its slot");
         } else {
             tracing::info!(campaign = %name, slot = %slot, outcome = outcome.as_str(), bought = report.bought, "buy round finished");
+        }
+    }
+
+    /// Brings the campaign's next timer check forward to `at` (never later than planned).
+    fn retry_round_at(&self, campaign: &str, at: DateTime<Utc>) {
+        if let Some(entry) = self
+            .next
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(campaign)
+        {
+            entry.1 = entry.1.min(at);
         }
     }
 
@@ -200,24 +237,40 @@ impl<M: Market> Daemon<M> {
     fn db_error(&self, campaign: &str, op: &str, err: &crate::store::StoreError) {
         self.engine.metrics.database_errors_total.inc();
         tracing::warn!(campaign, operation = op, error = %err, "journal unavailable; the round is retried in a few seconds");
-        let retry = self.engine.clock.now() + chrono::Duration::seconds(5);
-        if let Some(entry) = self
-            .next
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_mut(campaign)
-        {
-            entry.1 = entry.1.min(retry);
-        }
+        self.retry_round_at(
+            campaign,
+            self.engine.clock.now() + chrono::Duration::seconds(5),
+        );
     }
 }
 
-/// What the journal records for a finished round. `paused`: the campaign is paused and its
-/// pass converged, so nothing was bought by design.
+/// How long after its `attempt`-th try a deferred round is tried again: 30 s, doubling, at
+/// most 15 min. The slot ends at the schedule's next occurrence; a round still deferred then
+/// is superseded by that slot's round (which buys `per_run` once, not twice).
+fn retry_delay(attempt: u32) -> chrono::Duration {
+    let secs = 30i64.saturating_mul(1 << attempt.saturating_sub(1).min(5));
+    chrono::Duration::seconds(secs.min(15 * 60))
+}
+
+/// The campaign as this try of the slot should buy it: earlier tries of the same slot bought
+/// `retry.bought` links (an uncertain purchase counted as bought), so only the rest of
+/// `per_run` is left. The whole slot never buys more than one round's worth.
+fn left_of_slot(c: &Campaign, retry: Option<RoundRetry>) -> Campaign {
+    let mut c = c.clone();
+    if let (Some(buy), Some(r)) = (c.buy.as_mut(), retry) {
+        buy.per_run = buy.per_run.saturating_sub(r.bought);
+    }
+    c
+}
+
+/// What the journal records for a finished try. `paused`: the campaign is paused and its
+/// pass converged, so nothing was bought by design. A try that did not converge for a
+/// transient reason is deferred.
 fn round_record(report: &CampaignReport, paused: bool) -> (RoundOutcome, String) {
     let outcome = match report.outcome {
         PassOutcome::Converged if paused => RoundOutcome::Skipped,
         PassOutcome::Converged => RoundOutcome::Succeeded,
+        _ if report.transient => RoundOutcome::Deferred,
         PassOutcome::SpendingStopped | PassOutcome::Skipped => RoundOutcome::Skipped,
         PassOutcome::Blocked | PassOutcome::Failed => RoundOutcome::Failed,
     };
@@ -241,6 +294,7 @@ mod tests {
             bought,
             uncertain: 0,
             done: Vec::new(),
+            transient: false,
         }
     }
 
@@ -263,6 +317,62 @@ mod tests {
                 "campaign is paused: no buying".to_string()
             )
         );
+    }
+
+    #[test]
+    fn a_try_stopped_by_something_transient_is_deferred_with_its_reason() {
+        let mut skipped = report(
+            PassOutcome::Skipped,
+            Some("another process holds this campaign's lease"),
+            0,
+        );
+        skipped.transient = true;
+        let mut down = report(PassOutcome::Blocked, Some("search: HTTP 503"), 1);
+        down.transient = true;
+        let capped = report(PassOutcome::Blocked, Some("over the cap"), 0);
+        assert_eq!(
+            round_record(&skipped, false),
+            (
+                RoundOutcome::Deferred,
+                "another process holds this campaign's lease".to_string()
+            )
+        );
+        assert_eq!(round_record(&down, false).0, RoundOutcome::Deferred);
+        assert_eq!(round_record(&capped, false).0, RoundOutcome::Failed);
+    }
+
+    #[test]
+    fn retries_back_off_from_30_seconds_to_at_most_15_minutes() {
+        let secs: Vec<i64> = (1..=8).map(|a| retry_delay(a).num_seconds()).collect();
+        assert_eq!(secs, vec![30, 60, 120, 240, 480, 900, 900, 900]);
+        assert_eq!(retry_delay(u32::MAX).num_seconds(), 900);
+    }
+
+    #[test]
+    fn a_retry_buys_only_what_is_left_of_the_slots_per_run() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/campaigns/acme-shoes.yaml");
+        let loaded = crate::campaign::load_paths(&[path.into()]);
+        let c: Campaign = loaded.campaigns[0].campaign.clone();
+        let per_run = c.buy.as_ref().expect("it buys").per_run;
+        assert!(per_run >= 2, "the example must buy at least two per run");
+        let first = left_of_slot(&c, None);
+        let second = left_of_slot(
+            &c,
+            Some(RoundRetry {
+                attempt: 2,
+                bought: 1,
+            }),
+        );
+        let spent = left_of_slot(
+            &c,
+            Some(RoundRetry {
+                attempt: 3,
+                bought: per_run + 4,
+            }),
+        );
+        assert_eq!(first.buy.unwrap().per_run, per_run);
+        assert_eq!(second.buy.unwrap().per_run, per_run - 1);
+        assert_eq!(spent.buy.unwrap().per_run, 0);
     }
 
     #[test]

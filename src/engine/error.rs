@@ -33,6 +33,21 @@ impl EngineError {
         }
     }
 
+    /// The same step may well succeed later without anyone changing anything: the journal or
+    /// the marketplace was unavailable, the lease moved, credentials were rejected (they are
+    /// re-read and a halt clears itself), or the process is shutting down. A daemon round that
+    /// ended this way is tried again within its slot.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            EngineError::Store(_)
+            | EngineError::Fenced
+            | EngineError::Auth(_)
+            | EngineError::Cancelled => true,
+            EngineError::Market(e) => e.is_transient(),
+            EngineError::Blocked(_) => false,
+        }
+    }
+
     /// A step that ended this way left nothing that may have executed behind it (refused by
     /// a cap, a missing id, or a marketplace answer that executed nothing), so the actions
     /// after it that do not depend on it may run.

@@ -59,6 +59,10 @@ pub struct CampaignReport {
     pub bought: u32,
     pub uncertain: u32,
     pub done: Vec<String>,
+    /// What stopped the pass, or a step it skipped, may pass by itself (see
+    /// [`EngineError::is_transient`]; a lease held elsewhere): a daemon round is tried again.
+    #[serde(skip)]
+    pub transient: bool,
 }
 
 impl CampaignReport {
@@ -70,6 +74,7 @@ impl CampaignReport {
             bought: 0,
             uncertain: 0,
             done: Vec::new(),
+            transient: false,
         }
     }
     pub fn converged(&self) -> bool {
@@ -175,6 +180,7 @@ impl<M: Market> Engine<M> {
                 | EngineError::Cancelled => PassOutcome::Failed,
             };
             tracing::warn!(campaign = %name, error = %e, kind = e.label(), "campaign pass did not converge");
+            report.transient |= e.is_transient();
             report.detail = Some(e.to_string());
         }
         report
@@ -201,6 +207,7 @@ impl<M: Market> Engine<M> {
             .await?
         else {
             report.outcome = PassOutcome::Skipped;
+            report.transient = true;
             report.detail = Some("another process holds this campaign's lease".into());
             return Ok(());
         };
@@ -269,6 +276,7 @@ impl<M: Market> Engine<M> {
             match run.instrument(step).await {
                 Ok(()) => report.done.push(action.describe()),
                 Err(e) if e.leaves_nothing_uncertain() => {
+                    report.transient |= e.is_transient();
                     tracing::warn!(campaign = %name, action = action.label(), error = %e, "step not done; the pass goes on with the independent ones");
                     not_done.push(format!("{}: {e}", action.label()));
                 }
@@ -295,6 +303,9 @@ impl<M: Market> Engine<M> {
             .filter(|_| !r.halts.is_empty() || c.is_none())
         {
             report.outcome = PassOutcome::SpendingStopped;
+            // The credentials halt clears itself once a read works again; a campaign's own
+            // halt waits for an operator.
+            report.transient |= r.halts.iter().any(|h| h.is_global());
             report.detail = Some(why);
             return Ok(());
         }

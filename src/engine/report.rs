@@ -62,6 +62,8 @@ pub struct RoundStatus {
     pub slot: DateTime<Utc>,
     pub outcome: String,
     pub detail: String,
+    /// Tries of the slot so far: more than 1 when a try was deferred (transient failure).
+    pub attempts: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -120,6 +122,7 @@ fn status_from(name: &str, r: &Recorded) -> CampaignStatus {
             slot: x.slot,
             outcome: x.state.as_str().to_string(),
             detail: x.detail.clone(),
+            attempts: x.attempts,
         }),
         last_successful_round: r.last_success.as_ref().map(|x| x.slot),
         spending_stopped: r.spending_stopped(false),
@@ -202,11 +205,17 @@ pub fn render_status(s: &CampaignStatus) -> String {
     );
     match &s.last_round {
         Some(r) => {
+            let tries = match (r.outcome.as_str(), r.attempts) {
+                ("deferred", n) => format!(" (try {n}; tried again within the slot)"),
+                (_, n) if n > 1 => format!(" (after {n} tries)"),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "  last round: {} {} {}",
+                "  last round: {} {}{} {}",
                 r.slot.to_rfc3339(),
                 r.outcome,
+                tries,
                 r.detail
             );
         }

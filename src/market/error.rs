@@ -72,6 +72,18 @@ impl MarketError {
         }
     }
 
+    /// Worth trying again later without anyone changing anything: the marketplace was
+    /// unreachable, overloaded or asked us to slow down. A rejection, an answer we cannot
+    /// read or a request we cannot build will be the same next time.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            MarketError::RateLimited { .. }
+                | MarketError::Connect { .. }
+                | MarketError::Uncertain { .. }
+        )
+    }
+
     pub fn is_auth(&self) -> bool {
         matches!(self, MarketError::Unauthorized { .. })
     }

@@ -195,12 +195,14 @@ pub struct SearchRow {
 }
 
 text_enum!(
-    /// `running` is a claimed slot not yet finished.
+    /// `running` is a claimed slot not yet finished; `deferred` one that could not run for a
+    /// transient reason and is tried again within its slot (`Store::reclaim_round`).
     RoundState {
         Running => "running",
         Succeeded => "succeeded",
         Failed => "failed",
         Skipped => "skipped",
+        Deferred => "deferred",
     }
 );
 
@@ -209,8 +211,16 @@ text_enum!(
         Succeeded => "succeeded",
         Failed => "failed",
         Skipped => "skipped",
+        Deferred => "deferred",
     }
 );
+
+/// A deferred round claimed again: which try this is, and what the slot's earlier tries bought.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoundRetry {
+    pub attempt: u32,
+    pub bought: u32,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoundRow {
@@ -221,6 +231,10 @@ pub struct RoundRow {
     pub detail: String,
     pub claimed_at: DateTime<Utc>,
     pub finished_at: Option<DateTime<Utc>>,
+    /// Tries of this slot so far (1 unless it was deferred and claimed again).
+    pub attempts: u32,
+    /// Links the slot's tries bought, as far as they were recorded.
+    pub bought: u32,
 }
 
 /// Proof of holding a campaign's lease. `fence` grows whenever the holder changes; writes

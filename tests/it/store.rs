@@ -47,6 +47,7 @@ on_both_backends!(
     observe::ping_answers_while_the_database_is_up,
     progress::round_is_claimed_once_only,
     progress::last_rounds_report_latest_and_latest_success,
+    progress::a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_bought,
     progress::search_is_resumed_by_a_new_store,
     progress::halts_are_set_listed_and_cleared,
     progress::a_campaign_named_global_does_not_share_the_credentials_halt,

@@ -6,6 +6,9 @@ use std::time::Duration;
 use chrono::DateTime;
 use chrono::Utc;
 
+use linkrunner::sandbox::Faults;
+use linkrunner::store::Store;
+
 use super::support::{World, at, campaign_yaml, rounds, within};
 
 const NAME: &str = "tick-shop";
@@ -115,6 +118,80 @@ async fn a_new_campaign_records_its_first_slot_as_a_baseline_and_buys_at_the_nex
     assert_eq!(slot, at(9, 10, 0));
     assert!(bought > 0);
     daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_stopped_by_a_held_lease_or_a_down_marketplace_is_tried_again_within_its_slot_once()
+{
+    // Arrange: the 09:00 baseline, then another process takes the campaign's lease.
+    let world = World::new(at(9, 0, 30)).await;
+    world.write("tick.yaml", &campaign_yaml(NAME, "*/10 * * * *", 5000));
+    let mut daemon = world.start().await;
+    within(
+        super::support::PATIENCE,
+        "the 09:00 baseline is recorded",
+        || async { (slots(&world).await == vec![at(9, 0, 0)]).then_some(()) },
+    )
+    .await;
+    let other = Store::connect(&world.db_url).await.expect("journal");
+    let lease = other
+        .try_acquire_lease(
+            NAME,
+            "other-replica",
+            chrono::Duration::hours(1),
+            at(9, 10, 0),
+        )
+        .await
+        .expect("lease query")
+        .expect("the lease is free");
+
+    // Act + assert: the 09:10 round meets the held lease and is deferred, not lost.
+    world.clock.set(at(9, 10, 30));
+    assert_eq!(daemon.next_round(NAME).await, (at(9, 10, 0), 0));
+    assert_eq!(state_of(&world, at(9, 10, 0)).await, "deferred");
+
+    // The lease is free again but the marketplace answers 503 to everything: the try 30 s
+    // later is deferred again.
+    other.release_lease(&lease).await.expect("release");
+    world
+        .sandbox
+        .set_faults(Faults {
+            error_rate: 1.0,
+            ..Faults::default()
+        })
+        .expect("faults");
+    world.clock.set(at(9, 11, 5));
+    assert_eq!(daemon.next_round(NAME).await, (at(9, 10, 0), 0));
+    assert_eq!(state_of(&world, at(9, 10, 0)).await, "deferred");
+    assert!(world.sandbox.ledger().purchases.is_empty());
+
+    // The marketplace is back: the third try, 60 s after the second, buys the slot's links.
+    world.sandbox.set_faults(Faults::default()).expect("faults");
+    world.clock.set(at(9, 12, 10));
+    let (slot, bought) = daemon.next_round(NAME).await;
+    assert_eq!((slot, bought), (at(9, 10, 0), 2), "per_run is 2");
+    assert_eq!(state_of(&world, at(9, 10, 0)).await, "succeeded");
+
+    // Nothing more within the slot, and the slot bought one round's worth, once.
+    world.clock.set(at(9, 19, 0));
+    tokio::time::sleep(TWO_TICKS).await;
+    assert!(
+        no_round_in(&mut daemon),
+        "the slot ran again after it succeeded"
+    );
+    let ledger = world.sandbox.ledger();
+    assert_eq!(ledger.purchases.len(), 2);
+    assert_eq!(ledger.duplicate_purchases, 0);
+    daemon.stop().await;
+}
+
+async fn state_of(world: &World, slot: DateTime<Utc>) -> String {
+    rounds(&world.db_url, NAME)
+        .await
+        .into_iter()
+        .find(|r| r.0 == slot)
+        .map(|r| r.2)
+        .unwrap_or_default()
 }
 
 /// True when no buy round finished since the last look.

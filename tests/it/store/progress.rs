@@ -3,8 +3,8 @@
 use chrono::Duration;
 use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds, SearchJob};
 use linkrunner::store::{
-    BeginOutcome, Effect, Halt, HaltScope, IntentKind, Outcome, RoundOutcome, RoundState,
-    SearchState, Store,
+    BeginOutcome, Effect, Halt, HaltScope, IntentKind, Outcome, RoundOutcome, RoundRetry,
+    RoundState, SearchState, Store,
 };
 
 use super::support::*;
@@ -84,6 +84,88 @@ pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
 
     assert_eq!((last.slot, last.state), (next, RoundState::Running));
     assert_eq!((success.slot, success.detail.as_str()), (t0(), "bought 2"));
+}
+
+pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_bought(db: TestDb) {
+    db.store
+        .upsert_campaign(&caps(100, 1, 1), t0())
+        .await
+        .unwrap();
+    let later = t0() + Duration::seconds(30);
+    assert!(
+        db.store
+            .claim_round(CAMPAIGN, t0(), HOLDER, t0())
+            .await
+            .unwrap()
+    );
+    // Not deferred yet: nothing to claim again.
+    assert_eq!(
+        db.store
+            .reclaim_round(CAMPAIGN, t0(), "b", later)
+            .await
+            .unwrap(),
+        None
+    );
+    db.store
+        .defer_round(CAMPAIGN, t0(), "search: HTTP 503", 1, t0())
+        .await
+        .unwrap();
+
+    // Two processes race for the retry: one wins.
+    let (a, b) = tokio::join!(
+        db.store.reclaim_round(CAMPAIGN, t0(), "a", later),
+        db.store.reclaim_round(CAMPAIGN, t0(), "b", later)
+    );
+    let won: Vec<RoundRetry> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
+    assert_eq!(
+        won,
+        vec![RoundRetry {
+            attempt: 2,
+            bought: 1
+        }]
+    );
+    assert!(
+        !db.store
+            .claim_round(CAMPAIGN, t0(), "c", later)
+            .await
+            .unwrap(),
+        "a claimed slot is never claimed as new"
+    );
+
+    // The second try is deferred too, then the third succeeds: the slot's count adds up.
+    db.store
+        .defer_round(CAMPAIGN, t0(), "lease held elsewhere", 2, later)
+        .await
+        .unwrap();
+    let third = db
+        .store
+        .reclaim_round(CAMPAIGN, t0(), "a", later)
+        .await
+        .unwrap();
+    assert_eq!(
+        third,
+        Some(RoundRetry {
+            attempt: 3,
+            bought: 3
+        })
+    );
+    db.store
+        .finish_round(CAMPAIGN, t0(), RoundOutcome::Succeeded, "bought 0", later)
+        .await
+        .unwrap();
+    let last = db.store.last_round(CAMPAIGN).await.unwrap().unwrap();
+    assert_eq!(
+        (last.state, last.attempts, last.bought),
+        (RoundState::Succeeded, 3, 3)
+    );
+    assert_eq!(
+        db.store
+            .reclaim_round(CAMPAIGN, t0(), "b", later)
+            .await
+            .unwrap(),
+        None,
+        "a finished slot is not tried again"
+    );
 }
 
 pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
