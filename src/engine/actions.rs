@@ -44,7 +44,7 @@ impl<M: Market> Engine<M> {
                     .await
             }
             (Action::SyncLinks, _) => {
-                let fallback = fallback_price(c, r);
+                let fallback = r.fallback_price(c);
                 let s = self.sync_list(name, r, fallback).await?;
                 report.bought += s.bought + s.adopted;
                 Ok(())
@@ -132,7 +132,7 @@ impl<M: Market> Engine<M> {
             self.pause(left).await?;
         }
         let r = self.load(name).await?;
-        let s = self.sync_list(name, &r, fallback_price(c, &r)).await?;
+        let s = self.sync_list(name, &r, r.fallback_price(c)).await?;
         report.bought += s.bought + s.adopted;
         let settled = self.load(name).await?;
         match settled.ids.autobuyers.get(ab) {
@@ -143,15 +143,6 @@ impl<M: Market> Engine<M> {
             ))),
             _ => Ok(()),
         }
-    }
-}
-
-/// What a link no intent of ours bought counts when the list shows no price: the campaign's
-/// `max_link_price`, else the dearest link it holds.
-pub(super) fn fallback_price(c: Option<&Campaign>, r: &Recorded) -> Money {
-    match c {
-        Some(c) => c.budget.max_link_price,
-        None => r.held.iter().map(|h| h.price).max().unwrap_or(Money::ZERO),
     }
 }
 

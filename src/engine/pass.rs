@@ -248,7 +248,7 @@ impl<M: Market> Engine<M> {
         let r = self.load(name).await?;
         if needs_list_first(&r) {
             let s = self
-                .sync_list(name, &r, super::actions::fallback_price(c, &r))
+                .sync_list(name, &r, r.fallback_price(c))
                 .await?;
             report.bought += s.bought + s.adopted;
         }

@@ -35,6 +35,15 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// What a link no intent of ours bought counts when the list shows no price: the
+    /// campaign's `max_link_price`, else (its file removed) the dearest link it holds.
+    pub fn fallback_price(&self, c: Option<&crate::campaign::Campaign>) -> crate::money::Money {
+        match c {
+            Some(c) => c.budget.max_link_price,
+            None => self.held.iter().map(|h| h.price).max().unwrap_or_default(),
+        }
+    }
+
     pub async fn load(
         store: &Store,
         campaign: &str,

@@ -2,8 +2,14 @@
 //! answer cannot fill memory; a body that ends early is reported, not hidden.
 
 use reqwest::Response;
+use serde_json::Value;
 
 use super::classify;
+
+/// The body as JSON; an empty or non-JSON body is `Null`, which decoders read as "no fields".
+pub(super) fn json_of(body: &[u8]) -> Value {
+    serde_json::from_slice(body).unwrap_or(Value::Null)
+}
 
 pub(crate) enum Problem {
     /// Longer than the cap (by Content-Length or by what arrived).

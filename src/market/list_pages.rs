@@ -14,7 +14,8 @@ use super::client::MarketClient;
 use super::decode::paging::{self, Next, Paging};
 use super::decode::{self};
 use super::error::MarketError;
-use super::ops::{json_of, post};
+use super::body::json_of;
+use super::ops::post;
 use super::types::{LinkList, LinkRecord, ListCompleteness};
 use super::{op, paths, wire};
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::client::{Answer, Call, MarketClient};
 use super::decode::{self, DecodeError};
 use super::error::MarketError;
+use super::body::json_of;
 use super::refused::change_call;
 use super::types::*;
 use super::{Market, op, paths, wire};
@@ -33,11 +34,6 @@ fn invalid(op: &'static str, reason: impl Into<String>) -> MarketError {
         op,
         reason: reason.into(),
     }
-}
-
-/// The body as JSON; an empty or non-JSON body is `Null`, which decoders read as "no fields".
-pub(super) fn json_of(body: &[u8]) -> Value {
-    serde_json::from_slice(body).unwrap_or(Value::Null)
 }
 
 impl MarketClient {

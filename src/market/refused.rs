@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::client::{Answer, Call, MarketClient};
 use super::decode::{self, DecodeError};
 use super::error::MarketError;
-use super::ops::json_of;
+use super::body::json_of;
 
 /// Every 4xx but 401, 403 and 429 (those keep their own classes): a change reads these
 /// answers itself, to see whether the refusal carries ids.
