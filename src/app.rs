@@ -96,6 +96,10 @@ impl App {
                 store
             }
         };
+        let mut engine_settings = settings.engine;
+        if engine_settings.campaign_concurrency == 0 {
+            engine_settings.campaign_concurrency = 2 * settings.market.max_concurrency.max(1);
+        }
         let market = MarketClient::new(settings.market, metrics.clone())
             .context("building the marketplace client")?;
         let engine = Engine::new(
@@ -103,7 +107,7 @@ impl App {
             store,
             settings.clock,
             metrics,
-            settings.engine,
+            engine_settings,
         );
         Ok(App {
             engine,

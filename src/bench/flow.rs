@@ -14,6 +14,7 @@ use tokio::net::TcpListener;
 use crate::app::{self, App, AppSettings, Journal};
 use crate::campaign;
 use crate::engine::EngineSettings;
+use crate::market::ClientConfig;
 use crate::metrics::Metrics;
 use crate::sandbox::{self, Faults, SandboxConfig};
 
@@ -26,8 +27,11 @@ pub struct FlowSetup {
     pub campaigns: usize,
     pub latency: Duration,
     pub rate_limit: u32,
-    pub campaign_concurrency: usize,
-    pub max_concurrency: usize,
+    /// `None`: the product's default (what a user who sets only `--rate-limit` runs).
+    pub campaign_concurrency: Option<usize>,
+    /// `None`: the product's default.
+    pub max_concurrency: Option<usize>,
+    pub pacing: crate::market::Pacing,
     pub poll_initial: Duration,
     pub poll_max: Duration,
     /// Polls a search answers "pending" before it is ready.
@@ -35,6 +39,25 @@ pub struct FlowSetup {
 }
 
 impl FlowSetup {
+    /// How the concurrency was chosen: the product's defaults, or tuned (then the figures
+    /// are not what a user gets).
+    pub fn concurrency_label(&self) -> String {
+        let rate = NonZeroU32::new(self.rate_limit).unwrap_or(NonZeroU32::MIN);
+        let http = self
+            .max_concurrency
+            .unwrap_or_else(|| ClientConfig::auto_concurrency(rate));
+        let campaigns = self.campaign_concurrency.unwrap_or(2 * http);
+        let how = match (self.campaign_concurrency, self.max_concurrency) {
+            (None, None) => "default settings",
+            _ => "TUNED settings (not the defaults)",
+        };
+        let pacing = match self.pacing {
+            crate::market::Pacing::Window => "window pacing",
+            crate::market::Pacing::Even => "even pacing (governor, burst 1)",
+        };
+        format!("{how}: {campaigns} campaigns working and {http} calls in flight at most, {pacing}")
+    }
+
     /// Polls of one search: the pending answers, then the ready one.
     pub fn polls_per_search(&self) -> u64 {
         u64::from(self.pending_polls) + 1
@@ -111,12 +134,18 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
         .context("starting the sandbox")?;
     let mut market = app::client_config(&sandbox.base_url(), token, ticket)?;
     market.rate_limit = NonZeroU32::new(setup.rate_limit).context("--rate-limit must be > 0")?;
-    market.max_concurrency = setup.max_concurrency;
+    market.pacing = setup.pacing;
+    if let Some(n) = setup.max_concurrency {
+        market.max_concurrency = n;
+    } else {
+        market.max_concurrency = ClientConfig::auto_concurrency(market.rate_limit);
+    }
     let mut settings = AppSettings::new(Journal::Url(db_url.to_string()), market);
     settings.engine = EngineSettings {
         poll_initial: setup.poll_initial,
         poll_max: setup.poll_max,
-        campaign_concurrency: setup.campaign_concurrency,
+        // 0: resolved by `App::build` as for `run` and `once`.
+        campaign_concurrency: setup.campaign_concurrency.unwrap_or(0),
         ..EngineSettings::default()
     };
     let engine = App::build(settings).await?.into_engine();
@@ -189,8 +218,9 @@ mod tests {
             campaigns: 1000,
             latency: Duration::from_millis(50),
             rate_limit: 200,
-            campaign_concurrency: 256,
-            max_concurrency: 64,
+            campaign_concurrency: None,
+            max_concurrency: None,
+            pacing: crate::market::Pacing::Window,
             poll_initial: Duration::from_millis(2000),
             poll_max: Duration::from_millis(30000),
             pending_polls: 1,

@@ -81,12 +81,11 @@ async fn run_flows(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let dir = Scratch::new("flow")?;
     fixture::write_campaigns(dir.path(), a.flow_campaigns, "0 9 * * *")?;
     println!(
-        "\n== targets 1 and 2: full flow, {} campaigns, {} ms per call, limit {} requests/s, {} campaigns and {} calls at once",
+        "\n== targets 1 and 2: full flow, {} campaigns, {} ms per call, limit {} requests/s, {}",
         setup.campaigns,
         setup.latency.as_millis(),
         setup.rate_limit,
-        setup.campaign_concurrency,
-        setup.max_concurrency
+        setup.concurrency_label()
     );
     let mut verdicts = Vec::new();
     let sqlite = format!("sqlite://{}/journal.db", dir.path().display());

@@ -125,12 +125,13 @@ async fn daemon(dir: &std::path::Path, n: usize, idle: Duration) -> anyhow::Resu
     .await
     .context("starting the sandbox")?;
     let mut market = app::client_config(&sandbox.base_url(), token, ticket)?;
+    // The defaults of `run` with only `--rate-limit 2000` (an unthrottled marketplace).
     market.rate_limit = NonZeroU32::new(2000).unwrap_or(NonZeroU32::MIN);
-    market.max_concurrency = 32;
+    market.max_concurrency = crate::market::ClientConfig::auto_concurrency(market.rate_limit);
     let journal = Journal::Url(format!("sqlite://{}/journal.db", db.path().display()));
     let mut settings = AppSettings::new(journal, market);
     settings.engine = EngineSettings {
-        campaign_concurrency: 64,
+        campaign_concurrency: 0, // resolved by `App::build`, as for `run`
         ..EngineSettings::default()
     };
     settings.daemon = DaemonOptions {

@@ -12,10 +12,12 @@ pub struct BenchSettings {
     pub latency_ms: u64,
     /// The sandbox's rate limit, and the client's own, in requests per second.
     pub rate_limit: u32,
-    /// Campaigns reconciled at once.
-    pub campaign_concurrency: usize,
-    /// Marketplace requests in flight at once (at least latency x rate).
-    pub max_concurrency: usize,
+    /// Campaigns working at once; `None`: the product's default.
+    pub campaign_concurrency: Option<usize>,
+    /// Marketplace requests in flight at once; `None`: the product's default.
+    pub max_concurrency: Option<usize>,
+    /// How the client spaces requests (targets 1 and 2).
+    pub pacing: crate::market::Pacing,
     /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
     pub poll_initial_ms: u64,
     /// Campaigns loaded and scheduled by `run` (target 3).
@@ -42,8 +44,9 @@ impl BenchSettings {
             campaigns: self.flow_campaigns,
             latency: Duration::from_millis(self.latency_ms),
             rate_limit: self.rate_limit.max(1),
-            campaign_concurrency: self.campaign_concurrency.max(1),
-            max_concurrency: self.max_concurrency.max(1),
+            campaign_concurrency: self.campaign_concurrency.map(|n| n.max(1)),
+            max_concurrency: self.max_concurrency.map(|n| n.max(1)),
+            pacing: self.pacing,
             poll_initial: Duration::from_millis(self.poll_initial_ms),
             poll_max: Duration::from_secs(30).max(Duration::from_millis(self.poll_initial_ms)),
             pending_polls: 1,

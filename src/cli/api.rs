@@ -66,14 +66,10 @@ pub struct ApiArgs {
         global = true
     )]
     pub rate_limit: u32,
-    /// At most this many marketplace requests in flight at once.
-    #[arg(
-        long,
-        env = "LINKRUNNER_MAX_CONCURRENCY",
-        default_value_t = 4,
-        global = true
-    )]
-    pub max_concurrency: usize,
+    /// At most this many marketplace requests in flight at once. Default: one second's worth
+    /// at `--rate-limit` (at least 4, at most 256), so the rate limit is the bound.
+    #[arg(long, env = "LINKRUNNER_MAX_CONCURRENCY", global = true)]
+    pub max_concurrency: Option<usize>,
     /// Seconds a marketplace request may take, end to end.
     #[arg(
         long,
@@ -134,7 +130,9 @@ impl ApiArgs {
         config.rate_limit = NonZeroU32::new(self.rate_limit).context(
             "--rate-limit / LINKRUNNER_RATE_LIMIT must be at least 1 request per second",
         )?;
-        config.max_concurrency = self.max_concurrency;
+        config.max_concurrency = self
+            .max_concurrency
+            .unwrap_or_else(|| ClientConfig::auto_concurrency(config.rate_limit));
         config.request_timeout = Duration::from_secs(self.request_timeout);
         config.connect_timeout = Duration::from_secs(self.connect_timeout);
         config.max_answer_bytes = self.max_answer_bytes;

@@ -5,6 +5,14 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::bench::{self, BenchSettings};
+use crate::market::Pacing;
+
+/// `--pacing` (mapped onto [`Pacing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PacingArg {
+    Window,
+    Even,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
@@ -17,15 +25,21 @@ pub struct BenchArgs {
     /// The sandbox's rate limit, and the client's own, in requests per second.
     #[arg(long, default_value_t = 200)]
     pub rate_limit: u32,
-    /// Campaigns reconciled at once.
-    #[arg(long, default_value_t = 256)]
-    pub campaign_concurrency: usize,
-    /// Marketplace requests in flight at once (at least latency x rate).
-    #[arg(long, default_value_t = 64)]
-    pub max_concurrency: usize,
+    /// Campaigns working at once. Default: what `run` and `once` use (twice the requests in
+    /// flight); setting it makes the flow figures "tuned", and they are labelled so.
+    #[arg(long)]
+    pub campaign_concurrency: Option<usize>,
+    /// Marketplace requests in flight at once. Default: what `run` and `once` use (one
+    /// second's worth at the rate limit); setting it labels the figures "tuned".
+    #[arg(long)]
+    pub max_concurrency: Option<usize>,
     /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
     #[arg(long, default_value_t = 2000)]
     pub poll_initial_ms: u64,
+    /// How the client spaces requests under the rate limit: `window` (the product's) or
+    /// `even` (`governor`, burst 1), to compare them on targets 1 and 2.
+    #[arg(long, value_enum, default_value = "window")]
+    pub pacing: PacingArg,
     /// Campaigns loaded and scheduled by `run` (target 3).
     #[arg(long, default_value_t = 10_000)]
     pub scale_campaigns: usize,
@@ -53,6 +67,10 @@ pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         rate_limit: a.rate_limit,
         campaign_concurrency: a.campaign_concurrency,
         max_concurrency: a.max_concurrency,
+        pacing: match a.pacing {
+            PacingArg::Window => Pacing::Window,
+            PacingArg::Even => Pacing::Even,
+        },
         poll_initial_ms: a.poll_initial_ms,
         scale_campaigns: a.scale_campaigns,
         idle_seconds: a.idle_seconds,

@@ -37,9 +37,11 @@ pub struct EngineArgs {
     /// Seconds a campaign lease lasts without renewal.
     #[arg(long, env = "LINKRUNNER_LEASE_TTL", default_value_t = 120)]
     pub lease_ttl: u64,
-    /// Campaigns reconciled at once.
-    #[arg(long, env = "LINKRUNNER_CAMPAIGN_CONCURRENCY", default_value_t = 8)]
-    pub campaign_concurrency: usize,
+    /// Campaigns working at once (a campaign waiting for a search result lends its slot out).
+    /// Default: twice the marketplace requests allowed in flight, so campaigns never limit
+    /// the load below `--rate-limit`.
+    #[arg(long, env = "LINKRUNNER_CAMPAIGN_CONCURRENCY")]
+    pub campaign_concurrency: Option<usize>,
     /// What a link list answer without paging fields shows: `complete` (every link, once it
     /// shows every link the journal holds) or `partial` (maybe a first page: its absences prove
     /// nothing, and uncertain purchases and stopped autobuyers wait for an operator).
@@ -68,7 +70,7 @@ impl EngineArgs {
             poll_max: std::time::Duration::from_millis(self.poll_max_ms.max(self.poll_initial_ms)),
             settle_grace: chrono::Duration::seconds(self.settle_grace as i64),
             max_attempts: 3,
-            campaign_concurrency: self.campaign_concurrency.max(1),
+            campaign_concurrency: self.campaign_concurrency.map_or(0, |n| n.max(1)),
             unpaged_list: match self.unpaged_link_list {
                 UnpagedListArg::Complete => UnpagedList::Complete,
                 UnpagedListArg::Partial => UnpagedList::Partial,

@@ -50,8 +50,8 @@ impl<M: Market> Daemon<M> {
             }
             let d = self.clone();
             self.tracker.spawn(async move {
-                let _permit = d.permits.clone().acquire_owned().await;
-                d.run_round(&lc, slot).await;
+                let slots = d.engine.slots.clone();
+                slots.run(d.run_round(&lc, slot)).await;
                 d.busy
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

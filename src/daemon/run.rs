@@ -14,7 +14,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use croner::Cron;
 use tokio::net::TcpListener;
-use tokio::sync::{RwLock, Semaphore, mpsc};
+use tokio::sync::{RwLock, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -89,8 +89,6 @@ pub(super) struct Daemon<M: Market> {
     pub(super) events: Option<mpsc::UnboundedSender<Event>>,
     /// Every round and reconciliation task, so shutdown can wait for them within the grace.
     pub(super) tracker: TaskTracker,
-    /// At most `campaign_concurrency` round tasks work at once.
-    pub(super) permits: Arc<Semaphore>,
 }
 
 /// Runs until `shutdown` is cancelled, serving HTTP on `listener`.
@@ -110,7 +108,6 @@ pub async fn run<M: Market>(
         clock: engine.clock.clone(),
     });
     let server = tokio::spawn(http::serve(listener, app, http_stop.clone()));
-    let permits = Arc::new(Semaphore::new(engine.settings.campaign_concurrency.max(1)));
     let d = Arc::new(Daemon {
         engine,
         opts,
@@ -120,7 +117,6 @@ pub async fn run<M: Market>(
         busy: Mutex::new(HashSet::new()),
         events,
         tracker: TaskTracker::new(),
-        permits,
     });
     let (reload_tx, reload_rx) = mpsc::channel(4);
     if d.opts.signals {

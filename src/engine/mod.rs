@@ -11,6 +11,7 @@
 //!   over every campaign; [`keys`]: natural keys.
 //! - [`report`]: `status` and `plan` output (the commands are in `cli/`).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
+//! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub mod actions;
 pub mod choose;
@@ -27,6 +28,7 @@ pub mod recorded;
 pub mod report;
 pub mod round;
 pub mod settle;
+pub mod slots;
 pub mod steps;
 pub mod sync;
 
@@ -60,7 +62,8 @@ pub struct EngineSettings {
     /// Free creations (project, texts, filter) whose outcome stays uncertain are re-sent at most
     /// this many times; then the campaign waits for an operator.
     pub max_attempts: u32,
-    /// Campaigns reconciled at once.
+    /// Campaigns working at once (see [`slots`]); 0: twice the client's requests in flight,
+    /// resolved by `App::build`.
     pub campaign_concurrency: usize,
     /// Whether a link list that carries no paging fields may be taken as complete when it
     /// shows every link the journal holds (see `listing.rs`).
@@ -105,6 +108,8 @@ pub struct Engine<M: Market> {
     pub holder: String,
     pub settings: EngineSettings,
     pub cancel: CancellationToken,
+    /// Campaigns working at once, shared by passes and the daemon's rounds.
+    pub slots: slots::Slots,
     locks: CampaignLocks,
 }
 
@@ -127,6 +132,7 @@ impl<M: Market> Engine<M> {
             clock,
             metrics,
             holder: holder_id(),
+            slots: slots::Slots::new(settings.campaign_concurrency),
             settings,
             cancel: CancellationToken::new(),
             locks: Default::default(),
@@ -150,6 +156,7 @@ impl<M: Market> Clone for Engine<M> {
             holder: self.holder.clone(),
             settings: self.settings.clone(),
             cancel: self.cancel.clone(),
+            slots: self.slots.clone(),
             locks: self.locks.clone(),
         }
     }

@@ -1,10 +1,7 @@
 //! One pass over the campaigns: for each, take its lease, settle what is uncertain, then run
 //! the planned actions in order — the same actions `plan` shows.
 
-use std::sync::Arc;
-
 use serde::Serialize;
-use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use crate::campaign::{Campaign, LoadedCampaign};
@@ -84,7 +81,7 @@ impl CampaignReport {
 
 impl<M: Market> Engine<M> {
     /// Reconciles every loaded campaign, and every recorded campaign whose file is gone,
-    /// at most `campaign_concurrency` at once.
+    /// at most `campaign_concurrency` working at once (see [`super::slots`]).
     pub async fn pass(
         &self,
         campaigns: &[LoadedCampaign],
@@ -118,21 +115,18 @@ impl<M: Market> Engine<M> {
             .into_iter()
             .filter(|n| !campaigns.iter().any(|c| &c.campaign.name == n))
             .collect();
-        let sem = Arc::new(Semaphore::new(self.settings.campaign_concurrency.max(1)));
+        // A campaign's task is created only once a slot is free for it (waits for a search
+        // lend the slot out, so campaigns that wait do not hold others back).
         let mut set = tokio::task::JoinSet::new();
         for lc in campaigns {
-            let (e, c, sem) = (self.clone(), lc.campaign.clone(), sem.clone());
-            set.spawn(async move {
-                let _permit = sem.acquire_owned().await;
-                e.campaign_pass(Some(&c), &c.name, buy_round).await
-            });
+            let slot = self.slots.take().await;
+            let (e, c) = (self.clone(), lc.campaign.clone());
+            set.spawn(slot.run(async move { e.campaign_pass(Some(&c), &c.name, buy_round).await }));
         }
         for name in removed {
-            let (e, sem) = (self.clone(), sem.clone());
-            set.spawn(async move {
-                let _permit = sem.acquire_owned().await;
-                e.campaign_pass(None, &name, false).await
-            });
+            let slot = self.slots.take().await;
+            let e = self.clone();
+            set.spawn(slot.run(async move { e.campaign_pass(None, &name, false).await }));
         }
         let mut reports = Vec::new();
         while let Some(r) = set.join_next().await {
@@ -157,7 +151,9 @@ impl<M: Market> Engine<M> {
     ) -> CampaignReport {
         let span = tracing::info_span!("campaign", campaign = %name, holder = %self.holder);
         let lock = self.campaign_lock(name);
-        let _guard = lock.lock().await;
+        // Waiting for another pass of the same campaign lends the slot out: that pass may
+        // need a slot back after a wait of its own.
+        let _guard = self.slots.idle(lock.lock()).await;
         let mut report = CampaignReport::new(name);
         let result = self
             .pass_under_lease(c, name, buy_round, &mut report)
@@ -247,9 +243,7 @@ impl<M: Market> Engine<M> {
         self.settle_without_list(name, &r).await?;
         let r = self.load(name).await?;
         if needs_list_first(&r) {
-            let s = self
-                .sync_list(name, &r, r.fallback_price(c))
-                .await?;
+            let s = self.sync_list(name, &r, r.fallback_price(c)).await?;
             report.bought += s.bought + s.adopted;
         }
         let r = self.load(name).await?;

@@ -87,7 +87,8 @@ impl<M: Market> Engine<M> {
         let mut polls = row.polls;
         let mut wait = self.settings.poll_initial;
         loop {
-            self.pause(wait).await?;
+            // The wait lends this campaign's slot to another campaign.
+            self.slots.idle(self.pause(wait)).await?;
             polls += 1;
             let answer = match self.market.search_result(&row.job).await {
                 Ok(a) => a,

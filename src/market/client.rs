@@ -100,6 +100,7 @@ impl MarketClient {
             redactor: config.credentials.redactor(),
             throttle: Throttle::new(
                 config.rate_limit,
+                config.pacing,
                 config.max_concurrency,
                 Arc::clone(&metrics),
             ),

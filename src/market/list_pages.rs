@@ -10,11 +10,11 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::body::json_of;
 use super::client::MarketClient;
 use super::decode::paging::{self, Next, Paging};
 use super::decode::{self};
 use super::error::MarketError;
-use super::body::json_of;
 use super::ops::post;
 use super::types::{LinkList, LinkRecord, ListCompleteness};
 use super::{op, paths, wire};

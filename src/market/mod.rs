@@ -47,6 +47,7 @@ pub use error::{Executed, MarketError};
 pub use field_map::{FieldKey, FieldMap, FieldMapError};
 pub use seen::{PendingForm, PollSeen};
 pub use settings::{BaseUrl, ClientConfig, ConfigError};
+pub use throttle::Pacing;
 pub use types::*;
 
 /// Operation names, used in errors, logs and the `operation` metrics label (a closed set).

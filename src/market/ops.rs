@@ -7,10 +7,10 @@ use std::time::Instant;
 use reqwest::Method;
 use serde_json::Value;
 
+use super::body::json_of;
 use super::client::{Answer, Call, MarketClient};
 use super::decode::{self, DecodeError};
 use super::error::MarketError;
-use super::body::json_of;
 use super::refused::change_call;
 use super::types::*;
 use super::{Market, op, paths, wire};

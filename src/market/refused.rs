@@ -9,10 +9,10 @@
 use reqwest::Method;
 use serde_json::Value;
 
+use super::body::json_of;
 use super::client::{Answer, Call, MarketClient};
 use super::decode::{self, DecodeError};
 use super::error::MarketError;
-use super::body::json_of;
 
 /// Every 4xx but 401, 403 and 429 (those keep their own classes): a change reads these
 /// answers itself, to see whether the refusal carries ids.

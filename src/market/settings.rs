@@ -72,6 +72,8 @@ pub struct ClientConfig {
     pub field_map: FieldMap,
     /// Client-side limit: requests per second.
     pub rate_limit: NonZeroU32,
+    /// How requests are spaced under it (the benchmark compares both).
+    pub pacing: super::throttle::Pacing,
     /// At most this many requests in flight.
     pub max_concurrency: usize,
     /// End to end, including reading the answer.
@@ -101,6 +103,7 @@ impl ClientConfig {
             auth_scheme: AuthScheme::Bearer,
             field_map: FieldMap::default(),
             rate_limit: NonZeroU32::new(5).expect("5 is not zero"),
+            pacing: super::throttle::Pacing::Window,
             max_concurrency: 4,
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
@@ -109,6 +112,14 @@ impl ClientConfig {
             read_retries: Self::DEFAULT_READ_RETRIES,
             max_retry_after: Duration::from_secs(60),
         })
+    }
+
+    /// Requests in flight when the operator does not say: one second's worth at `rate_limit`
+    /// (at least 4, at most 256). Fewer would make latency, not the rate limit, the bound
+    /// (200 requests/s at 50 ms each need 10 in flight); more than a second's worth cannot
+    /// be admitted by the limiter anyway.
+    pub fn auto_concurrency(rate_limit: NonZeroU32) -> usize {
+        (rate_limit.get() as usize).clamp(4, 256)
     }
 
     /// Refuses zero limits, which would block every call forever.

@@ -9,6 +9,11 @@
 //! (`governor`'s `Quota::per_second`) does not give that: its full burst plus the steady
 //! refill lets up to twice the limit through in the first second, which a server counting in
 //! fixed one-second windows answers with 429.
+//!
+//! [`Pacing::Even`] is the alternative the kept crate offers: `governor` with a burst of 1,
+//! which spaces requests `1/per_second` apart. `linkrunner bench --pacing even` measures it
+//! beside the window (README, "Benchmark"); the window stays the default because of what
+//! that measurement showed.
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
@@ -24,19 +29,46 @@ use crate::metrics::Metrics;
 /// counting it (scheduling, the network). It costs 2% of the rate.
 pub(crate) const GUARD: Duration = Duration::from_millis(20);
 
+/// How requests are spaced under the rate limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pacing {
+    /// At most `per_second` within any second (plus [`GUARD`]): bursts allowed, never more.
+    #[default]
+    Window,
+    /// Evenly, `1/per_second` apart (`governor`, burst 1).
+    Even,
+}
+
+type EvenLimiter = governor::DefaultDirectRateLimiter;
+
 pub(crate) struct Throttle {
     per_second: usize,
     sent: Mutex<VecDeque<Instant>>,
+    even: Option<EvenLimiter>,
     in_flight: Arc<Semaphore>,
     metrics: Arc<Metrics>,
 }
 
 impl Throttle {
-    pub fn new(per_second: NonZeroU32, max_concurrency: usize, metrics: Arc<Metrics>) -> Throttle {
+    pub fn new(
+        per_second: NonZeroU32,
+        pacing: Pacing,
+        max_concurrency: usize,
+        metrics: Arc<Metrics>,
+    ) -> Throttle {
+        let even = (pacing == Pacing::Even).then(|| {
+            let quota = governor::Quota::per_second(per_second).allow_burst(NonZeroU32::MIN);
+            governor::RateLimiter::direct(quota)
+        });
         let per_second = per_second.get() as usize;
         Throttle {
             per_second,
-            sent: Mutex::new(VecDeque::with_capacity(per_second)),
+            sent: Mutex::new(VecDeque::with_capacity(if even.is_some() {
+                0
+            } else {
+                per_second
+            })),
+            even,
             in_flight: Arc::new(Semaphore::new(max_concurrency)),
             metrics,
         }
@@ -51,9 +83,16 @@ impl Throttle {
             .expect("the semaphore is never closed");
         let started = Instant::now();
         let mut waited = false;
-        while let Some(wait) = self.try_send(Instant::now()) {
-            waited = true;
-            tokio::time::sleep(wait).await;
+        if let Some(even) = &self.even {
+            waited = even.check().is_err();
+            if waited {
+                even.until_ready().await;
+            }
+        } else {
+            while let Some(wait) = self.try_send(Instant::now()) {
+                waited = true;
+                tokio::time::sleep(wait).await;
+            }
         }
         if waited {
             self.metrics.rate_limit_waits_total.inc();
@@ -87,6 +126,7 @@ mod tests {
         let metrics = Arc::new(Metrics::new());
         let t = Throttle::new(
             NonZeroU32::new(per_second).unwrap(),
+            Pacing::Window,
             4,
             Arc::clone(&metrics),
         );
@@ -129,5 +169,21 @@ mod tests {
             })
             .max();
         assert_eq!(busiest, Some(10));
+    }
+
+    #[tokio::test]
+    async fn even_pacing_spaces_requests_one_interval_apart() {
+        let metrics = Arc::new(Metrics::new());
+        let t = Throttle::new(NonZeroU32::new(20).unwrap(), Pacing::Even, 4, metrics);
+        let mut sent = Vec::new();
+        for _ in 0..6 {
+            drop(t.admit().await);
+            sent.push(std::time::Instant::now());
+        }
+        // 20 per second: 50 ms apart, give or take the timer.
+        for pair in sent.windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(gap >= Duration::from_millis(40), "{gap:?}");
+        }
     }
 }
