@@ -7,7 +7,8 @@
 //! - [`client`]: [`MarketClient`], the HTTP transport: auth headers, limits, answer caps,
 //!   retries of reads only; `ops`: the ten operations over it; `poll`: the search-result
 //!   fetch as an observation ("not found" forms); `list_pages`: the link list read page by
-//!   page; `classify`: outcome classes; `refused`: refusals that carry ids;
+//!   page; `classify`: outcome classes; `refused`: refusals that carry ids; `refusal`: what a
+//!   refusal says (insufficient balance);
 //!   `body`: reading answers up to the size cap.
 //! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`], [`AuthScheme`] and their headers.
 //! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
@@ -29,6 +30,7 @@ mod ops;
 mod paths;
 mod poll;
 pub mod redact;
+mod refusal;
 mod refused;
 pub mod seen;
 pub mod settings;
