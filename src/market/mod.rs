@@ -16,7 +16,8 @@
 //! - [`field_map`]: operator-named field names and dotted paths; [`redact`]: redaction of
 //!   bodies; `throttle`: client-side rate limit and concurrency bound; `test_hooks`: what only
 //!   tests use (`MarketClient::poll_search`), compiled with the `test-hooks` feature.
-//! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`.
+//! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
+//!   [`probe`]: `linkrunner probe`'s checks and findings (reads only, one donor search).
 
 pub mod auth;
 mod body;
@@ -29,6 +30,7 @@ mod list_pages;
 mod ops;
 mod paths;
 mod poll;
+pub mod probe;
 pub mod redact;
 mod refusal;
 mod refused;

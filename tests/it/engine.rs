@@ -23,6 +23,8 @@ mod operator;
 mod outcomes;
 #[path = "engine/partial_truth.rs"]
 mod partial_truth;
+#[path = "engine/probe.rs"]
+mod probe;
 #[path = "engine/support.rs"]
 mod support;
 
@@ -50,7 +52,17 @@ on_both_backends!(
     outcomes::a_balance_too_low_stalls_as_insufficient_balance_with_the_metric_set,
     outcomes::rounds_that_find_nothing_within_the_caps_converge_until_three_in_a_row,
     outcomes::once_exits_3_with_the_reason_and_buys_nothing_then_converges_with_the_field_named,
+    probe::the_probe_command_prints_flags_that_once_then_converges_with,
 );
+
+/// Every sandbox variant, each on its own SQLite journal (the backend is not under test).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_suggests_settings_that_converge_on_every_sandbox_variant() {
+    probe::probe_suggests_settings_that_converge_on_every_sandbox_variant(
+        crate::support::db::TestDb::sqlite().await,
+    )
+    .await;
+}
 
 /// Two processes on one PostgreSQL database (SQLite is one machine, one process by design).
 mod postgres_only {
