@@ -36,6 +36,7 @@ pub struct Metrics {
     pub monthly_cap_rubles: GaugeVec,
     pub uncertain_intents: IntGaugeVec,
     pub rounds_total: IntCounterVec,
+    pub campaign_stalled: IntGaugeVec,
     pub last_successful_round_timestamp_seconds: GaugeVec,
     pub reloads_total: IntCounterVec,
     pub campaign_files_rejected: IntGauge,
@@ -185,8 +186,14 @@ impl Metrics {
             rounds_total: counter_vec(
                 &r,
                 "linkrunner_rounds_total",
-                "Buy rounds by outcome (succeeded, failed, skipped).",
+                "Buy rounds by outcome (succeeded, failed, skipped, stalled).",
                 &["campaign", "outcome"],
+            ),
+            campaign_stalled: gauge_vec(
+                &r,
+                "linkrunner_campaign_stalled",
+                "1 for the reason the campaign's last buy round stalled (no_readable_price, insufficient_balance, purchase_rejected, search_not_ready, nothing_bought), 0 for the others.",
+                &["campaign", "reason"],
             ),
             last_successful_round_timestamp_seconds: fgauge_vec(
                 &r,
@@ -249,7 +256,7 @@ impl Metrics {
 
     /// Sets a campaign's counters to zero, so its series exist before its first round.
     pub fn init_campaign(&self, campaign: &str) {
-        for outcome in ["succeeded", "failed", "skipped"] {
+        for outcome in ["succeeded", "failed", "skipped", "stalled"] {
             self.rounds_total
                 .with_label_values(&[campaign, outcome])
                 .inc_by(0);
@@ -257,6 +264,15 @@ impl Metrics {
         self.links_bought_total
             .with_label_values(&[campaign])
             .inc_by(0);
+    }
+
+    /// Sets `linkrunner_campaign_stalled` for every reason: 1 for `reason`, 0 for the others.
+    pub fn set_stalled(&self, campaign: &str, reason: Option<crate::store::StallReason>) {
+        for r in crate::store::StallReason::ALL {
+            self.campaign_stalled
+                .with_label_values(&[campaign, r.as_str()])
+                .set(i64::from(Some(*r) == reason));
+        }
     }
 
     /// The Prometheus text exposition of every metric.

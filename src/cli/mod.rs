@@ -11,6 +11,7 @@
 //! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
 //! | [`validate`] | `validate`, `schema` |
 //! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
+//! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
 //! | [`sandbox`], [`demo`], [`bench`] | the sandbox marketplace, the demo, the benchmarks |
 
 pub mod api;
@@ -20,6 +21,7 @@ pub mod global;
 pub mod migrate;
 pub mod once;
 pub mod plan;
+pub mod probe;
 pub mod resolve;
 pub mod run;
 pub mod sandbox;
@@ -67,6 +69,10 @@ pub enum Command {
     Resolve(resolve::ResolveArgs),
     /// Create or upgrade the journal database schema, then exit.
     Migrate,
+    /// Check the marketplace before the first run: base URL, TLS, auth form, cookie; with
+    /// --project one donor search and the link list. Prints the settings to use. Never buys.
+    /// Exit 0: every check passed; 1: a problem (printed).
+    Probe(probe::ProbeArgs),
     /// Serve the sandbox marketplace (for tests, demos and benchmarks).
     Sandbox(sandbox::SandboxArgs),
     /// The sandbox, an embedded database and the daemon in one process, on the example campaigns.
@@ -87,6 +93,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Status(a) => status::status(&g, &a).await,
         Command::Resolve(a) => resolve::resolve(&g, &a).await,
         Command::Migrate => migrate::migrate(&g).await,
+        Command::Probe(a) => probe::probe(&g, &a).await,
         Command::Demo(a) => demo::demo(&g, &a).await,
         Command::Bench(a) => bench::bench(&a).await,
         Command::Sandbox(a) => sandbox::sandbox(a).await.map(|()| ExitCode::SUCCESS),

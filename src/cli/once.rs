@@ -8,6 +8,7 @@ use clap::Args;
 use super::global::GlobalArgs;
 use super::shared::{EngineArgs, Format, load_campaigns};
 use crate::app::{App, AppSettings, Journal};
+use crate::engine::pass::{CampaignReport, PassOutcome};
 
 #[derive(Debug, Clone, Args)]
 pub struct OnceArgs {
@@ -41,17 +42,32 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
                     .as_deref()
                     .map(|d| format!(": {d}"))
                     .unwrap_or_default();
+                let reason = r.reason.map(|x| format!(" [{x}]")).unwrap_or_default();
                 println!(
-                    "{}: {} (bought {}, uncertain {}){detail}",
+                    "{}: {}{reason} (bought {}, uncertain {}){detail}",
                     r.campaign, r.outcome, r.bought, r.uncertain
                 );
             }
         }
     }
-    let ok = loaded.problems.is_empty() && reports.iter().all(|r| r.converged());
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(exit_code(loaded.problems.is_empty(), &reports))
 }
+
+/// 0: every campaign converged. 3: every campaign converged or stalled, and at least one
+/// stalled (an operator must act; each stalled line names its reason). 1: anything else — a
+/// campaign blocked, stopped or failed, or an invalid campaign file.
+fn exit_code(files_valid: bool, reports: &[CampaignReport]) -> ExitCode {
+    let ok_or_stalled = reports
+        .iter()
+        .all(|r| matches!(r.outcome, PassOutcome::Converged | PassOutcome::Stalled));
+    if !files_valid || !ok_or_stalled {
+        ExitCode::from(1)
+    } else if reports.iter().any(|r| r.outcome == PassOutcome::Stalled) {
+        ExitCode::from(STALLED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `once`'s exit code when a campaign stalled (and nothing worse happened).
+pub const STALLED: u8 = 3;

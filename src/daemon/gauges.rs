@@ -44,6 +44,9 @@ pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Opti
         .count();
     m.links_held.with_label_values(&labels).set(held as i64);
     m.init_campaign(name);
+    // A removed campaign buys nothing more: whatever stalled it is no longer an operator's job.
+    let stalled = r.stall.as_ref().and_then(|s| s.reason);
+    m.set_stalled(name, stalled.filter(|_| paused.is_some()));
     if let Some(last) = &r.last_success {
         m.last_successful_round_timestamp_seconds
             .with_label_values(&labels)

@@ -272,6 +272,7 @@ fn round_record(report: &CampaignReport, paused: bool) -> (RoundOutcome, String)
         PassOutcome::Converged => RoundOutcome::Succeeded,
         _ if report.transient => RoundOutcome::Deferred,
         PassOutcome::SpendingStopped | PassOutcome::Skipped => RoundOutcome::Skipped,
+        PassOutcome::Stalled => RoundOutcome::Stalled,
         PassOutcome::Blocked | PassOutcome::Failed => RoundOutcome::Failed,
     };
     let detail = match &report.detail {
@@ -290,11 +291,13 @@ mod tests {
         CampaignReport {
             campaign: "acme-shoes".into(),
             outcome,
+            reason: None,
             detail: detail.map(str::to_string),
             bought,
             uncertain: 0,
             done: Vec::new(),
             transient: false,
+            judgment: None,
         }
     }
 
@@ -384,6 +387,11 @@ mod tests {
         );
         let failed = report(PassOutcome::Failed, Some("journal: down"), 0);
         assert_eq!(round_record(&halted, false).0, RoundOutcome::Skipped);
+        let stalled = report(PassOutcome::Stalled, Some("insufficient balance: …"), 0);
+        assert_eq!(
+            round_record(&stalled, false),
+            (RoundOutcome::Stalled, "insufficient balance: …".to_string())
+        );
         assert_eq!(
             round_record(&failed, false),
             (RoundOutcome::Failed, "journal: down".to_string())

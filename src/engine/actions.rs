@@ -79,6 +79,12 @@ impl<M: Market> Engine<M> {
             Action::BuyRound { .. } => {
                 let res = self.buy_round(lease, c, r).await?;
                 report.bought += res.bought;
+                let prior = r.stall.as_ref().map_or(0, |s| s.rounds_without_purchase);
+                let judgment = super::stall::judge(&res, prior);
+                if let Some(s) = &judgment.stall {
+                    tracing::warn!(campaign = %name, reason = s.reason.as_str(), detail = %s.detail, "buy round stalled: an operator must act");
+                }
+                report.judgment = Some(judgment);
                 self.metrics
                     .links_bought_total
                     .with_label_values(&[name])

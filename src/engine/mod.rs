@@ -8,7 +8,8 @@
 //!   [`error`]: [`EngineError`], why a step stopped.
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy; [`settle`]:
 //!   uncertain intents ([`policy`]: how each kind is settled, in words); [`pass`]: one pass
-//!   over every campaign; [`keys`]: natural keys.
+//!   over every campaign; [`keys`]: natural keys; [`stall`]: why a round that could buy did
+//!   not (honest outcomes).
 //! - [`report`]: `status` and `plan` output (the commands are in `cli/`).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
@@ -29,6 +30,7 @@ pub mod report;
 pub mod round;
 pub mod settle;
 pub mod slots;
+pub mod stall;
 pub mod steps;
 pub mod sync;
 

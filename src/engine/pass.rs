@@ -6,13 +6,14 @@ use tracing::Instrument;
 
 use crate::campaign::{Campaign, LoadedCampaign};
 use crate::market::Market;
-use crate::store::{Halt, HaltScope};
+use crate::store::{Halt, HaltScope, StallReason};
 
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use super::plan::{self, Action};
 use super::recorded::Recorded;
+use super::stall::Judgment;
 
 /// How one campaign's pass ended. Serialised (`once --format json`) and printed in snake_case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -22,8 +23,11 @@ pub enum PassOutcome {
     Converged,
     /// A halt (credentials rejected, an operator awaited) or a removed file stops spending.
     SpendingStopped,
-    /// A step cannot run yet: a cap, a missing id.
+    /// A step cannot run yet: a cap a later step needs, a missing id, money still uncertain.
     Blocked,
+    /// Everything ran, but the buy round, with room under the caps, bought less than it
+    /// could for a reason an operator must act on: the report's `reason` (see `stall.rs`).
+    Stalled,
     /// Another process holds the campaign's lease.
     Skipped,
     Failed,
@@ -35,6 +39,7 @@ impl PassOutcome {
             PassOutcome::Converged => "converged",
             PassOutcome::SpendingStopped => "spending_stopped",
             PassOutcome::Blocked => "blocked",
+            PassOutcome::Stalled => "stalled",
             PassOutcome::Skipped => "skipped",
             PassOutcome::Failed => "failed",
         }
@@ -52,6 +57,9 @@ impl std::fmt::Display for PassOutcome {
 pub struct CampaignReport {
     pub campaign: String,
     pub outcome: PassOutcome,
+    /// Why the pass stalled (`outcome` is `stalled`): a closed set, in snake_case.
+    #[serde(serialize_with = "serialize_reason")]
+    pub reason: Option<StallReason>,
     pub detail: Option<String>,
     pub bought: u32,
     pub uncertain: u32,
@@ -60,6 +68,16 @@ pub struct CampaignReport {
     /// [`EngineError::is_transient`]; a lease held elsewhere): a daemon round is tried again.
     #[serde(skip)]
     pub transient: bool,
+    /// The judgment of the buy round, when one ran.
+    #[serde(skip)]
+    pub judgment: Option<Judgment>,
+}
+
+fn serialize_reason<S: serde::Serializer>(
+    r: &Option<StallReason>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_some(&r.map(StallReason::as_str))
 }
 
 impl CampaignReport {
@@ -67,11 +85,13 @@ impl CampaignReport {
         CampaignReport {
             campaign: campaign.into(),
             outcome: PassOutcome::Converged,
+            reason: None,
             detail: None,
             bought: 0,
             uncertain: 0,
             done: Vec::new(),
             transient: false,
+            judgment: None,
         }
     }
     pub fn converged(&self) -> bool {
@@ -278,11 +298,42 @@ impl<M: Market> Engine<M> {
                 Err(e) => return Err(e),
             }
         }
-        self.finish_report(c, name, not_done, report).await
+        self.finish_report(c, name, not_done, report).await?;
+        if buy_round && c.is_some() {
+            self.record_stall(name, report).await?;
+        }
+        Ok(())
     }
 
-    /// How the pass ended: a halt or a removed file stops spending; what was not done, or
-    /// money still uncertain, blocks; else converged.
+    /// Records the judgment of a buy pass that reached its end: the round's stall, or none
+    /// (converged, or no round because the caps leave no room), and the streak of rounds that
+    /// bought nothing (kept as it was when no round ran).
+    async fn record_stall(&self, name: &str, report: &CampaignReport) -> Result<(), EngineError> {
+        if report.outcome == PassOutcome::SpendingStopped {
+            return Ok(());
+        }
+        let stall = report.judgment.as_ref().and_then(|j| j.stall.as_ref());
+        let streak = report
+            .judgment
+            .as_ref()
+            .map(|j| j.rounds_without_purchase)
+            .unwrap_or(0);
+        let detail = stall.map(|s| s.detail.as_str()).unwrap_or("");
+        self.store
+            .record_stall(
+                name,
+                stall.map(|s| s.reason),
+                detail,
+                streak,
+                self.clock.now(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// How the pass ended: a halt or a removed file stops spending; a stalled round stalls
+    /// (with what else was not done after its reason); what was not done, or money still
+    /// uncertain, blocks; else converged.
     async fn finish_report(
         &self,
         c: Option<&Campaign>,
@@ -309,7 +360,12 @@ impl<M: Market> Engine<M> {
                 r.uncertain.len()
             ));
         }
-        if !not_done.is_empty() {
+        if let Some(stall) = report.judgment.as_ref().and_then(|j| j.stall.clone()) {
+            not_done.insert(0, stall.detail);
+            report.outcome = PassOutcome::Stalled;
+            report.reason = Some(stall.reason);
+            report.detail = Some(not_done.join("; "));
+        } else if !not_done.is_empty() {
             report.outcome = PassOutcome::Blocked;
             report.detail = Some(not_done.join("; "));
         }

@@ -7,7 +7,7 @@ use chrono::NaiveDate;
 
 use crate::store::{
     BudgetSnapshot, ForeignLink, Halt, HeldLink, IntentFilter, IntentKind, IntentRow, IntentState,
-    RemoteIds, RoundRow, Store, StoreError,
+    RemoteIds, RoundRow, StallRow, Store, StoreError,
 };
 
 #[derive(Debug, Clone)]
@@ -21,6 +21,8 @@ pub struct Recorded {
     pub halts: Vec<Halt>,
     pub last_round: Option<RoundRow>,
     pub last_success: Option<RoundRow>,
+    /// The judgment of the last buy pass: converged, or stalled and why.
+    pub stall: Option<StallRow>,
     /// Number of start/stop intents per autobuyer id: the generation of its next transition.
     pub autobuyer_generations: BTreeMap<i64, usize>,
     /// Failed purchases that were once uncertain: their pages are never bought again
@@ -103,6 +105,7 @@ impl Recorded {
             halts,
             last_round: store.last_round(campaign).await?,
             last_success: store.last_successful_round(campaign).await?,
+            stall: store.stall(campaign).await?,
         })
     }
 
@@ -150,6 +153,7 @@ impl Recorded {
             halts,
             last_round: None,
             last_success: None,
+            stall: None,
             autobuyer_generations: BTreeMap::new(),
             blocked: Vec::new(),
             held: Vec::new(),

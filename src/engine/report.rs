@@ -41,7 +41,21 @@ pub struct CampaignStatus {
     pub last_round: Option<RoundStatus>,
     pub last_successful_round: Option<DateTime<Utc>>,
     pub spending_stopped: Option<String>,
+    /// Why the last buy round, with room under the caps, bought less than it could; `None`
+    /// when it converged (or no buy round was judged yet).
+    pub stalled: Option<StalledStatus>,
+    /// Buy rounds in a row that ran with room under the caps and bought nothing.
+    pub rounds_without_purchase: u32,
     pub uncertain: Vec<UncertainStatus>,
+}
+
+/// A stalled campaign: the closed reason (the `reason` label of
+/// `linkrunner_campaign_stalled`), since when, and what to do.
+#[derive(Debug, Clone, Serialize)]
+pub struct StalledStatus {
+    pub reason: String,
+    pub since: DateTime<Utc>,
+    pub detail: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -126,6 +140,14 @@ fn status_from(name: &str, r: &Recorded) -> CampaignStatus {
         }),
         last_successful_round: r.last_success.as_ref().map(|x| x.slot),
         spending_stopped: r.spending_stopped(false),
+        stalled: r.stall.as_ref().and_then(|s| {
+            Some(StalledStatus {
+                reason: s.reason?.as_str().to_string(),
+                since: s.since,
+                detail: s.detail.clone(),
+            })
+        }),
+        rounds_without_purchase: r.stall.as_ref().map_or(0, |s| s.rounds_without_purchase),
         uncertain: r.uncertain.iter().map(uncertain_status).collect(),
     }
 }
@@ -163,6 +185,15 @@ pub fn render_status(s: &CampaignStatus) -> String {
     let _ = writeln!(o, "campaign {}", s.campaign);
     let stopped = s.spending_stopped.as_deref().unwrap_or("no");
     let _ = writeln!(o, "  spending stopped: {stopped}");
+    if let Some(st) = &s.stalled {
+        let _ = writeln!(
+            o,
+            "  STALLED {} since {}: {}",
+            st.reason,
+            st.since.to_rfc3339(),
+            st.detail
+        );
+    }
     let project = s
         .project_id
         .map(|p| p.to_string())
@@ -222,6 +253,14 @@ pub fn render_status(s: &CampaignStatus) -> String {
         None => {
             let _ = writeln!(o, "  last round: none");
         }
+    }
+    if s.rounds_without_purchase > 0 {
+        let _ = writeln!(
+            o,
+            "  buy rounds in a row that bought nothing with room under the caps: {} (stalled as nothing_bought at {})",
+            s.rounds_without_purchase,
+            super::stall::NOTHING_BOUGHT_ROUNDS
+        );
     }
     for u in &s.uncertain {
         let _ = writeln!(

@@ -18,13 +18,30 @@ use super::lease::HeldLease;
 use super::recorded::Recorded;
 use super::{Engine, keys, plan};
 
-/// What a round did.
+/// What a round did, and what it saw — enough for [`super::stall::judge`] to say why it
+/// bought less than it could.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RoundResult {
     pub bought: u32,
     pub uncertain: u32,
+    /// Purchases not made: refused by the marketplace (counted below too) or not sent.
     pub failed: u32,
     pub searches_expired: u32,
+    /// Why the last search given up at its deadline was (`still pending`, `not found …`).
+    pub expiry: Option<String>,
+    pub searches_ready: u32,
+    /// Donors offered with a readable price, and donors skipped without one.
+    pub priced: u32,
+    pub unpriced: u32,
+    /// Links the round may buy at most (per run, daily and total limits).
+    pub wanted: u32,
+    /// Donors chosen: within `max_link_price`, not held, within the limits.
+    pub picked: u32,
+    /// Purchases refused because the balance does not cover them, and for other reasons.
+    pub balance_refused: u32,
+    pub refused: u32,
+    /// The marketplace's message of the first refusal (a balance one first).
+    pub refusal: Option<String>,
 }
 
 impl<M: Market> Engine<M> {
@@ -42,18 +59,30 @@ impl<M: Market> Engine<M> {
                 "the project is not created yet".into(),
             ));
         };
-        let mut result = RoundResult::default();
+        let mut result = RoundResult {
+            wanted: limits.max_links(),
+            ..RoundResult::default()
+        };
         let mut slots = Vec::new();
         for u in &c.urls {
             let Some(&url_id) = r.ids.urls.get(&u.url) else {
                 continue;
             };
             match self.search(c, url_id).await? {
-                Some(donors) => slots.push(url_slot(r, &u.url, url_id, &u.texts, donors)),
-                None => result.searches_expired += 1,
+                Searched::Ready { donors, unpriced } => {
+                    result.searches_ready += 1;
+                    result.priced += donors.len() as u32;
+                    result.unpriced += unpriced as u32;
+                    slots.push(url_slot(r, &u.url, url_id, &u.texts, donors));
+                }
+                Searched::Expired(why) => {
+                    result.searches_expired += 1;
+                    result.expiry = Some(why);
+                }
             }
         }
         let picks = choose(&slots, &r.taken_pages(), limits);
+        result.picked = picks.len() as u32;
         for group in group_by_tech(picks) {
             self.buy_group(lease, c, project, group, &mut result)
                 .await?;
@@ -62,8 +91,8 @@ impl<M: Market> Engine<M> {
     }
 
     /// Runs (or resumes) the search for one URL and polls it with backoff until it is ready
-    /// or its deadline passes. `None` when it expired.
-    async fn search(&self, c: &Campaign, url_id: i64) -> Result<Option<Vec<Donor>>, EngineError> {
+    /// or its deadline passes.
+    async fn search(&self, c: &Campaign, url_id: i64) -> Result<Searched, EngineError> {
         let row = match self.store.open_search(&c.name, url_id).await? {
             Some(row) => row,
             None => {
@@ -102,7 +131,7 @@ impl<M: Market> Engine<M> {
                     self.store
                         .finish_search(row.id, SearchState::Ready, polls, self.clock.now())
                         .await?;
-                    return Ok(Some(donors));
+                    return Ok(Searched::Ready { donors, unpriced });
                 }
                 SearchPoll::Pending | SearchPoll::NotFound { .. }
                     if self.clock.now() >= row.deadline =>
@@ -112,7 +141,7 @@ impl<M: Market> Engine<M> {
                     self.store
                         .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
                         .await?;
-                    return Ok(None);
+                    return Ok(Searched::Expired(why));
                 }
                 // "Not found" while the job is younger than its deadline: not ready yet.
                 SearchPoll::Pending | SearchPoll::NotFound { .. } => {
@@ -251,6 +280,16 @@ impl<M: Market> Engine<M> {
     }
 }
 
+/// How one URL's search ended.
+enum Searched {
+    Ready {
+        donors: Vec<Donor>,
+        unpriced: usize,
+    },
+    /// Given up at its deadline, and why.
+    Expired(String),
+}
+
 /// Why a search was given up at its deadline, in the words an operator reads in the log.
 fn expiry_reason(last: &SearchPoll) -> String {
     match last {
@@ -265,6 +304,18 @@ fn tally(j: Journaled<Vec<i64>>, n: u32, res: &mut RoundResult) {
     match j {
         Journaled::Done(_) | Journaled::Unreadable(_) => res.bought += n,
         Journaled::Uncertain(_) => res.uncertain += n,
+        Journaled::NotExecuted(e @ crate::market::MarketError::Rejected { .. }) => {
+            res.failed += n;
+            let balance = e.is_insufficient_balance();
+            match balance {
+                true => res.balance_refused += n,
+                false => res.refused += n,
+            }
+            // A balance refusal is what the operator must read first.
+            if res.refusal.is_none() || (balance && res.balance_refused == n) {
+                res.refusal = e.refusal_message().or_else(|| Some(e.to_string()));
+            }
+        }
         _ => res.failed += n,
     }
 }

@@ -169,6 +169,18 @@ impl FieldMap {
     }
 }
 
+/// `key=name,key=name`, in key order: what `--field-map` takes back.
+impl std::fmt::Display for FieldMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries: Vec<String> = self
+            .names
+            .iter()
+            .map(|(k, v)| format!("{}={v}", k.as_str()))
+            .collect();
+        f.write_str(&entries.join(","))
+    }
+}
+
 /// Why a name cannot be a field name or dotted path, if it cannot.
 fn check_path(name: &str) -> Result<(), &'static str> {
     if name.len() > MAX_NAME_BYTES {

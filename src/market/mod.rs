@@ -7,7 +7,8 @@
 //! - [`client`]: [`MarketClient`], the HTTP transport: auth headers, limits, answer caps,
 //!   retries of reads only; `ops`: the ten operations over it; `poll`: the search-result
 //!   fetch as an observation ("not found" forms); `list_pages`: the link list read page by
-//!   page; `classify`: outcome classes; `refused`: refusals that carry ids;
+//!   page; `classify`: outcome classes; `refused`: refusals that carry ids; `refusal`: what a
+//!   refusal says (insufficient balance);
 //!   `body`: reading answers up to the size cap.
 //! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`], [`AuthScheme`] and their headers.
 //! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
@@ -15,7 +16,8 @@
 //! - [`field_map`]: operator-named field names and dotted paths; [`redact`]: redaction of
 //!   bodies; `throttle`: client-side rate limit and concurrency bound; `test_hooks`: what only
 //!   tests use (`MarketClient::poll_search`), compiled with the `test-hooks` feature.
-//! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`.
+//! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
+//!   [`probe`]: `linkrunner probe`'s checks and findings (reads only, one donor search).
 
 pub mod auth;
 mod body;
@@ -28,7 +30,9 @@ mod list_pages;
 mod ops;
 mod paths;
 mod poll;
+pub mod probe;
 pub mod redact;
+mod refusal;
 mod refused;
 pub mod seen;
 pub mod settings;

@@ -49,6 +49,7 @@ variants!(PriceField {
     PriceRent = "priceRent",
     RentPrice = "rentPrice",
     Nested = "nested",
+    Unknown = "unknown",
 });
 variants!(CreateIds { Id = "id", Named = "named" });
 variants!(BuyAnswer { PlacementIds = "placement_ids", ResultIds = "result_ids" });
@@ -131,13 +132,16 @@ impl Shape {
 
 impl PriceField {
     /// Where the donor price is: a field name, or for `nested` the dotted path
-    /// `prices.rent` (what `--field-map price=…` must name).
+    /// `prices.rent` (what `--field-map price=…` must name). `unknown` keeps it under
+    /// `costPerMonth`, a key the client does not know: a marketplace whose price field
+    /// nobody told linkrunner about.
     pub fn name(self) -> &'static str {
         match self {
             PriceField::Price => "price",
             PriceField::PriceRent => "priceRent",
             PriceField::RentPrice => "rentPrice",
             PriceField::Nested => "prices.rent",
+            PriceField::Unknown => "costPerMonth",
         }
     }
 

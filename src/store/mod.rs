@@ -31,6 +31,7 @@ mod rounds;
 mod rows;
 mod searches;
 mod settle;
+mod stalls;
 pub mod types;
 
 use std::sync::Arc;

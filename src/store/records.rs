@@ -203,15 +203,19 @@ text_enum!(
         Failed => "failed",
         Skipped => "skipped",
         Deferred => "deferred",
+        Stalled => "stalled",
     }
 );
 
 text_enum!(
+    /// `stalled`: the round ran with room under the caps and bought less than it could, for
+    /// a reason an operator must act on ([`StallReason`]).
     RoundOutcome {
         Succeeded => "succeeded",
         Failed => "failed",
         Skipped => "skipped",
         Deferred => "deferred",
+        Stalled => "stalled",
     }
 );
 
@@ -220,6 +224,32 @@ text_enum!(
 pub struct RoundRetry {
     pub attempt: u32,
     pub bought: u32,
+}
+
+text_enum!(
+    /// Why a buy round that could buy did not: a closed set, used as the `reason` label of
+    /// `linkrunner_campaign_stalled`, in `status`, `/api/v1` and `once`. What the caps
+    /// prevent is never a stall (`converged`).
+    StallReason {
+        NoReadablePrice => "no_readable_price",
+        InsufficientBalance => "insufficient_balance",
+        PurchaseRejected => "purchase_rejected",
+        SearchNotReady => "search_not_ready",
+        NothingBought => "nothing_bought",
+    }
+);
+
+/// The judgment of a campaign's last buy pass (`campaign_stalls`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StallRow {
+    /// `None`: the last buy pass converged.
+    pub reason: Option<StallReason>,
+    pub detail: String,
+    /// Buy rounds in a row that ran with room under the caps and bought nothing.
+    pub rounds_without_purchase: u32,
+    /// When the reason in force was first recorded.
+    pub since: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,8 +19,12 @@ mod flow;
 mod forms;
 #[path = "engine/operator.rs"]
 mod operator;
+#[path = "engine/outcomes.rs"]
+mod outcomes;
 #[path = "engine/partial_truth.rs"]
 mod partial_truth;
+#[path = "engine/probe.rs"]
+mod probe;
 #[path = "engine/support.rs"]
 mod support;
 
@@ -44,7 +48,21 @@ on_both_backends!(
     partial_truth::an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_counted_until_then,
     partial_truth::a_purchase_answered_as_an_error_with_ids_is_settled_from_the_list_as_bought,
     partial_truth::a_link_that_leaves_the_list_is_released_after_the_grace,
+    outcomes::donors_priced_under_an_unknown_key_stall_as_no_readable_price_until_mapped,
+    outcomes::a_balance_too_low_stalls_as_insufficient_balance_with_the_metric_set,
+    outcomes::rounds_that_find_nothing_within_the_caps_converge_until_three_in_a_row,
+    outcomes::once_exits_3_with_the_reason_and_buys_nothing_then_converges_with_the_field_named,
+    probe::the_probe_command_prints_flags_that_once_then_converges_with,
 );
+
+/// Every sandbox variant, each on its own SQLite journal (the backend is not under test).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probe_suggests_settings_that_converge_on_every_sandbox_variant() {
+    probe::probe_suggests_settings_that_converge_on_every_sandbox_variant(
+        crate::support::db::TestDb::sqlite().await,
+    )
+    .await;
+}
 
 /// Two processes on one PostgreSQL database (SQLite is one machine, one process by design).
 mod postgres_only {

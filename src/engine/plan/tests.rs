@@ -110,6 +110,7 @@ fn recorded(budget: BudgetSnapshot) -> Recorded {
         halts: Vec::new(),
         last_round: None,
         last_success: None,
+        stall: None,
         autobuyer_generations: BTreeMap::new(),
         blocked: Vec::new(),
         held: Vec::new(),

@@ -144,14 +144,15 @@ fn setup(dims: &[(&'static str, Vec<&'static str>)], combo: &Combination) -> Set
         .collect::<Vec<_>>()
         .join(",");
     let mut map = Vec::new();
-    if value("price") == "nested" {
-        map.push("price=prices.rent");
+    let dotted = value("field_map") == "dotted";
+    match value("price") {
+        "nested" => map.push("price=prices.rent"),
+        "unknown" => map.push("price=costPerMonth"),
+        _ if dotted => map.push("price=prices.rent"),
+        _ => {}
     }
-    if value("field_map") == "dotted" {
+    if dotted {
         map.extend(["url_id=url.id", "text_id=text.id"]);
-        if value("price") != "nested" {
-            map.push("price=prices.rent");
-        }
     }
     Setup {
         shape,

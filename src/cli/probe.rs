@@ -1,0 +1,93 @@
+//! `linkrunner probe`: run once before the first `run`, and again when something looks
+//! wrong. Checks the base URL, TLS, the `Authorization` form and the cookie; on an existing
+//! project (`--project ID`) one donor search and the link list; prints what it saw (redacted)
+//! and the settings to use, and writes a redacted report to attach to a bug report. Never
+//! buys, creates nothing. The checks are `market::probe`'s.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::global::GlobalArgs;
+use super::shared::{Format, open_store};
+use crate::market::probe::{self, ProbeOptions};
+use crate::metrics::Metrics;
+
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// An existing project: start one donor search on it and read its link list.
+    #[arg(long)]
+    pub project: Option<i64>,
+    /// The promoted URL to search donors for (default: the project's first URL in the journal).
+    #[arg(long)]
+    pub url_id: Option<i64>,
+    /// Milliseconds between polls of the search result.
+    #[arg(long, default_value_t = 1000)]
+    pub poll_ms: u64,
+    /// Seconds the search may stay pending before the probe gives up on it.
+    #[arg(long, default_value_t = 120)]
+    pub wait: u64,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Write the redacted report (JSON) to this file, to attach to a bug report.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+}
+
+/// Exit 0: every check passed; 1: a problem was found (each printed), or the probe could
+/// not run.
+pub async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
+    let config = g
+        .api
+        .client_config()
+        .context("marketplace client settings")?;
+    let url_id = match (a.project, a.url_id) {
+        (Some(p), None) => first_url_of(g, p).await?,
+        (_, u) => u,
+    };
+    let opts = ProbeOptions {
+        project: a.project,
+        url_id,
+        poll_every: Duration::from_millis(a.poll_ms),
+        wait: Duration::from_secs(a.wait),
+    };
+    let redactor = config.credentials.redactor();
+    let report = probe::probe(config, &opts, Arc::new(Metrics::new())).await?;
+    let json = redactor.text(&serde_json::to_string_pretty(&report)?);
+    match a.format {
+        Format::Json => println!("{json}"),
+        Format::Text => print!("{}", redactor.text(&probe::render(&report))),
+    }
+    if let Some(path) = &a.report {
+        std::fs::write(path, format!("{json}\n"))
+            .with_context(|| format!("writing the report to {}", path.display()))?;
+        eprintln!("report written to {} (redacted)", path.display());
+    }
+    Ok(if report.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The first promoted URL the journal knows for `project`.
+async fn first_url_of(g: &GlobalArgs, project: i64) -> anyhow::Result<Option<i64>> {
+    let store = open_store(g).await?;
+    for name in store.campaign_names().await? {
+        let ids = store.remote_ids(&name).await?;
+        if ids
+            .project
+            .as_ref()
+            .is_some_and(|p| p.project_id == project)
+        {
+            return Ok(ids.urls.values().next().copied());
+        }
+    }
+    anyhow::bail!(
+        "project {project} is not in the journal of --database-url: name the promoted URL to search with --url-id"
+    )
+}
