@@ -5,9 +5,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::campaign::LoadedCampaign;
-use crate::engine::pass::{CampaignReport, PassOutcome};
+use crate::engine::pass::{CampaignReport, PassOutcome, pass_cause};
 use crate::market::Market;
-use crate::store::RoundOutcome;
+use crate::store::{CauseKind, RoundOutcome};
 
 use super::gauges;
 use super::run::{Daemon, Event};
@@ -109,7 +109,8 @@ impl<M: Market> Daemon<M> {
                 .await;
             return;
         }
-        let report = e.campaign_pass(Some(&lc.campaign), name, true).await;
+        let cause = pass_cause(Some(lc), CauseKind::Round, Some(slot));
+        let report = e.campaign_pass(Some(&lc.campaign), name, true, cause).await;
         self.finish_round(lc, slot, &report).await;
         gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
         self.emit(Event::Round { slot, report });
