@@ -9,7 +9,8 @@
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy; [`settle`]:
 //!   uncertain intents ([`policy`]: how each kind is settled, in words); [`pass`]: one pass
 //!   over every campaign; [`keys`]: natural keys.
-//! - [`report`]: `status` and `plan` output (the commands are in `cli/`).
+//! - [`report`]: `status` and `plan` output (the commands are in `cli/`); [`story`]: `history`
+//!   and `explain`: what moved money, why, and one link's whole story.
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 
 pub mod actions;
@@ -28,6 +29,7 @@ pub mod report;
 pub mod round;
 pub mod settle;
 pub mod steps;
+pub mod story;
 pub mod sync;
 
 use std::sync::Arc;
