@@ -34,6 +34,9 @@ impl<M: Market> Daemon<M> {
                     };
                 }
             }
+            if !due.is_empty() {
+                self.publish_next_rounds(&next);
+            }
             due
         };
         for (name, slot) in due {

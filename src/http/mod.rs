@@ -2,6 +2,7 @@
 //!
 //! | path | answers |
 //! |---|---|
+//! | `GET /` | the status page: HTML, read-only, no scripts or external assets ([`page`]) |
 //! | `GET /healthz` | 200 while the process is alive; no I/O |
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
 //! | `GET /metrics` | Prometheus text format |
@@ -13,6 +14,7 @@
 
 pub mod health;
 mod history;
+pub mod page;
 mod serve;
 
 use std::sync::Arc;
@@ -43,6 +45,7 @@ pub struct AppState {
 
 pub fn router(state: AppState) -> Router {
     Router::new()
+        .route("/", get(page::status_page))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
