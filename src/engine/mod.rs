@@ -9,6 +9,7 @@
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy; [`settle`]:
 //!   uncertain intents ([`policy`]: how each kind is settled, in words); [`pass`]: one pass
 //!   over every campaign; [`keys`]: natural keys.
+//! - [`review`]: `plan --format markdown`, the plan as a pull-request comment.
 //! - [`report`]: `status` and `plan` output (the commands are in `cli/`); [`story`]: `history`
 //!   and `explain`: what moved money, why, and one link's whole story.
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
@@ -26,6 +27,7 @@ pub mod plan;
 pub mod policy;
 pub mod recorded;
 pub mod report;
+pub mod review;
 pub mod round;
 pub mod settle;
 pub mod steps;
