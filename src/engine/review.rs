@@ -82,6 +82,9 @@ fn summary(plans: &[CampaignPlan], problems: &[String]) -> String {
     )
 }
 
+/// Whether an action belongs to a group of the comment.
+type ActionTest = fn(&Action) -> bool;
+
 fn is_creation(a: &Action) -> bool {
     matches!(
         a,
@@ -109,7 +112,7 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
     }
-    let groups: [(&str, fn(&Action) -> bool); 5] = [
+    let groups: [(&str, ActionTest); 5] = [
         ("Create", is_creation),
         ("Buy", |a| matches!(a, Action::BuyRound { .. })),
         ("Start", |a| {

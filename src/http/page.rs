@@ -147,7 +147,8 @@ fn render_campaign(o: &mut String, c: &CampaignStatus, next: Option<DateTime<Utc
         c.total_links_cap
     );
     let last = c.last_round.as_ref().map_or("none".to_string(), |r| {
-        format!("{} {}: {}", stamp(r.slot), r.outcome, r.detail)
+        let detail = if r.detail.is_empty() { "" } else { ": " };
+        format!("{} {}{detail}{}", stamp(r.slot), r.outcome, r.detail)
     });
     let next = next.map_or("not scheduled".to_string(), stamp);
     let _ = write!(
