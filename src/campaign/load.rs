@@ -30,10 +30,16 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
     let mut seen = HashSet::new();
     let mut outcomes = Vec::new();
     for path in paths {
-        for file in files_of(path, &mut report.problems) {
+        let files = files_of(path, &mut report.problems);
+        let commit = files.first().map(|_| commit_of(path)).unwrap_or_default();
+        for file in files {
             let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
             if seen.insert(key) {
-                outcomes.push(load_file(&file));
+                let mut o = load_file(&file);
+                if let Ok(lc) = &mut o.result {
+                    lc.git_commit = commit.clone();
+                }
+                outcomes.push(o);
             }
         }
     }
@@ -45,6 +51,20 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
         }
     }
     report
+}
+
+/// The git commit of a directory, or of a file's directory: once per path given.
+fn commit_of(path: &Path) -> Option<String> {
+    if path.is_dir() {
+        super::git::head_commit(path)
+    } else {
+        let dir = path.parent()?;
+        super::git::head_commit(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })
+    }
 }
 
 struct Outcome {
@@ -128,6 +148,7 @@ fn load_file(path: &Path) -> Outcome {
             campaign,
             path: path.to_path_buf(),
             fingerprint: sha256_hex(&bytes),
+            git_commit: None,
         })
         .map_err(|p: Problems| p.into_diagnostics(path));
     outcome

@@ -9,6 +9,7 @@
 //! | `validate`, `spend`, `autobuyers`, `rules`, `keys` | checks of meaning, all problems at once |
 //! | `checks` | limits and positioned checks those share (a leaf: it imports none of them) |
 //! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
+//! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
 
@@ -16,6 +17,7 @@ mod autobuyers;
 mod checks;
 mod diag;
 mod extra;
+mod git;
 mod keys;
 mod load;
 mod model;
@@ -30,6 +32,7 @@ mod tests;
 mod validate;
 
 pub use diag::Diagnostic;
+pub use git::head_commit;
 pub use load::{MAX_FILES, load_dir, load_paths};
 pub use model::{
     Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,

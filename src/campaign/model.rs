@@ -117,6 +117,9 @@ pub struct LoadedCampaign {
     pub path: PathBuf,
     /// SHA-256 of the file's bytes, lowercase hex: tells a changed file from a touched one.
     pub fingerprint: String,
+    /// The commit checked out in the campaigns directory when it is a git work tree (read once
+    /// per directory load, from `.git` directly).
+    pub git_commit: Option<String>,
 }
 
 /// The outcome of loading: the good campaigns and every problem. A file with any problem

@@ -12,12 +12,14 @@
 //! | [`validate`] | `validate`, `schema` |
 //! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
+//! | [`history`] | `history` and `explain`: what moved money and why |
 //! | [`sandbox`], [`demo`], [`bench`] | the sandbox marketplace, the demo, the benchmarks |
 
 pub mod api;
 pub mod bench;
 pub mod demo;
 pub mod global;
+pub mod history;
 pub mod migrate;
 pub mod once;
 pub mod plan;
@@ -67,6 +69,10 @@ pub enum Command {
     Status(status::StatusArgs),
     /// Record an operator's word: settle an uncertain intent, let a page be bought again, release a link.
     Resolve(resolve::ResolveArgs),
+    /// What moved money and why: the ledger with each movement's intent and cause.
+    History(history::HistoryArgs),
+    /// One link's or intent's story: file version, rule, price against cap, every attempt.
+    Explain(history::ExplainArgs),
     /// Create or upgrade the journal database schema, then exit.
     Migrate,
     /// Check the marketplace before the first run: base URL, TLS, auth form, cookie; with
@@ -92,6 +98,8 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => run::run(&g, &a).await,
         Command::Status(a) => status::status(&g, &a).await,
         Command::Resolve(a) => resolve::resolve(&g, &a).await,
+        Command::History(a) => history::history(&g, &a).await,
+        Command::Explain(a) => history::explain(&g, &a).await,
         Command::Migrate => migrate::migrate(&g).await,
         Command::Probe(a) => probe::probe(&g, &a).await,
         Command::Demo(a) => demo::demo(&g, &a).await,

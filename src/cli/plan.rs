@@ -6,11 +6,12 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::global::GlobalArgs;
-use super::shared::{Format, load_campaigns, open_store};
+use super::shared::{load_campaigns, open_store};
 use crate::clock;
 use crate::engine::plan::{plan_campaign, plan_removed};
 use crate::engine::recorded::Recorded;
 use crate::engine::report::render_plan;
+use crate::engine::review::render_markdown;
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
@@ -18,8 +19,18 @@ pub struct PlanArgs {
     /// `--campaigns` directory, and clap panics when one id has two types.
     #[arg(value_name = "CAMPAIGN")]
     pub only: Vec<String>,
+    /// `markdown`: the plan as a pull-request comment (see `deploy/ci/`).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub format: PlanFormat,
+}
+
+/// `plan --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum PlanFormat {
+    #[default]
+    Text,
+    Json,
+    Markdown,
 }
 
 pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
@@ -41,8 +52,12 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
         }
     }
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
-        Format::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),
+        PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
+        PlanFormat::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),
+        PlanFormat::Markdown => {
+            let problems: Vec<String> = loaded.problems.iter().map(|d| d.to_string()).collect();
+            print!("{}", render_markdown(&plans, &problems));
+        }
     }
     if !loaded.problems.is_empty() {
         return Ok(ExitCode::from(1));

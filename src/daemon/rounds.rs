@@ -5,9 +5,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::campaign::{Campaign, LoadedCampaign};
-use crate::engine::pass::{CampaignReport, PassOutcome};
+use crate::engine::pass::{CampaignReport, PassOutcome, pass_cause};
 use crate::market::Market;
-use crate::store::{RoundOutcome, RoundRetry, RoundState};
+use crate::store::{CauseKind, RoundOutcome, RoundRetry, RoundState};
 
 use super::gauges;
 use super::run::{Daemon, Event};
@@ -33,6 +33,9 @@ impl<M: Market> Daemon<M> {
                             .unwrap_or(now + chrono::Duration::days(366)),
                     };
                 }
+            }
+            if !due.is_empty() {
+                self.publish_next_rounds(&next);
             }
             due
         };
@@ -123,7 +126,8 @@ impl<M: Market> Daemon<M> {
             return;
         }
         let campaign = left_of_slot(&lc.campaign, retry);
-        let report = e.campaign_pass(Some(&campaign), name, true).await;
+        let cause = pass_cause(Some(lc), CauseKind::Round, Some(slot));
+        let report = e.campaign_pass(Some(&campaign), name, true, cause).await;
         let attempt = retry.map_or(1, |r| r.attempt);
         self.finish_round(lc, slot, attempt, &report).await;
         gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;

@@ -211,6 +211,7 @@ impl<M: Market> Daemon<M> {
         for lc in set.campaigns() {
             self.schedule_campaign(&mut next, &lc, summary.changed.contains(&lc.campaign.name));
         }
+        self.publish_next_rounds(&next);
         let to_reconcile = if summary.removed.is_empty() {
             Some(summary.changed.clone())
         } else {
@@ -218,6 +219,12 @@ impl<M: Market> Daemon<M> {
         };
         self.emit(Event::Reloaded(summary));
         to_reconcile
+    }
+
+    /// Tells the status page when each campaign's next round is due.
+    pub(super) fn publish_next_rounds(&self, next: &HashMap<String, (Cron, DateTime<Utc>)>) {
+        let due = next.iter().map(|(n, (_, at))| (n.clone(), *at)).collect();
+        self.health.set_next_rounds(due);
     }
 
     fn schedule_campaign(

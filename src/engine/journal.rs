@@ -157,7 +157,12 @@ impl<M: Market> Engine<M> {
     ) -> Result<Result<Vec<AttemptRef>, Journaled<T>>, EngineError> {
         match self
             .store
-            .begin_intents(lease.token(), intents, self.clock.now())
+            .begin_intents_because(
+                lease.token(),
+                intents,
+                Some(lease.cause()),
+                self.clock.now(),
+            )
             .await?
         {
             BeginOutcome::Started(ids) => Ok(Ok(ids)),

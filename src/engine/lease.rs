@@ -14,7 +14,7 @@ use std::time::Duration as StdDuration;
 use chrono::{DateTime, Duration, Utc};
 
 use crate::clock::SharedClock;
-use crate::store::{LeaseToken, Store};
+use crate::store::{CauseKind, IntentCause, LeaseToken, Store};
 
 use super::error::EngineError;
 
@@ -30,6 +30,8 @@ pub struct HeldLease {
     token: LeaseToken,
     ttl: Duration,
     state: Arc<Mutex<State>>,
+    /// Why the pass holding it runs: recorded with every intent it begins.
+    cause: Arc<IntentCause>,
 }
 
 impl HeldLease {
@@ -42,7 +44,18 @@ impl HeldLease {
             token,
             ttl,
             state: Arc::new(Mutex::new(state)),
+            cause: Arc::new(IntentCause::bare(CauseKind::Reconcile)),
         }
+    }
+
+    /// The same lease, recording `cause` with the intents begun under it.
+    pub fn with_cause(mut self, cause: IntentCause) -> Self {
+        self.cause = Arc::new(cause);
+        self
+    }
+
+    pub fn cause(&self) -> &IntentCause {
+        &self.cause
     }
 
     /// The token the store checks (its fence never changes while we hold it).

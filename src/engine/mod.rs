@@ -10,7 +10,9 @@
 //!   uncertain intents ([`policy`]: how each kind is settled, in words); [`pass`]: one pass
 //!   over every campaign; [`keys`]: natural keys; [`stall`]: why a round that could buy did
 //!   not (honest outcomes).
-//! - [`report`]: `status` and `plan` output (the commands are in `cli/`).
+//! - [`review`]: `plan --format markdown`, the plan as a pull-request comment.
+//! - [`report`]: `status` and `plan` output (the commands are in `cli/`); [`story`]: `history`
+//!   and `explain`: what moved money, why, and one link's whole story.
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
@@ -27,11 +29,13 @@ pub mod plan;
 pub mod policy;
 pub mod recorded;
 pub mod report;
+pub mod review;
 pub mod round;
 pub mod settle;
 pub mod slots;
 pub mod stall;
 pub mod steps;
+pub mod story;
 pub mod sync;
 
 use std::sync::Arc;

@@ -6,7 +6,7 @@ use tracing::Instrument;
 
 use crate::campaign::{Campaign, LoadedCampaign};
 use crate::market::Market;
-use crate::store::{Halt, HaltScope, StallReason};
+use crate::store::{CauseKind, Halt, HaltScope, IntentCause, StallReason};
 
 use super::Engine;
 use super::error::EngineError;
@@ -141,12 +141,21 @@ impl<M: Market> Engine<M> {
         for lc in campaigns {
             let slot = self.slots.take().await;
             let (e, c) = (self.clone(), lc.campaign.clone());
-            set.spawn(slot.run(async move { e.campaign_pass(Some(&c), &c.name, buy_round).await }));
+            let kind = if buy_round {
+                CauseKind::Round
+            } else {
+                CauseKind::Reconcile
+            };
+            let cause = pass_cause(Some(lc), kind, None);
+            set.spawn(
+                slot.run(async move { e.campaign_pass(Some(&c), &c.name, buy_round, cause).await }),
+            );
         }
         for name in removed {
             let slot = self.slots.take().await;
             let e = self.clone();
-            set.spawn(slot.run(async move { e.campaign_pass(None, &name, false).await }));
+            let cause = pass_cause(None, CauseKind::Removal, None);
+            set.spawn(slot.run(async move { e.campaign_pass(None, &name, false, cause).await }));
         }
         let mut reports = Vec::new();
         while let Some(r) = set.join_next().await {
@@ -162,12 +171,14 @@ impl<M: Market> Engine<M> {
     }
 
     /// One campaign's pass, under its in-process lock: `c` is `None` when its file was
-    /// removed. Never fails: how it ended is in the report.
+    /// removed; `cause` is recorded with every intent the pass begins. Never fails: how it
+    /// ended is in the report.
     pub async fn campaign_pass(
         &self,
         c: Option<&Campaign>,
         name: &str,
         buy_round: bool,
+        cause: IntentCause,
     ) -> CampaignReport {
         let span = tracing::info_span!("campaign", campaign = %name, holder = %self.holder);
         let lock = self.campaign_lock(name);
@@ -176,7 +187,7 @@ impl<M: Market> Engine<M> {
         let _guard = self.slots.idle(lock.lock()).await;
         let mut report = CampaignReport::new(name);
         let result = self
-            .pass_under_lease(c, name, buy_round, &mut report)
+            .pass_under_lease(c, name, (buy_round, cause), &mut report)
             .instrument(span)
             .await;
         if let Err(e) = result {
@@ -208,7 +219,7 @@ impl<M: Market> Engine<M> {
         &self,
         c: Option<&Campaign>,
         name: &str,
-        buy_round: bool,
+        (buy_round, cause): (bool, IntentCause),
         report: &mut CampaignReport,
     ) -> Result<(), EngineError> {
         if let Some(c) = c {
@@ -227,7 +238,7 @@ impl<M: Market> Engine<M> {
             report.detail = Some("another process holds this campaign's lease".into());
             return Ok(());
         };
-        let lease = HeldLease::new(token, self.settings.lease_ttl);
+        let lease = HeldLease::new(token, self.settings.lease_ttl).with_cause(cause);
         let renewal = lease.keep_renewed(self.store.clone(), self.clock.clone());
         let result = self
             .settle_and_run_plan(&lease, c, name, buy_round, report)
@@ -412,6 +423,24 @@ impl<M: Market> Engine<M> {
             Err(e) => Err(self.read_error(e)),
         }
     }
+}
+
+/// Why a pass runs, with the file version it runs: `lc` is `None` for a removed file; `slot`
+/// is a scheduled round's.
+pub fn pass_cause(
+    lc: Option<&LoadedCampaign>,
+    kind: CauseKind,
+    slot: Option<chrono::DateTime<chrono::Utc>>,
+) -> IntentCause {
+    let mut cause = IntentCause::bare(kind);
+    cause.slot = slot;
+    if let Some(lc) = lc {
+        cause.file_digest = Some(lc.fingerprint.clone());
+        cause.git_commit = lc.git_commit.clone();
+        cause.monthly_cap = Some(lc.campaign.budget.monthly);
+        cause.max_link_price = Some(lc.campaign.budget.max_link_price);
+    }
+    cause
 }
 
 /// Whether the pass reads the link list before it plans: something waits for it (an

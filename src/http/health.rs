@@ -1,9 +1,12 @@
 //! Readiness: the database answers, campaigns are loaded, the marketplace has not rejected
 //! our credentials, and the process is not shutting down. Each is reported separately.
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::store::Store;
@@ -12,6 +15,9 @@ use crate::store::Store;
 pub struct Health {
     campaigns_loaded: AtomicBool,
     shutting_down: AtomicBool,
+    /// When each buying campaign's next round is due, as the daemon's timer has it (the
+    /// status page shows it; the journal does not know schedules).
+    next_rounds: Mutex<BTreeMap<String, DateTime<Utc>>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -45,6 +51,13 @@ impl Health {
     }
     pub fn is_shutting_down(&self) -> bool {
         self.shutting_down.load(Ordering::SeqCst)
+    }
+    pub fn set_next_rounds(&self, next: BTreeMap<String, DateTime<Utc>>) {
+        *self.next_rounds.lock().unwrap_or_else(|e| e.into_inner()) = next;
+    }
+    pub fn next_round(&self, campaign: &str) -> Option<DateTime<Utc>> {
+        let next = self.next_rounds.lock().unwrap_or_else(|e| e.into_inner());
+        next.get(campaign).copied()
     }
 
     pub async fn readiness(&self, store: &Store) -> Readiness {

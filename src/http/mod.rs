@@ -2,15 +2,19 @@
 //!
 //! | path | answers |
 //! |---|---|
+//! | `GET /` | the status page: HTML, read-only, no scripts or external assets ([`page`]) |
 //! | `GET /healthz` | 200 while the process is alive; no I/O |
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /api/v1/campaigns`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows |
+//! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
 //!
 //! Other methods get 405, unknown paths 404. Bodies, header time, request time and
 //! concurrency are bounded so a hostile client cannot starve `/healthz`.
 
 pub mod health;
+mod history;
+pub mod page;
 mod serve;
 
 use std::sync::Arc;
@@ -41,11 +45,16 @@ pub struct AppState {
 
 pub fn router(state: AppState) -> Router {
     Router::new()
+        .route("/", get(page::status_page))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/api/v1/campaigns", get(campaigns))
         .route("/api/v1/campaigns/{name}", get(campaign))
+        .route(
+            "/api/v1/campaigns/{name}/history",
+            get(history::campaign_history),
+        )
         .fallback(|| async {
             (
                 StatusCode::NOT_FOUND,
@@ -102,12 +111,16 @@ async fn campaigns(State(s): State<AppState>) -> Response {
     Json(all).into_response()
 }
 
-async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Response {
-    if name.len() > 63
-        || !name
+/// Whether `name` can be a campaign's name at all: anything else is answered 404 unread.
+pub(crate) fn plausible_name(name: &str) -> bool {
+    name.len() <= 63
+        && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
+}
+
+async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Response {
+    if !plausible_name(&name) {
         return (
             StatusCode::NOT_FOUND,
             Json(serde_json::json!({ "error": "no such campaign" })),
@@ -128,7 +141,7 @@ async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Respon
     }
 }
 
-fn unavailable(s: &AppState, e: crate::store::StoreError) -> Response {
+pub(crate) fn unavailable(s: &AppState, e: crate::store::StoreError) -> Response {
     s.metrics.database_errors_total.inc();
     tracing::warn!(error = %e, "status API: journal unavailable");
     (

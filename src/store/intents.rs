@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::causes::{IntentCause, insert_causes};
 use super::records::{LeaseToken, day_text};
 use super::reserve;
 use super::rows::{col, count, db, parsed, time};
@@ -39,6 +40,18 @@ impl Store {
         batch: &[NewIntent],
         now: DateTime<Utc>,
     ) -> Result<BeginOutcome, StoreError> {
+        self.begin_intents_because(lease, batch, None, now).await
+    }
+
+    /// [`Store::begin_intents`], recording `cause` for every started attempt in the same
+    /// transaction (the engine always gives one; `history` and `explain` read it).
+    pub async fn begin_intents_because(
+        &self,
+        lease: &LeaseToken,
+        batch: &[NewIntent],
+        cause: Option<&IntentCause>,
+        now: DateTime<Utc>,
+    ) -> Result<BeginOutcome, StoreError> {
         let started = Instant::now();
         if let Some(other) = batch.iter().find(|i| i.campaign != lease.campaign) {
             return Err(StoreError::invalid(format!(
@@ -49,6 +62,9 @@ impl Store {
         let result = async {
             let mut tx = self.write_tx("begin_intents").await?;
             let outcome = begin_in(&mut tx, lease, batch, now).await?;
+            if let (BeginOutcome::Started(ids), Some(cause)) = (&outcome, cause) {
+                insert_causes(&mut tx, ids, cause, now).await?;
+            }
             match outcome {
                 BeginOutcome::Started(_) => tx.commit().await,
                 _ => tx.rollback().await,

@@ -8,7 +8,8 @@
 //!   `settle`: complete and resolve, applying effects; `evidence`: the effect an operator's
 //!   resolution implies; `reserve`: reservations against the caps; `budget`: caps and the
 //!   append-only ledger; `remote`: ids the marketplace gave us; `links`: held links and list sync;
-//!   `searches`, `rounds`, `leases`, `halts`.
+//!   `searches`, `rounds`, `leases`, `halts`; `causes`: why each attempt was made, and the
+//!   history of the ledger with its causes.
 //!
 //! Why runtime-checked queries: sqlx's `query!` checks against one database per crate; one SQL
 //! text per query, accepted by both dialects, is checked instead by one test suite run on both
@@ -16,6 +17,7 @@
 //! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
 
 mod budget;
+mod causes;
 pub mod error;
 mod evidence;
 mod foreign;
@@ -40,6 +42,7 @@ use std::time::{Duration, Instant};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
+pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
 pub use halts::{Halt, HaltScope};
 pub use links::LinkRef;

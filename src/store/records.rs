@@ -84,7 +84,7 @@ impl BudgetSnapshot {
 }
 
 /// One append-only movement of the commitment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LedgerEntry {
     pub id: i64,
     pub campaign: String,

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::budget::{self, Movement};
+use super::causes::{CauseKind, IntentCause, insert_causes};
 use super::evidence::effect_from_request;
 use super::intents::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
@@ -106,6 +107,13 @@ impl Store {
                 Resolution::NotCreated => release(&mut tx, &claimed, now).await?,
             }
             let row = note_resolution(&mut tx, id, reason, now).await?;
+            let attempt = AttemptRef {
+                intent: id,
+                attempt: claimed.row.attempts,
+            };
+            let mut cause = IntentCause::bare(CauseKind::Resolve);
+            cause.note = reason.to_string();
+            insert_causes(&mut tx, &[attempt], &cause, now).await?;
             tx.commit().await.map_err(db("resolve_intent"))?;
             Ok(row)
         }

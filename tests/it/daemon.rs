@@ -16,5 +16,7 @@ mod replicas;
 mod schedule;
 #[path = "daemon/signals.rs"]
 mod signals;
+#[path = "daemon/status_page.rs"]
+mod status_page;
 #[path = "daemon/support.rs"]
 mod support;

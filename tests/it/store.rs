@@ -4,6 +4,8 @@
 
 #[path = "store/budget.rs"]
 mod budget;
+#[path = "store/history.rs"]
+mod history;
 #[path = "store/intents.rs"]
 mod intents;
 #[path = "store/invariants.rs"]
@@ -23,6 +25,8 @@ mod support;
 
 on_both_backends!(
     intents::migrations_are_idempotent,
+    history::each_attempt_records_its_cause_and_a_resolve_adds_the_operators,
+    history::intents_begun_without_a_cause_have_none_and_history_still_lists_them,
     intents::store_reports_the_backend_its_url_names,
     intents::purchase_that_succeeds_becomes_a_held_link_and_keeps_its_commitment,
     intents::failed_purchase_releases_its_reservation,

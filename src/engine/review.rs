@@ -1,0 +1,190 @@
+//! `plan --format markdown`: the plan as a pull-request comment. A one-line summary on top,
+//! then per campaign what will be created, bought, started, stopped and settled, what will
+//! not be applied and why, and the money (commitment now, worst case after the next pass,
+//! headroom). Text from campaign files is escaped so a file under review cannot inject
+//! markup, mentions or links into the comment.
+
+use std::fmt::Write as _;
+
+use crate::money::Money;
+
+use super::plan::{Action, CampaignPlan};
+
+/// The comment's first line, also used to find and update an earlier comment.
+pub const MARKER: &str = "<!-- linkrunner-plan -->";
+
+/// The whole comment for `plans`; `problems` are campaign files that failed validation.
+pub fn render_markdown(plans: &[CampaignPlan], problems: &[String]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{MARKER}\n{}\n", summary(plans, problems));
+    if !problems.is_empty() {
+        o.push_str("### Files that fail validation (nothing of them is applied)\n\n");
+        for p in problems {
+            let _ = writeln!(o, "- {}", md(p));
+        }
+        o.push('\n');
+    }
+    for p in plans {
+        render_campaign(&mut o, p);
+    }
+    o
+}
+
+/// `**linkrunner plan**: 2 of 3 campaign(s) change: …; commitment … → worst case … of … RUB`.
+fn summary(plans: &[CampaignPlan], problems: &[String]) -> String {
+    let changing = plans.iter().filter(|p| p.has_changes()).count();
+    let count = |f: fn(&Action) -> bool| {
+        plans
+            .iter()
+            .flat_map(|p| &p.actions)
+            .filter(|a| f(a))
+            .count()
+    };
+    let mut parts = vec![format!("{changing} of {} campaign(s) change", plans.len())];
+    for (n, word) in [
+        (count(is_creation), "creation(s)"),
+        (
+            count(|a| matches!(a, Action::BuyRound { .. })),
+            "buy round(s)",
+        ),
+        (
+            count(|a| matches!(a, Action::SetAutobuyer { running: true, .. })),
+            "start(s)",
+        ),
+        (count(is_stop), "stop(s)"),
+        (
+            count(|a| matches!(a, Action::Settle { .. })),
+            "settlement(s)",
+        ),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
+    let unapplied: usize = plans.iter().map(|p| p.unapplied.len()).sum();
+    if unapplied > 0 {
+        parts.push(format!("**{unapplied} not applied**"));
+    }
+    if !problems.is_empty() {
+        parts.push(format!("**{} file problem(s)**", problems.len()));
+    }
+    let sum = |f: fn(&CampaignPlan) -> Money| {
+        plans.iter().fold(Money::ZERO, |a, p| {
+            a.checked_add(f(p)).unwrap_or(Money::MAX)
+        })
+    };
+    format!(
+        "**linkrunner plan**: {}; commitment {} → worst case {} of {} RUB/month",
+        parts.join(", "),
+        sum(|p| p.money.committed),
+        sum(|p| p.money.worst_after_round),
+        sum(|p| p.money.cap)
+    )
+}
+
+/// Whether an action belongs to a group of the comment.
+type ActionTest = fn(&Action) -> bool;
+
+fn is_creation(a: &Action) -> bool {
+    matches!(
+        a,
+        Action::CreateProject { .. }
+            | Action::AddTexts { .. }
+            | Action::CreateFilter { .. }
+            | Action::CreateAutobuyer { .. }
+    )
+}
+
+fn is_stop(a: &Action) -> bool {
+    matches!(
+        a,
+        Action::SetAutobuyer { running: false, .. } | Action::SettleStop { .. }
+    )
+}
+
+fn render_campaign(o: &mut String, p: &CampaignPlan) {
+    let mark = if p.has_changes() {
+        "changes"
+    } else {
+        "no change"
+    };
+    let _ = writeln!(o, "### `{}`: {mark}\n", p.campaign.replace('`', "'"));
+    if let Some(why) = &p.spending_stopped {
+        let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
+    }
+    let groups: [(&str, ActionTest); 5] = [
+        ("Create", is_creation),
+        ("Buy", |a| matches!(a, Action::BuyRound { .. })),
+        ("Start", |a| {
+            matches!(a, Action::SetAutobuyer { running: true, .. })
+        }),
+        ("Stop", is_stop),
+        ("Settle", |a| matches!(a, Action::Settle { .. })),
+    ];
+    for (title, belongs) in groups {
+        let items: Vec<_> = p.actions.iter().filter(|a| belongs(a)).collect();
+        if items.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "**{title}**");
+        for a in items {
+            let _ = writeln!(o, "- {}", md(&a.describe()));
+        }
+        o.push('\n');
+    }
+    if !p.notices.is_empty() {
+        o.push_str("**Not applied, and why**\n");
+        for n in &p.notices {
+            let _ = writeln!(o, "- ⚠️ {}", md(n));
+        }
+        o.push('\n');
+    }
+    render_money(o, p);
+}
+
+fn render_money(o: &mut String, p: &CampaignPlan) {
+    let m = &p.money;
+    let _ = writeln!(
+        o,
+        "| money (RUB/month) | now | after the next pass |\n|---|---:|---:|\n\
+         | commitment (worst case) | {} | {} |\n| headroom under the cap of {} | {} | {} |\n\
+         | uncertain | {} | |\n| released first / acquired | | −{} / +{} |\n",
+        m.committed,
+        m.worst_after_round,
+        m.cap,
+        m.headroom,
+        m.headroom_after_round,
+        m.uncertain,
+        m.releases,
+        m.acquisitions
+    );
+    let _ = writeln!(
+        o,
+        "Links: today {}/{}, total {}/{}.\n",
+        m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap
+    );
+}
+
+/// Text made inert in Markdown: markup characters are backslash-escaped, `<`/`>` become
+/// entities (no HTML), `@` cannot mention, and newlines cannot start a new block.
+pub fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '@' => out.push_str("&#64;"),
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '#' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

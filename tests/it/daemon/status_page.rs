@@ -1,0 +1,172 @@
+//! `GET /`: the status page of a running daemon, and its escaping of hostile campaign names
+//! and marketplace strings.
+
+use std::sync::Arc;
+
+use chrono::Duration;
+use linkrunner::daemon::run::Event;
+use linkrunner::http::{AppState, Health, router, serve};
+use linkrunner::metrics::Metrics;
+use linkrunner::store::{
+    BeginOutcome, CampaignCaps, HaltScope, IntentKind, NewIntent, Outcome, RoundOutcome,
+};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::support::{World, at, campaign_yaml, get, http};
+use crate::support::db::TestDb;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round() {
+    // Arrange
+    let world = World::new(at(9, 0, 30)).await;
+    world.write("a.yaml", &campaign_yaml("alpha-shop", "0 9 * * *", 4000));
+    world.write("b.yaml", &campaign_yaml("beta-shop", "30 10 * * *", 2500));
+    let mut daemon = world.start().await;
+    daemon
+        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
+        .await;
+
+    // Act
+    let answer = http()
+        .get(format!("{}/", daemon.base))
+        .send()
+        .await
+        .unwrap();
+    let headers = answer.headers().clone();
+    let body = answer.text().await.unwrap();
+
+    // Assert
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(
+        headers["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'none'")
+    );
+    assert!(body.contains("<meta http-equiv=\"refresh\""), "{body}");
+    assert!(
+        body.contains("<h2>alpha-shop</h2>") && body.contains("<h2>beta-shop</h2>"),
+        "{body}"
+    );
+    assert!(
+        body.contains("of 4000 RUB") && body.contains("of 2500 RUB"),
+        "{body}"
+    );
+    assert!(
+        body.contains("2026-11-23T09:00:00Z"),
+        "alpha's next round: {body}"
+    );
+    assert!(
+        body.contains("2026-11-22T10:30:00Z"),
+        "beta's next round: {body}"
+    );
+    for external in ["<script", "src=", "href=", "http://", "https://"] {
+        assert!(
+            !body.contains(external),
+            "no {external} on the page: {body}"
+        );
+    }
+    daemon.stop().await;
+}
+
+const HOSTILE_NAME: &str = "<script>alert('name')</script>";
+const HOSTILE_ERROR: &str = "\"><img src=x onerror=alert(1)>";
+const HOSTILE_DETAIL: &str = "</dd><iframe srcdoc='x'>";
+
+/// A journal holding hostile strings where the page shows text: a campaign name (the journal
+/// does not check names), a marketplace error, a round detail and halt reasons.
+async fn hostile_journal(db: &TestDb) {
+    let s = &db.store;
+    let t0 = at(9, 0, 0);
+    let caps = CampaignCaps {
+        name: HOSTILE_NAME.into(),
+        monthly_cap: linkrunner::money::Money::from_rubles(100),
+        daily_links: 1,
+        total_links: 1,
+    };
+    s.upsert_campaign(&caps, t0).await.unwrap();
+    let lease = s
+        .try_acquire_lease(HOSTILE_NAME, "h", Duration::minutes(5), t0)
+        .await
+        .unwrap()
+        .unwrap();
+    let intent = NewIntent {
+        campaign: HOSTILE_NAME.into(),
+        kind: IntentKind::CreateFilter,
+        natural_key: "k".into(),
+        fingerprint: "f".into(),
+        request: serde_json::json!({}),
+        reserve: None,
+    };
+    let BeginOutcome::Started(ids) = s.begin_intents(&lease, &[intent], t0).await.unwrap() else {
+        panic!("started")
+    };
+    let uncertain = Outcome::Uncertain {
+        error: HOSTILE_ERROR.into(),
+    };
+    s.complete_intent(ids[0], uncertain, None, t0)
+        .await
+        .unwrap();
+    s.claim_round(HOSTILE_NAME, t0, "h", t0).await.unwrap();
+    s.finish_round(HOSTILE_NAME, t0, RoundOutcome::Failed, HOSTILE_DETAIL, t0)
+        .await
+        .unwrap();
+    let scope = HaltScope::Campaign(HOSTILE_NAME.into());
+    s.set_halt(&scope, HOSTILE_ERROR, t0).await.unwrap();
+    s.set_halt(&HaltScope::Global, HOSTILE_DETAIL, t0)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
+    // Arrange
+    let db = TestDb::sqlite().await;
+    hostile_journal(&db).await;
+    let state = AppState {
+        metrics: Arc::new(Metrics::new()),
+        store: db.store.clone(),
+        health: Arc::new(Health::default()),
+        clock: linkrunner::clock::system(),
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    tokio::spawn(serve(listener, router(state), stop.clone()));
+
+    // Act
+    let (status, body) = get(&format!("http://{addr}/")).await;
+
+    // Assert
+    stop.cancel();
+    assert_eq!(status, 200, "{body}");
+    for raw in ["<script", "<img", "<iframe"] {
+        assert!(
+            !body.contains(raw),
+            "{raw} reached the page unescaped: {body}"
+        );
+    }
+    assert!(
+        body.contains("&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;"),
+        "{body}"
+    );
+    assert!(
+        body.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"),
+        "{body}"
+    );
+    assert!(
+        body.contains("&lt;/dd&gt;&lt;iframe srcdoc=&#39;x&#39;&gt;"),
+        "{body}"
+    );
+    assert!(body.contains("All spending stopped"), "{body}");
+    assert!(
+        body.contains("linkrunner resolve"),
+        "the command to run: {body}"
+    );
+}

@@ -1,0 +1,135 @@
+//! `history` and `explain` after a run with uncertain purchases and an operator's resolve:
+//! every movement of the commitment names its intent and why it was made (the round, the
+//! file version, the git commit), and a resolved link's story shows the operator's word.
+
+use std::collections::BTreeSet;
+
+use linkrunner::engine::story::{self, Subject};
+use linkrunner::engine::{EngineSettings, UnpagedList};
+use linkrunner::sandbox::{Behaviour, Faults, ListPaging, Op};
+use linkrunner::store::{CauseKind, IntentKind, IntentState, Resolution};
+
+use super::fixtures::ACME;
+use super::support::{TestDb, World, pass_with, sandbox_config};
+use crate::support::app::fast_settings;
+
+const COMMIT: &str = "c0ffee0123456789abcdef0123456789abcdef01";
+
+/// The campaign directory as a git work tree on branch `main` at [`COMMIT`].
+fn make_git_work_tree(w: &World) {
+    let git = w.dir.path().join(".git");
+    std::fs::create_dir_all(git.join("refs/heads")).unwrap();
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(git.join("refs/heads/main"), format!("{COMMIT}\n")).unwrap();
+}
+
+pub async fn history_and_explain_name_the_round_the_file_version_and_the_operators_resolve(
+    db: TestDb,
+) {
+    let mut cfg = sandbox_config();
+    // A one-link first page that does not say it is one: absence from it proves nothing, so
+    // the purchases it does not show stay uncertain until an operator speaks.
+    cfg.behaviour = Behaviour {
+        list_page_size: Some(1),
+        list_paging: ListPaging::None,
+        ..Behaviour::default()
+    };
+    cfg.faults = Faults {
+        drop_after_commit_rate: 1.0,
+        drop_ops: Some(BTreeSet::from([Op::BuyLinks])),
+        ..Faults::default()
+    };
+    let w = World::new(db, cfg).await;
+    make_git_work_tree(&w);
+    w.write_campaign("acme-shoes", ACME);
+    let digest = w.campaigns()[0].fingerprint.clone();
+    let engine = w
+        .engine_with(EngineSettings {
+            unpaged_list: UnpagedList::Partial,
+            ..fast_settings()
+        })
+        .await;
+    pass_with(&engine, &w.campaigns(), true).await;
+    let uncertain: Vec<_> = w
+        .recorded("acme-shoes")
+        .await
+        .uncertain
+        .into_iter()
+        .filter(|i| i.kind == IntentKind::Purchase)
+        .collect();
+    assert!(
+        !uncertain.is_empty(),
+        "cut answers left purchases uncertain"
+    );
+    let resolved = &uncertain[0];
+    let page = resolved.request["page_id"].as_i64().unwrap();
+    let link = w
+        .ledger()
+        .purchases
+        .iter()
+        .find(|p| p.page_id == page)
+        .expect("the marketplace executed the purchase")
+        .link_id;
+    let why = "seen in the marketplace's web UI";
+    w.store()
+        .resolve_intent(
+            resolved.id,
+            Resolution::Created { remote_id: link },
+            why,
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    w.sandbox.set_faults(Faults::default()).unwrap();
+    pass_with(&engine, &w.campaigns(), false).await;
+
+    let lines = story::history(w.store(), Some("acme-shoes"), None)
+        .await
+        .unwrap();
+    let committed = w
+        .store()
+        .budget("acme-shoes", chrono::Utc::now().date_naive())
+        .await
+        .unwrap();
+    let sum = lines.iter().map(|l| l.delta.kopecks()).sum::<i64>();
+    assert_eq!(
+        sum,
+        committed.committed.kopecks(),
+        "history sums to the commitment"
+    );
+    let reserves: Vec<_> = lines
+        .iter()
+        .filter(|l| l.reason == "reserve" && l.kind.as_deref() == Some("purchase"))
+        .collect();
+    assert!(!reserves.is_empty(), "{lines:#?}");
+    for l in &reserves {
+        let c = l.cause.as_ref().expect("every reservation has its cause");
+        assert_eq!(c.kind, CauseKind::Round, "{l:?}");
+        assert_eq!(c.file_digest.as_deref(), Some(digest.as_str()));
+        assert_eq!(c.git_commit.as_deref(), Some(COMMIT));
+    }
+    let csv = story::render_history_csv(&lines);
+    assert_eq!(csv.lines().count(), lines.len() + 1, "{csv}");
+    assert!(csv.contains(COMMIT), "{csv}");
+
+    let s = story::explain(w.store(), Subject::Either(link))
+        .await
+        .unwrap()
+        .expect("the link's story");
+    assert_eq!(s.intent_id, resolved.id);
+    assert_eq!(s.link_id, Some(link));
+    assert_eq!(s.state, IntentState::Succeeded.as_str());
+    let kinds: Vec<_> = s.causes.iter().map(|c| c.cause.kind).collect();
+    assert_eq!(kinds, [CauseKind::Round, CauseKind::Resolve], "{s:#?}");
+    let text = story::render_story(&s);
+    assert!(
+        text.contains(&format!("operator's resolve: {why}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("within budget.max_link_price 150 RUB"),
+        "{text}"
+    );
+    assert!(text.contains(&COMMIT[..12]), "{text}");
+    assert!(text.contains("reserve"), "{text}");
+}
