@@ -220,7 +220,7 @@ mod tests {
             rate_limit: 200,
             campaign_concurrency: None,
             max_concurrency: None,
-            pacing: crate::market::Pacing::Window,
+            pacing: crate::market::Pacing::Even,
             poll_initial: Duration::from_millis(2000),
             poll_max: Duration::from_millis(30000),
             pending_polls: 1,

@@ -103,7 +103,7 @@ impl ClientConfig {
             auth_scheme: AuthScheme::Bearer,
             field_map: FieldMap::default(),
             rate_limit: NonZeroU32::new(5).expect("5 is not zero"),
-            pacing: super::throttle::Pacing::Window,
+            pacing: super::throttle::Pacing::Even,
             max_concurrency: 4,
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
