@@ -166,6 +166,15 @@ fn render_waiting(o: &mut String, c: &CampaignStatus) {
     if let Some(why) = &c.spending_stopped {
         let _ = write!(o, "<p class=\"halt\">Spending stopped: {}</p>", esc(why));
     }
+    if let Some(st) = &c.stalled {
+        let _ = write!(
+            o,
+            "<p class=\"halt\">Stalled ({}) since {}: {}</p>",
+            esc(&st.reason),
+            stamp(st.since),
+            esc(&st.detail)
+        );
+    }
     if c.uncertain.is_empty() {
         return;
     }
@@ -196,8 +205,18 @@ fn state_of(c: &CampaignStatus) -> (&'static str, String) {
         let n = c.uncertain.len();
         return ("warn", format!("{n} intent(s) wait to be settled"));
     }
+    if let Some(st) = &c.stalled {
+        return ("stop", format!("stalled: {}", st.reason));
+    }
     match &c.last_round {
         Some(r) if r.outcome == "failed" => ("warn", "last round failed".to_string()),
+        Some(r) if r.outcome == "deferred" => (
+            "warn",
+            format!(
+                "round deferred (try {}), tried again within its slot",
+                r.attempts
+            ),
+        ),
         _ => ("ok", "running".to_string()),
     }
 }

@@ -9,6 +9,7 @@ use linkrunner::http::{AppState, Health, router, serve};
 use linkrunner::metrics::Metrics;
 use linkrunner::store::{
     BeginOutcome, CampaignCaps, HaltScope, IntentKind, NewIntent, Outcome, RoundOutcome,
+    StallReason,
 };
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -117,6 +118,15 @@ async fn hostile_journal(db: &TestDb) {
     s.finish_round(HOSTILE_NAME, t0, RoundOutcome::Failed, HOSTILE_DETAIL, t0)
         .await
         .unwrap();
+    s.record_stall(
+        HOSTILE_NAME,
+        Some(StallReason::InsufficientBalance),
+        HOSTILE_ERROR,
+        1,
+        t0,
+    )
+    .await
+    .unwrap();
     let scope = HaltScope::Campaign(HOSTILE_NAME.into());
     s.set_halt(&scope, HOSTILE_ERROR, t0).await.unwrap();
     s.set_halt(&HaltScope::Global, HOSTILE_DETAIL, t0)
@@ -165,6 +175,10 @@ async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
         "{body}"
     );
     assert!(body.contains("All spending stopped"), "{body}");
+    assert!(
+        body.contains("Stalled (insufficient_balance) since 2026-11-22T09:00:00Z"),
+        "the stall and its reason: {body}"
+    );
     assert!(
         body.contains("linkrunner resolve"),
         "the command to run: {body}"
