@@ -266,12 +266,17 @@ impl Metrics {
             .inc_by(0);
     }
 
-    /// Sets `linkrunner_campaign_stalled` for every reason: 1 for `reason`, 0 for the others.
-    pub fn set_stalled(&self, campaign: &str, reason: Option<crate::store::StallReason>) {
-        for r in crate::store::StallReason::ALL {
+    /// Sets `linkrunner_campaign_stalled` for every reason the caller names (the closed set
+    /// `StallReason::ALL`): 1 where `is_it`, 0 for the others.
+    pub fn set_stalled<'a>(
+        &self,
+        campaign: &str,
+        reasons: impl IntoIterator<Item = (&'a str, bool)>,
+    ) {
+        for (reason, is_it) in reasons {
             self.campaign_stalled
-                .with_label_values(&[campaign, r.as_str()])
-                .set(i64::from(Some(*r) == reason));
+                .with_label_values(&[campaign, reason])
+                .set(i64::from(is_it));
         }
     }
 

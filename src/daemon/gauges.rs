@@ -4,7 +4,7 @@
 use crate::engine::Engine;
 use crate::engine::recorded::Recorded;
 use crate::market::Market;
-use crate::store::{Halt, IntentKind, IntentState};
+use crate::store::{Halt, IntentKind, IntentState, StallReason};
 
 /// The closed set of values of the `state` label of `linkrunner_campaign_state`.
 pub const CAMPAIGN_STATES: [&str; 5] = [
@@ -46,7 +46,11 @@ pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Opti
     m.init_campaign(name);
     // A removed campaign buys nothing more: whatever stalled it is no longer an operator's job.
     let stalled = r.stall.as_ref().and_then(|s| s.reason);
-    m.set_stalled(name, stalled.filter(|_| paused.is_some()));
+    let stalled = stalled.filter(|_| paused.is_some());
+    let reasons = StallReason::ALL
+        .iter()
+        .map(|r| (r.as_str(), Some(*r) == stalled));
+    m.set_stalled(name, reasons);
     if let Some(last) = &r.last_success {
         m.last_successful_round_timestamp_seconds
             .with_label_values(&labels)

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::intents::{intent_columns, intent_from_row};
+use super::intent_rows::{intent_columns, intent_from_row};
 use super::rows::{col, count, db, parsed, time};
 use super::types::{AttemptRef, IntentId, IntentRow, text_enum};
 use super::{LedgerEntry, Store, StoreError};

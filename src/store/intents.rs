@@ -10,24 +10,15 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use super::causes::{IntentCause, insert_causes};
+use super::intent_rows::{intent_columns, intent_from_row};
 use super::records::{LeaseToken, day_text};
 use super::reserve;
-use super::rows::{col, count, db, parsed, time};
+use super::rows::{col, count, db, parsed};
 use super::types::{
     AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
 };
 use super::{Store, StoreError};
 use crate::clock::to_millis;
-use crate::money::Money;
-
-/// The columns `intent_from_row` reads, as a literal for `concat!` (queries stay `&'static str`).
-macro_rules! intent_columns {
-    () => {
-        "id, campaign, kind, natural_key, state, attempts, fingerprint, request, answer, error, \
-         reserved, reserved_links, reserve_day, owner, created_at, updated_at, resolution, rebuy_blocked"
-    };
-}
-pub(crate) use intent_columns;
 
 impl Store {
     /// Records a batch of intents before their call, all or nothing. Never starts an intent
@@ -312,33 +303,4 @@ async fn intent_by_key(conn: &mut AnyConnection, key: &str) -> Result<IntentRow,
         .await
         .map_err(db("begin_intents"))?;
     intent_from_row(&row)
-}
-
-pub(crate) fn intent_from_row(row: &AnyRow) -> Result<IntentRow, StoreError> {
-    let request: String = col(row, "request")?;
-    Ok(IntentRow {
-        id: IntentId(col(row, "id")?),
-        campaign: col(row, "campaign")?,
-        kind: parsed(row, "kind", IntentKind::parse)?,
-        natural_key: col(row, "natural_key")?,
-        state: parsed(row, "state", IntentState::parse)?,
-        attempts: count(row, "attempts")?,
-        fingerprint: col(row, "fingerprint")?,
-        request: serde_json::from_str(&request)
-            .map_err(|e| StoreError::corrupt(format!("request of an intent is not JSON: {e}")))?,
-        answer: col(row, "answer")?,
-        error: col(row, "error")?,
-        reserved: Money::from_kopecks(col(row, "reserved")?),
-        reserved_links: count(row, "reserved_links")?,
-        owner: col(row, "owner")?,
-        created_at: time(row, "created_at")?,
-        updated_at: time(row, "updated_at")?,
-        resolution: col(row, "resolution")?,
-        rebuy_blocked: col::<i64>(row, "rebuy_blocked")? != 0,
-    })
-}
-
-/// The day a row's links were counted against, to give them back on release.
-pub(crate) fn reserve_day(row: &AnyRow) -> Result<Option<String>, StoreError> {
-    col(row, "reserve_day")
 }

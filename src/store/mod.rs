@@ -22,6 +22,7 @@ pub mod error;
 mod evidence;
 mod foreign;
 mod halts;
+mod intent_rows;
 mod intents;
 mod leases;
 mod links;

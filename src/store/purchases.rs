@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::budget::{self, Movement};
-use super::intents::{intent_columns, intent_from_row, reserve_day};
+use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
 use super::types::{AttemptRef, IntentRow};
 use super::{Store, StoreError};

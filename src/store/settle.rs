@@ -11,7 +11,7 @@ use sqlx::AnyConnection;
 use super::budget::{self, Movement};
 use super::causes::{CauseKind, IntentCause, insert_causes};
 use super::evidence::effect_from_request;
-use super::intents::{intent_columns, intent_from_row, reserve_day};
+use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
 use super::types::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
 use super::{Store, StoreError, links, remote};
