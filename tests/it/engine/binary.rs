@@ -24,11 +24,13 @@ fn linkrunner(w: &World, args: &[&str]) -> Command {
     binary::tokio(cmd)
 }
 
-async fn run(w: &World, args: &[&str]) -> Output {
+/// Runs `linkrunner ARGS` to the end (shared by the suites that drive the binary).
+pub(super) async fn run(w: &World, args: &[&str]) -> Output {
     linkrunner(w, args).output().await.expect("the binary runs")
 }
 
-fn text(o: &Output) -> String {
+/// The exit status and both outputs, for an assertion message.
+pub(super) fn text(o: &Output) -> String {
     format!(
         "status {:?}\nstdout:\n{}\nstderr:\n{}",
         o.status.code(),

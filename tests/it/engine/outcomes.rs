@@ -4,8 +4,6 @@
 //! exits 3 with the reason and leaves the ledger untouched; with the field named (or the
 //! money there) the same campaign converges.
 
-use std::process::Output;
-
 use linkrunner::daemon::gauges;
 use linkrunner::engine::Engine;
 use linkrunner::engine::pass::PassOutcome;
@@ -15,10 +13,10 @@ use linkrunner::money::Money;
 use linkrunner::sandbox::shapes::PriceField;
 use linkrunner::store::StallReason;
 
+use super::binary::{run, text};
 use super::fixtures::ACME;
 use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
 use crate::support::app::{self, Journal, fast_settings};
-use crate::support::binary::{self, Target};
 
 async fn engine_mapping(w: &World, field_map: &str) -> Engine<MarketClient> {
     let mut market = app::client_config(&w.sandbox.base_url(), TOKEN, TICKET);
@@ -144,27 +142,6 @@ pub async fn rounds_that_find_nothing_within_the_caps_converge_until_three_in_a_
         (Some(StallReason::NothingBought), 3),
         "a pass without a buy round leaves the judgment as it was"
     );
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-async fn run(w: &World, args: &[&str]) -> Output {
-    let mut cmd = binary::command_on(&Target {
-        db_url: &w.db.url,
-        campaigns: w.dir.path(),
-        market: &w.sandbox.base_url(),
-        token: TOKEN,
-        ticket: TICKET,
-    });
-    cmd.args(args);
-    binary::tokio(cmd).output().await.expect("the binary runs")
 }
 
 pub async fn once_exits_3_with_the_reason_and_buys_nothing_then_converges_with_the_field_named(

@@ -18,10 +18,10 @@ use linkrunner::sandbox::SandboxAuth;
 use linkrunner::sandbox::SandboxConfig;
 use linkrunner::sandbox::shapes::Shape;
 
+use super::binary::{run, text};
 use super::fixtures::ACME;
 use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
 use crate::support::app::{self, Journal, fast_settings};
-use crate::support::binary::{self, Target};
 
 fn market(w: &World, scheme: AuthScheme, field_map: &str) -> linkrunner::market::ClientConfig {
     let mut c = app::client_config(&w.sandbox.base_url(), TOKEN, TICKET);
@@ -130,27 +130,6 @@ pub async fn probe_suggests_settings_that_converge_on_every_sandbox_variant(_db:
         failures.push(e);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-async fn run(w: &World, args: &[&str]) -> Output {
-    let mut cmd = binary::command_on(&Target {
-        db_url: &w.db.url,
-        campaigns: w.dir.path(),
-        market: &w.sandbox.base_url(),
-        token: TOKEN,
-        ticket: TICKET,
-    });
-    cmd.args(args);
-    binary::tokio(cmd).output().await.expect("the binary runs")
 }
 
 /// The flags after "settings to use:" in probe's text output.
