@@ -44,6 +44,7 @@ on_both_backends!(
     partial_truth::an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_counted_until_then,
     partial_truth::a_purchase_answered_as_an_error_with_ids_is_settled_from_the_list_as_bought,
     partial_truth::a_link_that_leaves_the_list_is_released_after_the_grace,
+    partial_truth::a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind,
 );
 
 /// Two processes on one PostgreSQL database (SQLite is one machine, one process by design).
