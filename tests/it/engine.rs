@@ -17,6 +17,12 @@ mod fixtures;
 mod flow;
 #[path = "engine/forms.rs"]
 mod forms;
+#[path = "engine/model.rs"]
+mod model;
+#[path = "engine/model_check.rs"]
+mod model_check;
+#[path = "engine/model_steps.rs"]
+mod model_steps;
 #[path = "engine/operator.rs"]
 mod operator;
 #[path = "engine/partial_truth.rs"]
@@ -45,6 +51,7 @@ on_both_backends!(
     partial_truth::a_purchase_answered_as_an_error_with_ids_is_settled_from_the_list_as_bought,
     partial_truth::a_link_that_leaves_the_list_is_released_after_the_grace,
     partial_truth::a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind,
+    model::random_sequences_keep_money_safe_and_converge,
 );
 
 /// Two processes on one PostgreSQL database (SQLite is one machine, one process by design).
