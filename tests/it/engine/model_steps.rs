@@ -222,10 +222,10 @@ pub fn generate(seed: u64, len: usize) -> Vec<Step> {
     let mut steps = Vec::with_capacity(len + 2);
     for i in 1..=len {
         let step = match rng.range(0, 99) {
-            0..=29 => Step::Pass {
+            0..=34 => Step::Pass {
                 buy: rng.range(0, 2) > 0,
             },
-            30..=59 => {
+            35..=59 => {
                 let mut edits = edit(&mut rng, &mut files);
                 let last = edits.pop().expect("an edit");
                 steps.extend(edits);
@@ -263,9 +263,11 @@ fn edit(rng: &mut Prng, files: &mut [FileModel]) -> Vec<Step> {
     let edit = if !m.present {
         Edit::RestoreFile
     } else {
-        let ab = (!m.autobuyers.is_empty())
-            .then(|| pick(rng, &m.autobuyers).name.clone())
-            .unwrap_or_default();
+        let ab = if m.autobuyers.is_empty() {
+            String::new()
+        } else {
+            pick(rng, &m.autobuyers).name.clone()
+        };
         match rng.range(0, 9) {
             0 if m.autobuyers.len() < 3 => Edit::Add(AbModel {
                 name: m.fresh_name(),
@@ -326,13 +328,13 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
 
 fn market(rng: &mut Prng) -> Market {
     let rate = |rng: &mut Prng| rng.range(1, 4) as f64 / 10.0;
-    match rng.range(0, 11) {
-        0 | 1 => Market::Calm,
-        2 | 3 => Market::CutAfterCommit(rate(rng)),
+    match rng.range(0, 13) {
+        0 => Market::Calm,
+        1..=3 => Market::CutAfterCommit(rate(rng)),
         4 => Market::ServerErrors(rate(rng)),
         5 => Market::RateLimit(rng.range(10, 20) as u32),
         6 => Market::ErrorWithIds(rate(rng)),
-        7 | 8 => {
+        7..=9 => {
             let paging = *pick(
                 rng,
                 &[
@@ -341,11 +343,11 @@ fn market(rng: &mut Prng) -> Market {
                     ListPaging::OffsetHasMore,
                 ],
             );
-            let size = *pick(rng, &[None, Some(2), Some(4)]);
+            let size = *pick(rng, &[None, Some(1), Some(2), Some(3)]);
             Market::List(size, paging)
         }
-        9 => Market::Lag(*pick(rng, &[0, 400, 1200])),
-        10 => Market::AutobuyNow(rng.range(1, 2) as usize),
+        10 => Market::Lag(*pick(rng, &[0, 400, 1200])),
+        11 | 12 => Market::AutobuyNow(rng.range(1, 2) as usize),
         _ => Market::LinkLeaves {
             nth: rng.range(0, 50) as usize,
             listed: rng.range(0, 1) > 0,
