@@ -239,7 +239,13 @@ impl<M: Market> Engine<M> {
             return Ok(());
         };
         let lease = HeldLease::new(token, self.settings.lease_ttl).with_cause(cause);
-        let renewal = lease.keep_renewed(self.store.clone(), self.clock.clone());
+        // Aborted on drop too: a pass whose future is dropped (cancelled, or a test's crash)
+        // must not leave a task renewing the lease of a holder that is gone, or no other
+        // holder could ever take the campaign. Tested by `tests/it` `engine::partial_truth::
+        // a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind`.
+        let renewal = tokio_util::task::AbortOnDropHandle::new(
+            lease.keep_renewed(self.store.clone(), self.clock.clone()),
+        );
         let result = self
             .settle_and_run_plan(&lease, c, name, buy_round, report)
             .await;

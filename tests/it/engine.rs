@@ -19,6 +19,12 @@ mod flow;
 mod forms;
 #[path = "engine/history.rs"]
 mod history;
+#[path = "engine/model.rs"]
+mod model;
+#[path = "engine/model_check.rs"]
+mod model_check;
+#[path = "engine/model_steps.rs"]
+mod model_steps;
 #[path = "engine/operator.rs"]
 mod operator;
 #[path = "engine/outcomes.rs"]
@@ -56,6 +62,8 @@ on_both_backends!(
     outcomes::rounds_that_find_nothing_within_the_caps_converge_until_three_in_a_row,
     outcomes::once_exits_3_with_the_reason_and_buys_nothing_then_converges_with_the_field_named,
     probe::the_probe_command_prints_flags_that_once_then_converges_with,
+    partial_truth::a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind,
+    model::random_sequences_keep_money_safe_and_converge,
 );
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).

@@ -358,3 +358,35 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
         "{gone:?}"
     );
 }
+
+/// A pass whose future is dropped mid-flow (cancelled, or a process that is gone for the
+/// journal) leaves no task renewing its lease: once the lease expires, another holder takes
+/// the campaign. Before the fix the renewal task outlived the pass and renewed the lease of
+/// the dropped holder every third of its lifetime, forever: every later pass was `skipped`.
+pub async fn a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind(db: TestDb) {
+    let mut cfg = sandbox_config();
+    cfg.faults = Faults {
+        latency_ms: 1500,
+        ..Faults::default()
+    };
+    let w = World::new(db, cfg).await;
+    w.write_campaign("dune-maps", DUNE);
+    let ttl = EngineSettings {
+        lease_ttl: chrono::Duration::seconds(3),
+        ..fast_settings()
+    };
+    let dropped = w.engine_with(ttl.clone()).await;
+    let campaigns = w.campaigns();
+    let pass = tokio::spawn(async move { dropped.pass(&campaigns, true).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    pass.abort();
+    let _ = pass.await;
+    w.sandbox.set_faults(Faults::default()).unwrap();
+
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    let next = w.engine_with(ttl).await;
+    let reports = pass_with(&next, &w.campaigns(), true).await;
+
+    assert_ne!(reports[0].outcome, PassOutcome::Skipped, "{reports:#?}");
+    assert_safe_so_far(&w).await;
+}

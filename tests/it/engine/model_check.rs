@@ -1,0 +1,293 @@
+//! The model test's invariants, from the sandbox's ledger (what was really sold) against the
+//! campaign files (what is wanted) and the journal (what linkrunner counts). Each returns
+//! `Err(why)` so the runner can print the sequence that led there.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use chrono::{DateTime, Utc};
+use linkrunner::engine::recorded::Recorded;
+use linkrunner::money::Money;
+use linkrunner::sandbox::{AutobuyerState, Ledger, LinkStatus, Purchase};
+use linkrunner::store::{IntentKind, Store, SwitchState};
+
+use super::model_steps::FileModel;
+
+pub type Check = Result<(), String>;
+
+/// What the marketplace holds and the journal counts for each campaign, before a step.
+#[derive(Debug, Clone, Default)]
+pub struct Money2 {
+    /// The ledger's commitment by the README rule, over the campaign's projects.
+    pub ledger: Money,
+    /// The journal's monthly commitment.
+    pub journal: Money,
+}
+
+pub fn projects(ledger: &Ledger, m: &FileModel) -> HashSet<i64> {
+    ledger
+        .projects
+        .iter()
+        .filter(|p| p.domain.trim_end_matches('/') == m.domain)
+        .map(|p| p.id)
+        .collect()
+}
+
+pub fn ledger_commitment(ledger: &Ledger, m: &FileModel) -> Money {
+    projects(ledger, m).iter().fold(Money::ZERO, |a, p| {
+        a.checked_add(ledger.commitment(*p)).expect("sum")
+    })
+}
+
+pub async fn money(
+    store: &Store,
+    ledger: &Ledger,
+    files: &[FileModel],
+    now: DateTime<Utc>,
+) -> BTreeMap<&'static str, Money2> {
+    let mut out = BTreeMap::new();
+    for m in files {
+        let journal = store
+            .budget(m.name, now.date_naive())
+            .await
+            .map(|b| b.committed)
+            .unwrap_or(Money::ZERO);
+        let ledger = ledger_commitment(ledger, m);
+        out.insert(m.name, Money2 { ledger, journal });
+    }
+    out
+}
+
+/// (1) No page bought twice for a URL by a purchase call: not after another purchase call,
+/// and not after an autobuyer's purchase that a complete list read at the start of the pass
+/// showed (`visible`). A purchase the list could not show (a first page only, a lag) is the
+/// README's stated limit ("as the link list showed it"), not a failure.
+pub fn no_page_bought_twice(
+    ledger: &Ledger,
+    new_from: usize,
+    lag_ms: u64,
+    complete: bool,
+) -> Check {
+    for p in ledger.purchases.iter().skip(new_from) {
+        if p.autobuyer_id.is_some() {
+            continue;
+        }
+        let earlier = ledger.purchases.iter().filter(|q| {
+            q.link_id != p.link_id
+                && (q.project_id, q.page_id, q.url_id) == (p.project_id, p.page_id, p.url_id)
+                && q.at <= p.at
+        });
+        for q in earlier {
+            let by_us = q.autobuyer_id.is_none();
+            let shown = complete
+                && q.at < p.at
+                && q.at + chrono::Duration::milliseconds(lag_ms as i64) <= p.at;
+            if by_us || shown {
+                return Err(format!(
+                    "page {} bought again for URL {} (project {}): {p:?} after {q:?}",
+                    p.page_id, p.url_id, p.project_id
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// (2) Money: the journal never counts less than the marketplace holds, and no step takes
+/// what the marketplace holds past the cap in force — or, when the journal already counted
+/// more than the cap before the step (a cap lowered under what is held: nothing is sold),
+/// past that. A paused or removed campaign acquires nothing: its cap in force is zero.
+pub fn money_within_cap(
+    files: &[FileModel],
+    before: &BTreeMap<&'static str, Money2>,
+    after: &BTreeMap<&'static str, Money2>,
+) -> Check {
+    for m in files {
+        let (b, a) = (&before[m.name], &after[m.name]);
+        if a.journal < a.ledger {
+            return Err(format!(
+                "{}: the journal counts {} but the marketplace holds {}",
+                m.name, a.journal, a.ledger
+            ));
+        }
+        let cap = if m.present && !m.paused {
+            Money::from_rubles(m.monthly)
+        } else {
+            Money::ZERO
+        };
+        let allowed = cap.max(b.journal);
+        if a.ledger > allowed {
+            return Err(format!(
+                "{}: the marketplace holds {} after the step, over the cap in force {cap} \
+                 and over what the journal counted before it ({}; the marketplace held {})",
+                m.name, a.ledger, b.journal, b.ledger
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// (3) Every autobuyer of the campaign's projects is in the state the file wants: running
+/// when the (unpaused) file wants it running, else stopped — removed, renamed, unknown
+/// autobuyers and those of a removed file included.
+pub fn autobuyers_as_desired(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Check {
+    let projects = projects(ledger, m);
+    for a in ledger
+        .autobuyers
+        .iter()
+        .filter(|a| projects.contains(&a.project_id))
+    {
+        let name = r
+            .ids
+            .autobuyers
+            .iter()
+            .find(|(_, rec)| rec.id == a.id)
+            .map(|(n, _)| n.as_str());
+        let wanted = m.present
+            && m.autobuyers
+                .iter()
+                .any(|ab| Some(ab.name.as_str()) == name && m.wants_running(ab));
+        let want = if wanted {
+            AutobuyerState::Running
+        } else {
+            AutobuyerState::Stopped
+        };
+        if a.state != want {
+            return Err(format!(
+                "{}: autobuyer {} (id {}, journal name {name:?}) is {:?} in the marketplace, the file wants {want:?}",
+                m.name, a.name, a.id, a.state
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// (4) Journal = ledger once settled: nothing uncertain; the links our purchases hold are
+/// exactly the marketplace's active links bought by purchase calls; the links counted for
+/// others are exactly its active autobuyers' links; every autobuyer of the project is known
+/// with the state the marketplace has; and the commitment equals the ledger's, plus the rent
+/// of the links the journal could not attribute to the one autobuyer covering their URL
+/// (counted on top while that autobuyer runs: the README's over-count, never an under-count).
+pub fn journal_equals_ledger(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Check {
+    if !r.uncertain.is_empty() {
+        return Err(format!("{}: still uncertain: {:?}", m.name, r.uncertain));
+    }
+    let projects = projects(ledger, m);
+    let active: Vec<&Purchase> = ledger
+        .purchases
+        .iter()
+        .filter(|p| projects.contains(&p.project_id) && p.status == LinkStatus::Active)
+        .collect();
+    let sold: BTreeSet<(i64, i64)> = active
+        .iter()
+        .filter(|p| p.autobuyer_id.is_none())
+        .map(|p| (p.page_id, p.url_id))
+        .collect();
+    let held: BTreeSet<(i64, i64)> = r
+        .held
+        .iter()
+        .filter(|h| h.released.is_none())
+        .map(|h| (h.page_id, h.url_id))
+        .collect();
+    if sold != held {
+        return Err(format!(
+            "{}: links bought by purchase calls: marketplace {sold:?}, journal {held:?}",
+            m.name
+        ));
+    }
+    let theirs: BTreeSet<i64> = active
+        .iter()
+        .filter(|p| p.autobuyer_id.is_some())
+        .map(|p| p.link_id)
+        .collect();
+    let foreign: BTreeSet<i64> = r
+        .foreign
+        .iter()
+        .filter(|f| f.released.is_none())
+        .filter_map(|f| f.link_id)
+        .collect();
+    if theirs != foreign {
+        return Err(format!(
+            "{}: autobuyers' links: marketplace {theirs:?}, journal {foreign:?}",
+            m.name
+        ));
+    }
+    autobuyers_known(ledger, m, r, &projects)?;
+    let over = unattributed_running_rent(ledger, r);
+    let expected = ledger_commitment(ledger, m).checked_add(over).expect("sum");
+    if r.budget.committed != expected {
+        return Err(format!(
+            "{}: the journal counts {}, the ledger's commitment is {} (+{over} counted on top): {:?}",
+            m.name,
+            r.budget.committed,
+            ledger_commitment(ledger, m),
+            ledger.commitment_parts(projects.iter().copied().next().unwrap_or(0))
+        ));
+    }
+    Ok(())
+}
+
+fn autobuyers_known(
+    ledger: &Ledger,
+    m: &FileModel,
+    r: &Recorded,
+    projects: &HashSet<i64>,
+) -> Check {
+    for a in ledger
+        .autobuyers
+        .iter()
+        .filter(|a| projects.contains(&a.project_id))
+    {
+        let Some((name, rec)) = r.ids.autobuyers.iter().find(|(_, rec)| rec.id == a.id) else {
+            return Err(format!(
+                "{}: autobuyer {a:?} is unknown to the journal",
+                m.name
+            ));
+        };
+        let journal = match rec.switch_state {
+            SwitchState::Running => AutobuyerState::Running,
+            _ => AutobuyerState::Stopped,
+        };
+        if journal != a.state || rec.running != (a.state == AutobuyerState::Running) {
+            return Err(format!(
+                "{}: autobuyer {name} is {:?} in the marketplace, the journal says {:?} (counted as running: {})",
+                m.name, a.state, rec.switch_state, rec.running
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Rent the journal counts on top for links no single autobuyer covers, while the autobuyer
+/// that bought them runs (the ledger counts them inside its budget).
+fn unattributed_running_rent(ledger: &Ledger, r: &Recorded) -> Money {
+    r.foreign
+        .iter()
+        .filter(|f| f.released.is_none() && f.autobuyer.is_none())
+        .filter(|f| {
+            let buyer = ledger
+                .purchases
+                .iter()
+                .find(|p| Some(p.link_id) == f.link_id)
+                .and_then(|p| p.autobuyer_id);
+            buyer
+                .and_then(|id| ledger.autobuyer(id))
+                .is_some_and(|a| a.state == AutobuyerState::Running)
+        })
+        .fold(Money::ZERO, |a, f| a.checked_add(f.counted).expect("sum"))
+}
+
+/// Uncertain intents the engine leaves to an operator: autobuyer creations, free creations
+/// past their attempts, and (only when `purchases`) purchases the list has not settled.
+pub fn waits_for_operator(
+    kind: IntentKind,
+    attempts: u32,
+    max_attempts: u32,
+    purchases: bool,
+) -> bool {
+    match kind {
+        IntentKind::CreateAutobuyer => true,
+        IntentKind::Purchase => purchases,
+        IntentKind::StartAutobuyer | IntentKind::StopAutobuyer => false,
+        _ => attempts >= max_attempts,
+    }
+}

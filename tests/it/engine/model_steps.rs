@@ -1,0 +1,356 @@
+//! The model test's steps and their generator: a sequence of steps is a pure function of the
+//! seed (splitmix64), generated up front against a model of the campaign files, so a failing
+//! seed's sequence can be printed whole and replayed with `LINKRUNNER_MODEL_SEED`.
+
+use std::fmt;
+
+use linkrunner::sandbox::ListPaging;
+use linkrunner::sandbox::faults::Prng;
+
+/// One autobuyer as the file wants it.
+#[derive(Debug, Clone)]
+pub struct AbModel {
+    pub name: String,
+    /// Index into the campaign's URLs.
+    pub url: usize,
+    pub budget: i64,
+    pub running: bool,
+}
+
+/// One campaign file as the model wants it; `present: false` is a removed file.
+#[derive(Debug, Clone)]
+pub struct FileModel {
+    pub name: &'static str,
+    pub domain: &'static str,
+    pub present: bool,
+    pub paused: bool,
+    /// `budget.monthly` in roubles.
+    pub monthly: i64,
+    /// Whether it has buy rounds.
+    pub buys: bool,
+    pub autobuyers: Vec<AbModel>,
+    /// Next autobuyer number, so every new or renamed autobuyer gets a fresh name.
+    next_ab: u32,
+}
+
+const CAPS: [i64; 5] = [300, 700, 1200, 2000, 3500];
+const BUDGETS: [i64; 3] = [200, 350, 600];
+
+impl FileModel {
+    /// The two campaigns every sequence starts from: one with buy rounds and an autobuyer,
+    /// one with autobuyers only.
+    pub fn initial() -> Vec<FileModel> {
+        let ab = |name: &str, url, budget, running| AbModel {
+            name: name.into(),
+            url,
+            budget,
+            running,
+        };
+        vec![
+            FileModel {
+                name: "ada-tools",
+                domain: "https://ada.example",
+                present: true,
+                paused: false,
+                monthly: 1200,
+                buys: true,
+                autobuyers: vec![ab("ada-ab1", 0, 350, true)],
+                next_ab: 2,
+            },
+            FileModel {
+                name: "bea-books",
+                domain: "https://bea.example",
+                present: true,
+                paused: false,
+                monthly: 2000,
+                buys: false,
+                autobuyers: vec![ab("bea-ab1", 0, 600, true), ab("bea-ab2", 1, 350, false)],
+                next_ab: 3,
+            },
+        ]
+    }
+
+    pub fn url(&self, i: usize) -> String {
+        format!("{}/page-{i}", self.domain)
+    }
+
+    /// The least `budget.monthly` validation accepts: the running autobuyers' budgets plus
+    /// one worst-case round (`per_run` 2 × `max_link_price` 150), paused or not.
+    pub fn least_cap(&self) -> i64 {
+        let running: i64 = self
+            .autobuyers
+            .iter()
+            .filter(|a| a.running)
+            .map(|a| a.budget)
+            .sum();
+        running + if self.buys { 300 } else { 0 }
+    }
+
+    pub fn wants_running(&self, ab: &AbModel) -> bool {
+        ab.running && !self.paused
+    }
+
+    fn fresh_name(&mut self) -> String {
+        let n = self.next_ab;
+        self.next_ab += 1;
+        format!("{}-ab{n}", &self.name[..3])
+    }
+
+    /// The file's YAML: two URLs, one filter, the autobuyers, buy rounds if any.
+    pub fn yaml(&self) -> String {
+        let mut y = format!(
+            "name: {}\ndomain: {}\npaused: {}\nurls:\n",
+            self.name, self.domain, self.paused
+        );
+        for i in 0..2 {
+            y += &format!(
+                "  - url: {}\n    texts:\n      - \"#a#{} {i}#/a#\"\n",
+                self.url(i),
+                self.name
+            );
+        }
+        y += &format!(
+            "budget:\n  monthly: {}\n  max_link_price: 150\n  daily_links: 30\n  total_links: 60\n",
+            self.monthly
+        );
+        if self.buys {
+            y += "buy:\n  schedule: \"0 9 * * *\"\n  link_type_id: 1\n  per_run: 2\n  search:\n    price_rent_to: 150\n";
+        }
+        y += "filters:\n  - name: cheap\n    price_rent_to: 150\n";
+        if !self.autobuyers.is_empty() {
+            y += "autobuyers:\n";
+        }
+        for ab in &self.autobuyers {
+            y += &format!(
+                "  - name: {}\n    filter: cheap\n    state: {}\n    urls:\n      - {{ url: \"{}\", monthly_budget: {}, total_links_limit: 6, daily_links_limit: 3 }}\n",
+                ab.name,
+                if ab.running { "running" } else { "stopped" },
+                self.url(ab.url),
+                ab.budget
+            );
+        }
+        y
+    }
+}
+
+/// An edit of one campaign file.
+#[derive(Debug, Clone)]
+pub enum Edit {
+    Add(AbModel),
+    Remove(String),
+    Rename { from: String, to: String },
+    Flip(String),
+    Pause(bool),
+    Cap(i64),
+    RemoveFile,
+    RestoreFile,
+}
+
+/// What the marketplace does from now on.
+#[derive(Debug, Clone)]
+pub enum Market {
+    /// No faults.
+    Calm,
+    /// Changes executed, then the answer cut short.
+    CutAfterCommit(f64),
+    /// 5xx before anything is executed.
+    ServerErrors(f64),
+    /// A server-wide rate limit answered with 429 and `Retry-After: 1`.
+    RateLimit(u32),
+    /// Changes executed, answered `isError: true` with the ids.
+    ErrorWithIds(f64),
+    /// The link list: page size (none: whole) and how paging is said.
+    List(Option<usize>, ListPaging),
+    /// Bought links show in the list this late.
+    Lag(u64),
+    /// Every running autobuyer buys up to this many links now.
+    AutobuyNow(usize),
+    /// The n-th active link (modulo their number) leaves: removed, still listed or not.
+    LinkLeaves { nth: usize, listed: bool },
+}
+
+#[derive(Debug, Clone)]
+pub enum Step {
+    Edit {
+        file: usize,
+        edit: Edit,
+    },
+    /// A pass like `once` (with or without a buy round).
+    Pass {
+        buy: bool,
+    },
+    /// A pass crashed once the sandbox got this many more requests: its future is dropped
+    /// (nothing after that point runs) and a new process (engine, holder) takes over once the
+    /// crashed holder's lease expired.
+    Crash {
+        buy: bool,
+        after_requests: u64,
+    },
+    Market(Market),
+    /// The clock moves on.
+    Wait {
+        ms: i64,
+    },
+    /// A calm marketplace with a complete list, then passes (and an operator) until every
+    /// campaign has nothing left to do; then the journal is compared with the ledger.
+    Checkpoint,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Edit { file, edit } => write!(f, "edit file #{file}: {edit:?}"),
+            Step::Pass { buy } => write!(f, "pass (buy round: {buy})"),
+            Step::Crash {
+                buy,
+                after_requests,
+            } => write!(
+                f,
+                "crash a pass (buy round: {buy}) after {after_requests} request(s)"
+            ),
+            Step::Market(m) => write!(f, "marketplace: {m:?}"),
+            Step::Wait { ms } => write!(f, "wait {ms} ms"),
+            Step::Checkpoint => write!(f, "checkpoint: calm, converge, journal = ledger"),
+        }
+    }
+}
+
+/// The sequence for `seed`: `len` steps, a checkpoint every 12 and at the end.
+pub fn generate(seed: u64, len: usize) -> Vec<Step> {
+    let mut rng = Prng::new(seed);
+    let mut files = FileModel::initial();
+    let mut steps = Vec::with_capacity(len + 2);
+    for i in 1..=len {
+        let step = match rng.range(0, 99) {
+            0..=34 => Step::Pass {
+                buy: rng.range(0, 2) > 0,
+            },
+            35..=59 => {
+                let mut edits = edit(&mut rng, &mut files);
+                let last = edits.pop().expect("an edit");
+                steps.extend(edits);
+                last
+            }
+            60..=79 => Step::Market(market(&mut rng)),
+            80..=89 => Step::Crash {
+                buy: rng.range(0, 1) > 0,
+                after_requests: rng.range(0, 12) as u64,
+            },
+            _ => Step::Wait {
+                ms: rng.range(1, 4) * 700,
+            },
+        };
+        steps.push(step);
+        if i % 12 == 0 {
+            steps.push(Step::Checkpoint);
+        }
+    }
+    steps.push(Step::Checkpoint);
+    steps
+}
+
+fn pick<'a, T>(rng: &mut Prng, xs: &'a [T]) -> &'a T {
+    &xs[rng.range(0, xs.len() as i64 - 1) as usize]
+}
+
+/// An edit of a random file, applied to the model as it is generated. Files stay valid (a
+/// file validation refuses is not the subject here): a cap is never set under what the
+/// running autobuyers need, and an edit that needs more is preceded by raising the cap to
+/// exactly that — the tightest cap a valid file can have.
+fn edit(rng: &mut Prng, files: &mut [FileModel]) -> Vec<Step> {
+    let file = rng.range(0, files.len() as i64 - 1) as usize;
+    let m = &mut files[file];
+    let edit = if !m.present {
+        Edit::RestoreFile
+    } else {
+        let ab = if m.autobuyers.is_empty() {
+            String::new()
+        } else {
+            pick(rng, &m.autobuyers).name.clone()
+        };
+        match rng.range(0, 9) {
+            0 if m.autobuyers.len() < 3 => Edit::Add(AbModel {
+                name: m.fresh_name(),
+                url: rng.range(0, 1) as usize,
+                budget: *pick(rng, &BUDGETS),
+                running: rng.range(0, 2) > 0,
+            }),
+            1 if !ab.is_empty() => Edit::Remove(ab),
+            2 if !ab.is_empty() => Edit::Rename {
+                from: ab,
+                to: m.fresh_name(),
+            },
+            3 | 4 if !ab.is_empty() => Edit::Flip(ab),
+            5 => Edit::Pause(!m.paused),
+            6 | 7 => Edit::Cap(*pick(rng, &CAPS)),
+            8 => Edit::RemoveFile,
+            _ => Edit::Cap(*pick(rng, &CAPS)),
+        }
+    };
+    let edit = match edit {
+        Edit::Cap(c) => Edit::Cap(c.max(m.least_cap())),
+        e => e,
+    };
+    let mut wanted = m.clone();
+    apply(&mut wanted, &edit);
+    let mut out = Vec::new();
+    if wanted.least_cap() > m.monthly {
+        let raise = Edit::Cap(wanted.least_cap());
+        apply(m, &raise);
+        out.push(Step::Edit { file, edit: raise });
+    }
+    apply(m, &edit);
+    out.push(Step::Edit { file, edit });
+    out
+}
+
+/// What an edit does to the model of the file.
+pub fn apply(m: &mut FileModel, e: &Edit) {
+    match e {
+        Edit::Add(ab) => m.autobuyers.push(ab.clone()),
+        Edit::Remove(n) => m.autobuyers.retain(|a| &a.name != n),
+        Edit::Rename { from, to } => m
+            .autobuyers
+            .iter_mut()
+            .filter(|a| &a.name == from)
+            .for_each(|a| a.name = to.clone()),
+        Edit::Flip(n) => m
+            .autobuyers
+            .iter_mut()
+            .filter(|a| &a.name == n)
+            .for_each(|a| a.running = !a.running),
+        Edit::Pause(p) => m.paused = *p,
+        Edit::Cap(c) => m.monthly = *c,
+        Edit::RemoveFile => m.present = false,
+        Edit::RestoreFile => m.present = true,
+    }
+}
+
+fn market(rng: &mut Prng) -> Market {
+    let rate = |rng: &mut Prng| rng.range(1, 4) as f64 / 10.0;
+    match rng.range(0, 13) {
+        0 => Market::Calm,
+        1..=3 => Market::CutAfterCommit(rate(rng)),
+        4 => Market::ServerErrors(rate(rng)),
+        5 => Market::RateLimit(rng.range(10, 20) as u32),
+        6 => Market::ErrorWithIds(rate(rng)),
+        7..=9 => {
+            let paging = *pick(
+                rng,
+                &[
+                    ListPaging::None,
+                    ListPaging::PageTotal,
+                    ListPaging::OffsetHasMore,
+                ],
+            );
+            let size = *pick(rng, &[None, Some(1), Some(2), Some(3)]);
+            Market::List(size, paging)
+        }
+        10 => Market::Lag(*pick(rng, &[0, 400, 1200])),
+        11 | 12 => Market::AutobuyNow(rng.range(1, 2) as usize),
+        _ => Market::LinkLeaves {
+            nth: rng.range(0, 50) as usize,
+            listed: rng.range(0, 1) > 0,
+        },
+    }
+}
