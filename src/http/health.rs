@@ -1,17 +1,21 @@
 //! Readiness: the database answers, campaigns are loaded, the marketplace has not rejected
-//! our credentials, and the process is not shutting down. Each is reported separately.
+//! our credentials, and the process is not shutting down. Each is reported separately; the
+//! credentials' detail also says how they are obtained (fixed, files, login).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::market::CredentialsMode;
 use crate::store::Store;
 
 #[derive(Debug, Default)]
 pub struct Health {
     campaigns_loaded: AtomicBool,
     shutting_down: AtomicBool,
+    /// How the marketplace credentials are obtained; set once at start.
+    credentials_mode: std::sync::OnceLock<CredentialsMode>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,6 +41,12 @@ fn comp(ready: bool, detail: impl Into<String>) -> Component {
 }
 
 impl Health {
+    pub fn set_credentials_mode(&self, mode: Option<CredentialsMode>) {
+        if let Some(m) = mode {
+            let _ = self.credentials_mode.set(m);
+        }
+    }
+
     pub fn set_campaigns_loaded(&self) {
         self.campaigns_loaded.store(true, Ordering::SeqCst);
     }
@@ -64,6 +74,13 @@ impl Health {
             }
         } else {
             comp(false, "unknown: journal unavailable")
+        };
+        let credentials = match self.credentials_mode.get() {
+            Some(m) => comp(
+                credentials.ready,
+                format!("{}; mode {}", credentials.detail, m.describe()),
+            ),
+            None => credentials,
         };
         let loaded = self.campaigns_loaded.load(Ordering::SeqCst);
         let campaigns = comp(loaded, if loaded { "loaded" } else { "not loaded yet" });

@@ -9,7 +9,8 @@
 //!   fetch as an observation ("not found" forms); `list_pages`: the link list read page by
 //!   page; `classify`: outcome classes; `refused`: refusals that carry ids;
 //!   `body`: reading answers up to the size cap.
-//! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`], [`AuthScheme`] and their headers.
+//! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`], [`AuthScheme`] and their headers;
+//!   [`credentials`]: the provider that keeps them current (files re-read, built-in login).
 //! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
 //!   `paths`: operation paths with percent-encoded segments.
 //! - [`field_map`]: operator-named field names and dotted paths; [`redact`]: redaction of
@@ -21,6 +22,7 @@ pub mod auth;
 mod body;
 mod classify;
 pub mod client;
+pub mod credentials;
 mod decode;
 pub mod error;
 pub mod field_map;
@@ -43,6 +45,7 @@ use std::future::Future;
 pub use auth::{AuthScheme, Credentials, CredentialsError};
 pub use classify::parse_retry_after;
 pub use client::{BuildError, MarketClient};
+pub use credentials::{CredentialSource, CredentialsMode, LoginSettings, SecretOrigin};
 pub use error::{Executed, MarketError};
 pub use field_map::{FieldKey, FieldMap, FieldMapError};
 pub use seen::{PendingForm, PollSeen};
@@ -61,6 +64,9 @@ pub mod op {
     pub const CREATE_AUTOBUYER: &str = "Autobuyer.createAutobuyerRent";
     pub const STOP_AUTOBUYERS: &str = "Autobuyer.stopAutobuyers";
     pub const START_AUTOBUYERS: &str = "Autobuyer.startAutobuyers";
+    /// The built-in login (`POST /login`, `GET /auth`): named in a halt when it is refused.
+    /// Not one of the ten operations, so not in [`ALL`].
+    pub const LOGIN: &str = "login";
     pub const ALL: [&str; 10] = [
         CREATE_PROJECT,
         ADD_TEXTS,
@@ -123,6 +129,16 @@ pub trait Market: Send + Sync + 'static {
     fn stop_autobuyers(&self, ids: &[i64]) -> impl Future<Output = Result<(), MarketError>> + Send;
     fn start_autobuyers(&self, ids: &[i64])
     -> impl Future<Output = Result<(), MarketError>> + Send;
+    /// Credential upkeep, called by the daemon every second (`force` on SIGHUP): re-reads
+    /// credential files, replaces a token about to expire. Doubles have nothing to keep.
+    fn maintain_credentials(&self, force: bool) -> impl Future<Output = ()> + Send {
+        let _ = force;
+        async {}
+    }
+    /// How credentials are obtained, for `/readyz`; `None` for doubles.
+    fn credentials_mode(&self) -> Option<CredentialsMode> {
+        None
+    }
 }
 
 /// Fuzzing entry point: `data` as a marketplace answer through the decoder of operation
