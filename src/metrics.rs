@@ -300,10 +300,7 @@ pub struct CredentialMetrics {
 impl CredentialMetrics {
     fn register(r: &Registry) -> CredentialMetrics {
         let gauge = |name: &str, help: &str| {
-            reg(
-                r,
-                prometheus::Gauge::new(name, help).expect("valid metric"),
-            )
+            reg(r, prometheus::Gauge::new(name, help).expect("valid metric"))
         };
         let refreshes_total = counter_vec(
             r,

@@ -179,7 +179,10 @@ impl ApiArgs {
         }
         let api_key = secrets::locate(&secrets::API_KEY, self.api_key_file.as_deref(), env)?;
         let mut settings = LoginSettings::new(login.trim(), api_key);
-        for (path, flag) in [(&self.login_path, "--login-path"), (&self.auth_path, "--auth-path")] {
+        for (path, flag) in [
+            (&self.login_path, "--login-path"),
+            (&self.auth_path, "--auth-path"),
+        ] {
             if !path.starts_with('/') {
                 anyhow::bail!("{flag} must start with `/` (e.g. /login), not `{path}`");
             }
@@ -201,7 +204,9 @@ impl ApiArgs {
                     && env("CREDENTIALS_DIRECTORY")
                         .is_some_and(|d| PathBuf::from(d).join(src.credential).exists()))
         };
-        if file(&self.api_token_file, &secrets::TOKEN) || file(&self.auth_ticket_file, &secrets::TICKET) {
+        if file(&self.api_token_file, &secrets::TOKEN)
+            || file(&self.auth_ticket_file, &secrets::TICKET)
+        {
             CredentialsMode::Files
         } else {
             CredentialsMode::Fixed

@@ -94,6 +94,7 @@ pub fn locate(
 }
 
 fn checked_file(src: &Source, path: &Path, origin: &str) -> anyhow::Result<SecretOrigin> {
-    read_secret_file(path).with_context(|| format!("cannot read the {} from {origin}", src.what))?;
+    read_secret_file(path)
+        .with_context(|| format!("cannot read the {} from {origin}", src.what))?;
     Ok(SecretOrigin::File(path.to_path_buf()))
 }

@@ -15,9 +15,9 @@ use serde_json::Value;
 
 use super::body::{Problem, read_capped};
 use super::classify::{self, Failure};
+use super::credentials::{CredentialProvider, CredentialsMode, Snapshot};
 use super::error::MarketError;
 use super::field_map::FieldMap;
-use super::credentials::{CredentialProvider, CredentialsMode, Snapshot};
 use super::redact::Redactor;
 use super::settings::{BaseUrl, ClientConfig, ConfigError};
 use super::throttle::Throttle;
@@ -225,9 +225,16 @@ impl MarketClient {
         let creds = self.current_credentials(call.op).await?;
         match self.attempt_with(call, &creds).await {
             Err(f) if f.error.is_auth() => {
-                match self.credentials.after_rejection(creds.generation, call.op).await {
+                match self
+                    .credentials
+                    .after_rejection(creds.generation, call.op)
+                    .await
+                {
                     Ok(true) => {
-                        tracing::info!(operation = call.op, "sending the call again with the refreshed credentials");
+                        tracing::info!(
+                            operation = call.op,
+                            "sending the call again with the refreshed credentials"
+                        );
                         let creds = self.current_credentials(call.op).await?;
                         self.attempt_with(call, &creds).await
                     }

@@ -218,7 +218,10 @@ mod tests {
             ticket_from_cookies(cookies.into_iter()).as_deref(),
             Some("tkt-1")
         );
-        assert_eq!(ticket_from_cookies(["AUTH_TICKET=; Path=/"].into_iter()), None);
+        assert_eq!(
+            ticket_from_cookies(["AUTH_TICKET=; Path=/"].into_iter()),
+            None
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ use chrono::{DateTime, Utc};
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret as _, SecretString};
 
+pub use jwt::expiry as jwt_expiry;
 pub use login::{LoginError, LoginStep};
 pub use source::{
     CredentialSource, CredentialsMode, LoginSettings, MAX_SECRET_BYTES, SecretFileError,
@@ -248,7 +249,11 @@ impl CredentialProvider {
         }
     }
 
-    async fn refresh(&self, trigger: Trigger, op: &'static str) -> Result<Arc<Snapshot>, MarketError> {
+    async fn refresh(
+        &self,
+        trigger: Trigger,
+        op: &'static str,
+    ) -> Result<Arc<Snapshot>, MarketError> {
         let mut upkeep = self.upkeep.lock().await;
         // Another caller may have refreshed while this one waited for the lock.
         if let Some(s) = self.snapshot()
@@ -261,8 +266,11 @@ impl CredentialProvider {
         match &self.source {
             CredentialSource::Given { .. } => self.reread_files(trigger, now),
             CredentialSource::Login(l) => {
-                let usable = self.snapshot().filter(|s| s.expires_at.is_none_or(|e| now < e));
-                let waiting = upkeep.retry_at.is_some_and(|at| now < at) && trigger != Trigger::Forced;
+                let usable = self
+                    .snapshot()
+                    .filter(|s| s.expires_at.is_none_or(|e| now < e));
+                let waiting =
+                    upkeep.retry_at.is_some_and(|at| now < at) && trigger != Trigger::Forced;
                 match (waiting, usable) {
                     (true, Some(s)) => return Ok(s),
                     (true, None) => {
@@ -322,7 +330,9 @@ impl CredentialProvider {
             tracing::info!(changed = what, trigger = ?trigger, "marketplace credentials changed in their files; the new ones are in use");
             self.install(read, "files");
         } else if trigger == Trigger::Rejected {
-            tracing::warn!("the marketplace rejected the credentials and their files still hold the same values");
+            tracing::warn!(
+                "the marketplace rejected the credentials and their files still hold the same values"
+            );
         }
     }
 
@@ -414,7 +424,10 @@ impl CredentialProvider {
 }
 
 /// Reads the given token and ticket and checks they can be sent.
-fn read_given(token: &SecretOrigin, ticket: &SecretOrigin) -> Result<Credentials, CredentialsError> {
+fn read_given(
+    token: &SecretOrigin,
+    ticket: &SecretOrigin,
+) -> Result<Credentials, CredentialsError> {
     let t = token.read().map_err(|source| CredentialsError::File {
         what: "API token",
         source,

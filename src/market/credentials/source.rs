@@ -202,7 +202,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t");
         std::fs::write(&p, "\n").unwrap();
-        assert!(matches!(read_secret_file(&p), Err(SecretFileError::Empty(_))));
+        assert!(matches!(
+            read_secret_file(&p),
+            Err(SecretFileError::Empty(_))
+        ));
         let missing = dir.path().join("nope");
         let err = read_secret_file(&missing).unwrap_err().to_string();
         assert!(err.contains("nope"), "{err}");

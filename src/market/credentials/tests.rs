@@ -16,7 +16,10 @@ fn provider_on_files(token: &Path, ticket: &Path) -> CredentialProvider {
     CredentialProvider::new(
         source,
         AuthScheme::Bearer,
-        reqwest::Client::new(),
+        {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::new()
+        },
         BaseUrl::parse("http://127.0.0.1:9").unwrap(),
         Arc::new(Metrics::new()),
         crate::clock::system(),
@@ -48,7 +51,10 @@ async fn a_changed_token_file_is_used_after_a_rejection_and_redacted() {
     assert!(changed);
     assert_eq!(bearer(&now), "Bearer tok-two");
     assert_eq!(now.generation, first.generation + 1);
-    assert_eq!(p.redactor().text("tok-two tok-one"), "[REDACTED] [REDACTED]");
+    assert_eq!(
+        p.redactor().text("tok-two tok-one"),
+        "[REDACTED] [REDACTED]"
+    );
 }
 
 #[tokio::test]
@@ -87,5 +93,8 @@ fn the_refresh_margin_is_a_quarter_of_the_lifetime_within_bounds() {
     assert_eq!(refresh_margin(t0, t0 + s(3600)), s(300));
     assert_eq!(refresh_margin(t0, t0 + s(600)), s(150));
     assert_eq!(refresh_margin(t0, t0 + s(3)), s(1));
-    assert_eq!(refresh_margin(t0, t0 + s(1)), chrono::Duration::milliseconds(500));
+    assert_eq!(
+        refresh_margin(t0, t0 + s(1)),
+        chrono::Duration::milliseconds(500)
+    );
 }
