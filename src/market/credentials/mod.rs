@@ -84,6 +84,21 @@ struct Upkeep {
     backoff: Option<Duration>,
     /// Login: the last failure, answered again while waiting for `retry_at`.
     last_error: Option<MarketError>,
+    /// Login: the API key that failed; a different one in the file is tried at once.
+    failed_key: Option<SecretString>,
+}
+
+impl Upkeep {
+    /// Whether a login should wait: a failure is recent and the API key is still the one
+    /// that failed (a fixed key resumes spending at the next pass, not after the backoff).
+    fn waiting(&self, now: DateTime<Utc>, l: &LoginSettings) -> bool {
+        let recent = self.retry_at.is_some_and(|at| now < at);
+        let same_key = match (&self.failed_key, l.api_key.read()) {
+            (Some(failed), Ok(key)) => failed.expose_secret() == key.expose_secret(),
+            _ => true,
+        };
+        recent && same_key
+    }
 }
 
 /// The one place that knows the current token and ticket. See the module doc.
@@ -269,8 +284,7 @@ impl CredentialProvider {
                 let usable = self
                     .snapshot()
                     .filter(|s| s.expires_at.is_none_or(|e| now < e));
-                let waiting =
-                    upkeep.retry_at.is_some_and(|at| now < at) && trigger != Trigger::Forced;
+                let waiting = trigger != Trigger::Forced && upkeep.waiting(now, l);
                 match (waiting, usable) {
                     (true, Some(s)) => return Ok(s),
                     (true, None) => {
@@ -344,10 +358,11 @@ impl CredentialProvider {
         trigger: Trigger,
         op: &'static str,
     ) -> Result<(), MarketError> {
-        let result = match l.api_key.read() {
+        let key = l.api_key.read();
+        let result = match &key {
             Ok(key) => {
-                self.redactor.remember(&[&key]);
-                login::obtain(&self.http, &self.base, l, &key)
+                self.redactor.remember(&[key]);
+                login::obtain(&self.http, &self.base, l, key)
                     .await
                     .map_err(|e| login_failure(e, op))
             }
@@ -366,6 +381,7 @@ impl CredentialProvider {
                 upkeep.backoff = Some(backoff);
                 upkeep.retry_at = Some(self.clock.now() + chrono_of(backoff));
                 upkeep.last_error = Some(e.clone());
+                upkeep.failed_key = key.ok();
                 tracing::error!(error = %e, trigger = ?trigger, retry_in_ms = backoff.as_millis() as u64, "could not obtain a marketplace token");
                 return Err(e);
             }
