@@ -9,11 +9,15 @@
 //! | files (`--api-token-file`, `--auth-ticket-file`, `$CREDENTIALS_DIRECTORY`) | polled every [`FILE_POLL`] (from the request path and the daemon's tick), on SIGHUP ([`CredentialProvider::maintain`] with `force`), and once more before a 401/403 is reported |
 //! | built-in login (`--login`, `--api-key-file`) | before the token's JWT `exp` (see [`refresh_margin`]), once after a 401/403, on SIGHUP |
 //!
-//! Files: `source` (origins, reading); login: `login` (the two requests); JWT `exp`: `jwt`.
+//! Where secrets come from and reading them: `source`; re-reading files: `files`; the
+//! login's two requests: `login`; logging in, backoff and the refresh margin: `renew`; a
+//! JWT's `exp`: `jwt`.
 //! Values never reach a log line, an error or a metric: only that they changed, and when.
 
+mod files;
 mod jwt;
 mod login;
+mod renew;
 mod source;
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -24,8 +28,11 @@ use chrono::{DateTime, Utc};
 use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret as _, SecretString};
 
+use files::read_given;
 pub use jwt::expiry as jwt_expiry;
 pub use login::{LoginError, LoginStep};
+use renew::Upkeep;
+pub use renew::refresh_margin;
 pub use source::{
     CredentialSource, CredentialsMode, LoginSettings, MAX_SECRET_BYTES, SecretFileError,
     SecretOrigin, read_secret_file,
@@ -40,10 +47,6 @@ use crate::metrics::Metrics;
 
 /// How often credential files are re-read at most (from requests and the daemon's tick).
 pub const FILE_POLL: Duration = Duration::from_secs(2);
-
-/// After a failed login, the next attempt waits this long, doubled up to a minute.
-const LOGIN_BACKOFF: Duration = Duration::from_secs(1);
-const LOGIN_BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 /// The credentials in use: the header values of every request and what they were made of.
 pub struct Snapshot {
@@ -73,31 +76,6 @@ impl Snapshot {
 
     pub fn expires_at(&self) -> Option<DateTime<Utc>> {
         self.expires_at
-    }
-}
-
-/// What refreshing remembers between attempts (held under the refresh lock).
-#[derive(Default)]
-struct Upkeep {
-    /// Login: no new attempt before this, after a failure.
-    retry_at: Option<DateTime<Utc>>,
-    backoff: Option<Duration>,
-    /// Login: the last failure, answered again while waiting for `retry_at`.
-    last_error: Option<MarketError>,
-    /// Login: the API key that failed; a different one in the file is tried at once.
-    failed_key: Option<SecretString>,
-}
-
-impl Upkeep {
-    /// Whether a login should wait: a failure is recent and the API key is still the one
-    /// that failed (a fixed key resumes spending at the next pass, not after the backoff).
-    fn waiting(&self, now: DateTime<Utc>, l: &LoginSettings) -> bool {
-        let recent = self.retry_at.is_some_and(|at| now < at);
-        let same_key = match (&self.failed_key, l.api_key.read()) {
-            (Some(failed), Ok(key)) => failed.expose_secret() == key.expose_secret(),
-            _ => true,
-        };
-        recent && same_key
     }
 }
 
@@ -308,97 +286,6 @@ impl CredentialProvider {
         })
     }
 
-    /// Re-reads the given files; new values replace the current ones. A file that cannot
-    /// be read, or holds a value that cannot be sent, keeps the current values.
-    fn reread_files(&self, trigger: Trigger, now: DateTime<Utc>) {
-        let CredentialSource::Given { token, ticket } = &self.source else {
-            return;
-        };
-        self.files_read_at
-            .store(now.timestamp_millis(), Ordering::Relaxed);
-        if !token.is_file() && !ticket.is_file() {
-            return;
-        }
-        let read = match read_given(token, ticket) {
-            Ok(c) => c,
-            Err(e) => {
-                self.failed();
-                tracing::warn!(error = %e, trigger = ?trigger, "cannot re-read the marketplace credentials; the current ones stay in use");
-                return;
-            }
-        };
-        self.metrics.credentials.refresh_failing.set(0);
-        let Some(old) = self.snapshot() else {
-            self.install(read, "files");
-            return;
-        };
-        let token_changed = old.credentials.token().expose_secret() != read.token().expose_secret();
-        let ticket_changed =
-            old.credentials.ticket().expose_secret() != read.ticket().expose_secret();
-        if token_changed || ticket_changed {
-            let what = match (token_changed, ticket_changed) {
-                (true, true) => "token and ticket",
-                (true, false) => "token",
-                _ => "ticket",
-            };
-            tracing::info!(changed = what, trigger = ?trigger, "marketplace credentials changed in their files; the new ones are in use");
-            self.install(read, "files");
-        } else if trigger == Trigger::Rejected {
-            tracing::warn!(
-                "the marketplace rejected the credentials and their files still hold the same values"
-            );
-        }
-    }
-
-    /// The built-in login; on success the new token and ticket are in use.
-    async fn login(
-        &self,
-        l: &LoginSettings,
-        upkeep: &mut Upkeep,
-        trigger: Trigger,
-        op: &'static str,
-    ) -> Result<(), MarketError> {
-        let key = l.api_key.read();
-        let result = match &key {
-            Ok(key) => {
-                self.redactor.remember(&[key]);
-                login::obtain(&self.http, &self.base, l, key)
-                    .await
-                    .map_err(|e| login_failure(e, op))
-            }
-            Err(e) => Err(MarketError::InvalidRequest {
-                op,
-                reason: format!("the API key file: {e}"),
-            }),
-        };
-        let obtained = match result {
-            Ok(o) => o,
-            Err(e) => {
-                self.failed();
-                let backoff = upkeep
-                    .backoff
-                    .map_or(LOGIN_BACKOFF, |b| (b * 2).min(LOGIN_BACKOFF_MAX));
-                upkeep.backoff = Some(backoff);
-                upkeep.retry_at = Some(self.clock.now() + chrono_of(backoff));
-                upkeep.last_error = Some(e.clone());
-                upkeep.failed_key = key.ok();
-                tracing::error!(error = %e, trigger = ?trigger, retry_in_ms = backoff.as_millis() as u64, "could not obtain a marketplace token");
-                return Err(e);
-            }
-        };
-        let credentials = Credentials::new(obtained.token, obtained.ticket).map_err(|e| {
-            MarketError::InvalidRequest {
-                op,
-                reason: format!("the login answered unusable credentials: {e}"),
-            }
-        })?;
-        *upkeep = Upkeep::default();
-        self.metrics.credentials.refresh_failing.set(0);
-        let s = self.install(credentials, "login");
-        tracing::info!(trigger = ?trigger, expires_at = ?s.expires_at, "obtained a new marketplace token");
-        Ok(())
-    }
-
     /// Puts new values in use: a new generation, redacted from now on, in the metrics.
     fn install(&self, credentials: Credentials, how: &'static str) -> Arc<Snapshot> {
         let now = self.clock.now();
@@ -436,56 +323,6 @@ impl CredentialProvider {
         let m = &self.metrics.credentials;
         m.refreshes_total.with_label_values(&["failed"]).inc();
         m.refresh_failing.set(1);
-    }
-}
-
-/// Reads the given token and ticket and checks they can be sent.
-fn read_given(
-    token: &SecretOrigin,
-    ticket: &SecretOrigin,
-) -> Result<Credentials, CredentialsError> {
-    let t = token.read().map_err(|source| CredentialsError::File {
-        what: "API token",
-        source,
-    })?;
-    let k = ticket.read().map_err(|source| CredentialsError::File {
-        what: "auth ticket",
-        source,
-    })?;
-    Credentials::new(t, k)
-}
-
-/// How long before its expiry a token is replaced: a quarter of its lifetime, at least a
-/// second, at most half its lifetime and never more than five minutes. Early enough that
-/// a request never waits for an expired token; late enough not to log in all the time.
-pub fn refresh_margin(obtained: DateTime<Utc>, expires: DateTime<Utc>) -> chrono::Duration {
-    let lifetime = (expires - obtained).max(chrono::Duration::zero());
-    (lifetime / 4)
-        .max(chrono::Duration::seconds(1))
-        .min(lifetime / 2)
-        .min(chrono::Duration::minutes(5))
-}
-
-fn chrono_of(d: Duration) -> chrono::Duration {
-    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::seconds(60))
-}
-
-/// A failed login as the error of the call that needed it: refused → credentials rejected
-/// (spending halts, the reason names the login); otherwise nothing was sent.
-fn login_failure(e: LoginError, op: &'static str) -> MarketError {
-    match e {
-        LoginError::Refused { status, .. } => MarketError::Unauthorized {
-            op: super::op::LOGIN,
-            status,
-        },
-        LoginError::Transient { .. } => MarketError::Connect {
-            op,
-            reason: format!("no token: {e}"),
-        },
-        LoginError::Unusable { .. } => MarketError::InvalidRequest {
-            op,
-            reason: format!("no token: {e}"),
-        },
     }
 }
 
