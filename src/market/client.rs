@@ -53,7 +53,9 @@ pub(crate) struct Answer {
 
 /// The marketplace over HTTP. Contacts only the configured origin, never follows a
 /// redirect, never retries a call that changes something (proved by the `expect(1)` tests
-/// in `tests/market_client.rs`), and never shows the token or ticket.
+/// in `tests/market_client.rs`) — except once after a 401/403, which executes nothing, when
+/// other credentials are in use since (`client_sandbox::expiry`) — and never shows the
+/// token or ticket.
 pub struct MarketClient {
     http: reqwest::Client,
     base: BaseUrl,
@@ -131,7 +133,8 @@ impl MarketClient {
         &self.redactor
     }
 
-    /// A call that changes something: exactly one attempt, whatever happens.
+    /// A call that changes something: exactly one attempt, whatever happens — but for a
+    /// 401/403 answered with other credentials in use since (see [`Self::attempt`]).
     pub(crate) async fn change(&self, call: &Call) -> Result<Answer, MarketError> {
         self.attempt(call).await.map_err(|f| f.error)
     }

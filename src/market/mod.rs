@@ -83,7 +83,9 @@ pub mod op {
 
 /// The ten operations of the marketplace. Calls that change something (all but
 /// `search_result` and `list_links`; `start_search` queues a job but spends nothing) are
-/// sent at most once per invocation: an implementation never retries them itself.
+/// sent at most once per invocation: an implementation never retries them itself, except
+/// a call answered 401/403 (nothing executed) that it may send once more with renewed
+/// credentials.
 pub trait Market: Send + Sync + 'static {
     fn create_project(
         &self,
