@@ -44,6 +44,7 @@ pub struct Metrics {
     pub credentials_rejected: IntGauge,
     pub ready: IntGauge,
     pub journal_write_duration_seconds: HistogramVec,
+    pub credentials: CredentialMetrics,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -232,6 +233,7 @@ impl Metrics {
                 &r,
                 HistogramVec::new(journal, &["step"]).expect("valid"),
             ),
+            credentials: CredentialMetrics::register(&r),
             registry: r,
         };
         m.init_series();
@@ -297,6 +299,64 @@ impl Metrics {
         self.api_call_duration_seconds
             .with_label_values(&[operation])
             .observe(seconds);
+    }
+}
+
+/// The credentials' lifecycle (`market::credentials`): which mode, when the token expires,
+/// when it was last refreshed, and whether refreshing fails. Never a value of a secret.
+#[derive(Clone)]
+pub struct CredentialMetrics {
+    /// 1 for the mode in use: `fixed`, `files` or `login`.
+    pub mode: IntGaugeVec,
+    /// The token's expiry (a JWT's `exp`), Unix seconds; 0 while unknown.
+    pub expiry_timestamp_seconds: prometheus::Gauge,
+    /// When new credentials were last read or obtained, Unix seconds.
+    pub last_refresh_timestamp_seconds: prometheus::Gauge,
+    /// Refresh attempts by outcome: `changed` (new values in use), `failed`.
+    pub refreshes_total: IntCounterVec,
+    /// 1 while the latest attempt to re-read or obtain credentials failed.
+    pub refresh_failing: IntGauge,
+}
+
+impl CredentialMetrics {
+    fn register(r: &Registry) -> CredentialMetrics {
+        let gauge = |name: &str, help: &str| {
+            reg(r, prometheus::Gauge::new(name, help).expect("valid metric"))
+        };
+        let refreshes_total = counter_vec(
+            r,
+            "linkrunner_credentials_refreshes_total",
+            "Attempts to re-read or obtain marketplace credentials that changed them or failed, by outcome (changed, failed).",
+            &["outcome"],
+        );
+        for outcome in ["changed", "failed"] {
+            refreshes_total.with_label_values(&[outcome]).inc_by(0);
+        }
+        CredentialMetrics {
+            mode: gauge_vec(
+                r,
+                "linkrunner_credentials_mode",
+                "1 for how the marketplace credentials are obtained: fixed (environment), files (re-read on change) or login (built-in).",
+                &["mode"],
+            ),
+            expiry_timestamp_seconds: gauge(
+                "linkrunner_credentials_expiry_timestamp_seconds",
+                "When the token in use expires (its JWT exp), in Unix seconds; 0 while unknown.",
+            ),
+            last_refresh_timestamp_seconds: gauge(
+                "linkrunner_credentials_last_refresh_timestamp_seconds",
+                "When credentials were last read or obtained successfully, in Unix seconds.",
+            ),
+            refreshes_total,
+            refresh_failing: reg(
+                r,
+                IntGauge::new(
+                    "linkrunner_credentials_refresh_failing",
+                    "1 while the latest attempt to re-read the credential files or to log in failed.",
+                )
+                .expect("valid metric"),
+            ),
+        }
     }
 }
 

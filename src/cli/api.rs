@@ -1,6 +1,8 @@
 //! Settings shared by commands that talk to the marketplace: flags with `LINKRUNNER_*`
-//! environment fallbacks. Secrets (token, ticket) come from files — including systemd's
-//! `$CREDENTIALS_DIRECTORY` — or the environment; never from flags or campaign files.
+//! environment fallbacks. Secrets (token, ticket, the login's API key) come from files —
+//! including systemd's `$CREDENTIALS_DIRECTORY` — or the environment; never from flags or
+//! campaign files. Files are re-read by the client when they change; `--login` makes the
+//! client obtain the token and ticket itself.
 //! [`ApiArgs::client_config`] turns the flags into a [`ClientConfig`]; the secret lookup is in
 //! [`super::secrets`].
 
@@ -13,7 +15,10 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
 use super::secrets;
-use crate::market::{AuthScheme, ClientConfig, Credentials, FieldMap};
+use crate::market::{
+    AuthScheme, ClientConfig, CredentialSource, Credentials, CredentialsMode, FieldMap,
+    LoginSettings,
+};
 
 /// `--auth-scheme`: the command line's names for [`AuthScheme`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -45,6 +50,19 @@ pub struct ApiArgs {
     /// File holding the AUTH_TICKET cookie value (else $LINKRUNNER_AUTH_TICKET, else $CREDENTIALS_DIRECTORY/auth-ticket).
     #[arg(long, env = "LINKRUNNER_AUTH_TICKET_FILE", global = true)]
     pub auth_ticket_file: Option<PathBuf>,
+    /// Log in with this account name and obtain the token and ticket ourselves (POST login,
+    /// GET auth), refreshing the token before it expires; needs the API key.
+    #[arg(long, env = "LINKRUNNER_LOGIN", global = true)]
+    pub login: Option<String>,
+    /// File holding the long-lived API key used by --login (else $LINKRUNNER_API_KEY, else $CREDENTIALS_DIRECTORY/api-key).
+    #[arg(long, env = "LINKRUNNER_API_KEY_FILE", global = true)]
+    pub api_key_file: Option<PathBuf>,
+    /// Path of the login request under the base URL (--login).
+    #[arg(long, env = "LINKRUNNER_LOGIN_PATH", default_value = LoginSettings::DEFAULT_LOGIN_PATH, global = true)]
+    pub login_path: String,
+    /// Path of the token request under the base URL (--login).
+    #[arg(long, env = "LINKRUNNER_AUTH_PATH", default_value = LoginSettings::DEFAULT_AUTH_PATH, global = true)]
+    pub auth_path: String,
     /// How the token goes into the Authorization header.
     #[arg(
         long,
@@ -120,9 +138,7 @@ impl ApiArgs {
         let base = self.api_base_url.as_deref().filter(|u| !u.trim().is_empty()).context(
             "no marketplace base URL: set --api-base-url or LINKRUNNER_API_BASE_URL (e.g. https://market.example/api)",
         )?;
-        let token = secrets::load(&secrets::TOKEN, self.api_token_file.as_deref(), env)?;
-        let ticket = secrets::load(&secrets::TICKET, self.auth_ticket_file.as_deref(), env)?;
-        let credentials = Credentials::new(token, ticket)?;
+        let credentials = self.credential_source(env)?;
         let mut config = ClientConfig::new(base, credentials)
             .context("--api-base-url / LINKRUNNER_API_BASE_URL")?;
         config.auth_scheme = self.auth_scheme.into();
@@ -139,6 +155,60 @@ impl ApiArgs {
         config.read_retries = self.read_retries;
         config.validate().context("marketplace client settings")?;
         Ok(config)
+    }
+
+    /// The built-in login with `--login`, else the token and ticket where they are found.
+    /// Given values are checked here (readable, sendable), so a bad one fails the start.
+    fn credential_source(
+        &self,
+        env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> anyhow::Result<CredentialSource> {
+        let Some(login) = self.login.as_deref().filter(|l| !l.trim().is_empty()) else {
+            let token = secrets::locate(&secrets::TOKEN, self.api_token_file.as_deref(), env)?;
+            let ticket = secrets::locate(&secrets::TICKET, self.auth_ticket_file.as_deref(), env)?;
+            Credentials::new(token.read()?, ticket.read()?)?;
+            return Ok(CredentialSource::Given { token, ticket });
+        };
+        if self.api_token_file.is_some() || self.auth_ticket_file.is_some() {
+            anyhow::bail!(
+                "--login obtains the token and the ticket itself: drop --api-token-file and \
+                 --auth-ticket-file (LINKRUNNER_API_TOKEN_FILE, LINKRUNNER_AUTH_TICKET_FILE), or drop --login"
+            );
+        }
+        let api_key = secrets::locate(&secrets::API_KEY, self.api_key_file.as_deref(), env)?;
+        let mut settings = LoginSettings::new(login.trim(), api_key);
+        for (path, flag) in [
+            (&self.login_path, "--login-path"),
+            (&self.auth_path, "--auth-path"),
+        ] {
+            if !path.starts_with('/') {
+                anyhow::bail!("{flag} must start with `/` (e.g. /login), not `{path}`");
+            }
+        }
+        settings.login_path = self.login_path.clone();
+        settings.auth_path = self.auth_path.clone();
+        Ok(CredentialSource::Login(settings))
+    }
+
+    /// How credentials would be obtained with these settings, without reading any secret
+    /// (`status` says it).
+    pub fn credentials_mode(&self, env: &dyn Fn(&str) -> Option<OsString>) -> CredentialsMode {
+        if self.login.as_deref().is_some_and(|l| !l.trim().is_empty()) {
+            return CredentialsMode::Login;
+        }
+        let file = |flag: &Option<PathBuf>, src: &secrets::Source| {
+            flag.is_some()
+                || (env(src.var).is_none()
+                    && env("CREDENTIALS_DIRECTORY")
+                        .is_some_and(|d| PathBuf::from(d).join(src.credential).exists()))
+        };
+        if file(&self.api_token_file, &secrets::TOKEN)
+            || file(&self.auth_ticket_file, &secrets::TICKET)
+        {
+            CredentialsMode::Files
+        } else {
+            CredentialsMode::Fixed
+        }
     }
 }
 

@@ -55,8 +55,8 @@ pub async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
         poll_every: Duration::from_millis(a.poll_ms),
         wait: Duration::from_secs(a.wait),
     };
-    let redactor = config.credentials.redactor();
-    let report = probe::probe(config, &opts, Arc::new(Metrics::new())).await?;
+    let (report, redactor) =
+        probe::probe_redacting(config, &opts, Arc::new(Metrics::new())).await?;
     let json = redactor.text(&serde_json::to_string_pretty(&report)?);
     match a.format {
         Format::Json => println!("{json}"),

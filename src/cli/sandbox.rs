@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
 use crate::money::Money;
-use crate::sandbox::{Faults, SandboxAuth, SandboxConfig, Shape};
+use crate::sandbox::{Faults, SandboxAuth, SandboxConfig, SandboxLogin, Shape};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AuthArg {
@@ -78,6 +78,17 @@ pub struct SecretArgs {
     /// File holding the ticket (wins over --ticket and the environment).
     #[arg(long)]
     pub ticket_file: Option<PathBuf>,
+    /// Seconds a token is valid: the configured one from start, each issued one from its
+    /// issue (401 "token expired" after). Default: tokens never expire.
+    #[arg(long)]
+    pub token_ttl: Option<u64>,
+    /// Enables POST /login and GET /auth for this account name (with --sandbox-api-key-file).
+    /// (Not `--login`: that global flag is the client's.)
+    #[arg(long, requires = "sandbox_api_key_file")]
+    pub sandbox_login: Option<String>,
+    /// File holding the account's API key (the `apiToken` of POST /login).
+    #[arg(long, requires = "sandbox_login")]
+    pub sandbox_api_key_file: Option<PathBuf>,
 }
 
 /// Faults the sandbox starts with (changeable later through `POST {prefix}/__sandbox/faults`).
@@ -130,6 +141,14 @@ impl SandboxArgs {
             "ticket",
         )?;
         let mut cfg = SandboxConfig::new(token, ticket);
+        cfg.token_ttl = self.secrets.token_ttl.map(Duration::from_secs);
+        if let (Some(login), Some(file)) = (
+            &self.secrets.sandbox_login,
+            &self.secrets.sandbox_api_key_file,
+        ) {
+            let key = secret(None, Some(file.clone()), "API key")?;
+            cfg.login = Some(SandboxLogin::new(login.clone(), key));
+        }
         cfg.auth_scheme = match self.sandbox_auth_scheme {
             AuthArg::Bearer => SandboxAuth::Bearer,
             AuthArg::Raw => SandboxAuth::Raw,

@@ -1,14 +1,16 @@
-//! Loading the API token and the auth ticket: from the file named by a flag (or its
-//! `*_FILE` variable), else from an environment variable, else from systemd's
-//! `$CREDENTIALS_DIRECTORY`. Trailing newlines are trimmed. Errors name where we looked,
-//! never what we read.
+//! Finding the API token, the auth ticket and the login's API key: the file named by a flag
+//! (or its `*_FILE` variable), else an environment variable, else systemd's
+//! `$CREDENTIALS_DIRECTORY`. Files are read once here to fail the start early and then
+//! re-read by the client when they change; environment values are fixed. Trailing newlines
+//! are trimmed. Errors name where we looked, never what we read.
 
 use std::ffi::OsString;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use secrecy::SecretString;
+
+use crate::market::credentials::{SecretOrigin, read_secret_file};
 
 /// Where one secret may come from.
 pub struct Source {
@@ -35,8 +37,13 @@ pub const TICKET: Source = Source {
     credential: "auth-ticket",
 };
 
-/// A secret file larger than this is surely the wrong file.
-const MAX_SECRET_BYTES: u64 = 64 * 1024;
+pub const API_KEY: Source = Source {
+    what: "API key",
+    flag: "--api-key-file",
+    file_var: "LINKRUNNER_API_KEY_FILE",
+    var: "LINKRUNNER_API_KEY",
+    credential: "api-key",
+};
 
 /// Loads one secret. `file` is the flag's value (clap has already read `*_FILE` into it).
 pub fn load(
@@ -44,20 +51,35 @@ pub fn load(
     file: Option<&Path>,
     env: &dyn Fn(&str) -> Option<OsString>,
 ) -> anyhow::Result<SecretString> {
+    let origin = locate(src, file, env)?;
+    Ok(origin.read()?)
+}
+
+/// Where one secret is: a file (read once here, so a bad one fails the start; the client
+/// re-reads it when it changes) or the value of an environment variable (fixed).
+pub fn locate(
+    src: &Source,
+    file: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> anyhow::Result<SecretOrigin> {
     if let Some(path) = file {
         let origin = format!("{} / {}", src.flag, src.file_var);
-        return read_file(src, path, &origin);
+        return checked_file(src, path, &origin);
     }
     if let Some(value) = env(src.var) {
         let value = value
             .into_string()
             .map_err(|_| anyhow::anyhow!("${} is not valid UTF-8", src.var))?;
-        return non_empty(src, trim_newlines(value), &format!("${}", src.var));
+        let value = value.trim_end_matches(['\n', '\r']).to_string();
+        if value.is_empty() {
+            bail!("the {} from ${} is empty", src.what, src.var);
+        }
+        return Ok(SecretOrigin::Fixed(SecretString::from(value)));
     }
     if let Some(dir) = env("CREDENTIALS_DIRECTORY") {
         let path = PathBuf::from(dir).join(src.credential);
         if path.exists() {
-            return read_file(src, &path, "$CREDENTIALS_DIRECTORY");
+            return checked_file(src, &path, "$CREDENTIALS_DIRECTORY");
         }
     }
     bail!(
@@ -71,44 +93,8 @@ pub fn load(
     )
 }
 
-fn read_file(src: &Source, path: &Path, origin: &str) -> anyhow::Result<SecretString> {
-    let describe = || {
-        format!(
-            "cannot read the {} from {origin} (`{}`)",
-            src.what,
-            path.display()
-        )
-    };
-    let file = std::fs::File::open(path).with_context(describe)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SECRET_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(describe)?;
-    if bytes.len() as u64 > MAX_SECRET_BYTES {
-        bail!(
-            "{}: the file is larger than {MAX_SECRET_BYTES} bytes",
-            describe()
-        );
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{}: the file is not valid UTF-8", describe()))?;
-    non_empty(
-        src,
-        trim_newlines(text),
-        &format!("{origin} (`{}`)", path.display()),
-    )
-}
-
-fn trim_newlines(mut s: String) -> String {
-    while s.ends_with('\n') || s.ends_with('\r') {
-        s.pop();
-    }
-    s
-}
-
-fn non_empty(src: &Source, value: String, origin: &str) -> anyhow::Result<SecretString> {
-    if value.is_empty() {
-        bail!("the {} from {origin} is empty", src.what);
-    }
-    Ok(SecretString::from(value))
+fn checked_file(src: &Source, path: &Path, origin: &str) -> anyhow::Result<SecretOrigin> {
+    read_secret_file(path)
+        .with_context(|| format!("cannot read the {} from {origin}", src.what))?;
+    Ok(SecretOrigin::File(path.to_path_buf()))
 }

@@ -3,6 +3,8 @@
 //! Buy rounds fire on each campaign's schedule; the store's `claim_round` decides whether a
 //! slot already ran, so restarts and replicas neither skip nor double a round. Campaigns are
 //! reconciled (no buying) at start, when their files change, and every `reconcile_interval`.
+//! The marketplace credentials are kept current by their own upkeep task (every second, and
+//! at once on SIGHUP): see `market::credentials`.
 //! On SIGTERM: stop starting steps, let in-flight calls finish and be recorded within the
 //! grace period, exit 0.
 
@@ -14,7 +16,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use croner::Cron;
 use tokio::net::TcpListener;
-use tokio::sync::{RwLock, mpsc};
+use tokio::sync::{Notify, RwLock, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -89,6 +91,8 @@ pub(super) struct Daemon<M: Market> {
     pub(super) events: Option<mpsc::UnboundedSender<Event>>,
     /// Every round and reconciliation task, so shutdown can wait for them within the grace.
     pub(super) tracker: TaskTracker,
+    /// SIGHUP: the credentials upkeep re-reads files (or logs in) at once.
+    pub(super) credentials_hup: Arc<Notify>,
 }
 
 /// Runs until `shutdown` is cancelled, serving HTTP on `listener`.
@@ -100,6 +104,7 @@ pub async fn run<M: Market>(
     events: Option<mpsc::UnboundedSender<Event>>,
 ) -> anyhow::Result<()> {
     let health = Arc::new(Health::default());
+    health.set_credentials_mode(engine.market.credentials_mode());
     let http_stop = CancellationToken::new();
     let app = http::router(AppState {
         metrics: engine.metrics.clone(),
@@ -117,7 +122,13 @@ pub async fn run<M: Market>(
         busy: Mutex::new(HashSet::new()),
         events,
         tracker: TaskTracker::new(),
+        credentials_hup: Arc::new(Notify::new()),
     });
+    let upkeep = tokio::spawn(credentials_upkeep(
+        d.engine.market.clone(),
+        d.credentials_hup.clone(),
+        shutdown.clone(),
+    ));
     let (reload_tx, reload_rx) = mpsc::channel(4);
     if d.opts.signals {
         signals::spawn_signal_handlers(shutdown.clone(), reload_tx.clone())?;
@@ -131,10 +142,28 @@ pub async fn run<M: Market>(
         None
     };
     d.clone().main_loop(shutdown, reload_rx).await;
+    upkeep.abort();
     d.drain().await;
     http_stop.cancel();
     let _ = server.await;
     Ok(())
+}
+
+/// Every second, what the credentials need (files re-read when changed, a token replaced
+/// before it expires); at once on SIGHUP. Its own task: a slow login never delays rounds.
+async fn credentials_upkeep<M: Market>(
+    market: Arc<M>,
+    hup: Arc<Notify>,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let force = tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = hup.notified() => true,
+            _ = tokio::time::sleep(Duration::from_secs(1)) => false,
+        };
+        market.maintain_credentials(force).await;
+    }
 }
 
 impl<M: Market> Daemon<M> {
@@ -157,7 +186,10 @@ impl<M: Market> Daemon<M> {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
                 Some(cause) = reload_rx.recv() => {
-                    if cause == ReloadCause::Signal { signals::notify_reloading(false); }
+                    if cause == ReloadCause::Signal {
+                        signals::notify_reloading(false);
+                        self.credentials_hup.notify_one();
+                    }
                     let changed = self.reload().await;
                     if cause == ReloadCause::Signal { signals::notify_reloading(true); }
                     self.spawn_reconcile(changed);

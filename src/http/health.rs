@@ -1,5 +1,6 @@
 //! Readiness: the database answers, campaigns are loaded, the marketplace has not rejected
-//! our credentials, and the process is not shutting down. Each is reported separately.
+//! our credentials, and the process is not shutting down. Each is reported separately; the
+//! credentials' detail also says how they are obtained (fixed, files, login).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -9,6 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::market::CredentialsMode;
 use crate::store::Store;
 
 #[derive(Debug, Default)]
@@ -18,6 +20,8 @@ pub struct Health {
     /// When each buying campaign's next round is due, as the daemon's timer has it (the
     /// status page shows it; the journal does not know schedules).
     next_rounds: Mutex<BTreeMap<String, DateTime<Utc>>>,
+    /// How the marketplace credentials are obtained; set once at start.
+    credentials_mode: std::sync::OnceLock<CredentialsMode>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -43,6 +47,12 @@ fn comp(ready: bool, detail: impl Into<String>) -> Component {
 }
 
 impl Health {
+    pub fn set_credentials_mode(&self, mode: Option<CredentialsMode>) {
+        if let Some(m) = mode {
+            let _ = self.credentials_mode.set(m);
+        }
+    }
+
     pub fn set_campaigns_loaded(&self) {
         self.campaigns_loaded.store(true, Ordering::SeqCst);
     }
@@ -77,6 +87,13 @@ impl Health {
             }
         } else {
             comp(false, "unknown: journal unavailable")
+        };
+        let credentials = match self.credentials_mode.get() {
+            Some(m) => comp(
+                credentials.ready,
+                format!("{}; mode {}", credentials.detail, m.describe()),
+            ),
+            None => credentials,
         };
         let loaded = self.campaigns_loaded.load(Ordering::SeqCst);
         let campaigns = comp(loaded, if loaded { "loaded" } else { "not loaded yet" });

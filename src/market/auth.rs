@@ -30,6 +30,11 @@ pub enum CredentialsError {
     NotHeaderSafe { what: &'static str },
     #[error("the auth ticket contains `;`, `,`, a space or a quote, which cannot go into a cookie")]
     NotCookieSafe,
+    #[error("the {what}: {source}")]
+    File {
+        what: &'static str,
+        source: super::credentials::SecretFileError,
+    },
 }
 
 /// The API token and the `AUTH_TICKET` cookie value. `Debug` prints `[REDACTED]`.
@@ -55,6 +60,19 @@ impl Credentials {
             return Err(CredentialsError::NotCookieSafe);
         }
         Ok(Credentials { token, ticket })
+    }
+
+    /// The token and the ticket, still secret.
+    pub fn into_parts(self) -> (SecretString, SecretString) {
+        (self.token, self.ticket)
+    }
+
+    pub(crate) fn token(&self) -> &SecretString {
+        &self.token
+    }
+
+    pub(crate) fn ticket(&self) -> &SecretString {
+        &self.ticket
     }
 
     /// A redactor for both secrets, for bodies and reasons that might echo them.

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::body::{Problem, read_capped};
 use super::classify::{self, Failure};
+use super::credentials::{CredentialProvider, CredentialsMode, Snapshot};
 use super::error::MarketError;
 use super::field_map::FieldMap;
 use super::redact::Redactor;
@@ -52,11 +53,15 @@ pub(crate) struct Answer {
 
 /// The marketplace over HTTP. Contacts only the configured origin, never follows a
 /// redirect, never retries a call that changes something (proved by the `expect(1)` tests
-/// in `tests/market_client.rs`), and never shows the token or ticket.
+/// in `tests/market_client.rs`) — except once after a 401/403, which executes nothing, when
+/// other credentials are in use since (`client_sandbox::expiry`) — and never shows the
+/// token or ticket.
 pub struct MarketClient {
     http: reqwest::Client,
     base: BaseUrl,
+    /// `Content-Type` and `Accept`; the auth headers come from `credentials` per request.
     headers: HeaderMap,
+    credentials: CredentialProvider,
     pub(crate) field_map: FieldMap,
     pub(crate) redactor: Redactor,
     throttle: Throttle,
@@ -89,7 +94,15 @@ impl MarketClient {
             .connect_timeout(config.connect_timeout)
             .build()
             .map_err(|e| BuildError::Http(classify::chain(&e)))?;
-        let mut headers = config.credentials.headers(config.auth_scheme)?;
+        let credentials = CredentialProvider::new(
+            config.credentials,
+            config.auth_scheme,
+            http.clone(),
+            config.base_url.clone(),
+            Arc::clone(&metrics),
+            crate::clock::system(),
+        )?;
+        let mut headers = HeaderMap::new();
         let json = HeaderValue::from_static("application/json");
         headers.insert(CONTENT_TYPE, json.clone());
         headers.insert(ACCEPT, json);
@@ -97,7 +110,8 @@ impl MarketClient {
             http,
             headers,
             field_map: config.field_map,
-            redactor: config.credentials.redactor(),
+            redactor: credentials.redactor().clone(),
+            credentials,
             throttle: Throttle::new(
                 config.rate_limit,
                 config.pacing,
@@ -120,7 +134,8 @@ impl MarketClient {
         &self.redactor
     }
 
-    /// A call that changes something: exactly one attempt, whatever happens.
+    /// A call that changes something: exactly one attempt, whatever happens — but for a
+    /// 401/403 answered with other credentials in use since (see [`Self::attempt`]).
     pub(crate) async fn change(&self, call: &Call) -> Result<Answer, MarketError> {
         self.attempt(call).await.map_err(|f| f.error)
     }
@@ -197,8 +212,55 @@ impl MarketClient {
         }))
     }
 
+    /// How credentials are obtained (for `/readyz` and `status`).
+    pub fn credentials_mode(&self) -> CredentialsMode {
+        self.credentials.mode()
+    }
+
+    /// See [`CredentialProvider::maintain`].
+    pub async fn maintain_credentials(&self, force: bool) {
+        self.credentials.maintain(force).await;
+    }
+
+    /// One attempt, sent a second time only when it answered 401/403 — which executes
+    /// nothing — and other credentials are in use since (files re-read, a new login, another
+    /// call's refresh). Never more than twice: a second 401/403 is the answer.
     async fn attempt(&self, call: &Call) -> Result<Answer, Failure> {
-        let request = self.build(call)?;
+        let creds = self.current_credentials(call.op).await?;
+        match self.attempt_with(call, &creds).await {
+            Err(f) if f.error.is_auth() => {
+                match self
+                    .credentials
+                    .after_rejection(creds.generation, call.op)
+                    .await
+                {
+                    Ok(true) => {
+                        tracing::info!(
+                            operation = call.op,
+                            "sending the call again with the refreshed credentials"
+                        );
+                        let creds = self.current_credentials(call.op).await?;
+                        self.attempt_with(call, &creds).await
+                    }
+                    Ok(false) => Err(f),
+                    Err(login) => Err(Failure::fatal(login)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// The credentials to send; failing to obtain them sent nothing (a read may retry a
+    /// login that failed transiently).
+    async fn current_credentials(&self, op: &'static str) -> Result<Arc<Snapshot>, Failure> {
+        self.credentials.current(op).await.map_err(|e| match e {
+            MarketError::Connect { .. } => Failure::transient(e),
+            _ => Failure::fatal(e),
+        })
+    }
+
+    async fn attempt_with(&self, call: &Call, creds: &Snapshot) -> Result<Answer, Failure> {
+        let request = self.build(call, creds)?;
         let _permit = self.throttle.admit().await;
         let response = self
             .http
@@ -208,7 +270,7 @@ impl MarketClient {
         self.answer(call, response).await
     }
 
-    fn build(&self, call: &Call) -> Result<reqwest::Request, Failure> {
+    fn build(&self, call: &Call, creds: &Snapshot) -> Result<reqwest::Request, Failure> {
         let invalid = |reason: String| {
             Failure::fatal(MarketError::InvalidRequest {
                 op: call.op,
@@ -225,7 +287,9 @@ impl MarketClient {
             ));
         }
         let mut request = reqwest::Request::new(call.method.clone(), url);
-        *request.headers_mut() = self.headers.clone();
+        let mut headers = self.headers.clone();
+        headers.extend(creds.headers().clone());
+        *request.headers_mut() = headers;
         if let Some(body) = &call.body {
             let bytes = serde_json::to_vec(body).map_err(|e| invalid(e.to_string()))?;
             if bytes.len() > self.max_request_bytes {

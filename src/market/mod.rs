@@ -10,7 +10,8 @@
 //!   page; `classify`: outcome classes; `refused`: refusals that carry ids; `refusal`: what a
 //!   refusal says (insufficient balance);
 //!   `body`: reading answers up to the size cap.
-//! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`], [`AuthScheme`] and their headers.
+//! - [`settings`]: [`ClientConfig`]; [`auth`]: [`Credentials`], [`AuthScheme`] and their headers;
+//!   [`credentials`]: the provider that keeps them current (files re-read, built-in login).
 //! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
 //!   `paths`: operation paths with percent-encoded segments.
 //! - [`field_map`]: operator-named field names and dotted paths; [`redact`]: redaction of
@@ -23,6 +24,7 @@ pub mod auth;
 mod body;
 mod classify;
 pub mod client;
+pub mod credentials;
 mod decode;
 pub mod error;
 pub mod field_map;
@@ -47,6 +49,7 @@ use std::future::Future;
 pub use auth::{AuthScheme, Credentials, CredentialsError};
 pub use classify::parse_retry_after;
 pub use client::{BuildError, MarketClient};
+pub use credentials::{CredentialSource, CredentialsMode, LoginSettings, SecretOrigin};
 pub use error::{Executed, MarketError};
 pub use field_map::{FieldKey, FieldMap, FieldMapError};
 pub use seen::{PendingForm, PollSeen};
@@ -66,6 +69,9 @@ pub mod op {
     pub const CREATE_AUTOBUYER: &str = "Autobuyer.createAutobuyerRent";
     pub const STOP_AUTOBUYERS: &str = "Autobuyer.stopAutobuyers";
     pub const START_AUTOBUYERS: &str = "Autobuyer.startAutobuyers";
+    /// The built-in login (`POST /login`, `GET /auth`): named in a halt when it is refused.
+    /// Not one of the ten operations, so not in [`ALL`].
+    pub const LOGIN: &str = "login";
     pub const ALL: [&str; 10] = [
         CREATE_PROJECT,
         ADD_TEXTS,
@@ -82,7 +88,9 @@ pub mod op {
 
 /// The ten operations of the marketplace. Calls that change something (all but
 /// `search_result` and `list_links`; `start_search` queues a job but spends nothing) are
-/// sent at most once per invocation: an implementation never retries them itself.
+/// sent at most once per invocation: an implementation never retries them itself, except
+/// a call answered 401/403 (nothing executed) that it may send once more with renewed
+/// credentials.
 pub trait Market: Send + Sync + 'static {
     fn create_project(
         &self,
@@ -128,6 +136,16 @@ pub trait Market: Send + Sync + 'static {
     fn stop_autobuyers(&self, ids: &[i64]) -> impl Future<Output = Result<(), MarketError>> + Send;
     fn start_autobuyers(&self, ids: &[i64])
     -> impl Future<Output = Result<(), MarketError>> + Send;
+    /// Credential upkeep, called by the daemon every second (`force` on SIGHUP): re-reads
+    /// credential files, replaces a token about to expire. Doubles have nothing to keep.
+    fn maintain_credentials(&self, force: bool) -> impl Future<Output = ()> + Send {
+        let _ = force;
+        async {}
+    }
+    /// How credentials are obtained, for `/readyz`; `None` for doubles.
+    fn credentials_mode(&self) -> Option<CredentialsMode> {
+        None
+    }
 }
 
 /// Fuzzing entry point: `data` as a marketplace answer through the decoder of operation

@@ -214,6 +214,14 @@ impl Market for MarketClient {
         self.change_op(op::START_AUTOBUYERS, request, no_rejection)
             .await
     }
+
+    async fn maintain_credentials(&self, force: bool) {
+        MarketClient::maintain_credentials(self, force).await;
+    }
+
+    fn credentials_mode(&self) -> Option<super::CredentialsMode> {
+        Some(MarketClient::credentials_mode(self))
+    }
 }
 
 fn no_rejection(v: &Value) -> Result<(), DecodeError> {

@@ -145,6 +145,16 @@ pub async fn probe(
     opts: &ProbeOptions,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
 ) -> Result<ProbeReport, super::BuildError> {
+    Ok(probe_redacting(config, opts, metrics).await?.0)
+}
+
+/// [`probe`], with the redactor of the client that ran it: it knows every secret the probe
+/// used, including a token the built-in login fetched on the way, for the report's output.
+pub async fn probe_redacting(
+    config: ClientConfig,
+    opts: &ProbeOptions,
+    metrics: std::sync::Arc<crate::metrics::Metrics>,
+) -> Result<(ProbeReport, super::redact::Redactor), super::BuildError> {
     let https = config.base_url.as_str().starts_with("https:");
     let configured = config.auth_scheme;
     let mut report = ProbeReport {
@@ -175,7 +185,7 @@ pub async fn probe(
     let mut client = MarketClient::new(config.clone(), metrics.clone())?;
     let Some(scheme) = check_auth(&mut client, &config, opts, &mut report, metrics).await? else {
         report.settings.flags = flags(&report.settings);
-        return Ok(report);
+        return Ok((report, client.redactor().clone()));
     };
     report.settings.auth_scheme = scheme_name(scheme);
     if let Some(project) = opts.project {
@@ -186,7 +196,7 @@ pub async fn probe(
         );
     }
     report.settings.flags = flags(&report.settings);
-    Ok(report)
+    Ok((report, client.redactor().clone()))
 }
 
 /// The auth checks; `Some(scheme)` when a read succeeded with it (`client` then uses it).

@@ -25,39 +25,58 @@ const SECRET_KEY_WORDS: [&str; 7] = [
     "session",
 ];
 
+/// How many secrets a redactor remembers: the current token, ticket and API key plus the
+/// latest ones they replaced (an old token can still be echoed by a late answer), bounded so
+/// that months of refreshes do not grow it without end.
+const REMEMBERED_SECRETS: usize = 16;
+
 /// Replaces known secrets and secret-looking values in text. Holds its secrets as
-/// [`SecretString`]s, so its `Debug` shows none of them.
+/// [`SecretString`]s, so its `Debug` shows none of them. Clones share what they know: the
+/// credentials provider teaches every clone a refreshed token with [`Redactor::remember`].
 #[derive(Clone, Default)]
 pub struct Redactor {
+    known: std::sync::Arc<std::sync::RwLock<Known>>,
+}
+
+#[derive(Default)]
+struct Known {
+    /// Newest first, at most [`REMEMBERED_SECRETS`].
+    secrets: Vec<SecretString>,
+    /// Every wire form of every secret, longest first.
     variants: Vec<SecretString>,
 }
 
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Redactor({} secret forms)", self.variants.len())
+        write!(f, "Redactor({} secret forms)", self.read().variants.len())
     }
 }
 
 impl Redactor {
     /// A redactor for these secrets and the forms they take on the wire.
     pub fn new(secrets: &[&SecretString]) -> Redactor {
-        let mut variants: Vec<String> = Vec::new();
+        let r = Redactor::default();
+        r.remember(secrets);
+        r
+    }
+
+    /// Adds secrets (a refreshed token, a new ticket); the oldest beyond the bound are dropped.
+    pub fn remember(&self, secrets: &[&SecretString]) {
+        let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
         for s in secrets {
             let raw = s.expose_secret();
             if raw.is_empty() {
                 continue;
             }
-            variants.push(raw.to_string());
-            variants.push(utf8_percent_encode(raw, NON_ALPHANUMERIC).to_string());
-            variants.push(base64::engine::general_purpose::STANDARD.encode(raw));
-            variants.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw));
+            known.secrets.retain(|k| k.expose_secret() != raw);
+            known.secrets.insert(0, (*s).clone());
         }
-        // Longest first, so a secret that contains another is replaced whole.
-        variants.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        variants.dedup();
-        Redactor {
-            variants: variants.into_iter().map(SecretString::from).collect(),
-        }
+        known.secrets.truncate(REMEMBERED_SECRETS);
+        known.variants = variants_of(&known.secrets);
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Known> {
+        self.known.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Redacts free text (an error reason, a message) without capping it.
@@ -80,7 +99,7 @@ impl Redactor {
 
     fn secrets(&self, text: &str) -> String {
         let mut out = text.to_string();
-        for v in &self.variants {
+        for v in &self.read().variants {
             let v = v.expose_secret();
             if out.contains(v) {
                 out = out.replace(v, REDACTED);
@@ -88,6 +107,22 @@ impl Redactor {
         }
         out
     }
+}
+
+/// The raw, percent-encoded and base64 forms of each secret, longest first, so a secret
+/// that contains another is replaced whole.
+fn variants_of(secrets: &[SecretString]) -> Vec<SecretString> {
+    let mut variants: Vec<String> = Vec::new();
+    for s in secrets {
+        let raw = s.expose_secret();
+        variants.push(raw.to_string());
+        variants.push(utf8_percent_encode(raw, NON_ALPHANUMERIC).to_string());
+        variants.push(base64::engine::general_purpose::STANDARD.encode(raw));
+        variants.push(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw));
+    }
+    variants.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    variants.dedup();
+    variants.into_iter().map(SecretString::from).collect()
 }
 
 fn key_looks_secret(key: &str) -> bool {
@@ -210,6 +245,26 @@ mod tests {
         let tok = SecretString::from("tok-123/+=");
         let tkt = SecretString::from("tkt-456");
         Redactor::new(&[&tok, &tkt])
+    }
+
+    #[test]
+    fn a_secret_remembered_later_is_redacted_by_every_clone() {
+        let r = redactor();
+        let clone = r.clone();
+        r.remember(&[&SecretString::from("tok-new-789")]);
+        assert_eq!(clone.text("x tok-new-789 y"), "x [REDACTED] y");
+        assert_eq!(clone.text("a tkt-456"), "a [REDACTED]");
+    }
+
+    #[test]
+    fn only_the_latest_secrets_are_remembered() {
+        let r = Redactor::default();
+        for i in 0..(REMEMBERED_SECRETS + 4) {
+            r.remember(&[&SecretString::from(format!("secret-number-{i:03}"))]);
+        }
+        assert_eq!(r.text("secret-number-000"), "secret-number-000");
+        let last = format!("secret-number-{:03}", REMEMBERED_SECRETS + 3);
+        assert_eq!(r.text(&last), REDACTED);
     }
 
     #[test]

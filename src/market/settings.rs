@@ -3,7 +3,8 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use super::auth::{AuthScheme, Credentials};
+use super::auth::AuthScheme;
+use super::credentials::CredentialSource;
 use super::field_map::FieldMap;
 
 /// Why a client configuration was refused.
@@ -67,7 +68,8 @@ impl BaseUrl {
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     pub base_url: BaseUrl,
-    pub credentials: Credentials,
+    /// Where the token and ticket come from (fixed, files re-read on change, or the login).
+    pub credentials: CredentialSource,
     pub auth_scheme: AuthScheme,
     pub field_map: FieldMap,
     /// Client-side limit: requests per second.
@@ -96,10 +98,13 @@ impl ClientConfig {
 
     /// Defaults: bearer auth, 5 requests/s, 4 in flight, 30 s per request, 10 s to connect,
     /// 4 MiB answers, 1 MiB requests, 3 read retries, Retry-After waited up to 60 s.
-    pub fn new(base_url: &str, credentials: Credentials) -> Result<ClientConfig, ConfigError> {
+    pub fn new(
+        base_url: &str,
+        credentials: impl Into<CredentialSource>,
+    ) -> Result<ClientConfig, ConfigError> {
         Ok(ClientConfig {
             base_url: BaseUrl::parse(base_url)?,
-            credentials,
+            credentials: credentials.into(),
             auth_scheme: AuthScheme::Bearer,
             field_map: FieldMap::default(),
             rate_limit: NonZeroU32::new(5).expect("5 is not zero"),

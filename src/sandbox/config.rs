@@ -25,11 +25,41 @@ pub enum SandboxAuth {
     Either,
 }
 
+/// The account of the built-in login (`POST /login`). `Debug` never shows the API key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SandboxLogin {
+    pub login: String,
+    pub api_key: String,
+}
+
+impl SandboxLogin {
+    pub fn new(login: impl Into<String>, api_key: impl Into<String>) -> SandboxLogin {
+        SandboxLogin {
+            login: login.into(),
+            api_key: api_key.into(),
+        }
+    }
+}
+
+impl fmt::Debug for SandboxLogin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SandboxLogin")
+            .field("login", &self.login)
+            .field("api_key", &"<redacted>")
+            .finish()
+    }
+}
+
 #[derive(Clone)]
 pub struct SandboxConfig {
     pub token: String,
     pub ticket: String,
     pub auth_scheme: SandboxAuth,
+    /// Tokens expire this long after they were issued (the configured one: after the
+    /// sandbox started); `None`: never.
+    pub token_ttl: Option<Duration>,
+    /// Enables `POST /login` and `GET /auth` for this account.
+    pub login: Option<SandboxLogin>,
     /// Path prefix before `/rest/...`: `""` or e.g. `"/api"`.
     pub prefix: String,
     /// Seeds the donor inventory and the fault sequence.
@@ -69,6 +99,8 @@ impl SandboxConfig {
             token: token.into(),
             ticket: ticket.into(),
             auth_scheme: SandboxAuth::Bearer,
+            token_ttl: None,
+            login: None,
             prefix: String::new(),
             seed: 1,
             inventory_size: 500,
@@ -96,6 +128,8 @@ impl fmt::Debug for SandboxConfig {
             .field("token", &"<redacted>")
             .field("ticket", &"<redacted>")
             .field("auth_scheme", &self.auth_scheme)
+            .field("token_ttl", &self.token_ttl)
+            .field("login", &self.login)
             .field("prefix", &self.prefix)
             .field("seed", &self.seed)
             .field("donors_per_search", &self.donors_per_search)

@@ -3,8 +3,9 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | [`config`] | [`SandboxConfig`], [`SandboxAuth`] |
+//! | [`config`] | [`SandboxConfig`], [`SandboxAuth`], [`SandboxLogin`] |
 //! | `server.rs`, `cut.rs` | the request pipeline: latency, rate limit, auth, injected faults, answers cut short |
+//! | [`auth`] | tokens that expire, the login (`POST /login`, `GET /auth`), tokens issued for tests |
 //! | `routes.rs`, `control.rs` | the ten operations at the spec's paths; the `__sandbox/` control endpoints |
 //! | `wire.rs`, `render.rs` | request bodies in, answers out in the configured [`Shape`] |
 //! | `state.rs`, `search.rs`, `buy.rs`, `listing.rs`, `autobuy.rs`, `autobuying.rs` | the marketplace's state and rules |
@@ -13,6 +14,7 @@
 //!
 //! Start one on port 0 with [`spawn`]; read what happened with [`SandboxHandle::ledger`].
 
+pub mod auth;
 mod autobuy;
 mod autobuying;
 pub mod behaviour;
@@ -42,10 +44,11 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use auth::AuthStats;
 pub use autobuy::AutobuyerUrl;
 pub use behaviour::{Behaviour, ListPaging};
 pub use commitment::Commitment;
-pub use config::{SandboxAuth, SandboxConfig};
+pub use config::{SandboxAuth, SandboxConfig, SandboxLogin};
 pub use faults::Faults;
 pub use ledger::{AutobuyerRecord, AutobuyerState, Ledger, Purchase};
 pub use listing::LinkStatus;
@@ -178,6 +181,21 @@ impl SandboxHandle {
 
     pub fn faults(&self) -> Faults {
         self.shared.faults().faults().clone()
+    }
+
+    /// A new token, expiring after `token_ttl` (what an external refresher would fetch).
+    pub fn issue_token(&self) -> String {
+        self.shared.auth().issue_token()
+    }
+
+    /// Logins, tokens issued, requests refused for an expired token.
+    pub fn auth_stats(&self) -> AuthStats {
+        self.shared.auth().stats.clone()
+    }
+
+    /// Every token and ticket configured or issued so far (for canary checks).
+    pub fn issued_secrets(&self) -> Vec<String> {
+        self.shared.auth().issued()
     }
 
     /// Changes the faults from the next request on; the fault PRNG keeps its position.

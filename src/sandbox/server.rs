@@ -1,5 +1,6 @@
 //! The request pipeline every operation goes through, in this order: latency, the
-//! server-wide rate limit (429), authentication (401 token, 403 ticket), injected 5xx, then
+//! server-wide rate limit (429), authentication (401 token missing, wrong or expired, 403
+//! ticket; `auth.rs`), injected 5xx, then
 //! the operation itself under the state lock, then — for executed changes — maybe an answer
 //! cut short, (reads by default) an answer whose JSON is truncated, or a change reported as
 //! an error with the ids of what was done. The token and ticket are compared here and never
@@ -14,7 +15,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::config::{SandboxAuth, SandboxConfig};
+use super::auth::Auth;
+use super::config::SandboxConfig;
 use super::cut::{cut_short, truncated};
 use super::faults::FaultState;
 use super::ops::Op;
@@ -61,9 +63,8 @@ pub struct Shared {
     pub behaviour_changed: tokio::sync::Notify,
     faults: Mutex<FaultState>,
     pub shape: Shape,
-    token: String,
-    ticket: String,
-    scheme: SandboxAuth,
+    /// Tokens, tickets and the login (`auth.rs`); its own lock, never held with another.
+    auth: Mutex<Auth>,
 }
 
 /// Never shows the token or the ticket.
@@ -85,9 +86,7 @@ impl Shared {
             behaviour_changed: tokio::sync::Notify::new(),
             faults: Mutex::new(FaultState::new(cfg.faults.clone(), cfg.seed)),
             shape: cfg.shape,
-            token: cfg.token.clone(),
-            ticket: cfg.ticket.clone(),
-            scheme: cfg.auth_scheme,
+            auth: Mutex::new(Auth::new(cfg)),
         })
     }
 
@@ -97,6 +96,10 @@ impl Shared {
 
     pub fn faults(&self) -> MutexGuard<'_, FaultState> {
         lock(&self.faults)
+    }
+
+    pub fn auth(&self) -> MutexGuard<'_, Auth> {
+        lock(&self.auth)
     }
 
     /// Runs one operation through the whole pipeline.
@@ -172,35 +175,8 @@ impl Shared {
         Ok(())
     }
 
-    fn authorize(
-        &self,
-        headers: &HeaderMap,
-    ) -> Result<(), (StatusCode, &'static str, &'static str)> {
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        let bearer = given.and_then(|g| g.strip_prefix("Bearer ")) == Some(self.token.as_str());
-        let raw = given == Some(self.token.as_str());
-        let token_ok = match self.scheme {
-            SandboxAuth::Bearer => bearer,
-            SandboxAuth::Raw => raw,
-            SandboxAuth::Either => bearer || raw,
-        };
-        if !token_ok {
-            return Err((
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "missing or wrong access token",
-            ));
-        }
-        if !has_ticket(headers, &self.ticket) {
-            return Err((
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                "missing or wrong AUTH_TICKET cookie",
-            ));
-        }
-        Ok(())
+    fn authorize(&self, headers: &HeaderMap) -> Result<(), super::auth::AuthRefusal> {
+        self.auth().authorize(headers)
     }
 
     fn refuse(&self, refusal: Refusal) -> Response {
@@ -227,16 +203,6 @@ impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
         self.shared.world().count(self.op, "abandoned");
     }
-}
-
-fn has_ticket(headers: &HeaderMap, ticket: &str) -> bool {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .any(|(name, value)| name == "AUTH_TICKET" && value == ticket)
 }
 
 /// The body as `T`: a JSON content type is required (415), and the JSON must fit `T` (400).

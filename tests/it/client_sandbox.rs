@@ -11,6 +11,8 @@ mod auth;
 mod combinations;
 #[path = "client_sandbox/executed_errors.rs"]
 mod executed_errors;
+#[path = "client_sandbox/expiry.rs"]
+mod expiry;
 #[path = "client_sandbox/faults.rs"]
 mod faults;
 #[path = "client_sandbox/flow.rs"]

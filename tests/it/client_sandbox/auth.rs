@@ -39,7 +39,7 @@ async fn create_project_with(
     let sandbox = start(cfg).await;
     let market = client_with(&sandbox.base_url(), |c| {
         c.auth_scheme = client;
-        c.credentials = credentials(token, ticket);
+        c.credentials = credentials(token, ticket).into();
     });
 
     let result = market.create_project(DOMAIN).await.map(|p| p.project_id);
@@ -125,7 +125,7 @@ async fn a_wrong_ticket_is_unauthorized_403_under_every_accepted_scheme() {
 async fn a_read_with_a_wrong_token_is_not_retried() {
     let sandbox = start(sandbox_config()).await;
     let market = client_with(&sandbox.base_url(), |c| {
-        c.credentials = credentials("tok-wrong", TICKET);
+        c.credentials = credentials("tok-wrong", TICKET).into();
     });
 
     let err = market.list_links(1001).await.unwrap_err();

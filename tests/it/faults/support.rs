@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use base64::Engine as _;
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::engine::EngineSettings;
@@ -77,20 +76,10 @@ impl Canary {
     /// Every form either secret could take: raw, percent-encoded, base64 (plain and URL-safe,
     /// alone and as a Bearer header).
     pub fn forms(&self) -> Vec<String> {
-        let b64 = base64::engine::general_purpose::STANDARD;
-        let b64url = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let mut out = Vec::new();
-        for s in [&self.token, &self.ticket] {
-            out.push(s.clone());
-            out.push(
-                percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
-                    .to_string(),
-            );
-            out.push(b64.encode(s));
-            out.push(b64url.encode(s));
-            out.push(b64.encode(format!("Bearer {s}")));
-        }
-        out
+        [&self.token, &self.ticket]
+            .into_iter()
+            .flat_map(|s| crate::support::secret_forms(s))
+            .collect()
     }
 
     /// The forms found in `haystack` (empty when clean).

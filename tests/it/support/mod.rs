@@ -64,3 +64,19 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, St
         .ok()
         .flatten()
 }
+
+/// Every form a secret could take in output: raw, percent-encoded, base64 (plain and
+/// URL-safe, alone and as a Bearer header).
+pub fn secret_forms(secret: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let b64url = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    vec![
+        secret.to_string(),
+        percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC)
+            .to_string(),
+        b64.encode(secret),
+        b64url.encode(secret),
+        b64.encode(format!("Bearer {secret}")),
+    ]
+}

@@ -1,0 +1,224 @@
+//! Where the secrets come from, and reading a secret file. A file is read whole (at most
+//! 64 KiB), its trailing newlines trimmed; errors name the file, never its content.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use secrecy::SecretString;
+
+use super::super::auth::Credentials;
+
+/// A secret file larger than this is surely the wrong file.
+pub const MAX_SECRET_BYTES: u64 = 64 * 1024;
+
+/// Where one secret comes from.
+#[derive(Clone)]
+pub enum SecretOrigin {
+    /// A value given once (an environment variable, a test): it never changes.
+    Fixed(SecretString),
+    /// A file (a flag's, or `$CREDENTIALS_DIRECTORY/NAME`): re-read when it changes.
+    File(PathBuf),
+}
+
+impl std::fmt::Debug for SecretOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SecretOrigin::Fixed(_) => f.write_str("Fixed([REDACTED])"),
+            SecretOrigin::File(p) => write!(f, "File({})", p.display()),
+        }
+    }
+}
+
+impl SecretOrigin {
+    /// The current value: the fixed one, or the file's content now.
+    pub fn read(&self) -> Result<SecretString, SecretFileError> {
+        match self {
+            SecretOrigin::Fixed(v) => Ok(v.clone()),
+            SecretOrigin::File(p) => read_secret_file(p),
+        }
+    }
+
+    pub fn is_file(&self) -> bool {
+        matches!(self, SecretOrigin::File(_))
+    }
+}
+
+/// The built-in login: `POST {base}{login_path}` with `{login, apiToken}` answers the
+/// `AUTH_TICKET` cookie; `GET {base}{auth_path}` with it answers the token.
+#[derive(Debug, Clone)]
+pub struct LoginSettings {
+    /// The account's login name (not a secret).
+    pub login: String,
+    /// The long-lived `apiToken`.
+    pub api_key: SecretOrigin,
+    pub login_path: String,
+    pub auth_path: String,
+}
+
+impl LoginSettings {
+    pub const DEFAULT_LOGIN_PATH: &'static str = "/login";
+    pub const DEFAULT_AUTH_PATH: &'static str = "/auth";
+
+    pub fn new(login: impl Into<String>, api_key: SecretOrigin) -> LoginSettings {
+        LoginSettings {
+            login: login.into(),
+            api_key,
+            login_path: Self::DEFAULT_LOGIN_PATH.into(),
+            auth_path: Self::DEFAULT_AUTH_PATH.into(),
+        }
+    }
+}
+
+/// How the client gets its token and ticket.
+#[derive(Debug, Clone)]
+pub enum CredentialSource {
+    /// A token and a ticket given to us, each fixed or in a file that is re-read.
+    Given {
+        token: SecretOrigin,
+        ticket: SecretOrigin,
+    },
+    /// The built-in login obtains both, and obtains a new token before it expires.
+    Login(LoginSettings),
+}
+
+impl From<Credentials> for CredentialSource {
+    fn from(c: Credentials) -> CredentialSource {
+        let (token, ticket) = c.into_parts();
+        CredentialSource::Given {
+            token: SecretOrigin::Fixed(token),
+            ticket: SecretOrigin::Fixed(ticket),
+        }
+    }
+}
+
+/// Which way of obtaining credentials is in use: the `mode` label and what `/readyz` and
+/// `status` say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CredentialsMode {
+    /// Values given once (environment variables): they never change without a restart.
+    Fixed,
+    /// At least one value in a file, re-read when it changes.
+    Files,
+    /// The built-in login.
+    Login,
+}
+
+impl CredentialsMode {
+    pub const ALL: [CredentialsMode; 3] = [
+        CredentialsMode::Fixed,
+        CredentialsMode::Files,
+        CredentialsMode::Login,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CredentialsMode::Fixed => "fixed",
+            CredentialsMode::Files => "files",
+            CredentialsMode::Login => "login",
+        }
+    }
+
+    /// One line for `/readyz` and `status`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CredentialsMode::Fixed => {
+                "fixed: token and ticket from the environment, changed only by a restart"
+            }
+            CredentialsMode::Files => {
+                "files: token and ticket files re-read when they change, on SIGHUP and before a 401/403 halts spending"
+            }
+            CredentialsMode::Login => {
+                "login: built-in login (--login, --api-key-file), the token refreshed before it expires"
+            }
+        }
+    }
+}
+
+impl CredentialSource {
+    pub fn mode(&self) -> CredentialsMode {
+        match self {
+            CredentialSource::Login(_) => CredentialsMode::Login,
+            CredentialSource::Given { token, ticket } if token.is_file() || ticket.is_file() => {
+                CredentialsMode::Files
+            }
+            CredentialSource::Given { .. } => CredentialsMode::Fixed,
+        }
+    }
+}
+
+/// Why a secret file could not be used. Names the file, never its content.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretFileError {
+    #[error("cannot read `{path}`: {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("`{0}` is larger than {MAX_SECRET_BYTES} bytes")]
+    TooLarge(String),
+    #[error("`{0}` is not valid UTF-8")]
+    NotUtf8(String),
+    #[error("`{0}` is empty")]
+    Empty(String),
+}
+
+/// Reads one secret file: whole, at most [`MAX_SECRET_BYTES`], trailing newlines trimmed.
+pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretFileError> {
+    let shown = || path.display().to_string();
+    let unreadable = |e: std::io::Error| SecretFileError::Unreadable {
+        path: shown(),
+        reason: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SECRET_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > MAX_SECRET_BYTES {
+        return Err(SecretFileError::TooLarge(shown()));
+    }
+    let mut text = String::from_utf8(bytes).map_err(|_| SecretFileError::NotUtf8(shown()))?;
+    while text.ends_with('\n') || text.ends_with('\r') {
+        text.pop();
+    }
+    if text.is_empty() {
+        return Err(SecretFileError::Empty(shown()));
+    }
+    Ok(SecretString::from(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use secrecy::ExposeSecret as _;
+
+    #[test]
+    fn a_secret_file_is_read_without_its_trailing_newlines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        std::fs::write(&p, "tok-1\r\n\n").unwrap();
+        assert_eq!(read_secret_file(&p).unwrap().expose_secret(), "tok-1");
+    }
+
+    #[test]
+    fn an_empty_or_missing_file_is_named_without_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t");
+        std::fs::write(&p, "\n").unwrap();
+        assert!(matches!(
+            read_secret_file(&p),
+            Err(SecretFileError::Empty(_))
+        ));
+        let missing = dir.path().join("nope");
+        let err = read_secret_file(&missing).unwrap_err().to_string();
+        assert!(err.contains("nope"), "{err}");
+    }
+
+    #[test]
+    fn the_mode_says_whether_anything_is_re_read() {
+        let fixed = || SecretOrigin::Fixed(SecretString::from("x"));
+        let given = |token, ticket| CredentialSource::Given { token, ticket };
+        assert_eq!(given(fixed(), fixed()).mode(), CredentialsMode::Fixed);
+        let file = SecretOrigin::File(PathBuf::from("/run/t"));
+        assert_eq!(given(file, fixed()).mode(), CredentialsMode::Files);
+        let login = CredentialSource::Login(LoginSettings::new("me", fixed()));
+        assert_eq!(login.mode(), CredentialsMode::Login);
+    }
+}

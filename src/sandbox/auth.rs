@@ -1,0 +1,328 @@
+//! Who may call the sandbox, as the marketplace's public clients describe the real one:
+//!
+//! - the configured token and ticket; with `token_ttl`, the configured token expires that
+//!   long after the sandbox started, and every token the sandbox issues expires that long
+//!   after it was issued (401 `token expired`);
+//! - with `login` configured, `POST {prefix}/login` with `{"login", "apiToken"}` answers a
+//!   fresh `AUTH_TICKET` cookie, and `GET {prefix}/auth` with a known ticket answers
+//!   `{"token": JWT}` whose `exp` is its expiry;
+//! - `POST {prefix}/__sandbox/token` issues a token without a login (an external refresher
+//!   rotating a file, in tests); `GET {prefix}/__sandbox/auth` answers the [`AuthStats`].
+//!
+//! Every token and ticket ever issued is kept, so a canary test can look for each of them.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::config::{SandboxAuth, SandboxConfig, SandboxLogin};
+use super::render;
+use super::server::{Shared, json_body, reply};
+use crate::clock::SharedClock;
+
+/// What the sandbox's authentication saw, for tests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AuthStats {
+    /// Logins accepted and refused.
+    pub logins: u64,
+    pub logins_refused: u64,
+    /// Tokens issued (by `/auth` and by `__sandbox/token`).
+    pub tokens_issued: u64,
+    /// Requests refused because their token had expired.
+    pub expired: u64,
+}
+
+/// Why a request is refused: status, ledger outcome, message.
+pub type AuthRefusal = (StatusCode, &'static str, &'static str);
+
+pub struct Auth {
+    scheme: SandboxAuth,
+    ttl: Option<Duration>,
+    login: Option<SandboxLogin>,
+    /// Every accepted token and when it expires (`None`: never).
+    tokens: HashMap<String, Option<DateTime<Utc>>>,
+    tickets: HashSet<String>,
+    /// Every token and ticket ever issued or configured, in order.
+    issued: Vec<String>,
+    seq: u64,
+    nonce: u128,
+    pub stats: AuthStats,
+    clock: SharedClock,
+}
+
+impl Auth {
+    pub fn new(cfg: &SandboxConfig) -> Auth {
+        let now = cfg.clock.now();
+        let expiry = cfg.token_ttl.map(|ttl| now + chrono_of(ttl));
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+            ^ u128::from(cfg.seed);
+        Auth {
+            scheme: cfg.auth_scheme,
+            ttl: cfg.token_ttl,
+            login: cfg.login.clone(),
+            tokens: HashMap::from([(cfg.token.clone(), expiry)]),
+            tickets: HashSet::from([cfg.ticket.clone()]),
+            issued: vec![cfg.token.clone(), cfg.ticket.clone()],
+            seq: 0,
+            nonce,
+            stats: AuthStats::default(),
+            clock: cfg.clock.clone(),
+        }
+    }
+
+    /// Checks the `Authorization` header (token known and not expired) and the ticket.
+    pub fn authorize(&mut self, headers: &HeaderMap) -> Result<(), AuthRefusal> {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let token = match (self.scheme, given) {
+            (_, None) => None,
+            (SandboxAuth::Bearer, Some(g)) => g.strip_prefix("Bearer "),
+            (SandboxAuth::Raw, Some(g)) => Some(g),
+            (SandboxAuth::Either, Some(g)) => Some(g.strip_prefix("Bearer ").unwrap_or(g)),
+        };
+        let now = self.clock.now();
+        match token.and_then(|t| self.tokens.get(t)) {
+            None => {
+                return Err((
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized",
+                    "missing or wrong access token",
+                ));
+            }
+            Some(Some(exp)) if now >= *exp => {
+                self.stats.expired += 1;
+                return Err((StatusCode::UNAUTHORIZED, "unauthorized", "token expired"));
+            }
+            Some(_) => {}
+        }
+        if !ticket_of(headers).is_some_and(|t| self.tickets.contains(t)) {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "missing or wrong AUTH_TICKET cookie",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `POST /login`: a fresh ticket for the configured login and API key.
+    pub fn login(&mut self, login: &str, api_key: &str) -> Result<String, AuthRefusal> {
+        let Some(account) = &self.login else {
+            return Err((StatusCode::NOT_FOUND, "not_found", "login is not enabled"));
+        };
+        if account.login != login || account.api_key != api_key {
+            self.stats.logins_refused += 1;
+            return Err((
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "wrong login or apiToken",
+            ));
+        }
+        self.stats.logins += 1;
+        let ticket = format!("tkt{}", &self.digest("ticket")[..24]);
+        self.tickets.insert(ticket.clone());
+        self.issued.push(ticket.clone());
+        Ok(ticket)
+    }
+
+    /// `GET /auth`: a token for a known ticket.
+    pub fn token_for(&mut self, headers: &HeaderMap) -> Result<String, AuthRefusal> {
+        if self.login.is_none() {
+            return Err((StatusCode::NOT_FOUND, "not_found", "login is not enabled"));
+        }
+        if !ticket_of(headers).is_some_and(|t| self.tickets.contains(t)) {
+            return Err((
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing or wrong AUTH_TICKET cookie",
+            ));
+        }
+        Ok(self.issue_token())
+    }
+
+    /// A new JWT-shaped token, expiring after `token_ttl` (never without one).
+    pub fn issue_token(&mut self) -> String {
+        let now = self.clock.now();
+        let exp = self.ttl.map(|ttl| now + chrono_of(ttl));
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let header = b64.encode(r#"{"alg":"HS256","typ":"JWT"}"#);
+        let mut claims =
+            serde_json::json!({ "sub": "sandbox", "iat": now.timestamp(), "jti": self.seq + 1 });
+        if let Some(e) = exp {
+            claims["exp"] = e.timestamp().into();
+        }
+        let payload = b64.encode(claims.to_string());
+        let signature = b64.encode(self.digest("token"));
+        let token = format!("{header}.{payload}.{signature}");
+        // Expired tokens are kept a while (they answer "token expired"), then forgotten.
+        let forget_before = now - chrono_of(self.ttl.unwrap_or_default() * 10);
+        self.tokens
+            .retain(|_, e| e.is_none_or(|e| e > forget_before));
+        self.tokens.insert(token.clone(), exp);
+        self.issued.push(token.clone());
+        self.stats.tokens_issued += 1;
+        token
+    }
+
+    /// Every token and ticket configured or issued so far.
+    pub fn issued(&self) -> Vec<String> {
+        self.issued.clone()
+    }
+
+    fn digest(&mut self, what: &str) -> String {
+        self.seq += 1;
+        let d = Sha256::digest(format!("{what}/{}/{}", self.nonce, self.seq));
+        d.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+fn ticket_of(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == "AUTH_TICKET")
+        .map(|(_, value)| value)
+}
+
+fn chrono_of(d: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(d).unwrap_or(chrono::Duration::days(365))
+}
+
+/// Body of `POST /login`.
+#[derive(Debug, serde::Deserialize)]
+struct LoginAsk {
+    login: String,
+    #[serde(rename = "apiToken")]
+    api_token: String,
+}
+
+/// `POST {prefix}/login`, `GET {prefix}/auth` and `POST {prefix}/__sandbox/token`.
+pub fn router(prefix: &str) -> Router<Arc<Shared>> {
+    Router::new()
+        .route(&format!("{prefix}/login"), post(login))
+        .route(&format!("{prefix}/auth"), get(token))
+        .route(&format!("{prefix}/__sandbox/token"), post(issue))
+        .route(&format!("{prefix}/__sandbox/auth"), get(stats))
+}
+
+fn refused((status, _, message): AuthRefusal) -> Response {
+    reply(status, &render::error(message))
+}
+
+async fn login(State(app): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let ask: LoginAsk = match json_body(&headers, &body) {
+        Ok(a) => a,
+        Err(_) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                &render::error("expected {login, apiToken}"),
+            );
+        }
+    };
+    let ticket = match app.auth().login(&ask.login, &ask.api_token) {
+        Ok(t) => t,
+        Err(r) => return refused(r),
+    };
+    let mut response = reply(StatusCode::OK, &serde_json::json!({ "ok": true }));
+    if let Ok(cookie) = HeaderValue::from_str(&format!("AUTH_TICKET={ticket}; Path=/; HttpOnly")) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+async fn token(State(app): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    match app.auth().token_for(&headers) {
+        Ok(t) => reply(StatusCode::OK, &serde_json::json!({ "token": t })),
+        Err(r) => refused(r),
+    }
+}
+
+async fn issue(State(app): State<Arc<Shared>>) -> Response {
+    let token = app.auth().issue_token();
+    reply(StatusCode::OK, &serde_json::json!({ "token": token }))
+}
+
+async fn stats(State(app): State<Arc<Shared>>) -> Response {
+    let stats = app.auth().stats.clone();
+    reply(
+        StatusCode::OK,
+        &serde_json::to_value(stats).unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{Clock as _, ManualClock};
+
+    fn headers(token: &str, ticket: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        let auth = HeaderValue::from_str(&format!("Bearer {token}")).unwrap();
+        h.insert(header::AUTHORIZATION, auth);
+        let cookie = HeaderValue::from_str(&format!("AUTH_TICKET={ticket}")).unwrap();
+        h.insert(header::COOKIE, cookie);
+        h
+    }
+
+    fn config(clock: &std::sync::Arc<ManualClock>) -> SandboxConfig {
+        let mut cfg = SandboxConfig::new("tok", "tkt");
+        cfg.clock = clock.clone();
+        cfg.token_ttl = Some(Duration::from_secs(60));
+        cfg.login = Some(SandboxLogin::new("me", "key-1"));
+        cfg
+    }
+
+    #[test]
+    fn tokens_expire_after_the_ttl_and_say_so() {
+        let clock = ManualClock::new(Utc::now());
+        let mut auth = Auth::new(&config(&clock));
+        assert!(auth.authorize(&headers("tok", "tkt")).is_ok());
+        clock.advance(chrono::Duration::seconds(60));
+        let refused = auth.authorize(&headers("tok", "tkt")).unwrap_err();
+        assert_eq!(
+            (refused.0, refused.2),
+            (StatusCode::UNAUTHORIZED, "token expired")
+        );
+        let fresh = auth.issue_token();
+        assert!(auth.authorize(&headers(&fresh, "tkt")).is_ok());
+        assert_eq!(auth.stats.expired, 1);
+    }
+
+    #[test]
+    fn the_login_gives_a_ticket_that_obtains_a_token_with_its_expiry() {
+        let clock = ManualClock::new(Utc::now());
+        let mut auth = Auth::new(&config(&clock));
+        assert!(auth.login("me", "wrong").is_err());
+        let ticket = auth.login("me", "key-1").unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("AUTH_TICKET={ticket}")).unwrap(),
+        );
+        let token = auth.token_for(&h).unwrap();
+        let exp = crate::market::credentials::jwt_expiry(&token).unwrap();
+        assert_eq!(
+            exp.timestamp(),
+            (clock.now() + chrono::Duration::seconds(60)).timestamp()
+        );
+        assert!(auth.authorize(&headers(&token, &ticket)).is_ok());
+        assert_eq!((auth.stats.logins, auth.stats.logins_refused), (1, 1));
+    }
+}
