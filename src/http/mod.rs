@@ -8,12 +8,14 @@
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /api/v1/campaigns`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows |
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
+//! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`journal`]) |
 //!
 //! Other methods get 405, unknown paths 404. Bodies, header time, request time and
 //! concurrency are bounded so a hostile client cannot starve `/healthz`.
 
 pub mod health;
 mod history;
+mod journal;
 pub mod page;
 mod serve;
 
@@ -55,6 +57,7 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/campaigns/{name}/history",
             get(history::campaign_history),
         )
+        .route("/api/v1/report", get(journal::month_report))
         .fallback(|| async {
             (
                 StatusCode::NOT_FOUND,
