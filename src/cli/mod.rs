@@ -8,6 +8,7 @@
 //! | `mod.rs` | [`Cli`], [`Command`], [`dispatch`] |
 //! | [`global`] | [`GlobalArgs`]: journal, campaign directory, logging, marketplace client |
 //! | [`api`], [`secrets`] | marketplace flags → [`crate::market::ClientConfig`]; token and ticket from files or the environment |
+//! | [`state_from`] | `plan --state-from`: the recorded state a daemon serves |
 //! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
 //! | [`validate`] | `validate`, `schema` |
 //! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
@@ -32,6 +33,7 @@ pub mod sandbox;
 pub mod sandbox_behaviour;
 pub mod secrets;
 pub mod shared;
+pub mod state_from;
 pub mod status;
 pub mod validate;
 

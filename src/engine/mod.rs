@@ -14,6 +14,7 @@
 //!   `report --month`, the month's money for finance.
 //! - [`report`]: `status` and `plan` output (the commands are in `cli/`); [`story`]: `history`
 //!   and `explain`: what moved money, why, and one link's whole story.
+//! - [`state`]: the recorded state `plan` reads, served by the daemon for `plan --state-from`.
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
@@ -36,6 +37,7 @@ pub mod round;
 pub mod settle;
 pub mod slots;
 pub mod stall;
+pub mod state;
 pub mod steps;
 pub mod story;
 pub mod sync;
