@@ -15,9 +15,12 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// `http://daemon:9464` → `http://daemon:9464/api/v1/state`; a URL already naming the path
 /// is taken as it is.
 pub fn state_url(base: &str) -> anyhow::Result<url::Url> {
-    let u = url::Url::parse(base).with_context(|| format!("--state-from `{base}` is not a URL"))?;
+    let u = url::Url::parse(base).map_err(|_| anyhow::anyhow!("--state-from: not a URL"))?;
     if !matches!(u.scheme(), "http" | "https") {
-        bail!("--state-from `{base}`: only http:// and https:// URLs are read");
+        bail!(
+            "--state-from {}: only http:// and https:// URLs are read",
+            shown(&u)
+        );
     }
     if u.path().trim_end_matches('/').ends_with("/api/v1/state") {
         return Ok(u);
@@ -28,9 +31,19 @@ pub fn state_url(base: &str) -> anyhow::Result<url::Url> {
     Ok(u)
 }
 
+/// The URL as errors print it: a user and password in it (basic auth through a proxy) are
+/// sent, never shown.
+fn shown(u: &url::Url) -> url::Url {
+    let mut u = u.clone();
+    let _ = u.set_password(None);
+    let _ = u.set_username("");
+    u
+}
+
 /// Fetches and decodes the served state.
 pub async fn fetch_state(base: &str) -> anyhow::Result<RecordedState> {
-    let url = state_url(base)?;
+    let target = state_url(base)?;
+    let url = shown(&target);
     // reqwest is built without a crypto provider; a second install is harmless.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
@@ -39,7 +52,7 @@ pub async fn fetch_state(base: &str) -> anyhow::Result<RecordedState> {
         .build()
         .context("building the HTTP client")?;
     let mut resp = http
-        .get(url.clone())
+        .get(target)
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
@@ -103,5 +116,9 @@ mod tests {
         );
         assert!(state_url("ftp://d/").is_err());
         assert!(state_url("d:9464").is_err());
+        let secret = state_url("http://ci:s3cret@d:9464").unwrap();
+        assert_eq!(shown(&secret).to_string(), "http://d:9464/api/v1/state");
+        let err = state_url("ftp://ci:s3cret@d/").unwrap_err().to_string();
+        assert!(!err.contains("s3cret"), "{err}");
     }
 }
