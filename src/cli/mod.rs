@@ -8,11 +8,13 @@
 //! | `mod.rs` | [`Cli`], [`Command`], [`dispatch`] |
 //! | [`global`] | [`GlobalArgs`]: journal, campaign directory, logging, marketplace client |
 //! | [`api`], [`secrets`] | marketplace flags → [`crate::market::ClientConfig`]; token and ticket from files or the environment |
+//! | [`state_from`] | `plan --state-from`: the recorded state a daemon serves |
 //! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
 //! | [`validate`] | `validate`, `schema` |
 //! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
 //! | [`history`] | `history` and `explain`: what moved money and why |
+//! | [`report`] | `report --month`: the month's money for finance |
 //! | [`sandbox`], [`demo`], [`bench`] | the sandbox marketplace, the demo, the benchmarks |
 
 pub mod api;
@@ -24,12 +26,14 @@ pub mod migrate;
 pub mod once;
 pub mod plan;
 pub mod probe;
+pub mod report;
 pub mod resolve;
 pub mod run;
 pub mod sandbox;
 pub mod sandbox_behaviour;
 pub mod secrets;
 pub mod shared;
+pub mod state_from;
 pub mod status;
 pub mod validate;
 
@@ -73,6 +77,8 @@ pub enum Command {
     History(history::HistoryArgs),
     /// One link's or intent's story: file version, rule, price against cap, every attempt.
     Explain(history::ExplainArgs),
+    /// The month's money for finance: links bought, rent committed, autobuyer budgets, releases.
+    Report(report::ReportArgs),
     /// Create or upgrade the journal database schema, then exit.
     Migrate,
     /// Check the marketplace before the first run: base URL, TLS, auth form, cookie; with
@@ -100,6 +106,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resolve(a) => resolve::resolve(&g, &a).await,
         Command::History(a) => history::history(&g, &a).await,
         Command::Explain(a) => history::explain(&g, &a).await,
+        Command::Report(a) => report::report(&g, &a).await,
         Command::Migrate => migrate::migrate(&g).await,
         Command::Probe(a) => probe::probe(&g, &a).await,
         Command::Demo(a) => demo::demo(&g, &a).await,

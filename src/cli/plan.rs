@@ -7,11 +7,12 @@ use clap::Args;
 
 use super::global::GlobalArgs;
 use super::shared::{load_campaigns, open_store};
+use super::state_from::fetch_state;
 use crate::clock;
 use crate::engine::plan::{plan_campaign, plan_removed};
-use crate::engine::recorded::Recorded;
 use crate::engine::report::render_plan;
 use crate::engine::review::render_markdown;
+use crate::engine::state::StateSource;
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
@@ -22,6 +23,10 @@ pub struct PlanArgs {
     /// `markdown`: the plan as a pull-request comment (see `deploy/ci/`).
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormat,
+    /// Plan against the recorded state a daemon serves (`http://DAEMON:9464`) instead of
+    /// opening the journal database (for review jobs without database access).
+    #[arg(long, value_name = "URL")]
+    pub state_from: Option<String>,
 }
 
 /// `plan --format`.
@@ -34,20 +39,23 @@ pub enum PlanFormat {
 }
 
 pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(g).await?;
+    let source = match &a.state_from {
+        Some(url) => StateSource::Served(fetch_state(url).await?),
+        None => StateSource::Journal(open_store(g).await?),
+    };
     let loaded = load_campaigns(g);
     let now = clock::system().now();
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
-    let known = store.campaign_names().await?;
+    let known = source.campaign_names().await?;
     let mut plans = Vec::new();
     for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
         let c = &lc.campaign;
-        let r = Recorded::load_or_new(&store, c, now.date_naive()).await?;
+        let r = source.load_or_new(c, now).await?;
         plans.push(plan_campaign(c, &r, c.buy.is_some()));
     }
     for name in known {
         if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {
-            let r = Recorded::load(&store, &name, now.date_naive()).await?;
+            let r = source.load(&name, now).await?;
             plans.push(plan_removed(&name, &r));
         }
     }

@@ -10,9 +10,11 @@
 //!   uncertain intents ([`policy`]: how each kind is settled, in words); [`pass`]: one pass
 //!   over every campaign; [`keys`]: natural keys; [`stall`]: why a round that could buy did
 //!   not (honest outcomes).
-//! - [`review`]: `plan --format markdown`, the plan as a pull-request comment.
+//! - [`review`]: `plan --format markdown`, the plan as a pull-request comment; [`month`]:
+//!   `report --month`, the month's money for finance.
 //! - [`report`]: `status` and `plan` output (the commands are in `cli/`); [`story`]: `history`
 //!   and `explain`: what moved money, why, and one link's whole story.
+//! - [`state`]: the recorded state `plan` reads, served by the daemon for `plan --state-from`.
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
@@ -24,6 +26,7 @@ pub mod journal;
 pub mod keys;
 pub mod lease;
 pub mod listing;
+pub mod month;
 pub mod pass;
 pub mod plan;
 pub mod policy;
@@ -34,6 +37,7 @@ pub mod round;
 pub mod settle;
 pub mod slots;
 pub mod stall;
+pub mod state;
 pub mod steps;
 pub mod story;
 pub mod sync;

@@ -10,7 +10,8 @@ use crate::store::{
     RemoteIds, RoundRow, StallRow, Store, StoreError,
 };
 
-#[derive(Debug, Clone)]
+/// Serializable: `GET /api/v1/state` serves it and `plan --state-from` plans against it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Recorded {
     pub ids: RemoteIds,
     pub budget: BudgetSnapshot,
@@ -134,8 +135,13 @@ impl Recorded {
             .into_iter()
             .filter(Halt::is_global)
             .collect();
+        Ok(Recorded::unrecorded_with(caps, halts))
+    }
+
+    /// [`Recorded::unrecorded`] with the global halts already read.
+    pub fn unrecorded_with(caps: &crate::store::CampaignCaps, halts: Vec<Halt>) -> Recorded {
         let zero = crate::money::Money::ZERO;
-        Ok(Recorded {
+        Recorded {
             ids: RemoteIds::default(),
             budget: BudgetSnapshot {
                 cap: caps.monthly_cap,
@@ -159,7 +165,7 @@ impl Recorded {
             held: Vec::new(),
             foreign: Vec::new(),
             autobuyer_urls: BTreeMap::new(),
-        })
+        }
     }
 
     /// Why this campaign may not spend now, if it may not.

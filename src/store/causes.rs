@@ -45,12 +45,6 @@ pub struct IntentCause {
     pub note: String,
 }
 
-impl serde::Serialize for CauseKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
 impl IntentCause {
     /// A cause that knows nothing but its kind.
     pub fn bare(kind: CauseKind) -> Self {

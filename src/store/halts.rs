@@ -9,7 +9,10 @@ use super::{Store, StoreError};
 use crate::clock::to_millis;
 
 /// What a halt stops.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum HaltScope {
     /// Every campaign: the marketplace rejected our credentials.
     Global,
@@ -52,7 +55,7 @@ impl HaltScope {
 }
 
 /// One halt in force.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Halt {
     pub scope: HaltScope,
     pub reason: String,

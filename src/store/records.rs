@@ -19,12 +19,13 @@ pub struct CampaignCaps {
 }
 
 /// What the marketplace already created for a campaign, by the campaign's own names.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RemoteIds {
     pub project: Option<ProjectIds>,
     /// url → url id
     pub urls: BTreeMap<String, i64>,
-    /// (url, text) → text id
+    /// (url, text) → text id; in JSON a list of `[[url, text], id]` (JSON keys are strings)
+    #[serde(with = "pairs")]
     pub texts: BTreeMap<(String, String), i64>,
     /// filter name → filter id
     pub filters: BTreeMap<String, i64>,
@@ -34,7 +35,7 @@ pub struct RemoteIds {
     pub list_cut_at: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AutobuyerRecord {
     pub id: i64,
     /// Counts as running for money: true until a confirmed stop is settled.
@@ -62,7 +63,7 @@ text_enum!(
 
 /// The monthly commitment of a campaign, split by where the money stands.
 /// `committed == held + reserved_in_flight + uncertain` (tested).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BudgetSnapshot {
     pub cap: Money,
     pub committed: Money,
@@ -97,7 +98,7 @@ pub struct LedgerEntry {
 }
 
 /// A link bought by one of our purchase intents.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HeldLink {
     pub intent_id: IntentId,
     pub link_id: Option<i64>,
@@ -120,7 +121,7 @@ pub struct HeldLink {
 /// A link the project's list shows that no purchase intent of ours bought: an autobuyer's,
 /// or one bought outside linkrunner. It counts once: inside the budget of the running
 /// autobuyer it is attributed to, else at its own rent (`counted`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ForeignLink {
     pub key: String,
     pub link_id: Option<i64>,
@@ -240,7 +241,7 @@ text_enum!(
 );
 
 /// The judgment of a campaign's last buy pass (`campaign_stalls`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StallRow {
     /// `None`: the last buy pass converged.
     pub reason: Option<StallReason>,
@@ -252,7 +253,7 @@ pub struct StallRow {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RoundRow {
     pub campaign: String,
     pub slot: DateTime<Utc>,
@@ -280,4 +281,27 @@ pub struct LeaseToken {
 /// A day as stored: `YYYY-MM-DD`.
 pub(crate) fn day_text(day: NaiveDate) -> String {
     day.format("%Y-%m-%d").to_string()
+}
+
+/// A map with tuple keys as a JSON list of `[key, value]` pairs: JSON object keys are strings.
+mod pairs {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+        m: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(m.iter())
+    }
+
+    pub fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Ord,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
+    }
 }

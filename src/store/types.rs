@@ -8,7 +8,9 @@ use crate::market::{CreatedUrl, ProjectIds};
 use crate::money::Money;
 
 /// The database id of an intent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct IntentId(pub i64);
 
 impl std::fmt::Display for IntentId {
@@ -53,6 +55,22 @@ macro_rules! text_enum {
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(self.as_str())
+            }
+        }
+
+        /// As its stored text (`/api/v1/state`, JSON output).
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                $name::parse(&text).ok_or_else(|| {
+                    serde::de::Error::custom(format!("unknown {} `{text}`", stringify!($name)))
+                })
             }
         }
     };
@@ -215,7 +233,7 @@ pub struct IntentFilter {
 }
 
 /// One journaled intent.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IntentRow {
     pub id: IntentId,
     pub campaign: String,

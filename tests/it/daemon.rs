@@ -18,6 +18,8 @@ mod replicas;
 mod schedule;
 #[path = "daemon/signals.rs"]
 mod signals;
+#[path = "daemon/state.rs"]
+mod state;
 #[path = "daemon/status_page.rs"]
 mod status_page;
 #[path = "daemon/support.rs"]

@@ -25,6 +25,8 @@ mod model;
 mod model_check;
 #[path = "engine/model_steps.rs"]
 mod model_steps;
+#[path = "engine/month.rs"]
+mod month;
 #[path = "engine/operator.rs"]
 mod operator;
 #[path = "engine/outcomes.rs"]
@@ -45,6 +47,7 @@ on_both_backends!(
     credentials::credentials_rejected_on_a_read_halt_every_campaign,
     operator::uncertain_autobuyer_creation_waits_for_an_operator_and_is_never_resent,
     history::history_and_explain_name_the_round_the_file_version_and_the_operators_resolve,
+    month::the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers,
     binary::plan_on_a_fresh_database_exits_2_without_calling_the_marketplace,
     binary::resolve_through_the_binary_lets_the_next_pass_converge,
     forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,

@@ -1,0 +1,34 @@
+//! `linkrunner report --month YYYY-MM`: the month's money for finance, read from the journal's
+//! ledger. Only reads.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Args;
+
+use super::global::GlobalArgs;
+use super::history::TableFormat;
+use super::shared::open_store;
+use crate::engine::month::{self, Month};
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The calendar month, UTC: YYYY-MM.
+    #[arg(long, value_parser = Month::parse)]
+    pub month: Month,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TableFormat,
+}
+
+pub async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let store = open_store(g).await?;
+    let r = month::month_report(&store, a.month)
+        .await
+        .context("reading the ledger")?;
+    match a.format {
+        TableFormat::Text => print!("{}", month::render_text(&r)),
+        TableFormat::Json => println!("{}", serde_json::to_string_pretty(&r)?),
+        TableFormat::Csv => print!("{}", month::render_csv(&r)),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,66 @@
+//! The ledger summed over a period, for `linkrunner report --month`: one query that groups
+//! the append-only ledger's movements by campaign, the kind of the intent that made them and
+//! the ledger's reason. What each group means for finance is decided in `engine::month`.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+
+use super::rows::{col, db};
+use super::types::IntentKind;
+use super::{Store, StoreError};
+use crate::clock::to_millis;
+use crate::money::Money;
+
+/// The movements of one campaign, of one intent kind (none: movements no intent made, such as
+/// a settled autobuyer stop) and one ledger reason, summed over a period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerSum {
+    pub campaign: String,
+    pub kind: Option<IntentKind>,
+    pub reason: String,
+    pub delta: Money,
+    pub links: i64,
+    pub movements: i64,
+}
+
+impl Store {
+    /// The ledger's movements with `from <= at < to`, summed by campaign, intent kind and
+    /// reason. Their deltas sum to the change of the commitment over the period, as the
+    /// ledger's rows do (tested in `tests/it` `engine::month`).
+    pub async fn ledger_sums(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<LedgerSum>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT l.campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
+             CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
+             FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
+             WHERE l.at >= $1 AND l.at < $2 \
+             GROUP BY l.campaign, i.kind, l.reason ORDER BY l.campaign, i.kind, l.reason",
+        )
+        .bind(to_millis(from))
+        .bind(to_millis(to))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("ledger_sums"));
+        self.done(rows.and_then(|rows| rows.iter().map(sum_from_row).collect()))
+    }
+}
+
+fn sum_from_row(r: &AnyRow) -> Result<LedgerSum, StoreError> {
+    let kind = match col::<Option<String>>(r, "kind")? {
+        Some(k) => Some(
+            IntentKind::parse(&k).ok_or_else(|| StoreError::corrupt(format!("kind = `{k}`")))?,
+        ),
+        None => None,
+    };
+    Ok(LedgerSum {
+        campaign: col(r, "campaign")?,
+        kind,
+        reason: col(r, "reason")?,
+        delta: Money::from_kopecks(col(r, "delta")?),
+        links: col(r, "links")?,
+        movements: col(r, "movements")?,
+    })
+}

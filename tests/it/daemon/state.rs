@@ -1,0 +1,155 @@
+//! `GET /api/v1/state` and `plan --state-from`: a review job without the database plans
+//! exactly what `plan` on the journal plans. The files under review live in a checkout of
+//! their own (edited, one added, one removed), as in a pull request; the daemon serves the
+//! state a round left behind.
+
+use std::path::Path;
+use std::process::Output;
+
+use super::support::{
+    PATIENCE, TICKET, TOKEN, World, at, campaign_yaml, get, rounds, within, write,
+};
+use crate::support::binary::{self, Target};
+
+async fn plan(w: &World, db_url: &str, campaigns: &Path, args: &[&str]) -> Output {
+    let mut cmd = binary::command_on(&Target {
+        db_url,
+        campaigns,
+        market: &w.sandbox.base_url(),
+        token: TOKEN,
+        ticket: TICKET,
+    });
+    cmd.arg("plan").args(args);
+    binary::tokio(cmd).output().await.expect("the binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn shown(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_from_the_daemons_state_equals_plan_on_the_journal_after_a_round() {
+    // Arrange: two campaigns; a round of kept-shop buys.
+    let world = World::new(at(9, 0, 30)).await;
+    world.write(
+        "kept.yaml",
+        &campaign_yaml("kept-shop", "*/10 * * * *", 5000),
+    );
+    world.write("gone.yaml", &campaign_yaml("gone-shop", "0 3 * * *", 3000));
+    let mut daemon = world.start().await;
+    within(PATIENCE, "the 09:00 baseline is recorded", || async {
+        (!rounds(&world.db_url, "kept-shop").await.is_empty()).then_some(())
+    })
+    .await;
+    world.clock.set(at(9, 10, 30));
+    let (_, bought) = daemon.next_round("kept-shop").await;
+    assert!(bought > 0, "the round bought");
+    let base = daemon.base.clone();
+    // The pull request's checkout: kept-shop's cap lowered, gone-shop
+    // removed, new-shop added.
+    let review = tempfile::tempdir().unwrap();
+    let kept =
+        campaign_yaml("kept-shop", "*/10 * * * *", 5000).replace("monthly: 5000", "monthly: 700");
+    write(review.path(), "kept.yaml", &kept);
+    write(
+        review.path(),
+        "new.yaml",
+        &campaign_yaml("new-shop", "0 9 * * *", 2000),
+    );
+    let nowhere = format!(
+        "sqlite://{}/no/such/dir/journal.db",
+        review.path().display()
+    );
+
+    for format in ["text", "json", "markdown"] {
+        // Act
+        let on_journal = plan(&world, &world.db_url, review.path(), &["--format", format]).await;
+        let served = plan(
+            &world,
+            &nowhere,
+            review.path(),
+            &["--format", format, "--state-from", &base],
+        )
+        .await;
+
+        // Assert
+        assert_eq!(on_journal.status.code(), Some(2), "{}", shown(&on_journal));
+        assert_eq!(
+            stdout(&served),
+            stdout(&on_journal),
+            "{format}: {}",
+            shown(&served)
+        );
+        assert_eq!(
+            served.status.code(),
+            on_journal.status.code(),
+            "{}",
+            shown(&served)
+        );
+    }
+    let text = stdout(&plan(&world, &world.db_url, review.path(), &[]).await);
+    for c in ["kept-shop", "gone-shop", "new-shop"] {
+        assert!(text.contains(&format!("campaign {c}\n")), "{c}: {text}");
+    }
+    assert!(text.contains("of 700 RUB"), "the lowered cap: {text}");
+    assert!(
+        !text.contains("committed 0 of 700"),
+        "the round's links count: {text}"
+    );
+
+    let (status, body) = get(&format!("{base}/api/v1/state")).await;
+    assert_eq!(status, 200);
+    assert!(
+        !body.contains(TOKEN) && !body.contains(TICKET),
+        "no credentials served"
+    );
+    assert_eq!(
+        get(&format!("{base}/api/v1/state?campaign=kept-shop"))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        get(&format!("{base}/api/v1/state?campaign=no-shop"))
+            .await
+            .0,
+        404
+    );
+
+    let (status, body) = get(&format!("{base}/api/v1/report?month=2026-11")).await;
+    assert_eq!(status, 200, "{body}");
+    let report: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        report["total"]["links_bought"],
+        world.sandbox.ledger().purchases.len() as i64
+    );
+    assert_eq!(
+        get(&format!("{base}/api/v1/report?month=2026-13")).await.0,
+        400
+    );
+    assert_eq!(get(&format!("{base}/api/v1/report")).await.0, 400);
+
+    let down = plan(
+        &world,
+        &nowhere,
+        review.path(),
+        &["--state-from", "http://127.0.0.1:9/"],
+    )
+    .await;
+    assert_eq!(down.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&down.stderr).contains("http://127.0.0.1:9/api/v1/state"),
+        "the error names the URL: {}",
+        shown(&down)
+    );
+    daemon.stop().await;
+}
