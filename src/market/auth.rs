@@ -33,7 +33,7 @@ pub enum CredentialsError {
     #[error("the {what}: {source}")]
     File {
         what: &'static str,
-        source: super::credentials::SecretFileError,
+        source: super::credentials::secret_file::SecretFileError,
     },
 }
 

@@ -4,7 +4,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use super::auth::AuthScheme;
-use super::credentials::CredentialSource;
+use super::credentials::source::CredentialSource;
 use super::field_map::FieldMap;
 
 /// Why a client configuration was refused.

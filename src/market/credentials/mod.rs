@@ -18,7 +18,8 @@ mod files;
 mod jwt;
 mod login;
 mod renew;
-mod source;
+pub(super) mod secret_file;
+pub(super) mod source;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -33,10 +34,8 @@ pub use jwt::expiry as jwt_expiry;
 pub use login::{LoginError, LoginStep};
 use renew::Upkeep;
 pub use renew::refresh_margin;
-pub use source::{
-    CredentialSource, CredentialsMode, LoginSettings, MAX_SECRET_BYTES, SecretFileError,
-    SecretOrigin, read_secret_file,
-};
+pub use secret_file::{MAX_SECRET_BYTES, SecretFileError, read_secret_file};
+pub use source::{CredentialSource, CredentialsMode, LoginSettings, SecretOrigin};
 
 use super::auth::{AuthScheme, Credentials, CredentialsError};
 use super::error::MarketError;
