@@ -67,6 +67,7 @@ on_both_backends!(
     probe::the_probe_command_prints_flags_that_once_then_converges_with,
     partial_truth::a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind,
     model::random_sequences_keep_money_safe_and_converge,
+    model::settlement_sequences_never_buy_a_cut_purchases_page_again,
 );
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).

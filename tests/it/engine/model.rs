@@ -32,6 +32,8 @@ use crate::support::{init_logs, sandbox};
 const CI_SEEDS: [u64; 8] = [1, 4, 8, 12, 18, 21, 26, 30];
 /// Steps per sequence (plus a checkpoint every 12 and at the end).
 const STEPS: usize = 36;
+/// Steps of a settlement sequence (plus its checkpoint).
+const SETTLEMENT_STEPS: usize = 24;
 /// Passes a checkpoint may take to settle everything.
 const CHECKPOINT_PASSES: u32 = 10;
 
@@ -55,6 +57,21 @@ fn seeds() -> Vec<u64> {
 }
 
 pub async fn random_sequences_keep_money_safe_and_converge(db: TestDb) {
+    run_seeds(db, None, |seed| steps::generate(seed, STEPS)).await;
+}
+
+/// The same checks on sequences aimed at settlement ([`steps::generate_settlement`]): cut
+/// purchases, first-page-only reads after the grace, and buy rounds offered the same pages
+/// (a small market).
+pub async fn settlement_sequences_never_buy_a_cut_purchases_page_again(db: TestDb) {
+    // Twelve pages in the whole market: every search offers most of them again.
+    run_seeds(db, Some(12), |seed| {
+        steps::generate_settlement(seed, SETTLEMENT_STEPS)
+    })
+    .await;
+}
+
+async fn run_seeds(db: TestDb, inventory: Option<usize>, generate: impl Fn(u64) -> Vec<Step>) {
     let backend = match db.sqlite_file() {
         Some(_) => Backend::Sqlite,
         None => Backend::Postgres,
@@ -62,8 +79,8 @@ pub async fn random_sequences_keep_money_safe_and_converge(db: TestDb) {
     drop(db);
     for seed in seeds() {
         let started = Instant::now();
-        let seq = steps::generate(seed, STEPS);
-        let mut m = Model::start(seed, TestDb::new(backend).await).await;
+        let seq = generate(seed);
+        let mut m = Model::start(seed, inventory, TestDb::new(backend).await).await;
         for (i, step) in seq.iter().enumerate() {
             if let Err(why) = m.step(step).await {
                 panic!("{}", failure(seed, backend, &seq, i, &why));
@@ -124,12 +141,16 @@ async fn build_engine(
 }
 
 impl Model {
-    async fn start(seed: u64, db: TestDb) -> Model {
+    /// `inventory`: how many pages the whole sandbox market has (default: the suite's).
+    async fn start(seed: u64, inventory: Option<usize>, db: TestDb) -> Model {
         init_logs();
         let start = "2026-03-02T08:00:00Z".parse().expect("time");
         let clock = ManualClock::new(start);
         let shared: SharedClock = clock.clone();
         let mut cfg = sandbox_config();
+        if let Some(n) = inventory {
+            cfg.inventory_size = n;
+        }
         cfg.seed = seed;
         cfg.clock = shared.clone();
         let sandbox = sandbox::start(cfg).await;

@@ -249,6 +249,29 @@ pub fn generate(seed: u64, len: usize) -> Vec<Step> {
     steps
 }
 
+/// A sequence aimed at settlement, the rule the broad sequences reach too rarely: purchases
+/// cut after commit while the list shows a first page only (no paging fields), buy rounds and
+/// reads after the settle grace, with the files left alone. A page whose purchase was cut
+/// must never be bought again, whatever the reads showed; a checkpoint ends it.
+pub fn generate_settlement(seed: u64, len: usize) -> Vec<Step> {
+    let mut rng = Prng::new(seed ^ 0x5e77_1e00);
+    let size = *pick(&mut rng, &[Some(1), Some(2)]);
+    let mut steps = vec![
+        Step::Market(Market::List(size, ListPaging::None)),
+        Step::Market(Market::CutAfterCommit(0.5)),
+    ];
+    for _ in 0..len {
+        steps.push(match rng.range(0, 9) {
+            0..=4 => Step::Pass { buy: true },
+            5 | 6 => Step::Pass { buy: false },
+            7 => Step::Wait { ms: 1400 },
+            _ => Step::Market(Market::CutAfterCommit(rng.range(3, 7) as f64 / 10.0)),
+        });
+    }
+    steps.push(Step::Checkpoint);
+    steps
+}
+
 fn pick<'a, T>(rng: &mut Prng, xs: &'a [T]) -> &'a T {
     &xs[rng.range(0, xs.len() as i64 - 1) as usize]
 }
