@@ -275,20 +275,32 @@ impl<M: Market> Engine<M> {
         if marked > 0 {
             tracing::warn!(campaign = %name, intents = marked, "intents left in flight by a stopped process are now uncertain");
         }
-        let r = self.load(name).await?;
+        let mut r = self.load(name).await?;
+        // The record is read again only after a step that may have written to it: a halt
+        // cleared or set, an uncertain creation settled, the link list recorded (issue 13:
+        // each read is a dozen queries, and most passes have nothing to settle).
+        let may_write = !r.halts.is_empty()
+            || r.uncertain
+                .iter()
+                .any(|i| i.kind != crate::store::IntentKind::Purchase);
         self.check_credentials(&r).await?;
         self.settle_without_list(name, &r).await?;
-        let r = self.load(name).await?;
+        if may_write {
+            r = self.load(name).await?;
+        }
         if needs_list_first(&r) {
             let s = self.sync_list(name, &r, r.fallback_price(c)).await?;
             report.bought += s.bought + s.adopted;
+            r = self.load(name).await?;
         }
-        let r = self.load(name).await?;
         let p = match c {
             Some(c) => plan::plan_campaign(c, &r, buy_round),
             None => plan::plan_removed(name, &r),
         };
         let mut not_done = p.unapplied.clone();
+        // The first action runs on the record the plan was made from; each later one on a
+        // fresh read, since the one before wrote to it.
+        let mut current = Some(r);
         for (i, action) in p.actions.iter().enumerate() {
             if matches!(action, Action::Settle { .. }) {
                 continue;
@@ -301,7 +313,10 @@ impl<M: Market> Engine<M> {
                     Action::CreateAutobuyer { .. } | Action::SetAutobuyer { running: true, .. }
                 )
             });
-            let r = self.load(name).await?;
+            let r = match current.take() {
+                Some(r) => r,
+                None => self.load(name).await?,
+            };
             let step = tracing::info_span!("step", action = action.label(), fence = lease.fence());
             let run = self.run_action(lease, (c, name), &r, action, wait, report);
             match run.instrument(step).await {
