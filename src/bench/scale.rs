@@ -77,7 +77,8 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
             3,
             &format!("start-up (load, validate, plan) of {n} campaigns"),
             startup.as_secs_f64(),
-            5.0,
+            // Issue 13's goal for 10,000 campaigns (was 5 s).
+            2.0,
             "s",
         ),
     ];
