@@ -98,7 +98,8 @@ impl App {
         };
         let mut engine_settings = settings.engine;
         if engine_settings.campaign_concurrency == 0 {
-            engine_settings.campaign_concurrency = 2 * settings.market.max_concurrency.max(1);
+            engine_settings.campaign_concurrency =
+                crate::engine::default_campaign_concurrency(settings.market.max_concurrency);
         }
         let market = MarketClient::new(settings.market, metrics.clone())
             .context("building the marketplace client")?;

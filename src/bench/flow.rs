@@ -46,7 +46,9 @@ impl FlowSetup {
         let http = self
             .max_concurrency
             .unwrap_or_else(|| ClientConfig::auto_concurrency(rate));
-        let campaigns = self.campaign_concurrency.unwrap_or(2 * http);
+        let campaigns = self
+            .campaign_concurrency
+            .unwrap_or_else(|| crate::engine::default_campaign_concurrency(http));
         let how = match (self.campaign_concurrency, self.max_concurrency) {
             (None, None) => "default settings",
             _ => "TUNED settings (not the defaults)",

@@ -80,6 +80,12 @@ pub struct EngineSettings {
     pub unpaged_list: UnpagedList,
 }
 
+/// `campaign_concurrency` when the operator does not say: twice the client's requests in
+/// flight, so campaigns never limit the load below the rate limit.
+pub fn default_campaign_concurrency(max_in_flight: usize) -> usize {
+    2 * max_in_flight.max(1)
+}
+
 /// What an answer of the link list that carries no paging field is taken to show: the
 /// marketplace does not say (`--unpaged-link-list`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
