@@ -111,7 +111,7 @@ impl Store {
             tx.commit().await.map_err(db("upsert_campaign"))
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 
     pub async fn campaign_names(&self) -> Result<Vec<String>, StoreError> {

@@ -84,19 +84,19 @@ impl Store {
         .bind(scope.key())
         .bind(reason)
         .bind(to_millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("set_halt"));
-        self.done(done).map(|_| ())
+        self.write_done(done).await.map(|_| ())
     }
 
     pub async fn clear_halt(&self, scope: &HaltScope) -> Result<(), StoreError> {
         let done = sqlx::query("DELETE FROM halts WHERE scope = $1")
             .bind(scope.key())
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(db("clear_halt"));
-        self.done(done).map(|_| ())
+        self.write_done(done).await.map(|_| ())
     }
 
     /// Every halt in force, the global one first, then by campaign (sorted here, not by the

@@ -65,23 +65,36 @@ impl Store {
         }
         .await;
         self.observe_write("begin", started);
-        self.done(result)
+        self.write_done(result).await
     }
 
     /// Lists intents, oldest first.
     pub async fn intents(&self, filter: IntentFilter) -> Result<Vec<IntentRow>, StoreError> {
-        let sql = concat!(
-            "SELECT ",
-            intent_columns!(),
-            " FROM intents WHERE ($1 IS NULL OR campaign = $1) \
-             AND ($2 IS NULL OR kind = $2) AND ((state = 'in_flight' AND $3 = 1) \
-             OR (state = 'succeeded' AND $4 = 1) OR (state = 'failed' AND $5 = 1) \
-             OR (state = 'uncertain' AND $6 = 1)) ORDER BY id"
-        );
+        // Two texts, not `($1 IS NULL OR campaign = $1)`: with that, neither SQLite nor a
+        // generic PostgreSQL plan can use the (campaign, state) index, and every campaign's
+        // read scanned the whole table (issue 13: quadratic in the number of campaigns).
+        macro_rules! intents_where {
+            ($campaign:literal) => {
+                concat!(
+                    "SELECT ",
+                    intent_columns!(),
+                    " FROM intents WHERE ",
+                    $campaign,
+                    " ($2 IS NULL OR kind = $2) AND ((state = 'in_flight' AND $3 = 1) \
+                     OR (state = 'succeeded' AND $4 = 1) OR (state = 'failed' AND $5 = 1) \
+                     OR (state = 'uncertain' AND $6 = 1)) ORDER BY id"
+                )
+            };
+        }
+        let (sql, campaign) = match &filter.campaign {
+            Some(c) => (intents_where!("campaign = $1 AND"), c.clone()),
+            // `$1` is still bound (to nothing used) so both texts take the same binds.
+            None => (intents_where!("$1 = $1 AND"), String::new()),
+        };
         let wants =
             |s: IntentState| i64::from(filter.states.is_empty() || filter.states.contains(&s));
         let rows = sqlx::query(sql)
-            .bind(filter.campaign.clone())
+            .bind(campaign)
             .bind(filter.kind.map(|k| k.as_str().to_string()))
             .bind(wants(IntentState::InFlight))
             .bind(wants(IntentState::Succeeded))
@@ -90,6 +103,34 @@ impl Store {
             .fetch_all(&self.pool)
             .await
             .map_err(db("intents"));
+        self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
+    }
+
+    /// What a campaign's record reads of its intents, in one query: every intent not
+    /// `failed` (failed ones are history whose money is released; leaving them out keeps this
+    /// small however long the campaign has run), and every autobuyer start or stop in any
+    /// state (their count is the next generation). Ordered by id.
+    pub async fn live_intents_and_switches(
+        &self,
+        campaign: &str,
+    ) -> Result<Vec<IntentRow>, StoreError> {
+        // Two index ranges, not one condition with OR: a campaign may hold millions of
+        // failed intents, and neither half may have to read them all (indexes
+        // `intents_campaign_state` and `intents_campaign_kind_state`).
+        let sql = concat!(
+            "SELECT ",
+            intent_columns!(),
+            " FROM intents WHERE campaign = $1 AND state IN ('in_flight', 'succeeded', 'uncertain') \
+             UNION ALL SELECT ",
+            intent_columns!(),
+            " FROM intents WHERE campaign = $1 AND kind IN ('start_autobuyer', 'stop_autobuyer') \
+             AND state = 'failed' ORDER BY id"
+        );
+        let rows = sqlx::query(sql)
+            .bind(campaign)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("live_intents_and_switches"));
         self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
     }
 
@@ -110,6 +151,19 @@ impl Store {
             ))
         };
         self.done(rows.and_then(|rows| rows.iter().map(read).collect()))
+    }
+
+    /// Whether the campaign has an intent in flight: a pass that just took the lease reads
+    /// this first, so the common case (nothing left behind) costs one read, not a write.
+    pub async fn has_in_flight(&self, campaign: &str) -> Result<bool, StoreError> {
+        let row = sqlx::query(
+            "SELECT id FROM intents WHERE campaign = $1 AND state = 'in_flight' LIMIT 1",
+        )
+        .bind(campaign)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("has_in_flight"));
+        Ok(self.done(row)?.is_some())
     }
 
     /// At takeover or restart: the campaign's in-flight intents may have been sent by a process
@@ -149,7 +203,7 @@ impl Store {
             Ok(done.rows_affected())
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 }
 

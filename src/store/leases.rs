@@ -31,7 +31,7 @@ impl Store {
         .bind(holder)
         .bind(to_millis(now + ttl))
         .bind(to_millis(now))
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await
         .map_err(db("try_acquire_lease"));
         let token = |r: sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
@@ -42,7 +42,8 @@ impl Store {
                 expires_at: time(&r, "expires_at")?,
             })
         };
-        self.done(row.and_then(|r| r.map(token).transpose()))
+        self.write_done(row.and_then(|r| r.map(token).transpose()))
+            .await
     }
 
     /// Extends a lease still held (same holder and fence, not expired); `None` if it was lost.
@@ -61,7 +62,7 @@ impl Store {
         .bind(lease.fence)
         .bind(to_millis(now + ttl))
         .bind(to_millis(now))
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await
         .map_err(db("renew_lease"));
         let renewed = |r: sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
@@ -70,7 +71,8 @@ impl Store {
                 ..lease.clone()
             })
         };
-        self.done(row.and_then(|r| r.map(renewed).transpose()))
+        self.write_done(row.and_then(|r| r.map(renewed).transpose()))
+            .await
     }
 
     /// Lets another holder take the campaign now. The row stays (expired) to keep the fence.
@@ -81,9 +83,9 @@ impl Store {
         .bind(&lease.campaign)
         .bind(&lease.holder)
         .bind(lease.fence)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("release_lease"));
-        self.done(done).map(|_| ())
+        self.write_done(done).await.map(|_| ())
     }
 }

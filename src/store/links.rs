@@ -92,7 +92,7 @@ impl Store {
             Ok(report)
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 
     /// Releases the rent of every held or foreign link that has been leaving for at least
@@ -110,7 +110,7 @@ impl Store {
             Ok(n)
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 
     /// An operator releases a held link (by its intent) or a foreign link (by its key, e.g.
@@ -132,7 +132,7 @@ impl Store {
             Ok(done)
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 }
 

@@ -18,6 +18,7 @@
 
 mod budget;
 mod causes;
+mod durable;
 pub mod error;
 mod evidence;
 mod foreign;
@@ -66,7 +67,14 @@ pub enum Backend {
 /// The journal. Cheap to clone: the pool is shared.
 #[derive(Clone)]
 pub struct Store {
+    /// Reads (and, on PostgreSQL and in-memory SQLite, writes too).
     pool: AnyPool,
+    /// Writes. For a SQLite file: one connection of its own, so this process's writers queue
+    /// here in order instead of colliding on SQLite's lock and sleeping in its busy handler;
+    /// elsewhere the same pool as `pool`.
+    writer: AnyPool,
+    /// For a SQLite file: makes each write durable with a shared `fsync` (see [`durable`]).
+    wal: Option<Arc<durable::WalSync>>,
     backend: Backend,
     /// The URL with its password replaced, for `Debug` and errors.
     shown_url: String,
@@ -106,8 +114,22 @@ impl Store {
             .connect(&url)
             .await
             .map_err(connect_err)?;
+        let file = match backend {
+            Backend::Sqlite => durable::sqlite_file(&url),
+            Backend::Postgres => None,
+        };
+        let writer = match file {
+            Some(_) => pool_options(backend, &url)
+                .max_connections(1)
+                .connect(&url)
+                .await
+                .map_err(connect_err)?,
+            None => pool.clone(),
+        };
         Ok(Store {
             pool,
+            writer,
+            wal: file.map(|f| Arc::new(durable::WalSync::new(f))),
             backend,
             shown_url,
             metrics: None,
@@ -141,17 +163,24 @@ impl Store {
         self.metrics = Some(m);
     }
 
-    /// Closes the pool; pending operations finish first.
+    /// Closes the pools; pending operations finish first.
     pub async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
+    }
+
+    /// `fsync` calls made to make SQLite writes durable (0 on PostgreSQL): the benchmark
+    /// prints writes per `fsync`.
+    pub fn wal_syncs(&self) -> u64 {
+        self.wal.as_ref().map_or(0, |w| w.syncs())
     }
 
     /// A transaction that will write. SQLite takes the write lock up front (`BEGIN IMMEDIATE`)
     /// so a read-then-write never fails with SQLITE_BUSY halfway; the busy timeout waits instead.
     async fn write_tx(&self, op: &'static str) -> Result<Tx, StoreError> {
         let tx = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.pool.begin().await,
+            Backend::Sqlite => self.writer.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.writer.begin().await,
         };
         tx.map_err(db(op))
     }
@@ -162,6 +191,15 @@ impl Store {
             self.count_error();
         }
         result
+    }
+
+    /// [`Self::done`] for a write: once it succeeded, returns only when it is on disk.
+    async fn write_done<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        let value = self.done(result)?;
+        if let Some(wal) = &self.wal {
+            self.done(wal.after_commit().await)?;
+        }
+        Ok(value)
     }
 
     fn count_error(&self) {
@@ -188,10 +226,14 @@ fn pool_options(backend: Backend, url: &str) -> AnyPoolOptions {
             .min_connections(1)
             .idle_timeout(None)
             .max_lifetime(None),
-        // Writers are serialized by SQLite anyway; a few connections serve concurrent readers.
-        Backend::Sqlite => base.max_connections(4).after_connect(|conn, _| {
+        // Writers have a pool of their own (see `Store::writer`); these serve readers, which
+        // WAL lets run beside the writer.
+        Backend::Sqlite => base.max_connections(8).after_connect(|conn, _| {
             Box::pin(async move {
                 conn.execute("PRAGMA journal_mode = WAL").await?;
+                // Durable all the same: every write waits for an `fsync` of the log that
+                // covers it, shared with the writes around it (see `durable.rs`).
+                conn.execute("PRAGMA synchronous = NORMAL").await?;
                 conn.execute("PRAGMA busy_timeout = 15000").await?;
                 conn.execute("PRAGMA foreign_keys = ON").await?;
                 Ok(())
@@ -250,6 +292,8 @@ mod tests {
         let url = "postgres://app:hunter2@127.0.0.1:1/linkrunner";
         let pool = AnyPoolOptions::new().connect_lazy(url).expect("lazy pool");
         let store = Store {
+            writer: pool.clone(),
+            wal: None,
             pool,
             backend: Backend::Postgres,
             shown_url: redact_url(url),

@@ -31,7 +31,7 @@ impl Store {
             Ok(done)
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 
     /// An operator's word that a page whose purchase was once uncertain may be bought again.
@@ -51,10 +51,10 @@ impl Store {
             .bind(i64::from(at.attempt))
             .bind(reason)
             .bind(to_millis(now))
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.writer)
             .await
             .map_err(db("allow_rebuy"));
-        match self.done(row)? {
+        match self.write_done(row).await? {
             Some(r) => intent_from_row(&r),
             None => Err(StoreError::invalid(format!(
                 "intent {} is not a failed purchase whose page is blocked from being bought again",
@@ -88,10 +88,10 @@ impl Store {
         .bind(at.intent.0)
         .bind(i64::from(at.attempt))
         .bind(why)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("note_uncertain"));
-        self.done(done).map(|_| ())
+        self.write_done(done).await.map(|_| ())
     }
 
     /// Notes that the project's list was seen cut at `len` links: no read that long or longer
@@ -103,10 +103,10 @@ impl Store {
         )
         .bind(campaign)
         .bind(i64::from(len))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("note_list_cut"));
-        self.done(done).map(|_| ())
+        self.write_done(done).await.map(|_| ())
     }
 }
 

@@ -33,33 +33,23 @@ impl Store {
                 list_cut_at,
                 ..RemoteIds::default()
             };
-            for r in select(
-                &mut conn,
-                "SELECT url, url_id FROM urls WHERE campaign = $1",
-                campaign,
-            )
-            .await?
-            {
-                ids.urls.insert(col(&r, "url")?, col(&r, "url_id")?);
-            }
-            for r in select(
-                &mut conn,
-                "SELECT url, text, text_id FROM texts WHERE campaign = $1",
-                campaign,
-            )
-            .await?
-            {
-                ids.texts
-                    .insert((col(&r, "url")?, col(&r, "text")?), col(&r, "text_id")?);
-            }
-            for r in select(
-                &mut conn,
-                "SELECT name, filter_id FROM filters WHERE campaign = $1",
-                campaign,
-            )
-            .await?
-            {
-                ids.filters.insert(col(&r, "name")?, col(&r, "filter_id")?);
+            // URLs, texts and filters in one round trip: this is read after every step.
+            let sql = "SELECT 'url' AS what, url AS a, '' AS b, url_id AS id FROM urls WHERE campaign = $1 \
+                 UNION ALL SELECT 'text' AS what, url AS a, text AS b, text_id AS id FROM texts WHERE campaign = $1 \
+                 UNION ALL SELECT 'filter' AS what, name AS a, '' AS b, filter_id AS id FROM filters WHERE campaign = $1";
+            for r in select(&mut conn, sql, campaign).await? {
+                let (a, id): (String, i64) = (col(&r, "a")?, col(&r, "id")?);
+                match col::<String>(&r, "what")?.as_str() {
+                    "url" => {
+                        ids.urls.insert(a, id);
+                    }
+                    "text" => {
+                        ids.texts.insert((a, col(&r, "b")?), id);
+                    }
+                    _ => {
+                        ids.filters.insert(a, id);
+                    }
+                }
             }
             ids.autobuyers = autobuyers(&mut conn, campaign).await?;
             Ok(ids)
@@ -323,7 +313,7 @@ impl Store {
             Ok(outcome)
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 }
 

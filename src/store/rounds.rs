@@ -33,10 +33,10 @@ impl Store {
         .bind(to_millis(slot))
         .bind(holder)
         .bind(to_millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("claim_round"));
-        Ok(self.done(done)?.rows_affected() == 1)
+        Ok(self.write_done(done).await?.rows_affected() == 1)
     }
 
     pub async fn finish_round(
@@ -55,10 +55,10 @@ impl Store {
         .bind(outcome.as_str())
         .bind(detail)
         .bind(to_millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("finish_round"));
-        if self.done(done)?.rows_affected() == 0 {
+        if self.write_done(done).await?.rows_affected() == 0 {
             return Err(StoreError::NotFound {
                 what: format!("round of `{campaign}` at {slot}"),
             });
@@ -85,10 +85,10 @@ impl Store {
         .bind(detail)
         .bind(to_millis(now))
         .bind(i64::from(bought))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("defer_round"));
-        if self.done(done)?.rows_affected() == 0 {
+        if self.write_done(done).await?.rows_affected() == 0 {
             return Err(StoreError::NotFound {
                 what: format!("round of `{campaign}` at {slot}"),
             });
@@ -115,10 +115,10 @@ impl Store {
         .bind(to_millis(slot))
         .bind(holder)
         .bind(to_millis(now))
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.writer)
         .await
         .map_err(db("reclaim_round"));
-        let Some(row) = self.done(row)? else {
+        let Some(row) = self.write_done(row).await? else {
             return Ok(None);
         };
         Ok(Some(RoundRetry {

@@ -50,10 +50,10 @@ impl Store {
         .bind(&job.meta_data)
         .bind(to_millis(deadline))
         .bind(to_millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("record_search"));
-        self.done(inserted)?;
+        self.write_done(inserted).await?;
         self.open_search(campaign, url_id)
             .await?
             .ok_or_else(|| StoreError::NotFound {
@@ -79,10 +79,10 @@ impl Store {
             .bind(state.as_str())
             .bind(i64::from(polls))
             .bind(to_millis(now))
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await
             .map_err(db("finish_search"));
-        if self.done(done)?.rows_affected() == 0 {
+        if self.write_done(done).await?.rows_affected() == 0 {
             return Err(StoreError::invalid(format!("search {id} is not open")));
         }
         Ok(())
@@ -101,10 +101,10 @@ impl Store {
         .bind(id)
         .bind(i64::from(polls))
         .bind(to_millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("note_poll"));
-        if self.done(done)?.rows_affected() == 0 {
+        if self.write_done(done).await?.rows_affected() == 0 {
             return Err(StoreError::invalid(format!("search {id} is not open")));
         }
         Ok(())

@@ -74,7 +74,7 @@ impl Store {
         }
         .await;
         self.observe_write("complete", started);
-        self.done(result)
+        self.write_done(result).await
     }
 
     /// Settles an uncertain intent on an operator's evidence, recording when and why.
@@ -118,7 +118,7 @@ impl Store {
             Ok(row)
         }
         .await;
-        self.done(result)
+        self.write_done(result).await
     }
 }
 

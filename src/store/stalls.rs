@@ -33,10 +33,10 @@ impl Store {
         .bind(detail)
         .bind(i64::from(rounds_without_purchase))
         .bind(to_millis(now))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await
         .map_err(db("record_stall"));
-        self.done(done).map(|_| ())
+        self.write_done(done).await.map(|_| ())
     }
 
     /// The judgment of `campaign`'s last buy pass, if one was recorded.

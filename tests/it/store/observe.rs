@@ -69,3 +69,59 @@ pub async fn ping_answers_while_the_database_is_up(db: TestDb) {
 
     assert!(pinged.is_ok(), "{pinged:?}");
 }
+
+/// SQLite runs `synchronous = NORMAL` and makes each write durable with an `fsync` of its log
+/// before the write returns (`store/durable.rs`): one per write when writes come one after
+/// another, shared when they come together. Fails if a write returned without a sync that
+/// covers it, or if concurrent writes each paid their own.
+#[tokio::test]
+async fn sqlite_writes_are_synced_before_they_return_and_share_syncs_when_concurrent() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}/journal.db", dir.path().display());
+    let store = Store::connect(&url).await.unwrap();
+    store.migrate().await.unwrap();
+    let lease = campaign_with_lease(&store, &caps(100_000, 500, 500)).await;
+
+    for page in 0..5 {
+        let before = store.wal_syncs();
+        let started = store
+            .begin_intents(&lease, &[purchase(page, 10)], t0())
+            .await
+            .unwrap();
+        assert!(matches!(started, BeginOutcome::Started(_)), "{started:?}");
+        assert_eq!(
+            store.wal_syncs(),
+            before + 1,
+            "intent {page} returned before its own fsync"
+        );
+    }
+
+    let before = store.wal_syncs();
+    let writers: Vec<_> = (100..164)
+        .map(|page| {
+            let (store, lease) = (store.clone(), lease.clone());
+            tokio::spawn(async move {
+                store
+                    .begin_intents(&lease, &[purchase(page, 10)], t0())
+                    .await
+            })
+        })
+        .collect();
+    for w in writers {
+        assert!(matches!(w.await.unwrap(), Ok(BeginOutcome::Started(_))));
+    }
+    let syncs = store.wal_syncs() - before;
+    assert!(
+        (1..64).contains(&syncs),
+        "64 concurrent writes took {syncs} fsyncs"
+    );
+    store.close().await;
+}
+
+#[tokio::test]
+async fn an_in_memory_journal_makes_no_fsync_of_its_own() {
+    let store = Store::connect("sqlite::memory:").await.unwrap();
+    store.migrate().await.unwrap();
+    campaign_with_lease(&store, &caps(1000, 5, 50)).await;
+    assert_eq!(store.wal_syncs(), 0);
+}
