@@ -12,7 +12,7 @@ use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use super::plan::{self, Action};
-use super::recorded::Recorded;
+use super::recorded::{Parts, Recorded};
 use super::stall::Judgment;
 
 /// How one campaign's pass ended. Serialised (`once --format json`) and printed in snake_case.
@@ -268,10 +268,15 @@ impl<M: Market> Engine<M> {
         buy_round: bool,
         report: &mut CampaignReport,
     ) -> Result<(), EngineError> {
-        let marked = self
-            .store
-            .mark_in_flight_uncertain(name, lease.token(), self.clock.now())
-            .await?;
+        // The lease is ours now, so no other process can begin an intent of this campaign:
+        // when none is in flight, none can appear behind this read.
+        let marked = if self.store.has_in_flight(name).await? {
+            self.store
+                .mark_in_flight_uncertain(name, lease.token(), self.clock.now())
+                .await?
+        } else {
+            0
+        };
         if marked > 0 {
             tracing::warn!(campaign = %name, intents = marked, "intents left in flight by a stopped process are now uncertain");
         }
@@ -298,12 +303,29 @@ impl<M: Market> Engine<M> {
             None => plan::plan_removed(name, &r),
         };
         let mut not_done = p.unapplied.clone();
-        // The first action runs on the record the plan was made from; each later one on a
-        // fresh read, since the one before wrote to it.
-        let mut current = Some(r);
-        for (i, action) in p.actions.iter().enumerate() {
-            if matches!(action, Action::Settle { .. }) {
-                continue;
+        let today = self.clock.now().date_naive();
+        // The record is kept current from step to step by reading again only what the step
+        // just run may have written (issue 13: a whole read is a dozen queries).
+        let runnable: Vec<usize> = (0..p.actions.len())
+            .filter(|&i| !matches!(p.actions[i], Action::Settle { .. }))
+            .collect();
+        let round_at = p
+            .actions
+            .iter()
+            .position(|a| matches!(a, Action::BuyRound { .. }));
+        let mut searches_started = false;
+        for (n, &i) in runnable.iter().enumerate() {
+            let action = &p.actions[i];
+            // The round's searches start as soon as the URLs are known, so the marketplace
+            // prepares the donors while the steps before the round run.
+            if let (Some(at), Some(c)) = (round_at, c)
+                && !searches_started
+                && i < at
+                && r.halts.is_empty()
+                && c.urls.iter().all(|u| r.ids.urls.contains_key(&u.url))
+            {
+                searches_started = true;
+                self.start_searches(c, &r).await;
             }
             // A stop's settlement waits for the settle grace only when an autobuyer creation or
             // start later in the plan may need its money.
@@ -313,24 +335,30 @@ impl<M: Market> Engine<M> {
                     Action::CreateAutobuyer { .. } | Action::SetAutobuyer { running: true, .. }
                 )
             });
-            let r = match current.take() {
-                Some(r) => r,
-                None => self.load(name).await?,
-            };
             let step = tracing::info_span!("step", action = action.label(), fence = lease.fence());
             let run = self.run_action(lease, (c, name), &r, action, wait, report);
-            match run.instrument(step).await {
-                Ok(()) => report.done.push(action.describe()),
+            let written = match run.instrument(step).await {
+                Ok(()) => {
+                    report.done.push(action.describe());
+                    written_by(action)
+                }
                 Err(e) if e.leaves_nothing_uncertain() => {
                     report.transient |= e.is_transient();
                     tracing::warn!(campaign = %name, action = action.label(), error = %e, "step not done; the pass goes on with the independent ones");
                     not_done.push(format!("{}: {e}", action.label()));
+                    Parts::ALL
                 }
                 // A call that may have executed ends the pass: the next one settles it first.
                 Err(e) => return Err(e),
-            }
+            };
+            let last = n + 1 == runnable.len();
+            let parts = if last { Parts::OUTCOME } else { written };
+            r.refresh(&self.store, name, today, parts).await?;
         }
-        self.finish_report(c, name, not_done, report).await?;
+        if runnable.is_empty() {
+            r.refresh(&self.store, name, today, Parts::OUTCOME).await?;
+        }
+        self.finish_report(c, &r, not_done, report);
         if buy_round && c.is_some() {
             self.record_stall(name, report).await?;
         }
@@ -366,14 +394,13 @@ impl<M: Market> Engine<M> {
     /// How the pass ended: a halt or a removed file stops spending; a stalled round stalls
     /// (with what else was not done after its reason); what was not done, or money still
     /// uncertain, blocks; else converged.
-    async fn finish_report(
+    fn finish_report(
         &self,
         c: Option<&Campaign>,
-        name: &str,
+        r: &Recorded,
         mut not_done: Vec<String>,
         report: &mut CampaignReport,
-    ) -> Result<(), EngineError> {
-        let r = self.load(name).await?;
+    ) {
         report.uncertain = r.uncertain.len() as u32;
         if let Some(why) = r
             .spending_stopped(c.is_some_and(|c| c.paused))
@@ -384,7 +411,7 @@ impl<M: Market> Engine<M> {
             // halt waits for an operator.
             report.transient |= r.halts.iter().any(|h| h.is_global());
             report.detail = Some(why);
-            return Ok(());
+            return;
         }
         if !r.uncertain.is_empty() {
             not_done.push(format!(
@@ -401,7 +428,6 @@ impl<M: Market> Engine<M> {
             report.outcome = PassOutcome::Blocked;
             report.detail = Some(not_done.join("; "));
         }
-        Ok(())
     }
 
     /// Any project the journal knows, of any campaign: a read on it tells whether the
@@ -462,6 +488,17 @@ pub fn pass_cause(
         cause.max_link_price = Some(lc.campaign.budget.max_link_price);
     }
     cause
+}
+
+/// What a step that succeeded may have written to the campaign's record.
+fn written_by(action: &Action) -> Parts {
+    match action {
+        Action::CreateProject { .. } | Action::AddTexts { .. } | Action::CreateFilter { .. } => {
+            Parts::CREATED
+        }
+        Action::CreateAutobuyer { .. } | Action::SetAutobuyer { .. } => Parts::SWITCHED,
+        _ => Parts::ALL,
+    }
 }
 
 /// Whether the pass reads the link list before it plans: something waits for it (an

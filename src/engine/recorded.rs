@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::NaiveDate;
 
 use crate::store::{
-    BudgetSnapshot, ForeignLink, Halt, HeldLink, IntentFilter, IntentKind, IntentRow, IntentState,
-    RemoteIds, RoundRow, StallRow, Store, StoreError,
+    BudgetSnapshot, ForeignLink, Halt, HeldLink, IntentKind, IntentRow, IntentState, RemoteIds,
+    RoundRow, StallRow, Store, StoreError,
 };
 
 /// Serializable: `GET /api/v1/state` serves it and `plan --state-from` plans against it.
@@ -54,60 +54,69 @@ impl Recorded {
     ) -> Result<Recorded, StoreError> {
         let ids = store.remote_ids(campaign).await?;
         let budget = store.budget(campaign, today).await?;
-        // Failed intents are history the plan never needs (their money is released); leaving
-        // them in the database keeps this read small however long the campaign has run. Only
-        // autobuyer switches are read in every state: their count is the next generation.
-        let live = [
-            IntentState::InFlight,
-            IntentState::Succeeded,
-            IntentState::Uncertain,
-        ];
-        let all = store.intents(filter(campaign, live.to_vec(), None)).await?;
-        let mut switches = store
-            .intents(filter(
-                campaign,
-                Vec::new(),
-                Some(IntentKind::StartAutobuyer),
-            ))
-            .await?;
-        switches.extend(
-            store
-                .intents(filter(
-                    campaign,
-                    Vec::new(),
-                    Some(IntentKind::StopAutobuyer),
-                ))
-                .await?,
-        );
-        let halts = store
-            .halts()
-            .await?
-            .into_iter()
-            .filter(|h| h.scope.covers(campaign))
-            .collect();
-        Ok(Recorded {
+        let (all, switches) = read_intents(store, campaign).await?;
+        let mut r = Recorded {
             ids,
             budget,
-            purchases: all
-                .iter()
-                .filter(|i| i.kind == IntentKind::Purchase && i.state != IntentState::Failed)
-                .cloned()
-                .collect(),
-            uncertain: all
-                .iter()
-                .filter(|i| i.state == IntentState::Uncertain)
-                .cloned()
-                .collect(),
-            autobuyer_generations: generations(&switches),
-            autobuyer_urls: autobuyer_urls(&all),
+            purchases: Vec::new(),
+            uncertain: Vec::new(),
+            autobuyer_generations: BTreeMap::new(),
+            autobuyer_urls: BTreeMap::new(),
             blocked: store.blocked_purchases(campaign).await?,
             held: store.held_links(campaign).await?,
             foreign: store.foreign_links(campaign).await?,
-            halts,
+            halts: read_halts(store, campaign).await?,
             last_round: store.last_round(campaign).await?,
             last_success: store.last_successful_round(campaign).await?,
             stall: store.stall(campaign).await?,
-        })
+        };
+        r.set_intents(&all, &switches);
+        Ok(r)
+    }
+
+    /// Reads again only `parts`: what the step just run may have written (a pass keeps its
+    /// record current this way instead of reading all of it before every step).
+    pub async fn refresh(
+        &mut self,
+        store: &Store,
+        campaign: &str,
+        today: NaiveDate,
+        parts: Parts,
+    ) -> Result<(), StoreError> {
+        if parts == Parts::ALL {
+            *self = Recorded::load(store, campaign, today).await?;
+            return Ok(());
+        }
+        if parts.ids {
+            self.ids = store.remote_ids(campaign).await?;
+        }
+        if parts.budget {
+            self.budget = store.budget(campaign, today).await?;
+        }
+        if parts.intents {
+            let (all, switches) = read_intents(store, campaign).await?;
+            self.set_intents(&all, &switches);
+        }
+        if parts.halts {
+            self.halts = read_halts(store, campaign).await?;
+        }
+        Ok(())
+    }
+
+    /// The fields drawn from the campaign's intents: live ones (`all`) and its switches.
+    fn set_intents(&mut self, all: &[IntentRow], switches: &[IntentRow]) {
+        self.purchases = all
+            .iter()
+            .filter(|i| i.kind == IntentKind::Purchase && i.state != IntentState::Failed)
+            .cloned()
+            .collect();
+        self.uncertain = all
+            .iter()
+            .filter(|i| i.state == IntentState::Uncertain)
+            .cloned()
+            .collect();
+        self.autobuyer_generations = generations(switches);
+        self.autobuyer_urls = autobuyer_urls(all);
     }
 
     /// As [`Recorded::load`], but a campaign the journal has never seen (a new file, before its
@@ -218,12 +227,94 @@ impl Recorded {
     }
 }
 
-fn filter(campaign: &str, states: Vec<IntentState>, kind: Option<IntentKind>) -> IntentFilter {
-    IntentFilter {
-        campaign: Some(campaign.to_string()),
-        states,
-        kind,
-    }
+/// Which parts of a [`Recorded`] a step may have written, so the pass reads only those again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// Remote ids: project, URLs, texts, filters, autobuyers and their switch state.
+    pub ids: bool,
+    pub budget: bool,
+    /// Purchases, uncertain intents, autobuyer generations and URLs.
+    pub intents: bool,
+    pub halts: bool,
+    /// Everything else too: blocked purchases, links, rounds, the stall.
+    pub rest: bool,
+}
+
+impl Parts {
+    pub const ALL: Parts = Parts {
+        ids: true,
+        budget: true,
+        intents: true,
+        halts: true,
+        rest: true,
+    };
+    const NONE: Parts = Parts {
+        ids: false,
+        budget: false,
+        intents: false,
+        halts: false,
+        rest: false,
+    };
+    /// A free creation (project, texts, filter): its ids, and its intent's state (an answer
+    /// that could not be read leaves it uncertain).
+    /// Halts are read again after every step: another campaign's pass may have set the
+    /// credentials halt meanwhile.
+    pub const CREATED: Parts = Parts {
+        ids: true,
+        intents: true,
+        halts: true,
+        ..Parts::NONE
+    };
+    /// An autobuyer created, started or stopped: its ids and switch state, its intents, and
+    /// the commitment its budget moved.
+    pub const SWITCHED: Parts = Parts {
+        ids: true,
+        budget: true,
+        intents: true,
+        halts: true,
+        ..Parts::NONE
+    };
+    /// What ends a pass's report: uncertain intents and halts.
+    pub const OUTCOME: Parts = Parts {
+        intents: true,
+        halts: true,
+        ..Parts::NONE
+    };
+}
+
+/// The campaign's live intents (not failed: their money is released, and leaving them in the
+/// database keeps this read small however long the campaign has run), and its autobuyer
+/// switches in every state (their count is the next generation).
+async fn read_intents(
+    store: &Store,
+    campaign: &str,
+) -> Result<(Vec<IntentRow>, Vec<IntentRow>), StoreError> {
+    let rows = store.live_intents_and_switches(campaign).await?;
+    let switches = rows
+        .iter()
+        .filter(|i| {
+            matches!(
+                i.kind,
+                IntentKind::StartAutobuyer | IntentKind::StopAutobuyer
+            )
+        })
+        .cloned()
+        .collect();
+    let live = rows
+        .into_iter()
+        .filter(|i| i.state != IntentState::Failed)
+        .collect();
+    Ok((live, switches))
+}
+
+/// Halts that apply to the campaign: the global one and its own.
+async fn read_halts(store: &Store, campaign: &str) -> Result<Vec<Halt>, StoreError> {
+    Ok(store
+        .halts()
+        .await?
+        .into_iter()
+        .filter(|h| h.scope.covers(campaign))
+        .collect())
 }
 
 fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {

@@ -93,31 +93,18 @@ impl<M: Market> Engine<M> {
     /// Runs (or resumes) the search for one URL and polls it with backoff until it is ready
     /// or its deadline passes.
     async fn search(&self, c: &Campaign, url_id: i64) -> Result<Searched, EngineError> {
-        let row = match self.store.open_search(&c.name, url_id).await? {
-            Some(row) => row,
-            None => {
-                let job = self
-                    .market
-                    .start_search(url_id, &search_params(c))
-                    .await
-                    .map_err(|e| self.read_error(e))?;
-                let now = self.clock.now();
-                self.store
-                    .record_search(
-                        &c.name,
-                        url_id,
-                        &job,
-                        now + self.settings.search_deadline,
-                        now,
-                    )
-                    .await?
-            }
-        };
+        let row = self.open_or_start_search(c, url_id).await?;
         let mut polls = row.polls;
         let mut wait = self.settings.poll_initial;
+        // The first wait counts from the job's last news (its start, or its last poll): a
+        // search started early in the pass (see `start_searches`) has waited meanwhile.
+        let since = (self.clock.now() - row.updated_at)
+            .to_std()
+            .unwrap_or_default();
+        let mut next_wait = wait.saturating_sub(since);
         loop {
             // The wait lends this campaign's slot to another campaign.
-            self.slots.idle(self.pause(wait)).await?;
+            self.slots.idle(self.pause(next_wait)).await?;
             polls += 1;
             let answer = match self.market.search_result(&row.job).await {
                 Ok(a) => a,
@@ -149,7 +136,54 @@ impl<M: Market> Engine<M> {
                         .note_poll(row.id, polls, self.clock.now())
                         .await?;
                     wait = (wait * 2).min(self.settings.poll_max);
+                    next_wait = wait;
                 }
+            }
+        }
+    }
+
+    /// The URL's open search job (one a crash or an earlier step of this pass left), or a
+    /// new one, recorded so that a later round or pass resumes it instead of starting another.
+    async fn open_or_start_search(
+        &self,
+        c: &Campaign,
+        url_id: i64,
+    ) -> Result<crate::store::SearchRow, EngineError> {
+        if let Some(row) = self.store.open_search(&c.name, url_id).await? {
+            return Ok(row);
+        }
+        let job = self
+            .market
+            .start_search(url_id, &search_params(c))
+            .await
+            .map_err(|e| self.read_error(e))?;
+        let now = self.clock.now();
+        Ok(self
+            .store
+            .record_search(
+                &c.name,
+                url_id,
+                &job,
+                now + self.settings.search_deadline,
+                now,
+            )
+            .await?)
+    }
+
+    /// Starts the buy round's searches early in the pass, before its other steps, so the
+    /// marketplace prepares the donors while those steps run: the round then polls jobs
+    /// that have already waited (issue 13: otherwise each campaign's last calls wait out
+    /// the whole poll backoff after everything else is done). Nothing is bought here, and a
+    /// search is a read; the round resumes these jobs. A failure is left to the round,
+    /// which handles it as it always does.
+    pub(super) async fn start_searches(&self, c: &Campaign, r: &Recorded) {
+        for u in &c.urls {
+            let Some(&url_id) = r.ids.urls.get(&u.url) else {
+                continue;
+            };
+            if let Err(e) = self.open_or_start_search(c, url_id).await {
+                tracing::debug!(campaign = %c.name, url_id, error = %e, "search not started early; the round starts it");
+                return;
             }
         }
     }
