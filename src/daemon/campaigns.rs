@@ -2,7 +2,7 @@
 //! campaign keeps running with its last good version. A file that is gone is dropped (the
 //! engine then treats the campaign as removed: nothing new is bought, its autobuyers stop).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::campaign::{self, Diagnostic, LoadedCampaign};
@@ -10,6 +10,9 @@ use crate::campaign::{self, Diagnostic, LoadedCampaign};
 #[derive(Debug, Default, Clone)]
 pub struct CampaignSet {
     by_path: BTreeMap<PathBuf, LoadedCampaign>,
+    /// Each campaign's file, by campaign name: [`Self::get`] runs per round and per report,
+    /// so with thousands of campaigns it must not scan them all.
+    by_name: HashMap<String, PathBuf>,
 }
 
 /// What a reload did.
@@ -34,7 +37,7 @@ impl CampaignSet {
     }
 
     pub fn get(&self, name: &str) -> Option<&LoadedCampaign> {
-        self.by_path.values().find(|c| c.campaign.name == name)
+        self.by_path.get(self.by_name.get(name)?)
     }
 
     pub fn len(&self) -> usize {
@@ -77,6 +80,13 @@ impl CampaignSet {
             .collect();
         s.problems = report.problems;
         s.loaded = next.len();
+        // The first file in path order wins a name, as a scan would find it.
+        self.by_name.clear();
+        for (path, lc) in &next {
+            self.by_name
+                .entry(lc.campaign.name.clone())
+                .or_insert_with(|| path.clone());
+        }
         self.by_path = next;
         s
     }

@@ -1,5 +1,6 @@
 //! Firing buy rounds and reconciliations from the daemon's loop, and draining on shutdown.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -39,7 +40,22 @@ impl<M: Market> Daemon<M> {
             }
             due
         };
+        if !due.is_empty() {
+            let d = self.clone();
+            self.tracker
+                .spawn(async move { d.dispatch_rounds(due).await });
+        }
+    }
+
+    /// Starts the due rounds one by one, each once a campaign slot is free: a round task (and
+    /// its copy of the campaign) exists only while it works or waits, not for every campaign
+    /// whose slot came due at once (at start, all of them).
+    async fn dispatch_rounds(self: Arc<Self>, due: Vec<(String, DateTime<Utc>)>) {
         for (name, slot) in due {
+            let taken = tokio::select! {
+                s = self.engine.slots.take() => s,
+                _ = self.engine.cancel.cancelled() => return,
+            };
             let Some(lc) = self.set.read().await.get(&name).cloned() else {
                 continue;
             };
@@ -53,8 +69,7 @@ impl<M: Market> Daemon<M> {
             }
             let d = self.clone();
             self.tracker.spawn(async move {
-                let slots = d.engine.slots.clone();
-                slots.run(d.run_round(&lc, slot)).await;
+                taken.run(d.run_round(&lc, slot)).await;
                 d.busy
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -192,18 +207,21 @@ impl<M: Market> Daemon<M> {
     pub(super) fn spawn_reconcile(self: &Arc<Self>, only: Option<Vec<String>>) {
         let d = self.clone();
         self.tracker.spawn(async move {
-            let set = d.set.read().await.clone();
-            let all = set.campaigns();
-            let chosen: Vec<LoadedCampaign> = match &only {
-                Some(names) => all
-                    .into_iter()
-                    .filter(|c| names.contains(&c.campaign.name))
-                    .collect(),
-                None => all,
-            };
             if only.as_ref().is_some_and(|n| n.is_empty()) {
                 return;
             }
+            // One copy of the chosen campaigns (the pass needs them), not of the whole set.
+            let chosen: Vec<LoadedCampaign> = {
+                let set = d.set.read().await;
+                match &only {
+                    Some(names) => names.iter().filter_map(|n| set.get(n).cloned()).collect(),
+                    None => set.campaigns(),
+                }
+            };
+            let paused: HashMap<&str, bool> = chosen
+                .iter()
+                .map(|c| (c.campaign.name.as_str(), c.campaign.paused))
+                .collect();
             let reports: Vec<CampaignReport> =
                 match d.engine.pass_some(&chosen, only.is_none()).await {
                     Ok(r) => r,
@@ -213,7 +231,7 @@ impl<M: Market> Daemon<M> {
                 gauges::refresh_campaign(
                     &d.engine,
                     &r.campaign,
-                    set.get(&r.campaign).map(|c| c.campaign.paused),
+                    paused.get(r.campaign.as_str()).copied(),
                 )
                 .await;
             }
