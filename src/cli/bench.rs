@@ -36,9 +36,9 @@ pub struct BenchArgs {
     /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
     #[arg(long, default_value_t = 2000)]
     pub poll_initial_ms: u64,
-    /// How the client spaces requests under the rate limit: `even` (the product's:
-    /// `governor`, burst 1) or `window` (at most N in any second), to compare them on
-    /// targets 1 and 2.
+    /// How the client spaces requests under the rate limit: `even` (the product's: evenly
+    /// spaced slots, first come first served) or `window` (at most N in any second), to
+    /// compare them on targets 1 and 2.
     #[arg(long, value_enum, default_value = "even")]
     pub pacing: PacingArg,
     /// Campaigns loaded and scheduled by `run` (target 3).
