@@ -55,7 +55,7 @@ impl FlowSetup {
         };
         let pacing = match self.pacing {
             crate::market::Pacing::Window => "window pacing",
-            crate::market::Pacing::Even => "even pacing (governor, burst 1)",
+            crate::market::Pacing::Even => "even pacing",
         };
         format!("{how}: {campaigns} campaigns working and {http} calls in flight at most, {pacing}")
     }
@@ -111,11 +111,28 @@ pub struct FlowFigures {
     pub peak_rss: u64,
     /// Journal transactions by step (`begin`, `complete`): count, p50 and p99 upper bucket bounds.
     pub journal: Vec<(String, u64, f64, f64)>,
+    /// Calls received by the end of each second of the run.
+    pub timeline: Vec<u64>,
 }
 
 impl FlowFigures {
     pub fn achieved_rate(&self) -> f64 {
         self.calls as f64 / self.wall.as_secs_f64()
+    }
+
+    /// Calls per second in consecutive windows of `secs` seconds (the last may be shorter).
+    pub fn rates(&self, secs: usize) -> Vec<u64> {
+        let secs = secs.max(1);
+        let mut at_end: Vec<u64> = self.timeline.clone();
+        at_end.push(self.calls);
+        let mut out = Vec::new();
+        let mut before = 0;
+        for chunk in at_end.chunks(secs) {
+            let last = *chunk.last().unwrap_or(&before);
+            out.push(last.saturating_sub(before) / chunk.len() as u64);
+            before = last;
+        }
+        out
     }
 }
 
@@ -154,7 +171,21 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
     let (store, metrics) = (engine.store.clone(), engine.metrics.clone());
     procfs::reset_peak_rss();
     let started = Instant::now();
-    let reports = engine.pass(&loaded.campaigns, true).await?;
+    // The calls the sandbox has received, read once a second: where the rate fell short of
+    // the limit (a slow start, a tail of campaigns waiting for their searches).
+    let mut timeline = Vec::new();
+    let mut tick = tokio::time::interval_at(
+        tokio::time::Instant::from_std(started) + Duration::from_secs(1),
+        Duration::from_secs(1),
+    );
+    let pass = engine.pass(&loaded.campaigns, true);
+    tokio::pin!(pass);
+    let reports = loop {
+        tokio::select! {
+            r = &mut pass => break r?,
+            _ = tick.tick() => timeline.push(total_calls(&sandbox.ledger())),
+        }
+    };
     let wall = started.elapsed();
     let peak_rss = procfs::peak_rss();
     let ledger = sandbox.ledger();
@@ -185,7 +216,12 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
             .count(),
         peak_rss,
         journal: journal_quantiles(&metrics),
+        timeline,
     })
+}
+
+fn total_calls(l: &crate::sandbox::Ledger) -> u64 {
+    l.requests.values().flat_map(|m| m.values()).sum()
 }
 
 /// p50 and p99 of journal writes, as the upper bound of the histogram bucket they fall in.

@@ -142,6 +142,12 @@ fn flow_verdicts(s: &flow::FlowSetup, f: &flow::FlowFigures) -> Vec<Verdict> {
         s.campaigns,
         fixture::LINKS_PER_ROUND
     );
+    let rates: Vec<String> = f.rates(5).iter().map(u64::to_string).collect();
+    println!(
+        "   requests/s per 5 s of the run (limit {}): {}",
+        s.rate_limit,
+        rates.join(" ")
+    );
     println!("   peak resident memory {:.1} MiB", procfs::mib(f.peak_rss));
     for (step, count, p50, p99) in &f.journal {
         println!(
