@@ -161,13 +161,13 @@ async fn restart_after_sigkill(backend: &str, db_url: &str, rows: u64) -> anyhow
         ..Faults::default()
     };
     let sandbox = sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?).await?;
-    let mut first = once(dir.path(), &campaigns, db_url, &sandbox)?;
+    let mut first = once(dir.path(), &campaigns, db_url, &sandbox, Stdio::null())?;
     let killed_at = wait_for_calls(&sandbox, 1, RESTART_CAMPAIGNS as u64 * 3).await;
     first.kill().context("SIGKILL to the first run")?;
     first.wait()?;
     let before = calls(&sandbox);
     let started = Instant::now();
-    let mut second = once(dir.path(), &campaigns, db_url, &sandbox)?;
+    let mut second = once(dir.path(), &campaigns, db_url, &sandbox, Stdio::piped())?;
     let first_call = wait_for_calls(&sandbox, before + 1, before + 1).await;
     let first_call = first_call.map(|_| started.elapsed());
     let finished = wait_exit(&mut second, Duration::from_secs(120)).await;
@@ -178,9 +178,9 @@ async fn restart_after_sigkill(backend: &str, db_url: &str, rows: u64) -> anyhow
         killed_at.map_or("timed out".into(), |d| format!("{:.2} s", d.as_secs_f64())),
         first_call.map_or("never".into(), |d| format!("{:.0} ms", ms(d))),
         if finished {
-            "finished"
+            format!("finished ({})", outcomes(&mut second))
         } else {
-            "killed after 120 s"
+            "killed after 120 s".into()
         },
         l.purchases.len(),
         l.duplicate_purchases
@@ -194,6 +194,7 @@ fn once(
     campaigns: &Path,
     db_url: &str,
     sandbox: &SandboxHandle,
+    stdout: Stdio,
 ) -> anyhow::Result<Child> {
     let exe = std::env::current_exe().context("locating the linkrunner binary")?;
     Command::new(exe)
@@ -212,10 +213,29 @@ fn once(
         .args(["--rate-limit", "200", "--max-concurrency", "64"])
         .args(["once", "--campaign-concurrency", "64"])
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::null())
         .spawn()
         .context("starting linkrunner once")
+}
+
+/// How the campaigns of a finished `once` ended, from its text output (`name: outcome ...`,
+/// one line each; 100 lines fit in the pipe's buffer, so the run never waited on it).
+fn outcomes(child: &mut Child) -> String {
+    let mut text = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        let _ = std::io::Read::read_to_string(&mut out, &mut text);
+    }
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for line in text.lines() {
+        let outcome = line
+            .split(": ")
+            .nth(1)
+            .and_then(|r| r.split([' ', ':']).next());
+        *counts.entry(outcome.unwrap_or("?")).or_default() += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(o, n)| format!("{n} {o}")).collect();
+    counts.join(", ")
 }
 
 fn calls(sandbox: &SandboxHandle) -> u64 {
