@@ -46,6 +46,8 @@ pub struct DaemonFigures {
     pub peak_rss: u64,
     pub rss_after_reconcile: u64,
     pub rss_idle: u64,
+    /// From the reconciliation's end until the daemon was quiet (see [`settle`]).
+    pub settled_after: Duration,
     pub idle_window: Duration,
     pub idle_cpu_percent: f64,
 }
@@ -137,8 +139,7 @@ impl Run<'_> {
             .iter()
             .map(|(op, outcomes)| (op.clone(), outcomes.values().sum()))
             .collect();
-        // Let the first tick's baseline rounds and gauge refreshes finish first.
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        let settled_after = settle(pid).await;
         let cpu0 = pid.cpu_time();
         let t0 = Instant::now();
         tokio::time::sleep(idle).await;
@@ -160,6 +161,7 @@ impl Run<'_> {
             peak_rss: pid.peak_rss(),
             rss_after_reconcile,
             rss_idle: pid.rss(),
+            settled_after,
             idle_window,
             idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
         })
@@ -261,6 +263,22 @@ impl Run<'_> {
         let lines: Vec<&str> = log.lines().collect();
         let tail = lines[lines.len().saturating_sub(5)..].join("\n");
         format!("measuring `linkrunner run`; the end of its log:\n{tail}")
+    }
+}
+
+/// After its passes, the daemon refreshes every campaign's gauges from the journal, and the
+/// first tick records the baseline rounds: idleness is measured once that is over, when a
+/// second went by with at most one tick (10 ms) of CPU, or after 60 s in any case (so a daemon
+/// that never quiets down is measured, and misses). The time it took.
+async fn settle(pid: Proc) -> Duration {
+    let started = Instant::now();
+    loop {
+        let cpu0 = pid.cpu_time();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let quiet = pid.cpu_time().saturating_sub(cpu0) <= Duration::from_millis(10);
+        if quiet || started.elapsed() >= Duration::from_secs(60) {
+            return started.elapsed();
+        }
     }
 }
 

@@ -113,12 +113,13 @@ fn print_run(backend: &str, n: usize, f: &DaemonFigures) {
         join(f.intents.iter().map(|(state, c)| format!("{c} {state}")))
     );
     println!(
-        "   {backend}: resident memory peak {:.1} MiB, after reconciliation {:.1} MiB, idle {:.1} MiB; CPU {:.2} s until reconciled ({} ms per call); idle CPU over {:.0} s: {:.2}% of a core",
+        "   {backend}: resident memory peak {:.1} MiB, after reconciliation {:.1} MiB, idle {:.1} MiB; CPU {:.2} s until reconciled ({} ms per call); quiet {:.0} s later; idle CPU over {:.0} s: {:.2}% of a core",
         mib(f.peak_rss),
         mib(f.rss_after_reconcile),
         mib(f.rss_idle),
         f.cpu_reconciling.as_secs_f64(),
         fmt_num(ms(f.cpu_reconciling) / f.calls.max(1) as f64),
+        f.settled_after.as_secs_f64(),
         f.idle_window.as_secs_f64(),
         f.idle_cpu_percent
     );
