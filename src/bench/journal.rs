@@ -1,6 +1,6 @@
-//! Target 4: how long the journal takes to record an intent and its outcome (PostgreSQL and
-//! SQLite), and how soon `linkrunner once` makes its first call after a SIGKILL when the journal
-//! holds a large history.
+//! Target 4, on SQLite and on PostgreSQL: how long the journal takes to record an intent and
+//! its outcome, and how soon `linkrunner once` makes its first call after a SIGKILL when the
+//! journal holds a large history (generated in SQL: [`fill`]).
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
