@@ -5,12 +5,14 @@
 //! | file | target |
 //! |---|---|
 //! | [`flow`] | 1 at the limit, 2 no wasted calls: the full flow on SQLite and PostgreSQL |
-//! | [`scale`] | 3: many campaigns loaded and scheduled in `run` — memory, idle CPU, start-up |
+//! | [`scale`] | 3: many campaigns loaded and scheduled by `run` at each size — start-up, first reconciliation and throughput, memory, idle CPU |
+//! | [`daemon`] | 3: the measured `linkrunner run`, a process of its own beside the in-process sandbox |
 //! | [`journal`] | 4: intent and outcome latencies; restart after SIGKILL over a large journal |
 //! | [`validation`] | 5: `validate` over many files |
 //! | [`fixture`], [`pg`], [`procfs`], [`report`] | generated campaigns, fresh databases, `/proc` figures, printing |
 //! | [`settings`] | [`BenchSettings`]: sizes, latency, limits, which targets |
 
+pub mod daemon;
 pub mod fixture;
 pub mod flow;
 pub mod journal;
@@ -32,7 +34,15 @@ pub use settings::BenchSettings;
 pub async fn run(a: &BenchSettings) -> anyhow::Result<ExitCode> {
     println!(
         "linkrunner bench: {} campaigns at {} ms per call and {} requests/s; {} campaigns for scale; {} journal rows",
-        a.flow_campaigns, a.latency_ms, a.rate_limit, a.scale_campaigns, a.journal_rows
+        a.flow_campaigns,
+        a.latency_ms,
+        a.rate_limit,
+        a.scale_sizes()
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        a.journal_rows
     );
     let mut verdicts = Vec::new();
     if a.wants(5) {

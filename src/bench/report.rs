@@ -32,6 +32,24 @@ impl Verdict {
         }
     }
 
+    /// A figure that must reach `goal` at least (a rate).
+    pub fn at_least(target: u8, what: &str, value: f64, goal: f64, unit: &str) -> Verdict {
+        Verdict {
+            target,
+            what: what.into(),
+            figure: format!("{} {unit}", fmt_num(value)).trim_end().into(),
+            goal: format!(">= {} {unit}", fmt_num(goal)).trim_end().into(),
+            missed_by: (value < goal).then(|| {
+                format!(
+                    "{} {unit} ({:.1}%)",
+                    fmt_num(goal - value),
+                    (1.0 - value / goal) * 100.0
+                )
+                .replace("  ", " ")
+            }),
+        }
+    }
+
     /// A count that must equal `goal` exactly.
     pub fn exactly(target: u8, what: &str, value: f64, goal: f64) -> Verdict {
         Verdict {
@@ -105,6 +123,13 @@ mod tests {
     fn a_figure_over_its_goal_is_missed_by_the_difference() {
         let v = Verdict::at_most(1, "wall time", 63.0, 60.0, "s");
         assert_eq!(v.missed_by.as_deref(), Some("3 s (5.0%)"));
+    }
+
+    #[test]
+    fn a_rate_under_its_goal_is_missed_by_the_difference() {
+        let v = Verdict::at_least(3, "throughput", 50.0, 500.0, "calls/s");
+        assert_eq!(v.missed_by.as_deref(), Some("450 calls/s (90.0%)"));
+        assert!(Verdict::at_least(3, "throughput", 500.0, 500.0, "calls/s").met());
     }
 
     #[test]

@@ -20,8 +20,9 @@ pub struct BenchSettings {
     pub pacing: crate::market::Pacing,
     /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
     pub poll_initial_ms: u64,
-    /// Campaigns loaded and scheduled by `run` (target 3).
-    pub scale_campaigns: usize,
+    /// The sizes, in campaigns, at which `run` is measured (target 3), smallest first; the
+    /// verdicts are judged at the largest.
+    pub scale_campaigns: Vec<usize>,
     /// Seconds of idle CPU measured between rounds (target 3).
     pub idle_seconds: u64,
     /// Intents timed for the journal latency (target 4).
@@ -35,6 +36,14 @@ pub struct BenchSettings {
 }
 
 impl BenchSettings {
+    /// Target 3's sizes, smallest first, each once; none of them zero.
+    pub fn scale_sizes(&self) -> Vec<usize> {
+        let mut sizes: Vec<usize> = self.scale_campaigns.iter().map(|&n| n.max(1)).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+    }
+
     pub fn wants(&self, target: u8) -> bool {
         self.only.is_empty() || self.only.contains(&target)
     }

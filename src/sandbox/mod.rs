@@ -179,6 +179,13 @@ impl SandboxHandle {
         self.shared.world().ledger()
     }
 
+    /// The requests the ledger counts so far, every operation and outcome: what
+    /// `ledger().requests` sums to, without copying the world (the benchmark polls it while
+    /// thousands of campaigns' records sit in the sandbox).
+    pub fn calls(&self) -> u64 {
+        self.shared.world().requests.values().sum()
+    }
+
     pub fn faults(&self) -> Faults {
         self.shared.faults().faults().clone()
     }

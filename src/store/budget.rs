@@ -188,7 +188,7 @@ impl Store {
 }
 
 /// The budget row and, computed independently of `committed`, where the money stands.
-const BUDGET_SQL: &str = "SELECT b.cap, b.committed, b.links, b.total_links, b.daily_links, \
+pub(super) const BUDGET_SQL: &str = "SELECT b.cap, b.committed, b.links, b.total_links, b.daily_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'in_flight'), 0) AS BIGINT) AS in_flight, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'uncertain'), 0) AS BIGINT) AS uncertain, \
     CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS held_links, \

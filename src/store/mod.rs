@@ -9,7 +9,8 @@
 //!   resolution implies; `reserve`: reservations against the caps; `budget`: caps and the
 //!   append-only ledger; `remote`: ids the marketplace gave us; `links`: held links and list sync;
 //!   `searches`, `rounds`, `leases`, `halts`; `causes`: why each attempt was made, and the
-//!   history of the ledger with its causes.
+//!   history of the ledger with its causes; `plans` (tests): the reads that grow with a
+//!   campaign's history use an index.
 //!
 //! Why runtime-checked queries: sqlx's `query!` checks against one database per crate; one SQL
 //! text per query, accepted by both dialects, is checked instead by one test suite run on both
@@ -28,6 +29,8 @@ mod intents;
 mod leases;
 mod links;
 mod month;
+#[cfg(test)]
+mod plans;
 mod purchases;
 pub mod records;
 mod remote;

@@ -15,6 +15,14 @@ use crate::clock::to_millis;
 use crate::market::LinkRecord;
 use crate::money::Money;
 
+/// The campaign's blocked purchases (`$1`), served by the index `intents_campaign_kind`.
+pub(super) const BLOCKED_SQL: &str = concat!(
+    "SELECT ",
+    intent_columns!(),
+    " FROM intents WHERE campaign = $1 AND kind = 'purchase' AND state = 'failed' \
+     AND rebuy_blocked = 1 ORDER BY id"
+);
+
 impl Store {
     /// Adopts a listed link as the purchase a failed, rebuy-blocked intent made after all.
     /// Returns false (and changes nothing) when the intent is not such a purchase at `at`.
@@ -66,13 +74,7 @@ impl Store {
     /// The campaign's failed purchases whose page is blocked from being bought again (they
     /// were uncertain once): few, and every link-list read looks for them.
     pub async fn blocked_purchases(&self, campaign: &str) -> Result<Vec<IntentRow>, StoreError> {
-        let sql = concat!(
-            "SELECT ",
-            intent_columns!(),
-            " FROM intents WHERE campaign = $1 AND kind = 'purchase' AND state = 'failed' \
-             AND rebuy_blocked = 1 ORDER BY id"
-        );
-        let rows = sqlx::query(sql)
+        let rows = sqlx::query(BLOCKED_SQL)
             .bind(campaign)
             .fetch_all(&self.pool)
             .await

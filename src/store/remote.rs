@@ -34,9 +34,7 @@ impl Store {
                 ..RemoteIds::default()
             };
             // URLs, texts and filters in one round trip: this is read after every step.
-            let sql = "SELECT 'url' AS what, url AS a, '' AS b, url_id AS id FROM urls WHERE campaign = $1 \
-                 UNION ALL SELECT 'text' AS what, url AS a, text AS b, text_id AS id FROM texts WHERE campaign = $1 \
-                 UNION ALL SELECT 'filter' AS what, name AS a, '' AS b, filter_id AS id FROM filters WHERE campaign = $1";
+            let sql = IDS_SQL;
             for r in select(&mut conn, sql, campaign).await? {
                 let (a, id): (String, i64) = (col(&r, "a")?, col(&r, "id")?);
                 match col::<String>(&r, "what")?.as_str() {
@@ -58,6 +56,11 @@ impl Store {
         self.done(result)
     }
 }
+
+/// A campaign's URL, text and filter ids, in one query.
+pub(super) const IDS_SQL: &str = "SELECT 'url' AS what, url AS a, '' AS b, url_id AS id FROM urls WHERE campaign = $1 \
+     UNION ALL SELECT 'text' AS what, url AS a, text AS b, text_id AS id FROM texts WHERE campaign = $1 \
+     UNION ALL SELECT 'filter' AS what, name AS a, '' AS b, filter_id AS id FROM filters WHERE campaign = $1";
 
 async fn select(
     conn: &mut AnyConnection,

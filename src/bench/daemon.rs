@@ -1,0 +1,343 @@
+//! Target 3's measured process: the real binary's `linkrunner run`, spawned with the defaults
+//! (only `--rate-limit 2000`: an unthrottled marketplace) against the benchmark's in-process
+//! sandbox, so its memory and CPU (`/proc/<pid>`) leave the sandbox out.
+//!
+//! When is the first reconciliation done, seen from outside? Each campaign's pass takes the
+//! campaign's lease in the journal and releases it at its end, whatever the outcome (a
+//! scheduled round's baseline takes none, and the schedule is once a year). So it is done
+//! when the journal holds a lease row for every campaign and none is held. The count of
+//! calls could not say it (a failed pass makes fewer calls, and the last outcome is journaled
+//! after its call), and the daemon's HTTP endpoints would have to read the journal of every
+//! campaign inside the measured process. The journal is polled through a connection of the
+//! benchmark's own, at intervals of 1% of the time so far.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use sqlx::Connection;
+use tokio::net::TcpListener;
+
+use crate::clock::to_millis;
+use crate::sandbox::{self, SandboxConfig, SandboxHandle};
+
+use super::fixture::Scratch;
+use super::procfs::Proc;
+
+/// What one run of `linkrunner run` measured.
+#[derive(Debug, Clone)]
+pub struct DaemonFigures {
+    pub pid: u32,
+    /// From the spawn to `/readyz` answering 200 (campaigns loaded and scheduled).
+    pub ready_after: Duration,
+    /// From the spawn to the sandbox's first call.
+    pub first_call_after: Duration,
+    /// From the spawn to the last campaign's pass released its lease.
+    pub reconciled_after: Duration,
+    /// Calls the sandbox received by then, and by operation.
+    pub calls: u64,
+    pub calls_by_op: BTreeMap<String, u64>,
+    /// Intents in the journal by state, once reconciled.
+    pub intents: Vec<(String, i64)>,
+    /// CPU time of the daemon from its start until reconciled.
+    pub cpu_reconciling: Duration,
+    pub peak_rss: u64,
+    pub rss_after_reconcile: u64,
+    pub rss_idle: u64,
+    /// From the reconciliation's end until the daemon was quiet (see [`settle`]).
+    pub settled_after: Duration,
+    pub idle_window: Duration,
+    pub idle_cpu_percent: f64,
+}
+
+impl DaemonFigures {
+    /// The first reconciliation itself: from the first call to the last pass's end.
+    pub fn reconcile(&self) -> Duration {
+        self.reconciled_after
+            .saturating_sub(self.first_call_after)
+            .max(Duration::from_millis(1))
+    }
+
+    /// Marketplace calls per second through the journal during the first reconciliation.
+    pub fn calls_per_second(&self) -> f64 {
+        self.calls as f64 / self.reconcile().as_secs_f64()
+    }
+}
+
+/// Runs `linkrunner run` over the `n` campaigns in `campaigns` on the journal at `db_url`
+/// (fresh), until its first reconciliation is done, then measures it idle for `idle`.
+pub async fn measure(
+    campaigns: &Path,
+    n: usize,
+    db_url: &str,
+    idle: Duration,
+) -> anyhow::Result<DaemonFigures> {
+    let dir = Scratch::new("scale-run")?;
+    let (token, ticket) = ("bench-token", "bench-ticket");
+    std::fs::write(dir.path().join("token"), token)?;
+    std::fs::write(dir.path().join("ticket"), ticket)?;
+    let sandbox = sandbox::spawn(
+        SandboxConfig::new(token, ticket),
+        TcpListener::bind("127.0.0.1:0").await?,
+    )
+    .await
+    .context("starting the sandbox")?;
+    let run = Run {
+        dir: dir.path(),
+        campaigns,
+        n,
+        db_url,
+        sandbox: &sandbox,
+    };
+    let result = run.measure(idle).await;
+    sandbox.shutdown().await;
+    result
+}
+
+struct Run<'a> {
+    dir: &'a Path,
+    campaigns: &'a Path,
+    n: usize,
+    db_url: &'a str,
+    sandbox: &'a SandboxHandle,
+}
+
+impl Run<'_> {
+    async fn measure(&self, idle: Duration) -> anyhow::Result<DaemonFigures> {
+        let port = free_port()?;
+        let started = Instant::now();
+        let mut child = Killed(self.spawn(port)?);
+        let result = self.measure_child(&mut child.0, port, started, idle).await;
+        result.map_err(|e| e.context(self.log_tail()))
+    }
+
+    async fn measure_child(
+        &self,
+        child: &mut Child,
+        port: u16,
+        started: Instant,
+        idle: Duration,
+    ) -> anyhow::Result<DaemonFigures> {
+        let pid = Proc::Pid(child.id());
+        let (ready_after, first_call_after) = self.wait_started(child, port, started).await?;
+        sqlx::any::install_default_drivers();
+        let mut journal = sqlx::AnyConnection::connect(self.db_url)
+            .await
+            .context("reading the daemon's journal")?;
+        let reconciled_after = self.wait_reconciled(child, &mut journal, started).await?;
+        let cpu_reconciling = pid.cpu_time();
+        let rss_after_reconcile = pid.rss();
+        let calls = self.sandbox.calls();
+        let intents = intent_states(&mut journal).await?;
+        journal.close().await.ok();
+        let calls_by_op = self
+            .sandbox
+            .ledger()
+            .requests
+            .iter()
+            .map(|(op, outcomes)| (op.clone(), outcomes.values().sum()))
+            .collect();
+        // As long as the reconciliation took, and at least a minute.
+        let limit = reconciled_after.max(Duration::from_secs(60));
+        let settled_after = settle(pid, limit).await;
+        let cpu0 = pid.cpu_time();
+        let t0 = Instant::now();
+        tokio::time::sleep(idle).await;
+        let idle_window = t0.elapsed();
+        let idle_cpu = pid.cpu_time().saturating_sub(cpu0);
+        anyhow::ensure!(
+            child.try_wait()?.is_none(),
+            "`linkrunner run` exited while idle"
+        );
+        Ok(DaemonFigures {
+            pid: child.id(),
+            ready_after,
+            first_call_after,
+            reconciled_after,
+            calls,
+            calls_by_op,
+            intents,
+            cpu_reconciling,
+            peak_rss: pid.peak_rss(),
+            rss_after_reconcile,
+            rss_idle: pid.rss(),
+            settled_after,
+            idle_window,
+            idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
+        })
+    }
+
+    /// `linkrunner run` with the defaults but an unthrottled client, a reconciliation interval
+    /// of an hour (only the first one is measured), and its log in the scratch directory.
+    fn spawn(&self, port: u16) -> anyhow::Result<Child> {
+        let exe = std::env::current_exe().context("locating the linkrunner binary")?;
+        let log = std::fs::File::create(self.dir.join("run.log"))?;
+        Command::new(exe)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg("--database-url")
+            .arg(self.db_url)
+            .arg("--campaigns")
+            .arg(self.campaigns)
+            .arg("--api-base-url")
+            .arg(self.sandbox.base_url())
+            .arg("--api-token-file")
+            .arg(self.dir.join("token"))
+            .arg("--auth-ticket-file")
+            .arg(self.dir.join("ticket"))
+            .args(["--rate-limit", "2000"])
+            .args(["run", "--reconcile-interval", "3600", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .context("starting linkrunner run")
+    }
+
+    /// Until `/readyz` answers 200 and the sandbox saw a call: both times since `started`.
+    async fn wait_started(
+        &self,
+        child: &mut Child,
+        port: u16,
+        started: Instant,
+    ) -> anyhow::Result<(Duration, Duration)> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .build()?;
+        let url = format!("http://127.0.0.1:{port}/readyz");
+        let (mut ready, mut first_call) = (None, None);
+        for i in 0u64.. {
+            if first_call.is_none() && self.sandbox.calls() > 0 {
+                first_call = Some(started.elapsed());
+            }
+            if ready.is_none() && i % 10 == 0 && is_ok(&http, &url).await {
+                ready = Some(started.elapsed());
+            }
+            if let (Some(r), Some(c)) = (ready, first_call) {
+                return Ok((r, c));
+            }
+            exited(child)?;
+            anyhow::ensure!(
+                started.elapsed() < Duration::from_secs(600),
+                "`linkrunner run` was not ready with a first call after 600 s"
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        unreachable!("the loop above returns")
+    }
+
+    /// Until every campaign's pass has released its lease; the time since `started`.
+    async fn wait_reconciled(
+        &self,
+        child: &mut Child,
+        journal: &mut sqlx::AnyConnection,
+        started: Instant,
+    ) -> anyhow::Result<Duration> {
+        let (mut calls, mut progress) = (self.sandbox.calls(), Instant::now());
+        loop {
+            let (leases, released) = lease_counts(journal).await?;
+            if leases >= self.n as i64 && released == leases {
+                return Ok(started.elapsed());
+            }
+            exited(child)?;
+            let now = self.sandbox.calls();
+            if now != calls {
+                (calls, progress) = (now, Instant::now());
+            }
+            anyhow::ensure!(
+                progress.elapsed() < Duration::from_secs(120),
+                "no call for 120 s and {released} of {} campaigns reconciled ({calls} calls)",
+                self.n
+            );
+            let poll = (started.elapsed() / 100)
+                .clamp(Duration::from_millis(5), Duration::from_millis(250));
+            tokio::time::sleep(poll).await;
+        }
+    }
+
+    /// The last lines of the daemon's log, for an error.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.join("run.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+        format!("measuring `linkrunner run`; the end of its log:\n{tail}")
+    }
+}
+
+/// After its passes, the daemon refreshes every campaign's gauges from the journal (one
+/// campaign after another: minutes with 10,000 campaigns on PostgreSQL), and the first tick
+/// records the baseline rounds: idleness is measured once that is over, when a second went by
+/// with at most one tick (10 ms) of CPU, or in any case after `limit` (so a daemon that never
+/// quiets down is measured, and misses). The time it took.
+async fn settle(pid: Proc, limit: Duration) -> Duration {
+    let started = Instant::now();
+    loop {
+        let cpu0 = pid.cpu_time();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let quiet = pid.cpu_time().saturating_sub(cpu0) <= Duration::from_millis(10);
+        if quiet || started.elapsed() >= limit {
+            return started.elapsed();
+        }
+    }
+}
+
+/// A child killed (SIGKILL) and reaped when dropped: the benchmark never leaves a daemon behind.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn exited(child: &mut Child) -> anyhow::Result<()> {
+    match child.try_wait()? {
+        Some(status) => anyhow::bail!("`linkrunner run` exited early: {status}"),
+        None => Ok(()),
+    }
+}
+
+/// A port nothing listens on now, for the daemon's `--listen`.
+fn free_port() -> anyhow::Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(l.local_addr()?.port())
+}
+
+async fn is_ok(http: &reqwest::Client, url: &str) -> bool {
+    match http.get(url).send().await {
+        Ok(r) => r.status().is_success(),
+        Err(_) => false,
+    }
+}
+
+/// Lease rows, and those released or expired.
+async fn lease_counts(journal: &mut sqlx::AnyConnection) -> anyhow::Result<(i64, i64)> {
+    let row = sqlx::query(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS leases, \
+         CAST(COALESCE(SUM(CASE WHEN expires_at <= $1 THEN 1 ELSE 0 END), 0) AS BIGINT) AS released \
+         FROM leases",
+    )
+    .bind(to_millis(chrono::Utc::now()))
+    .fetch_one(&mut *journal)
+    .await?;
+    Ok((
+        sqlx::Row::try_get(&row, "leases")?,
+        sqlx::Row::try_get(&row, "released")?,
+    ))
+}
+
+async fn intent_states(journal: &mut sqlx::AnyConnection) -> anyhow::Result<Vec<(String, i64)>> {
+    let rows = sqlx::query(
+        "SELECT state, CAST(COUNT(*) AS BIGINT) AS n FROM intents GROUP BY state ORDER BY state",
+    )
+    .fetch_all(&mut *journal)
+    .await?;
+    rows.iter()
+        .map(|r| Ok((sqlx::Row::try_get(r, "state")?, sqlx::Row::try_get(r, "n")?)))
+        .collect()
+}
