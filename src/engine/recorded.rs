@@ -226,7 +226,7 @@ fn filter(campaign: &str, states: Vec<IntentState>, kind: Option<IntentKind>) ->
     }
 }
 
-fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
+pub(super) fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
     let mut m = BTreeMap::new();
     for i in all.iter().filter(|i| {
         matches!(
@@ -242,7 +242,7 @@ fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
 }
 
 /// The URL ids each created autobuyer covers, from its creation intent's recorded spec.
-fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
+pub(super) fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
     let created = all
         .iter()
         .filter(|i| i.kind == IntentKind::CreateAutobuyer && i.state == IntentState::Succeeded);
