@@ -1,10 +1,12 @@
 //! Keeps the per-campaign gauges true: read from the journal after each campaign's pass and
-//! for every campaign at start, so `/metrics` never does database work on a scrape.
+//! for every campaign at start, so `/metrics` never does database work on a scrape. Many
+//! campaigns at once ([`refresh_campaigns`]: at start, after a reconciliation) are read in
+//! one batch (`Recorded::load_many`, each table once), not a dozen queries per campaign.
 
 use crate::engine::Engine;
 use crate::engine::recorded::Recorded;
 use crate::market::Market;
-use crate::store::{Halt, IntentKind, IntentState, StallReason};
+use crate::store::{Halt, IntentKind, IntentState, StallReason, StoreError};
 
 /// The closed set of values of the `state` label of `linkrunner_campaign_state`.
 pub const CAMPAIGN_STATES: [&str; 5] = [
@@ -18,14 +20,40 @@ pub const CAMPAIGN_STATES: [&str; 5] = [
 /// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
 pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {
     let now = e.clock.now();
-    let r = match Recorded::load(&e.store, name, now.date_naive()).await {
+    match Recorded::load(&e.store, name, now.date_naive()).await {
+        Ok(r) => set_gauges(e, name, &r, paused),
+        Err(err) => not_refreshed(e, name, &err),
+    }
+}
+
+/// [`refresh_campaign`] for each `(name, paused)`, from one batch read of the journal.
+pub async fn refresh_campaigns<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bool>)]) {
+    let names: Vec<String> = campaigns.iter().map(|(n, _)| n.clone()).collect();
+    let today = e.clock.now().date_naive();
+    let recorded = match Recorded::load_many(&e.store, &names, today).await {
         Ok(r) => r,
-        Err(err) => {
-            e.metrics.database_errors_total.inc();
-            tracing::warn!(campaign = name, error = %err, "could not refresh metrics");
-            return;
-        }
+        Err(err) => return not_refreshed(e, "*", &err),
     };
+    for (name, paused) in campaigns {
+        match recorded.get(name) {
+            Some(r) => set_gauges(e, name, r, *paused),
+            None => not_refreshed(
+                e,
+                name,
+                &StoreError::NotFound {
+                    what: format!("campaign `{name}`"),
+                },
+            ),
+        }
+    }
+}
+
+fn not_refreshed<M: Market>(e: &Engine<M>, name: &str, err: &StoreError) {
+    e.metrics.database_errors_total.inc();
+    tracing::warn!(campaign = name, error = %err, "could not refresh metrics");
+}
+
+fn set_gauges<M: Market>(e: &Engine<M>, name: &str, r: &Recorded, paused: Option<bool>) {
     let m = &e.metrics;
     let labels = [name];
     m.monthly_commitment_rubles
@@ -56,7 +84,7 @@ pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Opti
             .with_label_values(&labels)
             .set(last.slot.timestamp() as f64);
     }
-    let state = campaign_state(&r, paused);
+    let state = campaign_state(r, paused);
     for s in CAMPAIGN_STATES {
         m.campaign_state
             .with_label_values(&[name, s])
