@@ -10,6 +10,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 use linkrunner::campaign::Campaign;
+use linkrunner::daemon::gauges;
 use linkrunner::engine::recorded::Recorded;
 use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds};
 use linkrunner::money::Money;
@@ -22,7 +23,7 @@ use linkrunner::store::{
 
 use super::faults::act_as_operator;
 use super::fixtures::{ACME, BOLT, DUNE};
-use super::support::{TestDb, World, load_one, sandbox_config};
+use super::support::{TOKEN, TestDb, World, load_one, sandbox_config};
 
 const HAND: [&str; 2] = ["hand-one", "hand-two"];
 const QUIET: [&str; 4] = ["quiet-a", "quiet-b", "quiet-c", "quiet-d"];
@@ -105,6 +106,34 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
         assert_eq!(json(r), json(&one), "load_or_new_many of {}", c.name);
     }
     assert_eq!(many[0].budget.cap, fresh.budget.monthly);
+
+    assert_gauges_alike(&w, &every).await;
+}
+
+/// `gauges::refresh_campaigns` (one batch read) sets every gauge `refresh_campaign` (one read
+/// per campaign) sets, each on a fresh engine of its own.
+async fn assert_gauges_alike(w: &World, names: &[String]) {
+    let (batch, one_by_one) = (
+        w.engine_with_token(TOKEN).await,
+        w.engine_with_token(TOKEN).await,
+    );
+    let paused = |n: &String| (n != "dune-maps").then_some(n == HAND[1]);
+    let campaigns: Vec<(String, Option<bool>)> =
+        names.iter().map(|n| (n.clone(), paused(n))).collect();
+    gauges::refresh_campaigns(&batch, &campaigns).await;
+    for (name, paused) in &campaigns {
+        gauges::refresh_campaign(&one_by_one, name, *paused).await;
+    }
+    let shown = |e: &linkrunner::engine::Engine<_>| -> Vec<String> {
+        let text: String = e.metrics.render();
+        text.lines()
+            .filter(|l| l.contains("campaign=\"") || l.starts_with("linkrunner_database_errors"))
+            .map(str::to_string)
+            .collect()
+    };
+    let lines = shown(&batch);
+    assert!(lines.len() > 9 * 5, "every campaign's gauges: {lines:#?}");
+    assert_eq!(lines, shown(&one_by_one));
 }
 
 /// `load_many` read `how` equals `load` for every name; `load` finds no campaign where
