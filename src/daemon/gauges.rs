@@ -1,12 +1,12 @@
 //! Keeps the per-campaign gauges true: read from the journal after each campaign's pass and
 //! for every campaign at start, so `/metrics` never does database work on a scrape. Many
 //! campaigns at once ([`refresh_campaigns`]: at start, after a reconciliation) are read in
-//! one batch (`Recorded::load_many`, each table once), not a dozen queries per campaign.
+//! batches (`Recorded::load_many`, each table once a batch), not a dozen queries per campaign.
 
 use crate::engine::Engine;
 use crate::engine::recorded::Recorded;
 use crate::market::Market;
-use crate::store::{Halt, IntentKind, IntentState, StallReason, StoreError};
+use crate::store::{CHUNK, Halt, IntentKind, IntentState, StallReason, StoreError};
 
 /// The closed set of values of the `state` label of `linkrunner_campaign_state`.
 pub const CAMPAIGN_STATES: [&str; 5] = [
@@ -26,8 +26,15 @@ pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Opti
     }
 }
 
-/// [`refresh_campaign`] for each `(name, paused)`, from one batch read of the journal.
+/// [`refresh_campaign`] for each `(name, paused)`, from batch reads of the journal of
+/// [`CHUNK`] campaigns each (a dozen queries a batch; memory that of one batch).
 pub async fn refresh_campaigns<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bool>)]) {
+    for batch in campaigns.chunks(CHUNK) {
+        refresh_batch(e, batch).await;
+    }
+}
+
+async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bool>)]) {
     let names: Vec<String> = campaigns.iter().map(|(n, _)| n.clone()).collect();
     let today = e.clock.now().date_naive();
     let recorded = match Recorded::load_many(&e.store, &names, today).await {

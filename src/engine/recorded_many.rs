@@ -10,9 +10,7 @@ use chrono::NaiveDate;
 
 use super::recorded::{Recorded, autobuyer_urls, generations};
 use crate::campaign::Campaign;
-use crate::store::{
-    BatchRead, CampaignJournal, Halt, IntentKind, IntentRow, IntentState, Store, StoreError,
-};
+use crate::store::{BatchRead, CampaignJournal, Halt, IntentKind, IntentState, Store, StoreError};
 
 impl Recorded {
     /// As [`Recorded::load`] for each of `names`, by name; a campaign the journal has never
@@ -55,7 +53,7 @@ impl Recorded {
 }
 
 /// [`Recorded::load_many`] and every halt in force (read once for all campaigns).
-async fn load_with_halts(
+pub(crate) async fn load_with_halts(
     store: &Store,
     names: &[String],
     today: NaiveDate,
@@ -74,46 +72,37 @@ async fn load_with_halts(
 }
 
 /// One campaign's [`Recorded`] from its rows, split as `Recorded::load`'s queries split them.
+/// Each row is kept once (no copy of every intent): `generations` counts only switches and
+/// `autobuyer_urls` reads only succeeded creations, so both see in the rows exactly the
+/// intents they see in `load`'s lists.
 fn assemble(name: &str, j: CampaignJournal, halts: &[Halt]) -> Recorded {
-    let live = |i: &&IntentRow| {
-        matches!(
+    let autobuyer_generations = generations(&j.intents);
+    let autobuyer_urls = autobuyer_urls(&j.intents);
+    let (mut purchases, mut uncertain, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    for i in j.intents {
+        let live = matches!(
             i.state,
             IntentState::InFlight | IntentState::Succeeded | IntentState::Uncertain
-        )
-    };
-    let all: Vec<IntentRow> = j.intents.iter().filter(live).cloned().collect();
-    let switches: Vec<IntentRow> = j
-        .intents
-        .iter()
-        .filter(|i| {
-            matches!(
-                i.kind,
-                IntentKind::StartAutobuyer | IntentKind::StopAutobuyer
-            )
-        })
-        .cloned()
-        .collect();
-    let blocked = j
-        .intents
-        .into_iter()
-        .filter(|i| i.kind == IntentKind::Purchase && i.state == IntentState::Failed)
-        .filter(|i| i.rebuy_blocked)
-        .collect();
+        );
+        if i.state == IntentState::Uncertain {
+            uncertain.push(i.clone());
+        }
+        if i.kind != IntentKind::Purchase {
+            continue;
+        }
+        if live {
+            purchases.push(i);
+        } else if i.state == IntentState::Failed && i.rebuy_blocked {
+            blocked.push(i);
+        }
+    }
     Recorded {
         ids: j.ids,
         budget: j.budget,
-        purchases: all
-            .iter()
-            .filter(|i| i.kind == IntentKind::Purchase && i.state != IntentState::Failed)
-            .cloned()
-            .collect(),
-        uncertain: all
-            .iter()
-            .filter(|i| i.state == IntentState::Uncertain)
-            .cloned()
-            .collect(),
-        autobuyer_generations: generations(&switches),
-        autobuyer_urls: autobuyer_urls(&all),
+        purchases,
+        uncertain,
+        autobuyer_generations,
+        autobuyer_urls,
         blocked,
         held: j.held,
         foreign: j.foreign,

@@ -2,7 +2,7 @@
 //! daemon serves it read-only (`GET /api/v1/state`) and `plan --state-from URL` plans the
 //! files under review against it ([`StateSource`]). It is exactly what [`Recorded::load`]
 //! reads per campaign, plus the global halts a campaign the journal has never seen is under,
-//! read for all campaigns in one batch ([`Recorded::load_many`]: each table once).
+//! read for many campaigns at once ([`Recorded::load_many`]: each table once a batch).
 //! [`plan_all`] is `plan` itself (the bench's start-up measures it).
 //! The journal holds no credentials, so neither does this (tested in `tests/it`
 //! `daemon::state`).
@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::plan::{CampaignPlan, plan_campaign, plan_removed};
 use super::recorded::Recorded;
+use super::recorded_many::load_with_halts;
 use crate::campaign::Campaign;
-use crate::store::{Halt, Store, StoreError};
+use crate::store::{BatchRead, CHUNK, Halt, Store, StoreError};
 
 /// Every campaign's recorded state at one instant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,13 +53,9 @@ pub async fn read_state_of(
     names: &[String],
     now: DateTime<Utc>,
 ) -> Result<RecordedState, StoreError> {
-    let campaigns = Recorded::load_many(store, names, now.date_naive()).await?;
-    let global_halts = store
-        .halts()
-        .await?
-        .into_iter()
-        .filter(Halt::is_global)
-        .collect();
+    let (campaigns, halts) =
+        load_with_halts(store, names, now.date_naive(), BatchRead::Auto).await?;
+    let global_halts = halts.into_iter().filter(Halt::is_global).collect();
     Ok(RecordedState {
         at: now,
         global_halts,
@@ -78,8 +75,9 @@ impl RecordedState {
 }
 
 /// What `plan` shows: the plan of each `wanted` campaign file, in their order, then of each
-/// `wanted` campaign the journal knows whose file is gone. The journal is read once for all
-/// of them (a few queries, not a dozen per campaign): start-up with 10,000 campaigns.
+/// `wanted` campaign the journal knows whose file is gone. The journal is read in batches of
+/// [`CHUNK`] campaigns (a dozen queries each, not a dozen per campaign), each planned and
+/// dropped before the next is read, so memory stays that of one batch however many there are.
 pub async fn plan_all(
     source: &StateSource,
     campaigns: &[&Campaign],
@@ -94,21 +92,25 @@ pub async fn plan_all(
         .collect();
     let mut removed = source.campaign_names().await?;
     removed.retain(|n| wanted(n) && !files.contains(n.as_str()));
-    let mut names: Vec<String> = chosen.iter().map(|c| c.name.clone()).collect();
-    names.extend(removed.iter().cloned());
-    let mut state = source.state_of(&names, now).await?;
-    let mut plans: Vec<CampaignPlan> = chosen
-        .iter()
-        .map(|c| plan_campaign(c, &state.take_or_new(c), c.buy.is_some()))
-        .collect();
-    for name in removed {
-        let r = state
-            .campaigns
-            .remove(&name)
-            .ok_or_else(|| StoreError::NotFound {
-                what: format!("campaign `{name}`"),
-            })?;
-        plans.push(plan_removed(&name, &r));
+    let mut plans = Vec::with_capacity(chosen.len() + removed.len());
+    for batch in chosen.chunks(CHUNK) {
+        let names: Vec<String> = batch.iter().map(|c| c.name.clone()).collect();
+        let mut state = source.state_of(&names, now).await?;
+        for c in batch {
+            plans.push(plan_campaign(c, &state.take_or_new(c), c.buy.is_some()));
+        }
+    }
+    for batch in removed.chunks(CHUNK) {
+        let mut state = source.state_of(batch, now).await?;
+        for name in batch {
+            let r = state
+                .campaigns
+                .remove(name)
+                .ok_or_else(|| StoreError::NotFound {
+                    what: format!("campaign `{name}`"),
+                })?;
+            plans.push(plan_removed(name, &r));
+        }
     }
     Ok(plans)
 }
