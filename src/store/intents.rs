@@ -20,6 +20,16 @@ use super::types::{
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 
+/// What [`Store::intents`] filters besides the campaign: `$2` the kind (NULL: any), `$3`..`$6`
+/// whether each state is wanted.
+macro_rules! intent_filter {
+    () => {
+        "($2 IS NULL OR kind = $2) AND ((state = 'in_flight' AND $3 = 1) \
+         OR (state = 'succeeded' AND $4 = 1) OR (state = 'failed' AND $5 = 1) \
+         OR (state = 'uncertain' AND $6 = 1)) ORDER BY id"
+    };
+}
+
 impl Store {
     /// Records a batch of intents before their call, all or nothing. Never starts an intent
     /// whose natural key exists unless that intent `failed` and is not a purchase that was ever
@@ -68,16 +78,24 @@ impl Store {
         self.done(result)
     }
 
-    /// Lists intents, oldest first.
+    /// Lists intents, oldest first. One campaign's are found through its index: SQLite
+    /// cannot use an index on `($1 IS NULL OR campaign = $1)` and scanned every campaign's
+    /// intents instead (with 100,000 intents, 16 ms a call; `Recorded::load` makes three).
     pub async fn intents(&self, filter: IntentFilter) -> Result<Vec<IntentRow>, StoreError> {
-        let sql = concat!(
-            "SELECT ",
-            intent_columns!(),
-            " FROM intents WHERE ($1 IS NULL OR campaign = $1) \
-             AND ($2 IS NULL OR kind = $2) AND ((state = 'in_flight' AND $3 = 1) \
-             OR (state = 'succeeded' AND $4 = 1) OR (state = 'failed' AND $5 = 1) \
-             OR (state = 'uncertain' AND $6 = 1)) ORDER BY id"
-        );
+        let sql = match filter.campaign {
+            Some(_) => concat!(
+                "SELECT ",
+                intent_columns!(),
+                " FROM intents WHERE campaign = $1 AND ",
+                intent_filter!()
+            ),
+            None => concat!(
+                "SELECT ",
+                intent_columns!(),
+                " FROM intents WHERE ($1 IS NULL OR campaign = $1) AND ",
+                intent_filter!()
+            ),
+        };
         let wants =
             |s: IntentState| i64::from(filter.states.is_empty() || filter.states.contains(&s));
         let rows = sqlx::query(sql)
