@@ -6,6 +6,8 @@
 //! `engine::recorded_many` assembles exactly as `Recorded::load` does (tested on both
 //! backends by tests/it `engine::recorded_many`).
 //!
+//! The gauges read less ([`Store::gauges_of`]): counts of intents by one aggregate query.
+//!
 //! Which rows are read: when the campaigns asked for are most of those the journal knows,
 //! every row of each table (one query each, no parameters) and rows of other campaigns are
 //! dropped here; otherwise `campaign IN (...)` in chunks of [`CHUNK`] names, so `plan one` or
@@ -26,7 +28,7 @@ use super::records::{
 };
 use super::remote::{autobuyer_from_row, project_from_row};
 use super::rounds::{ROUND_COLUMNS, round_from_row};
-use super::rows::{col, db};
+use super::rows::{col, count, db};
 use super::stalls::{STALL_COLUMNS, stall_from_row};
 use super::types::IntentRow;
 use super::{Store, StoreError};
@@ -61,6 +63,20 @@ pub enum BatchRead {
     ByName {
         chunk: usize,
     },
+}
+
+/// What the per-campaign gauges show of a campaign, without its rows: counts, not intents.
+#[derive(Debug, Clone)]
+pub struct CampaignGauges {
+    pub budget: BudgetSnapshot,
+    /// Intents `uncertain`, of any kind.
+    pub uncertain: u32,
+    /// Autobuyer creations `uncertain` (they wait for an operator).
+    pub uncertain_creations: u32,
+    /// Purchases `succeeded`.
+    pub bought: u32,
+    pub last_success: Option<RoundRow>,
+    pub stall: Option<StallRow>,
 }
 
 /// Which campaigns a batch read covers. Either way each campaign's rows come from one query,
@@ -120,6 +136,55 @@ impl Store {
             self.intents_of(&scope, &mut out).await?;
             self.links_of(&scope, &mut out).await?;
             self.rounds_of(&scope, &mut out).await?;
+            Ok(out)
+        }
+        .await;
+        self.done(result)
+    }
+
+    /// What the gauges of each of `names` the journal knows show: the budget, counts of
+    /// intents by one aggregate query (no intent decoded), the last succeeded round, the
+    /// stall. A few queries for all of them, however long their history.
+    pub async fn gauges_of(
+        &self,
+        names: &[String],
+        day: NaiveDate,
+    ) -> Result<BTreeMap<String, CampaignGauges>, StoreError> {
+        let result = async {
+            let scope = self.scope(names).await?;
+            let journals = self.budgets_of(&scope, day).await?;
+            let mut out: BTreeMap<String, CampaignGauges> = journals
+                .into_iter()
+                .map(|(name, j)| (name, new_gauges(j.budget)))
+                .collect();
+            let counts = |w: &str| {
+                format!(
+                    "SELECT campaign, \
+                     CAST(SUM(CASE WHEN state = 'uncertain' THEN 1 ELSE 0 END) AS BIGINT) AS uncertain, \
+                     CAST(SUM(CASE WHEN state = 'uncertain' AND kind = 'create_autobuyer' THEN 1 ELSE 0 END) AS BIGINT) AS creations, \
+                     CAST(SUM(CASE WHEN state = 'succeeded' AND kind = 'purchase' THEN 1 ELSE 0 END) AS BIGINT) AS bought \
+                     FROM intents WHERE state IN ('succeeded', 'uncertain') AND {w} GROUP BY campaign"
+                )
+            };
+            for r in self.rows_of(&scope, None, counts).await? {
+                let name: String = col(&r, "campaign")?;
+                if let Some(g) = out.get_mut(&name) {
+                    g.uncertain = count(&r, "uncertain")?;
+                    g.uncertain_creations = count(&r, "creations")?;
+                    g.bought = count(&r, "bought")?;
+                }
+            }
+            let (succeeded, stalls) = self.succeeded_and_stalls(&scope).await?;
+            for (name, round) in succeeded {
+                if let Some(g) = out.get_mut(&name) {
+                    g.last_success = Some(round);
+                }
+            }
+            for (name, stall) in stalls {
+                if let Some(g) = out.get_mut(&name) {
+                    g.stall = Some(stall);
+                }
+            }
             Ok(out)
         }
         .await;
@@ -305,38 +370,66 @@ impl Store {
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
-        // (campaign, slot) is the key of `rounds`: the row at the latest slot is the one
-        // `ORDER BY slot DESC LIMIT 1` reads.
-        let latest = |only: &'static str| {
-            move |w: &str| {
-                format!(
-                    "SELECT {ROUND_COLUMNS} FROM rounds r JOIN (SELECT campaign AS c, \
-                     MAX(slot) AS s FROM rounds WHERE {only} {w} GROUP BY campaign) m \
-                     ON r.campaign = m.c AND r.slot = m.s"
-                )
-            }
-        };
-        for r in self.rows_of(scope, None, latest("")).await? {
+        for r in self.rows_of(scope, None, latest_round("")).await? {
             if let Some(j) = entry(out, &r)? {
                 j.last_round = Some(round_from_row(&r)?);
             }
         }
-        for r in self
-            .rows_of(scope, None, latest("state = 'succeeded' AND"))
-            .await?
-        {
-            if let Some(j) = entry(out, &r)? {
-                j.last_success = Some(round_from_row(&r)?);
+        let (succeeded, stalls) = self.succeeded_and_stalls(scope).await?;
+        for (name, round) in succeeded {
+            if let Some(j) = out.get_mut(&name) {
+                j.last_success = Some(round);
             }
         }
-        let stalls =
-            |w: &str| format!("SELECT campaign, {STALL_COLUMNS} FROM campaign_stalls WHERE {w}");
-        for r in self.rows_of(scope, None, stalls).await? {
-            if let Some(j) = entry(out, &r)? {
-                j.stall = Some(stall_from_row(&r)?);
+        for (name, stall) in stalls {
+            if let Some(j) = out.get_mut(&name) {
+                j.stall = Some(stall);
             }
         }
         Ok(())
+    }
+
+    /// Each campaign's latest succeeded round and its stall judgment, by campaign.
+    #[allow(clippy::type_complexity)]
+    async fn succeeded_and_stalls(
+        &self,
+        scope: &Scope<'_>,
+    ) -> Result<(Vec<(String, RoundRow)>, Vec<(String, StallRow)>), StoreError> {
+        let mut succeeded = Vec::new();
+        let latest = latest_round("state = 'succeeded' AND");
+        for r in self.rows_of(scope, None, latest).await? {
+            succeeded.push((col(&r, "campaign")?, round_from_row(&r)?));
+        }
+        let stalls =
+            |w: &str| format!("SELECT campaign, {STALL_COLUMNS} FROM campaign_stalls WHERE {w}");
+        let mut stalled = Vec::new();
+        for r in self.rows_of(scope, None, stalls).await? {
+            stalled.push((col(&r, "campaign")?, stall_from_row(&r)?));
+        }
+        Ok((succeeded, stalled))
+    }
+}
+
+/// Each campaign's round at its latest slot among those `only` admits. (campaign, slot) is
+/// the key of `rounds`: the row at the latest slot is the one `ORDER BY slot DESC LIMIT 1` reads.
+fn latest_round(only: &'static str) -> impl Fn(&str) -> String {
+    move |w: &str| {
+        format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds r JOIN (SELECT campaign AS c, \
+             MAX(slot) AS s FROM rounds WHERE {only} {w} GROUP BY campaign) m \
+             ON r.campaign = m.c AND r.slot = m.s"
+        )
+    }
+}
+
+fn new_gauges(budget: BudgetSnapshot) -> CampaignGauges {
+    CampaignGauges {
+        budget,
+        uncertain: 0,
+        uncertain_creations: 0,
+        bought: 0,
+        last_success: None,
+        stall: None,
     }
 }
 

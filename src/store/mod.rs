@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
-pub use batch::{BatchRead, CHUNK, CampaignJournal};
+pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
 pub use halts::{Halt, HaltScope};

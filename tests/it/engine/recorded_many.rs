@@ -64,16 +64,40 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
         w.store().upsert_campaign(&caps(name), now).await.unwrap();
     }
     let store = w.store();
-    for scope in [HaltScope::campaign("bolt-bikes"), HaltScope::Global] {
+    // An autobuyer creation left uncertain without a halt: the gauges say it waits.
+    let lease = store
+        .try_acquire_lease(QUIET[0], "by-hand", Duration::minutes(5), now)
+        .await
+        .unwrap()
+        .expect("lease");
+    let create = free(
+        QUIET[0],
+        IntentKind::CreateAutobuyer,
+        "create_autobuyer:quiet",
+    );
+    let at = begin(store, &lease, create, now).await;
+    complete(store, at, uncertain(), now).await;
+    // An uncertain purchase without a halt: it does not make the campaign wait.
+    let lease = store
+        .try_acquire_lease(QUIET[1], "by-hand", Duration::minutes(5), now)
+        .await
+        .unwrap()
+        .expect("lease");
+    let at = begin(store, &lease, purchase(QUIET[1], 1, 100, now), now).await;
+    complete(store, at, uncertain(), now).await;
+    let halt = |scope: HaltScope| async move {
         store
             .set_halt(&scope, "stopped by hand", now)
             .await
             .unwrap();
-    }
+    };
+    halt(HaltScope::campaign("bolt-bikes")).await;
+    let known = store.campaign_names().await.unwrap();
+    assert_gauges_alike(&w, &known).await;
+    halt(HaltScope::Global).await;
     let today = now.date_naive();
     assert_journal_is_varied(store, today).await;
 
-    let known = store.campaign_names().await.unwrap();
     assert_eq!(known.len(), 9, "{known:?}");
     let mut every = known.clone();
     every.push(NEVER.into());
@@ -110,8 +134,8 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
     assert_gauges_alike(&w, &every).await;
 }
 
-/// `gauges::refresh_campaigns` (one batch read) sets every gauge `refresh_campaign` (one read
-/// per campaign) sets, each on a fresh engine of its own.
+/// `gauges::refresh_campaigns` (a batch read that counts intents) sets every gauge
+/// `refresh_campaign` (`Recorded::load` per campaign) sets, each on a fresh engine of its own.
 async fn assert_gauges_alike(w: &World, names: &[String]) {
     let (batch, one_by_one) = (
         w.engine_with_token(TOKEN).await,
