@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 use crate::app;
 use crate::campaign;
 use crate::clock;
-use crate::engine::plan::plan_campaign;
-use crate::engine::recorded::Recorded;
+use crate::engine::state::{StateSource, plan_all};
 use crate::metrics::Metrics;
 
 use super::daemon::{self, DaemonFigures};
@@ -249,11 +248,11 @@ async fn startup(dir: &std::path::Path) -> anyhow::Result<(Duration, Duration)> 
     let loaded = campaign::load_dir(dir);
     let load = started.elapsed();
     anyhow::ensure!(loaded.is_clean(), "generated campaigns do not validate");
-    let today = clock::system().now().date_naive();
-    for lc in &loaded.campaigns {
-        let r = Recorded::load_or_new(&store, &lc.campaign, today).await?;
-        let _plan = plan_campaign(&lc.campaign, &r, true);
-    }
+    // What `plan` does: every file planned against one batch read of the journal.
+    let campaigns: Vec<_> = loaded.campaigns.iter().map(|l| &l.campaign).collect();
+    let source = StateSource::Journal(store.clone());
+    let plans = plan_all(&source, &campaigns, |_| true, clock::system().now()).await?;
+    anyhow::ensure!(plans.len() == campaigns.len(), "a plan per campaign");
     let took = started.elapsed();
     store.close().await;
     Ok((took, load))

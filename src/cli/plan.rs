@@ -9,10 +9,9 @@ use super::global::GlobalArgs;
 use super::shared::{load_campaigns, open_store};
 use super::state_from::fetch_state;
 use crate::clock;
-use crate::engine::plan::{plan_campaign, plan_removed};
 use crate::engine::report::render_plan;
 use crate::engine::review::render_markdown;
-use crate::engine::state::StateSource;
+use crate::engine::state::{StateSource, plan_all};
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
@@ -46,19 +45,8 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let loaded = load_campaigns(g);
     let now = clock::system().now();
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
-    let known = source.campaign_names().await?;
-    let mut plans = Vec::new();
-    for lc in loaded.campaigns.iter().filter(|l| wanted(&l.campaign.name)) {
-        let c = &lc.campaign;
-        let r = source.load_or_new(c, now).await?;
-        plans.push(plan_campaign(c, &r, c.buy.is_some()));
-    }
-    for name in known {
-        if wanted(&name) && !loaded.campaigns.iter().any(|l| l.campaign.name == name) {
-            let r = source.load(&name, now).await?;
-            plans.push(plan_removed(&name, &r));
-        }
-    }
+    let campaigns: Vec<_> = loaded.campaigns.iter().map(|l| &l.campaign).collect();
+    let plans = plan_all(&source, &campaigns, wanted, now).await?;
     match a.format {
         PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
         PlanFormat::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),

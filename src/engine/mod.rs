@@ -2,7 +2,8 @@
 //! the next steps, runs them through [`crate::market::Market`], and settles uncertainty.
 //!
 //! - [`plan`]: the pure diff, shared by `plan`, `once` and `run`.
-//! - [`recorded`]: the journal's view of one campaign.
+//! - [`recorded`]: the journal's view of one campaign; [`recorded_many`]: of many, from one
+//!   batch read (start-up, `plan`).
 //! - [`choose`]: donor choice for a buy round (pure, property-tested).
 //! - [`journal`]: the money protocol — intent and reservation before the call, outcome after;
 //!   [`error`]: [`EngineError`], why a step stopped.
@@ -31,6 +32,7 @@ pub mod pass;
 pub mod plan;
 pub mod policy;
 pub mod recorded;
+pub mod recorded_many;
 pub mod report;
 pub mod review;
 pub mod round;

@@ -317,7 +317,7 @@ async fn read_halts(store: &Store, campaign: &str) -> Result<Vec<Halt>, StoreErr
         .collect())
 }
 
-fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
+pub(super) fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
     let mut m = BTreeMap::new();
     for i in all.iter().filter(|i| {
         matches!(
@@ -333,7 +333,7 @@ fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
 }
 
 /// The URL ids each created autobuyer covers, from its creation intent's recorded spec.
-fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
+pub(super) fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
     let created = all
         .iter()
         .filter(|i| i.kind == IntentKind::CreateAutobuyer && i.state == IntentState::Succeeded);

@@ -1,18 +1,22 @@
 //! The journal's recorded state as `plan` reads it, for planning without the database: the
 //! daemon serves it read-only (`GET /api/v1/state`) and `plan --state-from URL` plans the
 //! files under review against it ([`StateSource`]). It is exactly what [`Recorded::load`]
-//! reads per campaign, plus the global halts a campaign the journal has never seen is under.
+//! reads per campaign, plus the global halts a campaign the journal has never seen is under,
+//! read for many campaigns at once ([`Recorded::load_many`]: each table once a batch).
+//! [`plan_all`] is `plan` itself (the bench's start-up measures it).
 //! The journal holds no credentials, so neither does this (tested in `tests/it`
 //! `daemon::state`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::plan::{CampaignPlan, plan_campaign, plan_removed};
 use super::recorded::Recorded;
+use super::recorded_many::load_with_halts;
 use crate::campaign::Campaign;
-use crate::store::{Halt, Store, StoreError};
+use crate::store::{BatchRead, CHUNK, Halt, Store, StoreError};
 
 /// Every campaign's recorded state at one instant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,25 +35,84 @@ pub async fn read_state(
     only: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<RecordedState, StoreError> {
-    let today = now.date_naive();
-    let mut campaigns = BTreeMap::new();
-    for name in store.campaign_names().await? {
-        if only.is_none_or(|o| o == name) {
-            let r = Recorded::load(store, &name, today).await?;
-            campaigns.insert(name, r);
-        }
+    let mut names = store.campaign_names().await?;
+    names.retain(|name| only.is_none_or(|o| o == name));
+    let state = read_state_of(store, &names, now).await?;
+    // Every name listed has its budget: one missing is an error, as `Recorded::load` says.
+    match names.iter().find(|n| !state.campaigns.contains_key(*n)) {
+        Some(n) => Err(StoreError::NotFound {
+            what: format!("campaign `{n}`"),
+        }),
+        None => Ok(state),
     }
-    let global_halts = store
-        .halts()
-        .await?
-        .into_iter()
-        .filter(Halt::is_global)
-        .collect();
+}
+
+/// The state of those of `names` the journal knows (the others are left out), in one batch.
+pub async fn read_state_of(
+    store: &Store,
+    names: &[String],
+    now: DateTime<Utc>,
+) -> Result<RecordedState, StoreError> {
+    let (campaigns, halts) =
+        load_with_halts(store, names, now.date_naive(), BatchRead::Auto).await?;
+    let global_halts = halts.into_iter().filter(Halt::is_global).collect();
     Ok(RecordedState {
         at: now,
         global_halts,
         campaigns,
     })
+}
+
+impl RecordedState {
+    /// As [`Recorded::load_or_new`]: the campaign's recorded state, or nothing recorded under
+    /// its own caps and the global halts.
+    fn take_or_new(&mut self, c: &Campaign) -> Recorded {
+        match self.campaigns.remove(&c.name) {
+            Some(r) => r,
+            None => Recorded::unrecorded_with(&super::caps(c), self.global_halts.clone()),
+        }
+    }
+}
+
+/// What `plan` shows: the plan of each `wanted` campaign file, in their order, then of each
+/// `wanted` campaign the journal knows whose file is gone. The journal is read in batches of
+/// [`CHUNK`] campaigns (a dozen queries each, not a dozen per campaign), each planned and
+/// dropped before the next is read, so memory stays that of one batch however many there are.
+pub async fn plan_all(
+    source: &StateSource,
+    campaigns: &[&Campaign],
+    wanted: impl Fn(&str) -> bool,
+    now: DateTime<Utc>,
+) -> Result<Vec<CampaignPlan>, StoreError> {
+    let files: HashSet<&str> = campaigns.iter().map(|c| c.name.as_str()).collect();
+    let chosen: Vec<&Campaign> = campaigns
+        .iter()
+        .copied()
+        .filter(|c| wanted(&c.name))
+        .collect();
+    let mut removed = source.campaign_names().await?;
+    removed.retain(|n| wanted(n) && !files.contains(n.as_str()));
+    let mut plans = Vec::with_capacity(chosen.len() + removed.len());
+    for batch in chosen.chunks(CHUNK) {
+        let names: Vec<String> = batch.iter().map(|c| c.name.clone()).collect();
+        let mut state = source.state_of(&names, now).await?;
+        for c in batch {
+            plans.push(plan_campaign(c, &state.take_or_new(c), c.buy.is_some()));
+        }
+    }
+    for batch in removed.chunks(CHUNK) {
+        let mut state = source.state_of(batch, now).await?;
+        for name in batch {
+            let r = state
+                .campaigns
+                .remove(name)
+                .ok_or_else(|| StoreError::NotFound {
+                    what: format!("campaign `{name}`"),
+                })?;
+            plans.push(plan_removed(name, &r));
+        }
+    }
+    Ok(plans)
 }
 
 /// Where `plan` reads what was recorded: the journal itself, or a daemon's served state.
@@ -67,33 +130,22 @@ impl StateSource {
         }
     }
 
-    /// As [`Recorded::load_or_new`].
-    pub async fn load_or_new(
+    /// The state of those of `names` it knows: from the journal in one batch read.
+    pub async fn state_of(
         &self,
-        c: &Campaign,
+        names: &[String],
         now: DateTime<Utc>,
-    ) -> Result<Recorded, StoreError> {
+    ) -> Result<RecordedState, StoreError> {
         match self {
-            StateSource::Journal(s) => Recorded::load_or_new(s, c, now.date_naive()).await,
-            StateSource::Served(st) => Ok(match st.campaigns.get(&c.name) {
-                Some(r) => r.clone(),
-                None => Recorded::unrecorded_with(&super::caps(c), st.global_halts.clone()),
+            StateSource::Journal(s) => read_state_of(s, names, now).await,
+            StateSource::Served(st) => Ok(RecordedState {
+                at: st.at,
+                global_halts: st.global_halts.clone(),
+                campaigns: names
+                    .iter()
+                    .filter_map(|n| Some((n.clone(), st.campaigns.get(n)?.clone())))
+                    .collect(),
             }),
-        }
-    }
-
-    /// As [`Recorded::load`], for a campaign [`StateSource::campaign_names`] listed.
-    pub async fn load(&self, name: &str, now: DateTime<Utc>) -> Result<Recorded, StoreError> {
-        match self {
-            StateSource::Journal(s) => Recorded::load(s, name, now.date_naive()).await,
-            StateSource::Served(st) => {
-                st.campaigns
-                    .get(name)
-                    .cloned()
-                    .ok_or_else(|| StoreError::NotFound {
-                        what: format!("campaign {name} in the served state"),
-                    })
-            }
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
 
 use super::records::{BudgetSnapshot, CampaignCaps, LedgerEntry, day_text};
 use super::rows::{col, count, db, time};
@@ -129,35 +130,17 @@ impl Store {
         day: NaiveDate,
     ) -> Result<BudgetSnapshot, StoreError> {
         let row = sqlx::query(BUDGET_SQL)
-            .bind(campaign)
             .bind(day_text(day))
+            .bind(campaign)
             .fetch_optional(&self.pool)
             .await
             .map_err(db("budget"));
-        let row = match self.done(row)? {
-            Some(row) => row,
-            None => {
-                return Err(StoreError::NotFound {
-                    what: format!("campaign `{campaign}`"),
-                });
-            }
-        };
-        let money = |name| col::<i64>(&row, name).map(Money::from_kopecks);
-        Ok(BudgetSnapshot {
-            cap: money("cap")?,
-            committed: money("committed")?,
-            held: Money::from_kopecks(
-                col::<i64>(&row, "held_links")?
-                    + col::<i64>(&row, "foreign_links")?
-                    + col::<i64>(&row, "autobuyers")?,
-            ),
-            reserved_in_flight: money("in_flight")?,
-            uncertain: money("uncertain")?,
-            links_total: count(&row, "links")?,
-            links_today: count(&row, "links_today")?,
-            daily_cap: count(&row, "daily_links")?,
-            total_cap: count(&row, "total_links")?,
-        })
+        match self.done(row)? {
+            Some(row) => snapshot_from_row(&row),
+            None => Err(StoreError::NotFound {
+                what: format!("campaign `{campaign}`"),
+            }),
+        }
     }
 
     /// Every movement of the campaign's commitment, oldest first.
@@ -187,12 +170,39 @@ impl Store {
     }
 }
 
-/// The budget row and, computed independently of `committed`, where the money stands.
-pub(super) const BUDGET_SQL: &str = "SELECT b.cap, b.committed, b.links, b.total_links, b.daily_links, \
+/// The budget rows and, computed independently of `committed`, where the money stands; `$1`
+/// is the day of `links_today`. Shared with the batch read (`batch.rs`), so both compute it alike.
+macro_rules! budget_select {
+    () => {
+        "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'in_flight'), 0) AS BIGINT) AS in_flight, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'uncertain'), 0) AS BIGINT) AS uncertain, \
     CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS held_links, \
     CAST(COALESCE((SELECT SUM(counted) FROM foreign_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS foreign_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM autobuyers WHERE campaign = b.campaign), 0) AS BIGINT) AS autobuyers, \
-    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $2), 0) AS BIGINT) AS links_today \
-    FROM budgets b WHERE b.campaign = $1";
+    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $1), 0) AS BIGINT) AS links_today \
+    FROM budgets b"
+    };
+}
+pub(super) const BUDGET_SELECT: &str = budget_select!();
+pub(super) const BUDGET_SQL: &str = concat!(budget_select!(), " WHERE b.campaign = $2");
+
+/// A row of [`BUDGET_SELECT`].
+pub(super) fn snapshot_from_row(row: &AnyRow) -> Result<BudgetSnapshot, StoreError> {
+    let money = |name| col::<i64>(row, name).map(Money::from_kopecks);
+    Ok(BudgetSnapshot {
+        cap: money("cap")?,
+        committed: money("committed")?,
+        held: Money::from_kopecks(
+            col::<i64>(row, "held_links")?
+                + col::<i64>(row, "foreign_links")?
+                + col::<i64>(row, "autobuyers")?,
+        ),
+        reserved_in_flight: money("in_flight")?,
+        uncertain: money("uncertain")?,
+        links_total: count(row, "links")?,
+        links_today: count(row, "links_today")?,
+        daily_cap: count(row, "daily_links")?,
+        total_cap: count(row, "total_links")?,
+    })
+}

@@ -49,6 +49,7 @@ macro_rules! foreign_columns {
          first_seen_at, last_seen_at, leaving_since, released_at, released_why"
     };
 }
+pub(super) use foreign_columns;
 
 impl Store {
     /// Every foreign link of the campaign, released ones included, oldest first.
@@ -370,7 +371,7 @@ pub(crate) async fn by_key(
         .transpose()
 }
 
-fn foreign_from_row(r: &AnyRow) -> Result<ForeignLink, StoreError> {
+pub(super) fn foreign_from_row(r: &AnyRow) -> Result<ForeignLink, StoreError> {
     let released_at = opt_time(r, "released_at")?;
     let why: Option<String> = col(r, "released_why")?;
     Ok(ForeignLink {

@@ -68,7 +68,9 @@ impl Store {
         self.write_done(result).await
     }
 
-    /// Lists intents, oldest first.
+    /// Lists intents, oldest first. One campaign's are found through its index: SQLite
+    /// cannot use an index on `($1 IS NULL OR campaign = $1)` and scanned every campaign's
+    /// intents instead (with 100,000 intents, 16 ms a call; `Recorded::load` makes three).
     pub async fn intents(&self, filter: IntentFilter) -> Result<Vec<IntentRow>, StoreError> {
         let mut query = sqlx::query(sqlx::AssertSqlSafe(intents_sql(&filter)));
         if let Some(campaign) = &filter.campaign {

@@ -59,9 +59,20 @@ pub(crate) async fn hold(
     budget::apply(conn, &m, now).await
 }
 
-const HELD_SQL: &str = "SELECT intent_id, link_id, page_id, url_id, text_id, price, bought_at, \
-     seen_in_list_at, status, leaving_since, released_at, released_why \
-     FROM held_links WHERE campaign = $1 ORDER BY id";
+/// The columns [`held_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
+macro_rules! held_columns {
+    () => {
+        "intent_id, link_id, page_id, url_id, text_id, price, bought_at, \
+         seen_in_list_at, status, leaving_since, released_at, released_why"
+    };
+}
+pub(super) const HELD_COLUMNS: &str = held_columns!();
+
+const HELD_SQL: &str = concat!(
+    "SELECT ",
+    held_columns!(),
+    " FROM held_links WHERE campaign = $1 ORDER BY id"
+);
 
 impl Store {
     /// Every link our purchase intents bought, released ones included.
@@ -372,7 +383,7 @@ async fn campaign_of(conn: &mut AnyConnection, intent: IntentId) -> Result<Strin
     col(&row, "campaign")
 }
 
-fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError> {
+pub(super) fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError> {
     let released_at = opt_time(r, "released_at")?;
     let why: Option<String> = col(r, "released_why")?;
     Ok(HeldLink {

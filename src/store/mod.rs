@@ -10,13 +10,16 @@
 //!   append-only ledger; `remote`: ids the marketplace gave us; `links`: held links and list sync;
 //!   `searches`, `rounds`, `leases`, `halts`; `causes`: why each attempt was made, and the
 //!   history of the ledger with its causes; `plans` (tests): the reads that grow with a
-//!   campaign's history use an index.
+//!   campaign's history use an index;
+//!   `batch`: what the journal holds of many campaigns,
+//!   each table read once for all of them (start-up, `plan`).
 //!
 //! Why runtime-checked queries: sqlx's `query!` checks against one database per crate; one SQL
 //! text per query, accepted by both dialects, is checked instead by one test suite run on both
 //! backends (`tests/store.rs`). Values are limited to what `Any` carries: `i64`, `String`,
 //! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
 
+mod batch;
 mod budget;
 mod causes;
 mod durable;
@@ -48,6 +51,7 @@ use std::time::{Duration, Instant};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
+pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
 pub use halts::{Halt, HaltScope};

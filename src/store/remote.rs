@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
 
 use super::budget::{self, Movement};
 use super::records::{AutobuyerRecord, RemoteIds, SwitchState};
@@ -66,7 +67,7 @@ async fn select(
     conn: &mut AnyConnection,
     sql: &'static str,
     campaign: &str,
-) -> Result<Vec<sqlx::any::AnyRow>, StoreError> {
+) -> Result<Vec<AnyRow>, StoreError> {
     sqlx::query(sql)
         .bind(campaign)
         .fetch_all(&mut *conn)
@@ -80,16 +81,23 @@ async fn project(
 ) -> Result<(Option<ProjectIds>, Option<u32>), StoreError> {
     let sql = "SELECT project_id, url_id, text_id, list_cut_at FROM projects WHERE campaign = $1";
     match select(conn, sql, campaign).await?.first() {
-        Some(r) => Ok((
-            Some(ProjectIds {
-                project_id: col(r, "project_id")?,
-                url_id: col(r, "url_id")?,
-                text_id: col(r, "text_id")?,
-            }),
-            col::<Option<i64>>(r, "list_cut_at")?.map(|n| n.clamp(0, i64::from(u32::MAX)) as u32),
-        )),
+        Some(r) => project_from_row(r),
         None => Ok((None, None)),
     }
+}
+
+/// A `projects` row: the project's ids and where its list was seen cut.
+pub(super) fn project_from_row(
+    r: &AnyRow,
+) -> Result<(Option<ProjectIds>, Option<u32>), StoreError> {
+    Ok((
+        Some(ProjectIds {
+            project_id: col(r, "project_id")?,
+            url_id: col(r, "url_id")?,
+            text_id: col(r, "text_id")?,
+        }),
+        col::<Option<i64>>(r, "list_cut_at")?.map(|n| n.clamp(0, i64::from(u32::MAX)) as u32),
+    ))
 }
 
 async fn autobuyers(
@@ -100,18 +108,22 @@ async fn autobuyers(
                switch_state, stopped_at FROM autobuyers WHERE campaign = $1";
     let mut out = BTreeMap::new();
     for r in select(conn, sql, campaign).await? {
-        let record = AutobuyerRecord {
-            id: col(&r, "autobuyer_id")?,
-            running: flag(&r, "running")?,
-            spec_fingerprint: col(&r, "spec_fingerprint")?,
-            monthly_budget: Money::from_kopecks(col(&r, "monthly_budget")?),
-            reserved: Money::from_kopecks(col(&r, "reserved")?),
-            switch_state: parsed(&r, "switch_state", SwitchState::parse)?,
-            stopped_at: opt_time(&r, "stopped_at")?,
-        };
-        out.insert(col(&r, "name")?, record);
+        out.insert(col(&r, "name")?, autobuyer_from_row(&r)?);
     }
     Ok(out)
+}
+
+/// An `autobuyers` row, but its name.
+pub(super) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord, StoreError> {
+    Ok(AutobuyerRecord {
+        id: col(r, "autobuyer_id")?,
+        running: flag(r, "running")?,
+        spec_fingerprint: col(r, "spec_fingerprint")?,
+        monthly_budget: Money::from_kopecks(col(r, "monthly_budget")?),
+        reserved: Money::from_kopecks(col(r, "reserved")?),
+        switch_state: parsed(r, "switch_state", SwitchState::parse)?,
+        stopped_at: opt_time(r, "stopped_at")?,
+    })
 }
 
 pub(crate) async fn save_project(

@@ -11,10 +11,23 @@ use super::rows::{col, db, opt_time, parsed, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 
-const LAST_ROUND: &str = "SELECT campaign, slot, holder, state, detail, claimed_at, finished_at, \
-     attempts, bought FROM rounds WHERE campaign = $1 ORDER BY slot DESC LIMIT 1";
-const LAST_SUCCESS: &str = "SELECT campaign, slot, holder, state, detail, claimed_at, finished_at, \
-     attempts, bought FROM rounds WHERE campaign = $1 AND state = 'succeeded' ORDER BY slot DESC LIMIT 1";
+/// The columns [`round_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
+macro_rules! round_columns {
+    () => {
+        "campaign, slot, holder, state, detail, claimed_at, finished_at, attempts, bought"
+    };
+}
+pub(super) const ROUND_COLUMNS: &str = round_columns!();
+const LAST_ROUND: &str = concat!(
+    "SELECT ",
+    round_columns!(),
+    " FROM rounds WHERE campaign = $1 ORDER BY slot DESC LIMIT 1"
+);
+const LAST_SUCCESS: &str = concat!(
+    "SELECT ",
+    round_columns!(),
+    " FROM rounds WHERE campaign = $1 AND state = 'succeeded' ORDER BY slot DESC LIMIT 1"
+);
 
 impl Store {
     /// True for exactly one caller per campaign and slot, ever.
@@ -153,7 +166,7 @@ impl Store {
     }
 }
 
-fn round_from_row(r: &AnyRow) -> Result<RoundRow, StoreError> {
+pub(super) fn round_from_row(r: &AnyRow) -> Result<RoundRow, StoreError> {
     Ok(RoundRow {
         campaign: col(r, "campaign")?,
         slot: time(r, "slot")?,

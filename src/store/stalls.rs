@@ -10,6 +10,14 @@ use super::rows::{col, count, db, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 
+/// The columns [`stall_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
+macro_rules! stall_columns {
+    () => {
+        "reason, detail, rounds_without_purchase, since, updated_at"
+    };
+}
+pub(super) const STALL_COLUMNS: &str = stall_columns!();
+
 impl Store {
     /// Records the judgment of `campaign`'s buy pass.
     pub async fn record_stall(
@@ -41,10 +49,11 @@ impl Store {
 
     /// The judgment of `campaign`'s last buy pass, if one was recorded.
     pub async fn stall(&self, campaign: &str) -> Result<Option<StallRow>, StoreError> {
-        let row = sqlx::query(
-            "SELECT reason, detail, rounds_without_purchase, since, updated_at \
-             FROM campaign_stalls WHERE campaign = $1",
-        )
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            stall_columns!(),
+            " FROM campaign_stalls WHERE campaign = $1"
+        ))
         .bind(campaign)
         .fetch_optional(&self.pool)
         .await
@@ -53,7 +62,7 @@ impl Store {
     }
 }
 
-fn stall_from_row(r: &sqlx::any::AnyRow) -> Result<StallRow, StoreError> {
+pub(super) fn stall_from_row(r: &sqlx::any::AnyRow) -> Result<StallRow, StoreError> {
     let reason: Option<String> = col(r, "reason")?;
     let reason = match reason {
         None => None,

@@ -35,6 +35,8 @@ mod outcomes;
 mod partial_truth;
 #[path = "engine/probe.rs"]
 mod probe;
+#[path = "engine/recorded_many.rs"]
+mod recorded_many;
 #[path = "engine/support.rs"]
 mod support;
 
@@ -68,6 +70,7 @@ on_both_backends!(
     partial_truth::a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind,
     model::random_sequences_keep_money_safe_and_converge,
     model::settlement_sequences_never_buy_a_cut_purchases_page_again,
+    recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
 );
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).

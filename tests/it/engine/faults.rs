@@ -114,7 +114,7 @@ async fn assert_invariants_so_far(w: &World, ledger: &Ledger) {
 /// sandbox's ledger) and resolve each uncertain intent the engine will not settle itself —
 /// an autobuyer creation, a free creation past its attempts, and a purchase the link list
 /// has not settled for three passes (`status` says its absence proves nothing yet).
-async fn act_as_operator(w: &World, seen: &mut std::collections::HashMap<i64, u32>) -> u32 {
+pub async fn act_as_operator(w: &World, seen: &mut std::collections::HashMap<i64, u32>) -> u32 {
     let mut n = 0;
     let ledger = w.ledger();
     for lc in w.campaigns() {

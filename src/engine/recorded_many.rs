@@ -1,0 +1,118 @@
+//! [`Recorded`] of many campaigns from one batch read of the journal (`Store::journal_of`:
+//! each table in one query for all of them): start-up, `plan`, the state a daemon serves and
+//! the gauges read every campaign at once. Each value is exactly what [`Recorded::load`]
+//! (or, for a campaign the journal has never seen, [`Recorded::load_or_new`]) returns: tested
+//! on both backends by tests/it `engine::recorded_many`.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+
+use super::recorded::{Recorded, autobuyer_urls, generations};
+use crate::campaign::Campaign;
+use crate::store::{BatchRead, CampaignJournal, Halt, IntentKind, IntentState, Store, StoreError};
+
+impl Recorded {
+    /// As [`Recorded::load`] for each of `names`, by name; a campaign the journal has never
+    /// seen (where `load` answers `NotFound`) is left out. A few queries in all.
+    pub async fn load_many(
+        store: &Store,
+        names: &[String],
+        today: NaiveDate,
+    ) -> Result<BTreeMap<String, Recorded>, StoreError> {
+        Recorded::load_many_with(store, names, today, BatchRead::Auto).await
+    }
+
+    /// [`Recorded::load_many`], its rows found `how` (tests force each way).
+    pub async fn load_many_with(
+        store: &Store,
+        names: &[String],
+        today: NaiveDate,
+        how: BatchRead,
+    ) -> Result<BTreeMap<String, Recorded>, StoreError> {
+        Ok(load_with_halts(store, names, today, how).await?.0)
+    }
+
+    /// As [`Recorded::load_or_new`] for each of `campaigns`, in their order.
+    pub async fn load_or_new_many(
+        store: &Store,
+        campaigns: &[&Campaign],
+        today: NaiveDate,
+    ) -> Result<Vec<Recorded>, StoreError> {
+        let names: Vec<String> = campaigns.iter().map(|c| c.name.clone()).collect();
+        let (mut known, halts) = load_with_halts(store, &names, today, BatchRead::Auto).await?;
+        let global: Vec<Halt> = halts.into_iter().filter(Halt::is_global).collect();
+        Ok(campaigns
+            .iter()
+            .map(|c| match known.remove(&c.name) {
+                Some(r) => r,
+                None => Recorded::unrecorded_with(&super::caps(c), global.clone()),
+            })
+            .collect())
+    }
+}
+
+/// [`Recorded::load_many`] and every halt in force (read once for all campaigns).
+pub(crate) async fn load_with_halts(
+    store: &Store,
+    names: &[String],
+    today: NaiveDate,
+    how: BatchRead,
+) -> Result<(BTreeMap<String, Recorded>, Vec<Halt>), StoreError> {
+    let journal = store.journal_read(names, today, how).await?;
+    let halts = store.halts().await?;
+    let recorded = journal
+        .into_iter()
+        .map(|(name, j)| {
+            let r = assemble(&name, j, &halts);
+            (name, r)
+        })
+        .collect();
+    Ok((recorded, halts))
+}
+
+/// One campaign's [`Recorded`] from its rows, split as `Recorded::load`'s queries split them.
+/// Each row is kept once (no copy of every intent): `generations` counts only switches and
+/// `autobuyer_urls` reads only succeeded creations, so both see in the rows exactly the
+/// intents they see in `load`'s lists.
+fn assemble(name: &str, j: CampaignJournal, halts: &[Halt]) -> Recorded {
+    let autobuyer_generations = generations(&j.intents);
+    let autobuyer_urls = autobuyer_urls(&j.intents);
+    let (mut purchases, mut uncertain, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    for i in j.intents {
+        let live = matches!(
+            i.state,
+            IntentState::InFlight | IntentState::Succeeded | IntentState::Uncertain
+        );
+        if i.state == IntentState::Uncertain {
+            uncertain.push(i.clone());
+        }
+        if i.kind != IntentKind::Purchase {
+            continue;
+        }
+        if live {
+            purchases.push(i);
+        } else if i.state == IntentState::Failed && i.rebuy_blocked {
+            blocked.push(i);
+        }
+    }
+    Recorded {
+        ids: j.ids,
+        budget: j.budget,
+        purchases,
+        uncertain,
+        autobuyer_generations,
+        autobuyer_urls,
+        blocked,
+        held: j.held,
+        foreign: j.foreign,
+        halts: halts
+            .iter()
+            .filter(|h| h.scope.covers(name))
+            .cloned()
+            .collect(),
+        last_round: j.last_round,
+        last_success: j.last_success,
+        stall: j.stall,
+    }
+}

@@ -1,0 +1,482 @@
+//! Reading what the journal holds of many campaigns at once (start-up, `plan`, the state a
+//! daemon serves, the gauges): each table in one query for all of them, instead of a dozen
+//! queries per campaign one after another. The rows and their order are those of the
+//! per-campaign reads (`remote_ids`, `budget`, `intents`, `blocked_purchases`, `held_links`,
+//! `foreign_links`, `last_round`, `last_successful_round`, `stall`), which
+//! `engine::recorded_many` assembles exactly as `Recorded::load` does (tested on both
+//! backends by tests/it `engine::recorded_many`).
+//!
+//! The gauges read less ([`Store::gauges_of`]): counts of intents by one aggregate query.
+//!
+//! Which rows are read: when the campaigns asked for are most of those the journal knows,
+//! every row of each table (one query each, no parameters) and rows of other campaigns are
+//! dropped here; otherwise `campaign IN (...)` in chunks of [`CHUNK`] names, so `plan one` or
+//! the gauges of a few campaigns do not read a large journal whole.
+
+use std::collections::{BTreeMap, HashSet};
+
+use chrono::NaiveDate;
+use sqlx::AssertSqlSafe;
+use sqlx::any::AnyRow;
+
+use super::budget::{BUDGET_SELECT, snapshot_from_row};
+use super::foreign::{foreign_columns, foreign_from_row};
+use super::intent_rows::{intent_columns, intent_from_row};
+use super::links::{HELD_COLUMNS, held_from_row};
+use super::records::{
+    BudgetSnapshot, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow, day_text,
+};
+use super::remote::{autobuyer_from_row, project_from_row};
+use super::rounds::{ROUND_COLUMNS, round_from_row};
+use super::rows::{col, count, db};
+use super::stalls::{STALL_COLUMNS, stall_from_row};
+use super::types::IntentRow;
+use super::{Store, StoreError};
+
+/// Most campaign names bound in one `IN (...)`: far below SQLite's and PostgreSQL's limits on
+/// parameters, and few queries for the sizes where reading rows by name pays.
+pub const CHUNK: usize = 500;
+
+/// What the journal holds of one campaign, as the per-campaign reads return it.
+#[derive(Debug, Clone)]
+pub struct CampaignJournal {
+    pub budget: BudgetSnapshot,
+    pub ids: RemoteIds,
+    /// Oldest first: every intent `in_flight`, `succeeded` or `uncertain`, autobuyer starts
+    /// and stops in every state, and failed purchases blocked from being bought again.
+    pub intents: Vec<IntentRow>,
+    pub held: Vec<HeldLink>,
+    pub foreign: Vec<ForeignLink>,
+    pub last_round: Option<RoundRow>,
+    pub last_success: Option<RoundRow>,
+    pub stall: Option<StallRow>,
+}
+
+/// How a batch read finds its rows. The product lets [`Store::journal_of`] choose; tests
+/// force each way (and small chunks, so their seams fall between campaigns) on one journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchRead {
+    /// Whole tables when the names are at least half the campaigns the journal knows, else
+    /// by name in chunks of [`CHUNK`].
+    Auto,
+    WholeTables,
+    ByName {
+        chunk: usize,
+    },
+}
+
+/// What the per-campaign gauges show of a campaign, without its rows: counts, not intents.
+#[derive(Debug, Clone)]
+pub struct CampaignGauges {
+    pub budget: BudgetSnapshot,
+    /// Intents `uncertain`, of any kind.
+    pub uncertain: u32,
+    /// Autobuyer creations `uncertain` (they wait for an operator).
+    pub uncertain_creations: u32,
+    /// Purchases `succeeded`.
+    pub bought: u32,
+    pub last_success: Option<RoundRow>,
+    pub stall: Option<StallRow>,
+}
+
+/// Which campaigns a batch read covers. Either way each campaign's rows come from one query,
+/// in the order its per-campaign read gives them (`ORDER BY`); rows of the campaigns a query
+/// holds are just told apart by their `campaign` column.
+enum Scope<'a> {
+    /// Whole tables are read, other campaigns' rows dropped.
+    Every(HashSet<&'a str>),
+    /// Read by name, `chunk` names a query; each name once (one chunk per campaign).
+    Named(Vec<&'a str>, usize),
+}
+
+impl Scope<'_> {
+    fn wants(&self, campaign: &str) -> bool {
+        match self {
+            Scope::Every(names) => names.contains(campaign),
+            Scope::Named(..) => true,
+        }
+    }
+}
+
+/// The intents a plan reads (see [`CampaignJournal::intents`]); the same predicates as
+/// `Recorded::load`'s `intents` filters and `blocked_purchases`.
+const PLAN_INTENTS: &str = "(state IN ('in_flight', 'succeeded', 'uncertain') \
+     OR kind IN ('start_autobuyer', 'stop_autobuyer') \
+     OR (kind = 'purchase' AND state = 'failed' AND rebuy_blocked = 1))";
+
+impl Store {
+    /// What the journal holds of each of `names` it knows (has a budget for); the others are
+    /// left out, as `budget` answers `NotFound` for them. `day` selects `links_today`.
+    pub async fn journal_of(
+        &self,
+        names: &[String],
+        day: NaiveDate,
+    ) -> Result<BTreeMap<String, CampaignJournal>, StoreError> {
+        self.journal_read(names, day, BatchRead::Auto).await
+    }
+
+    /// [`Store::journal_of`], its rows found `how`.
+    pub async fn journal_read(
+        &self,
+        names: &[String],
+        day: NaiveDate,
+        how: BatchRead,
+    ) -> Result<BTreeMap<String, CampaignJournal>, StoreError> {
+        let result = async {
+            let scope = match how {
+                BatchRead::Auto => self.scope(names).await?,
+                BatchRead::WholeTables => Scope::Every(names.iter().map(String::as_str).collect()),
+                BatchRead::ByName { chunk } => Scope::Named(distinct(names), chunk.max(1)),
+            };
+            let mut out = self.budgets_of(&scope, day).await?;
+            if out.is_empty() {
+                return Ok(out);
+            }
+            self.remote_ids_of(&scope, &mut out).await?;
+            self.intents_of(&scope, &mut out).await?;
+            self.links_of(&scope, &mut out).await?;
+            self.rounds_of(&scope, &mut out).await?;
+            Ok(out)
+        }
+        .await;
+        self.done(result)
+    }
+
+    /// What the gauges of each of `names` the journal knows show: the budget, counts of
+    /// intents by one aggregate query (no intent decoded), the last succeeded round, the
+    /// stall. A few queries for all of them, however long their history.
+    pub async fn gauges_of(
+        &self,
+        names: &[String],
+        day: NaiveDate,
+    ) -> Result<BTreeMap<String, CampaignGauges>, StoreError> {
+        let result = async {
+            let scope = self.scope(names).await?;
+            let journals = self.budgets_of(&scope, day).await?;
+            let mut out: BTreeMap<String, CampaignGauges> = journals
+                .into_iter()
+                .map(|(name, j)| (name, new_gauges(j.budget)))
+                .collect();
+            let counts = |w: &str| {
+                format!(
+                    "SELECT campaign, \
+                     CAST(SUM(CASE WHEN state = 'uncertain' THEN 1 ELSE 0 END) AS BIGINT) AS uncertain, \
+                     CAST(SUM(CASE WHEN state = 'uncertain' AND kind = 'create_autobuyer' THEN 1 ELSE 0 END) AS BIGINT) AS creations, \
+                     CAST(SUM(CASE WHEN state = 'succeeded' AND kind = 'purchase' THEN 1 ELSE 0 END) AS BIGINT) AS bought \
+                     FROM intents WHERE state IN ('succeeded', 'uncertain') AND {w} GROUP BY campaign"
+                )
+            };
+            for r in self.rows_of(&scope, None, counts).await? {
+                let name: String = col(&r, "campaign")?;
+                if let Some(g) = out.get_mut(&name) {
+                    g.uncertain = count(&r, "uncertain")?;
+                    g.uncertain_creations = count(&r, "creations")?;
+                    g.bought = count(&r, "bought")?;
+                }
+            }
+            let (succeeded, stalls) = self.succeeded_and_stalls(&scope).await?;
+            for (name, round) in succeeded {
+                if let Some(g) = out.get_mut(&name) {
+                    g.last_success = Some(round);
+                }
+            }
+            for (name, stall) in stalls {
+                if let Some(g) = out.get_mut(&name) {
+                    g.stall = Some(stall);
+                }
+            }
+            Ok(out)
+        }
+        .await;
+        self.done(result)
+    }
+
+    /// Whole tables when `names` are at least half the campaigns the journal knows.
+    async fn scope<'a>(&self, names: &'a [String]) -> Result<Scope<'a>, StoreError> {
+        let row = sqlx::query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM budgets")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db("journal_of"))?;
+        let known = usize::try_from(col::<i64>(&row, "n")?).unwrap_or(usize::MAX);
+        Ok(if names.len().saturating_mul(2) >= known {
+            Scope::Every(names.iter().map(String::as_str).collect())
+        } else {
+            Scope::Named(distinct(names), CHUNK)
+        })
+    }
+
+    /// Rows of `sql(clause)`, where `clause` limits `campaign` to the scope; `day`, if any,
+    /// is bound as `$1` and the names after it. Every text is built from this file's constants
+    /// and numbered placeholders only (names are bound, never written into it): safe.
+    async fn rows_of(
+        &self,
+        scope: &Scope<'_>,
+        day: Option<&str>,
+        sql: impl Fn(&str) -> String,
+    ) -> Result<Vec<AnyRow>, StoreError> {
+        let names = match scope {
+            Scope::Every(_) => {
+                let mut q = sqlx::query(AssertSqlSafe(sql("1 = 1")));
+                if let Some(d) = day {
+                    q = q.bind(d);
+                }
+                return q.fetch_all(&self.pool).await.map_err(db("journal_of"));
+            }
+            Scope::Named(names, chunk) => names.chunks(*chunk),
+        };
+        let first = if day.is_some() { 2 } else { 1 };
+        let mut rows = Vec::new();
+        for chunk in names {
+            let mut q = sqlx::query(AssertSqlSafe(sql(&in_clause(first, chunk.len()))));
+            if let Some(d) = day {
+                q = q.bind(d);
+            }
+            for name in chunk {
+                q = q.bind(*name);
+            }
+            rows.extend(q.fetch_all(&self.pool).await.map_err(db("journal_of"))?);
+        }
+        Ok(rows)
+    }
+
+    /// One entry per campaign of the scope that has a budget row.
+    async fn budgets_of(
+        &self,
+        scope: &Scope<'_>,
+        day: NaiveDate,
+    ) -> Result<BTreeMap<String, CampaignJournal>, StoreError> {
+        let day = day_text(day);
+        let rows = self
+            .rows_of(scope, Some(&day), |w| format!("{BUDGET_SELECT} WHERE {w}"))
+            .await?;
+        let mut out = BTreeMap::new();
+        for r in &rows {
+            let name: String = col(r, "campaign")?;
+            if scope.wants(&name) {
+                out.insert(name, new_journal(snapshot_from_row(r)?));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn remote_ids_of(
+        &self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, CampaignJournal>,
+    ) -> Result<(), StoreError> {
+        let sql = |cols: &str, table: &str| {
+            let (cols, table) = (cols.to_string(), table.to_string());
+            move |w: &str| format!("SELECT campaign, {cols} FROM {table} WHERE {w}")
+        };
+        let projects = sql("project_id, url_id, text_id, list_cut_at", "projects");
+        for r in self.rows_of(scope, None, projects).await? {
+            if let Some(j) = entry(out, &r)? {
+                (j.ids.project, j.ids.list_cut_at) = project_from_row(&r)?;
+            }
+        }
+        for r in self
+            .rows_of(scope, None, sql("url, url_id", "urls"))
+            .await?
+        {
+            if let Some(j) = entry(out, &r)? {
+                j.ids.urls.insert(col(&r, "url")?, col(&r, "url_id")?);
+            }
+        }
+        for r in self
+            .rows_of(scope, None, sql("url, text, text_id", "texts"))
+            .await?
+        {
+            if let Some(j) = entry(out, &r)? {
+                let key = (col(&r, "url")?, col(&r, "text")?);
+                j.ids.texts.insert(key, col(&r, "text_id")?);
+            }
+        }
+        for r in self
+            .rows_of(scope, None, sql("name, filter_id", "filters"))
+            .await?
+        {
+            if let Some(j) = entry(out, &r)? {
+                j.ids
+                    .filters
+                    .insert(col(&r, "name")?, col(&r, "filter_id")?);
+            }
+        }
+        let autobuyers = sql(
+            "name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
+             switch_state, stopped_at",
+            "autobuyers",
+        );
+        for r in self.rows_of(scope, None, autobuyers).await? {
+            if let Some(j) = entry(out, &r)? {
+                j.ids
+                    .autobuyers
+                    .insert(col(&r, "name")?, autobuyer_from_row(&r)?);
+            }
+        }
+        Ok(())
+    }
+
+    async fn intents_of(
+        &self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, CampaignJournal>,
+    ) -> Result<(), StoreError> {
+        let sql = |w: &str| {
+            format!(
+                "SELECT {} FROM intents WHERE {PLAN_INTENTS} AND {w} ORDER BY id",
+                intent_columns!()
+            )
+        };
+        for r in self.rows_of(scope, None, sql).await? {
+            let i = intent_from_row(&r)?;
+            if let Some(j) = out.get_mut(&i.campaign) {
+                j.intents.push(i);
+            }
+        }
+        Ok(())
+    }
+
+    async fn links_of(
+        &self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, CampaignJournal>,
+    ) -> Result<(), StoreError> {
+        let held = |w: &str| {
+            format!("SELECT campaign, {HELD_COLUMNS} FROM held_links WHERE {w} ORDER BY id")
+        };
+        for r in self.rows_of(scope, None, held).await? {
+            if let Some(j) = entry(out, &r)? {
+                j.held.push(held_from_row(&r)?);
+            }
+        }
+        let foreign = |w: &str| {
+            format!(
+                "SELECT campaign, {} FROM foreign_links WHERE {w} \
+                 ORDER BY first_seen_at, link_key",
+                foreign_columns!()
+            )
+        };
+        for r in self.rows_of(scope, None, foreign).await? {
+            if let Some(j) = entry(out, &r)? {
+                j.foreign.push(foreign_from_row(&r)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Each campaign's latest round, its latest succeeded round and its stall judgment.
+    async fn rounds_of(
+        &self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, CampaignJournal>,
+    ) -> Result<(), StoreError> {
+        for r in self.rows_of(scope, None, latest_round("")).await? {
+            if let Some(j) = entry(out, &r)? {
+                j.last_round = Some(round_from_row(&r)?);
+            }
+        }
+        let (succeeded, stalls) = self.succeeded_and_stalls(scope).await?;
+        for (name, round) in succeeded {
+            if let Some(j) = out.get_mut(&name) {
+                j.last_success = Some(round);
+            }
+        }
+        for (name, stall) in stalls {
+            if let Some(j) = out.get_mut(&name) {
+                j.stall = Some(stall);
+            }
+        }
+        Ok(())
+    }
+
+    /// Each campaign's latest succeeded round and its stall judgment, by campaign.
+    #[allow(clippy::type_complexity)]
+    async fn succeeded_and_stalls(
+        &self,
+        scope: &Scope<'_>,
+    ) -> Result<(Vec<(String, RoundRow)>, Vec<(String, StallRow)>), StoreError> {
+        let mut succeeded = Vec::new();
+        let latest = latest_round("state = 'succeeded' AND");
+        for r in self.rows_of(scope, None, latest).await? {
+            succeeded.push((col(&r, "campaign")?, round_from_row(&r)?));
+        }
+        let stalls =
+            |w: &str| format!("SELECT campaign, {STALL_COLUMNS} FROM campaign_stalls WHERE {w}");
+        let mut stalled = Vec::new();
+        for r in self.rows_of(scope, None, stalls).await? {
+            stalled.push((col(&r, "campaign")?, stall_from_row(&r)?));
+        }
+        Ok((succeeded, stalled))
+    }
+}
+
+/// Each campaign's round at its latest slot among those `only` admits. (campaign, slot) is
+/// the key of `rounds`: the row at the latest slot is the one `ORDER BY slot DESC LIMIT 1` reads.
+fn latest_round(only: &'static str) -> impl Fn(&str) -> String {
+    move |w: &str| {
+        format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds r JOIN (SELECT campaign AS c, \
+             MAX(slot) AS s FROM rounds WHERE {only} {w} GROUP BY campaign) m \
+             ON r.campaign = m.c AND r.slot = m.s"
+        )
+    }
+}
+
+fn new_gauges(budget: BudgetSnapshot) -> CampaignGauges {
+    CampaignGauges {
+        budget,
+        uncertain: 0,
+        uncertain_creations: 0,
+        bought: 0,
+        last_success: None,
+        stall: None,
+    }
+}
+
+/// `names` without repeats, in their order.
+fn distinct(names: &[String]) -> Vec<&str> {
+    let mut seen = HashSet::new();
+    names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| seen.insert(*n))
+        .collect()
+}
+
+fn new_journal(budget: BudgetSnapshot) -> CampaignJournal {
+    CampaignJournal {
+        budget,
+        ids: RemoteIds::default(),
+        intents: Vec::new(),
+        held: Vec::new(),
+        foreign: Vec::new(),
+        last_round: None,
+        last_success: None,
+        stall: None,
+    }
+}
+
+/// The entry of the row's campaign, if it is one asked for and known.
+fn entry<'a>(
+    out: &'a mut BTreeMap<String, CampaignJournal>,
+    r: &AnyRow,
+) -> Result<Option<&'a mut CampaignJournal>, StoreError> {
+    let name: String = col(r, "campaign")?;
+    Ok(out.get_mut(&name))
+}
+
+/// `campaign IN ($first, ..., $(first + n - 1))`.
+fn in_clause(first: usize, n: usize) -> String {
+    let params: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
+    format!("campaign IN ({})", params.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_clause_numbers_its_parameters_after_the_ones_before_it() {
+        assert_eq!(in_clause(2, 3), "campaign IN ($2, $3, $4)");
+    }
+}
