@@ -227,14 +227,12 @@ impl<M: Market> Daemon<M> {
                     Ok(r) => r,
                     Err(err) => return tracing::warn!(error = %err, "reconciliation failed"),
                 };
-            for r in &reports {
-                gauges::refresh_campaign(
-                    &d.engine,
-                    &r.campaign,
-                    paused.get(r.campaign.as_str()).copied(),
-                )
-                .await;
-            }
+            // One batch read for every reconciled campaign's gauges, not a record each.
+            let refreshed: Vec<(String, Option<bool>)> = reports
+                .iter()
+                .map(|r| (r.campaign.clone(), paused.get(r.campaign.as_str()).copied()))
+                .collect();
+            gauges::refresh_campaigns(&d.engine, &refreshed).await;
             d.emit(Event::Reconciled(reports));
         });
     }

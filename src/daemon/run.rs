@@ -296,12 +296,18 @@ impl<M: Market> Daemon<M> {
     }
 
     async fn refresh_all_gauges(&self) {
-        let set = self.set.read().await.clone();
         let names = self.engine.store.campaign_names().await.unwrap_or_default();
-        for n in names {
-            gauges::refresh_campaign(&self.engine, &n, set.get(&n).map(|c| c.campaign.paused))
-                .await;
-        }
+        let campaigns: Vec<(String, Option<bool>)> = {
+            let set = self.set.read().await;
+            names
+                .into_iter()
+                .map(|n| {
+                    let paused = set.get(&n).map(|c| c.campaign.paused);
+                    (n, paused)
+                })
+                .collect()
+        };
+        gauges::refresh_campaigns(&self.engine, &campaigns).await;
         gauges::refresh_intents(&self.engine).await;
     }
 }
