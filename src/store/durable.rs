@@ -16,8 +16,9 @@
 //! the database file and `fsync` it before the log is reused (SQLite does so in every mode
 //! but `OFF`), so what this synced stays durable.
 //!
-//! Tested by `tests/it` `store::durable` (a write is reported only after a sync that covers
-//! it; concurrent writes share syncs).
+//! Tested by `tests/it` `store::observe::sqlite_writes_are_synced_before_they_return` (a write
+//! is reported only after a sync that covers it) and by this module's unit test (writes that
+//! finish during a sync share the next one).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
