@@ -9,17 +9,9 @@ use chrono::{DateTime, Utc};
 use crate::engine::Engine;
 use crate::engine::recorded::Recorded;
 use crate::market::Market;
+use crate::metrics::{CAMPAIGN_STATES, CampaignGaugeValues, STALL_REASONS};
 use crate::money::Money;
 use crate::store::{CHUNK, CampaignGauges, Halt, IntentKind, IntentState, StallReason, StoreError};
-
-/// The closed set of values of the `state` label of `linkrunner_campaign_state`.
-pub const CAMPAIGN_STATES: [&str; 5] = [
-    "active",
-    "paused",
-    "halted",
-    "waiting_for_operator",
-    "removed",
-];
 
 /// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
 pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {
@@ -124,36 +116,22 @@ impl Shown {
 }
 
 fn set_gauges<M: Market>(e: &Engine<M>, name: &str, r: &Shown, paused: Option<bool>) {
-    let m = &e.metrics;
-    let labels = [name];
-    m.monthly_commitment_rubles
-        .with_label_values(&labels)
-        .set(r.committed.as_rubles_f64());
-    m.monthly_cap_rubles
-        .with_label_values(&labels)
-        .set(r.cap.as_rubles_f64());
-    m.uncertain_intents
-        .with_label_values(&labels)
-        .set(r.uncertain as i64);
-    m.links_held.with_label_values(&labels).set(r.held as i64);
-    m.init_campaign(name);
     // A removed campaign buys nothing more: whatever stalled it is no longer an operator's job.
     let stalled = r.stalled.filter(|_| paused.is_some());
-    let reasons = StallReason::ALL
-        .iter()
-        .map(|r| (r.as_str(), Some(*r) == stalled));
-    m.set_stalled(name, reasons);
-    if let Some(slot) = r.last_success {
-        m.last_successful_round_timestamp_seconds
-            .with_label_values(&labels)
-            .set(slot.timestamp() as f64);
-    }
     let state = campaign_state(r, paused);
-    for s in CAMPAIGN_STATES {
-        m.campaign_state
-            .with_label_values(&[name, s])
-            .set(i64::from(s == state));
-    }
+    let values = CampaignGaugeValues {
+        state: CAMPAIGN_STATES
+            .iter()
+            .position(|s| *s == state)
+            .unwrap_or(0),
+        committed_rubles: r.committed.as_rubles_f64(),
+        cap_rubles: r.cap.as_rubles_f64(),
+        uncertain: r.uncertain as u64,
+        held: r.held as u64,
+        stalled: stalled.and_then(|s| STALL_REASONS.iter().position(|x| *x == s.as_str())),
+        last_success: r.last_success.map(|slot| slot.timestamp() as f64),
+    };
+    e.metrics.campaigns.set(name, &values);
 }
 
 fn campaign_state(r: &Shown, paused: Option<bool>) -> &'static str {
@@ -188,5 +166,24 @@ pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
             e.metrics.database_errors_total.inc();
             tracing::warn!(error = %err, "could not count intents for metrics");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::metrics::{ROUND_OUTCOMES, STALL_REASONS};
+    use crate::store::{RoundOutcome, StallReason};
+
+    /// The metric's closed label sets are the store's enums, value for value.
+    #[test]
+    fn metric_label_sets_are_the_stores_enums() {
+        let reasons: Vec<&str> = StallReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(reasons, STALL_REASONS);
+        let outcomes: Vec<&str> = RoundOutcome::ALL.iter().map(|r| r.as_str()).collect();
+        let mut want = ROUND_OUTCOMES.to_vec();
+        want.sort_unstable();
+        let mut got = outcomes.clone();
+        got.sort_unstable();
+        assert_eq!(got, want);
     }
 }

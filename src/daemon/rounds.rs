@@ -178,10 +178,7 @@ impl<M: Market> Daemon<M> {
             e.metrics.database_errors_total.inc();
             tracing::warn!(campaign = %name, error = %err, "could not record the end of the round");
         }
-        e.metrics
-            .rounds_total
-            .with_label_values(&[name, outcome.as_str()])
-            .inc();
+        e.metrics.campaigns.round(name, outcome.as_str());
         if paused {
             tracing::info!(campaign = %name, slot = %slot, outcome = outcome.as_str(), "buy round skipped: the campaign is paused");
         } else if outcome == RoundOutcome::Deferred {

@@ -85,10 +85,7 @@ impl<M: Market> Engine<M> {
                     tracing::warn!(campaign = %name, reason = s.reason.as_str(), detail = %s.detail, "buy round stalled: an operator must act");
                 }
                 report.judgment = Some(judgment);
-                self.metrics
-                    .links_bought_total
-                    .with_label_values(&[name])
-                    .inc_by(u64::from(res.bought));
+                self.metrics.campaigns.bought(name, u64::from(res.bought));
                 Ok(())
             }
             _ => Ok(()),

@@ -1,9 +1,17 @@
 //! Metrics: one [`Metrics`] struct owns the Prometheus registry (no globals). Every name has
 //! the `linkrunner_` prefix, base units, `_total` on counters, and labels from closed sets or
-//! validated campaign names — never ids, URLs or free text.
+//! validated campaign names — never ids, URLs or free text. The per-campaign families live
+//! in [`campaigns`] as compact rows (see there why).
 
+mod campaigns;
+
+use std::sync::Arc;
+
+pub use campaigns::{
+    CAMPAIGN_STATES, CampaignGaugeValues, CampaignSeries, ROUND_OUTCOMES, STALL_REASONS,
+};
 use prometheus::{
-    Counter, Encoder, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    Counter, Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
@@ -24,20 +32,11 @@ pub struct Metrics {
     registry: Registry,
     pub build_info: IntGaugeVec,
     pub campaigns_loaded: IntGauge,
-    pub campaign_state: IntGaugeVec,
     pub api_calls_total: IntCounterVec,
     pub api_call_duration_seconds: HistogramVec,
     pub rate_limit_waits_total: IntCounter,
     pub rate_limit_wait_seconds_total: Counter,
     pub intents: IntGaugeVec,
-    pub links_bought_total: IntCounterVec,
-    pub links_held: IntGaugeVec,
-    pub monthly_commitment_rubles: GaugeVec,
-    pub monthly_cap_rubles: GaugeVec,
-    pub uncertain_intents: IntGaugeVec,
-    pub rounds_total: IntCounterVec,
-    pub campaign_stalled: IntGaugeVec,
-    pub last_successful_round_timestamp_seconds: GaugeVec,
     pub reloads_total: IntCounterVec,
     pub campaign_files_rejected: IntGauge,
     pub database_errors_total: IntCounter,
@@ -45,6 +44,8 @@ pub struct Metrics {
     pub ready: IntGauge,
     pub journal_write_duration_seconds: HistogramVec,
     pub credentials: CredentialMetrics,
+    /// The per-campaign series, kept as rows rather than as the crate's vectors.
+    pub campaigns: Arc<CampaignSeries>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -70,13 +71,6 @@ fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCoun
     reg(
         r,
         IntCounterVec::new(Opts::new(name, help), labels).expect("valid metric"),
-    )
-}
-
-fn fgauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> GaugeVec {
-    reg(
-        r,
-        GaugeVec::new(Opts::new(name, help), labels).expect("valid metric"),
     )
 }
 
@@ -116,12 +110,6 @@ impl Metrics {
                 )
                 .expect("valid"),
             ),
-            campaign_state: gauge_vec(
-                &r,
-                "linkrunner_campaign_state",
-                "1 for the state each campaign is in (active, paused, halted, waiting_for_operator).",
-                &["campaign", "state"],
-            ),
             api_calls_total: counter_vec(
                 &r,
                 "linkrunner_api_calls_total",
@@ -153,54 +141,6 @@ impl Metrics {
                 "linkrunner_intents",
                 "Journal intents by kind and state.",
                 &["kind", "state"],
-            ),
-            links_bought_total: counter_vec(
-                &r,
-                "linkrunner_links_bought_total",
-                "Links bought by this process, per campaign.",
-                &["campaign"],
-            ),
-            links_held: gauge_vec(
-                &r,
-                "linkrunner_links_held",
-                "Links held (bought and not released), per campaign.",
-                &["campaign"],
-            ),
-            monthly_commitment_rubles: fgauge_vec(
-                &r,
-                "linkrunner_monthly_commitment_rubles",
-                "Monthly commitment: held, reserved and uncertain links plus running autobuyers' budgets.",
-                &["campaign"],
-            ),
-            monthly_cap_rubles: fgauge_vec(
-                &r,
-                "linkrunner_monthly_cap_rubles",
-                "The campaign's budget.monthly cap.",
-                &["campaign"],
-            ),
-            uncertain_intents: gauge_vec(
-                &r,
-                "linkrunner_uncertain_intents",
-                "Intents whose outcome is unknown and that wait for settlement or an operator.",
-                &["campaign"],
-            ),
-            rounds_total: counter_vec(
-                &r,
-                "linkrunner_rounds_total",
-                "Buy rounds by outcome (succeeded, failed, skipped, stalled).",
-                &["campaign", "outcome"],
-            ),
-            campaign_stalled: gauge_vec(
-                &r,
-                "linkrunner_campaign_stalled",
-                "1 for the reason the campaign's last buy round stalled (no_readable_price, insufficient_balance, purchase_rejected, search_not_ready, nothing_bought), 0 for the others.",
-                &["campaign", "reason"],
-            ),
-            last_successful_round_timestamp_seconds: fgauge_vec(
-                &r,
-                "linkrunner_last_successful_round_timestamp_seconds",
-                "Unix time of the campaign's last successful round.",
-                &["campaign"],
             ),
             reloads_total: counter_vec(
                 &r,
@@ -234,6 +174,7 @@ impl Metrics {
                 HistogramVec::new(journal, &["step"]).expect("valid"),
             ),
             credentials: CredentialMetrics::register(&r),
+            campaigns: Arc::default(),
             registry: r,
         };
         m.init_series();
@@ -256,39 +197,15 @@ impl Metrics {
         }
     }
 
-    /// Sets a campaign's counters to zero, so its series exist before its first round.
-    pub fn init_campaign(&self, campaign: &str) {
-        for outcome in ["succeeded", "failed", "skipped", "stalled"] {
-            self.rounds_total
-                .with_label_values(&[campaign, outcome])
-                .inc_by(0);
-        }
-        self.links_bought_total
-            .with_label_values(&[campaign])
-            .inc_by(0);
-    }
-
-    /// Sets `linkrunner_campaign_stalled` for every reason the caller names (the closed set
-    /// `StallReason::ALL`): 1 where `is_it`, 0 for the others.
-    pub fn set_stalled<'a>(
-        &self,
-        campaign: &str,
-        reasons: impl IntoIterator<Item = (&'a str, bool)>,
-    ) {
-        for (reason, is_it) in reasons {
-            self.campaign_stalled
-                .with_label_values(&[campaign, reason])
-                .set(i64::from(is_it));
-        }
-    }
-
     /// The Prometheus text exposition of every metric.
     pub fn render(&self) -> String {
         let mut buf = Vec::new();
         let enc = TextEncoder::new();
         // Encoding into a Vec cannot fail for well-formed metric families.
         let _ = enc.encode(&self.registry.gather(), &mut buf);
-        String::from_utf8(buf).unwrap_or_default()
+        let mut text = String::from_utf8(buf).unwrap_or_default();
+        self.campaigns.render(&mut text);
+        text
     }
 
     /// Records one marketplace call.
