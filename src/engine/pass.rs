@@ -1,6 +1,8 @@
 //! One pass over the campaigns: for each, take its lease, settle what is uncertain, then run
 //! the planned actions in order — the same actions `plan` shows.
 
+use std::borrow::Borrow;
+
 use serde::Serialize;
 use tracing::Instrument;
 
@@ -102,9 +104,9 @@ impl CampaignReport {
 impl<M: Market> Engine<M> {
     /// Reconciles every loaded campaign, and every recorded campaign whose file is gone,
     /// at most `campaign_concurrency` working at once (see [`super::slots`]).
-    pub async fn pass(
+    pub async fn pass<C: Borrow<LoadedCampaign>>(
         &self,
-        campaigns: &[LoadedCampaign],
+        campaigns: &[C],
         buy_round: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
         self.pass_with(campaigns, buy_round, true).await
@@ -112,17 +114,17 @@ impl<M: Market> Engine<M> {
 
     /// Reconciles (no buying) some campaigns; with `include_removed`, also every recorded
     /// campaign whose file is gone.
-    pub async fn pass_some(
+    pub async fn pass_some<C: Borrow<LoadedCampaign>>(
         &self,
-        campaigns: &[LoadedCampaign],
+        campaigns: &[C],
         include_removed: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
         self.pass_with(campaigns, false, include_removed).await
     }
 
-    async fn pass_with(
+    async fn pass_with<C: Borrow<LoadedCampaign>>(
         &self,
-        campaigns: &[LoadedCampaign],
+        campaigns: &[C],
         buy_round: bool,
         include_removed: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
@@ -131,15 +133,26 @@ impl<M: Market> Engine<M> {
         } else {
             Vec::new()
         };
+        let loaded: std::collections::HashSet<&str> = campaigns
+            .iter()
+            .map(|c| c.borrow().campaign.name.as_str())
+            .collect();
         let removed: Vec<String> = known
             .into_iter()
-            .filter(|n| !campaigns.iter().any(|c| &c.campaign.name == n))
+            .filter(|n| !loaded.contains(n.as_str()))
             .collect();
         // A campaign's task is created only once a slot is free for it (waits for a search
         // lend the slot out, so campaigns that wait do not hold others back).
         let mut set = tokio::task::JoinSet::new();
+        let mut reports = Vec::new();
         for lc in campaigns {
+            let lc = lc.borrow();
             let slot = self.slots.take().await;
+            // A finished task keeps its whole future's memory until joined (16 KiB a
+            // campaign): joined as they finish, 10,000 campaigns do not pile up 160 MiB.
+            while let Some(r) = set.try_join_next() {
+                reports.push(joined(r));
+            }
             let (e, c) = (self.clone(), lc.campaign.clone());
             let kind = if buy_round {
                 CauseKind::Round
@@ -157,14 +170,8 @@ impl<M: Market> Engine<M> {
             let cause = pass_cause(None, CauseKind::Removal, None);
             set.spawn(slot.run(async move { e.campaign_pass(None, &name, false, cause).await }));
         }
-        let mut reports = Vec::new();
         while let Some(r) = set.join_next().await {
-            reports.push(r.unwrap_or_else(|e| {
-                let mut r = CampaignReport::new("?");
-                r.outcome = PassOutcome::Failed;
-                r.detail = Some(format!("task failed: {e}"));
-                r
-            }));
+            reports.push(joined(r));
         }
         reports.sort_by(|a, b| a.campaign.cmp(&b.campaign));
         Ok(reports)
@@ -470,6 +477,16 @@ impl<M: Market> Engine<M> {
             Err(e) => Err(self.read_error(e)),
         }
     }
+}
+
+/// A campaign task's report, or a failed one when the task panicked.
+fn joined(r: Result<CampaignReport, tokio::task::JoinError>) -> CampaignReport {
+    r.unwrap_or_else(|e| {
+        let mut r = CampaignReport::new("?");
+        r.outcome = PassOutcome::Failed;
+        r.detail = Some(format!("task failed: {e}"));
+        r
+    })
 }
 
 /// Why a pass runs, with the file version it runs: `lc` is `None` for a removed file; `slot`
