@@ -83,7 +83,9 @@ pub(super) struct Daemon<M: Market> {
     pub(super) health: Arc<Health>,
     /// Per buying campaign: its schedule, and when its next round is due (checked every second;
     /// the store's `claim_round` decides whether that slot already ran).
-    pub(super) next: Mutex<HashMap<String, (Cron, DateTime<Utc>)>>,
+    pub(super) next: Mutex<HashMap<String, (Arc<Cron>, DateTime<Utc>)>>,
+    /// The parsed schedules, shared by pattern (taken only under `next`'s lock).
+    pub(super) patterns: Mutex<schedule::Patterns>,
     /// Campaigns whose round task is still running: a slot that comes due meanwhile starts
     /// no second task for the same campaign.
     pub(super) busy: Mutex<HashSet<String>>,
@@ -119,6 +121,7 @@ pub async fn run<M: Market>(
         set: RwLock::new(CampaignSet::default()),
         health,
         next: Mutex::new(HashMap::new()),
+        patterns: Mutex::default(),
         busy: Mutex::new(HashSet::new()),
         events,
         tracker: TaskTracker::new(),
@@ -254,14 +257,14 @@ impl<M: Market> Daemon<M> {
     }
 
     /// Tells the status page when each campaign's next round is due.
-    pub(super) fn publish_next_rounds(&self, next: &HashMap<String, (Cron, DateTime<Utc>)>) {
+    pub(super) fn publish_next_rounds(&self, next: &HashMap<String, (Arc<Cron>, DateTime<Utc>)>) {
         let due = next.iter().map(|(n, (_, at))| (n.clone(), *at)).collect();
         self.health.set_next_rounds(due);
     }
 
     fn schedule_campaign(
         &self,
-        next: &mut HashMap<String, (Cron, DateTime<Utc>)>,
+        next: &mut HashMap<String, (Arc<Cron>, DateTime<Utc>)>,
         lc: &LoadedCampaign,
         changed: bool,
     ) {
@@ -277,7 +280,12 @@ impl<M: Market> Daemon<M> {
                 return;
             }
         };
-        match schedule::parse(&pattern) {
+        let parsed = self
+            .patterns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .parse(&pattern);
+        match parsed {
             // First check at the latest past slot: the round task asks the store whether it ran.
             Ok(cron) => {
                 let first = cron
