@@ -4,12 +4,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::campaign::{self, Diagnostic, LoadedCampaign};
 
 #[derive(Debug, Default, Clone)]
 pub struct CampaignSet {
-    by_path: BTreeMap<PathBuf, LoadedCampaign>,
+    /// Shared, so a reconciliation's or a round's copy is a pointer, not a second copy of
+    /// every campaign (at 10,000 campaigns that copy was 20 MiB).
+    by_path: BTreeMap<PathBuf, Arc<LoadedCampaign>>,
     /// Each campaign's file, by campaign name: [`Self::get`] runs per round and per report,
     /// so with thousands of campaigns it must not scan them all.
     by_name: HashMap<String, PathBuf>,
@@ -32,11 +35,15 @@ impl ReloadSummary {
 }
 
 impl CampaignSet {
-    pub fn campaigns(&self) -> Vec<LoadedCampaign> {
+    pub fn campaigns(&self) -> Vec<Arc<LoadedCampaign>> {
         self.by_path.values().cloned().collect()
     }
 
-    pub fn get(&self, name: &str) -> Option<&LoadedCampaign> {
+    pub fn iter(&self) -> impl Iterator<Item = &LoadedCampaign> {
+        self.by_path.values().map(|c| &**c)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
         self.by_path.get(self.by_name.get(name)?)
     }
 
@@ -62,7 +69,7 @@ impl CampaignSet {
             if changed {
                 s.changed.push(lc.campaign.name.clone());
             }
-            next.insert(lc.path.clone(), lc);
+            next.insert(lc.path.clone(), Arc::new(lc));
         }
         for p in &report.problems {
             if let (false, Some(old)) = (next.contains_key(&p.path), self.by_path.get(&p.path)) {

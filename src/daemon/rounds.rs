@@ -208,7 +208,7 @@ impl<M: Market> Daemon<M> {
                 return;
             }
             // One copy of the chosen campaigns (the pass needs them), not of the whole set.
-            let chosen: Vec<LoadedCampaign> = {
+            let chosen: Vec<Arc<LoadedCampaign>> = {
                 let set = d.set.read().await;
                 match &only {
                     Some(names) => names.iter().filter_map(|n| set.get(n).cloned()).collect(),

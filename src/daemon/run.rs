@@ -243,7 +243,7 @@ impl<M: Market> Daemon<M> {
         let set = self.set.read().await;
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         next.retain(|name, _| set.get(name).is_some());
-        for lc in set.campaigns() {
+        for lc in set.iter() {
             self.schedule_campaign(&mut next, &lc, summary.changed.contains(&lc.campaign.name));
         }
         self.publish_next_rounds(&next);
