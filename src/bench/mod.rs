@@ -142,7 +142,7 @@ fn flow_verdicts(s: &flow::FlowSetup, f: &flow::FlowFigures) -> Vec<Verdict> {
         by_op.join(", ")
     );
     println!(
-        "   polls per search {} (backoff {} ms then x2); 429s {}; bought {} links, {} duplicate(s); {}/{} campaigns converged with {} links",
+        "   polls per search {} (first wait {} ms, then doubled, at most the job's age); 429s {}; bought {} links, {} duplicate(s); {}/{} campaigns converged with {} links",
         fmt_num(f.polls as f64 / f.searches.max(1) as f64),
         s.poll_initial.as_millis(),
         f.rate_limited,

@@ -33,7 +33,7 @@ pub struct BenchArgs {
     /// second's worth at the rate limit); setting it labels the figures "tuned".
     #[arg(long)]
     pub max_concurrency: Option<usize>,
-    /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
+    /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer, at most the job's age).
     #[arg(long, default_value_t = 2000)]
     pub poll_initial_ms: u64,
     /// How the client spaces requests under the rate limit: `even` (the product's: evenly

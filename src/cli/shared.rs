@@ -25,7 +25,7 @@ pub struct EngineArgs {
     /// Seconds a donor search may stay pending before the round gives up on it.
     #[arg(long, env = "LINKRUNNER_SEARCH_DEADLINE", default_value_t = 900)]
     pub search_deadline: u64,
-    /// Milliseconds before the first poll of a search result (doubled after each pending answer).
+    /// Milliseconds before the first poll of a search result (doubled after each pending answer, at most the job's age).
     #[arg(long, env = "LINKRUNNER_POLL_INITIAL_MS", default_value_t = 2000)]
     pub poll_initial_ms: u64,
     /// Upper bound of the poll interval, in milliseconds.
