@@ -11,8 +11,9 @@
 //! let mut settings = AppSettings::new(Journal::Url("sqlite://journal.db".into()), market);
 //! settings.daemon.campaigns_dir = "campaigns".into();
 //! let app = App::build(settings).await?;
-//! // Either one pass now, through the engine ...
-//! let _reports = app.engine().pass(&[], false).await?;
+//! // Either one pass now, through the engine, over the loaded campaigns ...
+//! let loaded = linkrunner::campaign::load_dir(std::path::Path::new("campaigns"));
+//! let _reports = app.engine().pass(&loaded.campaigns, false).await?;
 //! // ... or the daemon until the token is cancelled (port 0 in tests).
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
 //! let shutdown = tokio_util::sync::CancellationToken::new();

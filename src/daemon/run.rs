@@ -83,7 +83,7 @@ pub(super) struct Daemon<M: Market> {
     pub(super) health: Arc<Health>,
     /// Per buying campaign: its schedule, and when its next round is due (checked every second;
     /// the store's `claim_round` decides whether that slot already ran).
-    pub(super) next: Mutex<HashMap<String, (Arc<Cron>, DateTime<Utc>)>>,
+    pub(super) next: Mutex<NextRounds>,
     /// The parsed schedules, shared by pattern (taken only under `next`'s lock).
     pub(super) patterns: Mutex<schedule::Patterns>,
     /// Campaigns whose round task is still running: a slot that comes due meanwhile starts
@@ -96,6 +96,9 @@ pub(super) struct Daemon<M: Market> {
     /// SIGHUP: the credentials upkeep re-reads files (or logs in) at once.
     pub(super) credentials_hup: Arc<Notify>,
 }
+
+/// Per buying campaign: its parsed schedule and when its next round is due.
+pub(super) type NextRounds = HashMap<String, (Arc<Cron>, DateTime<Utc>)>;
 
 /// Runs until `shutdown` is cancelled, serving HTTP on `listener`.
 pub async fn run<M: Market>(
@@ -244,7 +247,7 @@ impl<M: Market> Daemon<M> {
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         next.retain(|name, _| set.get(name).is_some());
         for lc in set.iter() {
-            self.schedule_campaign(&mut next, &lc, summary.changed.contains(&lc.campaign.name));
+            self.schedule_campaign(&mut next, lc, summary.changed.contains(&lc.campaign.name));
         }
         self.publish_next_rounds(&next);
         let to_reconcile = if summary.removed.is_empty() {
@@ -257,17 +260,12 @@ impl<M: Market> Daemon<M> {
     }
 
     /// Tells the status page when each campaign's next round is due.
-    pub(super) fn publish_next_rounds(&self, next: &HashMap<String, (Arc<Cron>, DateTime<Utc>)>) {
+    pub(super) fn publish_next_rounds(&self, next: &NextRounds) {
         let due = next.iter().map(|(n, (_, at))| (n.clone(), *at)).collect();
         self.health.set_next_rounds(due);
     }
 
-    fn schedule_campaign(
-        &self,
-        next: &mut HashMap<String, (Arc<Cron>, DateTime<Utc>)>,
-        lc: &LoadedCampaign,
-        changed: bool,
-    ) {
+    fn schedule_campaign(&self, next: &mut NextRounds, lc: &LoadedCampaign, changed: bool) {
         let name = &lc.campaign.name;
         if !changed && next.contains_key(name) {
             return;

@@ -138,7 +138,8 @@ impl<M: Market> Engine<M> {
                     let age = (self.clock.now() - row.created_at)
                         .to_std()
                         .unwrap_or_default();
-                    wait = next_poll_wait(wait, age, &self.settings);
+                    let bounds = (self.settings.poll_initial, self.settings.poll_max);
+                    wait = next_poll_wait(wait, age, bounds);
                     next_wait = wait;
                 }
             }
@@ -449,8 +450,12 @@ pub fn search_params(c: &Campaign) -> SearchParams {
 /// 4 s rather than 6 s (the first reconciliation's last campaigns idled for those seconds,
 /// issue 13), while a job first polled late (its campaign queued behind the rate limit) waits
 /// no longer than it did: never later than doubling, never sooner than twice the job's age.
-fn next_poll_wait(last: Duration, age: Duration, s: &super::EngineSettings) -> Duration {
-    (last * 2).min(age.max(s.poll_initial)).min(s.poll_max)
+pub(crate) fn next_poll_wait(
+    last: Duration,
+    age: Duration,
+    (initial, max): (Duration, Duration),
+) -> Duration {
+    (last * 2).min(age.max(initial)).min(max)
 }
 
 #[cfg(test)]
@@ -502,17 +507,18 @@ mod tests {
     #[test]
     fn a_young_job_is_polled_again_at_twice_its_age_and_an_old_one_as_before() {
         let s = super::super::EngineSettings::default();
+        let b = (s.poll_initial, s.poll_max);
         let secs = Duration::from_secs;
         assert_eq!(s.poll_initial, secs(2));
         // Pending at 2 s: again at 4 s, then 8 s, 16 s.
-        assert_eq!(next_poll_wait(secs(2), secs(2), &s), secs(2));
-        assert_eq!(next_poll_wait(secs(2), secs(4), &s), secs(4));
-        assert_eq!(next_poll_wait(secs(4), secs(8), &s), secs(8));
+        assert_eq!(next_poll_wait(secs(2), secs(2), b), secs(2));
+        assert_eq!(next_poll_wait(secs(2), secs(4), b), secs(4));
+        assert_eq!(next_poll_wait(secs(4), secs(8), b), secs(8));
         // First polled at 9 s (queued behind the limit): the doubled wait, not 9 s.
-        assert_eq!(next_poll_wait(secs(2), secs(9), &s), secs(4));
+        assert_eq!(next_poll_wait(secs(2), secs(9), b), secs(4));
         // Never sooner than the first wait (a job resumed at once after a restart) …
-        assert_eq!(next_poll_wait(secs(2), Duration::ZERO, &s), secs(2));
+        assert_eq!(next_poll_wait(secs(2), Duration::ZERO, b), secs(2));
         // … never later than the longest.
-        assert_eq!(next_poll_wait(secs(20), secs(60), &s), s.poll_max);
+        assert_eq!(next_poll_wait(secs(20), secs(60), b), s.poll_max);
     }
 }

@@ -197,7 +197,7 @@ impl Family {
 }
 
 fn escape(s: &str, quote: bool) -> std::borrow::Cow<'_, str> {
-    if !s.contains(['\\', '\n']) && !(quote && s.contains('"')) {
+    if !(s.contains(['\\', '\n']) || quote && s.contains('"')) {
         return s.into();
     }
     let mut e = String::with_capacity(s.len() + 2);
