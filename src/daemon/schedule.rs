@@ -54,7 +54,8 @@ impl Patterns {
     }
 
     /// Patterns that have a parsed `Cron` in use.
-    pub fn in_use(&self) -> usize {
+    #[cfg(test)]
+    fn in_use(&self) -> usize {
         self.parsed
             .values()
             .filter(|w| w.strong_count() > 0)

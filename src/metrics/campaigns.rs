@@ -64,6 +64,16 @@ struct Row {
     bought: Option<u64>,
 }
 
+impl Row {
+    /// Makes the counters that exist from a campaign's first refresh exist, at zero.
+    fn init(&mut self) {
+        for r in &mut self.rounds[..ROUND_OUTCOMES_AT_START] {
+            r.get_or_insert(0);
+        }
+        self.bought.get_or_insert(0);
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Gauges {
     state: u8,
@@ -93,12 +103,7 @@ impl CampaignSeries {
 
     /// Makes the campaign's counters exist at zero, so `increase()` sees their first step.
     pub fn init(&self, campaign: &str) {
-        self.with_row(campaign, |row| {
-            for r in &mut row.rounds[..ROUND_OUTCOMES_AT_START] {
-                r.get_or_insert(0);
-            }
-            row.bought.get_or_insert(0);
-        });
+        self.with_row(campaign, Row::init);
     }
 
     /// Sets the campaign's gauges (and makes its counters exist).
@@ -119,8 +124,8 @@ impl CampaignSeries {
             if v.last_success.is_some() {
                 row.last_success = v.last_success;
             }
+            row.init();
         });
-        self.init(campaign);
     }
 
     /// Counts one round of the campaign with `outcome` (one of [`ROUND_OUTCOMES`]).
@@ -135,15 +140,6 @@ impl CampaignSeries {
     /// Counts links the campaign bought.
     pub fn bought(&self, campaign: &str, links: u64) {
         self.with_row(campaign, |row| *row.bought.get_or_insert(0) += links);
-    }
-
-    /// Campaigns that have a row.
-    pub fn len(&self) -> usize {
-        self.rows.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Appends every family in the text exposition format. The lock is taken once per family,
