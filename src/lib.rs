@@ -10,26 +10,23 @@
 //! | [`market`] | the marketplace wire: paths, JSON names, auth, tolerant decoding, error classes, rate limit |
 //! | [`store`] | the journal: intents, budget ledger, searches, leases; PostgreSQL and SQLite |
 //! | [`engine`] | reconcile campaigns against the journal, decide and run steps, settle uncertainty |
-//! | [`sandbox`] | an in-repo marketplace with real state, async jobs, validation and faults |
 //! | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...` (read-only) |
 //! | [`app`] | the one wiring: metrics → journal → marketplace client → engine, and the daemon around it |
 //! | [`daemon`] | `run` and `demo`: schedules, reload, signals, systemd, around the engine |
 //! | [`money`], [`clock`], [`metrics`] | kopecks, injected time, the metrics registry |
 //! | [`cli`] | the commands: clap flags → plain settings of the modules above; nothing imports it |
 //! | [`telemetry`] | logging to stderr, human or JSON |
-//! | [`bench`] | `linkrunner bench`: rate, calls, memory, start-up and journal figures against the sandbox |
 
 pub mod app;
-pub mod bench;
 pub mod campaign;
 pub mod cli;
-pub mod clock;
 pub mod daemon;
 pub mod engine;
 pub mod http;
 pub mod market;
 pub mod metrics;
-pub mod money;
-pub mod sandbox;
 pub mod store;
 pub mod telemetry;
+
+pub use linkrunner_domain as domain;
+pub use linkrunner_domain::{clock, money};

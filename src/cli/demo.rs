@@ -17,7 +17,7 @@ use super::global::GlobalArgs;
 use crate::app::{self, App, AppSettings, Journal};
 use crate::daemon::run::{DaemonOptions, Event};
 use crate::engine::EngineSettings;
-use crate::sandbox::{self, SandboxConfig, SandboxHandle};
+use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 
 #[derive(Debug, Clone, Args)]
 pub struct DemoArgs {
@@ -48,7 +48,7 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
         .await
         .context("binding the sandbox port")?;
     let sandbox = Arc::new(
-        sandbox::spawn(SandboxConfig::new(&token, &ticket), sb_listener)
+        linkrunner_sandbox::spawn(SandboxConfig::new(&token, &ticket), sb_listener)
             .await
             .context("starting the sandbox")?,
     );

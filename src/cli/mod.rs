@@ -1,6 +1,6 @@
 //! `cli/`: the command layer. Clap types live here and nowhere below: each command turns its
 //! flags into the plain settings of the module that owns the work ([`crate::app`], `engine`,
-//! `daemon`, `sandbox`, `bench`, `campaign`) and prints the result. Nothing outside `cli/` and
+//! `daemon`, `campaign`, and the sandbox crate) and prints the result. Nothing outside `cli/` and
 //! `main.rs` imports it.
 //!
 //! | file | what |
@@ -15,10 +15,10 @@
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
 //! | [`history`] | `history` and `explain`: what moved money and why |
 //! | [`report`] | `report --month`: the month's money for finance |
-//! | [`sandbox`], [`demo`], [`bench`] | the sandbox marketplace, the demo, the benchmarks |
+//! | `sandbox`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`crates/bench`) |
 
 pub mod api;
-pub mod bench;
+#[cfg(feature = "sandbox")]
 pub mod demo;
 pub mod global;
 pub mod history;
@@ -29,7 +29,9 @@ pub mod probe;
 pub mod report;
 pub mod resolve;
 pub mod run;
+#[cfg(feature = "sandbox")]
 pub mod sandbox;
+#[cfg(feature = "sandbox")]
 pub mod sandbox_behaviour;
 pub mod secrets;
 pub mod shared;
@@ -86,11 +88,11 @@ pub enum Command {
     /// Exit 0: every check passed; 1: a problem (printed).
     Probe(probe::ProbeArgs),
     /// Serve the sandbox marketplace (for tests, demos and benchmarks).
+    #[cfg(feature = "sandbox")]
     Sandbox(sandbox::SandboxArgs),
     /// The sandbox, an embedded database and the daemon in one process, on the example campaigns.
+    #[cfg(feature = "sandbox")]
     Demo(demo::DemoArgs),
-    /// Benchmark against the sandbox: rate limit, calls, memory, start-up, journal; prints figures.
-    Bench(bench::BenchArgs),
 }
 
 /// Runs one command; the exit code is the command's verdict, an error is exit 1.
@@ -109,8 +111,9 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => report::report(&g, &a).await,
         Command::Migrate => migrate::migrate(&g).await,
         Command::Probe(a) => probe::probe(&g, &a).await,
+        #[cfg(feature = "sandbox")]
         Command::Demo(a) => demo::demo(&g, &a).await,
-        Command::Bench(a) => bench::bench(&a).await,
+        #[cfg(feature = "sandbox")]
         Command::Sandbox(a) => sandbox::sandbox(a).await.map(|()| ExitCode::SUCCESS),
     }
 }

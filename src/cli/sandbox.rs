@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
 use crate::money::Money;
-use crate::sandbox::{Faults, SandboxAuth, SandboxConfig, SandboxLogin, Shape};
+use linkrunner_sandbox::{Faults, SandboxAuth, SandboxConfig, SandboxLogin, Shape};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AuthArg {
@@ -179,7 +179,7 @@ impl SandboxArgs {
 
 pub async fn sandbox(args: SandboxArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
-    let handle = crate::sandbox::start(cfg, args.listen).await?;
+    let handle = linkrunner_sandbox::start(cfg, args.listen).await?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", handle.base_url()).context("cannot write the base URL to stdout")?;
     out.flush().context("cannot flush stdout")?;

@@ -4,8 +4,8 @@
 
 use clap::Args;
 
-use crate::sandbox::SandboxConfig;
-use crate::sandbox::behaviour::{Behaviour, ListPaging};
+use linkrunner_sandbox::SandboxConfig;
+use linkrunner_sandbox::behaviour::{Behaviour, ListPaging};
 
 #[derive(Debug, Clone, Args)]
 pub struct BehaviourArgs {

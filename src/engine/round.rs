@@ -450,7 +450,7 @@ pub fn search_params(c: &Campaign) -> SearchParams {
 /// 4 s rather than 6 s (the first reconciliation's last campaigns idled for those seconds,
 /// issue 13), while a job first polled late (its campaign queued behind the rate limit) waits
 /// no longer than it did: never later than doubling, never sooner than twice the job's age.
-pub(crate) fn next_poll_wait(
+pub fn next_poll_wait(
     last: Duration,
     age: Duration,
     (initial, max): (Duration, Duration),

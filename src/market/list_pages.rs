@@ -16,8 +16,8 @@ use super::decode::paging::{self, Next, Paging};
 use super::decode::{self};
 use super::error::MarketError;
 use super::ops::post;
-use super::types::{LinkList, LinkRecord, ListCompleteness};
 use super::{op, paths, wire};
+use crate::domain::market::{LinkList, LinkRecord, ListCompleteness};
 
 /// Most requests one link list may take.
 pub const MAX_LIST_PAGES: u32 = 1000;

@@ -1,7 +1,8 @@
 //! `market/`: the marketplace wire. The only code that knows the service's paths, JSON field
 //! names and authentication.
 //!
-//! - [`types`]: domain types the engine uses (no wire structs leave this module).
+//! - the nouns the engine, the journal and metrics share (ids, link records, search jobs,
+//!   operation names) live in [`crate::domain`]; this module re-exports them for its callers.
 //! - [`error`]: [`MarketError`] and the [`Executed`] classification of every outcome.
 //! - [`Market`]: the interface the engine drives; [`client::MarketClient`] implements it over HTTP.
 //! - [`client`]: [`MarketClient`], the HTTP transport: auth headers, limits, answer caps,
@@ -41,11 +42,12 @@ pub mod settings;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
 mod throttle;
-pub mod types;
 mod wire;
 
 use std::future::Future;
 
+pub use crate::domain::market::*;
+pub use crate::domain::op;
 pub use auth::{AuthScheme, Credentials, CredentialsError};
 pub use classify::parse_retry_after;
 pub use client::{BuildError, MarketClient};
@@ -55,36 +57,6 @@ pub use field_map::{FieldKey, FieldMap, FieldMapError};
 pub use seen::{PendingForm, PollSeen};
 pub use settings::{BaseUrl, ClientConfig, ConfigError};
 pub use throttle::Pacing;
-pub use types::*;
-
-/// Operation names, used in errors, logs and the `operation` metrics label (a closed set).
-pub mod op {
-    pub const CREATE_PROJECT: &str = "Project.addSimpleProjectAndContent";
-    pub const ADD_TEXTS: &str = "Content.addTexts";
-    pub const SEARCH: &str = "SearchRent.searchRentTree";
-    pub const SEARCH_RESULT: &str = "SearchRent.searchRentTreeResult";
-    pub const BUY: &str = "Placement.createPlacementsRent";
-    pub const LIST_LINKS: &str = "Placement.getProjectPlacementsLinks";
-    pub const CREATE_FILTER: &str = "SearchFilter.addSearchFilter";
-    pub const CREATE_AUTOBUYER: &str = "Autobuyer.createAutobuyerRent";
-    pub const STOP_AUTOBUYERS: &str = "Autobuyer.stopAutobuyers";
-    pub const START_AUTOBUYERS: &str = "Autobuyer.startAutobuyers";
-    /// The built-in login (`POST /login`, `GET /auth`): named in a halt when it is refused.
-    /// Not one of the ten operations, so not in [`ALL`].
-    pub const LOGIN: &str = "login";
-    pub const ALL: [&str; 10] = [
-        CREATE_PROJECT,
-        ADD_TEXTS,
-        SEARCH,
-        SEARCH_RESULT,
-        BUY,
-        LIST_LINKS,
-        CREATE_FILTER,
-        CREATE_AUTOBUYER,
-        STOP_AUTOBUYERS,
-        START_AUTOBUYERS,
-    ];
-}
 
 /// The ten operations of the marketplace. Calls that change something (all but
 /// `search_result` and `list_links`; `start_search` queues a job but spends nothing) are

@@ -12,8 +12,8 @@ use super::client::{Answer, Call, MarketClient};
 use super::decode::{self, DecodeError};
 use super::error::MarketError;
 use super::refused::change_call;
-use super::types::*;
 use super::{Market, op, paths, wire};
+use crate::domain::market::*;
 
 /// Statuses that mean "the search is not finished" rather than failure.
 const SEARCH_PENDING_STATUSES: [u16; 5] = [202, 204, 409, 423, 425];

@@ -28,8 +28,8 @@ use super::error::MarketError;
 use super::field_map::{FieldKey, FieldMap};
 use super::seen::{PendingForm, PollSeen};
 use super::settings::ClientConfig;
-use super::types::{ListCompleteness, SearchJob, SearchParams, SearchPoll};
 use super::{AuthScheme, Market, op, paths};
+use crate::domain::market::{ListCompleteness, SearchJob, SearchParams, SearchPoll};
 
 /// What to probe beyond the credentials.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::types::{AutobuyerSpec, FilterSpec, PurchaseOrder, SearchParams, UrlTexts};
+use crate::domain::market::{AutobuyerSpec, FilterSpec, PurchaseOrder, SearchParams, UrlTexts};
 use crate::money::Money;
 
 /// Why a body could not be built; becomes `MarketError::InvalidRequest`.
@@ -191,7 +191,7 @@ fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::market::types::{AutobuyerUrl, PageTarget, TechValues};
+    use crate::domain::market::{AutobuyerUrl, PageTarget, TechValues};
 
     fn order(pages: Vec<PageTarget>) -> PurchaseOrder {
         PurchaseOrder {

@@ -15,7 +15,7 @@ use prometheus::{
     IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-/// Outcome label values of `linkrunner_api_calls_total`: `ok` plus [`crate::market::MarketError::metric_label`].
+/// Outcome label values of `linkrunner_api_calls_total`: `ok` plus the marketplace client's closed error labels (`MarketError::metric_label`).
 pub const API_OUTCOMES: [&str; 8] = [
     "ok",
     "unauthorized",
@@ -185,7 +185,7 @@ impl Metrics {
     /// scrape (a family with no series is not exported at all, and `increase()` misses a first
     /// failure on a series that appears already at 1).
     pub fn init_series(&self) {
-        for op in crate::market::op::ALL {
+        for op in crate::domain::op::ALL {
             for outcome in API_OUTCOMES {
                 self.api_calls_total
                     .with_label_values(&[op, outcome])

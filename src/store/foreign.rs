@@ -19,7 +19,7 @@ use super::records::ForeignLink;
 use super::rows::{col, db, opt_time, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
-use crate::market::LinkRecord;
+use crate::domain::market::LinkRecord;
 use crate::money::Money;
 
 /// A listed link that matched no held link, as the engine judged it.

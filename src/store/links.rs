@@ -14,7 +14,7 @@ use super::rows::{col, db, opt_time, time};
 use super::types::{IntentId, IntentRow};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
-use crate::market::LinkRecord;
+use crate::domain::market::LinkRecord;
 use crate::money::Money;
 
 pub(crate) struct NewHeld {

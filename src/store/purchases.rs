@@ -12,7 +12,7 @@ use super::rows::db;
 use super::types::{AttemptRef, IntentRow};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
-use crate::market::LinkRecord;
+use crate::domain::market::LinkRecord;
 use crate::money::Money;
 
 /// The campaign's blocked purchases (`$1`), served by the index `intents_campaign_kind`.

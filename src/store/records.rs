@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::types::{IntentId, text_enum};
-use crate::market::ProjectIds;
+use crate::domain::market::ProjectIds;
 use crate::money::Money;
 
 /// A campaign's caps as its file states them.
@@ -143,7 +143,7 @@ pub struct ForeignLink {
 /// One link of a read of the project's list, as the engine judged it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedLink {
-    pub record: crate::market::LinkRecord,
+    pub record: crate::domain::market::LinkRecord,
     /// Its status says it left (removed, rejected, …): its rent is released after the grace.
     pub leaving: bool,
     /// The autobuyer a link no intent of ours bought is attributed to.
@@ -187,7 +187,7 @@ pub struct SearchRow {
     pub id: i64,
     pub campaign: String,
     pub url_id: i64,
-    pub job: crate::market::SearchJob,
+    pub job: crate::domain::market::SearchJob,
     pub state: SearchState,
     pub polls: u32,
     pub deadline: DateTime<Utc>,

@@ -12,7 +12,7 @@ use super::records::{AutobuyerRecord, RemoteIds, SwitchState};
 use super::rows::{col, db, flag, opt_time, parsed};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
-use crate::market::{CreatedUrl, ProjectIds};
+use crate::domain::market::{CreatedUrl, ProjectIds};
 use crate::money::Money;
 
 pub(crate) struct NewAutobuyer<'a> {

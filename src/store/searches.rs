@@ -9,7 +9,7 @@ use super::records::{SearchRow, SearchState};
 use super::rows::{col, count, db, parsed, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
-use crate::market::SearchJob;
+use crate::domain::market::SearchJob;
 
 impl Store {
     /// The open search for this campaign and URL, if any (its deadline may have passed).

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::market::{CreatedUrl, ProjectIds};
+use crate::domain::market::{CreatedUrl, ProjectIds};
 use crate::money::Money;
 
 /// The database id of an intent.

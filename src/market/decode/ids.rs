@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::{DecodeError, as_id, id_field, rejection, shallowest_id};
+use crate::domain::market::ProjectIds;
 use crate::market::field_map::{self, FieldKey, FieldMap};
-use crate::market::types::ProjectIds;
 
 /// Array keys that may hold the ids of bought links, in the order they are tried.
 const PURCHASE_ARRAYS: [&str; 6] = [

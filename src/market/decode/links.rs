@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{DecodeError, has_any, id_field, objects_where, price_of, rejection, string_at};
+use crate::domain::market::LinkRecord;
 use crate::market::field_map::{FieldKey, FieldMap};
-use crate::market::types::LinkRecord;
 
 const LINK_ID_NAMES: [&str; 3] = ["id", "linkId", "placementId"];
 /// Names that alone mark an object as a link (a bare `id` could be anything).

@@ -4,7 +4,7 @@
 
 use linkrunner::market::AuthScheme;
 use linkrunner::market::{Executed, Market, MarketError};
-use linkrunner::sandbox::{Op, SandboxAuth};
+use linkrunner_sandbox::{Op, SandboxAuth};
 
 use super::support::{DOMAIN, TICKET, TOKEN, client_with, credentials, sandbox_config, start};
 

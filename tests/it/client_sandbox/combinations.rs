@@ -13,8 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use linkrunner::market::FieldMap;
-use linkrunner::sandbox::faults::Prng;
-use linkrunner::sandbox::{Faults, Op, Shape};
+use linkrunner_sandbox::faults::Prng;
+use linkrunner_sandbox::{Faults, Op, Shape};
 use tokio::sync::Semaphore;
 
 use super::shapes::{Answers, run_flow};

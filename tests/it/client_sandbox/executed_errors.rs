@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use linkrunner::market::{Executed, Market, MarketError};
-use linkrunner::sandbox::{Faults, Op, SandboxConfig};
+use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 
 use super::flow::{autobuyer, cheap_filter};
 use super::support::{
@@ -98,7 +98,7 @@ async fn a_start_answered_as_an_error_with_the_autobuyer_ids_is_uncertain() {
 
     assert_uncertain_with_ids(&err, &[id]);
     let state = sandbox.ledger().autobuyer(id).unwrap().state;
-    assert_eq!(state, linkrunner::sandbox::AutobuyerState::Running);
+    assert_eq!(state, linkrunner_sandbox::AutobuyerState::Running);
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use linkrunner::market::{
     ClientConfig, CredentialSource, LoginSettings, Market, MarketError, SecretOrigin, op,
 };
-use linkrunner::sandbox::{Op, SandboxConfig, SandboxLogin};
+use linkrunner_sandbox::{Op, SandboxConfig, SandboxLogin};
 
 use super::support::{DOMAIN, TICKET, TOKEN, client_with, sandbox_config, start};
 
@@ -134,7 +134,7 @@ async fn a_token_the_marketplace_revokes_early_is_replaced_by_one_new_login() {
     let addr = sandbox.addr();
     sandbox.shutdown().await;
     let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
-    let sandbox = linkrunner::sandbox::spawn(cfg, listener).await.unwrap();
+    let sandbox = linkrunner_sandbox::spawn(cfg, listener).await.unwrap();
 
     // Act
     let again = market.create_project("https://other.example").await;

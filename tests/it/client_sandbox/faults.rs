@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use linkrunner::market::{Executed, Market, MarketClient, MarketError};
-use linkrunner::sandbox::faults::FaultState;
-use linkrunner::sandbox::{Faults, Op, SandboxHandle};
+use linkrunner_sandbox::faults::FaultState;
+use linkrunner_sandbox::{Faults, Op, SandboxHandle};
 
 use super::flow::cheap_filter;
 use super::support::{

@@ -6,7 +6,8 @@ use linkrunner::market::{
     AutobuyerSpec, AutobuyerUrl, FilterSpec, Market, MarketClient, SearchPoll,
 };
 use linkrunner::money::Money;
-use linkrunner::sandbox::{self, AutobuyerState, Op};
+use linkrunner_sandbox as sandbox;
+use linkrunner_sandbox::{AutobuyerState, Op};
 
 use super::support::{
     DOMAIN, SHOES, TEXTS, client, donors_for, order, pair, project_with_shoes, ready_to_buy,

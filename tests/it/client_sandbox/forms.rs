@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use linkrunner::market::{
     Executed, FieldMap, Market, MarketError, PendingForm, SearchPoll, UrlTexts,
 };
-use linkrunner::sandbox::shapes::{Pending, PriceField, TextsAnswer};
-use linkrunner::sandbox::{Faults, Op, SandboxConfig};
+use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
+use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 
 use super::support::{
     DOMAIN, client_with, donors_for, order, pair, project_with_shoes, ready_to_buy, sandbox_config,

@@ -3,7 +3,7 @@
 //! the sandbox refuses a poll whose `metaData` differs from what the search answered.
 
 use linkrunner::market::{Market, MarketError, SearchJob};
-use linkrunner::sandbox::Op;
+use linkrunner_sandbox::Op;
 
 use super::support::{pair, poll_until_ready, project_with_shoes, sandbox_config, search_params};
 

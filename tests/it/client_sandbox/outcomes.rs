@@ -3,7 +3,7 @@
 //! the client cannot read.
 
 use linkrunner::market::{Executed, FieldMap, Market, MarketError, UrlTexts};
-use linkrunner::sandbox::{Op, Shape};
+use linkrunner_sandbox::{Op, Shape};
 
 use super::flow::cheap_filter;
 use super::support::{
@@ -11,7 +11,7 @@ use super::support::{
     sandbox_config, search_params, start,
 };
 
-fn with_errors(style: &str) -> linkrunner::sandbox::SandboxConfig {
+fn with_errors(style: &str) -> linkrunner_sandbox::SandboxConfig {
     let mut cfg = sandbox_config();
     cfg.shape = format!("errors={style}").parse::<Shape>().unwrap();
     cfg

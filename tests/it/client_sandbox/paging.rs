@@ -6,7 +6,7 @@ use chrono::{TimeZone, Utc};
 use linkrunner::clock::ManualClock;
 use linkrunner::market::{LinkList, ListCompleteness, Market, MarketClient};
 use linkrunner::money::Money;
-use linkrunner::sandbox::{Behaviour, ListPaging, Op, SandboxConfig, SandboxHandle};
+use linkrunner_sandbox::{Behaviour, ListPaging, Op, SandboxConfig, SandboxHandle};
 
 use super::support::{order, pair, ready_to_buy, sandbox_config, sent};
 

@@ -6,7 +6,7 @@ use linkrunner::market::{
     CreatedUrl, Donor, FieldMap, LinkRecord, Market, MarketClient, ProjectIds, SearchJob,
     SearchPoll, UrlTexts,
 };
-use linkrunner::sandbox::Shape;
+use linkrunner_sandbox::Shape;
 
 use super::flow::{autobuyer, cheap_filter};
 use super::support::{DOMAIN, client_with, order, sandbox_config, search_params, start};

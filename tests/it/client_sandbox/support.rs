@@ -10,7 +10,7 @@ use linkrunner::market::{
 };
 use linkrunner::metrics::Metrics;
 use linkrunner::money::Money;
-use linkrunner::sandbox::{Ledger, Op, SandboxConfig, SandboxHandle};
+use linkrunner_sandbox::{Ledger, Op, SandboxConfig, SandboxHandle};
 use secrecy::SecretString;
 
 pub const TOKEN: &str = "tok-cs-7a1e-secret";

@@ -5,11 +5,11 @@
 use linkrunner::engine::choose::Pick;
 use linkrunner::engine::round::group_by_tech;
 use linkrunner::market::{CreatedUrl, Donor, Executed, Market, MarketError};
-use linkrunner::sandbox::Op;
+use linkrunner_sandbox::Op;
 
 use super::support::{order, pair, ready_to_buy, sandbox_config};
 
-fn varied() -> linkrunner::sandbox::SandboxConfig {
+fn varied() -> linkrunner_sandbox::SandboxConfig {
     let mut cfg = sandbox_config();
     cfg.vary_technical_values = true;
     cfg

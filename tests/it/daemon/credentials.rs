@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use linkrunner::sandbox::{Faults, SandboxConfig, SandboxHandle, SandboxLogin};
+use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle, SandboxLogin};
 
 use super::support::{TICKET, TOKEN, campaign_yaml, series, within, write};
 use crate::support::binary::{self, Target};

@@ -6,8 +6,8 @@ use std::time::Duration;
 use chrono::DateTime;
 use chrono::Utc;
 
-use linkrunner::sandbox::Faults;
 use linkrunner::store::Store;
+use linkrunner_sandbox::Faults;
 
 use super::support::{World, at, campaign_yaml, rounds, within};
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::clock::ManualClock;
 use linkrunner::daemon::run::DaemonOptions;
-use linkrunner::sandbox::{Faults, SandboxConfig, SandboxHandle};
+use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle};
 use sqlx::Connection;
 
 use crate::support::app::{self, InProcess, Journal};

@@ -3,7 +3,7 @@
 
 use std::process::Output;
 
-use linkrunner::sandbox::AutobuyerState;
+use linkrunner_sandbox::AutobuyerState;
 use tokio::process::Command;
 
 use super::fixtures::{ACME, BOLT, DUNE};

@@ -1,7 +1,7 @@
 //! A 401 or 403 stops all spending for every campaign until the credentials work again.
 
 use linkrunner::engine::pass::PassOutcome;
-use linkrunner::sandbox::{Ledger, Op};
+use linkrunner_sandbox::{Ledger, Op};
 
 use super::fixtures::{ACME, DUNE};
 use super::support::{TestDb, World, all_requests, pass_with, requests_total, sandbox_config};

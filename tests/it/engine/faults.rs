@@ -1,8 +1,8 @@
 //! Sandbox faults at high rates: 5xx before execution, 429s from a low server-wide rate
 //! limit, and answers cut short after every kind of change was committed.
 
-use linkrunner::sandbox::{Faults, Ledger};
 use linkrunner::store::{IntentFilter, IntentKind, Resolution};
+use linkrunner_sandbox::{Faults, Ledger};
 
 use super::fixtures::{ACME, BOLT, DUNE};
 use super::support::{

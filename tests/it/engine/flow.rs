@@ -1,6 +1,6 @@
 //! The full flow, `once` twice, and a removed campaign file.
 
-use linkrunner::sandbox::{AutobuyerState, Ledger};
+use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::fixtures::{ACME, BOLT};
 use super::support::{TestDb, World, sandbox_config};

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use linkrunner::engine::{Engine, EngineSettings};
 use linkrunner::market::{FieldMap, MarketClient};
-use linkrunner::sandbox::shapes::{Pending, PriceField, TextsAnswer};
-use linkrunner::sandbox::{Op, SandboxConfig};
+use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
+use linkrunner_sandbox::{Op, SandboxConfig};
 
 use super::fixtures::ACME;
 use super::support::{TICKET, TOKEN, TestDb, World, requests_total, sandbox_config};

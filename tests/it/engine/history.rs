@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use linkrunner::engine::story::{self, Subject};
 use linkrunner::engine::{EngineSettings, UnpagedList};
-use linkrunner::sandbox::{Behaviour, Faults, ListPaging, Op};
 use linkrunner::store::{CauseKind, IntentKind, IntentState, Resolution};
+use linkrunner_sandbox::{Behaviour, Faults, ListPaging, Op};
 
 use super::fixtures::ACME;
 use super::support::{TestDb, World, pass_with, sandbox_config};

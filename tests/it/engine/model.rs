@@ -17,8 +17,8 @@ use linkrunner::engine::pass::{CampaignReport, PassOutcome};
 use linkrunner::engine::recorded::Recorded;
 use linkrunner::engine::{Engine, EngineSettings, plan};
 use linkrunner::market::MarketClient;
-use linkrunner::sandbox::{Behaviour, Faults, LinkStatus, ListPaging};
 use linkrunner::store::{IntentKind, IntentRow, Resolution};
+use linkrunner_sandbox::{Behaviour, Faults, LinkStatus, ListPaging};
 
 use super::model_check::{self as check, Check};
 use super::model_steps::{self as steps, FileModel, Market, Step};
@@ -450,7 +450,7 @@ impl Model {
 /// What the marketplace says about an uncertain intent: the autobuyer of that name the
 /// journal does not know yet, the link of that page and URL, or nothing.
 fn truth(
-    ledger: &linkrunner::sandbox::Ledger,
+    ledger: &linkrunner_sandbox::Ledger,
     projects: &std::collections::HashSet<i64>,
     r: &Recorded,
     i: &IntentRow,

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use chrono::{DateTime, Utc};
 use linkrunner::engine::recorded::Recorded;
 use linkrunner::money::Money;
-use linkrunner::sandbox::{AutobuyerState, Ledger, LinkStatus, Purchase};
 use linkrunner::store::{IntentKind, Store, SwitchState};
+use linkrunner_sandbox::{AutobuyerState, Ledger, LinkStatus, Purchase};
 
 use super::model_steps::FileModel;
 

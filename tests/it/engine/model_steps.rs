@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use linkrunner::sandbox::ListPaging;
-use linkrunner::sandbox::faults::Prng;
+use linkrunner_sandbox::ListPaging;
+use linkrunner_sandbox::faults::Prng;
 
 /// One autobuyer as the file wants it.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 
 use linkrunner::engine::month::{self, Month, TOTAL};
 use linkrunner::money::Money;
-use linkrunner::sandbox::AutobuyerState;
+use linkrunner_sandbox::AutobuyerState;
 
 use super::fixtures::{ACME, DUNE};
 use super::support::{TestDb, World, sandbox_commitment, sandbox_config};

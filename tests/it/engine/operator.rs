@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 
 use linkrunner::engine::pass::PassOutcome;
 use linkrunner::engine::report::campaign_status;
-use linkrunner::sandbox::{AutobuyerState, Faults, Op};
 use linkrunner::store::{IntentId, IntentKind, Resolution};
+use linkrunner_sandbox::{AutobuyerState, Faults, Op};
 
 use super::fixtures::ACME;
 use super::support::{TestDb, World, requests_total, sandbox_config};

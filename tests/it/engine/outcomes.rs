@@ -10,8 +10,8 @@ use linkrunner::engine::pass::PassOutcome;
 use linkrunner::engine::report::campaign_status;
 use linkrunner::market::{FieldMap, MarketClient};
 use linkrunner::money::Money;
-use linkrunner::sandbox::shapes::PriceField;
 use linkrunner::store::StallReason;
+use linkrunner_sandbox::shapes::PriceField;
 
 use super::binary::{run, text};
 use super::fixtures::ACME;

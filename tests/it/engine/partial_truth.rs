@@ -12,7 +12,7 @@ use linkrunner::engine::EngineSettings;
 use linkrunner::engine::pass::PassOutcome;
 use linkrunner::engine::plan;
 use linkrunner::money::Money;
-use linkrunner::sandbox::{AutobuyerState, Behaviour, Faults, LinkStatus, ListPaging, Op};
+use linkrunner_sandbox::{AutobuyerState, Behaviour, Faults, LinkStatus, ListPaging, Op};
 
 use super::fixtures::{ACME, BOLT, DUNE};
 use super::support::{

@@ -14,9 +14,9 @@ use linkrunner::engine::pass::PassOutcome;
 use linkrunner::market::probe::{self, ProbeOptions, ProbeReport};
 use linkrunner::market::{AuthScheme, FieldMap, MarketClient};
 use linkrunner::metrics::Metrics;
-use linkrunner::sandbox::SandboxAuth;
-use linkrunner::sandbox::SandboxConfig;
-use linkrunner::sandbox::shapes::Shape;
+use linkrunner_sandbox::SandboxAuth;
+use linkrunner_sandbox::SandboxConfig;
+use linkrunner_sandbox::shapes::Shape;
 
 use super::binary::{run, text};
 use super::fixtures::ACME;

@@ -14,12 +14,12 @@ use linkrunner::daemon::gauges;
 use linkrunner::engine::recorded::Recorded;
 use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds};
 use linkrunner::money::Money;
-use linkrunner::sandbox::Faults;
 use linkrunner::store::{
     AttemptRef, BatchRead, BeginOutcome, CampaignCaps, Effect, HaltScope, IntentFilter, IntentKind,
     IntentState, LeaseToken, ListRead, ListedLink, NewIntent, Outcome, Reservation, RoundOutcome,
     StallReason, Store, StoreError,
 };
+use linkrunner_sandbox::Faults;
 
 use super::faults::act_as_operator;
 use super::fixtures::{ACME, BOLT, DUNE};

@@ -11,8 +11,8 @@ use linkrunner::engine::plan;
 use linkrunner::engine::recorded::Recorded;
 use linkrunner::market::MarketClient;
 use linkrunner::money::Money;
-use linkrunner::sandbox::{Ledger, SandboxConfig, SandboxHandle};
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, Store};
+use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
 
 use crate::support::app::{self, Journal};
 pub use crate::support::db::TestDb;
@@ -352,7 +352,7 @@ pub fn load_one(yaml: &str) -> Campaign {
 }
 
 /// How many requests of `op` the sandbox received, whatever their outcome.
-pub fn requests_total(ledger: &Ledger, op: linkrunner::sandbox::Op) -> u64 {
+pub fn requests_total(ledger: &Ledger, op: linkrunner_sandbox::Op) -> u64 {
     ledger
         .requests
         .get(op.name())

@@ -1,8 +1,8 @@
 //! Every boundary of a changing call, for every kind of call: the binary is killed there with
 //! SIGKILL, restarted until the campaign converges, and the ledger and journal are checked.
 
-use linkrunner::sandbox::{Faults, Op};
 use linkrunner::store::IntentKind;
+use linkrunner_sandbox::{Faults, Op};
 
 use super::campaign::Spec;
 use super::invariants::assert_safe_and_converged;

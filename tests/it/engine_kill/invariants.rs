@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use linkrunner::money::Money;
-use linkrunner::sandbox::{AutobuyerState, Ledger, Purchase};
+use linkrunner_sandbox::{AutobuyerState, Ledger, Purchase};
 
 use super::campaign::Spec;
 use super::support::Rig;

@@ -17,7 +17,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use linkrunner::sandbox::Op;
+use linkrunner_sandbox::Op;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use linkrunner::sandbox::Faults;
-use linkrunner::sandbox::faults::Prng;
 use linkrunner::store::IntentState;
+use linkrunner_sandbox::Faults;
+use linkrunner_sandbox::faults::Prng;
 
 use super::campaign::Spec;
 use super::invariants::assert_safe_and_converged;

@@ -6,8 +6,9 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use linkrunner::engine::EngineSettings;
-use linkrunner::sandbox::{self, Faults, SandboxConfig, SandboxHandle};
 use linkrunner::store::{IntentKind, IntentRow};
+use linkrunner_sandbox as sandbox;
+use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};

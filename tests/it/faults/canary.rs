@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use linkrunner::sandbox::{Faults, Op};
+use linkrunner_sandbox::{Faults, Op};
 
 use super::support::*;
 

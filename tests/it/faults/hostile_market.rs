@@ -206,7 +206,7 @@ async fn handle(mut conn: TcpStream, ctx: Ctx, mode: Hostile, other: SocketAddr)
 
 /// Runs the daemon through the proxy until the hostile answer was served (twice where it can be), then lets
 /// the marketplace answer honestly until every purchase is settled; checks the invariants.
-async fn survive(mode: Hostile) -> (linkrunner::sandbox::Ledger, Vec<String>, Proxy) {
+async fn survive(mode: Hostile) -> (linkrunner_sandbox::Ledger, Vec<String>, Proxy) {
     init_logs();
     let canary = Canary::new();
     let sandbox = start_sandbox(sandbox_config(&canary)).await;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use linkrunner::sandbox::{Ledger, Op};
+use linkrunner_sandbox::{Ledger, Op};
 
 use super::support::*;
 

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use linkrunner::sandbox::Faults;
+use linkrunner_sandbox::Faults;
 use sqlx::{Connection, Row};
 
 use super::support::*;

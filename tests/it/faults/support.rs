@@ -11,8 +11,8 @@ use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::engine::EngineSettings;
 use linkrunner::money::Money;
-use linkrunner::sandbox::{Ledger, SandboxConfig, SandboxHandle};
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, RoundOutcome, Store};
+use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
 
 pub use crate::support::app::InProcess;
 use crate::support::app::{self, Journal, fast_settings};

@@ -1,6 +1,6 @@
 //! Authentication: the token in `Authorization`, the ticket in the `AUTH_TICKET` cookie.
 
-use linkrunner::sandbox::{Op, SandboxAuth};
+use linkrunner_sandbox::{Op, SandboxAuth};
 use reqwest::StatusCode;
 use serde_json::json;
 

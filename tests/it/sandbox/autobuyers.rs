@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use linkrunner::money::Money;
-use linkrunner::sandbox::{AutobuyerState, Behaviour, Ledger};
+use linkrunner_sandbox::{AutobuyerState, Behaviour, Ledger};
 use reqwest::StatusCode;
 use serde_json::json;
 

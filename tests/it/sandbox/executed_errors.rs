@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use linkrunner::sandbox::{Faults, Op};
+use linkrunner_sandbox::{Faults, Op};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! Every operation's happy path, in the order a client runs them, checked in the ledger.
 
 use linkrunner::money::Money;
-use linkrunner::sandbox::{AutobuyerState, Ledger, Op};
+use linkrunner_sandbox::{AutobuyerState, Ledger, Op};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use linkrunner::money::Money;
-use linkrunner::sandbox::shapes::{Pending, PriceField, TextsAnswer};
-use linkrunner::sandbox::{Faults, Op, SandboxConfig};
+use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
+use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 
 use chrono::{TimeZone, Utc};
 use linkrunner::clock::ManualClock;
-use linkrunner::sandbox::{Behaviour, LinkStatus, ListPaging};
+use linkrunner_sandbox::{Behaviour, LinkStatus, ListPaging};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use linkrunner::money::Money;
-use linkrunner::sandbox::shapes::Pending;
+use linkrunner_sandbox::shapes::Pending;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

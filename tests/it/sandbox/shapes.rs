@@ -1,7 +1,7 @@
 //! Answer shape variants, so a client's tolerance can be tested against each.
 
-use linkrunner::sandbox::SandboxConfig;
-use linkrunner::sandbox::shapes::{
+use linkrunner_sandbox::SandboxConfig;
+use linkrunner_sandbox::shapes::{
     BuyAnswer, CreateIds, ErrorStyle, LinkList, Nesting, PriceField, TextsAnswer,
 };
 use reqwest::StatusCode;

@@ -1,6 +1,6 @@
 //! Starting a sandbox on port 0 and talking to it like a client would.
 
-use linkrunner::sandbox::{SandboxConfig, SandboxHandle};
+use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::StatusCode;
 use serde_json::{Value, json};

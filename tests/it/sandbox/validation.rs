@@ -1,7 +1,7 @@
 //! Rejections: `isError: true` for refused input, 400/415/413 for unreadable input, and no
 //! state change either way.
 
-use linkrunner::sandbox::Op;
+use linkrunner_sandbox::Op;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -1,7 +1,8 @@
 //! The sandbox marketplace in this process, on a loopback port of its own; its ledger is what
 //! the money assertions read.
 
-use linkrunner::sandbox::{self, SandboxConfig, SandboxHandle};
+use linkrunner_sandbox as sandbox;
+use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 use tokio::net::TcpListener;
 
 /// Starts a sandbox with `cfg` on `127.0.0.1:0`. Also installs the TLS provider the tests'

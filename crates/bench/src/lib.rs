@@ -1,4 +1,4 @@
-//! `linkrunner bench`: how close linkrunner runs to the marketplace's rate limit, and what it
+//! `linkrunner-bench`: how close linkrunner runs to the marketplace's rate limit, and what it
 //! costs in memory, CPU, start-up and journal time. Every figure is printed as
 //! `target N: <what> = <figure> (goal <goal>) OK|MISSED by X`; nothing is asserted.
 //!
@@ -12,6 +12,7 @@
 //! | [`fixture`], [`pg`], [`procfs`], [`report`] | generated campaigns, fresh databases, `/proc` figures, printing |
 //! | [`settings`] | [`BenchSettings`]: sizes, latency, limits, which targets |
 
+pub mod args;
 pub mod daemon;
 pub mod fixture;
 pub mod flow;
@@ -23,7 +24,9 @@ pub mod scale;
 pub mod settings;
 pub mod validation;
 
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
+
+use anyhow::Context as _;
 
 use fixture::Scratch;
 use report::{Verdict, fmt_num, ms};
@@ -109,7 +112,7 @@ async fn run_flows(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
         }
         None => println!(
             "PostgreSQL: no server at {}; skipped",
-            crate::store::redact_url(&pg::admin_url())
+            linkrunner::store::redact_url(&pg::admin_url())
         ),
     }
     Ok(verdicts)
@@ -190,4 +193,15 @@ fn flow_verdicts(s: &flow::FlowSetup, f: &flow::FlowFigures) -> Vec<Verdict> {
     ];
     v.iter().for_each(Verdict::print);
     v
+}
+
+/// linkrunner as a process of its own: this binary with `linkrunner` first (see `main.rs`),
+/// with an empty environment but `PATH`, so nothing of the caller's settings leaks in.
+pub(crate) fn linkrunner() -> anyhow::Result<Command> {
+    let exe = std::env::current_exe().context("locating the linkrunner-bench binary")?;
+    let mut cmd = Command::new(exe);
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .arg("linkrunner");
+    Ok(cmd)
 }

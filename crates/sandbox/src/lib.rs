@@ -1,4 +1,4 @@
-//! `sandbox/`: an in-repo marketplace that behaves like a strict real server of
+//! `linkrunner-sandbox`: an in-repo marketplace that behaves like a strict real server of
 //! `marketplace-api.md`, for tests, demos, dry runs and benchmarks.
 //!
 //! | file | concept |
@@ -56,6 +56,9 @@ pub use ops::Op;
 pub use shapes::Shape;
 
 use server::Shared;
+
+// Money and time are the nouns the sandbox shares with linkrunner; nothing else of it.
+use linkrunner_domain::{clock, money};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {

@@ -11,12 +11,12 @@ use anyhow::Context;
 use prometheus::core::Metric as _;
 use tokio::net::TcpListener;
 
-use crate::app::{self, App, AppSettings, Journal};
-use crate::campaign;
-use crate::engine::EngineSettings;
-use crate::market::ClientConfig;
-use crate::metrics::Metrics;
-use crate::sandbox::{self, Faults, SandboxConfig};
+use linkrunner::app::{self, App, AppSettings, Journal};
+use linkrunner::campaign;
+use linkrunner::engine::EngineSettings;
+use linkrunner::market::ClientConfig;
+use linkrunner::metrics::Metrics;
+use linkrunner_sandbox::{Faults, SandboxConfig};
 
 use super::fixture::LINKS_PER_ROUND;
 use super::procfs;
@@ -31,7 +31,7 @@ pub struct FlowSetup {
     pub campaign_concurrency: Option<usize>,
     /// `None`: the product's default.
     pub max_concurrency: Option<usize>,
-    pub pacing: crate::market::Pacing,
+    pub pacing: linkrunner::market::Pacing,
     pub poll_initial: Duration,
     pub poll_max: Duration,
     /// Polls a search answers "pending" before it is ready.
@@ -48,14 +48,14 @@ impl FlowSetup {
             .unwrap_or_else(|| ClientConfig::auto_concurrency(rate));
         let campaigns = self
             .campaign_concurrency
-            .unwrap_or_else(|| crate::engine::default_campaign_concurrency(http));
+            .unwrap_or_else(|| linkrunner::engine::default_campaign_concurrency(http));
         let how = match (self.campaign_concurrency, self.max_concurrency) {
             (None, None) => "default settings",
             _ => "TUNED settings (not the defaults)",
         };
         let pacing = match self.pacing {
-            crate::market::Pacing::Window => "window pacing",
-            crate::market::Pacing::Even => "even pacing",
+            linkrunner::market::Pacing::Window => "window pacing",
+            linkrunner::market::Pacing::Even => "even pacing",
         };
         format!("{how}: {campaigns} campaigns working and {http} calls in flight at most, {pacing}")
     }
@@ -80,7 +80,7 @@ impl FlowSetup {
         for _ in 0..self.polls_per_search() {
             total += wait;
             // At best each poll comes right on time, so the job's age is the waits so far.
-            wait = crate::engine::round::next_poll_wait(wait, total, bounds);
+            wait = linkrunner::engine::round::next_poll_wait(wait, total, bounds);
         }
         total
     }
@@ -154,7 +154,7 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
         rate_limit: Some(setup.rate_limit),
         ..Faults::default()
     };
-    let sandbox = sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?)
+    let sandbox = linkrunner_sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?)
         .await
         .context("starting the sandbox")?;
     let mut market = app::client_config(&sandbox.base_url(), token, ticket)?;
@@ -203,7 +203,7 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
         .map(|(op, outcomes)| (op.clone(), outcomes.values().sum()))
         .collect();
     Ok(FlowFigures {
-        backend: crate::store::redact_url(db_url)
+        backend: linkrunner::store::redact_url(db_url)
             .split(':')
             .next()
             .unwrap_or("?")
@@ -226,7 +226,7 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
     })
 }
 
-fn total_calls(l: &crate::sandbox::Ledger) -> u64 {
+fn total_calls(l: &linkrunner_sandbox::Ledger) -> u64 {
     l.requests.values().flat_map(|m| m.values()).sum()
 }
 
@@ -264,7 +264,7 @@ mod tests {
             rate_limit: 200,
             campaign_concurrency: None,
             max_concurrency: None,
-            pacing: crate::market::Pacing::Even,
+            pacing: linkrunner::market::Pacing::Even,
             poll_initial: Duration::from_millis(2000),
             poll_max: Duration::from_millis(30000),
             pending_polls: 1,

@@ -177,8 +177,8 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::sandbox::config::SandboxConfig;
-    use crate::sandbox::search::Poll;
+    use crate::config::SandboxConfig;
+    use crate::search::Poll;
 
     /// A world with one project whose main URL has a finished search: `(world, project, page refs)`.
     fn world_with_offers() -> (World, i64, Vec<(PageRef, Offer)>) {

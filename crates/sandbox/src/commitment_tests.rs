@@ -1,8 +1,8 @@
 use super::*;
-use crate::sandbox::autobuy::{AutobuyerSpec, AutobuyerUrl};
-use crate::sandbox::buy::PageRef;
-use crate::sandbox::config::SandboxConfig;
-use crate::sandbox::state::{Params, World};
+use crate::autobuy::{AutobuyerSpec, AutobuyerUrl};
+use crate::buy::PageRef;
+use crate::config::SandboxConfig;
+use crate::state::{Params, World};
 
 fn rubles(r: i64) -> Money {
     Money::from_rubles(r)

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::campaign;
+use linkrunner::campaign;
 
 /// Loads and validates every file in `dir`; the time and how many campaigns were valid.
 pub fn time_load_dir(dir: &Path) -> (Duration, usize, usize) {

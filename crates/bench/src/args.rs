@@ -1,11 +1,11 @@
-//! `linkrunner bench`: the benchmark's flags; the work is in [`crate::bench`].
+//! The benchmark's flags; the work is in the library's modules ([`crate::run`]).
 
 use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::bench::{self, BenchSettings};
-use crate::market::Pacing;
+use crate::BenchSettings;
+use linkrunner::market::Pacing;
 
 /// `--pacing` (mapped onto [`Pacing`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -63,7 +63,7 @@ pub struct BenchArgs {
 }
 
 pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
-    bench::run(&BenchSettings {
+    crate::run(&BenchSettings {
         flow_campaigns: a.flow_campaigns,
         latency_ms: a.latency_ms,
         rate_limit: a.rate_limit,

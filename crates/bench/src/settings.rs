@@ -17,7 +17,7 @@ pub struct BenchSettings {
     /// Marketplace requests in flight at once; `None`: the product's default.
     pub max_concurrency: Option<usize>,
     /// How the client spaces requests (targets 1 and 2).
-    pub pacing: crate::market::Pacing,
+    pub pacing: linkrunner::market::Pacing,
     /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
     pub poll_initial_ms: u64,
     /// The sizes, in campaigns, at which `run` is measured (target 3), smallest first; the

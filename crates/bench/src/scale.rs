@@ -9,11 +9,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::app;
-use crate::campaign;
-use crate::clock;
-use crate::engine::state::{StateSource, plan_all};
-use crate::metrics::Metrics;
+use linkrunner::app;
+use linkrunner::campaign;
+use linkrunner::clock;
+use linkrunner::engine::state::{StateSource, plan_all};
+use linkrunner::metrics::Metrics;
 
 use super::daemon::{self, DaemonFigures};
 use super::fixture::{self, Scratch};
@@ -83,7 +83,7 @@ async fn measure_size(n: usize, idle: Duration) -> anyhow::Result<Size> {
         }
         None => println!(
             "   PostgreSQL: no server at {}; skipped",
-            crate::store::redact_url(&pg::admin_url())
+            linkrunner::store::redact_url(&pg::admin_url())
         ),
     }
     Ok(Size {

@@ -4,11 +4,11 @@ use chrono::{TimeZone, Utc};
 use tokio::time::Instant;
 
 use super::*;
+use crate::autobuy::AutobuyerSpec;
 use crate::clock::ManualClock;
-use crate::sandbox::autobuy::AutobuyerSpec;
-use crate::sandbox::config::SandboxConfig;
-use crate::sandbox::search::Poll;
-use crate::sandbox::state::Params;
+use crate::config::SandboxConfig;
+use crate::search::Poll;
+use crate::state::Params;
 
 struct Fixture {
     world: World,
@@ -74,7 +74,7 @@ impl Fixture {
         found.iter().map(|(d, _)| (d.page_id, d.price)).collect()
     }
 
-    fn mine(&self, autobuyer: i64) -> Vec<&crate::sandbox::buy::Placement> {
+    fn mine(&self, autobuyer: i64) -> Vec<&crate::buy::Placement> {
         self.world
             .placements
             .iter()

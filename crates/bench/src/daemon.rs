@@ -13,15 +13,15 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use sqlx::Connection;
 use tokio::net::TcpListener;
 
-use crate::clock::to_millis;
-use crate::sandbox::{self, SandboxConfig, SandboxHandle};
+use linkrunner::clock::to_millis;
+use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 
 use super::fixture::Scratch;
 use super::procfs::Proc;
@@ -78,7 +78,7 @@ pub async fn measure(
     let (token, ticket) = ("bench-token", "bench-ticket");
     std::fs::write(dir.path().join("token"), token)?;
     std::fs::write(dir.path().join("ticket"), ticket)?;
-    let sandbox = sandbox::spawn(
+    let sandbox = linkrunner_sandbox::spawn(
         SandboxConfig::new(token, ticket),
         TcpListener::bind("127.0.0.1:0").await?,
     )
@@ -172,11 +172,8 @@ impl Run<'_> {
     /// `linkrunner run` with the defaults but an unthrottled client, a reconciliation interval
     /// of an hour (only the first one is measured), and its log in the scratch directory.
     fn spawn(&self, port: u16) -> anyhow::Result<Child> {
-        let exe = std::env::current_exe().context("locating the linkrunner binary")?;
         let log = std::fs::File::create(self.dir.join("run.log"))?;
-        Command::new(exe)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        crate::linkrunner()?
             .arg("--database-url")
             .arg(self.db_url)
             .arg("--campaigns")

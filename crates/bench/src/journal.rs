@@ -3,7 +3,7 @@
 //! journal holds a large history (generated in SQL: [`fill`]).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -11,11 +11,11 @@ use chrono::Utc;
 use serde_json::json;
 use tokio::net::TcpListener;
 
-use crate::money::Money;
-use crate::sandbox::{self, Faults, SandboxConfig, SandboxHandle};
-use crate::store::{
+use linkrunner::money::Money;
+use linkrunner::store::{
     Backend, BeginOutcome, CampaignCaps, Effect, IntentKind, NewIntent, Outcome, Reservation, Store,
 };
+use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle};
 
 use super::fixture::{self, Scratch};
 use super::pg::FreshDb;
@@ -160,7 +160,7 @@ async fn restart_after_sigkill(backend: &str, db_url: &str, rows: u64) -> anyhow
         rate_limit: Some(200),
         ..Faults::default()
     };
-    let sandbox = sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?).await?;
+    let sandbox = linkrunner_sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?).await?;
     let mut first = once(dir.path(), &campaigns, db_url, &sandbox, Stdio::null())?;
     let killed_at = wait_for_calls(&sandbox, 1, RESTART_CAMPAIGNS as u64 * 3).await;
     first.kill().context("SIGKILL to the first run")?;
@@ -196,10 +196,7 @@ fn once(
     sandbox: &SandboxHandle,
     stdout: Stdio,
 ) -> anyhow::Result<Child> {
-    let exe = std::env::current_exe().context("locating the linkrunner binary")?;
-    Command::new(exe)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+    crate::linkrunner()?
         .arg("--database-url")
         .arg(db_url)
         .arg("--campaigns")

@@ -140,7 +140,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::config::SandboxConfig;
+    use crate::config::SandboxConfig;
 
     #[test]
     fn switching_with_one_unknown_id_changes_no_autobuyer() {

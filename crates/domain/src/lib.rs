@@ -1,0 +1,15 @@
+//! `linkrunner-domain`: the nouns every part of linkrunner speaks, and nothing else. It imports
+//! no other linkrunner crate or module, so the marketplace client, the journal, the engine,
+//! metrics and the sandbox can all depend on it without depending on each other.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`money`] | [`money::Money`]: kopecks, parsed and printed as rubles, never a float |
+//! | [`clock`] | [`clock::Clock`]: injected time, the wall clock and a manual clock for tests |
+//! | [`market`] | the marketplace's nouns as linkrunner uses them: ids, search jobs, donors, link records, autobuyer specs |
+//! | [`op`] | the marketplace's operation names (a closed set: errors, logs, the `operation` label) |
+
+pub mod clock;
+pub mod market;
+pub mod money;
+pub mod op;
