@@ -77,8 +77,8 @@ pub async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
 /// The first promoted URL the journal knows for `project`.
 async fn first_url_of(g: &GlobalArgs, project: i64) -> anyhow::Result<Option<i64>> {
     let store = open_store(g).await?;
-    for name in store.campaign_names().await? {
-        let ids = store.remote_ids(&name).await?;
+    for name in store.campaigns().campaign_names().await? {
+        let ids = store.campaigns().remote_ids(&name).await?;
         if ids
             .project
             .as_ref()

@@ -21,7 +21,7 @@ pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> 
     let store = open_store(g).await?;
     let names = match &a.campaign {
         Some(c) => vec![c.clone()],
-        None => store.campaign_names().await?,
+        None => store.campaigns().campaign_names().await?,
     };
     let now = clock::system().now();
     let mut all = Vec::new();

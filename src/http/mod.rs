@@ -102,7 +102,7 @@ async fn metrics(State(s): State<AppState>) -> Response {
 
 async fn campaigns(State(s): State<AppState>) -> Response {
     let now = s.clock.now();
-    let names = match s.store.campaign_names().await {
+    let names = match s.store.campaigns().campaign_names().await {
         Ok(n) => n,
         Err(e) => return unavailable(&s, e),
     };
@@ -132,7 +132,7 @@ async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Respon
         )
             .into_response();
     }
-    match s.store.campaign_names().await {
+    match s.store.campaigns().campaign_names().await {
         Ok(names) if !names.contains(&name) => (
             StatusCode::NOT_FOUND,
             Json(serde_json::json!({ "error": "no such campaign" })),

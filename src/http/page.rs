@@ -49,7 +49,10 @@ pub fn esc(text: &str) -> String {
 
 pub(super) async fn status_page(State(s): State<AppState>) -> Response {
     let now = s.clock.now();
-    let (names, halts) = match (s.store.campaign_names().await, s.store.halts().await) {
+    let (names, halts) = match (
+        s.store.campaigns().campaign_names().await,
+        s.store.halts().await,
+    ) {
         (Ok(n), Ok(h)) => (n, h),
         (Err(e), _) | (_, Err(e)) => return unavailable(&s, e),
     };

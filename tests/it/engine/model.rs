@@ -439,6 +439,7 @@ impl Model {
                 let resolution = truth(&ledger, &projects, &r, i);
                 self.w
                     .store()
+                    .intents()
                     .resolve_intent(i.id, resolution, "checked the marketplace", self.now())
                     .await
                     .expect("resolve");

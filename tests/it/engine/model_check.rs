@@ -47,6 +47,7 @@ pub async fn money(
     let mut out = BTreeMap::new();
     for m in files {
         let journal = store
+            .campaigns()
             .budget(m.name, now.date_naive())
             .await
             .map(|b| b.committed)
