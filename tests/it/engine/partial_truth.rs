@@ -29,7 +29,7 @@ fn with_grace(ms: i64) -> EngineSettings {
 }
 
 /// After any pass: no page bought twice for a URL by a purchase call, the marketplace's
-/// commitment (README rule) within every cap, and the journal counting no less than it.
+/// commitment (the rule of docs/operating.md#money) within every cap, and the journal counting no less than it.
 async fn assert_safe_so_far(w: &World) {
     let ledger = w.ledger();
     for lc in w.campaigns() {

@@ -132,7 +132,7 @@ impl World {
         }
     }
 
-    /// The marketplace's commitment by the README's rule (`Ledger::commitment`) is within
+    /// The marketplace's commitment by the rule of docs/operating.md#money (`Ledger::commitment`) is within
     /// the cap; the journal never counts less than it; the journal's books balance.
     async fn assert_money_within_cap(
         &self,
@@ -319,8 +319,8 @@ pub fn assert_no_duplicate_purchase(ledger: &Ledger) {
     }
 }
 
-/// What the marketplace holds against a campaign's projects, by the README's rule
-/// (`Ledger::commitment`): running autobuyers' budgets, the rent of links bought by purchase
+/// What the marketplace holds against a campaign's projects, by the rule of
+/// docs/operating.md#money (`Ledger::commitment`): running autobuyers' budgets, the rent of links bought by purchase
 /// calls and by stopped autobuyers; links that left count nothing.
 pub fn sandbox_commitment(ledger: &Ledger, projects: &HashSet<i64>) -> Money {
     projects
