@@ -46,7 +46,7 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let now = clock::system().now();
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
     let campaigns: Vec<_> = loaded.campaigns.iter().map(|l| &l.campaign).collect();
-    let plans = plan_all(&source, &campaigns, wanted, now).await?;
+    let plans = plan_all(&source, &campaigns, &loaded.invalid, wanted, now).await?;
     match a.format {
         PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
         PlanFormat::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),

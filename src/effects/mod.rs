@@ -11,13 +11,15 @@
 //!   (releases before acquisitions).
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy;
 //!   [`settle`]: uncertain intents; [`sync`], [`listing`]: the link list read and what it proves.
-//! - [`lease`]: the campaign lease held while a pass changes anything.
+//! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
+//!   it, and whether a holder of this host is gone (then its lease is taken over at once).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub mod actions;
 pub mod error;
 pub mod faultpoint;
+pub mod holder;
 pub mod lease;
 pub mod listing;
 pub mod pass;
@@ -106,6 +108,8 @@ pub struct Engine<M: Market> {
     pub metrics: Arc<Metrics>,
     /// Who this process is in leases and intents: unique per process.
     pub holder: String,
+    /// `holder` with what tells another process of this host whether it still runs.
+    pub identity: Arc<crate::store::HolderIdentity>,
     pub settings: EngineSettings,
     pub cancel: CancellationToken,
     /// Campaigns working at once, shared by passes and the daemon's rounds.
@@ -126,12 +130,14 @@ impl<M: Market> Engine<M> {
         metrics: Arc<Metrics>,
         settings: EngineSettings,
     ) -> Self {
+        let holder = holder_id();
         Engine {
             market,
             store,
             clock,
             metrics,
-            holder: holder_id(),
+            identity: Arc::new(holder::this_process(holder.clone())),
+            holder,
             slots: slots::Slots::new(settings.campaign_concurrency),
             settings,
             cancel: CancellationToken::new(),
@@ -154,6 +160,7 @@ impl<M: Market> Clone for Engine<M> {
             clock: self.clock.clone(),
             metrics: self.metrics.clone(),
             holder: self.holder.clone(),
+            identity: self.identity.clone(),
             settings: self.settings.clone(),
             cancel: self.cancel.clone(),
             slots: self.slots.clone(),
