@@ -55,6 +55,7 @@ on_both_backends!(
     binary::plan_on_a_fresh_database_exits_2_without_calling_the_marketplace,
     binary::resolve_through_the_binary_lets_the_next_pass_converge,
     invalid_files::an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan,
+    invalid_files::run_started_on_an_invalid_file_holds_its_campaign_as_recorded,
     forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,
     forms::nested_ids_and_a_nested_price_with_its_field_map_get_links_bought,
     forms::reads_truncated_in_transit_still_get_links_bought_once,

@@ -1,7 +1,8 @@
 //! Issue 25, point 0: a campaign file that exists but fails validation is not a removal. For
 //! every kind of invalid file, `once` and `plan` (the real binary) keep the campaign exactly
 //! as recorded — its running autobuyer is not stopped, nothing is bought for it — say so, and
-//! exit 1. Asserted on the sandbox's ledger.
+//! exit 1; `run` started on such a file holds the campaign too and sets
+//! `linkrunner_campaign_file_invalid`. Asserted on the sandbox's ledger.
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -9,7 +10,8 @@ use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::binary::{run, text};
 use super::fixtures::{ACME, BOLT};
-use super::support::{TestDb, World, load_one, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World, load_one, sandbox_config};
+use crate::support::binary::{self, Daemon, Target};
 
 /// Every way an operator's edit can break a file, as (what, how).
 fn breakages() -> Vec<(&'static str, Breakage)> {
@@ -132,4 +134,42 @@ pub async fn an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan(db:
         text(&once)
     );
     w.assert_invariants().await;
+}
+
+pub async fn run_started_on_an_invalid_file_holds_its_campaign_as_recorded(db: TestDb) {
+    // Arrange: acme-shoes converged, then its file broken beyond showing its name.
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", ACME);
+    w.write_campaign("bolt-bikes", BOLT);
+    w.pass(true).await;
+    w.converge(3).await;
+    let before = acme_on_the_market(&w, &w.ledger());
+    break_file(&w, &Breakage::Text("name: [acme-shoes".into()));
+
+    // Act: the daemon starts; its first reconciliation covers every recorded campaign.
+    let cmd = binary::command_on(&Target {
+        db_url: &w.db.url,
+        campaigns: w.dir.path(),
+        market: &w.sandbox.base_url(),
+        token: TOKEN,
+        ticket: TICKET,
+    });
+    let mut daemon = Daemon::run(cmd, &[]).await;
+    daemon.ready().await;
+    let gauge = daemon.metrics_body().await;
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+
+    // Assert: the file is said to be ignored; nothing of acme-shoes moved.
+    assert!(
+        gauge.contains("linkrunner_campaign_file_invalid 1"),
+        "{gauge}"
+    );
+    assert_eq!(acme_on_the_market(&w, &w.ledger()), before);
+    let (_, stderr) = daemon.stop().await;
+    let recorded = w.recorded("acme-shoes").await;
+    assert!(
+        recorded.ids.autobuyers.values().all(|a| a.running),
+        "{}",
+        String::from_utf8_lossy(&stderr)
+    );
 }
