@@ -40,6 +40,7 @@ mod remote;
 mod reserve;
 mod rounds;
 mod rows;
+mod schema;
 mod searches;
 mod settle;
 mod stalls;
@@ -63,6 +64,7 @@ pub use links::LinkRef;
 pub use month::LedgerSum;
 pub use remote::StopSettlement;
 use rows::db;
+pub use schema::SchemaState;
 pub use writes::WriteFault;
 
 use crate::metrics::Metrics;
@@ -106,6 +108,14 @@ impl std::fmt::Debug for Store {
 type Tx = Transaction<'static, Any>;
 
 impl Store {
+    /// The SQLite file of `url` (`None`: PostgreSQL or in memory): a command that only reads
+    /// does not create it.
+    pub fn sqlite_file_of(url: &str) -> Option<std::path::PathBuf> {
+        url.starts_with("sqlite:")
+            .then(|| durable::sqlite_file(url))
+            .flatten()
+    }
+
     /// Opens `sqlite://FILE` (created on first use, WAL) or `postgres://...`.
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
         install_default_drivers();
@@ -152,10 +162,7 @@ impl Store {
 
     /// Brings the schema up to date; safe to run again and from two processes.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        let result = match self.backend {
-            Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&self.pool).await,
-            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await,
-        };
+        let result = self.migrator().run(&self.pool).await;
         result.map_err(|source| {
             self.count_error();
             StoreError::Migrate { source }

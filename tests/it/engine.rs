@@ -37,6 +37,8 @@ mod outcomes;
 mod partial_truth;
 #[path = "engine/probe.rs"]
 mod probe;
+#[path = "engine/read_only.rs"]
+mod read_only;
 #[path = "engine/recorded_many.rs"]
 mod recorded_many;
 #[path = "engine/support.rs"]
@@ -56,6 +58,7 @@ on_both_backends!(
     binary::resolve_through_the_binary_lets_the_next_pass_converge,
     invalid_files::an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan,
     invalid_files::run_started_on_an_invalid_file_holds_its_campaign_as_recorded,
+    read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
     forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,
     forms::nested_ids_and_a_nested_price_with_its_field_map_get_links_bought,
     forms::reads_truncated_in_transit_still_get_links_bought_once,
@@ -76,6 +79,15 @@ on_both_backends!(
     model::settlement_sequences_never_buy_a_cut_purchases_page_again,
     recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
 );
+
+/// `plan` on an SQLite journal that does not exist yet (the backend is the point).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_on_a_journal_that_does_not_exist_creates_nothing() {
+    read_only::plan_on_a_journal_that_does_not_exist_creates_nothing(
+        crate::support::db::TestDb::sqlite().await,
+    )
+    .await;
+}
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -117,6 +117,11 @@ mod host_faults {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline() {
+        host::a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_second_signal_exits_once_at_once() {
         host::a_second_signal_exits_once_at_once(Backend::Sqlite).await;
     }

@@ -148,3 +148,28 @@ pub async fn a_second_signal_exits_once_at_once(backend: Backend) {
     rig.restart_until_converged().await;
     assert_safe_and_converged(&rig, &[spec]).await;
 }
+
+pub async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(backend: Backend) {
+    // Arrange: the marketplace holds the first search poll and never answers it; searches
+    // have 3 s, requests 10 s each (retried: a poll could take 40 s).
+    let (rig, _spec) = rig(backend, Faults::default()).await;
+    let tripped = rig.proxy.arm(Op::SearchResult, Trap::Unexecuted);
+    let (mut child, _) = rig.spawn_once(&[("LINKRUNNER_SEARCH_DEADLINE", "3")]);
+
+    // Act
+    tokio::time::timeout(Duration::from_secs(60), tripped)
+        .await
+        .expect("a poll was sent")
+        .expect("trap");
+    let held = Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait()).await;
+
+    // Assert: the pass ended soon after the deadline, not a request timeout later.
+    status.expect("once ends").expect("status");
+    assert!(
+        held.elapsed() < Duration::from_secs(8),
+        "once went on {:?} after its poll was held",
+        held.elapsed()
+    );
+    assert!(rig.sandbox.ledger().purchases.is_empty());
+}
