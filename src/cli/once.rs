@@ -58,6 +58,13 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
         Format::Text => {
+            if let Some(d) = e.reach.down() {
+                println!(
+                    "marketplace_unreachable since {}: {}",
+                    d.since.format("%Y-%m-%d %H:%M:%S UTC"),
+                    d.error
+                );
+            }
             for r in &reports {
                 let detail = r
                     .detail

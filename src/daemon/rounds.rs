@@ -293,7 +293,9 @@ fn round_record(report: &CampaignReport, paused: bool) -> (RoundOutcome, String)
             RoundOutcome::Skipped
         }
         PassOutcome::Stalled => RoundOutcome::Stalled,
-        PassOutcome::Blocked | PassOutcome::Failed => RoundOutcome::Failed,
+        PassOutcome::Blocked | PassOutcome::Failed | PassOutcome::MarketplaceUnreachable => {
+            RoundOutcome::Failed
+        }
     };
     let detail = match &report.detail {
         Some(d) => d.clone(),

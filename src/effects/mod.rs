@@ -14,6 +14,7 @@
 //! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
 //!   it, and whether a holder of this host is gone (then its lease is taken over at once).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
+//! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub mod actions;
@@ -24,6 +25,7 @@ pub mod lease;
 pub mod listing;
 pub mod pass;
 pub mod protocol;
+pub mod reach;
 pub mod round;
 pub mod settle;
 pub mod slots;
@@ -114,6 +116,8 @@ pub struct Engine<M: Market> {
     pub cancel: CancellationToken,
     /// Campaigns working at once, shared by passes and the daemon's rounds.
     pub slots: slots::Slots,
+    /// Whether the marketplace could be connected to, as the last passes found.
+    pub reach: Arc<reach::MarketReach>,
     locks: CampaignLocks,
 }
 
@@ -139,6 +143,7 @@ impl<M: Market> Engine<M> {
             identity: Arc::new(holder::this_process(holder.clone())),
             holder,
             slots: slots::Slots::new(settings.campaign_concurrency),
+            reach: Arc::default(),
             settings,
             cancel: CancellationToken::new(),
             locks: Default::default(),
@@ -164,6 +169,7 @@ impl<M: Market> Clone for Engine<M> {
             settings: self.settings.clone(),
             cancel: self.cancel.clone(),
             slots: self.slots.clone(),
+            reach: self.reach.clone(),
             locks: self.locks.clone(),
         }
     }

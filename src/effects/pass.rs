@@ -36,6 +36,9 @@ pub enum PassOutcome {
     /// The campaign's file exists but fails validation: the campaign is kept exactly as
     /// recorded (nothing stopped, nothing bought) until the file is fixed or removed.
     FileInvalid,
+    /// The marketplace could not be connected to (nothing was sent); said once for the pass
+    /// with since when and the last error (`Engine::reach`).
+    MarketplaceUnreachable,
 }
 
 impl PassOutcome {
@@ -48,6 +51,7 @@ impl PassOutcome {
             PassOutcome::Skipped => "skipped",
             PassOutcome::Failed => "failed",
             PassOutcome::FileInvalid => "file_invalid",
+            PassOutcome::MarketplaceUnreachable => "marketplace_unreachable",
         }
     }
 }
@@ -175,6 +179,17 @@ impl<M: Market> Engine<M> {
             while let Some(r) = set.try_join_next() {
                 reports.push(joined(r));
             }
+            // The marketplace cannot be connected to: the campaigns not begun are not tried.
+            if reports
+                .iter()
+                .any(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
+            {
+                let mut r = CampaignReport::new(&lc.campaign.name);
+                r.outcome = PassOutcome::MarketplaceUnreachable;
+                r.transient = true;
+                reports.push(r);
+                continue;
+            }
             let (e, c) = (self.clone(), lc.campaign.clone());
             let kind = if buy_round {
                 CauseKind::Round
@@ -195,6 +210,7 @@ impl<M: Market> Engine<M> {
         while let Some(r) = set.join_next().await {
             reports.push(joined(r));
         }
+        self.note_reach(&mut reports);
         if let Err(e) = self.record_files(campaigns, &known).await {
             // The passes themselves are recorded; only where their files are is not (the
             // next pass records it).
@@ -202,6 +218,44 @@ impl<M: Market> Engine<M> {
         }
         reports.sort_by(|a, b| a.campaign.cmp(&b.campaign));
         Ok(reports)
+    }
+
+    /// Says the marketplace's reach once for the pass: when a campaign could not connect, its
+    /// error becomes the engine's (`reach`: since when, the last error) and each such report
+    /// says only since when; when campaigns reached it, it is reachable again.
+    fn note_reach(&self, reports: &mut [CampaignReport]) {
+        let last = reports
+            .iter_mut()
+            .filter(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
+            .filter_map(|r| r.detail.take())
+            .last();
+        let down = reports
+            .iter()
+            .any(|r| r.outcome == PassOutcome::MarketplaceUnreachable);
+        if !down {
+            if reports.iter().any(|r| {
+                !matches!(
+                    r.outcome,
+                    PassOutcome::Skipped | PassOutcome::FileInvalid | PassOutcome::Failed
+                )
+            }) {
+                self.reach.reachable();
+            }
+            return;
+        }
+        let error = last.unwrap_or_else(|| "could not connect".into());
+        let since = self.reach.unreachable(error.clone(), self.clock.now());
+        tracing::error!(since = %since, error = %error, "the marketplace is unreachable; nothing was sent");
+        let detail = format!(
+            "the marketplace is unreachable since {}",
+            since.format("%Y-%m-%d %H:%M:%S UTC")
+        );
+        for r in reports
+            .iter_mut()
+            .filter(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
+        {
+            r.detail = Some(detail.clone());
+        }
     }
 
     /// Records the file each loaded campaign came from where the journal holds another (or
@@ -253,6 +307,12 @@ impl<M: Market> Engine<M> {
             .instrument(span)
             .await;
         if let Err(e) = result {
+            if let Some(m) = super::reach::connect_error(&e) {
+                report.outcome = PassOutcome::MarketplaceUnreachable;
+                report.transient = true;
+                report.detail = Some(m.to_string());
+                return report;
+            }
             if let EngineError::Auth(m) = &e {
                 // A read answered 401/403 (a changing call has already halted): every campaign
                 // stops spending, not only this one.
@@ -440,6 +500,8 @@ impl<M: Market> Engine<M> {
                     report.done.push(action.describe());
                     written_by(action)
                 }
+                // Nothing can be reached: the other steps would fail the same way.
+                Err(e) if super::reach::connect_error(&e).is_some() => return Err(e),
                 Err(e) if e.leaves_nothing_uncertain() => {
                     report.transient |= e.is_transient();
                     tracing::warn!(campaign = %name, action = action.label(), error = %e, "step not done; the pass goes on with the independent ones");

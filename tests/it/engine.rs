@@ -43,6 +43,8 @@ mod read_only;
 mod recorded_many;
 #[path = "engine/support.rs"]
 mod support;
+#[path = "engine/unreachable.rs"]
+mod unreachable;
 
 on_both_backends!(
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
@@ -59,6 +61,7 @@ on_both_backends!(
     invalid_files::an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan,
     invalid_files::run_started_on_an_invalid_file_holds_its_campaign_as_recorded,
     read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
+    unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
     forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,
     forms::nested_ids_and_a_nested_price_with_its_field_map_get_links_bought,
     forms::reads_truncated_in_transit_still_get_links_bought_once,
