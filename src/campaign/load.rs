@@ -31,7 +31,12 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
     let mut seen = HashSet::new();
     let mut jobs = Vec::new();
     for path in paths {
+        let before = report.problems.len();
         let files = files_of(path, &mut report.problems);
+        if report.problems.len() > before {
+            // Nothing here can be told gone: every recorded campaign is held, none removed.
+            report.invalid.hold_everything();
+        }
         let commit = files.first().map(|_| commit_of(path)).unwrap_or_default();
         for file in files {
             let key = fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
@@ -45,7 +50,10 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
     for o in outcomes {
         match o.result {
             Ok(c) => report.campaigns.push(c),
-            Err(d) => report.problems.extend(d),
+            Err(d) => {
+                report.invalid.push(&o.path, o.name.map(|n| n.value));
+                report.problems.extend(d);
+            }
         }
     }
     report

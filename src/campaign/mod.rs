@@ -9,6 +9,7 @@
 //! | `validate`, `spend`, `autobuyers`, `rules`, `keys` | checks of meaning, all problems at once |
 //! | `checks` | limits and positioned checks those share (a leaf: it imports none of them) |
 //! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
+//! | `invalid` | [`InvalidFiles`]: files that exist but did not load; their campaigns are held, never removed |
 //! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
@@ -18,6 +19,7 @@ mod checks;
 mod diag;
 mod extra;
 mod git;
+mod invalid;
 mod keys;
 mod load;
 mod model;
@@ -33,6 +35,7 @@ mod validate;
 
 pub use diag::Diagnostic;
 pub use git::head_commit;
+pub use invalid::{InvalidFile, InvalidFiles, file_key};
 pub use load::{MAX_FILES, load_dir, load_paths};
 pub use model::{
     Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,

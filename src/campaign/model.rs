@@ -128,6 +128,9 @@ pub struct LoadedCampaign {
 pub struct LoadReport {
     pub campaigns: Vec<LoadedCampaign>,
     pub problems: Vec<Diagnostic>,
+    /// The files that exist but contributed no campaign: their campaigns are held as
+    /// recorded, never taken as removed (see `invalid.rs`).
+    pub invalid: super::invalid::InvalidFiles,
 }
 
 impl LoadReport {

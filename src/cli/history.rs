@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use clap::{Args, ValueEnum};
 
 use super::global::GlobalArgs;
-use super::shared::{Format, open_store};
+use super::shared::{Format, open_store_recorded};
 use crate::views::story::{self, Subject};
 
 /// `--format` of `history`: text for people, JSON and CSV for finance and scripts.
@@ -42,7 +42,7 @@ pub struct ExplainArgs {
 }
 
 pub async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(g).await?;
+    let store = open_store_recorded(g).await?;
     if let Some(c) = &a.campaign
         && !store.campaigns().campaign_names().await?.contains(c)
     {
@@ -66,7 +66,7 @@ pub async fn explain(g: &GlobalArgs, a: &ExplainArgs) -> anyhow::Result<ExitCode
             a.what
         )
     })?;
-    let store = open_store(g).await?;
+    let store = open_store_recorded(g).await?;
     let Some(s) = story::explain(&store, what).await? else {
         anyhow::bail!("the journal knows no link or intent `{}`", a.what);
     };

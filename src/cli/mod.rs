@@ -68,6 +68,8 @@ pub enum Command {
     /// Exit 0: nothing pending; 2: changes pending; 1: error.
     Plan(plan::PlanArgs),
     /// One full pass over every campaign now (schedules ignored), then exit.
+    /// Exit 0: converged; 1: a problem; 3: stalled; 4: stopped by SIGTERM/SIGINT (a second
+    /// signal exits at once: 143, 130). docs/faults.md lists them.
     Once(once::OnceArgs),
     /// The daemon: buy rounds on schedule, reload, health, metrics and status over HTTP.
     Run(run::RunArgs),

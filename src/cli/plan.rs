@@ -6,12 +6,12 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::global::GlobalArgs;
-use super::shared::{load_campaigns, open_store};
+use super::shared::{load_campaigns, open_store_to_read};
 use super::state_from::fetch_state;
 use crate::clock;
 use crate::views::report::render_plan;
 use crate::views::review::render_markdown;
-use crate::views::state::{StateSource, plan_all};
+use crate::views::state::{RecordedState, StateSource, plan_all};
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
@@ -40,13 +40,21 @@ pub enum PlanFormat {
 pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let source = match &a.state_from {
         Some(url) => StateSource::Served(fetch_state(url).await?),
-        None => StateSource::Journal(open_store(g).await?),
+        None => match open_store_to_read(g).await? {
+            Some(store) => StateSource::Journal(store),
+            // Nothing recorded yet: everything is planned as new, and nothing is created.
+            None => StateSource::Served(RecordedState {
+                at: clock::system().now(),
+                global_halts: Vec::new(),
+                campaigns: Default::default(),
+            }),
+        },
     };
     let loaded = load_campaigns(g);
     let now = clock::system().now();
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
     let campaigns: Vec<_> = loaded.campaigns.iter().map(|l| &l.campaign).collect();
-    let plans = plan_all(&source, &campaigns, wanted, now).await?;
+    let plans = plan_all(&source, &campaigns, &loaded.invalid, wanted, now).await?;
     match a.format {
         PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
         PlanFormat::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),

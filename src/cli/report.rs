@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::global::GlobalArgs;
 use super::history::TableFormat;
-use super::shared::open_store;
+use super::shared::open_store_recorded;
 use crate::views::month::{self, Month};
 
 #[derive(Debug, Clone, Args)]
@@ -21,7 +21,7 @@ pub struct ReportArgs {
 }
 
 pub async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(g).await?;
+    let store = open_store_recorded(g).await?;
     let r = month::month_report(&store, a.month)
         .await
         .context("reading the ledger")?;

@@ -79,9 +79,51 @@ impl EngineArgs {
     }
 }
 
-/// The journal of `--database-url`, migrated (`plan`, `status`, `resolve`, `migrate`).
+/// The journal of `--database-url`, migrated (`resolve`, `migrate`, `probe`: the commands
+/// that write).
 pub async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
     crate::app::open_journal(&g.database_url, &Arc::new(Metrics::new())).await
+}
+
+/// The journal of `--database-url` for a command that only reads (`plan`, `status`,
+/// `history`, `explain`, `report`): never migrated, and an SQLite file that does not exist is
+/// not created. `None` when nothing was ever recorded there (no file, no schema); an older
+/// or newer schema is an error that names the command that upgrades it.
+pub async fn open_store_to_read(g: &GlobalArgs) -> anyhow::Result<Option<Store>> {
+    use crate::store::SchemaState;
+    use anyhow::Context;
+    let url = &g.database_url;
+    if Store::sqlite_file_of(url).is_some_and(|f| !f.exists()) {
+        return Ok(None);
+    }
+    let store = Store::connect(url)
+        .await
+        .context("opening the journal database")?;
+    let state = store
+        .schema_state()
+        .await
+        .context("reading the journal's schema version")?;
+    match state {
+        SchemaState::Current => Ok(Some(store)),
+        SchemaState::Empty => Ok(None),
+        SchemaState::Behind { missing } => anyhow::bail!(
+            "the journal's schema is older than this linkrunner ({missing} migration(s) not applied); \
+             this command only reads and does not upgrade it: run `linkrunner migrate` (or `once` / `run`, which upgrade it at start)"
+        ),
+        SchemaState::Ahead { unknown } => anyhow::bail!(
+            "the journal's schema is newer than this linkrunner ({unknown} migration(s) it does not know): \
+             use the linkrunner version that wrote it"
+        ),
+    }
+}
+
+/// [`open_store_to_read`], where a journal with nothing recorded is an error too.
+pub async fn open_store_recorded(g: &GlobalArgs) -> anyhow::Result<Store> {
+    open_store_to_read(g).await?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "nothing was ever recorded in this journal (no schema yet): `linkrunner once` or `run` creates it, `linkrunner migrate` alone too"
+        )
+    })
 }
 
 /// The campaign directory; every problem is printed on stderr.

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::global::GlobalArgs;
-use super::shared::{Format, open_store};
+use super::shared::{Format, open_store_recorded};
 use crate::clock;
 use crate::views::report::{campaign_status, render_status};
 
@@ -18,7 +18,7 @@ pub struct StatusArgs {
 }
 
 pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {
-    let store = open_store(g).await?;
+    let store = open_store_recorded(g).await?;
     let names = match &a.campaign {
         Some(c) => vec![c.clone()],
         None => store.campaigns().campaign_names().await?,

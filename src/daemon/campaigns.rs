@@ -1,12 +1,15 @@
 //! The campaigns the daemon runs. A file that fails validation is reported and ignored; the
-//! campaign keeps running with its last good version. A file that is gone is dropped (the
-//! engine then treats the campaign as removed: nothing new is bought, its autobuyers stop).
+//! campaign keeps running with its last good version, and one the daemon has no good version
+//! of (the file was already invalid when it started) is held as the journal recorded it:
+//! nothing stopped, nothing bought ([`crate::campaign::InvalidFiles`]). A file that is gone is
+//! dropped (the engine then treats the campaign as removed: nothing new is bought, its
+//! autobuyers stop).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::campaign::{self, Diagnostic, LoadedCampaign};
+use crate::campaign::{self, Diagnostic, InvalidFiles, LoadedCampaign};
 
 #[derive(Debug, Default, Clone)]
 pub struct CampaignSet {
@@ -16,6 +19,9 @@ pub struct CampaignSet {
     /// Each campaign's file, by campaign name: [`Self::get`] runs per round and per report,
     /// so with thousands of campaigns it must not scan them all.
     by_name: HashMap<String, PathBuf>,
+    /// The files of the last reload that exist but did not load: the engine holds their
+    /// recorded campaigns instead of removing them.
+    invalid: InvalidFiles,
 }
 
 /// What a reload did.
@@ -26,6 +32,9 @@ pub struct ReloadSummary {
     pub kept_last_good: Vec<PathBuf>,
     pub removed: Vec<PathBuf>,
     pub problems: Vec<Diagnostic>,
+    /// Files that exist but fail validation (each once), kept last good or held as recorded:
+    /// the `linkrunner_campaign_file_invalid` gauge.
+    pub invalid_files: usize,
 }
 
 impl ReloadSummary {
@@ -45,6 +54,11 @@ impl CampaignSet {
 
     pub fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
         self.by_path.get(self.by_name.get(name)?)
+    }
+
+    /// The files of the last reload that exist but did not load.
+    pub fn invalid(&self) -> &InvalidFiles {
+        &self.invalid
     }
 
     pub fn len(&self) -> usize {
@@ -86,6 +100,8 @@ impl CampaignSet {
             .cloned()
             .collect();
         s.problems = report.problems;
+        s.invalid_files = report.invalid.len();
+        self.invalid = report.invalid;
         s.loaded = next.len();
         // The first file in path order wins a name, as a scan would find it.
         self.by_name.clear();

@@ -224,19 +224,20 @@ impl<M: Market> Daemon<M> {
                 return;
             }
             // One copy of the chosen campaigns (the pass needs them), not of the whole set.
-            let chosen: Vec<Arc<LoadedCampaign>> = {
+            let (chosen, invalid): (Vec<Arc<LoadedCampaign>>, _) = {
                 let set = d.set.read().await;
-                match &only {
+                let chosen = match &only {
                     Some(names) => names.iter().filter_map(|n| set.get(n).cloned()).collect(),
                     None => set.campaigns(),
-                }
+                };
+                (chosen, set.invalid().clone())
             };
             let paused: HashMap<&str, bool> = chosen
                 .iter()
                 .map(|c| (c.campaign.name.as_str(), c.campaign.paused))
                 .collect();
             let reports: Vec<CampaignReport> =
-                match d.engine.pass_some(&chosen, only.is_none()).await {
+                match d.engine.pass_some(&chosen, only.is_none(), &invalid).await {
                     Ok(r) => r,
                     Err(err) => return tracing::warn!(error = %err, "reconciliation failed"),
                 };
@@ -304,9 +305,13 @@ fn round_record(report: &CampaignReport, paused: bool) -> (RoundOutcome, String)
         PassOutcome::Converged if paused => RoundOutcome::Skipped,
         PassOutcome::Converged => RoundOutcome::Succeeded,
         _ if report.transient => RoundOutcome::Deferred,
-        PassOutcome::SpendingStopped | PassOutcome::Skipped => RoundOutcome::Skipped,
+        PassOutcome::SpendingStopped | PassOutcome::Skipped | PassOutcome::FileInvalid => {
+            RoundOutcome::Skipped
+        }
         PassOutcome::Stalled => RoundOutcome::Stalled,
-        PassOutcome::Blocked | PassOutcome::Failed => RoundOutcome::Failed,
+        PassOutcome::Blocked | PassOutcome::Failed | PassOutcome::MarketplaceUnreachable => {
+            RoundOutcome::Failed
+        }
     };
     let detail = match &report.detail {
         Some(d) => d.clone(),

@@ -218,7 +218,7 @@ impl<M: Market> Daemon<M> {
     async fn reload(&self) -> Option<Vec<String>> {
         let summary = self.set.write().await.reload(&self.opts.campaigns_dir);
         for p in &summary.problems {
-            tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its last good version keeps running");
+            tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its campaign keeps its last good version, or is held as recorded");
         }
         let outcome = if summary.ok() { "succeeded" } else { "failed" };
         self.engine
@@ -236,6 +236,10 @@ impl<M: Market> Daemon<M> {
             .metrics()
             .campaign_files_rejected
             .set(rejected.len() as i64);
+        self.engine
+            .metrics()
+            .campaign_file_invalid
+            .set(summary.invalid_files as i64);
         tracing::info!(
             loaded = summary.loaded,
             changed = summary.changed.len(),

@@ -1,6 +1,8 @@
 //! Signals, file watching and systemd notifications.
 //!
-//! - SIGTERM / SIGINT cancel the shutdown token; SIGHUP asks for a reload.
+//! - SIGTERM / SIGINT cancel the shutdown token; SIGHUP asks for a reload. A second SIGTERM
+//!   or SIGINT exits at once with 128 + its number (143, 130), as if it had not been caught:
+//!   what is in flight then stays in flight and is settled by the next start.
 //! - The campaign directory is watched (not the files: Kubernetes swaps a `..data` symlink
 //!   inside it), debounced, and a change asks for a reload.
 //! - Under systemd (`NOTIFY_SOCKET` set): READY=1, STOPPING=1, and WATCHDOG=1 at half the
@@ -21,26 +23,99 @@ pub enum ReloadCause {
     FileChange,
 }
 
-/// Cancels `shutdown` on SIGTERM or SIGINT and sends a reload request on SIGHUP.
+/// Cancels `shutdown` on SIGTERM or SIGINT and sends a reload request on SIGHUP; a second
+/// SIGTERM or SIGINT exits at once.
 pub fn spawn_signal_handlers(
     shutdown: CancellationToken,
     reload: mpsc::Sender<ReloadCause>,
 ) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
+    let stop = StopSignals::install()?;
     let mut hup = signal(SignalKind::hangup())?;
+    let first = shutdown.clone();
     tokio::spawn(async move {
         loop {
             tokio::select! {
-                _ = term.recv() => { tracing::info!("SIGTERM: shutting down"); shutdown.cancel(); return; }
-                _ = int.recv() => { tracing::info!("SIGINT: shutting down"); shutdown.cancel(); return; }
                 _ = hup.recv() => { let _ = reload.try_send(ReloadCause::Signal); }
-                _ = shutdown.cancelled() => return,
+                _ = first.cancelled() => return,
             }
         }
     });
+    stop.spawn(
+        shutdown,
+        "shutting down: in-flight calls finish and are recorded",
+    );
     Ok(())
+}
+
+/// SIGTERM and SIGINT, caught: the first cancels a token (the command stops starting calls,
+/// lets the one in flight finish and be recorded, releases its leases); the second exits at
+/// once with 128 + its number. Installed before anything else, so no signal kills a command
+/// half-way by default.
+pub struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    /// The number of the first signal received (0: none yet).
+    received: std::sync::Arc<std::sync::atomic::AtomicI32>,
+}
+
+impl StopSignals {
+    pub fn install() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(StopSignals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            received: Default::default(),
+        })
+    }
+
+    /// The first signal's number, or `None`; shared with the task [`Self::spawn`] starts.
+    pub fn received(&self) -> std::sync::Arc<std::sync::atomic::AtomicI32> {
+        self.received.clone()
+    }
+
+    /// Waits for the signals in a task of its own: the first cancels `stop` (logged with
+    /// `doing`, what the command does now), the second exits the process at once.
+    pub fn spawn(mut self, stop: CancellationToken, doing: &'static str) {
+        use std::sync::atomic::Ordering;
+        tokio::spawn(async move {
+            let first = self.next().await;
+            self.received.store(first, Ordering::SeqCst);
+            tracing::warn!(
+                signal = signal_name(first),
+                "{doing}; a second signal exits at once"
+            );
+            stop.cancel();
+            let second = self.next().await;
+            tracing::error!(
+                signal = signal_name(second),
+                "second signal: exiting now; what was in flight stays in flight and is settled at the next start"
+            );
+            eprintln!(
+                "linkrunner: {}: exiting at once (exit {})",
+                signal_name(second),
+                128 + second
+            );
+            std::process::exit(128 + second);
+        });
+    }
+
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.term.recv() => SIGTERM,
+            _ = self.int.recv() => SIGINT,
+        }
+    }
+}
+
+const SIGINT: i32 = 2;
+const SIGTERM: i32 = 15;
+
+fn signal_name(n: i32) -> &'static str {
+    match n {
+        SIGINT => "SIGINT",
+        _ => "SIGTERM",
+    }
 }
 
 /// Watches `dir` and sends a reload request after changes settle. The returned guard must be

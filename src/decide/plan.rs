@@ -296,6 +296,17 @@ pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
     p
 }
 
+/// Plans a campaign whose file exists but fails validation: nothing at all. It is kept as
+/// recorded (running autobuyers keep running, nothing new is bought) until the file is
+/// fixed or really removed (issue 25: an invalid file is not a removal).
+pub fn plan_held(name: &str, r: &Recorded, file: &str) -> CampaignPlan {
+    let mut p = new_plan(name, r, None);
+    p.notices.push(format!(
+        "campaign file {file} fails validation: the campaign is kept as recorded, nothing is stopped or bought until the file is fixed or removed"
+    ));
+    p
+}
+
 fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> CampaignPlan {
     let t = tally(r);
     CampaignPlan {

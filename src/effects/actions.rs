@@ -130,6 +130,7 @@ impl<M: Market> Engine<M> {
                 campaign = name,
                 autobuyer = ab,
                 wait_ms = left.as_millis() as u64,
+                until = %due.format("%Y-%m-%d %H:%M:%S UTC"),
                 "waiting for the settle grace before settling the stop: a creation or start in this pass needs its money"
             );
             self.pause(left).await?;

@@ -11,17 +11,21 @@
 //!   (releases before acquisitions).
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy;
 //!   [`settle`]: uncertain intents; [`sync`], [`listing`]: the link list read and what it proves.
-//! - [`lease`]: the campaign lease held while a pass changes anything.
+//! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
+//!   it, and whether a holder of this host is gone (then its lease is taken over at once).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
+//! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub mod actions;
 pub mod error;
 pub mod faultpoint;
+pub mod holder;
 pub mod lease;
 pub mod listing;
 pub mod pass;
 pub mod protocol;
+pub mod reach;
 pub mod round;
 pub mod settle;
 pub mod slots;
@@ -106,10 +110,14 @@ pub struct Engine<M: Market> {
     metrics: Arc<Metrics>,
     /// Who this process is in leases and intents: unique per process.
     holder: String,
+    /// `holder` with what tells another process of this host whether it still runs.
+    identity: Arc<crate::store::HolderIdentity>,
     settings: EngineSettings,
     cancel: CancellationToken,
     /// Campaigns working at once, shared by passes and the daemon's rounds.
     slots: slots::Slots,
+    /// Whether the marketplace could be connected to, as the last passes found.
+    reach: Arc<reach::MarketReach>,
     locks: CampaignLocks,
 }
 
@@ -126,13 +134,16 @@ impl<M: Market> Engine<M> {
         metrics: Arc<Metrics>,
         settings: EngineSettings,
     ) -> Self {
+        let holder = holder_id();
         Engine {
             market,
             store,
             clock,
             metrics,
-            holder: holder_id(),
+            identity: Arc::new(holder::this_process(holder.clone())),
+            holder,
             slots: slots::Slots::new(settings.campaign_concurrency),
+            reach: Arc::default(),
             settings,
             cancel: CancellationToken::new(),
             locks: Default::default(),
@@ -178,6 +189,17 @@ impl<M: Market> Engine<M> {
         &self.slots
     }
 
+    /// Whether the marketplace could be connected to, as the last passes found.
+    pub fn reach(&self) -> &Arc<reach::MarketReach> {
+        &self.reach
+    }
+
+    /// This process as a lease holder, with what tells another process of this host whether
+    /// it still runs.
+    pub fn identity(&self) -> &Arc<crate::store::HolderIdentity> {
+        &self.identity
+    }
+
     /// The in-process lock of one campaign.
     pub fn campaign_lock(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut map = self.locks.lock().unwrap_or_else(|e| e.into_inner());
@@ -193,9 +215,11 @@ impl<M: Market> Clone for Engine<M> {
             clock: self.clock.clone(),
             metrics: self.metrics.clone(),
             holder: self.holder.clone(),
+            identity: self.identity.clone(),
             settings: self.settings.clone(),
             cancel: self.cancel.clone(),
             slots: self.slots.clone(),
+            reach: self.reach.clone(),
             locks: self.locks.clone(),
         }
     }

@@ -6,9 +6,9 @@ use std::borrow::Borrow;
 use serde::Serialize;
 use tracing::Instrument;
 
-use crate::campaign::{Campaign, LoadedCampaign};
+use crate::campaign::{Campaign, InvalidFiles, LoadedCampaign, file_key};
 use crate::market::Market;
-use crate::store::{CauseKind, Halt, HaltScope, IntentCause, StallReason};
+use crate::store::{CampaignFile, CauseKind, Halt, HaltScope, IntentCause, StallReason};
 
 use super::Engine;
 use super::error::EngineError;
@@ -33,6 +33,12 @@ pub enum PassOutcome {
     /// Another process holds the campaign's lease.
     Skipped,
     Failed,
+    /// The campaign's file exists but fails validation: the campaign is kept exactly as
+    /// recorded (nothing stopped, nothing bought) until the file is fixed or removed.
+    FileInvalid,
+    /// The marketplace could not be connected to (nothing was sent); said once for the pass
+    /// with since when and the last error (`Engine::reach`).
+    MarketplaceUnreachable,
 }
 
 impl PassOutcome {
@@ -44,6 +50,8 @@ impl PassOutcome {
             PassOutcome::Stalled => "stalled",
             PassOutcome::Skipped => "skipped",
             PassOutcome::Failed => "failed",
+            PassOutcome::FileInvalid => "file_invalid",
+            PassOutcome::MarketplaceUnreachable => "marketplace_unreachable",
         }
     }
 }
@@ -109,17 +117,31 @@ impl<M: Market> Engine<M> {
         campaigns: &[C],
         buy_round: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, buy_round, true).await
+        self.pass_with(campaigns, buy_round, true, &InvalidFiles::default())
+            .await
+    }
+
+    /// [`Self::pass`], where the campaigns of `invalid` files are held as recorded (reported
+    /// `file_invalid`, nothing stopped or bought) instead of taken as removed.
+    pub async fn pass_holding<C: Borrow<LoadedCampaign>>(
+        &self,
+        campaigns: &[C],
+        buy_round: bool,
+        invalid: &InvalidFiles,
+    ) -> Result<Vec<CampaignReport>, EngineError> {
+        self.pass_with(campaigns, buy_round, true, invalid).await
     }
 
     /// Reconciles (no buying) some campaigns; with `include_removed`, also every recorded
-    /// campaign whose file is gone.
+    /// campaign whose file is gone (those of `invalid` files are held, not removed).
     pub async fn pass_some<C: Borrow<LoadedCampaign>>(
         &self,
         campaigns: &[C],
         include_removed: bool,
+        invalid: &InvalidFiles,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, false, include_removed).await
+        self.pass_with(campaigns, false, include_removed, invalid)
+            .await
     }
 
     async fn pass_with<C: Borrow<LoadedCampaign>>(
@@ -127,24 +149,28 @@ impl<M: Market> Engine<M> {
         campaigns: &[C],
         buy_round: bool,
         include_removed: bool,
+        invalid: &InvalidFiles,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        let known: Vec<String> = if include_removed {
-            self.store.campaigns().campaign_names().await?
-        } else {
-            Vec::new()
-        };
+        let known = self.store.campaigns().campaign_files().await?;
         let loaded: std::collections::HashSet<&str> = campaigns
             .iter()
             .map(|c| c.borrow().campaign.name.as_str())
             .collect();
-        let removed: Vec<String> = known
-            .into_iter()
-            .filter(|n| !loaded.contains(n.as_str()))
-            .collect();
+        let mut removed = Vec::new();
+        let mut reports = Vec::new();
+        for k in known
+            .iter()
+            .filter(|k| include_removed && !loaded.contains(k.name.as_str()))
+        {
+            if invalid.holds(&k.name, k.file.as_deref()) {
+                reports.push(held_report(invalid, k));
+            } else {
+                removed.push(k.name.clone());
+            }
+        }
         // A campaign's task is created only once a slot is free for it (waits for a search
         // lend the slot out, so campaigns that wait do not hold others back).
         let mut set = tokio::task::JoinSet::new();
-        let mut reports = Vec::new();
         for lc in campaigns {
             let lc = lc.borrow();
             let slot = self.slots.take().await;
@@ -152,6 +178,17 @@ impl<M: Market> Engine<M> {
             // campaign): joined as they finish, 10,000 campaigns do not pile up 160 MiB.
             while let Some(r) = set.try_join_next() {
                 reports.push(joined(r));
+            }
+            // The marketplace cannot be connected to: the campaigns not begun are not tried.
+            if reports
+                .iter()
+                .any(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
+            {
+                let mut r = CampaignReport::new(&lc.campaign.name);
+                r.outcome = PassOutcome::MarketplaceUnreachable;
+                r.transient = true;
+                reports.push(r);
+                continue;
             }
             let (e, c) = (self.clone(), lc.campaign.clone());
             let kind = if buy_round {
@@ -173,8 +210,80 @@ impl<M: Market> Engine<M> {
         while let Some(r) = set.join_next().await {
             reports.push(joined(r));
         }
+        self.note_reach(&mut reports);
+        if let Err(e) = self.record_files(campaigns, &known).await {
+            // The passes themselves are recorded; only where their files are is not (the
+            // next pass records it).
+            tracing::warn!(error = %e, "could not record the campaigns' file paths");
+        }
         reports.sort_by(|a, b| a.campaign.cmp(&b.campaign));
         Ok(reports)
+    }
+
+    /// Says the marketplace's reach once for the pass: when a campaign could not connect, its
+    /// error becomes the engine's (`reach`: since when, the last error) and each such report
+    /// says only since when; when campaigns reached it, it is reachable again.
+    fn note_reach(&self, reports: &mut [CampaignReport]) {
+        let last = reports
+            .iter_mut()
+            .filter(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
+            .filter_map(|r| r.detail.take())
+            .last();
+        let down = reports
+            .iter()
+            .any(|r| r.outcome == PassOutcome::MarketplaceUnreachable);
+        if !down {
+            if reports.iter().any(|r| {
+                !matches!(
+                    r.outcome,
+                    PassOutcome::Skipped | PassOutcome::FileInvalid | PassOutcome::Failed
+                )
+            }) {
+                self.reach.reachable();
+            }
+            return;
+        }
+        let error = last.unwrap_or_else(|| "could not connect".into());
+        let since = self.reach.unreachable(error.clone(), self.clock.now());
+        tracing::error!(since = %since, error = %error, "the marketplace is unreachable; nothing was sent");
+        let detail = format!(
+            "the marketplace is unreachable since {}",
+            since.format("%Y-%m-%d %H:%M:%S UTC")
+        );
+        for r in reports
+            .iter_mut()
+            .filter(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
+        {
+            r.detail = Some(detail.clone());
+        }
+    }
+
+    /// Records the file each loaded campaign came from where the journal holds another (or
+    /// none): one write for the files that moved, none when nothing did.
+    async fn record_files<C: Borrow<LoadedCampaign>>(
+        &self,
+        campaigns: &[C],
+        known: &[CampaignFile],
+    ) -> Result<(), EngineError> {
+        let recorded: std::collections::HashMap<&str, Option<&str>> = known
+            .iter()
+            .map(|k| (k.name.as_str(), k.file.as_deref()))
+            .collect();
+        let moved: Vec<CampaignFile> = campaigns
+            .iter()
+            .map(|c| c.borrow())
+            .filter_map(|lc| {
+                let file = file_key(&lc.path).to_string_lossy().into_owned();
+                let name = lc.campaign.name.as_str();
+                (recorded.get(name).copied().flatten() != Some(file.as_str())).then(|| {
+                    CampaignFile {
+                        name: name.to_string(),
+                        file: Some(file),
+                    }
+                })
+            })
+            .collect();
+        Ok(self.store.campaigns().record_campaign_files(&moved).await?)
     }
 
     /// One campaign's pass, under its in-process lock: `c` is `None` when its file was
@@ -198,6 +307,12 @@ impl<M: Market> Engine<M> {
             .instrument(span)
             .await;
         if let Err(e) = result {
+            if let Some(m) = super::reach::connect_error(&e) {
+                report.outcome = PassOutcome::MarketplaceUnreachable;
+                report.transient = true;
+                report.detail = Some(m.to_string());
+                return report;
+            }
             if let EngineError::Auth(m) = &e {
                 // A read answered 401/403 (a changing call has already halted): every campaign
                 // stops spending, not only this one.
@@ -229,23 +344,24 @@ impl<M: Market> Engine<M> {
         (buy_round, cause): (bool, IntentCause),
         report: &mut CampaignReport,
     ) -> Result<(), EngineError> {
+        // Stopping (a signal): a campaign not begun yet is not begun at all.
+        if self.cancel.is_cancelled() {
+            return Err(EngineError::Cancelled);
+        }
         if let Some(c) = c {
             self.store
                 .campaigns()
                 .upsert_campaign(&crate::decide::caps::caps(c), self.clock.now())
                 .await?;
         }
-        let now = self.clock.now();
-        let Some(token) = self
-            .store
-            .leases()
-            .try_acquire_lease(name, &self.holder, self.settings.lease_ttl, now)
-            .await?
-        else {
-            report.outcome = PassOutcome::Skipped;
-            report.transient = true;
-            report.detail = Some("another process holds this campaign's lease".into());
-            return Ok(());
+        let token = match self.acquire_lease(name).await? {
+            Ok(token) => token,
+            Err(why) => {
+                report.outcome = PassOutcome::Skipped;
+                report.transient = true;
+                report.detail = Some(why);
+                return Ok(());
+            }
         };
         let lease = HeldLease::new(token, self.settings.lease_ttl).with_cause(cause);
         // Aborted on drop too: a pass whose future is dropped (cancelled, or a test's crash)
@@ -262,6 +378,42 @@ impl<M: Market> Engine<M> {
         // Releasing is a courtesy: a crashed holder's lease simply expires.
         let _ = self.store.leases().release_lease(lease.token()).await;
         result
+    }
+
+    /// Takes the campaign's lease: free, expired or ours; or held by a process of this host
+    /// and pid namespace that is gone (killed), taken over at once (see [`super::holder`]).
+    /// Else why not: who holds it and until when.
+    async fn acquire_lease(
+        &self,
+        name: &str,
+    ) -> Result<Result<crate::store::LeaseToken, String>, EngineError> {
+        let ttl = self.settings.lease_ttl;
+        let now = self.clock.now();
+        if let Some(token) = self
+            .store
+            .leases()
+            .try_acquire_lease_as(name, &self.identity, ttl, now)
+            .await?
+        {
+            return Ok(Ok(token));
+        }
+        let Some(held) = self.store.leases().lease_holder(name).await? else {
+            return Ok(Err("another process holds this campaign's lease".into()));
+        };
+        if super::holder::judge(&self.identity, &held.identity) == super::holder::Holder::Gone
+            && let Some(token) = self
+                .store
+                .leases()
+                .take_over_lease(name, &held, &self.identity, ttl, now)
+                .await?
+        {
+            tracing::warn!(campaign = %name, gone = %held.identity.holder, fence = token.fence, "the lease's holder no longer runs on this host: lease taken over; what it left in flight is settled first");
+            return Ok(Ok(token));
+        }
+        Ok(Err(format!(
+            "another process holds this campaign's lease: {}",
+            super::holder::describe(&self.identity, &held)
+        )))
     }
 
     /// With the lease held: marks what a stopped holder left in flight uncertain, checks the
@@ -352,6 +504,8 @@ impl<M: Market> Engine<M> {
                     report.done.push(action.describe());
                     written_by(action)
                 }
+                // Nothing can be reached: the other steps would fail the same way.
+                Err(e) if super::reach::connect_error(&e).is_some() => return Err(e),
                 Err(e) if e.leaves_nothing_uncertain() => {
                     report.transient |= e.is_transient();
                     tracing::warn!(campaign = %name, action = action.label(), error = %e, "step not done; the pass goes on with the independent ones");
@@ -481,6 +635,22 @@ impl<M: Market> Engine<M> {
             Err(e) => Err(self.read_error(e)),
         }
     }
+}
+
+/// The report of a recorded campaign whose file exists but fails validation: held as
+/// recorded, its lease not even taken.
+fn held_report(invalid: &InvalidFiles, k: &CampaignFile) -> CampaignReport {
+    let mut r = CampaignReport::new(&k.name);
+    r.outcome = PassOutcome::FileInvalid;
+    let file = invalid
+        .file_of(&k.name, k.file.as_deref())
+        .map(|p| p.display().to_string())
+        .or_else(|| k.file.clone())
+        .unwrap_or_else(|| "its file".into());
+    r.detail = Some(format!(
+        "{file} fails validation (see the problems above): the campaign is kept as recorded, nothing stopped or bought, until the file is fixed or removed"
+    ));
+    r
 }
 
 /// A campaign task's report, or a failed one when the task panicked.

@@ -81,12 +81,30 @@ impl<M: Market> Engine<M> {
             .unwrap_or_default();
         let mut next_wait = wait.saturating_sub(since);
         loop {
-            // The wait lends this campaign's slot to another campaign.
-            self.slots.idle(self.pause(next_wait)).await?;
+            // The wait lends this campaign's slot to another campaign; it never passes the
+            // deadline, so the last poll is sent at it, not a backoff step later.
+            self.slots
+                .idle(self.pause(next_wait.min(self.until_deadline(&row))))
+                .await?;
             polls += 1;
-            let answer = match self.market.search_result(&row.job).await {
-                Ok(a) => a,
-                Err(e) => return Err(self.search_failed(c, &row, polls, e).await),
+            // The poll itself is bounded by the deadline too (at least a second, so a search
+            // polled at its deadline still gets an answer): the client's retries of a read
+            // could otherwise overrun it by several request timeouts.
+            let bound = self.until_deadline(&row).max(MIN_LAST_POLL);
+            let answer = match tokio::time::timeout(bound, self.market.search_result(&row.job))
+                .await
+            {
+                Ok(Ok(a)) => a,
+                Ok(Err(e)) => return Err(self.search_failed(c, &row, polls, e).await),
+                Err(_) => {
+                    let why = "no answer to its poll before the search deadline".to_string();
+                    tracing::warn!(campaign = %c.name, url_id, polls, why, "search poll cut at its deadline; giving up on it");
+                    self.store
+                        .rounds()
+                        .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
+                        .await?;
+                    return Ok(Searched::Expired(why));
+                }
             };
             match answer {
                 SearchPoll::Ready { donors, unpriced } => {
@@ -125,6 +143,13 @@ impl<M: Market> Engine<M> {
                 }
             }
         }
+    }
+
+    /// What is left of the search's deadline (zero once it passed).
+    fn until_deadline(&self, row: &crate::store::SearchRow) -> Duration {
+        (row.deadline - self.clock.now())
+            .to_std()
+            .unwrap_or_default()
     }
 
     /// The URL's open search job (one a crash or an earlier step of this pass left), or a
@@ -316,6 +341,9 @@ enum Searched {
 }
 
 /// Why a search was given up at its deadline, in the words an operator reads in the log.
+/// The least time a poll sent at (or past) its search's deadline may take.
+const MIN_LAST_POLL: Duration = Duration::from_secs(1);
+
 fn expiry_reason(last: &SearchPoll) -> String {
     match last {
         SearchPoll::NotFound { message } => {

@@ -1,4 +1,4 @@
-//! Readiness: the database answers, campaigns are loaded, the marketplace has not rejected
+//! Readiness: the database answers and can be written, campaigns are loaded, the marketplace has not rejected
 //! our credentials, and the process is not shutting down. Each is reported separately; the
 //! credentials' detail also says how they are obtained (fixed, files, login).
 
@@ -73,7 +73,19 @@ impl Health {
     pub async fn readiness(&self, store: &Store) -> Readiness {
         let db = tokio::time::timeout(Duration::from_secs(2), store.ping()).await;
         let database = match db {
-            Ok(Ok(())) => comp(true, "reachable"),
+            Ok(Ok(())) => match store.write_fault() {
+                // Reads work, writes do not (a full disk, a read-only file): nothing can be
+                // recorded, so nothing is sent.
+                Some(f) => comp(
+                    false,
+                    format!(
+                        "cannot be written since {}: {}",
+                        f.since.format("%Y-%m-%d %H:%M:%S UTC"),
+                        f.error
+                    ),
+                ),
+                None => comp(true, "reachable"),
+            },
             Ok(Err(e)) => comp(false, format!("unreachable: {}", e.kind_label())),
             Err(_) => comp(false, "unreachable: no answer within 2s"),
         };

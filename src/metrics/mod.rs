@@ -39,7 +39,9 @@ pub struct Metrics {
     pub intents: IntGaugeVec,
     pub reloads_total: IntCounterVec,
     pub campaign_files_rejected: IntGauge,
+    pub campaign_file_invalid: IntGauge,
     pub database_errors_total: IntCounter,
+    pub journal_writable: IntGauge,
     pub credentials_rejected: IntGauge,
     pub ready: IntGauge,
     pub journal_write_duration_seconds: HistogramVec,
@@ -149,6 +151,12 @@ impl Metrics {
                 &["outcome"],
             ),
             campaign_files_rejected: reg(&r, IntGauge::new("linkrunner_campaign_files_rejected", "Campaign files rejected by the last reload (their last good version keeps running).").expect("valid")),
+            campaign_file_invalid: reg(&r, IntGauge::new("linkrunner_campaign_file_invalid", "Campaign files that exist but fail validation and are ignored: each one's campaign keeps its last good version, or is held as recorded (nothing stopped or bought).").expect("valid")),
+            journal_writable: {
+                let g = reg(&r, IntGauge::new("linkrunner_journal_writable", "1 while the journal can be written, 0 from a write that failed (a full disk, a read-only file, a locked or lost database) until one succeeds: nothing is sent meanwhile.").expect("valid"));
+                g.set(1);
+                g
+            },
             database_errors_total: reg(
                 &r,
                 IntCounter::new(

@@ -2,6 +2,13 @@
 //! that lost its lease cannot journal new intents (`begin_intents` checks the fence in its
 //! own transaction). The fence grows whenever the holder changes and rows are never deleted,
 //! so an old fence is never valid again.
+//!
+//! A lease also records who holds it ([`HolderIdentity`]: boot id, pid namespace, pid and
+//! process start time), so that a process of the same host and pid namespace that finds the
+//! holder gone takes the lease over at once ([`Store::take_over_lease`], a compare-and-set on
+//! the holder and fence it saw) instead of waiting out the TTL (issue 25, point 2). Whether
+//! the holder is gone is decided by `effects::holder`, which reads `/proc`; the journal only
+//! keeps what it says.
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -10,6 +17,30 @@ use super::handles::Leases;
 use super::rows::{col, db, time};
 use crate::clock::to_millis;
 use crate::domain::records::LeaseToken;
+
+/// Who holds (or asks for) a lease: the holder id, and what tells on this host whether that
+/// process still exists. `None` where it could not be read (no `/proc`): then only the TTL
+/// frees the lease.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HolderIdentity {
+    pub holder: String,
+    /// `/proc/sys/kernel/random/boot_id`: the same host, since the same boot.
+    pub boot_id: Option<String>,
+    /// `/proc/self/ns/pid` (e.g. `pid:[4026531836]`): pids mean the same process in it.
+    pub pid_ns: Option<String>,
+    pub pid: Option<i64>,
+    /// The process's start time, in clock ticks since boot (`/proc/PID/stat`, field 22): a
+    /// pid reused by another process has another.
+    pub started: Option<i64>,
+}
+
+/// A lease as the journal holds it: who, which fence, until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseHolder {
+    pub identity: HolderIdentity,
+    pub fence: i64,
+    pub expires_at: DateTime<Utc>,
+}
 
 impl Leases<'_> {
     /// Granted if the lease is free, expired, or already ours (then renewed, same fence).
@@ -20,11 +51,29 @@ impl Leases<'_> {
         ttl: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<LeaseToken>, StoreError> {
+        let me = HolderIdentity {
+            holder: holder.to_string(),
+            ..HolderIdentity::default()
+        };
+        self.try_acquire_lease_as(campaign, &me, ttl, now).await
+    }
+
+    /// [`Self::try_acquire_lease`], recording who `me` is for a later [`Self::take_over_lease`].
+    pub async fn try_acquire_lease_as(
+        self,
+        campaign: &str,
+        me: &HolderIdentity,
+        ttl: Duration,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LeaseToken>, StoreError> {
+        let holder = me.holder.as_str();
         let row = sqlx::query(
-            "INSERT INTO leases (campaign, holder, fence, expires_at) VALUES ($1, $2, 1, $3) \
+            "INSERT INTO leases (campaign, holder, fence, expires_at, boot_id, pid_ns, pid, started) \
+             VALUES ($1, $2, 1, $3, $5, $6, $7, $8) \
              ON CONFLICT (campaign) DO UPDATE SET \
              fence = CASE WHEN leases.holder = excluded.holder THEN leases.fence ELSE leases.fence + 1 END, \
-             holder = excluded.holder, expires_at = excluded.expires_at \
+             holder = excluded.holder, expires_at = excluded.expires_at, boot_id = excluded.boot_id, \
+             pid_ns = excluded.pid_ns, pid = excluded.pid, started = excluded.started \
              WHERE leases.holder = excluded.holder OR leases.expires_at <= $4 \
              RETURNING fence, expires_at",
         )
@@ -32,6 +81,10 @@ impl Leases<'_> {
         .bind(holder)
         .bind(to_millis(now + ttl))
         .bind(to_millis(now))
+        .bind(me.boot_id.as_deref())
+        .bind(me.pid_ns.as_deref())
+        .bind(me.pid)
+        .bind(me.started)
         .fetch_optional(&self.writer)
         .await
         .map_err(db("try_acquire_lease"));
@@ -39,6 +92,74 @@ impl Leases<'_> {
             Ok(LeaseToken {
                 campaign: campaign.to_string(),
                 holder: holder.to_string(),
+                fence: col(&r, "fence")?,
+                expires_at: time(&r, "expires_at")?,
+            })
+        };
+        self.write_done(row.and_then(|r| r.map(token).transpose()))
+            .await
+    }
+
+    /// Who holds the campaign's lease now, as recorded (expired or not); `None` if no
+    /// process ever held it.
+    pub async fn lease_holder(self, campaign: &str) -> Result<Option<LeaseHolder>, StoreError> {
+        let row = sqlx::query(
+            "SELECT holder, fence, expires_at, boot_id, pid_ns, pid, started FROM leases \
+             WHERE campaign = $1",
+        )
+        .bind(campaign)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("lease_holder"));
+        let holder = |r: sqlx::any::AnyRow| -> Result<LeaseHolder, StoreError> {
+            Ok(LeaseHolder {
+                identity: HolderIdentity {
+                    holder: col(&r, "holder")?,
+                    boot_id: col(&r, "boot_id")?,
+                    pid_ns: col(&r, "pid_ns")?,
+                    pid: col(&r, "pid")?,
+                    started: col(&r, "started")?,
+                },
+                fence: col(&r, "fence")?,
+                expires_at: time(&r, "expires_at")?,
+            })
+        };
+        self.done(row.and_then(|r| r.map(holder).transpose()))
+    }
+
+    /// Takes the lease of a holder found gone: granted only if the journal still holds
+    /// exactly `gone` (same holder, same fence), so two processes that both found it gone
+    /// cannot both take it; the fence grows as for any change of holder, so whatever the
+    /// gone holder might still send is refused by `begin_intents`.
+    pub async fn take_over_lease(
+        self,
+        campaign: &str,
+        gone: &LeaseHolder,
+        me: &HolderIdentity,
+        ttl: Duration,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LeaseToken>, StoreError> {
+        let row = sqlx::query(
+            "UPDATE leases SET holder = $3, fence = fence + 1, expires_at = $4, boot_id = $5, \
+             pid_ns = $6, pid = $7, started = $8 \
+             WHERE campaign = $1 AND holder = $2 AND fence = $9 RETURNING fence, expires_at",
+        )
+        .bind(campaign)
+        .bind(&gone.identity.holder)
+        .bind(&me.holder)
+        .bind(to_millis(now + ttl))
+        .bind(me.boot_id.as_deref())
+        .bind(me.pid_ns.as_deref())
+        .bind(me.pid)
+        .bind(me.started)
+        .bind(gone.fence)
+        .fetch_optional(&self.writer)
+        .await
+        .map_err(db("take_over_lease"));
+        let token = |r: sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
+            Ok(LeaseToken {
+                campaign: campaign.to_string(),
+                holder: me.holder.clone(),
                 fence: col(&r, "fence")?,
                 expires_at: time(&r, "expires_at")?,
             })

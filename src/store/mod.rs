@@ -8,7 +8,7 @@
 //!   `settle`: complete and resolve, applying effects; `evidence`: the effect an operator's
 //!   resolution implies; `reserve`: reservations against the caps; `budget`: caps and the
 //!   append-only ledger; `remote`: ids the marketplace gave us; `links`: held links and list sync;
-//!   `searches`, `rounds`, `leases`, `halts`; `causes`: why each attempt was made, and the
+//!   `searches`, `rounds`, `leases`, `halts`; `files`: each campaign's file; `causes`: why each attempt was made, and the
 //!   history of the ledger with its causes; `plans` (tests): the reads that grow with a
 //!   campaign's history use an index;
 //!   `batch`: what the journal holds of many campaigns,
@@ -25,6 +25,7 @@ mod causes;
 mod durable;
 pub mod error;
 mod evidence;
+mod files;
 mod foreign;
 mod halts;
 mod handles;
@@ -40,9 +41,11 @@ mod remote;
 mod reserve;
 mod rounds;
 mod rows;
+mod schema;
 mod searches;
 mod settle;
 mod stalls;
+mod writes;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -55,12 +58,16 @@ pub use crate::domain::records::*;
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
+pub use files::CampaignFile;
 pub use halts::{Halt, HaltScope};
 pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
+pub use leases::{HolderIdentity, LeaseHolder};
 pub use links::LinkRef;
 pub use month::LedgerSum;
 pub use remote::StopSettlement;
 use rows::db;
+pub use schema::SchemaState;
+pub use writes::WriteFault;
 
 use crate::metrics::Metrics;
 
@@ -86,6 +93,9 @@ pub struct Store {
     /// The URL with its password replaced, for `Debug` and errors.
     shown_url: String,
     metrics: Option<Arc<Metrics>>,
+    /// Whether the last write failed, since when and why (`/readyz`, the
+    /// `linkrunner_journal_writable` gauge): shared by every clone.
+    writes: Arc<writes::WriteHealth>,
 }
 
 impl std::fmt::Debug for Store {
@@ -100,6 +110,14 @@ impl std::fmt::Debug for Store {
 type Tx = Transaction<'static, Any>;
 
 impl Store {
+    /// The SQLite file of `url` (`None`: PostgreSQL or in memory): a command that only reads
+    /// does not create it.
+    pub fn sqlite_file_of(url: &str) -> Option<std::path::PathBuf> {
+        url.starts_with("sqlite:")
+            .then(|| durable::sqlite_file(url))
+            .flatten()
+    }
+
     /// Opens `sqlite://FILE` (created on first use, WAL) or `postgres://...`.
     pub async fn connect(url: &str) -> Result<Store, StoreError> {
         install_default_drivers();
@@ -140,15 +158,13 @@ impl Store {
             backend,
             shown_url,
             metrics: None,
+            writes: Arc::default(),
         })
     }
 
     /// Brings the schema up to date; safe to run again and from two processes.
     pub async fn migrate(&self) -> Result<(), StoreError> {
-        let result = match self.backend {
-            Backend::Postgres => sqlx::migrate!("migrations/postgres").run(&self.pool).await,
-            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await,
-        };
+        let result = self.migrator().run(&self.pool).await;
         result.map_err(|source| {
             self.count_error();
             StoreError::Migrate { source }
@@ -167,7 +183,14 @@ impl Store {
 
     /// Reports journal latency and database errors to `m` from now on.
     pub fn set_metrics(&mut self, m: Arc<Metrics>) {
+        m.journal_writable
+            .set(i64::from(self.writes.fault().is_none()));
         self.metrics = Some(m);
+    }
+
+    /// Why the journal cannot be written now, as the last write found (`None`: it could).
+    pub fn write_fault(&self) -> Option<WriteFault> {
+        self.writes.fault()
     }
 
     /// Closes the pools; pending operations finish first.
@@ -200,13 +223,21 @@ impl Store {
         result
     }
 
-    /// [`Self::done`] for a write: once it succeeded, returns only when it is on disk.
+    /// [`Self::done`] for a write: once it succeeded, returns only when it is on disk. Keeps
+    /// the write health: a database error marks the journal unwritable, a success clears it.
     async fn write_done<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
-        let value = self.done(result)?;
-        if let Some(wal) = &self.wal {
-            self.done(wal.after_commit().await)?;
+        let synced = match result {
+            Ok(value) => match &self.wal {
+                Some(wal) => wal.after_commit().await.map(|()| value),
+                None => Ok(value),
+            },
+            Err(e) => Err(e),
+        };
+        let writable = self.writes.observe(&synced);
+        if let (Some(m), Some(w)) = (&self.metrics, writable) {
+            m.journal_writable.set(i64::from(w));
         }
-        Ok(value)
+        self.done(synced)
     }
 
     fn count_error(&self) {
@@ -225,7 +256,16 @@ impl Store {
 }
 
 fn pool_options(backend: Backend, url: &str) -> AnyPoolOptions {
-    let base = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(15));
+    // A connection still inside a transaction when it is handed out again is closed instead:
+    // after SQLite rolled back a transaction by itself (a full disk, SQLITE_FULL at COMMIT),
+    // sqlx's own ROLLBACK fails, its transaction depth stays at 1, and every later `BEGIN` on
+    // that connection failed with "begin_with at non-zero transaction depth" until a restart
+    // (issue 25). A fresh connection starts clean. Tested by `tests/it` `faults::disk_full`.
+    let base = AnyPoolOptions::new()
+        .acquire_timeout(Duration::from_secs(15))
+        .before_acquire(|conn, _| {
+            Box::pin(async move { Ok(!sqlx::Connection::is_in_transaction(conn)) })
+        });
     match backend {
         // Each connection to `:memory:` is its own database: keep exactly one, forever.
         Backend::Sqlite if url.contains(":memory:") => base
@@ -305,6 +345,7 @@ mod tests {
             backend: Backend::Postgres,
             shown_url: redact_url(url),
             metrics: None,
+            writes: Arc::default(),
         };
 
         let shown = format!("{store:?}");

@@ -13,10 +13,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::recorded_many::load_with_halts;
-use crate::campaign::Campaign;
-use crate::decide::plan::{CampaignPlan, plan_campaign, plan_removed};
+use crate::campaign::{Campaign, InvalidFiles};
+use crate::decide::plan::{CampaignPlan, plan_campaign, plan_held, plan_removed};
 use crate::decide::recorded::Recorded;
-use crate::store::{BatchRead, CHUNK, Halt, Store, StoreError};
+use crate::store::{BatchRead, CHUNK, CampaignFile, Halt, Store, StoreError};
 
 /// Every campaign's recorded state at one instant.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -77,12 +77,14 @@ impl RecordedState {
 }
 
 /// What `plan` shows: the plan of each `wanted` campaign file, in their order, then of each
-/// `wanted` campaign the journal knows whose file is gone. The journal is read in batches of
+/// `wanted` campaign the journal knows whose file is gone, or exists but fails validation
+/// (`invalid`: held as recorded, planned to change nothing). The journal is read in batches of
 /// [`CHUNK`] campaigns (a dozen queries each, not a dozen per campaign), each planned and
 /// dropped before the next is read, so memory stays that of one batch however many there are.
 pub async fn plan_all(
     source: &StateSource,
     campaigns: &[&Campaign],
+    invalid: &InvalidFiles,
     wanted: impl Fn(&str) -> bool,
     now: DateTime<Utc>,
 ) -> Result<Vec<CampaignPlan>, StoreError> {
@@ -92,8 +94,8 @@ pub async fn plan_all(
         .copied()
         .filter(|c| wanted(&c.name))
         .collect();
-    let mut removed = source.campaign_names().await?;
-    removed.retain(|n| wanted(n) && !files.contains(n.as_str()));
+    let mut removed = source.campaign_files().await?;
+    removed.retain(|k| wanted(&k.name) && !files.contains(k.name.as_str()));
     let mut plans = Vec::with_capacity(chosen.len() + removed.len());
     for batch in chosen.chunks(CHUNK) {
         let names: Vec<String> = batch.iter().map(|c| c.name.clone()).collect();
@@ -103,15 +105,24 @@ pub async fn plan_all(
         }
     }
     for batch in removed.chunks(CHUNK) {
-        let mut state = source.state_of(batch, now).await?;
-        for name in batch {
+        let names: Vec<String> = batch.iter().map(|k| k.name.clone()).collect();
+        let mut state = source.state_of(&names, now).await?;
+        for k in batch {
+            let name = &k.name;
             let r = state
                 .campaigns
                 .remove(name)
                 .ok_or_else(|| StoreError::NotFound {
                     what: format!("campaign `{name}`"),
                 })?;
-            plans.push(plan_removed(name, &r));
+            plans.push(match invalid.holds(name, k.file.as_deref()) {
+                true => {
+                    let file = invalid.file_of(name, k.file.as_deref());
+                    let file = file.map_or("its file".into(), |f| f.display().to_string());
+                    plan_held(name, &r, &file)
+                }
+                false => plan_removed(name, &r),
+            });
         }
     }
     Ok(plans)
@@ -124,11 +135,19 @@ pub enum StateSource {
 }
 
 impl StateSource {
-    /// The campaigns the journal knows.
-    pub async fn campaign_names(&self) -> Result<Vec<String>, StoreError> {
+    /// The campaigns the journal knows, with the file each was last loaded from (a served
+    /// state does not say: a nameless invalid file then holds every campaign it may be).
+    pub async fn campaign_files(&self) -> Result<Vec<CampaignFile>, StoreError> {
         match self {
-            StateSource::Journal(s) => s.campaigns().campaign_names().await,
-            StateSource::Served(st) => Ok(st.campaigns.keys().cloned().collect()),
+            StateSource::Journal(s) => s.campaigns().campaign_files().await,
+            StateSource::Served(st) => Ok(st
+                .campaigns
+                .keys()
+                .map(|name| CampaignFile {
+                    name: name.clone(),
+                    file: None,
+                })
+                .collect()),
         }
     }
 

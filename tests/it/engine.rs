@@ -19,6 +19,8 @@ mod flow;
 mod forms;
 #[path = "engine/history.rs"]
 mod history;
+#[path = "engine/invalid_files.rs"]
+mod invalid_files;
 #[path = "engine/model.rs"]
 mod model;
 #[path = "engine/model_check.rs"]
@@ -35,12 +37,16 @@ mod outcomes;
 mod partial_truth;
 #[path = "engine/probe.rs"]
 mod probe;
+#[path = "engine/read_only.rs"]
+mod read_only;
 #[path = "engine/recorded_many.rs"]
 mod recorded_many;
 #[path = "engine/support.rs"]
 mod support;
 #[path = "engine/surfaces.rs"]
 mod surfaces;
+#[path = "engine/unreachable.rs"]
+mod unreachable;
 
 on_both_backends!(
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
@@ -54,6 +60,10 @@ on_both_backends!(
     month::the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers,
     binary::plan_on_a_fresh_database_exits_2_without_calling_the_marketplace,
     binary::resolve_through_the_binary_lets_the_next_pass_converge,
+    invalid_files::an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan,
+    invalid_files::run_started_on_an_invalid_file_holds_its_campaign_as_recorded,
+    read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
+    unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
     forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,
     forms::nested_ids_and_a_nested_price_with_its_field_map_get_links_bought,
     forms::reads_truncated_in_transit_still_get_links_bought_once,
@@ -75,6 +85,15 @@ on_both_backends!(
     recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
     surfaces::the_read_surfaces_of_one_deterministic_run_match_their_snapshot,
 );
+
+/// `plan` on an SQLite journal that does not exist yet (the backend is the point).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_on_a_journal_that_does_not_exist_creates_nothing() {
+    read_only::plan_on_a_journal_that_does_not_exist_creates_nothing(
+        crate::support::db::TestDb::sqlite().await,
+    )
+    .await;
+}
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

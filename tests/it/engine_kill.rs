@@ -11,6 +11,8 @@
 mod boundaries;
 #[path = "engine_kill/campaign.rs"]
 mod campaign;
+#[path = "engine_kill/host.rs"]
+mod host;
 #[path = "engine_kill/invariants.rs"]
 mod invariants;
 #[path = "engine_kill/proxy.rs"]
@@ -93,3 +95,34 @@ on_backend!(sqlite, crate::engine_kill::support::Backend::Sqlite,
     seeds: [seed_1 = 1, seed_2 = 2, seed_3 = 3, seed_4 = 4]);
 on_backend!(postgres, crate::engine_kill::support::Backend::Postgres,
     seeds: [seed_5 = 5, seed_6 = 6, seed_7 = 7, seed_8 = 8]);
+
+/// Issue 25: signals to `once` and holders killed with SIGKILL (`host.rs`).
+mod host_faults {
+    use crate::engine_kill::host;
+    use crate::engine_kill::support::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_once_killed_with_sigkill_does_not_block_the_next_once_on_sqlite() {
+        host::a_once_killed_with_sigkill_does_not_block_the_next_once(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_once_killed_with_sigkill_does_not_block_the_next_once_on_postgres() {
+        host::a_once_killed_with_sigkill_does_not_block_the_next_once(Backend::Postgres).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigterm_in_once_lets_the_call_in_flight_finish_and_exits_4() {
+        host::sigterm_in_once_lets_the_call_in_flight_finish_and_exits_4(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline() {
+        host::a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_signal_exits_once_at_once() {
+        host::a_second_signal_exits_once_at_once(Backend::Sqlite).await;
+    }
+}

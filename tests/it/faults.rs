@@ -9,6 +9,9 @@ mod support;
 #[path = "faults/pg_outage.rs"]
 mod pg_outage;
 
+#[path = "faults/disk_full.rs"]
+mod disk_full;
+
 #[path = "faults/canary.rs"]
 mod canary;
 

@@ -251,7 +251,15 @@ async fn startup(dir: &std::path::Path) -> anyhow::Result<(Duration, Duration)> 
     // What `plan` does: every file planned against one batch read of the journal.
     let campaigns: Vec<_> = loaded.campaigns.iter().map(|l| &l.campaign).collect();
     let source = StateSource::Journal(store.clone());
-    let plans = plan_all(&source, &campaigns, |_| true, clock::system().now()).await?;
+    let invalid = linkrunner::campaign::InvalidFiles::default();
+    let plans = plan_all(
+        &source,
+        &campaigns,
+        &invalid,
+        |_| true,
+        clock::system().now(),
+    )
+    .await?;
     anyhow::ensure!(plans.len() == campaigns.len(), "a plan per campaign");
     let took = started.elapsed();
     store.close().await;

@@ -6,10 +6,14 @@ use super::{DecodeError, as_id, id_field, rejection, shallowest_id};
 use crate::domain::market::ProjectIds;
 use crate::market::field_map::{self, FieldKey, FieldMap};
 
-/// Array keys that may hold the ids of bought links, in the order they are tried.
-const PURCHASE_ARRAYS: [&str; 6] = [
+/// Array keys that may hold the ids of bought links, in the order they are tried. Only these
+/// (and a name mapped with `LINKRUNNER_FIELD_MAP`): an array under another key, such as
+/// `rejectedIds`, is never taken for bought links. `placementsIds` is how the marketplace
+/// spelt it in one answer (issue 25).
+const PURCHASE_ARRAYS: [&str; 7] = [
     "ids",
     "placementIds",
+    "placementsIds",
     "linkIds",
     "placements",
     "links",
@@ -198,6 +202,23 @@ mod tests {
     fn purchase_ids_are_read_from_placement_ids() {
         let v = json!({"isError": false, "placementIds": [11, 12]});
         assert_eq!(purchase(&v, &plain()), Ok(vec![11, 12]));
+    }
+
+    #[test]
+    fn purchase_ids_are_read_from_placements_ids() {
+        let v = json!({"isError": false, "placementsIds": [31, 32]});
+        assert_eq!(purchase(&v, &plain()), Ok(vec![31, 32]));
+    }
+
+    #[test]
+    fn ids_under_an_unknown_name_are_never_taken_for_bought_links() {
+        let v = json!({"isError": false, "rejectedIds": [41, 42]});
+        assert!(matches!(
+            purchase(&v, &plain()),
+            Err(DecodeError::Missing { .. })
+        ));
+        let both = json!({"isError": false, "rejectedIds": [41], "placementsIds": [43]});
+        assert_eq!(purchase(&both, &plain()), Ok(vec![43]));
     }
 
     #[test]

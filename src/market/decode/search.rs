@@ -2,7 +2,7 @@
 //!
 //! Donors are found by content — any object with a page id, at any depth — and a donor
 //! whose price or technical values cannot be read, or whose price is not above zero, is
-//! counted, never offered. "Not finished" is recognised however it is said: a status field,
+//! counted, never offered; so is one whose price fields disagree (`AMBIGUOUS_PRICE`). "Not finished" is recognised however it is said: a status field,
 //! `ready: false`, no donors at all without a terminal status, or `isError: true` with a
 //! "not found / not finished" message (see [`super::pending`]). (Pending HTTP statuses are the
 //! client's part.) Each poll also says what it saw ([`PollSeen`]): the pending form, where the
@@ -227,6 +227,13 @@ fn donor(item: &Map<String, Value>, map: &FieldMap, page_names: &[&str]) -> Resu
         force_seo_wait: tech(FieldKey::ForceSeoWait, "forceSeoWait")?,
         mos_sites: tech(FieldKey::MosSites, "mosSites")?,
     };
+    // Two price fields that disagree (`price: 100, priceRent: 80`): which one is the rent is
+    // a guess about money, so the donor is skipped, counted under `ambiguous price` (the
+    // round stalls as `no_readable_price` if that leaves nothing), until `--field-map
+    // price=…` names the field. A mapped price name decides alone.
+    if map.get(FieldKey::Price).is_none() && ambiguous_price(item) {
+        return Err(skip(AMBIGUOUS_PRICE));
+    }
     // A donor at 0 or less is never offered: no marketplace rents for free, so such a
     // price is a misread field, and a free link would escape every budget check.
     let price = price_of(item, map)
@@ -237,6 +244,21 @@ fn donor(item: &Map<String, Value>, map: &FieldMap, page_names: &[&str]) -> Resu
         price,
         tech,
     })
+}
+
+/// Why a donor whose price fields disagree is skipped (the poll's `skipped` counts).
+pub const AMBIGUOUS_PRICE: &str = "ambiguous price";
+
+/// Whether `item` carries two known price fields with different readable values.
+fn ambiguous_price(item: &Map<String, Value>) -> bool {
+    let mut values = super::PRICE_NAMES
+        .iter()
+        .filter_map(|n| crate::market::field_map::resolve(item, n))
+        .filter_map(super::as_money);
+    let Some(first) = values.next() else {
+        return false;
+    };
+    values.any(|v| v != first)
 }
 
 #[cfg(test)]

@@ -33,3 +33,31 @@ fn a_donor_priced_at_one_kopeck_is_offered() {
         (vec![1], 0)
     );
 }
+
+#[test]
+fn a_donor_with_two_different_prices_is_skipped_with_its_reason_never_bought_at_either() {
+    let mut two = donor_priced(json!(100));
+    two["priceRent"] = json!(80);
+    let mut agreeing = donor_priced(json!("80.00"));
+    agreeing["pageId"] = json!(2);
+    agreeing["priceRent"] = json!(80);
+    let v = json!({"status": "done", "pages": [two.clone(), agreeing]});
+
+    let out = poll(&v, &FieldMap::default()).unwrap();
+
+    match out.poll {
+        SearchPoll::Ready { donors, unpriced } => {
+            assert_eq!(donors.iter().map(|d| d.page_id).collect::<Vec<_>>(), [2]);
+            assert_eq!(unpriced, 1);
+        }
+        other => panic!("expected a ready result, got {other:?}"),
+    }
+    assert_eq!(out.seen.skipped.get(AMBIGUOUS_PRICE), Some(&1));
+    // Named by the operator, the mapped field decides alone.
+    let mapped = FieldMap::default().with(FieldKey::Price, "priceRent");
+    let v = json!({"status": "done", "pages": [two]});
+    match poll(&v, &mapped).unwrap().poll {
+        SearchPoll::Ready { donors, .. } => assert_eq!(donors[0].price, Money::from_rubles(80)),
+        other => panic!("expected a ready result, got {other:?}"),
+    }
+}

@@ -148,9 +148,11 @@ async fn pass(s: &Shared, method: Method, uri: &Uri, headers: HeaderMap, body: B
     }
 }
 
-/// The changing operation a request path belongs to (reads are never trapped).
+/// The changing operation a request path belongs to, or the search poll (the only read
+/// that can be trapped: to hold a poll past its search deadline).
 fn op_of(path: &str) -> Option<Op> {
-    const PATHS: [(&str, Op); 7] = [
+    const PATHS: [(&str, Op); 8] = [
+        ("/rest/SearchRent/rent/tree/getResult/", Op::SearchResult),
         ("/rest/Project/addSimpleProjectAndContent", Op::AddProject),
         ("/rest/Content/add/texts/", Op::AddTexts),
         ("/rest/SearchFilter", Op::AddFilter),

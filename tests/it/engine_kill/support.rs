@@ -39,6 +39,9 @@ pub struct Rig {
     pub proxy: Proxy,
     pub journal: TestDb,
     campaigns: tempfile::TempDir,
+    /// The binary's lease TTL ([`LEASE_TTL`] unless a test needs a killed holder's lease to
+    /// outlast the test).
+    pub lease_ttl: Duration,
 }
 
 impl Rig {
@@ -60,6 +63,7 @@ impl Rig {
             proxy,
             journal,
             campaigns,
+            lease_ttl: LEASE_TTL,
         }
     }
 
@@ -72,7 +76,7 @@ impl Rig {
             token: TOKEN,
             ticket: TICKET,
         });
-        let lease_ttl = chrono::Duration::from_std(LEASE_TTL).expect("lease TTL");
+        let lease_ttl = chrono::Duration::from_std(self.lease_ttl).expect("lease TTL");
         binary::set_engine(
             &mut cmd,
             &EngineSettings {
@@ -99,7 +103,7 @@ impl Rig {
     }
 
     /// `once` with `env` set, its stderr read line by line; `reached` fires at the fault point line.
-    fn spawn_once(&self, env: &[(&str, &str)]) -> (Child, oneshot::Receiver<String>) {
+    pub fn spawn_once(&self, env: &[(&str, &str)]) -> (Child, oneshot::Receiver<String>) {
         let mut cmd = self.command(&["once"]);
         cmd.envs(env.iter().copied())
             .stdout(Stdio::null())

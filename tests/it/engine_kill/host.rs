@@ -1,0 +1,180 @@
+//! Issue 25, points 1 and 2: the host around the money logic. Real signals to the real
+//! binary, and a holder killed with SIGKILL whose lease would otherwise block its campaign
+//! for the whole TTL. Every case ends with the ledger checked: no duplicate purchase, no cap
+//! exceeded, every purchase recorded, the campaign converged.
+
+use std::time::{Duration, Instant};
+
+use linkrunner::store::{IntentKind, IntentState};
+use linkrunner_sandbox::{Faults, Op};
+use serde_json::Value;
+
+use super::campaign::Spec;
+use super::invariants::assert_safe_and_converged;
+use super::proxy::Trap;
+use super::support::{Backend, Rig};
+
+/// Long enough that a test which waited it out would time out first: a lease the next
+/// process got within seconds was taken over, not expired.
+const LONG_TTL: Duration = Duration::from_secs(300);
+
+/// `once`'s documented exit code after a clean stop on a signal (`cli::once::INTERRUPTED`).
+const INTERRUPTED: i32 = linkrunner::cli::once::INTERRUPTED as i32;
+
+async fn rig(backend: Backend, faults: Faults) -> (Rig, Spec) {
+    let spec = Spec::new("host-shop", 4);
+    let mut rig = Rig::start(backend, &[spec.file()], faults).await;
+    rig.lease_ttl = LONG_TTL;
+    (rig, spec)
+}
+
+fn signal(pid: u32, name: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("kill runs")
+        .success();
+    assert!(ok, "SIG{name} delivered to {pid}");
+}
+
+async fn purchases_in(rig: &Rig, state: IntentState) -> usize {
+    let all = rig
+        .journal
+        .store
+        .intents()
+        .find_intents(Default::default())
+        .await;
+    all.expect("intents")
+        .iter()
+        .filter(|i| i.kind == IntentKind::Purchase && i.state == state)
+        .count()
+}
+
+async fn until_a_purchase_is_in_flight(rig: &Rig) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while purchases_in(rig, IntentState::InFlight).await == 0 {
+        assert!(Instant::now() < deadline, "no purchase went in flight");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn outcomes(out: &std::process::Output) -> Vec<String> {
+    let reports: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    reports
+        .iter()
+        .map(|r| format!("{}: {} {}", r["campaign"], r["outcome"], r["detail"]))
+        .collect()
+}
+
+pub async fn a_once_killed_with_sigkill_does_not_block_the_next_once(backend: Backend) {
+    // Arrange: `once` killed while its purchase is held at the marketplace, holding a lease
+    // that would last five minutes.
+    let (rig, spec) = rig(backend, Faults::default()).await;
+    rig.once_killed_in_call(Op::BuyLinks, Trap::Unexecuted)
+        .await;
+
+    // Act
+    let started = Instant::now();
+    let next = rig.run(&["once", "--format", "json"]).await;
+
+    // Assert: the next `once` took the dead holder's lease at once and worked the campaign.
+    let said = outcomes(&next);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(!said.is_empty(), "{said:?}");
+    assert!(said.iter().all(|r| !r.contains("skipped")), "{said:?}");
+    assert_eq!(purchases_in(&rig, IntentState::InFlight).await, 0);
+    rig.restart_until_converged().await;
+    assert_safe_and_converged(&rig, &[spec]).await;
+}
+
+pub async fn sigterm_in_once_lets_the_call_in_flight_finish_and_exits_4(backend: Backend) {
+    // Arrange: every call takes 1.5 s, so a purchase is in flight long enough to be caught.
+    let faults = Faults {
+        latency_ms: 1500,
+        ..Faults::default()
+    };
+    let (rig, spec) = rig(backend, faults).await;
+    let (mut child, _) = rig.spawn_once(&[]);
+    until_a_purchase_is_in_flight(&rig).await;
+
+    // Act
+    signal(child.id().expect("pid"), "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+
+    // Assert: the documented code; the purchase finished and is recorded; the lease is free.
+    let status = status.expect("once exits after SIGTERM").expect("status");
+    assert_eq!(status.code(), Some(INTERRUPTED), "{status}");
+    assert_eq!(purchases_in(&rig, IntentState::InFlight).await, 0);
+    assert!(purchases_in(&rig, IntentState::Succeeded).await > 0);
+    let lease = rig.journal.store.leases().lease_holder(&spec.name).await;
+    let lease = lease.expect("journal").expect("a lease row");
+    assert!(
+        lease.expires_at <= chrono::Utc::now(),
+        "released: {lease:?}"
+    );
+    let next = rig.run(&["once", "--format", "json"]).await;
+    let said = outcomes(&next);
+    assert!(said.iter().all(|r| !r.contains("skipped")), "{said:?}");
+    rig.restart_until_converged().await;
+    assert_safe_and_converged(&rig, &[spec]).await;
+}
+
+pub async fn a_second_signal_exits_once_at_once(backend: Backend) {
+    // Arrange: the purchase is held at the marketplace and never answered.
+    let (rig, spec) = rig(backend, Faults::default()).await;
+    let tripped = rig.proxy.arm(Op::BuyLinks, Trap::Unexecuted);
+    let (mut child, _) = rig.spawn_once(&[]);
+    let pid = child.id().expect("pid");
+    tokio::time::timeout(Duration::from_secs(60), tripped)
+        .await
+        .expect("a purchase was sent")
+        .expect("trap");
+
+    // Act: SIGINT, then SIGTERM while the first waits for the call.
+    signal(pid, "INT");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(child.try_wait().expect("status").is_none(), "still waiting");
+    let sent = Instant::now();
+    signal(pid, "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+
+    // Assert: out at once, with 128 + SIGTERM; what it left is settled by the next runs.
+    let status = status.expect("exits at once").expect("status");
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(143), "{status}");
+    rig.restart_until_converged().await;
+    assert_safe_and_converged(&rig, &[spec]).await;
+}
+
+pub async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(backend: Backend) {
+    // Arrange: the marketplace holds the first search poll and never answers it; searches
+    // have 3 s, requests 10 s each (retried: a poll could take 40 s).
+    let (rig, _spec) = rig(backend, Faults::default()).await;
+    let tripped = rig.proxy.arm(Op::SearchResult, Trap::Unexecuted);
+    let (mut child, _) = rig.spawn_once(&[("LINKRUNNER_SEARCH_DEADLINE", "3")]);
+
+    // Act
+    tokio::time::timeout(Duration::from_secs(60), tripped)
+        .await
+        .expect("a poll was sent")
+        .expect("trap");
+    let held = Instant::now();
+    let status = tokio::time::timeout(Duration::from_secs(60), child.wait()).await;
+
+    // Assert: the pass ended soon after the deadline, not a request timeout later.
+    status.expect("once ends").expect("status");
+    assert!(
+        held.elapsed() < Duration::from_secs(8),
+        "once went on {:?} after its poll was held",
+        held.elapsed()
+    );
+    assert!(rig.sandbox.ledger().purchases.is_empty());
+}

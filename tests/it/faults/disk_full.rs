@@ -1,0 +1,143 @@
+//! Issue 25, point 3: the SQLite journal's filesystem fills up in the middle of buy rounds. A
+//! real full filesystem: a small tmpfs mounted for the test, filled with a file. Every write
+//! fails cleanly, `/readyz` answers 503 with the reason and `linkrunner_journal_writable` is
+//! 0, nothing changing is sent meanwhile; once space returns the daemon recovers by itself
+//! (before the fix, sqlx's transaction depth stayed at 1 on the writer connection and every
+//! pass failed with "begin_with at non-zero transaction depth" until a restart), and the
+//! ledger shows nothing bought twice or lost.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use linkrunner_sandbox::{Ledger, Op};
+
+use super::support::*;
+
+/// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
+struct SmallFs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallFs {
+    fn mount(size: &str) -> SmallFs {
+        let dir = tempfile::tempdir().expect("mount point");
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .expect("mount runs");
+        assert!(
+            out.status.success(),
+            "this test needs to mount a small tmpfs (root with CAP_SYS_ADMIN, as on the \
+             project's machines and CI): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        SmallFs { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file until the filesystem is full; returns it.
+    fn fill(&self) -> PathBuf {
+        let filler = self.path().join("filler");
+        let mut f = std::fs::File::create(&filler).expect("filler");
+        let chunk = vec![0u8; 64 * 1024];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.sync_all();
+        filler
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+fn changing_calls(l: &Ledger) -> u64 {
+    l.requests
+        .iter()
+        .filter(|(op, _)| {
+            Op::ALL
+                .iter()
+                .any(|o| o.is_change() && o.name() == op.as_str())
+        })
+        .flat_map(|(_, by)| by.values())
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_under_the_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
+    // Arrange: the daemon buying every second, its journal on a 16 MiB filesystem.
+    init_logs();
+    let fs = SmallFs::mount("16m");
+    let db_url = format!("sqlite://{}", fs.path().join("journal.db").display());
+    let canary = Canary::new();
+    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let dir = campaign_dir("0 9 * * *");
+    let d = in_process(&db_url, &sandbox.base_url(), &canary, dir.path()).await;
+    within(Duration::from_secs(30), "a first purchase", || async {
+        (!sandbox.ledger().purchases.is_empty()).then_some(())
+    })
+    .await;
+
+    // Act: the filesystem fills up.
+    let filler = fs.fill();
+
+    // Assert: not ready, with the reason; the gauge says so; nothing changing is sent.
+    let body = within(
+        Duration::from_secs(30),
+        "/readyz 503 saying the journal cannot be written",
+        || async {
+            let (status, body) = http_get(d.addr, "/readyz").await?;
+            (status == 503 && body.contains("cannot be written")).then_some(body)
+        },
+    )
+    .await;
+    assert!(body.contains("full"), "the reason is shown: {body}");
+    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
+    assert!(
+        metrics.contains("linkrunner_journal_writable 0"),
+        "{metrics}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = changing_calls(&sandbox.ledger());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        changing_calls(&sandbox.ledger()),
+        during,
+        "a changing call was sent while the journal could not be written"
+    );
+    assert!(d.is_running(), "the daemon exited on a full disk");
+
+    // Act: space returns.
+    std::fs::remove_file(&filler).expect("filler removed");
+    let recovered_at = chrono::Utc::now();
+
+    // Assert: ready again and buying, by itself; nothing bought twice or lost.
+    within(Duration::from_secs(10), "/readyz 200 again", || async {
+        (http_get(d.addr, "/readyz").await?.0 == 200).then_some(())
+    })
+    .await;
+    within(
+        Duration::from_secs(60),
+        "a successful round after recovery, all settled",
+        || settled_round_after(&d.store, recovered_at),
+    )
+    .await;
+    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
+    assert!(
+        metrics.contains("linkrunner_journal_writable 1"),
+        "{metrics}"
+    );
+    let store = d.store.clone();
+    d.stop().await;
+    assert_ledger_invariants(&sandbox.ledger(), &store).await;
+    store.close().await;
+}
