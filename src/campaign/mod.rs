@@ -12,7 +12,9 @@
 //! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
+//! | `account` | the account file (`--account-file`): the account-wide cap |
 
+mod account;
 mod autobuyers;
 mod checks;
 mod diag;
@@ -31,6 +33,7 @@ mod spend;
 mod tests;
 mod validate;
 
+pub use account::{AccountFile, MAX_ACCOUNT_FILE_BYTES, load_account_file, parse_account_file};
 pub use diag::Diagnostic;
 pub use git::head_commit;
 pub use load::{MAX_FILES, load_dir, load_paths};
@@ -39,7 +42,7 @@ pub use model::{
     LoadReport, LoadedCampaign, PromotedUrl, SearchSettings,
 };
 pub use parse::MAX_FILE_BYTES;
-pub use rules::parse_schedule;
+pub use rules::{check_name, parse_schedule};
 pub use schema::schema_json;
 
 /// Fuzzing entry point: `bytes` as a campaign file through parsing and validation, the

@@ -27,6 +27,9 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
     let mut settings = AppSettings::new(Journal::Url(g.database_url.clone()), market);
     settings.engine = a.engine.settings();
     let e = App::build(settings).await?.into_engine();
+    a.engine
+        .apply_account_cap(e.store(), e.clock().now())
+        .await?;
     let stop = e.cancel_token().clone();
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;

@@ -14,6 +14,7 @@
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`keys`] | natural keys of intents |
+//! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
 pub mod caps;
@@ -22,4 +23,5 @@ pub mod keys;
 pub mod plan;
 pub mod policy;
 pub mod recorded;
+pub mod replace;
 pub mod stall;

@@ -5,7 +5,9 @@
 //! Releases come before acquisitions: stops (autobuyers wanted stopped, paused or removed
 //! from the file) and their settlement are planned first, then creations and starts, each
 //! only if it fits under the cap after what comes before it, then the round within what is
-//! left. What does not fit is a `!` notice and in `unapplied`, never counted: the worst case
+//! left. A changed autobuyer spec wanted running is a replacement (`replace.rs`): the old
+//! one's stop and settlement join the releases, the new one's creation comes first among the
+//! acquisitions, all or nothing. What does not fit is a `!` notice and in `unapplied`, never counted: the worst case
 //! `plan` shows is over the cap only when the commitment already is (and then a `!` says
 //! so). Property-tested in `plan/tests.rs`.
 
@@ -48,6 +50,18 @@ pub enum Action {
         why: String,
         reserve: Money,
     },
+    /// A changed spec applied by replacement (the API has no update): the old autobuyer's stop
+    /// and its settlement are the actions before it; this creates the new one, of the same
+    /// name, with what is left of the file's limits, and starts it if the file wants it
+    /// running. `adds`: the new budget; the old one's links stay counted at their rent.
+    ReplaceAutobuyer {
+        name: String,
+        old: super::replace::AutobuyerSide,
+        new: super::replace::AutobuyerSide,
+        urls: Vec<super::replace::ReplacedUrl>,
+        adds: Money,
+        releases: Money,
+    },
     /// A confirmed stop is settled once the list had the settle grace to show the autobuyer's
     /// last links: its budget leaves the commitment, the rent of its links stays. (Right after
     /// the creation of an autobuyer wanted stopped, whose `id` is then not known yet: 0.)
@@ -83,6 +97,7 @@ impl Action {
             Action::AddTexts { .. } => "add_texts",
             Action::CreateFilter { .. } => "create_filter",
             Action::CreateAutobuyer { .. } => "create_autobuyer",
+            Action::ReplaceAutobuyer { .. } => "replace_autobuyer",
             Action::SetAutobuyer { running: true, .. } => "start_autobuyer",
             Action::SetAutobuyer { running: false, .. } => "stop_autobuyer",
             Action::SettleStop { .. } => "settle_stop",
@@ -97,9 +112,21 @@ impl Action {
         matches!(
             self,
             Action::CreateAutobuyer { .. }
+                | Action::ReplaceAutobuyer { .. }
                 | Action::SetAutobuyer { running: true, .. }
                 | Action::BuyRound { .. }
         )
+    }
+
+    /// The `- old` / `+ new` lines of a replacement, shown under its description; none for
+    /// other actions.
+    pub fn diff(&self) -> Vec<String> {
+        match self {
+            Action::ReplaceAutobuyer { old, new, urls, .. } => {
+                super::replace::diff_lines(old, new, urls)
+            }
+            _ => Vec::new(),
+        }
     }
 
     pub fn describe(&self) -> String {
@@ -137,6 +164,18 @@ impl Action {
                 }
                 false => format!("stop autobuyer {name} (id {id}): {why}"),
             },
+            Action::ReplaceAutobuyer {
+                name,
+                old,
+                adds,
+                releases,
+                ..
+            } => format!(
+                "replace autobuyer {name} (its spec changed; the marketplace has no update): the old one \
+                 (id {}) is stopped first and releases {releases} RUB/month once settled, the rent of its \
+                 links stays counted; then the new one is created (adds {adds} RUB/month) and started",
+                old.id.unwrap_or_default(),
+            ),
             Action::SettleStop { name, releases, .. } => format!(
                 "settle the stop of autobuyer {name} once the link list had the settle grace to show its \
                  last links (waited for when a creation or start below needs the money, else at a later \
@@ -262,7 +301,9 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     free_creations(c, r, &mut p);
     let wanted = desired_states(c);
     let mut t = releases(r, &wanted, &mut p);
+    let replaced = replacements(c, r, &mut t, &mut p);
     over_cap_notice(&t, &mut p);
+    p.actions.extend(replaced);
     acquisitions(c, r, &mut t, &mut p);
     if buy_round && p.spending_stopped.is_none() && !c.paused {
         buy_action(c, r, &mut t, &mut p);
@@ -436,14 +477,9 @@ fn acquisitions(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan)
         let desired_running = ab.state == AutobuyerState::Running && !c.paused;
         match r.ids.autobuyers.get(&ab.name) {
             None => create_autobuyer(ab, desired_running, spending_ok, t, p),
+            // Replaced, or said why not, by `replacements`.
+            Some(rec) if rec.spec_fingerprint != super::caps::autobuyer_fingerprint(c, ab) => {}
             Some(rec) => {
-                if rec.spec_fingerprint != super::caps::autobuyer_fingerprint(c, ab) {
-                    p.notices.push(format!(
-                        "autobuyer {} changed in the file, but the marketplace has no update call: the existing one \
-                         (id {}) keeps its old settings; to replace it, give the new spec a new name (the old one is then stopped)",
-                        ab.name, rec.id
-                    ));
-                }
                 if desired_running && spending_ok && rec.switch_state != SwitchState::Running {
                     start_autobuyer(&ab.name, rec, t, p);
                 }
@@ -490,6 +526,100 @@ fn create_autobuyer(
             ab.name
         )),
     }
+}
+
+/// Autobuyers whose spec changed in the file. Wanted running (and spending allowed): the old
+/// one's stop and settlement are planned here, with the releases, and the new one's creation
+/// is returned, to come before the other acquisitions; else a notice says when it happens.
+fn replacements(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) -> Vec<Action> {
+    let spending_ok = p.spending_stopped.is_none();
+    let mut creations = Vec::new();
+    for ab in &c.autobuyers {
+        let Some(rec) = r.ids.autobuyers.get(&ab.name) else {
+            continue;
+        };
+        if rec.spec_fingerprint == super::caps::autobuyer_fingerprint(c, ab) {
+            continue;
+        }
+        let desired_running = ab.state == AutobuyerState::Running && !c.paused;
+        let why = (!desired_running)
+            .then_some("the file wants it stopped")
+            .or((!spending_ok).then_some("spending is stopped"));
+        match why {
+            Some(why) => p.notices.push(format!(
+                "autobuyer {} changed in the file: it is replaced (stopped, then created anew with the \
+                 new spec) once {why} no longer holds; until then the old one (id {}) keeps its settings",
+                ab.name, rec.id
+            )),
+            None => creations.extend(replace_autobuyer(ab, rec, r, t, p)),
+        }
+    }
+    creations
+}
+
+/// One replacement, all or nothing: the old autobuyer's stop and its settlement (pushed), the
+/// new one's creation (returned). The commitment during and after counts the old one's links
+/// at their rent plus the new budget; if that does not fit under the cap, nothing is stopped.
+fn replace_autobuyer(
+    ab: &crate::campaign::Autobuyer,
+    rec: &AutobuyerRecord,
+    r: &Recorded,
+    t: &mut Tally,
+    p: &mut CampaignPlan,
+) -> Option<Action> {
+    let (sent, urls) = super::replace::replacement_spec(ab, r);
+    if sent.urls.is_empty() {
+        p.not_applied(format!(
+            "autobuyer {} is not replaced: the links bought before use up the total_links_limit of every \
+             URL in the file, so the old one (id {}) keeps its settings and is not stopped",
+            ab.name, rec.id
+        ));
+        return None;
+    }
+    let adds = super::caps::autobuyer_budget(&sent);
+    let releases = if rec.running {
+        rec.reserved
+            .checked_sub(attributed_rent(r, &ab.name))
+            .unwrap_or(Money::ZERO)
+            .max(Money::ZERO)
+    } else {
+        Money::ZERO
+    };
+    t.releases = t.releases.checked_add(releases).unwrap_or(Money::MAX);
+    if let Err(left) = t.take(adds) {
+        t.releases = t.releases.checked_sub(releases).unwrap_or(Money::ZERO);
+        p.not_applied(format!(
+            "autobuyer {} is not replaced, and the old one (id {}) is not stopped: its links stay counted at \
+             their rent and the new budget of {adds} RUB/month must fit under the cap, and {left} RUB are \
+             left after the old budget's release",
+            ab.name, rec.id
+        ));
+        return None;
+    }
+    if rec.switch_state != SwitchState::Stopped {
+        p.actions.push(Action::SetAutobuyer {
+            name: ab.name.clone(),
+            id: rec.id,
+            running: false,
+            why: "replaced: its spec changed in the file".into(),
+            reserve: Money::ZERO,
+        });
+    }
+    if rec.running {
+        p.actions.push(Action::SettleStop {
+            name: ab.name.clone(),
+            id: rec.id,
+            releases,
+        });
+    }
+    Some(Action::ReplaceAutobuyer {
+        name: ab.name.clone(),
+        old: super::replace::old_side(r, &ab.name, rec.id, rec.monthly_budget),
+        new: super::replace::new_side(&sent, adds),
+        urls,
+        adds,
+        releases,
+    })
 }
 
 fn start_autobuyer(name: &str, rec: &AutobuyerRecord, t: &mut Tally, p: &mut CampaignPlan) {

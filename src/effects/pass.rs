@@ -339,7 +339,9 @@ impl<M: Market> Engine<M> {
             let wait = p.actions[i..].iter().any(|a| {
                 matches!(
                     a,
-                    Action::CreateAutobuyer { .. } | Action::SetAutobuyer { running: true, .. }
+                    Action::CreateAutobuyer { .. }
+                        | Action::ReplaceAutobuyer { .. }
+                        | Action::SetAutobuyer { running: true, .. }
                 )
             });
             let step = tracing::info_span!("step", action = action.label(), fence = lease.fence());
@@ -513,7 +515,9 @@ fn written_by(action: &Action) -> Parts {
         Action::CreateProject { .. } | Action::AddTexts { .. } | Action::CreateFilter { .. } => {
             Parts::CREATED
         }
-        Action::CreateAutobuyer { .. } | Action::SetAutobuyer { .. } => Parts::SWITCHED,
+        Action::CreateAutobuyer { .. }
+        | Action::ReplaceAutobuyer { .. }
+        | Action::SetAutobuyer { .. } => Parts::SWITCHED,
         _ => Parts::ALL,
     }
 }

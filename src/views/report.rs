@@ -287,6 +287,9 @@ pub fn render_plan(p: &CampaignPlan) -> String {
     for a in &p.actions {
         let mark = if a.is_change() { "+" } else { " " };
         let _ = writeln!(o, "  {mark} {}", a.describe());
+        for line in a.diff() {
+            let _ = writeln!(o, "      {line}");
+        }
     }
     for n in &p.notices {
         let _ = writeln!(o, "  ! {n}");

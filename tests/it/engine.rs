@@ -19,6 +19,8 @@ mod flow;
 mod forms;
 #[path = "engine/history.rs"]
 mod history;
+#[path = "engine/import.rs"]
+mod import;
 #[path = "engine/model.rs"]
 mod model;
 #[path = "engine/model_check.rs"]
@@ -37,6 +39,8 @@ mod partial_truth;
 mod probe;
 #[path = "engine/recorded_many.rs"]
 mod recorded_many;
+#[path = "engine/replace.rs"]
+mod replace;
 #[path = "engine/support.rs"]
 mod support;
 
@@ -71,7 +75,19 @@ on_both_backends!(
     model::random_sequences_keep_money_safe_and_converge,
     model::settlement_sequences_never_buy_a_cut_purchases_page_again,
     recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
+    replace::a_changed_spec_is_replaced_with_what_is_left_of_the_limit,
+    replace::a_spec_changed_back_is_created_again,
+    replace::a_replacement_the_cap_refuses_stops_nothing,
 );
+
+/// `import` reads the marketplace only; the journal is not under test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_writes_a_file_that_adopts_the_project_at_todays_commitment() {
+    import::import_writes_a_file_that_adopts_the_project_at_todays_commitment(
+        crate::support::db::TestDb::sqlite().await,
+    )
+    .await;
+}
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,8 +17,31 @@ mod invariants;
 mod proxy;
 #[path = "engine_kill/random.rs"]
 mod random;
+#[path = "engine_kill/replace.rs"]
+mod replace;
 #[path = "engine_kill/support.rs"]
 mod support;
+
+/// A changed autobuyer spec applied by replacement, killed between the stop and the creation.
+mod killed_between_a_replacements_stop_and_creation {
+    use crate::engine_kill::support::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        crate::engine_kill::replace::killed_between_the_old_stop_and_the_new_creation(
+            Backend::Sqlite,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        crate::engine_kill::replace::killed_between_the_old_stop_and_the_new_creation(
+            Backend::Postgres,
+        )
+        .await;
+    }
+}
 
 /// One test per kind of call: `BACKEND::killed_when_BOUNDARY::KIND`.
 macro_rules! every_kind {

@@ -2,6 +2,8 @@
 //! on PostgreSQL (a fresh database, dropped afterwards). PostgreSQL's admin URL comes from
 //! `LINKRUNNER_TEST_DATABASE_URL`, else `DATABASE_URL`, else the local server.
 
+#[path = "store/account.rs"]
+mod account;
 #[path = "store/budget.rs"]
 mod budget;
 #[path = "store/history.rs"]
@@ -70,4 +72,7 @@ on_both_backends!(
     partial_truth::held_links_that_leave_the_list_are_released_after_the_grace,
     partial_truth::an_operator_releases_a_held_or_foreign_link,
     partial_truth::a_cut_list_is_noted_at_its_smallest_length,
+    account::account_cap_refuses_a_reservation_that_two_campaigns_together_would_pass,
+    account::removing_the_account_cap_lets_the_campaign_caps_alone_decide,
+    account::account_cap_holds_with_two_stores_racing_for_two_campaigns,
 );

@@ -117,6 +117,8 @@ fn recorded(budget: BudgetSnapshot) -> Recorded {
         held: Vec::new(),
         foreign: Vec::new(),
         autobuyer_urls: BTreeMap::new(),
+        autobuyer_creations: BTreeMap::new(),
+        autobuyer_specs: BTreeMap::new(),
     }
 }
 
@@ -196,6 +198,25 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                         .max(Money::ZERO);
                 }
             }
+            Action::ReplaceAutobuyer { name, adds, .. } => {
+                let ab = c.autobuyers.iter().find(|a| &a.name == name).unwrap();
+                let id = 100 + r.ids.autobuyers.len() as i64 + 50;
+                let rec = r.ids.autobuyers.get_mut(name).unwrap();
+                assert!(
+                    !rec.running && rec.switch_state == SwitchState::Stopped,
+                    "replaced before its stop settled"
+                );
+                *rec = AutobuyerRecord {
+                    id,
+                    running: true,
+                    spec_fingerprint: crate::decide::caps::autobuyer_fingerprint(c, ab),
+                    monthly_budget: *adds,
+                    reserved: rec.reserved.checked_add(*adds).unwrap(),
+                    switch_state: SwitchState::Running,
+                    stopped_at: None,
+                };
+                r.budget.committed = r.budget.committed.checked_add(*adds).unwrap();
+            }
             Action::Settle { .. } | Action::BuyRound { .. } | Action::SyncLinks => {}
         }
     }
@@ -244,8 +265,12 @@ prop_compose! {
             })
             .collect();
         apply(&c, &mut r, &some);
-        // Any autobuyer may be in any confirmed state (a lost answer leaves it unknown).
+        // Any autobuyer may be in any confirmed state (a lost answer leaves it unknown), and
+        // its spec may have changed in the file since it was created.
         for rec in r.ids.autobuyers.values_mut() {
+            if take() && take() {
+                rec.spec_fingerprint = "an earlier spec".into();
+            }
             rec.switch_state = match (take(), take()) {
                 (true, _) => SwitchState::Unknown,
                 (false, true) => SwitchState::Running,
@@ -360,7 +385,11 @@ proptest! {
                     Action::SetAutobuyer { id, running, .. } if *id == rec.id && *running == desired
                 ));
                 let said = p.unapplied.iter().any(|n| n.contains(&ab.name));
-                prop_assert!(switched || said, "{} not brought to its desired state: {:?}", ab.name, p.actions);
+                let replaced = p.actions.iter().any(|a| matches!(
+                    a,
+                    Action::ReplaceAutobuyer { name, .. } if name == &ab.name
+                ));
+                prop_assert!(switched || said || replaced, "{} not brought to its desired state: {:?}", ab.name, p.actions);
             }
         }
     }

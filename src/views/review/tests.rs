@@ -40,6 +40,8 @@ fn journal(c: &Campaign, committed: Money) -> Recorded {
         held: Vec::new(),
         foreign: Vec::new(),
         autobuyer_urls: BTreeMap::new(),
+        autobuyer_creations: BTreeMap::new(),
+        autobuyer_specs: BTreeMap::new(),
         stall: None,
     }
 }
