@@ -198,21 +198,25 @@ pub(crate) async fn save_filter(
     Ok(())
 }
 
-/// Records a created autobuyer. A replaced record keeps the budget its predecessor still
-/// held (added, never dropped): that money stays counted until a stop releases it.
+/// Records a created autobuyer. A replaced record (a changed spec, issue 24) keeps what its
+/// predecessor still held: the rent of the predecessor's links moves out of the autobuyer's
+/// part into each link's own `counted` (so a link that leaves is released at its rent, and the
+/// new autobuyer's budget is not taken for it), and anything else the part held stays, added
+/// to the new budget, never dropped, until a stop releases it. `committed` does not move.
 pub(crate) async fn save_autobuyer(
     conn: &mut AnyConnection,
     campaign: &str,
     a: &NewAutobuyer<'_>,
     reserved: Money,
 ) -> Result<(), StoreError> {
+    let moved = detach_predecessors_links(conn, campaign, a.name).await?;
     sqlx::query(
         "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, \
          reserved, switch_state) VALUES ($1, $2, $3, $4, $5, $6, $7, 'unknown') \
          ON CONFLICT (campaign, name) DO UPDATE SET \
          autobuyer_id = excluded.autobuyer_id, running = excluded.running, \
          spec_fingerprint = excluded.spec_fingerprint, monthly_budget = excluded.monthly_budget, \
-         reserved = autobuyers.reserved + excluded.reserved, switch_state = 'unknown', stopped_at = NULL",
+         reserved = autobuyers.reserved - $8 + excluded.reserved, switch_state = 'unknown', stopped_at = NULL",
     )
     .bind(campaign)
     .bind(a.name)
@@ -221,10 +225,35 @@ pub(crate) async fn save_autobuyer(
     .bind(a.spec_fingerprint)
     .bind(a.monthly_budget.kopecks())
     .bind(reserved.kopecks())
+    .bind(moved)
     .execute(&mut *conn)
     .await
     .map_err(db("save_autobuyer"))?;
     Ok(())
+}
+
+/// The links counted in autobuyer `name`'s part (its predecessor's, when a new autobuyer of
+/// that name is recorded) are counted on their own from now on: attributed to none, at their
+/// rent. Returns the rent moved (kopecks); 0 for a name seen for the first time.
+async fn detach_predecessors_links(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+) -> Result<i64, StoreError> {
+    let rent = super::foreign::attributed_rent(conn, campaign, name).await?;
+    if rent == 0 {
+        return Ok(0);
+    }
+    sqlx::query(
+        "UPDATE foreign_links SET autobuyer = NULL, counted = price WHERE campaign = $1 \
+         AND autobuyer = $2 AND adopted = 1 AND released_at IS NULL",
+    )
+    .bind(campaign)
+    .bind(name)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("save_autobuyer"))?;
+    Ok(rent)
 }
 
 /// A started autobuyer holds the budget its start intent reserved; the marketplace
