@@ -43,8 +43,16 @@ pub struct AutobuyerSide {
     /// The filter's name (or `#id` when the journal knows only its id).
     pub filter: String,
     pub auto_approve: bool,
-    /// URL, monthly budget, total and daily links limits.
-    pub urls: Vec<(String, Money, u32, u32)>,
+    pub urls: Vec<SideUrl>,
+}
+
+/// One URL of an [`AutobuyerSide`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SideUrl {
+    pub url: String,
+    pub monthly_budget: Money,
+    pub total_links_limit: u32,
+    pub daily_links_limit: u32,
 }
 
 /// The autobuyer the replacement creates (the file's, with what is left of its limits) and
@@ -132,12 +140,12 @@ pub fn old_side(r: &Recorded, name: &str, id: i64, budget: Money) -> AutobuyerSi
                     .iter()
                     .map(|u| {
                         let n = |v: i64| u32::try_from(v).unwrap_or(0);
-                        (
-                            url_of(u.url_id),
-                            u.monthly_budget,
-                            n(u.total_links_limit),
-                            n(u.daily_links_limit),
-                        )
+                        SideUrl {
+                            url: url_of(u.url_id),
+                            monthly_budget: u.monthly_budget,
+                            total_links_limit: n(u.total_links_limit),
+                            daily_links_limit: n(u.daily_links_limit),
+                        }
                     })
                     .collect()
             })
@@ -155,13 +163,11 @@ pub fn new_side(sent: &Autobuyer, budget: Money) -> AutobuyerSide {
         urls: sent
             .urls
             .iter()
-            .map(|u| {
-                (
-                    u.url.clone(),
-                    u.monthly_budget,
-                    u.total_links_limit,
-                    u.daily_links_limit,
-                )
+            .map(|u| SideUrl {
+                url: u.url.clone(),
+                monthly_budget: u.monthly_budget,
+                total_links_limit: u.total_links_limit,
+                daily_links_limit: u.daily_links_limit,
             })
             .collect(),
     }
@@ -173,9 +179,10 @@ pub fn diff_lines(old: &AutobuyerSide, new: &AutobuyerSide, urls: &[ReplacedUrl]
         format!("- {}", side_head(old)),
         format!("+ {}", side_head(new)),
     ];
-    for (url, budget, total, daily) in &old.urls {
+    for u in &old.urls {
         out.push(format!(
-            "-   {url}: {budget} RUB/month, total_links_limit {total}, daily_links_limit {daily}"
+            "-   {}: {} RUB/month, total_links_limit {}, daily_links_limit {}",
+            u.url, u.monthly_budget, u.total_links_limit, u.daily_links_limit
         ));
     }
     for u in urls {

@@ -140,9 +140,18 @@ fn completeness_note(c: &ListCompleteness) -> String {
     }
 }
 
-/// Per `url_id`, the text ids and the held links' rent; links the list shows without a URL id.
-fn by_url(held: &[LinkRecord]) -> (BTreeMap<i64, (BTreeSet<i64>, usize, Money)>, usize) {
-    let mut urls: BTreeMap<i64, (BTreeSet<i64>, usize, Money)> = BTreeMap::new();
+/// What the list shows held on one `url_id`.
+#[derive(Debug, Default)]
+struct UrlHoldings {
+    text_ids: BTreeSet<i64>,
+    links: usize,
+    /// The rent the list shows for them (links without one add nothing here).
+    rent: Money,
+}
+
+/// Per `url_id`, what is held there; and how many links the list shows without a URL id.
+fn by_url(held: &[LinkRecord]) -> (BTreeMap<i64, UrlHoldings>, usize) {
+    let mut urls: BTreeMap<i64, UrlHoldings> = BTreeMap::new();
     let mut without = 0;
     for l in held {
         let Some(url_id) = l.url_id else {
@@ -150,11 +159,12 @@ fn by_url(held: &[LinkRecord]) -> (BTreeMap<i64, (BTreeSet<i64>, usize, Money)>,
             continue;
         };
         let e = urls.entry(url_id).or_default();
-        e.0.extend(l.text_id);
-        e.1 += 1;
-        e.2 =
-            e.2.checked_add(l.price.unwrap_or(Money::ZERO))
-                .unwrap_or(Money::MAX);
+        e.text_ids.extend(l.text_id);
+        e.links += 1;
+        e.rent = e
+            .rent
+            .checked_add(l.price.unwrap_or(Money::ZERO))
+            .unwrap_or(Money::MAX);
     }
     (urls, without)
 }
@@ -177,7 +187,8 @@ fn urls(out: &mut String, input: &ImportInput<'_>) {
         return;
     }
     out.push_str("urls:\n");
-    for (url_id, (texts, links, rent)) in &urls {
+    for (url_id, h) in &urls {
+        let (texts, links, rent) = (&h.text_ids, h.links, h.rent);
         let _ = writeln!(
             out,
             "  # url_id {url_id}: {links} held link(s), {rent} RUB/month shown\n  \
