@@ -19,6 +19,7 @@
 //! backends (`tests/store.rs`). Values are limited to what `Any` carries: `i64`, `String`,
 //! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
 
+mod adoption;
 mod batch;
 mod budget;
 mod causes;
@@ -51,6 +52,7 @@ use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
+pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;

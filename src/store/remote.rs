@@ -51,6 +51,7 @@ impl Store {
                 }
             }
             ids.autobuyers = autobuyers(&mut conn, campaign).await?;
+            ids.account = super::adoption::account_in(&mut conn, campaign).await?;
             Ok(ids)
         }
         .await;
@@ -105,7 +106,7 @@ async fn autobuyers(
     campaign: &str,
 ) -> Result<BTreeMap<String, AutobuyerRecord>, StoreError> {
     let sql = "SELECT name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
-               switch_state, stopped_at FROM autobuyers WHERE campaign = $1";
+               switch_state, stopped_at, adopted_at, covers FROM autobuyers WHERE campaign = $1";
     let mut out = BTreeMap::new();
     for r in select(conn, sql, campaign).await? {
         out.insert(col(&r, "name")?, autobuyer_from_row(&r)?);
@@ -123,6 +124,10 @@ pub(super) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord, StoreErr
         reserved: Money::from_kopecks(col(r, "reserved")?),
         switch_state: parsed(r, "switch_state", SwitchState::parse)?,
         stopped_at: opt_time(r, "stopped_at")?,
+        adopted_at: opt_time(r, "adopted_at")?,
+        covers: col::<Option<String>>(r, "covers")?
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
     })
 }
 

@@ -165,6 +165,8 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                         reserved: budget,
                         switch_state,
                         stopped_at,
+                        adopted_at: None,
+                        covers: Vec::new(),
                     },
                 );
                 r.budget.committed = r.budget.committed.checked_add(budget).unwrap();
