@@ -65,6 +65,18 @@ impl<M: Market> Engine<M> {
             fallback_price,
         };
         self.store.record_link_list(name, read, now).await?;
+        let len = u32::try_from(list.links.len()).unwrap_or(u32::MAX);
+        if self
+            .store
+            .note_list_read(name, j.proven_complete, len, now)
+            .await?
+        {
+            tracing::warn!(
+                campaign = name,
+                listed = len,
+                "the link list shows fewer links than when an operator said it was complete: that word lapsed,                  and buying stops again on URLs where others buy"
+            );
+        }
         if let Some(len) = j.cut_at {
             tracing::warn!(
                 campaign = name,
@@ -74,6 +86,12 @@ impl<M: Market> Engine<M> {
             self.store.note_list_cut(name, len).await?;
         }
         out.released_links = self.store.release_left_links(name, grace, now).await?;
+        if out.released_links > 0 {
+            tracing::warn!(campaign = name, links = out.released_links, "links left the project's link list: their rent is released (drift)");
+            self.metrics
+                .campaigns
+                .links_lost(name, u64::from(out.released_links));
+        }
         if j.proves_absence {
             out.settled_stops = self.settle_due_stops(name, r, grace).await?;
         }

@@ -147,6 +147,9 @@ pub struct ForeignLink {
     pub autobuyer: Option<String>,
     /// What the link itself adds to the commitment (0 when an autobuyer's part covers it).
     pub counted: Money,
+    /// The list showed no rent for it: `price` is the campaign's figure for unknown rents.
+    #[serde(default)]
+    pub price_estimated: bool,
     pub first_seen_at: DateTime<Utc>,
     pub last_seen_at: DateTime<Utc>,
     pub leaving_since: Option<DateTime<Utc>>,

@@ -128,6 +128,7 @@ fn recorded(budget: BudgetSnapshot) -> Recorded {
 fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
     for a in actions {
         match a {
+            Action::AdoptProject { .. } => {}
             Action::CreateProject { .. } => {
                 r.ids.project = Some(ProjectIds {
                     project_id: 1,
