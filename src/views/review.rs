@@ -42,6 +42,10 @@ fn summary(plans: &[CampaignPlan], problems: &[String]) -> String {
     };
     let mut parts = vec![format!("{changing} of {} campaign(s) change", plans.len())];
     for (n, word) in [
+        (
+            count(|a| matches!(a, Action::AdoptProject { .. })),
+            "adoption(s)",
+        ),
         (count(is_creation), "creation(s)"),
         (
             count(|a| matches!(a, Action::BuyRound { .. })),
@@ -112,7 +116,8 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
     }
-    let groups: [(&str, ActionTest); 5] = [
+    let groups: [(&str, ActionTest); 6] = [
+        ("Adopt", |a| matches!(a, Action::AdoptProject { .. })),
         ("Create", is_creation),
         ("Buy", |a| matches!(a, Action::BuyRound { .. })),
         ("Start", |a| {
