@@ -99,12 +99,12 @@ impl Action {
         }
     }
 
-    /// Whether it waits for `resolve adopt` on an adopted project: every change the
-    /// marketplace sees (settling reads, the link sync and the adoption itself do not).
+    /// Whether it waits for `resolve adopt` on an adopted project: every change (settling
+    /// uncertain intents, the link sync and the adoption itself do not).
     pub fn waits_for_adoption(&self) -> bool {
         !matches!(
             self,
-            Action::SyncLinks | Action::Settle { .. } | Action::AdoptProject { .. } | Action::SettleStop { .. }
+            Action::SyncLinks | Action::Settle { .. } | Action::AdoptProject { .. }
         )
     }
 

@@ -313,6 +313,12 @@ impl<M: Market> Engine<M> {
             None => plan::plan_removed(name, &r),
         };
         let mut not_done = p.unapplied.clone();
+        if let Some(c) = c.filter(|c| c.buy.is_some()) {
+            let back = crate::decide::adoption::held_back(&r, name);
+            self.metrics
+                .campaigns
+                .buying_stopped(&c.name, back.len() as u64);
+        }
         let today = self.clock.now().date_naive();
         // The record is kept current from step to step by reading again only what the step
         // just run may have written (issue 13: a whole read is a dozen queries).

@@ -43,9 +43,6 @@ impl<M: Market> Engine<M> {
             ..RoundResult::default()
         };
         let back = held_back(r, &c.name);
-        self.metrics
-            .campaigns
-            .buying_stopped(&c.name, back.len() as u64);
         if let Some(b) = back.first() {
             tracing::warn!(campaign = %c.name, urls = back.len(), why = %b.why, "buy round skips URLs on which others buy while the link list may be incomplete");
         }
