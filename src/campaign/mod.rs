@@ -16,6 +16,8 @@
 //! | `schema` | the JSON Schema (draft-07) |
 
 mod adoption;
+#[cfg(test)]
+mod adoption_tests;
 mod autobuyers;
 mod checks;
 mod diag;
