@@ -9,6 +9,8 @@
 //! - [`held_back`]: the URLs a buy round must not buy for while the link list may be cut:
 //!   those on which anything else buys or has bought. A page someone else holds is only known
 //!   from the list, so while it may be incomplete, buying there could take a page twice.
+//!   A list is shown complete by paging, an operator's word, or (a project linkrunner
+//!   created, `--unpaged-link-list complete`) a read that proves absence (`effects::sync`).
 //!   Tested in this file and by `tests/it` `engine::adoption::*`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -146,10 +148,14 @@ pub struct HeldBack {
 /// else buys or has bought — any URL of an adopted project (the team buys there by hand), a
 /// URL an autobuyer covers, a URL the list showed a link of someone else's on.
 pub fn held_back(r: &Recorded, campaign: &str) -> Vec<HeldBack> {
-    if r.ids.account.list_shown_complete() {
+    let adopted = r.ids.account.adoption.is_some();
+    // A project linkrunner created whose list was never read holds only what linkrunner's
+    // own autobuyers may have bought: the round reads the list right before buying on their
+    // URLs and judges that read (`effects::round`).
+    let never_read = r.ids.account.last_read_links.is_none() && !adopted;
+    if r.ids.account.list_shown_complete() || never_read {
         return Vec::new();
     }
-    let adopted = r.ids.account.adoption.is_some();
     let mut others: BTreeMap<i64, &'static str> = BTreeMap::new();
     for l in r.foreign.iter().filter(|l| l.released.is_none()) {
         if let Some(u) = l.url_id {
@@ -173,9 +179,10 @@ pub fn held_back(r: &Recorded, campaign: &str) -> Vec<HeldBack> {
                 url: url.clone(),
                 url_id,
                 why: format!(
-                    "buying stopped for {url}: {who}, and the link list may be incomplete (no paging fields), so \
-                     a page held there may not be shown; it resumes once the list is shown complete (paging \
-                     configured, or `linkrunner resolve list-complete {campaign}`)"
+                    "buying stopped for {url}: {who}, and the link list is not shown complete (no paging fields, \
+                     and it was seen cut or the project is adopted), so a page held there may not be shown; it \
+                     resumes once the list is shown complete (paging configured, or `linkrunner resolve \
+                     list-complete {campaign}`)"
                 ),
             })
         })
@@ -221,6 +228,7 @@ mod tests {
     #[test]
     fn a_url_an_autobuyer_covers_is_held_back_and_the_others_are_not() {
         let mut r = recorded();
+        r.ids.account.last_read_links = Some(5);
         r.autobuyer_urls.insert("ab".into(), vec![12]);
         let back = held_back(&r, "c");
         assert_eq!(back.iter().map(|b| b.url_id).collect::<Vec<_>>(), vec![12]);

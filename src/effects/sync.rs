@@ -68,7 +68,7 @@ impl<M: Market> Engine<M> {
         let len = u32::try_from(list.links.len()).unwrap_or(u32::MAX);
         if self
             .store
-            .note_list_read(name, j.proven_complete, len, now)
+            .note_list_read(name, shown_complete(&j, r), len, now)
             .await?
         {
             tracing::warn!(
@@ -188,6 +188,15 @@ impl<M: Market> Engine<M> {
         }
         Ok(n)
     }
+}
+
+/// Whether this read shows the whole list, for where others buy (`decide::adoption::held_back`):
+/// every page read; or, for a project linkrunner created, a read without paging fields that
+/// proves absence (`--unpaged-link-list complete`, every link the journal holds listed, never
+/// seen cut at this length). In an adopted project what the journal knows came from the list
+/// itself, so such a read proves nothing there: only paging or an operator's word do.
+fn shown_complete(j: &Judgement, r: &Recorded) -> bool {
+    j.proven_complete || (j.proves_absence && r.ids.account.adoption.is_none())
 }
 
 /// A listed link matches a purchase intent by page and URL (and text when both carry one).
