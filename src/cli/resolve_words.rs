@@ -6,7 +6,7 @@
 //!   on it (buying, creating, stopping, starting) may begin.
 //! - `list-complete`: the project's link list shows every link (checked in the marketplace's
 //!   web UI): buying resumes on URLs where others buy. It lapses by itself when a later read
-//!   shows fewer links than the journal counts now.
+//!   shows fewer links than the journal counts (then or at that read).
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};

@@ -68,7 +68,7 @@ impl<M: Market> Engine<M> {
         let len = u32::try_from(list.links.len()).unwrap_or(u32::MAX);
         if self
             .store
-            .note_list_read(name, shown_complete(&j, r), len, now)
+            .note_list_read(name, (shown_complete(&j, r), len, known_links(r)), now)
             .await?
         {
             tracing::warn!(
@@ -188,6 +188,13 @@ impl<M: Market> Engine<M> {
         }
         Ok(n)
     }
+}
+
+/// The links the journal holds for the project, ours and others', not released.
+fn known_links(r: &Recorded) -> u32 {
+    let ours = r.held.iter().filter(|h| h.released.is_none()).count();
+    let others = r.foreign.iter().filter(|f| f.released.is_none()).count();
+    u32::try_from(ours + others).unwrap_or(u32::MAX)
 }
 
 /// Whether this read shows the whole list, for where others buy (`decide::adoption::held_back`):

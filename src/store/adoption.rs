@@ -217,14 +217,14 @@ impl Store {
         self.write_done(done).await.map(|_| ())
     }
 
-    /// Notes what a read of the link list showed: complete (every page) or not, and its
-    /// length; the first read after an adoption; a vouch lapses when the read is shorter than
-    /// the journal counted when it was given. True when a vouch lapsed now.
+    /// Notes what a read of the link list showed: complete or not, and its length; the first
+    /// read after an adoption. An operator's word lapses when the read shows fewer links than
+    /// the journal counts (`known`: links it holds, ours and others', before this read) or
+    /// counted when the word was given. True when a word lapsed now.
     pub async fn note_list_read(
         &self,
         campaign: &str,
-        complete: bool,
-        links: u32,
+        (complete, links, known): (bool, u32, u32),
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let result = async {
@@ -242,9 +242,10 @@ impl Store {
                 .await
                 .map_err(db("note_list_read"))?;
             let lapsed = q("UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
-                            AND lapsed_at IS NULL AND links > $3")
+                            AND lapsed_at IS NULL AND (links > $3 OR $4 > $3)")
             .bind(to_millis(now))
             .bind(i64::from(links))
+            .bind(i64::from(known))
             .execute(&mut *tx)
             .await
             .map_err(db("note_list_read"))?;

@@ -47,7 +47,7 @@ impl World {
     /// project, `/running-shoes` and `/trail` with two and one texts, two links bought by hand
     /// on `/running-shoes` and one on the main page (the cheapest pages of the inventory), a
     /// filter `team-cheap` and a running autobuyer `team-auto` on `/trail` (monthly budget
-    /// 500 RUB, 20 links in all, 1 a day).
+    /// 500 RUB, 20 links in all and a day: with periodic autobuying on, it keeps buying).
     pub fn seed_in_use(&mut self, domain: &str) -> Outcome<InUse> {
         let domain = domain.trim_end_matches('/');
         let (project_id, main_url, main_text) = self.add_project(domain)?;
@@ -74,7 +74,7 @@ impl World {
                 url_id: trail.url_id,
                 monthly_budget: budget,
                 total_links_limit: 20,
-                daily_links_limit: 1,
+                daily_links_limit: 20,
             }],
         };
         let autobuyer_id = self.create_autobuyer(project_id, spec)?;
