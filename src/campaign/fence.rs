@@ -134,9 +134,18 @@ mod tests {
     #[test]
     fn host_case_scheme_and_default_ports_fold_into_one_site() {
         let k = site_key("https://acme.example").unwrap();
-        assert_eq!(site_key("https://ACME.example:443").as_deref(), Some(k.as_str()));
-        assert_eq!(site_key("http://acme.example:80").as_deref(), Some(k.as_str()));
-        assert_eq!(site_key("http://acme.example/").as_deref(), Some(k.as_str()));
+        assert_eq!(
+            site_key("https://ACME.example:443").as_deref(),
+            Some(k.as_str())
+        );
+        assert_eq!(
+            site_key("http://acme.example:80").as_deref(),
+            Some(k.as_str())
+        );
+        assert_eq!(
+            site_key("http://acme.example/").as_deref(),
+            Some(k.as_str())
+        );
         assert_ne!(site_key("https://acme.example:8443"), Some(k.clone()));
         assert_ne!(site_key("https://shop.acme.example"), Some(k));
     }

@@ -199,14 +199,21 @@ impl<'de> Deserialize<'de> for RawText {
                     text_id: None,
                 })
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<RawText, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<RawText, A::Error> {
                 use serde::de::Error;
                 let (mut text, mut text_id) = (None, None);
                 while let Some(k) = m.next_key::<String>()? {
                     match k.as_str() {
                         "text" if text.is_none() => text = Some(m.next_value::<String>()?),
                         "text_id" if text_id.is_none() => text_id = Some(m.next_value::<i64>()?),
-                        "text" | "text_id" => return Err(A::Error::duplicate_field(TEXT_KEYS[usize::from(k == "text_id")])),
+                        "text" | "text_id" => {
+                            return Err(A::Error::duplicate_field(
+                                TEXT_KEYS[usize::from(k == "text_id")],
+                            ));
+                        }
                         other => return Err(A::Error::unknown_field(other, TEXT_KEYS)),
                     }
                 }

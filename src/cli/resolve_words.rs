@@ -128,13 +128,25 @@ mod tests {
 
     #[test]
     fn resolve_adopt_names_the_campaign_and_the_reason() {
-        let cli = parse(&["resolve", "adopt", "acme", "--reason", "read the plan", "--by", "ann"]).unwrap();
+        let cli = parse(&[
+            "resolve",
+            "adopt",
+            "acme",
+            "--reason",
+            "read the plan",
+            "--by",
+            "ann",
+        ])
+        .unwrap();
         let Command::Resolve(a) = cli.command else {
             panic!("not resolve")
         };
         match a.word {
             Some(super::ResolveWord::Adopt(w)) => {
-                assert_eq!((w.campaign.as_str(), w.reason.as_str()), ("acme", "read the plan"));
+                assert_eq!(
+                    (w.campaign.as_str(), w.reason.as_str()),
+                    ("acme", "read the plan")
+                );
                 assert_eq!(w.who(), "ann");
             }
             other => panic!("{other:?}"),

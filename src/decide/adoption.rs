@@ -159,7 +159,10 @@ pub fn held_back(r: &Recorded, campaign: &str) -> Vec<HeldBack> {
     let mut others: BTreeMap<i64, &'static str> = BTreeMap::new();
     for l in r.foreign.iter().filter(|l| l.released.is_none()) {
         if let Some(u) = l.url_id {
-            others.insert(u, "the list shows links bought outside this campaign's buy rounds");
+            others.insert(
+                u,
+                "the list shows links bought outside this campaign's buy rounds",
+            );
         }
     }
     let covers = r.autobuyer_urls.values().flatten();
@@ -222,7 +225,11 @@ mod tests {
         adopt(&mut r);
         let back = held_back(&r, "c");
         assert_eq!(back.len(), 2);
-        assert!(back[0].why.contains("resolve list-complete c"), "{}", back[0].why);
+        assert!(
+            back[0].why.contains("resolve list-complete c"),
+            "{}",
+            back[0].why
+        );
     }
 
     #[test]

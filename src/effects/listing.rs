@@ -248,7 +248,11 @@ fn coverage(r: &Recorded) -> BTreeMap<i64, BTreeSet<String>> {
         .adoption
         .as_ref()
         .is_some_and(|a| a.first_read_at.is_some());
-    let adopted = r.ids.autobuyers.iter().filter(|(_, a)| a.adopted_at.is_some());
+    let adopted = r
+        .ids
+        .autobuyers
+        .iter()
+        .filter(|(_, a)| a.adopted_at.is_some());
     for (name, a) in adopted.filter(|_| first_read) {
         for u in &a.covers {
             m.entry(*u).or_default().insert(name.clone());

@@ -547,10 +547,9 @@ fn written_by(action: &Action) -> Parts {
 fn needs_list_first(r: &Recorded) -> bool {
     r.ids.project.is_some()
         && (r.ids.account.adoption.is_some()
-            || r
-            .uncertain
-            .iter()
-            .any(|i| i.kind == crate::store::IntentKind::Purchase)
+            || r.uncertain
+                .iter()
+                .any(|i| i.kind == crate::store::IntentKind::Purchase)
             || !r.blocked.is_empty()
             || r.has_autobuyers()
             || r.held

@@ -87,7 +87,11 @@ impl<M: Market> Engine<M> {
         }
         out.released_links = self.store.release_left_links(name, grace, now).await?;
         if out.released_links > 0 {
-            tracing::warn!(campaign = name, links = out.released_links, "links left the project's link list: their rent is released (drift)");
+            tracing::warn!(
+                campaign = name,
+                links = out.released_links,
+                "links left the project's link list: their rent is released (drift)"
+            );
             self.metrics
                 .campaigns
                 .links_lost(name, u64::from(out.released_links));

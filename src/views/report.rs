@@ -184,11 +184,18 @@ fn account_status(name: &str, r: &Recorded) -> AccountStatus {
     let found = crate::decide::adoption::found(r);
     let truth = &r.ids.account;
     let adoption = truth.adoption.as_ref().map(|a| match &a.confirmed {
-        Some(w) => format!("confirmed by {} at {} ({})", w.by, w.at.to_rfc3339(), w.reason),
+        Some(w) => format!(
+            "confirmed by {} at {} ({})",
+            w.by,
+            w.at.to_rfc3339(),
+            w.reason
+        ),
         None => format!("changes wait for `linkrunner resolve adopt {name}`"),
     });
     let list = match (&truth.vouch, truth.last_read_complete) {
-        (_, true) => "shown complete: its last read had paging fields and every page was read".to_string(),
+        (_, true) => {
+            "shown complete: its last read had paging fields and every page was read".to_string()
+        }
         (Some(w), false) => format!(
             "taken as complete by {} at {} ({}), until a read shows fewer than {} link(s)",
             w.by,
@@ -196,13 +203,17 @@ fn account_status(name: &str, r: &Recorded) -> AccountStatus {
             w.reason,
             w.links.unwrap_or_default()
         ),
-        (None, false) => "may be incomplete (no paging fields): buying stops where others buy".to_string(),
+        (None, false) => {
+            "may be incomplete (no paging fields): buying stops where others buy".to_string()
+        }
     };
     let own_rent = r
         .held
         .iter()
         .filter(|h| h.released.is_none())
-        .fold(Money::ZERO, |a, h| a.checked_add(h.price).unwrap_or(Money::MAX));
+        .fold(Money::ZERO, |a, h| {
+            a.checked_add(h.price).unwrap_or(Money::MAX)
+        });
     AccountStatus {
         adopted_project: found.project_id,
         adoption,
@@ -355,7 +366,11 @@ fn render_account(o: &mut String, a: &AccountStatus) {
     );
     if !a.unnamed_url_ids.is_empty() {
         let ids: Vec<String> = a.unnamed_url_ids.iter().map(i64::to_string).collect();
-        let _ = writeln!(o, "  links on URL ids no file names (counted): {}", ids.join(", "));
+        let _ = writeln!(
+            o,
+            "  links on URL ids no file names (counted): {}",
+            ids.join(", ")
+        );
     }
     if a.added_by_hand > 0 || a.lost > 0 {
         let _ = writeln!(

@@ -342,7 +342,9 @@ impl AccountTruth {
 
     /// Changes on the adopted project wait for the operator's `resolve adopt`.
     pub fn adoption_pending(&self) -> bool {
-        self.adoption.as_ref().is_some_and(|a| a.confirmed.is_none())
+        self.adoption
+            .as_ref()
+            .is_some_and(|a| a.confirmed.is_none())
     }
 }
 

@@ -56,13 +56,19 @@ impl World {
             url_id: main_url,
             texts: vec![(self.texts[&main_text].text.clone(), main_text)],
         };
-        let shoes = self.seed_url(project_id, &format!("{domain}/running-shoes"), &[
-            "Best #a#running shoes#/a# in town",
-            "#a#acme running shoes#/a#",
-        ]);
-        let trail = self.seed_url(project_id, &format!("{domain}/trail"), &[
-            "Shoes for the #a#trail#/a#, tested in the mountains",
-        ]);
+        let shoes = self.seed_url(
+            project_id,
+            &format!("{domain}/running-shoes"),
+            &[
+                "Best #a#running shoes#/a# in town",
+                "#a#acme running shoes#/a#",
+            ],
+        );
+        let trail = self.seed_url(
+            project_id,
+            &format!("{domain}/trail"),
+            &["Shoes for the #a#trail#/a#, tested in the mountains"],
+        );
         let hand_links = self.seed_hand_links(project_id, &[(&shoes, 2), (&main, 1)]);
         let filter_id = self.add_filter("team-cheap", &[], Default::default())?;
         let budget = Money::from_rubles(500);
@@ -141,7 +147,10 @@ mod tests {
         assert_eq!(seeded.hand_links.len(), 3);
         assert!(world.autobuyers[&seeded.autobuyer_id].running);
         assert!(world.filters.contains_key(&seeded.filter_id));
-        let held = world.placements.iter().filter(|p| p.project_id == seeded.project_id);
+        let held = world
+            .placements
+            .iter()
+            .filter(|p| p.project_id == seeded.project_id);
         assert_eq!(held.count(), 3);
         assert_eq!(world.duplicate_purchases, 0);
     }

@@ -94,7 +94,11 @@ pub async fn an_adopted_account_is_counted_gated_and_never_bought_twice(db: Test
     assert_eq!(w.projects_of(&ledger, &c).len(), 1, "no second project");
     assert_eq!(ledger.purchases.len(), 3, "nothing bought");
     let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
-    assert_eq!(ab.state, AutobuyerState::Running, "not stopped before resolve adopt");
+    assert_eq!(
+        ab.state,
+        AutobuyerState::Running,
+        "not stopped before resolve adopt"
+    );
     assert!(ledger.requests.len() >= before);
     let r = w.recorded("acme-shoes").await;
     let held = r.foreign.iter().filter(|f| f.released.is_none()).count();
@@ -102,7 +106,10 @@ pub async fn an_adopted_account_is_counted_gated_and_never_bought_twice(db: Test
     let want = hand_rent(&seeded)
         .checked_add(seeded.autobuyer_monthly_budget)
         .unwrap();
-    assert_eq!(r.budget.committed, want, "hand links at their rent plus the autobuyer's budget");
+    assert_eq!(
+        r.budget.committed, want,
+        "hand links at their rent plus the autobuyer's budget"
+    );
     let p = plan::plan_campaign(&c, &r, true);
     let adopt = p.actions.iter().find_map(|a| match a {
         Action::AdoptProject { found, .. } => Some(found.clone()),
@@ -114,19 +121,36 @@ pub async fn an_adopted_account_is_counted_gated_and_never_bought_twice(db: Test
         adopt.contains(&seeded.urls[0].url_id.to_string()),
         "the main page's url id, which no file names: {adopt}"
     );
-    assert!(!p.actions.iter().any(|a| matches!(a, Action::CreateProject { .. })));
+    assert!(
+        !p.actions
+            .iter()
+            .any(|a| matches!(a, Action::CreateProject { .. }))
+    );
 
     // The operator's word: the adopted autobuyer is stopped, nothing is bought where the
     // team buys while the list shows no paging fields.
     let now = chrono::Utc::now();
-    assert!(w.store().confirm_adoption("acme-shoes", "test", "read the plan", now).await.unwrap());
+    assert!(
+        w.store()
+            .confirm_adoption("acme-shoes", "test", "read the plan", now)
+            .await
+            .unwrap()
+    );
     for _ in 0..3 {
         w.pass(true).await;
     }
     let ledger = w.ledger();
     let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
-    assert_eq!(ab.state, AutobuyerState::Stopped, "stopped as the file says");
-    assert_eq!(ledger.purchases.len(), 3, "buying stopped while the list may be cut");
+    assert_eq!(
+        ab.state,
+        AutobuyerState::Stopped,
+        "stopped as the file says"
+    );
+    assert_eq!(
+        ledger.purchases.len(),
+        3,
+        "buying stopped while the list may be cut"
+    );
     let metrics = w.engine.metrics.render();
     assert!(
         metrics.contains("linkrunner_urls_buying_stopped{campaign=\"acme-shoes\"} 2"),
@@ -146,9 +170,15 @@ pub async fn an_adopted_account_is_counted_gated_and_never_bought_twice(db: Test
         w.pass(true).await;
     }
     let ledger = w.ledger();
-    assert!(ledger.purchases.len() > 3, "buy rounds bought once the list is complete");
+    assert!(
+        ledger.purchases.len() > 3,
+        "buy rounds bought once the list is complete"
+    );
     let project = seeded.project_id;
-    assert!(ledger.duplicates_by_purchase_calls(project).is_empty(), "a held page bought again");
+    assert!(
+        ledger.duplicates_by_purchase_calls(project).is_empty(),
+        "a held page bought again"
+    );
     for h in &seeded.hand_links {
         let again = ledger
             .purchases

@@ -55,10 +55,18 @@ pub async fn a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(ba
 
     // The first pass reads; the operator adopts and vouches for the list (3 links, not cut).
     rig.run(&["once"]).await;
-    let adopt = rig.run(&["resolve", "adopt", "acme-shoes", "--reason", "plan read"]).await;
+    let adopt = rig
+        .run(&["resolve", "adopt", "acme-shoes", "--reason", "plan read"])
+        .await;
     assert!(adopt.status.success(), "{adopt:?}");
     let vouch = rig
-        .run(&["resolve", "list-complete", "acme-shoes", "--reason", "the UI shows 3 links"])
+        .run(&[
+            "resolve",
+            "list-complete",
+            "acme-shoes",
+            "--reason",
+            "the UI shows 3 links",
+        ])
         .await;
     assert!(vouch.status.success(), "{vouch:?}");
 
@@ -85,13 +93,26 @@ pub async fn a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(ba
 
     let ledger = rig.sandbox.ledger();
     let held = ledger.purchases_of(seeded.project_id).len();
-    assert!(held > 5, "the list is cut: more links are held ({held}) than it shows");
-    assert_eq!(ledger.duplicate_purchases, 0, "a page was bought twice for a URL");
-    assert!(ledger.duplicates_by_purchase_calls(seeded.project_id).is_empty());
+    assert!(
+        held > 5,
+        "the list is cut: more links are held ({held}) than it shows"
+    );
+    assert_eq!(
+        ledger.duplicate_purchases, 0,
+        "a page was bought twice for a URL"
+    );
+    assert!(
+        ledger
+            .duplicates_by_purchase_calls(seeded.project_id)
+            .is_empty()
+    );
     let status = rig.run(&["status"]).await;
     let status = String::from_utf8_lossy(&status.stdout).to_string();
     assert!(status.contains("BUYING STOPPED"), "{status}");
-    assert!(status.contains("resolve list-complete acme-shoes"), "{status}");
+    assert!(
+        status.contains("resolve list-complete acme-shoes"),
+        "{status}"
+    );
     let plan = rig.run(&["plan"]).await;
     let plan = String::from_utf8_lossy(&plan.stdout).to_string();
     assert!(plan.contains("buying stopped for"), "{plan}");
