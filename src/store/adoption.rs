@@ -325,6 +325,48 @@ pub(super) async fn account_in(
     Ok(truth)
 }
 
+/// `remote_ids`' read of the project: its ids, where its list was seen cut, what its last
+/// read showed, its adoption and the operator's current word on its list.
+pub(super) const PROJECT_SQL: &str = "SELECT p.project_id, p.url_id, p.text_id, p.list_cut_at, \
+     p.last_read_complete, p.last_read_links, a.project_id AS adopted_project, a.recorded_at, \
+     a.first_read_at, a.confirmed_by, a.confirmed_at, a.confirmed_reason, v.links AS vouched_links, \
+     v.by_whom, v.reason AS vouch_reason, v.at AS vouched_at FROM projects p \
+     LEFT JOIN adoptions a ON a.campaign = p.campaign \
+     LEFT JOIN list_vouches v ON v.campaign = p.campaign AND v.lapsed_at IS NULL \
+     WHERE p.campaign = $1";
+
+/// The account truth from a row of [`PROJECT_SQL`].
+pub(super) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTruth, StoreError> {
+    let mut truth = AccountTruth::default();
+    read_project(&mut truth, r)?;
+    if let Some(project_id) = col::<Option<i64>>(r, "adopted_project")? {
+        let confirmed = match opt_time(r, "confirmed_at")? {
+            Some(at) => Some(OperatorWord {
+                by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
+                at,
+                reason: col::<Option<String>>(r, "confirmed_reason")?.unwrap_or_default(),
+                links: None,
+            }),
+            None => None,
+        };
+        truth.adoption = Some(Adoption {
+            project_id,
+            recorded_at: time(r, "recorded_at")?,
+            first_read_at: opt_time(r, "first_read_at")?,
+            confirmed,
+        });
+    }
+    if let Some(links) = col::<Option<i64>>(r, "vouched_links")? {
+        truth.vouch = Some(OperatorWord {
+            by: col::<Option<String>>(r, "by_whom")?.unwrap_or_default(),
+            at: time(r, "vouched_at")?,
+            reason: col::<Option<String>>(r, "vouch_reason")?.unwrap_or_default(),
+            links: Some(links.clamp(0, i64::from(u32::MAX)) as u32),
+        });
+    }
+    Ok(truth)
+}
+
 pub(super) const ADOPTION_SQL: &str = "SELECT campaign, project_id, recorded_at, first_read_at, confirmed_by, \
      confirmed_at, confirmed_reason FROM adoptions WHERE campaign = $1";
 pub(super) const VOUCH_SQL: &str = "SELECT campaign, links, by_whom, reason, at FROM list_vouches \
