@@ -7,6 +7,8 @@
 //! | `raw`, `extra`, `span` | the file as written, with a position on every value |
 //! | `parse` | bytes → raw: size, UTF-8, YAML limits, positioned parser errors |
 //! | `validate`, `spend`, `autobuyers`, `rules`, `keys` | checks of meaning, all problems at once |
+//! | `adoption` | `project_id`, `url_id`, `text_id`, `unknown_link_rent`, autobuyer `id` (issue 24) |
+//! | `fence` | across files: one owner per project, autobuyer and domain |
 //! | `checks` | limits and positioned checks those share (a leaf: it imports none of them) |
 //! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
 //! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
@@ -15,10 +17,14 @@
 //! | `account` | the account file (`--account-file`): the account-wide cap |
 
 mod account;
+mod adoption;
+#[cfg(test)]
+mod adoption_tests;
 mod autobuyers;
 mod checks;
 mod diag;
 mod extra;
+mod fence;
 mod git;
 mod keys;
 mod load;

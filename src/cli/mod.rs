@@ -30,6 +30,7 @@ pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod resolve;
+pub mod resolve_words;
 pub mod run;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;

@@ -31,6 +31,12 @@ pub enum Action {
     CreateProject {
         domain: String,
     },
+    /// The file adopts an existing project (issue 24): nothing is created; `found` says what
+    /// the journal knows it holds. Shown until the operator's `resolve adopt`.
+    AdoptProject {
+        project_id: i64,
+        found: String,
+    },
     AddTexts {
         urls: Vec<UrlTexts>,
     },
@@ -94,6 +100,7 @@ impl Action {
     pub fn label(&self) -> &'static str {
         match self {
             Action::CreateProject { .. } => "create_project",
+            Action::AdoptProject { .. } => "adopt_project",
             Action::AddTexts { .. } => "add_texts",
             Action::CreateFilter { .. } => "create_filter",
             Action::CreateAutobuyer { .. } => "create_autobuyer",
@@ -105,6 +112,15 @@ impl Action {
             Action::BuyRound { .. } => "buy_round",
             Action::SyncLinks => "sync_links",
         }
+    }
+
+    /// Whether it waits for `resolve adopt` on an adopted project: every change (settling
+    /// uncertain intents, the link sync and the adoption itself do not).
+    pub fn waits_for_adoption(&self) -> bool {
+        !matches!(
+            self,
+            Action::SyncLinks | Action::Settle { .. } | Action::AdoptProject { .. }
+        )
     }
 
     /// Whether it commits more money (creations, starts, rounds): what a cap can refuse.
@@ -132,6 +148,7 @@ impl Action {
     pub fn describe(&self) -> String {
         match self {
             Action::CreateProject { domain } => format!("create the project for {domain}"),
+            Action::AdoptProject { found, .. } => found.clone(),
             Action::AddTexts { urls } => {
                 let texts: usize = urls.iter().map(|u| u.texts.len()).sum();
                 format!(
@@ -296,6 +313,11 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     r.budget.daily_cap = c.budget.daily_links;
     r.budget.total_cap = c.budget.total_links;
     let r = &r;
+    if let Some(why) = super::adoption::project_clash(c, r) {
+        let mut p = new_plan(&c.name, r, Some(why.clone()));
+        p.not_applied(why);
+        return p;
+    }
     let mut p = new_plan(&c.name, r, r.spending_stopped(c.paused));
     settle_actions(r, &mut p);
     free_creations(c, r, &mut p);
@@ -308,6 +330,7 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     if buy_round && p.spending_stopped.is_none() && !c.paused {
         buy_action(c, r, &mut t, &mut p);
     }
+    adoption_gate(c, r, &mut p);
     p.money = money_view(r, &t, Money::ZERO);
     if let Some(Action::BuyRound { worst_case, .. }) = p
         .actions
@@ -369,12 +392,19 @@ fn settle_actions(r: &Recorded, p: &mut CampaignPlan) {
     }
 }
 
-/// Project, promoted URLs and texts, filters: free, so they never wait for money.
+/// Project, promoted URLs and texts, filters: free, so they never wait for money. An
+/// adopted project is never created: it is adopted, and shown until the operator's word.
 fn free_creations(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
-    if r.ids.project.is_none() {
-        p.actions.push(Action::CreateProject {
+    match c.project_id {
+        Some(project_id) if r.ids.project.is_none() || r.ids.account.adoption_pending() => {
+            let found = super::adoption::found(r).describe(project_id);
+            p.actions.push(Action::AdoptProject { project_id, found });
+        }
+        Some(_) => {}
+        None if r.ids.project.is_none() => p.actions.push(Action::CreateProject {
             domain: c.domain.clone(),
-        });
+        }),
+        None => {}
     }
     let missing = missing_texts(c, r);
     if !missing.is_empty() {
@@ -541,6 +571,15 @@ fn replacements(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan)
         if rec.spec_fingerprint == super::caps::autobuyer_fingerprint(c, ab) {
             continue;
         }
+        if let Some(adopted) = ab.id {
+            // Replacing it would leave the file's `id` naming a stopped autobuyer.
+            p.notices.push(format!(
+                "adopted autobuyer {} (id {adopted}) changed in the file: an adopted autobuyer is not replaced; \
+                 remove its `id` from the file to have it replaced (stopped, then created anew with the new spec)",
+                ab.name
+            ));
+            continue;
+        }
         let desired_running = ab.state == AutobuyerState::Running && !c.paused;
         let why = (!desired_running)
             .then_some("the file wants it stopped")
@@ -665,8 +704,42 @@ fn missing_texts(c: &Campaign, r: &Recorded) -> Vec<UrlTexts> {
         .collect()
 }
 
-/// The round, within what is left once the pass's releases and acquisitions are counted.
+/// Changes on an adopted project (creating texts or autobuyers, starting, stopping, buying)
+/// wait for the operator's `resolve adopt`, given after reading this plan: a mistyped id
+/// would adopt someone else's project, and the API cannot confirm the domain. Reading the
+/// link list does not wait.
+fn adoption_gate(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
+    let Some(project_id) = c.project_id else {
+        return;
+    };
+    let pending = r.ids.project.is_none() || r.ids.account.adoption_pending();
+    let waiting = p.actions.iter().any(|a| a.waits_for_adoption());
+    if pending && waiting {
+        p.not_applied(format!(
+            "changes on adopted project {project_id} (the actions above but the link sync) wait for              `linkrunner resolve adopt {} --reason …`, given after reading this plan",
+            c.name
+        ));
+    }
+}
+
+/// The round, within what is left once the pass's releases and acquisitions are counted;
+/// URLs held back while the list may be cut are said, and a round with none left is not run.
 fn buy_action(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
+    let back = super::adoption::held_back(r, &c.name);
+    for b in back.iter().take(10) {
+        p.notices.push(b.why.clone());
+    }
+    if back.len() > 10 {
+        p.notices.push(format!(
+            "buying stopped for {} more URL(s) for the same reason",
+            back.len() - 10
+        ));
+    }
+    if !back.is_empty() && back.len() >= c.urls.len() {
+        p.unapplied
+            .push("no buy round: buying is stopped for every URL (see above)".into());
+        return;
+    }
     let mut after = r.clone();
     after.budget.committed = t.after();
     let Some(limits) = round_limits(c, &after) else {

@@ -45,11 +45,16 @@ pub struct Recorded {
 
 impl Recorded {
     /// What a link no intent of ours bought counts when the list shows no price: the
-    /// campaign's `max_link_price`, else (its file removed) the dearest link it holds.
+    /// campaign's `budget.unknown_link_rent` (else its `max_link_price`), or (its file
+    /// removed) the dearest link it holds, whoever bought it.
     pub fn fallback_price(&self, c: Option<&crate::campaign::Campaign>) -> crate::money::Money {
         match c {
-            Some(c) => c.budget.max_link_price,
-            None => self.held.iter().map(|h| h.price).max().unwrap_or_default(),
+            Some(c) => c.unknown_link_rent(),
+            None => {
+                let foreign = self.foreign.iter().filter_map(|f| f.price);
+                let held = self.held.iter().map(|h| h.price);
+                held.chain(foreign).max().unwrap_or_default()
+            }
         }
     }
 

@@ -256,6 +256,7 @@ mod tests {
                 last_seen_at: t,
                 leaving_since: None,
                 released: None,
+                price_estimated: false,
             })
             .collect();
         r
@@ -273,6 +274,7 @@ mod tests {
                 total_links_limit: total,
                 daily_links_limit: daily,
             }],
+            id: None,
         }
     }
 

@@ -21,6 +21,7 @@
 //! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
 
 mod account;
+mod adoption;
 mod batch;
 mod budget;
 mod causes;
@@ -54,6 +55,7 @@ use sqlx::{Any, AnyPool, Executor, Transaction};
 pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
 pub use account::AccountBudget;
+pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;

@@ -12,7 +12,7 @@ use super::rows::{col, db, flag, opt_time, parsed};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::market::{CreatedUrl, ProjectIds};
-use crate::domain::records::{AutobuyerRecord, RemoteIds, SwitchState};
+use crate::domain::records::{AccountTruth, AutobuyerRecord, RemoteIds, SwitchState};
 use crate::money::Money;
 
 pub(crate) struct NewAutobuyer<'a> {
@@ -28,10 +28,11 @@ impl Store {
     pub async fn remote_ids(&self, campaign: &str) -> Result<RemoteIds, StoreError> {
         let result = async {
             let mut conn = self.pool.acquire().await.map_err(db("remote_ids"))?;
-            let (project, list_cut_at) = project(&mut conn, campaign).await?;
+            let (project, list_cut_at, account) = project(&mut conn, campaign).await?;
             let mut ids = RemoteIds {
                 project,
                 list_cut_at,
+                account,
                 ..RemoteIds::default()
             };
             // URLs, texts and filters in one round trip: this is read after every step.
@@ -75,14 +76,21 @@ async fn select(
         .map_err(db("remote_ids"))
 }
 
+/// The project's row with its adoption and the operator's word on its list (issue 24), in
+/// one round trip: both exist only beside a `projects` row.
 async fn project(
     conn: &mut AnyConnection,
     campaign: &str,
-) -> Result<(Option<ProjectIds>, Option<u32>), StoreError> {
-    let sql = "SELECT project_id, url_id, text_id, list_cut_at FROM projects WHERE campaign = $1";
-    match select(conn, sql, campaign).await?.first() {
-        Some(r) => project_from_row(r),
-        None => Ok((None, None)),
+) -> Result<(Option<ProjectIds>, Option<u32>, AccountTruth), StoreError> {
+    match select(conn, super::adoption::PROJECT_SQL, campaign)
+        .await?
+        .first()
+    {
+        Some(r) => {
+            let (ids, cut) = project_from_row(r)?;
+            Ok((ids, cut, super::adoption::account_from_joined_row(r)?))
+        }
+        None => Ok((None, None, AccountTruth::default())),
     }
 }
 
@@ -105,7 +113,7 @@ async fn autobuyers(
     campaign: &str,
 ) -> Result<BTreeMap<String, AutobuyerRecord>, StoreError> {
     let sql = "SELECT name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
-               switch_state, stopped_at FROM autobuyers WHERE campaign = $1";
+               switch_state, stopped_at, adopted_at, covers FROM autobuyers WHERE campaign = $1";
     let mut out = BTreeMap::new();
     for r in select(conn, sql, campaign).await? {
         out.insert(col(&r, "name")?, autobuyer_from_row(&r)?);
@@ -123,6 +131,10 @@ pub(super) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord, StoreErr
         reserved: Money::from_kopecks(col(r, "reserved")?),
         switch_state: parsed(r, "switch_state", SwitchState::parse)?,
         stopped_at: opt_time(r, "stopped_at")?,
+        adopted_at: opt_time(r, "adopted_at")?,
+        covers: col::<Option<String>>(r, "covers")?
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
     })
 }
 

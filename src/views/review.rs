@@ -42,6 +42,10 @@ fn summary(plans: &[CampaignPlan], problems: &[String]) -> String {
     };
     let mut parts = vec![format!("{changing} of {} campaign(s) change", plans.len())];
     for (n, word) in [
+        (
+            count(|a| matches!(a, Action::AdoptProject { .. })),
+            "adoption(s)",
+        ),
         (count(is_creation), "creation(s)"),
         (
             count(|a| matches!(a, Action::BuyRound { .. })),
@@ -116,7 +120,8 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
     }
-    let groups: [(&str, ActionTest); 6] = [
+    let groups: [(&str, ActionTest); 7] = [
+        ("Adopt", |a| matches!(a, Action::AdoptProject { .. })),
         ("Create", is_creation),
         ("Replace", |a| matches!(a, Action::ReplaceAutobuyer { .. })),
         ("Buy", |a| matches!(a, Action::BuyRound { .. })),

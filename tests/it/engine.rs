@@ -5,6 +5,8 @@
 //! The binary is run only where the command itself is under test (`plan`, `resolve`, two
 //! concurrent `once`).
 
+#[path = "engine/adoption.rs"]
+mod adoption;
 #[path = "engine/binary.rs"]
 mod binary;
 #[path = "engine/credentials.rs"]
@@ -45,6 +47,8 @@ mod replace;
 mod support;
 
 on_both_backends!(
+    adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,
+    adoption::a_changed_project_id_is_refused_and_nothing_is_re_pointed,
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
     flow::a_second_once_changes_nothing_but_a_new_round_within_the_caps,
     flow::removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing,

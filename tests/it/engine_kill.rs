@@ -7,6 +7,8 @@
 //!
 //! Run: `cargo test --test it engine_kill::` (`TEST_LOG=1` shows the binary's logs).
 
+#[path = "engine_kill/adoption.rs"]
+mod adoption;
 #[path = "engine_kill/boundaries.rs"]
 mod boundaries;
 #[path = "engine_kill/campaign.rs"]
@@ -116,3 +118,22 @@ on_backend!(sqlite, crate::engine_kill::support::Backend::Sqlite,
     seeds: [seed_1 = 1, seed_2 = 2, seed_3 = 3, seed_4 = 4]);
 on_backend!(postgres, crate::engine_kill::support::Backend::Postgres,
     seeds: [seed_5 = 5, seed_6 = 6, seed_7 = 7, seed_8 = 8]);
+
+/// Issue 24: a cut list, an adopted autobuyer buying by itself, the operator's word, kills.
+mod adopted_account {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice() {
+        crate::engine_kill::adoption::a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(
+            crate::engine_kill::support::Backend::Sqlite,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice() {
+        crate::engine_kill::adoption::a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(
+            crate::engine_kill::support::Backend::Postgres,
+        )
+        .await;
+    }
+}

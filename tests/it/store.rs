@@ -4,6 +4,8 @@
 
 #[path = "store/account.rs"]
 mod account;
+#[path = "store/adoption.rs"]
+mod adoption;
 #[path = "store/budget.rs"]
 mod budget;
 #[path = "store/history.rs"]
@@ -26,6 +28,9 @@ mod race;
 mod support;
 
 on_both_backends!(
+    adoption::an_adopted_project_is_recorded_once_and_never_re_pointed,
+    adoption::an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger_row,
+    adoption::the_word_on_the_list_lapses_when_a_read_shows_fewer_links,
     intents::migrations_are_idempotent,
     history::each_attempt_records_its_cause_and_a_resolve_adds_the_operators,
     history::intents_begun_without_a_cause_have_none_and_history_still_lists_them,

@@ -45,9 +45,12 @@ fn campaign(
                 texts: (0..*n)
                     .map(|t| format!("text {t} #a#anchor {i}#/a#"))
                     .collect(),
+                url_id: None,
+                text_ids: Default::default(),
             })
             .collect(),
         budget,
+        project_id: None,
         buy: Some(BuyRounds {
             schedule: "0 9 * * *".into(),
             link_type_id: 1,
@@ -69,6 +72,7 @@ fn campaign(
             .iter()
             .enumerate()
             .map(|(i, running)| Autobuyer {
+                id: None,
                 name: format!("ab{i}"),
                 filter: "f0".into(),
                 auto_approve: false,
@@ -126,6 +130,7 @@ fn recorded(budget: BudgetSnapshot) -> Recorded {
 fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
     for a in actions {
         match a {
+            Action::AdoptProject { .. } => {}
             Action::CreateProject { .. } => {
                 r.ids.project = Some(ProjectIds {
                     project_id: 1,
@@ -163,6 +168,8 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                         reserved: budget,
                         switch_state,
                         stopped_at,
+                        adopted_at: None,
+                        covers: Vec::new(),
                     },
                 );
                 r.budget.committed = r.budget.committed.checked_add(budget).unwrap();
@@ -214,6 +221,8 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                     reserved: rec.reserved.checked_add(*adds).unwrap(),
                     switch_state: SwitchState::Running,
                     stopped_at: None,
+                    adopted_at: None,
+                    covers: Vec::new(),
                 };
                 r.budget.committed = r.budget.committed.checked_add(*adds).unwrap();
             }
@@ -225,7 +234,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
 prop_compose! {
     fn arb_budget()(monthly in 0i64..5000, max_price in 1i64..300, daily in 1u32..10, total in 1u32..50)
         -> Budget {
-        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total }
+        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None }
     }
 }
 

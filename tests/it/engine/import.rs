@@ -1,7 +1,7 @@
 //! Issue 24 (7): `linkrunner import` against a sandbox account already in use — a project
 //! with two URLs, three texts and links bought by hand — writes a campaign file that adopts
 //! it (project, URL and text ids, caps at today's commitment) and changes nothing on the
-//! marketplace.
+//! marketplace. The file is checked as YAML and with the campaign model (it validates).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -137,6 +137,21 @@ pub async fn import_writes_a_file_that_adopts_the_project_at_todays_commitment(d
     assert_eq!(money(&file["budget"]["monthly"]), rent, "{text}");
     assert_eq!(money(&file["budget"]["unknown_link_rent"]), dearest);
     assert_eq!(money(&file["budget"]["max_link_price"]), dearest);
+    // The file validates with the campaign model and adopts what the list shows.
+    let loaded = linkrunner::campaign::load_dir(w.dir.path());
+    assert!(loaded.problems.is_empty(), "{:?}\n{text}", loaded.problems);
+    let c = &loaded.campaigns[0].campaign;
+    assert_eq!(c.project_id, Some(project));
+    assert_eq!(c.budget.unknown_link_rent, Some(dearest));
+    assert_eq!(c.budget.monthly, rent);
+    let model_urls: BTreeSet<i64> = c.urls.iter().filter_map(|u| u.url_id).collect();
+    assert_eq!(model_urls, sold_urls);
+    let model_texts: BTreeSet<i64> = c
+        .urls
+        .iter()
+        .flat_map(|u| u.text_ids.values().copied())
+        .collect();
+    assert_eq!(model_texts, sold_texts);
     // Nothing changed on the marketplace: only the link list was read.
     let after = w.ledger();
     assert_eq!(after.purchases.len(), before.purchases.len());

@@ -28,7 +28,8 @@ pub async fn killed_between_the_old_stop_and_the_new_creation(backend: Backend) 
     let old = auto_on(&rig.sandbox.ledger());
     assert_eq!(old.len(), 1, "{old:?}");
     spec.autobuyers[0].2 = Money::from_rubles(400);
-    rig.write_file(&spec.file());
+    let (name, yaml) = spec.file();
+    rig.write_file(&name, &yaml);
 
     rig.once_killed_at_faultpoint("after_complete:stop_autobuyer")
         .await;

@@ -63,8 +63,8 @@ impl Rig {
         }
     }
 
-    /// Writes (or rewrites) one campaign file (name, YAML), as a team's commit would.
-    pub fn write_file(&self, (name, yaml): &(String, String)) {
+    /// Writes (or replaces) one campaign file.
+    pub fn write_file(&self, name: &str, yaml: &str) {
         std::fs::write(self.campaigns.path().join(name), yaml).expect("campaign file written");
     }
 
