@@ -325,13 +325,12 @@ impl<M: Market> Engine<M> {
         // Changes on an adopted project wait for the operator's `resolve adopt`; the link
         // sync does not (the plan says so too).
         let gated = r.ids.account.adoption_pending();
+        let skipped = |a: &Action| {
+            matches!(a, Action::Settle { .. } | Action::AdoptProject { .. })
+                || (gated && a.waits_for_adoption())
+        };
         let runnable: Vec<usize> = (0..p.actions.len())
-            .filter(|&i| {
-                !matches!(
-                    p.actions[i],
-                    Action::Settle { .. } | Action::AdoptProject { .. }
-                ) && !(gated && p.actions[i].waits_for_adoption())
-            })
+            .filter(|&i| !skipped(&p.actions[i]))
             .collect();
         if gated && c.is_none() && p.actions.iter().any(Action::waits_for_adoption) {
             not_done.push(format!(
