@@ -73,6 +73,7 @@ fn autobuyer(a: &RawAutobuyer, urls: Option<&[PromotedUrl]>, p: &mut Problems) -
             RawState::Stopped => AutobuyerState::Stopped,
         },
         urls,
+        id: a.id.as_ref().map(|i| i.value),
     }
 }
 

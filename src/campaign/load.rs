@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::diag::{Diagnostic, Problems};
+use super::fence;
 use super::model::{LoadReport, LoadedCampaign};
 use super::parse::{self, MAX_FILE_BYTES};
 use super::span::{At, Pos};
@@ -47,6 +48,7 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
     }
     let mut outcomes = load_all(&jobs);
     reject_duplicate_names(&mut outcomes);
+    reject_shared_ownership(&mut outcomes);
     for o in outcomes {
         match o.result {
             Ok(c) => report.campaigns.push(c),
@@ -105,6 +107,8 @@ fn commit_of(path: &Path) -> Option<String> {
 struct Outcome {
     path: PathBuf,
     name: Option<At<String>>,
+    /// What the file claims to own (project, autobuyers, domain), once it parsed.
+    claims: Option<fence::Claims>,
     result: Result<LoadedCampaign, Vec<Diagnostic>>,
 }
 
@@ -161,6 +165,7 @@ fn load_file(path: &Path) -> Outcome {
     let mut outcome = Outcome {
         path: path.to_path_buf(),
         name: None,
+        claims: None,
         result: Err(Vec::new()),
     };
     let bytes = match read_campaign_file(path) {
@@ -178,6 +183,7 @@ fn load_file(path: &Path) -> Outcome {
         }
     };
     outcome.name = Some(raw.name.clone());
+    outcome.claims = Some(fence::Claims::of(&raw));
     outcome.result = validate(&raw)
         .map(|campaign| LoadedCampaign {
             campaign,
@@ -261,6 +267,23 @@ fn reject_duplicate_names(outcomes: &mut [Outcome]) {
                 Err(ds) => ds.push(d),
                 r @ Ok(_) => *r = Err(vec![d]),
             }
+        }
+    }
+}
+
+/// The ownership fence (see `fence.rs`): every file that claims a project, autobuyer or
+/// domain another file claims too gets a problem naming the others, and loses its campaign.
+fn reject_shared_ownership(outcomes: &mut [Outcome]) {
+    let (index, files): (Vec<usize>, Vec<(PathBuf, fence::Claims)>) = outcomes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| Some((i, (o.path.clone(), o.claims.clone()?))))
+        .unzip();
+    for clash in fence::clashes(&files) {
+        let o = &mut outcomes[index[clash.index]];
+        match &mut o.result {
+            Err(ds) => ds.push(clash.diagnostic),
+            r @ Ok(_) => *r = Err(vec![clash.diagnostic]),
         }
     }
 }

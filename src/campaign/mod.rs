@@ -7,17 +7,25 @@
 //! | `raw`, `extra`, `span` | the file as written, with a position on every value |
 //! | `parse` | bytes → raw: size, UTF-8, YAML limits, positioned parser errors |
 //! | `validate`, `spend`, `autobuyers`, `rules`, `keys` | checks of meaning, all problems at once |
+//! | `adoption` | `project_id`, `url_id`, `text_id`, `unknown_link_rent`, autobuyer `id` (issue 24) |
+//! | `fence` | across files: one owner per project, autobuyer and domain |
 //! | `checks` | limits and positioned checks those share (a leaf: it imports none of them) |
 //! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
 //! | `invalid` | [`InvalidFiles`]: files that exist but did not load; their campaigns are held, never removed |
 //! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
+//! | `account` | the account file (`--account-file`): the account-wide cap |
 
+mod account;
+mod adoption;
+#[cfg(test)]
+mod adoption_tests;
 mod autobuyers;
 mod checks;
 mod diag;
 mod extra;
+mod fence;
 mod git;
 mod invalid;
 mod keys;
@@ -33,6 +41,7 @@ mod spend;
 mod tests;
 mod validate;
 
+pub use account::{AccountFile, MAX_ACCOUNT_FILE_BYTES, load_account_file, parse_account_file};
 pub use diag::Diagnostic;
 pub use git::head_commit;
 pub use invalid::{InvalidFile, InvalidFiles, file_key};
@@ -42,7 +51,7 @@ pub use model::{
     LoadReport, LoadedCampaign, PromotedUrl, SearchSettings,
 };
 pub use parse::MAX_FILE_BYTES;
-pub use rules::parse_schedule;
+pub use rules::{check_name, parse_schedule};
 pub use schema::schema_json;
 
 /// Fuzzing entry point: `bytes` as a campaign file through parsing and validation, the

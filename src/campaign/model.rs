@@ -23,6 +23,27 @@ pub struct Campaign {
     pub buy: Option<BuyRounds>,
     pub filters: Vec<Filter>,
     pub autobuyers: Vec<Autobuyer>,
+    // --- adoption (issue 24) ---
+    /// The existing marketplace project this campaign adopts (`project_id`): linkrunner
+    /// never creates a project for it. Invariant: `budget.unknown_link_rent` is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_id: Option<i64>,
+}
+
+impl Campaign {
+    /// Whether the campaign adopts an existing project (`project_id` in its file).
+    pub fn adopts(&self) -> bool {
+        self.project_id.is_some()
+    }
+
+    /// What a held link counts when the link list shows no rent for it: the file's
+    /// `unknown_link_rent` when it gives one, else `max_link_price` (a campaign that adopts
+    /// nothing sees only autobuyers' links, all bought within that price).
+    pub fn unknown_link_rent(&self) -> Money {
+        self.budget
+            .unknown_link_rent
+            .unwrap_or(self.budget.max_link_price)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -30,6 +51,13 @@ pub struct PromotedUrl {
     /// Normalised by the `url` crate (lowercase host, `/` path when empty).
     pub url: String,
     pub texts: Vec<String>,
+    // --- adoption (issue 24) ---
+    /// Its id in the adopted project, when it exists there already (`url_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_id: Option<i64>,
+    /// text → its id in the adopted project, for texts that exist there already (`text_id`).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub text_ids: std::collections::BTreeMap<String, i64>,
 }
 
 /// Invariants: `0 < max_link_price <= monthly`, `1 <= daily_links <= total_links`.
@@ -39,6 +67,10 @@ pub struct Budget {
     pub max_link_price: Money,
     pub daily_links: u32,
     pub total_links: u32,
+    // --- adoption (issue 24) ---
+    /// What a held link the list shows without a rent counts (required with `project_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_link_rent: Option<Money>,
 }
 
 /// Invariants: `1 <= per_run <= budget.daily_links`, `schedule` parses with [`super::parse_schedule`]
@@ -91,6 +123,10 @@ pub struct Autobuyer {
     pub auto_approve: bool,
     pub state: AutobuyerState,
     pub urls: Vec<AutobuyerUrl>,
+    // --- adoption (issue 24) ---
+    /// The id of an existing autobuyer this entry adopts (`id`); `None`: linkrunner creates it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -55,7 +55,7 @@ pub fn parse(bytes: &[u8]) -> Result<RawCampaign, Problems> {
     })
 }
 
-fn options() -> Options {
+pub(super) fn options() -> Options {
     let budget = serde_saphyr::budget! {
         max_depth: MAX_DEPTH,
         max_aliases: MAX_ALIASES,
@@ -90,7 +90,7 @@ fn original(mut e: &YamlError) -> &YamlError {
     e
 }
 
-fn error_pos(e: &YamlError) -> Pos {
+pub(super) fn error_pos(e: &YamlError) -> Pos {
     e.location().map_or(Pos::FILE, |l| {
         Pos::new(
             usize::try_from(l.line()).unwrap_or(0),
@@ -99,7 +99,7 @@ fn error_pos(e: &YamlError) -> Pos {
     })
 }
 
-fn error_message(e: &YamlError) -> String {
+pub(super) fn error_message(e: &YamlError) -> String {
     let e = original(e);
     match e {
         YamlError::SerdeUnknownField {

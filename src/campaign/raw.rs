@@ -39,6 +39,11 @@ pub struct RawCampaign {
     #[serde(default)]
     #[schemars(length(max = 100))]
     pub autobuyers: Vec<At<RawAutobuyer>>,
+    // --- adoption (issue 24) ---
+    /// Adopt the marketplace project that already exists for this domain (its id, from the marketplace's web UI): no project is created, and what its link list shows is counted as held. Requires `budget.unknown_link_rent`. Changes to it wait for `linkrunner resolve adopt NAME`.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub project_id: Option<At<i64>>,
 }
 
 /// A promoted URL and its anchor texts.
@@ -49,9 +54,14 @@ pub struct RawUrl {
     /// Absolute http(s) URL on the campaign's domain.
     #[schemars(regex(pattern = r"^https?://"))]
     pub url: At<String>,
-    /// Texts with exactly one anchor marked as `#a#anchor#/a#`.
+    /// Texts with exactly one anchor marked as `#a#anchor#/a#`; in an adopted project, `{text: ..., text_id: N}` for a text that already exists.
     #[schemars(length(min = 1, max = 100))]
-    pub texts: At<Vec<At<String>>>,
+    pub texts: At<Vec<At<RawText>>>,
+    // --- adoption (issue 24) ---
+    /// The id of this URL in the adopted project (`project_id`), when it already exists there: the link list names URLs only by id.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub url_id: Option<At<i64>>,
 }
 
 /// The campaign's limits. Amounts are rubles (integers or at most two decimals).
@@ -69,6 +79,10 @@ pub struct RawBudget {
     /// At most this many links bought by buy rounds over the campaign's life.
     #[schemars(range(min = 1, max = 100000))]
     pub total_links: At<i64>,
+    // --- adoption (issue 24) ---
+    /// What a held link counts against `monthly` when the link list shows no rent for it (rubles). Required with `project_id`: links bought by hand or by an adopted autobuyer count at their own rent, or at this, never at a lower guess.
+    #[serde(default)]
+    pub unknown_link_rent: Option<At<Money>>,
 }
 
 /// Buy rounds run by the daemon on a schedule.
@@ -129,6 +143,11 @@ pub struct RawAutobuyer {
     /// Per-URL limits; each URL must be one of the campaign's `urls`.
     #[schemars(length(min = 1, max = 1000))]
     pub urls: At<Vec<At<RawAutobuyerUrl>>>,
+    // --- adoption (issue 24) ---
+    /// Adopt an autobuyer that already exists in the adopted project (its id, from the marketplace's web UI): it is stopped or started to match `state` and counted from the first pass; its spec here is taken as its declared budget (the API cannot read it back).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub id: Option<At<i64>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -154,4 +173,77 @@ pub struct RawAutobuyerUrl {
     /// Limit on links per day for this URL.
     #[schemars(range(min = 1, max = 1000))]
     pub daily_links_limit: At<i64>,
+}
+
+/// One anchor text: a plain string, or (in an adopted project) `{text, text_id}` for a text
+/// that already exists there. Deserialized by hand so that a misspelt key gets "did you mean".
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawText {
+    pub text: String,
+    pub text_id: Option<i64>,
+}
+
+const TEXT_KEYS: &[&str] = &["text", "text_id"];
+
+impl<'de> Deserialize<'de> for RawText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawText;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an anchor text, or a mapping with `text` and `text_id`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawText, E> {
+                Ok(RawText {
+                    text: v.to_string(),
+                    text_id: None,
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<RawText, A::Error> {
+                use serde::de::Error;
+                let (mut text, mut text_id) = (None, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    match k.as_str() {
+                        "text" if text.is_none() => text = Some(m.next_value::<String>()?),
+                        "text_id" if text_id.is_none() => text_id = Some(m.next_value::<i64>()?),
+                        "text" | "text_id" => {
+                            return Err(A::Error::duplicate_field(
+                                TEXT_KEYS[usize::from(k == "text_id")],
+                            ));
+                        }
+                        other => return Err(A::Error::unknown_field(other, TEXT_KEYS)),
+                    }
+                }
+                let text = text.ok_or_else(|| A::Error::missing_field("text"))?;
+                Ok(RawText { text, text_id })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for RawText {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Text".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "An anchor text with exactly one `#a#anchor#/a#`; or, for a text that already exists in the adopted project, `{text, text_id}`.",
+            "anyOf": [
+                { "type": "string" },
+                {
+                    "type": "object",
+                    "required": ["text"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "text": { "type": "string" },
+                        "text_id": { "type": "integer", "minimum": 1 }
+                    }
+                }
+            ]
+        })
+    }
 }

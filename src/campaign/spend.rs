@@ -56,6 +56,7 @@ pub fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
         max_link_price: raw.max_link_price.value,
         daily_links,
         total_links,
+        unknown_link_rent: raw.unknown_link_rent.as_ref().map(|m| m.value),
     };
     CheckedBudget {
         value,

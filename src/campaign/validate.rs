@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use super::checks::check_name;
 use super::diag::Problems;
 use super::model::{Campaign, PromotedUrl};
-use super::raw::{RawCampaign, RawUrl};
+use super::raw::{RawCampaign, RawText, RawUrl};
 use super::rules;
 use super::span::At;
-use super::{autobuyers, spend};
+use super::{adoption, autobuyers, spend};
 
 /// Most promoted URLs per campaign, and texts per URL.
 pub const MAX_URLS: usize = 1000;
@@ -39,6 +39,7 @@ pub fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
         &mut p,
     );
     spend::check_commitment(&raw.budget, &budget, buy.as_ref(), &autobuyers, &mut p);
+    let project_id = adoption::check(raw, &mut p);
     if !p.is_empty() {
         return Err(p);
     }
@@ -51,6 +52,7 @@ pub fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
         buy,
         filters,
         autobuyers,
+        project_id,
     })
 }
 
@@ -83,6 +85,13 @@ fn urls(raw: &At<Vec<RawUrl>>, domain: Option<&str>, p: &mut Problems) -> Vec<Pr
         out.push(PromotedUrl {
             url: url.unwrap_or_else(|| u.url.value.clone()),
             texts,
+            url_id: u.url_id.as_ref().map(|i| i.value),
+            text_ids: u
+                .texts
+                .value
+                .iter()
+                .filter_map(|t| Some((t.value.text.clone(), t.value.text_id?)))
+                .collect(),
         });
     }
     out
@@ -98,7 +107,7 @@ fn promoted_url(u: &At<String>, domain: Option<&str>, p: &mut Problems) -> Optio
         .ok()
 }
 
-fn texts(raw: &At<Vec<At<String>>>, p: &mut Problems) -> Vec<String> {
+fn texts(raw: &At<Vec<At<RawText>>>, p: &mut Problems) -> Vec<String> {
     if raw.value.is_empty() {
         p.at(
             raw.pos,
@@ -113,11 +122,11 @@ fn texts(raw: &At<Vec<At<String>>>, p: &mut Problems) -> Vec<String> {
     }
     let mut seen = HashSet::new();
     for t in &raw.value {
-        if let Err(e) = rules::check_text(&t.value) {
+        if let Err(e) = rules::check_text(&t.value.text) {
             p.at(t.pos, e);
-        } else if !seen.insert(t.value.as_str()) {
+        } else if !seen.insert(t.value.text.as_str()) {
             p.at(t.pos, "this text is listed twice for the same URL");
         }
     }
-    raw.value.iter().map(|t| t.value.clone()).collect()
+    raw.value.iter().map(|t| t.value.text.clone()).collect()
 }

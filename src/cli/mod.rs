@@ -12,6 +12,7 @@
 //! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
 //! | [`validate`] | `validate`, `schema` |
 //! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
+//! | [`import`] | `import`: a campaign file that adopts an existing project, from its link list |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
 //! | [`history`] | `history` and `explain`: what moved money and why |
 //! | [`report`] | `report --month`: the month's money for finance |
@@ -22,12 +23,14 @@ pub mod api;
 pub mod demo;
 pub mod global;
 pub mod history;
+pub mod import;
 pub mod migrate;
 pub mod once;
 pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod resolve;
+pub mod resolve_words;
 pub mod run;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
@@ -89,6 +92,9 @@ pub enum Command {
     /// --project one donor search and the link list. Prints the settings to use. Never buys.
     /// Exit 0: every check passed; 1: a problem (printed).
     Probe(probe::ProbeArgs),
+    /// Write a campaign file that adopts an existing project, from what its link list shows
+    /// (URL and text ids, rents); caps at today's commitment. Buys and changes nothing.
+    Import(import::ImportArgs),
     /// Serve the sandbox marketplace (for tests, demos and benchmarks).
     #[cfg(feature = "sandbox")]
     Sandbox(sandbox::SandboxArgs),
@@ -113,6 +119,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => report::report(&g, &a).await,
         Command::Migrate => migrate::migrate(&g).await,
         Command::Probe(a) => probe::probe(&g, &a).await,
+        Command::Import(a) => import::import(&g, &a).await,
         #[cfg(feature = "sandbox")]
         Command::Demo(a) => demo::demo(&g, &a).await,
         #[cfg(feature = "sandbox")]

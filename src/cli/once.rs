@@ -45,6 +45,9 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
         _ = stop.cancelled() => return Ok(ExitCode::from(INTERRUPTED)),
     };
     let cancel = e.cancel_token().clone();
+    a.engine
+        .apply_account_cap(e.store(), e.clock().now())
+        .await?;
     tokio::spawn(async move {
         stop.cancelled().await;
         cancel.cancel();

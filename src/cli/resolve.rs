@@ -16,7 +16,11 @@ use crate::store::{HaltScope, IntentId, IntentKind, IntentRow, LinkRef, Resoluti
 #[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("evidence").required(true)
     .args(["created", "not_created", "allow_rebuy", "release_link"]).multiple(true)))]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ResolveArgs {
+    /// An account already in use (issue 24): `adopt CAMPAIGN` or `list-complete CAMPAIGN`.
+    #[command(subcommand)]
+    pub word: Option<super::resolve_words::ResolveWord>,
     /// The intent's id (from `linkrunner status`).
     #[arg(required_unless_present = "release_link")]
     pub intent: Option<i64>,
@@ -38,14 +42,21 @@ pub struct ResolveArgs {
     #[arg(long, value_name = "CAMPAIGN")]
     pub campaign: Option<String>,
     /// Why you know: recorded in the journal with the time.
-    #[arg(long)]
-    pub reason: String,
+    #[arg(long, required = true)]
+    pub reason: Option<String>,
 }
 
 pub async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode> {
+    if let Some(word) = &a.word {
+        super::resolve_words::resolve_word(g, word).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(reason) = a.reason.as_deref() else {
+        bail!("say why you know: --reason");
+    };
     let store = open_store(g).await?;
     if let (Some(link), Some(campaign)) = (&a.release_link, &a.campaign) {
-        return release_link(&store, campaign, link, &a.reason).await;
+        return release_link(&store, campaign, link, reason).await;
     }
     let Some(intent) = a.intent.map(IntentId) else {
         bail!("name the intent to resolve (its id, from `linkrunner status`)");
@@ -53,9 +64,9 @@ pub async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode
     let now = clock::system().now();
     let row = match (a.created, a.not_created) {
         (Some(remote_id), _) => {
-            Some(settle(&store, intent, Resolution::Created { remote_id }, &a.reason).await?)
+            Some(settle(&store, intent, Resolution::Created { remote_id }, reason).await?)
         }
-        (None, true) => Some(settle(&store, intent, Resolution::NotCreated, &a.reason).await?),
+        (None, true) => Some(settle(&store, intent, Resolution::NotCreated, reason).await?),
         (None, false) => None,
     };
     if a.allow_rebuy {
@@ -65,7 +76,7 @@ pub async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode
         };
         let r = store
             .intents()
-            .allow_rebuy(at, &a.reason, now)
+            .allow_rebuy(at, reason, now)
             .await
             .context("allowing the page to be bought again")?;
         println!(

@@ -51,6 +51,9 @@ pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
         signals: true,
     };
     let app = App::build(settings).await?;
+    a.engine
+        .apply_account_cap(app.engine().store(), app.engine().clock().now())
+        .await?;
     let listener = TcpListener::bind(a.listen)
         .await
         .with_context(|| format!("binding --listen {}", a.listen))?;

@@ -1,7 +1,10 @@
 //! What several commands share: the engine's flags (`once`, `run`), `--format`, opening the
 //! journal and loading the campaign directory.
 
+use std::path::PathBuf;
 use std::sync::Arc;
+
+use anyhow::Context;
 
 use clap::{Args, ValueEnum};
 
@@ -9,6 +12,7 @@ use super::global::GlobalArgs;
 use crate::campaign::{self, LoadReport};
 use crate::effects::{EngineSettings, UnpagedList};
 use crate::metrics::Metrics;
+use crate::money::Money;
 use crate::store::Store;
 
 /// `--format` of `plan`, `once` and `status`.
@@ -52,6 +56,42 @@ pub struct EngineArgs {
         default_value = "complete"
     )]
     pub unpaged_link_list: UnpagedListArg,
+    /// The account-wide monthly cap in RUB: every campaign's commitment together stays under
+    /// it, checked in the transaction of each reservation on the shared journal. `none`
+    /// removes it. Not given (nor --account-file): the cap the journal holds stays as it is.
+    #[arg(
+        long,
+        env = "LINKRUNNER_ACCOUNT_MONTHLY_CAP",
+        conflicts_with = "account_file"
+    )]
+    pub account_monthly_cap: Option<AccountCapArg>,
+    /// A YAML account file whose `monthly_cap` (RUB) is the account-wide cap (instead of
+    /// --account-monthly-cap); read at start.
+    #[arg(long, env = "LINKRUNNER_ACCOUNT_FILE")]
+    pub account_file: Option<PathBuf>,
+}
+
+/// `--account-monthly-cap`: RUB, or `none` to remove the cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountCapArg {
+    Remove,
+    Cap(Money),
+}
+
+impl std::str::FromStr for AccountCapArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<AccountCapArg, String> {
+        if s.trim().eq_ignore_ascii_case("none") {
+            return Ok(AccountCapArg::Remove);
+        }
+        let m = Money::parse_rubles(s.trim())
+            .map_err(|e| format!("expected RUB (e.g. 50000) or `none`: {e}"))?;
+        if m.is_negative() {
+            return Err("the account cap must not be negative".into());
+        }
+        Ok(AccountCapArg::Cap(m))
+    }
 }
 
 /// `--unpaged-link-list` (mapped onto [`UnpagedList`]).
@@ -79,8 +119,40 @@ impl EngineArgs {
     }
 }
 
-/// The journal of `--database-url`, migrated (`resolve`, `migrate`, `probe`: the commands
-/// that write).
+impl EngineArgs {
+    /// Records the account cap these flags give in the journal, where every daemon's
+    /// reservations check it; without either flag, leaves what the journal holds (a daemon
+    /// started without the flag never loosens a cap another one set).
+    pub async fn apply_account_cap(
+        &self,
+        store: &Store,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> anyhow::Result<()> {
+        let (cap, source) = match (&self.account_monthly_cap, &self.account_file) {
+            (Some(AccountCapArg::Remove), _) => (None, "--account-monthly-cap".to_string()),
+            (Some(AccountCapArg::Cap(m)), _) => (Some(*m), "--account-monthly-cap".to_string()),
+            (None, Some(path)) => {
+                let f = campaign::load_account_file(path).map_err(anyhow::Error::msg)?;
+                (Some(f.monthly_cap), path.display().to_string())
+            }
+            (None, None) => return Ok(()),
+        };
+        store
+            .campaigns()
+            .set_account_cap(cap, &source, now)
+            .await
+            .context("recording the account cap")?;
+        match cap {
+            Some(cap) => {
+                tracing::info!(cap_rub = %cap, source = %source, "account-wide monthly cap set")
+            }
+            None => tracing::info!("account-wide monthly cap removed"),
+        }
+        Ok(())
+    }
+}
+
+/// The journal of `--database-url`, migrated (`plan`, `status`, `resolve`, `migrate`).
 pub async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
     crate::app::open_journal(&g.database_url, &Arc::new(Metrics::new())).await
 }

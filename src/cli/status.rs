@@ -35,6 +35,13 @@ pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> 
             // file); no secret is read. The journal holds no credentials to ask.
             let mode = g.api.credentials_mode(&|name| std::env::var_os(name));
             println!("marketplace credentials: {}", mode.describe());
+            let account = store.campaigns().account_budget().await?;
+            if let Some(cap) = account.cap {
+                println!(
+                    "account: every campaign together commits {} of the account cap of {cap} RUB/month",
+                    account.committed
+                );
+            }
             all.iter().for_each(|s| print!("{}", render_status(s)))
         }
     }

@@ -21,9 +21,19 @@ pub fn create_filter(campaign: &str, filter: &str) -> String {
     format!("create_filter:{campaign}:{filter}")
 }
 
-/// Keyed by the spec, so a changed spec can never be confused with the earlier creation.
-pub fn create_autobuyer(campaign: &str, name: &str, spec_fingerprint: &str) -> String {
-    format!("create_autobuyer:{campaign}:{name}:{spec_fingerprint}")
+/// Keyed by the spec, so a changed spec can never be confused with the earlier creation, and
+/// by the replacement generation (the creations of that name before it; none for the first),
+/// so a spec changed back to an earlier one is a new creation, not the one already done.
+pub fn create_autobuyer(
+    campaign: &str,
+    name: &str,
+    spec_fingerprint: &str,
+    generation: usize,
+) -> String {
+    match generation {
+        0 => format!("create_autobuyer:{campaign}:{name}:{spec_fingerprint}"),
+        g => format!("create_autobuyer:{campaign}:{name}:{spec_fingerprint}:r{g}"),
+    }
 }
 
 /// Start and stop are keyed by the autobuyer id and a generation: the number of state
@@ -61,6 +71,20 @@ mod tests {
         assert_eq!(
             purchase("c", "https://a.example/x", 7),
             "purchase:c:7:https://a.example/x"
+        );
+    }
+
+    #[test]
+    fn a_replacement_of_an_autobuyer_with_an_earlier_spec_has_a_key_of_its_own() {
+        let first = create_autobuyer("c", "auto", "fpA", 0);
+        assert_eq!(
+            first, "create_autobuyer:c:auto:fpA",
+            "unchanged for existing journals"
+        );
+        assert_ne!(create_autobuyer("c", "auto", "fpA", 2), first);
+        assert_ne!(
+            create_autobuyer("c", "auto", "fpA", 2),
+            create_autobuyer("c", "auto", "fpA", 1)
         );
     }
 

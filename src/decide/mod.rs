@@ -12,14 +12,18 @@
 //! | [`choose`] | which donors a buy round takes, within the limits |
 //! | [`stall`] | whether a round that could buy and did not is stalled, and why |
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
+//! | [`adoption`] | an adopted project: never re-pointed, what it holds, where buying waits for a complete list |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`keys`] | natural keys of intents |
+//! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
+pub mod adoption;
 pub mod caps;
 pub mod choose;
 pub mod keys;
 pub mod plan;
 pub mod policy;
 pub mod recorded;
+pub mod replace;
 pub mod stall;

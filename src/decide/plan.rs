@@ -5,7 +5,9 @@
 //! Releases come before acquisitions: stops (autobuyers wanted stopped, paused or removed
 //! from the file) and their settlement are planned first, then creations and starts, each
 //! only if it fits under the cap after what comes before it, then the round within what is
-//! left. What does not fit is a `!` notice and in `unapplied`, never counted: the worst case
+//! left. A changed autobuyer spec wanted running is a replacement (`replace.rs`): the old
+//! one's stop and settlement join the releases, the new one's creation comes first among the
+//! acquisitions, all or nothing. What does not fit is a `!` notice and in `unapplied`, never counted: the worst case
 //! `plan` shows is over the cap only when the commitment already is (and then a `!` says
 //! so). Property-tested in `plan/tests.rs`.
 
@@ -29,6 +31,12 @@ pub enum Action {
     CreateProject {
         domain: String,
     },
+    /// The file adopts an existing project (issue 24): nothing is created; `found` says what
+    /// the journal knows it holds. Shown until the operator's `resolve adopt`.
+    AdoptProject {
+        project_id: i64,
+        found: String,
+    },
     AddTexts {
         urls: Vec<UrlTexts>,
     },
@@ -47,6 +55,18 @@ pub enum Action {
         running: bool,
         why: String,
         reserve: Money,
+    },
+    /// A changed spec applied by replacement (the API has no update): the old autobuyer's stop
+    /// and its settlement are the actions before it; this creates the new one, of the same
+    /// name, with what is left of the file's limits, and starts it if the file wants it
+    /// running. `adds`: the new budget; the old one's links stay counted at their rent.
+    ReplaceAutobuyer {
+        name: String,
+        old: super::replace::AutobuyerSide,
+        new: super::replace::AutobuyerSide,
+        urls: Vec<super::replace::ReplacedUrl>,
+        adds: Money,
+        releases: Money,
     },
     /// A confirmed stop is settled once the list had the settle grace to show the autobuyer's
     /// last links: its budget leaves the commitment, the rent of its links stays. (Right after
@@ -80,9 +100,11 @@ impl Action {
     pub fn label(&self) -> &'static str {
         match self {
             Action::CreateProject { .. } => "create_project",
+            Action::AdoptProject { .. } => "adopt_project",
             Action::AddTexts { .. } => "add_texts",
             Action::CreateFilter { .. } => "create_filter",
             Action::CreateAutobuyer { .. } => "create_autobuyer",
+            Action::ReplaceAutobuyer { .. } => "replace_autobuyer",
             Action::SetAutobuyer { running: true, .. } => "start_autobuyer",
             Action::SetAutobuyer { running: false, .. } => "stop_autobuyer",
             Action::SettleStop { .. } => "settle_stop",
@@ -92,19 +114,41 @@ impl Action {
         }
     }
 
+    /// Whether it waits for `resolve adopt` on an adopted project: every change (settling
+    /// uncertain intents, the link sync and the adoption itself do not).
+    pub fn waits_for_adoption(&self) -> bool {
+        !matches!(
+            self,
+            Action::SyncLinks | Action::Settle { .. } | Action::AdoptProject { .. }
+        )
+    }
+
     /// Whether it commits more money (creations, starts, rounds): what a cap can refuse.
     pub fn is_acquisition(&self) -> bool {
         matches!(
             self,
             Action::CreateAutobuyer { .. }
+                | Action::ReplaceAutobuyer { .. }
                 | Action::SetAutobuyer { running: true, .. }
                 | Action::BuyRound { .. }
         )
     }
 
+    /// The `- old` / `+ new` lines of a replacement, shown under its description; none for
+    /// other actions.
+    pub fn diff(&self) -> Vec<String> {
+        match self {
+            Action::ReplaceAutobuyer { old, new, urls, .. } => {
+                super::replace::diff_lines(old, new, urls)
+            }
+            _ => Vec::new(),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Action::CreateProject { domain } => format!("create the project for {domain}"),
+            Action::AdoptProject { found, .. } => found.clone(),
             Action::AddTexts { urls } => {
                 let texts: usize = urls.iter().map(|u| u.texts.len()).sum();
                 format!(
@@ -137,6 +181,18 @@ impl Action {
                 }
                 false => format!("stop autobuyer {name} (id {id}): {why}"),
             },
+            Action::ReplaceAutobuyer {
+                name,
+                old,
+                adds,
+                releases,
+                ..
+            } => format!(
+                "replace autobuyer {name} (its spec changed; the marketplace has no update): the old one \
+                 (id {}) is stopped first and releases {releases} RUB/month once settled, the rent of its \
+                 links stays counted; then the new one is created (adds {adds} RUB/month) and started",
+                old.id.unwrap_or_default(),
+            ),
             Action::SettleStop { name, releases, .. } => format!(
                 "settle the stop of autobuyer {name} once the link list had the settle grace to show its \
                  last links (waited for when a creation or start below needs the money, else at a later \
@@ -257,16 +313,24 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     r.budget.daily_cap = c.budget.daily_links;
     r.budget.total_cap = c.budget.total_links;
     let r = &r;
+    if let Some(why) = super::adoption::project_clash(c, r) {
+        let mut p = new_plan(&c.name, r, Some(why.clone()));
+        p.not_applied(why);
+        return p;
+    }
     let mut p = new_plan(&c.name, r, r.spending_stopped(c.paused));
     settle_actions(r, &mut p);
     free_creations(c, r, &mut p);
     let wanted = desired_states(c);
     let mut t = releases(r, &wanted, &mut p);
+    let replaced = replacements(c, r, &mut t, &mut p);
     over_cap_notice(&t, &mut p);
+    p.actions.extend(replaced);
     acquisitions(c, r, &mut t, &mut p);
     if buy_round && p.spending_stopped.is_none() && !c.paused {
         buy_action(c, r, &mut t, &mut p);
     }
+    adoption_gate(c, r, &mut p);
     p.money = money_view(r, &t, Money::ZERO);
     if let Some(Action::BuyRound { worst_case, .. }) = p
         .actions
@@ -339,12 +403,19 @@ fn settle_actions(r: &Recorded, p: &mut CampaignPlan) {
     }
 }
 
-/// Project, promoted URLs and texts, filters: free, so they never wait for money.
+/// Project, promoted URLs and texts, filters: free, so they never wait for money. An
+/// adopted project is never created: it is adopted, and shown until the operator's word.
 fn free_creations(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
-    if r.ids.project.is_none() {
-        p.actions.push(Action::CreateProject {
+    match c.project_id {
+        Some(project_id) if r.ids.project.is_none() || r.ids.account.adoption_pending() => {
+            let found = super::adoption::found(r).describe(project_id);
+            p.actions.push(Action::AdoptProject { project_id, found });
+        }
+        Some(_) => {}
+        None if r.ids.project.is_none() => p.actions.push(Action::CreateProject {
             domain: c.domain.clone(),
-        });
+        }),
+        None => {}
     }
     let missing = missing_texts(c, r);
     if !missing.is_empty() {
@@ -447,14 +518,9 @@ fn acquisitions(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan)
         let desired_running = ab.state == AutobuyerState::Running && !c.paused;
         match r.ids.autobuyers.get(&ab.name) {
             None => create_autobuyer(ab, desired_running, spending_ok, t, p),
+            // Replaced, or said why not, by `replacements`.
+            Some(rec) if rec.spec_fingerprint != super::caps::autobuyer_fingerprint(c, ab) => {}
             Some(rec) => {
-                if rec.spec_fingerprint != super::caps::autobuyer_fingerprint(c, ab) {
-                    p.notices.push(format!(
-                        "autobuyer {} changed in the file, but the marketplace has no update call: the existing one \
-                         (id {}) keeps its old settings; to replace it, give the new spec a new name (the old one is then stopped)",
-                        ab.name, rec.id
-                    ));
-                }
                 if desired_running && spending_ok && rec.switch_state != SwitchState::Running {
                     start_autobuyer(&ab.name, rec, t, p);
                 }
@@ -503,6 +569,109 @@ fn create_autobuyer(
     }
 }
 
+/// Autobuyers whose spec changed in the file. Wanted running (and spending allowed): the old
+/// one's stop and settlement are planned here, with the releases, and the new one's creation
+/// is returned, to come before the other acquisitions; else a notice says when it happens.
+fn replacements(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) -> Vec<Action> {
+    let spending_ok = p.spending_stopped.is_none();
+    let mut creations = Vec::new();
+    for ab in &c.autobuyers {
+        let Some(rec) = r.ids.autobuyers.get(&ab.name) else {
+            continue;
+        };
+        if rec.spec_fingerprint == super::caps::autobuyer_fingerprint(c, ab) {
+            continue;
+        }
+        if let Some(adopted) = ab.id {
+            // Replacing it would leave the file's `id` naming a stopped autobuyer.
+            p.notices.push(format!(
+                "adopted autobuyer {} (id {adopted}) changed in the file: an adopted autobuyer is not replaced; \
+                 remove its `id` from the file to have it replaced (stopped, then created anew with the new spec)",
+                ab.name
+            ));
+            continue;
+        }
+        let desired_running = ab.state == AutobuyerState::Running && !c.paused;
+        let why = (!desired_running)
+            .then_some("the file wants it stopped")
+            .or((!spending_ok).then_some("spending is stopped"));
+        match why {
+            Some(why) => p.notices.push(format!(
+                "autobuyer {} changed in the file: it is replaced (stopped, then created anew with the \
+                 new spec) once {why} no longer holds; until then the old one (id {}) keeps its settings",
+                ab.name, rec.id
+            )),
+            None => creations.extend(replace_autobuyer(ab, rec, r, t, p)),
+        }
+    }
+    creations
+}
+
+/// One replacement, all or nothing: the old autobuyer's stop and its settlement (pushed), the
+/// new one's creation (returned). The commitment during and after counts the old one's links
+/// at their rent plus the new budget; if that does not fit under the cap, nothing is stopped.
+fn replace_autobuyer(
+    ab: &crate::campaign::Autobuyer,
+    rec: &AutobuyerRecord,
+    r: &Recorded,
+    t: &mut Tally,
+    p: &mut CampaignPlan,
+) -> Option<Action> {
+    let (sent, urls) = super::replace::replacement_spec(ab, r);
+    if sent.urls.is_empty() {
+        p.not_applied(format!(
+            "autobuyer {} is not replaced: the links bought before use up the total_links_limit of every \
+             URL in the file, so the old one (id {}) keeps its settings and is not stopped",
+            ab.name, rec.id
+        ));
+        return None;
+    }
+    let adds = super::caps::autobuyer_budget(&sent);
+    let releases = if rec.running {
+        rec.reserved
+            .checked_sub(attributed_rent(r, &ab.name))
+            .unwrap_or(Money::ZERO)
+            .max(Money::ZERO)
+    } else {
+        Money::ZERO
+    };
+    t.releases = t.releases.checked_add(releases).unwrap_or(Money::MAX);
+    if let Err(left) = t.take(adds) {
+        t.releases = t.releases.checked_sub(releases).unwrap_or(Money::ZERO);
+        p.not_applied(format!(
+            "autobuyer {} is not replaced, and the old one (id {}) is not stopped: its links stay counted at \
+             their rent and the new budget of {adds} RUB/month must fit under the cap, and {left} RUB are \
+             left after the old budget's release",
+            ab.name, rec.id
+        ));
+        return None;
+    }
+    if rec.switch_state != SwitchState::Stopped {
+        p.actions.push(Action::SetAutobuyer {
+            name: ab.name.clone(),
+            id: rec.id,
+            running: false,
+            why: "replaced: its spec changed in the file".into(),
+            reserve: Money::ZERO,
+        });
+    }
+    if rec.running {
+        p.actions.push(Action::SettleStop {
+            name: ab.name.clone(),
+            id: rec.id,
+            releases,
+        });
+    }
+    Some(Action::ReplaceAutobuyer {
+        name: ab.name.clone(),
+        old: super::replace::old_side(r, &ab.name, rec.id, rec.monthly_budget),
+        new: super::replace::new_side(&sent, adds),
+        urls,
+        adds,
+        releases,
+    })
+}
+
 fn start_autobuyer(name: &str, rec: &AutobuyerRecord, t: &mut Tally, p: &mut CampaignPlan) {
     let reserve = if rec.running {
         Money::ZERO
@@ -546,8 +715,42 @@ fn missing_texts(c: &Campaign, r: &Recorded) -> Vec<UrlTexts> {
         .collect()
 }
 
-/// The round, within what is left once the pass's releases and acquisitions are counted.
+/// Changes on an adopted project (creating texts or autobuyers, starting, stopping, buying)
+/// wait for the operator's `resolve adopt`, given after reading this plan: a mistyped id
+/// would adopt someone else's project, and the API cannot confirm the domain. Reading the
+/// link list does not wait.
+fn adoption_gate(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
+    let Some(project_id) = c.project_id else {
+        return;
+    };
+    let pending = r.ids.project.is_none() || r.ids.account.adoption_pending();
+    let waiting = p.actions.iter().any(|a| a.waits_for_adoption());
+    if pending && waiting {
+        p.not_applied(format!(
+            "changes on adopted project {project_id} (the actions above but the link sync) wait for              `linkrunner resolve adopt {} --reason …`, given after reading this plan",
+            c.name
+        ));
+    }
+}
+
+/// The round, within what is left once the pass's releases and acquisitions are counted;
+/// URLs held back while the list may be cut are said, and a round with none left is not run.
 fn buy_action(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
+    let back = super::adoption::held_back(r, &c.name);
+    for b in back.iter().take(10) {
+        p.notices.push(b.why.clone());
+    }
+    if back.len() > 10 {
+        p.notices.push(format!(
+            "buying stopped for {} more URL(s) for the same reason",
+            back.len() - 10
+        ));
+    }
+    if !back.is_empty() && back.len() >= c.urls.len() {
+        p.unapplied
+            .push("no buy round: buying is stopped for every URL (see above)".into());
+        return;
+    }
     let mut after = r.clone();
     after.budget.committed = t.after();
     let Some(limits) = round_limits(c, &after) else {

@@ -34,15 +34,27 @@ pub struct Recorded {
     pub foreign: Vec<ForeignLink>,
     /// The URL ids each autobuyer's spec covers, by autobuyer name (from its creation).
     pub autobuyer_urls: BTreeMap<String, Vec<i64>>,
+    /// Creations per autobuyer name (failed ones aside): the replacement generation of its
+    /// next creation (`decide::replace`).
+    #[serde(default)]
+    pub autobuyer_creations: BTreeMap<String, usize>,
+    /// The spec each autobuyer's latest creation sent, by name (the `-` side of a replacement).
+    #[serde(default)]
+    pub autobuyer_specs: BTreeMap<String, crate::domain::market::AutobuyerSpec>,
 }
 
 impl Recorded {
     /// What a link no intent of ours bought counts when the list shows no price: the
-    /// campaign's `max_link_price`, else (its file removed) the dearest link it holds.
+    /// campaign's `budget.unknown_link_rent` (else its `max_link_price`), or (its file
+    /// removed) the dearest link it holds, whoever bought it.
     pub fn fallback_price(&self, c: Option<&crate::campaign::Campaign>) -> crate::money::Money {
         match c {
-            Some(c) => c.budget.max_link_price,
-            None => self.held.iter().map(|h| h.price).max().unwrap_or_default(),
+            Some(c) => c.unknown_link_rent(),
+            None => {
+                let foreign = self.foreign.iter().filter_map(|f| f.price);
+                let held = self.held.iter().map(|h| h.price);
+                held.chain(foreign).max().unwrap_or_default()
+            }
         }
     }
 
@@ -60,6 +72,8 @@ impl Recorded {
             .collect();
         self.autobuyer_generations = generations(switches);
         self.autobuyer_urls = autobuyer_urls(all);
+        self.autobuyer_creations = autobuyer_creations(all);
+        self.autobuyer_specs = autobuyer_specs(all);
     }
 
     /// [`Recorded::unrecorded`] with the global halts already read.
@@ -89,6 +103,8 @@ impl Recorded {
             held: Vec::new(),
             foreign: Vec::new(),
             autobuyer_urls: BTreeMap::new(),
+            autobuyer_creations: BTreeMap::new(),
+            autobuyer_specs: BTreeMap::new(),
         }
     }
 
@@ -229,6 +245,41 @@ pub(crate) fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
             .map(|a| a.iter().filter_map(|u| u.get("url_id")?.as_i64()).collect())
             .unwrap_or_default();
         m.insert(name.to_string(), urls);
+    }
+    m
+}
+
+/// Creations per autobuyer name, every state but `failed` (`all` holds no failed intent).
+pub(crate) fn autobuyer_creations(all: &[IntentRow]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for i in all
+        .iter()
+        .filter(|i| i.kind == IntentKind::CreateAutobuyer && i.state != IntentState::Failed)
+    {
+        if let Some(name) = i.request.get("name").and_then(|v| v.as_str()) {
+            *m.entry(name.to_string()).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+/// The spec the latest successful creation of each autobuyer sent (intents are in id order).
+pub(crate) fn autobuyer_specs(
+    all: &[IntentRow],
+) -> BTreeMap<String, crate::domain::market::AutobuyerSpec> {
+    let mut m = BTreeMap::new();
+    for i in all
+        .iter()
+        .filter(|i| i.kind == IntentKind::CreateAutobuyer && i.state == IntentState::Succeeded)
+    {
+        let name = i.request.get("name").and_then(|v| v.as_str());
+        let spec = i
+            .request
+            .get("spec")
+            .and_then(|s| serde_json::from_value(s.clone()).ok());
+        if let (Some(name), Some(spec)) = (name, spec) {
+            m.insert(name.to_string(), spec);
+        }
     }
     m
 }

@@ -76,6 +76,12 @@ impl<M: Market> Engine<M> {
                     None => Ok(()),
                 }
             }
+            Action::ReplaceAutobuyer { name, .. } => {
+                match c.autobuyers.iter().find(|a| &a.name == name) {
+                    Some(ab) => self.replace_autobuyer(lease, c, r, ab).await,
+                    None => Ok(()),
+                }
+            }
             Action::BuyRound { .. } => {
                 let res = self.buy_round(lease, c, r).await?;
                 report.bought += res.bought;

@@ -232,11 +232,29 @@ fn same_link(l: &LinkRecord, id: Option<i64>, page: Option<i64>, url: Option<i64
     }
 }
 
-/// url id → the names of the autobuyers whose spec covers it.
+/// url id → the names of the autobuyers whose spec covers it. An adopted autobuyer covers
+/// its file's URL ids only once the list was read after the adoption: links seen in that
+/// first read were there before, and count at their own rent (never inside its budget).
 fn coverage(r: &Recorded) -> BTreeMap<i64, BTreeSet<String>> {
     let mut m: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
     for (name, urls) in &r.autobuyer_urls {
         for u in urls {
+            m.entry(*u).or_default().insert(name.clone());
+        }
+    }
+    let first_read = r
+        .ids
+        .account
+        .adoption
+        .as_ref()
+        .is_some_and(|a| a.first_read_at.is_some());
+    let adopted = r
+        .ids
+        .autobuyers
+        .iter()
+        .filter(|(_, a)| a.adopted_at.is_some());
+    for (name, a) in adopted.filter(|_| first_read) {
+        for u in &a.covers {
             m.entry(*u).or_default().insert(name.clone());
         }
     }

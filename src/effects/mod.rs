@@ -11,6 +11,7 @@
 //!   (releases before acquisitions).
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy;
 //!   [`settle`]: uncertain intents; [`sync`], [`listing`]: the link list read and what it proves.
+//! - [`adopt`]: what a file adopts in an account already in use, recorded before the pass plans.
 //! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
 //!   it, and whether a holder of this host is gone (then its lease is taken over at once).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
@@ -18,6 +19,7 @@
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub mod actions;
+pub mod adopt;
 pub mod error;
 pub mod faultpoint;
 pub mod holder;

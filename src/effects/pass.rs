@@ -455,6 +455,9 @@ impl<M: Market> Engine<M> {
         if may_write {
             r = self.load(name).await?;
         }
+        if self.prepare_adoption(c, &r).await? {
+            r = self.load(name).await?;
+        }
         if needs_list_first(&r) {
             let s = self.sync_list(name, &r, r.fallback_price(c)).await?;
             report.bought += s.bought + s.adopted;
@@ -465,12 +468,30 @@ impl<M: Market> Engine<M> {
             None => plan::plan_removed(name, &r),
         };
         let mut not_done = p.unapplied.clone();
+        if let Some(c) = c.filter(|c| c.buy.is_some()) {
+            let back = crate::decide::adoption::held_back(&r, name);
+            self.metrics
+                .campaigns
+                .buying_stopped(&c.name, back.len() as u64);
+        }
         let today = self.clock.now().date_naive();
         // The record is kept current from step to step by reading again only what the step
         // just run may have written (issue 13: a whole read is a dozen queries).
+        // Changes on an adopted project wait for the operator's `resolve adopt`; the link
+        // sync does not (the plan says so too).
+        let gated = r.ids.account.adoption_pending();
+        let skipped = |a: &Action| {
+            matches!(a, Action::Settle { .. } | Action::AdoptProject { .. })
+                || (gated && a.waits_for_adoption())
+        };
         let runnable: Vec<usize> = (0..p.actions.len())
-            .filter(|&i| !matches!(p.actions[i], Action::Settle { .. }))
+            .filter(|&i| !skipped(&p.actions[i]))
             .collect();
+        if gated && c.is_none() && p.actions.iter().any(Action::waits_for_adoption) {
+            not_done.push(format!(
+                "changes on adopted project wait for `linkrunner resolve adopt {name}`"
+            ));
+        }
         let round_at = p
             .actions
             .iter()
@@ -494,7 +515,9 @@ impl<M: Market> Engine<M> {
             let wait = p.actions[i..].iter().any(|a| {
                 matches!(
                     a,
-                    Action::CreateAutobuyer { .. } | Action::SetAutobuyer { running: true, .. }
+                    Action::CreateAutobuyer { .. }
+                        | Action::ReplaceAutobuyer { .. }
+                        | Action::SetAutobuyer { running: true, .. }
                 )
             });
             let step = tracing::info_span!("step", action = action.label(), fence = lease.fence());
@@ -687,20 +710,23 @@ fn written_by(action: &Action) -> Parts {
         Action::CreateProject { .. } | Action::AddTexts { .. } | Action::CreateFilter { .. } => {
             Parts::CREATED
         }
-        Action::CreateAutobuyer { .. } | Action::SetAutobuyer { .. } => Parts::SWITCHED,
+        Action::CreateAutobuyer { .. }
+        | Action::ReplaceAutobuyer { .. }
+        | Action::SetAutobuyer { .. } => Parts::SWITCHED,
         _ => Parts::ALL,
     }
 }
 
 /// Whether the pass reads the link list before it plans: something waits for it (an
 /// uncertain or blocked purchase, a link leaving), or autobuyers may have bought pages the
-/// round must not buy again (and their stops wait to be settled).
+/// round must not buy again (and their stops wait to be settled), or the project is adopted
+/// (the team buys there by hand: every pass reads what it holds before anything is decided).
 fn needs_list_first(r: &Recorded) -> bool {
     r.ids.project.is_some()
-        && (r
-            .uncertain
-            .iter()
-            .any(|i| i.kind == crate::store::IntentKind::Purchase)
+        && (r.ids.account.adoption.is_some()
+            || r.uncertain
+                .iter()
+                .any(|i| i.kind == crate::store::IntentKind::Purchase)
             || !r.blocked.is_empty()
             || r.has_autobuyers()
             || r.held

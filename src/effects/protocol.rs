@@ -317,6 +317,11 @@ fn cap_message(cap: crate::store::CapKind, needed: i64, headroom: i64) -> String
             Money::from_kopecks(needed),
             Money::from_kopecks(headroom)
         ),
+        crate::store::CapKind::Account => format!(
+            "the account's monthly cap (every campaign together): it needs {} RUB, {} RUB are left",
+            Money::from_kopecks(needed),
+            Money::from_kopecks(headroom)
+        ),
         other => format!(
             "the {} link cap: it needs {needed}, {headroom} left",
             other.as_str()

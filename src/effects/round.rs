@@ -15,6 +15,7 @@ use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use super::protocol::{Effects, Journaled};
+use crate::decide::adoption::held_back;
 use crate::decide::choose::{Pick, TextSlot, UrlSlot, choose};
 use crate::decide::keys;
 use crate::decide::plan;
@@ -41,11 +42,18 @@ impl<M: Market> Engine<M> {
             wanted: limits.max_links(),
             ..RoundResult::default()
         };
+        let back = held_back(r, &c.name);
+        if let Some(b) = back.first() {
+            tracing::warn!(campaign = %c.name, urls = back.len(), why = %b.why, "buy round skips URLs on which others buy while the link list may be incomplete");
+        }
         let mut slots = Vec::new();
         for u in &c.urls {
             let Some(&url_id) = r.ids.urls.get(&u.url) else {
                 continue;
             };
+            if back.iter().any(|b| b.url_id == url_id) {
+                continue;
+            }
             match self.search(c, url_id).await? {
                 Searched::Ready { donors, unpriced } => {
                     result.searches_ready += 1;
@@ -60,12 +68,44 @@ impl<M: Market> Engine<M> {
             }
         }
         let picks = choose(&slots, &r.taken_pages(), limits);
+        let picks = self.recheck_before_buying(c, r, picks).await?;
         result.picked = picks.len() as u32;
         for group in group_by_tech(picks) {
             self.buy_group(lease, c, project, group, &mut result)
                 .await?;
         }
         Ok(result)
+    }
+
+    /// When an autobuyer runs on a URL the round is about to buy for, the link list is read
+    /// again right before the purchase (through the one link-sync path, so what it shows is
+    /// counted), and picks whose page is now held, or whose URL is now held back, are
+    /// dropped: the window in which an autobuyer and the round can take one page is one
+    /// call, not a whole search.
+    async fn recheck_before_buying(
+        &self,
+        c: &Campaign,
+        r: &Recorded,
+        mut picks: Vec<Pick>,
+    ) -> Result<Vec<Pick>, EngineError> {
+        let running = running_coverage(r);
+        if !picks.iter().any(|p| running.contains(&p.url_id)) {
+            return Ok(picks);
+        }
+        self.sync_list(&c.name, r, r.fallback_price(Some(c)))
+            .await?;
+        let fresh = self.load(&c.name).await?;
+        let taken = fresh.taken_pages();
+        let back = held_back(&fresh, &c.name);
+        let before = picks.len();
+        picks.retain(|p| {
+            !taken.contains(&(p.url.clone(), p.donor.page_id))
+                && !back.iter().any(|b| b.url_id == p.url_id)
+        });
+        if picks.len() < before {
+            tracing::info!(campaign = %c.name, dropped = before - picks.len(), "pages an autobuyer took meanwhile are not bought");
+        }
+        Ok(picks)
     }
 
     /// Runs (or resumes) the search for one URL and polls it with backoff until it is ready
@@ -328,6 +368,24 @@ impl<M: Market> Engine<M> {
             other => Ok(Some(other)),
         }
     }
+}
+
+/// The URL ids an autobuyer that counts as running covers (created ones, from their
+/// creation; adopted ones, from their file).
+fn running_coverage(r: &Recorded) -> std::collections::BTreeSet<i64> {
+    let running = |name: &str| r.ids.autobuyers.get(name).is_some_and(|a| a.running);
+    let created = r
+        .autobuyer_urls
+        .iter()
+        .filter(|(n, _)| running(n))
+        .flat_map(|(_, u)| u.iter().copied());
+    let adopted = r
+        .ids
+        .autobuyers
+        .values()
+        .filter(|a| a.running)
+        .flat_map(|a| a.covers.iter().copied());
+    created.chain(adopted).collect()
 }
 
 /// How one URL's search ended.

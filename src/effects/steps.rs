@@ -16,6 +16,8 @@ use crate::decide::caps::autobuyer_budget;
 use crate::decide::caps::autobuyer_fingerprint;
 use crate::decide::keys;
 use crate::decide::recorded::Recorded;
+use crate::decide::replace;
+use crate::domain::records::SwitchState;
 
 /// A free intent: no money reserved.
 fn intent(campaign: &str, kind: IntentKind, key: String, request: serde_json::Value) -> NewIntent {
@@ -142,16 +144,23 @@ impl<M: Market> Engine<M> {
         ab: &Autobuyer,
     ) -> Result<(), EngineError> {
         let project = project_id(r)?;
-        let spec = autobuyer_spec(ab, r)?;
-        let budget = autobuyer_budget(ab);
+        // A name the journal already knows is a replacement: what is left of the file's limits.
+        let sent = match r.ids.autobuyers.contains_key(&ab.name) {
+            true => replace::replacement_spec(ab, r).0,
+            false => ab.clone(),
+        };
+        let spec = autobuyer_spec(&sent, r)?;
+        let budget = autobuyer_budget(&sent);
+        // The file's spec, so that the next plan sees it applied.
         let fp = autobuyer_fingerprint(c, ab);
+        let generation = replace::creation_generation(r, &ab.name);
         let running = ab.state == crate::campaign::AutobuyerState::Running && !c.paused;
         let req = json!({ "project_id": project, "name": ab.name, "spec": spec, "spec_fingerprint": fp,
-                          "monthly_budget": budget, "desired_running": running });
+                          "monthly_budget": budget, "desired_running": running, "generation": generation });
         let mut i = intent(
             &c.name,
             IntentKind::CreateAutobuyer,
-            keys::create_autobuyer(&c.name, &ab.name, &fp),
+            keys::create_autobuyer(&c.name, &ab.name, &fp, generation),
             req,
         );
         i.reserve = Some(Reservation {
@@ -194,6 +203,28 @@ impl<M: Market> Engine<M> {
             generation: 0,
         };
         self.set_autobuyer(lease, switch).await
+    }
+
+    /// Applies a changed spec by replacement: only once the old autobuyer's stop is confirmed
+    /// and settled (its budget left the commitment, the rent of its links stays), creates the
+    /// new one of the same name and brings it to its desired state. An uncertain or unsettled
+    /// stop blocks it: two autobuyers never run for one name.
+    pub async fn replace_autobuyer(
+        &self,
+        lease: &HeldLease,
+        c: &Campaign,
+        r: &Recorded,
+        ab: &Autobuyer,
+    ) -> Result<(), EngineError> {
+        if let Some(old) = r.ids.autobuyers.get(&ab.name)
+            && (old.running || old.switch_state != SwitchState::Stopped)
+        {
+            return Err(EngineError::Blocked(format!(
+                "autobuyer {}: the old one (id {}) is not stopped and settled yet, so it is not replaced",
+                ab.name, old.id
+            )));
+        }
+        self.create_autobuyer(lease, c, r, ab).await
     }
 
     /// Starts or stops an autobuyer. Starting a stopped one reserves what its budget adds

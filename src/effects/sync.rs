@@ -65,6 +65,19 @@ impl<M: Market> Engine<M> {
             fallback_price,
         };
         self.store.links().record_link_list(name, read, now).await?;
+        let len = u32::try_from(list.links.len()).unwrap_or(u32::MAX);
+        if self
+            .store
+            .campaigns()
+            .note_list_read(name, (shown_complete(&j, r), len, known_links(r)), now)
+            .await?
+        {
+            tracing::warn!(
+                campaign = name,
+                listed = len,
+                "the link list shows fewer links than when an operator said it was complete: that word lapsed,                  and buying stops again on URLs where others buy"
+            );
+        }
         if let Some(len) = j.cut_at {
             tracing::warn!(
                 campaign = name,
@@ -78,6 +91,16 @@ impl<M: Market> Engine<M> {
             .links()
             .release_left_links(name, grace, now)
             .await?;
+        if out.released_links > 0 {
+            tracing::warn!(
+                campaign = name,
+                links = out.released_links,
+                "links left the project's link list: their rent is released (drift)"
+            );
+            self.metrics
+                .campaigns
+                .links_lost(name, u64::from(out.released_links));
+        }
         if j.proves_absence {
             out.settled_stops = self.settle_due_stops(name, r, grace).await?;
         }
@@ -190,6 +213,22 @@ impl<M: Market> Engine<M> {
         }
         Ok(n)
     }
+}
+
+/// The links the journal holds for the project, ours and others', not released.
+fn known_links(r: &Recorded) -> u32 {
+    let ours = r.held.iter().filter(|h| h.released.is_none()).count();
+    let others = r.foreign.iter().filter(|f| f.released.is_none()).count();
+    u32::try_from(ours + others).unwrap_or(u32::MAX)
+}
+
+/// Whether this read shows the whole list, for where others buy (`decide::adoption::held_back`):
+/// every page read; or, for a project linkrunner created, a read without paging fields that
+/// proves absence (`--unpaged-link-list complete`, every link the journal holds listed, never
+/// seen cut at this length). In an adopted project what the journal knows came from the list
+/// itself, so such a read proves nothing there: only paging or an operator's word do.
+fn shown_complete(j: &Judgement, r: &Recorded) -> bool {
+    j.proven_complete || (j.proves_absence && r.ids.account.adoption.is_none())
 }
 
 /// A listed link matches a purchase intent by page and URL (and text when both carry one).

@@ -149,6 +149,7 @@ fn render_campaign(o: &mut String, c: &CampaignStatus, next: Option<DateTime<Utc
         c.links_total,
         c.total_links_cap
     );
+    render_account(o, c);
     let last = c.last_round.as_ref().map_or("none".to_string(), |r| {
         let detail = if r.detail.is_empty() { "" } else { ": " };
         format!("{} {}{detail}{}", stamp(r.slot), r.outcome, r.detail)
@@ -162,6 +163,36 @@ fn render_campaign(o: &mut String, c: &CampaignStatus, next: Option<DateTime<Utc
     );
     render_waiting(o, c);
     o.push_str("</section>");
+}
+
+/// An account already in use (issue 24): rent of links held by others apart from ours, the
+/// adoption, the link list's completeness, drift, and where buying is stopped and why.
+fn render_account(o: &mut String, c: &CampaignStatus) {
+    let a = &c.account;
+    let _ = write!(
+        o,
+        "<dt>Monthly rent</dt><dd>{} RUB of our links, {} RUB of links held by others ({} RUB estimated)</dd>",
+        a.own_rent, a.others_rent, a.others_estimated
+    );
+    if let (Some(p), Some(how)) = (a.adopted_project, &a.adoption) {
+        let _ = write!(o, "<dt>Adopted project</dt><dd>{p}: {}</dd>", esc(how));
+    }
+    let _ = write!(o, "<dt>Link list</dt><dd>{}</dd>", esc(&a.list));
+    if a.added_by_hand > 0 || a.lost > 0 {
+        let _ = write!(
+            o,
+            "<dt>Drift</dt><dd>{} link(s) added outside linkrunner, {} left the list</dd>",
+            a.added_by_hand, a.lost
+        );
+    }
+    if !a.buying_stopped.is_empty() {
+        let _ = write!(
+            o,
+            "<dt>Buying stopped</dt><dd>{} URL(s): {}</dd>",
+            a.buying_stopped.len(),
+            esc(&a.buying_stopped[0].why)
+        );
+    }
 }
 
 /// What waits for an operator, with the exact command to run.

@@ -62,6 +62,11 @@ struct Row {
     last_success: Option<f64>,
     rounds: [Option<u64>; ROUND_OUTCOMES.len()],
     bought: Option<u64>,
+    // --- adoption (issue 24) ---
+    /// Links released because they left the project's link list (drift).
+    lost: Option<u64>,
+    /// URLs on which buying is stopped while the list may be incomplete (set by rounds).
+    buying_stopped: Option<u64>,
 }
 
 impl Row {
@@ -71,6 +76,7 @@ impl Row {
             r.get_or_insert(0);
         }
         self.bought.get_or_insert(0);
+        self.lost.get_or_insert(0);
     }
 }
 
@@ -140,6 +146,17 @@ impl CampaignSeries {
     /// Counts links the campaign bought.
     pub fn bought(&self, campaign: &str, links: u64) {
         self.with_row(campaign, |row| *row.bought.get_or_insert(0) += links);
+    }
+
+    /// Counts links that left the project's link list, their rent released (drift).
+    pub fn links_lost(&self, campaign: &str, links: u64) {
+        self.with_row(campaign, |row| *row.lost.get_or_insert(0) += links);
+    }
+
+    /// Sets how many of the campaign's URLs a buy round did not buy for because the link
+    /// list may be incomplete while others buy there.
+    pub fn buying_stopped(&self, campaign: &str, urls: u64) {
+        self.with_row(campaign, |row| row.buying_stopped = Some(urls));
     }
 
     /// Appends every family in the text exposition format. The lock is taken once per family,
@@ -213,7 +230,7 @@ fn gauge(row: &Row) -> Option<&Gauges> {
 }
 
 /// In name order, as the crate's `gather` sorted them.
-const FAMILIES: [Family; 9] = [
+const FAMILIES: [Family; 11] = [
     Family {
         name: "linkrunner_campaign_stalled",
         help: "1 for the reason the campaign's last buy round stalled (no_readable_price, insufficient_balance, purchase_rejected, search_not_ready, nothing_bought), 0 for the others.",
@@ -250,6 +267,13 @@ const FAMILIES: [Family; 9] = [
         value: |r, _| gauge(r).map(|g| g.held as f64),
     },
     Family {
+        name: "linkrunner_links_lost_total",
+        help: "Links that left the project's link list (absent from complete reads, or a leaving status), their rent released, per campaign.",
+        kind: "counter",
+        second: None,
+        value: |r, _| r.lost.map(|n| n as f64),
+    },
+    Family {
         name: "linkrunner_monthly_cap_rubles",
         help: "The campaign's budget.monthly cap.",
         kind: "gauge",
@@ -276,6 +300,13 @@ const FAMILIES: [Family; 9] = [
         kind: "gauge",
         second: None,
         value: |r, _| gauge(r).map(|g| g.uncertain as f64),
+    },
+    Family {
+        name: "linkrunner_urls_buying_stopped",
+        help: "URLs a buy round did not buy for because the link list may be incomplete while others (autobuyers, hand purchases) buy there.",
+        kind: "gauge",
+        second: None,
+        value: |r, _| r.buying_stopped.map(|n| n as f64),
     },
 ];
 
@@ -385,7 +416,11 @@ mod tests {
                 seen.push(name);
             }
         }
-        assert_eq!(seen.len(), FAMILIES.len() - 1, "no last success was set");
+        assert_eq!(
+            seen.len(),
+            FAMILIES.len() - 2,
+            "no last success and no URL count of a round was set"
+        );
         assert!(
             out.contains(
                 "linkrunner_campaign_stalled{campaign=\"a\",reason=\"nothing_bought\"} 1\n"

@@ -269,12 +269,17 @@ impl Reports<'_> {
             let (cols, table) = (cols.to_string(), table.to_string());
             move |w: &str| format!("SELECT campaign, {cols} FROM {table} WHERE {w}")
         };
-        let projects = sql("project_id, url_id, text_id, list_cut_at", "projects");
+        let projects = sql(
+            "project_id, url_id, text_id, list_cut_at, last_read_complete, last_read_links",
+            "projects",
+        );
         for r in self.rows_of(scope, None, projects).await? {
             if let Some(j) = entry(out, &r)? {
                 (j.ids.project, j.ids.list_cut_at) = project_from_row(&r)?;
+                super::adoption::read_project(&mut j.ids.account, &r)?;
             }
         }
+        self.adoptions_of(scope, out).await?;
         for r in self
             .rows_of(scope, None, sql("url, url_id", "urls"))
             .await?
@@ -304,7 +309,7 @@ impl Reports<'_> {
         }
         let autobuyers = sql(
             "name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
-             switch_state, stopped_at",
+             switch_state, stopped_at, adopted_at, covers",
             "autobuyers",
         );
         for r in self.rows_of(scope, None, autobuyers).await? {
@@ -312,6 +317,37 @@ impl Reports<'_> {
                 j.ids
                     .autobuyers
                     .insert(col(&r, "name")?, autobuyer_from_row(&r)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Adoptions and the operators' words on link lists (issue 24).
+    async fn adoptions_of(
+        self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, CampaignJournal>,
+    ) -> Result<(), StoreError> {
+        let adoptions = |w: &str| {
+            format!(
+                "SELECT campaign, project_id, recorded_at, first_read_at, confirmed_by, confirmed_at, \
+                 confirmed_reason FROM adoptions WHERE {w}"
+            )
+        };
+        for r in self.rows_of(scope, None, adoptions).await? {
+            if let Some(j) = entry(out, &r)? {
+                j.ids.account.adoption = Some(super::adoption::adoption_from_row(&r)?);
+            }
+        }
+        let vouches = |w: &str| {
+            format!(
+                "SELECT campaign, links, by_whom, reason, at FROM list_vouches \
+                 WHERE lapsed_at IS NULL AND {w}"
+            )
+        };
+        for r in self.rows_of(scope, None, vouches).await? {
+            if let Some(j) = entry(out, &r)? {
+                j.ids.account.vouch = Some(super::adoption::vouch_from_row(&r)?);
             }
         }
         Ok(())

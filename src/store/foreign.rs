@@ -47,7 +47,7 @@ pub(crate) fn key_of(l: &LinkRecord) -> String {
 macro_rules! foreign_columns {
     () => {
         "link_key, link_id, page_id, url_id, text_id, price, status, autobuyer, counted, adopted, \
-         first_seen_at, last_seen_at, leaving_since, released_at, released_why"
+         price_estimated, first_seen_at, last_seen_at, leaving_since, released_at, released_why"
     };
 }
 pub(super) use foreign_columns;
@@ -385,6 +385,7 @@ pub(super) fn foreign_from_row(r: &AnyRow) -> Result<ForeignLink, StoreError> {
         status: col(r, "status")?,
         autobuyer: col(r, "autobuyer")?,
         counted: Money::from_kopecks(col(r, "counted")?),
+        price_estimated: col::<i64>(r, "price_estimated")? != 0,
         first_seen_at: time(r, "first_seen_at")?,
         last_seen_at: time(r, "last_seen_at")?,
         leaving_since: opt_time(r, "leaving_since")?,

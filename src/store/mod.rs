@@ -11,6 +11,7 @@
 //!   `searches`, `rounds`, `leases`, `halts`; `files`: each campaign's file; `causes`: why each attempt was made, and the
 //!   history of the ledger with its causes; `plans` (tests): the reads that grow with a
 //!   campaign's history use an index;
+//!   `account`: the account-wide cap over every campaign's commitment;
 //!   `batch`: what the journal holds of many campaigns,
 //!   each table read once for all of them (start-up, `plan`).
 //!
@@ -19,6 +20,8 @@
 //! backends (`tests/store.rs`). Values are limited to what `Any` carries: `i64`, `String`,
 //! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
 
+mod account;
+mod adoption;
 mod batch;
 mod budget;
 mod causes;
@@ -55,6 +58,8 @@ use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
+pub use account::AccountBudget;
+pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;

@@ -13,7 +13,7 @@ use super::handles::Campaigns;
 use super::rows::{col, db, flag, opt_time, parsed};
 use crate::clock::to_millis;
 use crate::domain::market::{CreatedUrl, ProjectIds};
-use crate::domain::records::{AutobuyerRecord, RemoteIds, SwitchState};
+use crate::domain::records::{AccountTruth, AutobuyerRecord, RemoteIds, SwitchState};
 use crate::money::Money;
 
 pub(crate) struct NewAutobuyer<'a> {
@@ -29,10 +29,11 @@ impl Campaigns<'_> {
     pub async fn remote_ids(self, campaign: &str) -> Result<RemoteIds, StoreError> {
         let result = async {
             let mut conn = self.pool.acquire().await.map_err(db("remote_ids"))?;
-            let (project, list_cut_at) = project(&mut conn, campaign).await?;
+            let (project, list_cut_at, account) = project(&mut conn, campaign).await?;
             let mut ids = RemoteIds {
                 project,
                 list_cut_at,
+                account,
                 ..RemoteIds::default()
             };
             // URLs, texts and filters in one round trip: this is read after every step.
@@ -76,14 +77,21 @@ async fn select(
         .map_err(db("remote_ids"))
 }
 
+/// The project's row with its adoption and the operator's word on its list (issue 24), in
+/// one round trip: both exist only beside a `projects` row.
 async fn project(
     conn: &mut AnyConnection,
     campaign: &str,
-) -> Result<(Option<ProjectIds>, Option<u32>), StoreError> {
-    let sql = "SELECT project_id, url_id, text_id, list_cut_at FROM projects WHERE campaign = $1";
-    match select(conn, sql, campaign).await?.first() {
-        Some(r) => project_from_row(r),
-        None => Ok((None, None)),
+) -> Result<(Option<ProjectIds>, Option<u32>, AccountTruth), StoreError> {
+    match select(conn, super::adoption::PROJECT_SQL, campaign)
+        .await?
+        .first()
+    {
+        Some(r) => {
+            let (ids, cut) = project_from_row(r)?;
+            Ok((ids, cut, super::adoption::account_from_joined_row(r)?))
+        }
+        None => Ok((None, None, AccountTruth::default())),
     }
 }
 
@@ -106,7 +114,7 @@ async fn autobuyers(
     campaign: &str,
 ) -> Result<BTreeMap<String, AutobuyerRecord>, StoreError> {
     let sql = "SELECT name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
-               switch_state, stopped_at FROM autobuyers WHERE campaign = $1";
+               switch_state, stopped_at, adopted_at, covers FROM autobuyers WHERE campaign = $1";
     let mut out = BTreeMap::new();
     for r in select(conn, sql, campaign).await? {
         out.insert(col(&r, "name")?, autobuyer_from_row(&r)?);
@@ -124,6 +132,10 @@ pub(super) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord, StoreErr
         reserved: Money::from_kopecks(col(r, "reserved")?),
         switch_state: parsed(r, "switch_state", SwitchState::parse)?,
         stopped_at: opt_time(r, "stopped_at")?,
+        adopted_at: opt_time(r, "adopted_at")?,
+        covers: col::<Option<String>>(r, "covers")?
+            .and_then(|c| serde_json::from_str(&c).ok())
+            .unwrap_or_default(),
     })
 }
 
@@ -199,21 +211,25 @@ pub(crate) async fn save_filter(
     Ok(())
 }
 
-/// Records a created autobuyer. A replaced record keeps the budget its predecessor still
-/// held (added, never dropped): that money stays counted until a stop releases it.
+/// Records a created autobuyer. A replaced record (a changed spec, issue 24) keeps what its
+/// predecessor still held: the rent of the predecessor's links moves out of the autobuyer's
+/// part into each link's own `counted` (so a link that leaves is released at its rent, and the
+/// new autobuyer's budget is not taken for it), and anything else the part held stays, added
+/// to the new budget, never dropped, until a stop releases it. `committed` does not move.
 pub(crate) async fn save_autobuyer(
     conn: &mut AnyConnection,
     campaign: &str,
     a: &NewAutobuyer<'_>,
     reserved: Money,
 ) -> Result<(), StoreError> {
+    let moved = detach_predecessors_links(conn, campaign, a.name).await?;
     sqlx::query(
         "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, \
          reserved, switch_state) VALUES ($1, $2, $3, $4, $5, $6, $7, 'unknown') \
          ON CONFLICT (campaign, name) DO UPDATE SET \
          autobuyer_id = excluded.autobuyer_id, running = excluded.running, \
          spec_fingerprint = excluded.spec_fingerprint, monthly_budget = excluded.monthly_budget, \
-         reserved = autobuyers.reserved + excluded.reserved, switch_state = 'unknown', stopped_at = NULL",
+         reserved = autobuyers.reserved - $8 + excluded.reserved, switch_state = 'unknown', stopped_at = NULL",
     )
     .bind(campaign)
     .bind(a.name)
@@ -222,10 +238,35 @@ pub(crate) async fn save_autobuyer(
     .bind(a.spec_fingerprint)
     .bind(a.monthly_budget.kopecks())
     .bind(reserved.kopecks())
+    .bind(moved)
     .execute(&mut *conn)
     .await
     .map_err(db("save_autobuyer"))?;
     Ok(())
+}
+
+/// The links counted in autobuyer `name`'s part (its predecessor's, when a new autobuyer of
+/// that name is recorded) are counted on their own from now on: attributed to none, at their
+/// rent. Returns the rent moved (kopecks); 0 for a name seen for the first time.
+async fn detach_predecessors_links(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    name: &str,
+) -> Result<i64, StoreError> {
+    let rent = super::foreign::attributed_rent(conn, campaign, name).await?;
+    if rent == 0 {
+        return Ok(0);
+    }
+    sqlx::query(
+        "UPDATE foreign_links SET autobuyer = NULL, counted = price WHERE campaign = $1 \
+         AND autobuyer = $2 AND adopted = 1 AND released_at IS NULL",
+    )
+    .bind(campaign)
+    .bind(name)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("save_autobuyer"))?;
+    Ok(rent)
 }
 
 /// A started autobuyer holds the budget its start intent reserved; the marketplace

@@ -1,7 +1,8 @@
 //! Reservations: a batch's money and links are set aside in the transaction that records its
 //! intents. Each cap is one conditional `UPDATE ... WHERE committed + amount <= cap RETURNING`,
 //! so the database, not a leader, refuses to pass a cap when two daemons race
-//! (`monthly_cap_holds_with_two_stores_racing`, `link_caps_hold_with_two_stores_racing`).
+//! (`monthly_cap_holds_with_two_stores_racing`, `link_caps_hold_with_two_stores_racing`);
+//! then the account cap, over every campaign, in the same transaction (`account.rs`).
 
 use std::collections::BTreeMap;
 
@@ -9,6 +10,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::StoreError;
+use super::account;
 use super::budget::{self, Movement};
 use super::rows::day_text;
 use super::rows::{col, db};
@@ -81,6 +83,14 @@ async fn reserve(
     .map_err(db("reserve"))?;
     if reserved.is_none() {
         return refusal(conn, campaign, demand).await.map(Some);
+    }
+    if let Some((needed, headroom)) = account::reserve_account(conn, demand.amount).await? {
+        return Ok(Some(BeginOutcome::CapExceeded {
+            campaign: campaign.to_string(),
+            cap: CapKind::Account,
+            needed,
+            headroom,
+        }));
     }
     for (day, links) in demand.days.iter().filter(|(_, l)| **l > 0) {
         if !reserve_day(conn, campaign, day, *links).await? {

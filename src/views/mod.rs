@@ -13,8 +13,10 @@
 //! | [`review`] | `plan --format markdown`: the plan as a pull-request comment |
 //! | [`story`] | `history` and `explain`: what moved money, why, one link's story |
 //! | [`month`] | `report --month`: the month's money for finance |
+//! | [`import`] | `import`: the campaign file that adopts a project, from its link list |
 //! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
 
+pub mod import;
 pub mod month;
 pub mod recorded;
 pub mod recorded_many;

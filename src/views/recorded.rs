@@ -25,6 +25,8 @@ impl Recorded {
             uncertain: Vec::new(),
             autobuyer_generations: BTreeMap::new(),
             autobuyer_urls: BTreeMap::new(),
+            autobuyer_creations: BTreeMap::new(),
+            autobuyer_specs: BTreeMap::new(),
             blocked: store.intents().blocked_purchases(campaign).await?,
             held: store.links().held_links(campaign).await?,
             foreign: store.links().foreign_links(campaign).await?,

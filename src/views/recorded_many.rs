@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use chrono::NaiveDate;
 
 use crate::campaign::Campaign;
-use crate::decide::recorded::{Recorded, autobuyer_urls, generations};
+use crate::decide::recorded::{
+    Recorded, autobuyer_creations, autobuyer_specs, autobuyer_urls, generations,
+};
 use crate::store::{BatchRead, CampaignJournal, Halt, IntentKind, IntentState, Store, StoreError};
 
 impl Recorded {
@@ -78,6 +80,8 @@ pub(crate) async fn load_with_halts(
 fn assemble(name: &str, j: CampaignJournal, halts: &[Halt]) -> Recorded {
     let autobuyer_generations = generations(&j.intents);
     let autobuyer_urls = autobuyer_urls(&j.intents);
+    let autobuyer_creations = autobuyer_creations(&j.intents);
+    let autobuyer_specs = autobuyer_specs(&j.intents);
     let (mut purchases, mut uncertain, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
     for i in j.intents {
         let live = matches!(
@@ -103,6 +107,8 @@ fn assemble(name: &str, j: CampaignJournal, halts: &[Halt]) -> Recorded {
         uncertain,
         autobuyer_generations,
         autobuyer_urls,
+        autobuyer_creations,
+        autobuyer_specs,
         blocked,
         held: j.held,
         foreign: j.foreign,

@@ -47,6 +47,33 @@ pub struct CampaignStatus {
     /// Buy rounds in a row that ran with room under the caps and bought nothing.
     pub rounds_without_purchase: u32,
     pub uncertain: Vec<UncertainStatus>,
+    // --- adoption (issue 24) ---
+    /// What the account holds beyond linkrunner's own links, and how far the list is trusted.
+    pub account: AccountStatus,
+}
+
+/// An account already in use, as `status`, the API and the status page show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AccountStatus {
+    /// The project the campaign adopted, if it adopted one.
+    pub adopted_project: Option<i64>,
+    /// `waiting for linkrunner resolve adopt`, or who confirmed it and when.
+    pub adoption: Option<String>,
+    /// The monthly rent of linkrunner's own links that still count.
+    pub own_rent: Money,
+    /// Links held by others (by hand, autobuyers) that count on their own, and their rent
+    /// (`estimated`: the part counted at `unknown_link_rent`).
+    pub others_rent: Money,
+    pub others_estimated: Money,
+    /// URL ids with links that no file names.
+    pub unnamed_url_ids: Vec<i64>,
+    /// Drift since the adoption: links added by hand, links that left the list.
+    pub added_by_hand: u32,
+    pub lost: u32,
+    /// Whether the link list is shown complete, and how.
+    pub list: String,
+    /// URLs a buy round does not buy for now, and why.
+    pub buying_stopped: Vec<crate::decide::adoption::HeldBack>,
 }
 
 /// A stalled campaign: the closed reason (the `reason` label of
@@ -149,6 +176,55 @@ fn status_from(name: &str, r: &Recorded) -> CampaignStatus {
         }),
         rounds_without_purchase: r.stall.as_ref().map_or(0, |s| s.rounds_without_purchase),
         uncertain: r.uncertain.iter().map(uncertain_status).collect(),
+        account: account_status(name, r),
+    }
+}
+
+fn account_status(name: &str, r: &Recorded) -> AccountStatus {
+    let found = crate::decide::adoption::found(r);
+    let truth = &r.ids.account;
+    let adoption = truth.adoption.as_ref().map(|a| match &a.confirmed {
+        Some(w) => format!(
+            "confirmed by {} at {} ({})",
+            w.by,
+            w.at.to_rfc3339(),
+            w.reason
+        ),
+        None => format!("changes wait for `linkrunner resolve adopt {name}`"),
+    });
+    let list = match (&truth.vouch, truth.last_read_complete) {
+        (_, true) => {
+            "shown complete: its last read had paging fields and every page was read".to_string()
+        }
+        (Some(w), false) => format!(
+            "taken as complete by {} at {} ({}), until a read shows fewer than {} link(s)",
+            w.by,
+            w.at.to_rfc3339(),
+            w.reason,
+            w.links.unwrap_or_default()
+        ),
+        (None, false) => {
+            "may be incomplete (no paging fields): buying stops where others buy".to_string()
+        }
+    };
+    let own_rent = r
+        .held
+        .iter()
+        .filter(|h| h.released.is_none())
+        .fold(Money::ZERO, |a, h| {
+            a.checked_add(h.price).unwrap_or(Money::MAX)
+        });
+    AccountStatus {
+        adopted_project: found.project_id,
+        adoption,
+        own_rent,
+        others_rent: found.rent,
+        others_estimated: found.estimated_rent,
+        unnamed_url_ids: found.unnamed_url_ids,
+        added_by_hand: found.added_by_hand,
+        lost: found.lost,
+        list,
+        buying_stopped: crate::decide::adoption::held_back(r, name),
     }
 }
 
@@ -223,6 +299,7 @@ pub fn render_status(s: &CampaignStatus) -> String {
          {} page(s) blocked from being bought again",
         s.links_held, s.other_links, s.links_released, s.blocked_pages
     );
+    render_account(&mut o, &s.account);
     let _ = writeln!(
         o,
         "  monthly commitment: {} of {} RUB (uncertain: {} RUB); links today {}/{}, total {}/{}",
@@ -278,6 +355,36 @@ pub fn render_status(s: &CampaignStatus) -> String {
     o
 }
 
+fn render_account(o: &mut String, a: &AccountStatus) {
+    if let (Some(p), Some(how)) = (a.adopted_project, &a.adoption) {
+        let _ = writeln!(o, "  adopted project {p}: {how}");
+    }
+    let _ = writeln!(
+        o,
+        "  monthly rent: {} RUB of our links, {} RUB of links held by others ({} RUB of it estimated at unknown_link_rent)",
+        a.own_rent, a.others_rent, a.others_estimated
+    );
+    if !a.unnamed_url_ids.is_empty() {
+        let ids: Vec<String> = a.unnamed_url_ids.iter().map(i64::to_string).collect();
+        let _ = writeln!(
+            o,
+            "  links on URL ids no file names (counted): {}",
+            ids.join(", ")
+        );
+    }
+    if a.added_by_hand > 0 || a.lost > 0 {
+        let _ = writeln!(
+            o,
+            "  DRIFT: {} link(s) added outside linkrunner since the adoption, {} link(s) left the list (rent released)",
+            a.added_by_hand, a.lost
+        );
+    }
+    let _ = writeln!(o, "  link list: {}", a.list);
+    for b in &a.buying_stopped {
+        let _ = writeln!(o, "  BUYING STOPPED {}", b.why);
+    }
+}
+
 pub fn render_plan(p: &CampaignPlan) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "campaign {}", p.campaign);
@@ -287,6 +394,9 @@ pub fn render_plan(p: &CampaignPlan) -> String {
     for a in &p.actions {
         let mark = if a.is_change() { "+" } else { " " };
         let _ = writeln!(o, "  {mark} {}", a.describe());
+        for line in a.diff() {
+            let _ = writeln!(o, "      {line}");
+        }
     }
     for n in &p.notices {
         let _ = writeln!(o, "  ! {n}");

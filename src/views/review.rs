@@ -42,6 +42,10 @@ fn summary(plans: &[CampaignPlan], problems: &[String]) -> String {
     };
     let mut parts = vec![format!("{changing} of {} campaign(s) change", plans.len())];
     for (n, word) in [
+        (
+            count(|a| matches!(a, Action::AdoptProject { .. })),
+            "adoption(s)",
+        ),
         (count(is_creation), "creation(s)"),
         (
             count(|a| matches!(a, Action::BuyRound { .. })),
@@ -52,6 +56,10 @@ fn summary(plans: &[CampaignPlan], problems: &[String]) -> String {
             "start(s)",
         ),
         (count(is_stop), "stop(s)"),
+        (
+            count(|a| matches!(a, Action::ReplaceAutobuyer { .. })),
+            "replacement(s)",
+        ),
         (
             count(|a| matches!(a, Action::Settle { .. })),
             "settlement(s)",
@@ -112,8 +120,10 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
     }
-    let groups: [(&str, ActionTest); 5] = [
+    let groups: [(&str, ActionTest); 7] = [
+        ("Adopt", |a| matches!(a, Action::AdoptProject { .. })),
         ("Create", is_creation),
+        ("Replace", |a| matches!(a, Action::ReplaceAutobuyer { .. })),
         ("Buy", |a| matches!(a, Action::BuyRound { .. })),
         ("Start", |a| {
             matches!(a, Action::SetAutobuyer { running: true, .. })
@@ -129,6 +139,7 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
         let _ = writeln!(o, "**{title}**");
         for a in items {
             let _ = writeln!(o, "- {}", md(&a.describe()));
+            diff_block(o, &a.diff());
         }
         o.push('\n');
     }
@@ -140,6 +151,29 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
         o.push('\n');
     }
     render_money(o, p);
+}
+
+/// A replacement's `- old` / `+ new` lines as a `diff` block under its item; backticks
+/// (which could close the block) never reach it.
+fn diff_block(o: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    o.push_str("\n  ```diff\n");
+    for l in lines {
+        let safe: String = l
+            .chars()
+            .map(|c| {
+                if c == '`' || c == '\n' || c == '\r' {
+                    '\''
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let _ = writeln!(o, "  {safe}");
+    }
+    o.push_str("  ```\n");
 }
 
 fn render_money(o: &mut String, p: &CampaignPlan) {

@@ -5,6 +5,8 @@
 //! The binary is run only where the command itself is under test (`plan`, `resolve`, two
 //! concurrent `once`).
 
+#[path = "engine/adoption.rs"]
+mod adoption;
 #[path = "engine/binary.rs"]
 mod binary;
 #[path = "engine/credentials.rs"]
@@ -19,6 +21,8 @@ mod flow;
 mod forms;
 #[path = "engine/history.rs"]
 mod history;
+#[path = "engine/import.rs"]
+mod import;
 #[path = "engine/invalid_files.rs"]
 mod invalid_files;
 #[path = "engine/model.rs"]
@@ -41,6 +45,8 @@ mod probe;
 mod read_only;
 #[path = "engine/recorded_many.rs"]
 mod recorded_many;
+#[path = "engine/replace.rs"]
+mod replace;
 #[path = "engine/support.rs"]
 mod support;
 #[path = "engine/surfaces.rs"]
@@ -49,6 +55,8 @@ mod surfaces;
 mod unreachable;
 
 on_both_backends!(
+    adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,
+    adoption::a_changed_project_id_is_refused_and_nothing_is_re_pointed,
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
     flow::a_second_once_changes_nothing_but_a_new_round_within_the_caps,
     flow::removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing,
@@ -84,12 +92,24 @@ on_both_backends!(
     model::settlement_sequences_never_buy_a_cut_purchases_page_again,
     recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
     surfaces::the_read_surfaces_of_one_deterministic_run_match_their_snapshot,
+    replace::a_changed_spec_is_replaced_with_what_is_left_of_the_limit,
+    replace::a_spec_changed_back_is_created_again,
+    replace::a_replacement_the_cap_refuses_stops_nothing,
 );
 
 /// `plan` on an SQLite journal that does not exist yet (the backend is the point).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_on_a_journal_that_does_not_exist_creates_nothing() {
     read_only::plan_on_a_journal_that_does_not_exist_creates_nothing(
+        crate::support::db::TestDb::sqlite().await,
+    )
+    .await;
+}
+
+/// `import` reads the marketplace only; the journal is not under test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_writes_a_file_that_adopts_the_project_at_todays_commitment() {
+    import::import_writes_a_file_that_adopts_the_project_at_todays_commitment(
         crate::support::db::TestDb::sqlite().await,
     )
     .await;

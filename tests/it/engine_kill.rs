@@ -7,6 +7,8 @@
 //!
 //! Run: `cargo test --test it engine_kill::` (`TEST_LOG=1` shows the binary's logs).
 
+#[path = "engine_kill/adoption.rs"]
+mod adoption;
 #[path = "engine_kill/boundaries.rs"]
 mod boundaries;
 #[path = "engine_kill/campaign.rs"]
@@ -19,8 +21,31 @@ mod invariants;
 mod proxy;
 #[path = "engine_kill/random.rs"]
 mod random;
+#[path = "engine_kill/replace.rs"]
+mod replace;
 #[path = "engine_kill/support.rs"]
 mod support;
+
+/// A changed autobuyer spec applied by replacement, killed between the stop and the creation.
+mod killed_between_a_replacements_stop_and_creation {
+    use crate::engine_kill::support::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        crate::engine_kill::replace::killed_between_the_old_stop_and_the_new_creation(
+            Backend::Sqlite,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        crate::engine_kill::replace::killed_between_the_old_stop_and_the_new_creation(
+            Backend::Postgres,
+        )
+        .await;
+    }
+}
 
 /// One test per kind of call: `BACKEND::killed_when_BOUNDARY::KIND`.
 macro_rules! every_kind {
@@ -124,5 +149,24 @@ mod host_faults {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_second_signal_exits_once_at_once() {
         host::a_second_signal_exits_once_at_once(Backend::Sqlite).await;
+    }
+}
+
+/// Issue 24: a cut list, an adopted autobuyer buying by itself, the operator's word, kills.
+mod adopted_account {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice() {
+        crate::engine_kill::adoption::a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(
+            crate::engine_kill::support::Backend::Sqlite,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice() {
+        crate::engine_kill::adoption::a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(
+            crate::engine_kill::support::Backend::Postgres,
+        )
+        .await;
     }
 }

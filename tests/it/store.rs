@@ -2,6 +2,10 @@
 //! on PostgreSQL (a fresh database, dropped afterwards). PostgreSQL's admin URL comes from
 //! `LINKRUNNER_TEST_DATABASE_URL`, else `DATABASE_URL`, else the local server.
 
+#[path = "store/account.rs"]
+mod account;
+#[path = "store/adoption.rs"]
+mod adoption;
 #[path = "store/budget.rs"]
 mod budget;
 #[path = "store/history.rs"]
@@ -24,6 +28,9 @@ mod race;
 mod support;
 
 on_both_backends!(
+    adoption::an_adopted_project_is_recorded_once_and_never_re_pointed,
+    adoption::an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger_row,
+    adoption::the_word_on_the_list_lapses_when_a_read_shows_fewer_links,
     intents::migrations_are_idempotent,
     history::each_attempt_records_its_cause_and_a_resolve_adds_the_operators,
     history::intents_begun_without_a_cause_have_none_and_history_still_lists_them,
@@ -70,4 +77,7 @@ on_both_backends!(
     partial_truth::held_links_that_leave_the_list_are_released_after_the_grace,
     partial_truth::an_operator_releases_a_held_or_foreign_link,
     partial_truth::a_cut_list_is_noted_at_its_smallest_length,
+    account::account_cap_refuses_a_reservation_that_two_campaigns_together_would_pass,
+    account::removing_the_account_cap_lets_the_campaign_caps_alone_decide,
+    account::account_cap_holds_with_two_stores_racing_for_two_campaigns,
 );

@@ -106,11 +106,13 @@ text_enum!(
 );
 
 text_enum!(
-    /// Which cap refused a reservation.
+    /// Which cap refused a reservation; `account`: the account-wide cap over every
+    /// campaign's commitment (`--account-monthly-cap`).
     CapKind {
         Monthly => "monthly",
         Daily => "daily",
         Total => "total",
+        Account => "account",
     }
 );
 
@@ -146,7 +148,8 @@ pub enum BeginOutcome {
     Started(Vec<AttemptRef>),
     /// The first intent whose natural key is already journaled and not `failed`.
     Exists(Box<IntentRow>),
-    /// A cap would be passed; `needed` and `headroom` are kopecks for `Monthly`, links otherwise.
+    /// A cap would be passed; `needed` and `headroom` are kopecks for `Monthly` and `Account`,
+    /// links otherwise.
     CapExceeded {
         campaign: String,
         cap: CapKind,

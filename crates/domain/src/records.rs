@@ -34,6 +34,11 @@ pub struct RemoteIds {
     pub autobuyers: BTreeMap<String, AutobuyerRecord>,
     /// The smallest length at which the project's link list was seen cut, if ever.
     pub list_cut_at: Option<u32>,
+    // --- adoption (issue 24) ---
+    /// What the journal knows of the account beyond what linkrunner made: the adoption of
+    /// the project, and whether the link list was shown complete.
+    #[serde(default)]
+    pub account: AccountTruth,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -50,6 +55,13 @@ pub struct AutobuyerRecord {
     pub switch_state: SwitchState,
     /// When a stop was confirmed; the stop is settled after the settle grace.
     pub stopped_at: Option<DateTime<Utc>>,
+    // --- adoption (issue 24) ---
+    /// When a file adopted it by id (`None`: linkrunner created it).
+    #[serde(default)]
+    pub adopted_at: Option<DateTime<Utc>>,
+    /// The URL ids an adopted autobuyer covers, as its file names them.
+    #[serde(default)]
+    pub covers: Vec<i64>,
 }
 
 text_enum!(
@@ -135,6 +147,9 @@ pub struct ForeignLink {
     pub autobuyer: Option<String>,
     /// What the link itself adds to the commitment (0 when an autobuyer's part covers it).
     pub counted: Money,
+    /// The list showed no rent for it: `price` is the campaign's figure for unknown rents.
+    #[serde(default)]
+    pub price_estimated: bool,
     pub first_seen_at: DateTime<Utc>,
     pub last_seen_at: DateTime<Utc>,
     pub leaving_since: Option<DateTime<Utc>>,
@@ -300,4 +315,57 @@ mod pairs {
     {
         Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
     }
+}
+
+// --- adoption (issue 24) ---
+
+/// What the journal knows of an account already in use: the adopted project and how far the
+/// link list can be trusted to show everything held.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AccountTruth {
+    /// Set when the campaign adopted an existing project.
+    pub adoption: Option<Adoption>,
+    /// The last read of the link list carried paging fields and every page was read.
+    pub last_read_complete: bool,
+    /// How many links the last read showed.
+    pub last_read_links: Option<u32>,
+    /// An operator's word that the list is complete; `None` once it lapsed.
+    pub vouch: Option<OperatorWord>,
+}
+
+impl AccountTruth {
+    /// The list is shown complete: its last read had every page, or an operator said so and
+    /// no read since showed fewer links than the journal counted then.
+    pub fn list_shown_complete(&self) -> bool {
+        self.last_read_complete || self.vouch.is_some()
+    }
+
+    /// Changes on the adopted project wait for the operator's `resolve adopt`.
+    pub fn adoption_pending(&self) -> bool {
+        self.adoption
+            .as_ref()
+            .is_some_and(|a| a.confirmed.is_none())
+    }
+}
+
+/// A campaign's adoption of an existing project.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Adoption {
+    pub project_id: i64,
+    pub recorded_at: DateTime<Utc>,
+    /// The first read of the link list after the adoption: links seen then were there before
+    /// linkrunner and count at their own rent, never inside an adopted autobuyer's budget.
+    pub first_read_at: Option<DateTime<Utc>>,
+    /// The operator's `linkrunner resolve adopt`: changes on the project may begin.
+    pub confirmed: Option<OperatorWord>,
+}
+
+/// An operator's word, recorded with who, when and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OperatorWord {
+    pub by: String,
+    pub at: DateTime<Utc>,
+    pub reason: String,
+    /// For `list-complete`: the links the journal counted when it was given.
+    pub links: Option<u32>,
 }

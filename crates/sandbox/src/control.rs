@@ -6,6 +6,7 @@
 //! | `GET`/`POST faults` | reads or replaces the [`Faults`] |
 //! | `GET`/`POST behaviour` | reads or replaces the [`Behaviour`] |
 //! | `POST autobuy` | every running autobuyer buys now: `{"max_per_autobuyer": N}` (optional) → `{"bought": [purchase, ...]}` |
+//! | `POST seed_in_use` | `{"domain": "https://acme.example"}` → an account already in use (`in_use.rs`): the ids to adopt |
 //! | `POST link_status` | `{"link_id": N, "status": "removed"\|"rejected", "listed": false}` → the purchase as the ledger shows it |
 //!
 //! The same actions are methods of [`super::SandboxHandle`] for in-process tests.
@@ -37,6 +38,13 @@ type App = State<Arc<Shared>>;
 struct AutobuyAsk {
     /// Links per autobuyer in this round; absent: as many as its limits allow.
     max_per_autobuyer: Option<usize>,
+}
+
+/// Body of `POST seed_in_use`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedAsk {
+    domain: String,
 }
 
 /// Body of `POST link_status`.
@@ -75,6 +83,7 @@ pub fn router(prefix: &str) -> Router<Arc<Shared>> {
         .route(&p("behaviour"), get(behaviour).post(set_behaviour))
         .route(&p("autobuy"), post(autobuy))
         .route(&p("link_status"), post(link_status))
+        .route(&p("seed_in_use"), post(seed_in_use))
 }
 
 impl Shared {
@@ -91,6 +100,11 @@ impl Shared {
         let mut world = self.world();
         let ids = world.autobuy_now(max_per_autobuyer);
         world.purchases_by_id(&ids)
+    }
+
+    /// Seeds an account already in use (see `in_use.rs`).
+    pub fn seed_in_use(&self, domain: &str) -> Result<super::in_use::InUse, String> {
+        self.world().seed_in_use(domain).map_err(|r| r.0)
     }
 
     pub fn set_link_status(
@@ -187,5 +201,16 @@ async fn link_status(State(app): App, headers: HeaderMap, body: Bytes) -> Respon
     match app.set_link_status(ask.link_id, ask.status.into(), ask.listed) {
         Ok(purchase) => json_of(&purchase),
         Err(e) => reply(StatusCode::NOT_FOUND, &render::error(&e)),
+    }
+}
+
+async fn seed_in_use(State(app): App, headers: HeaderMap, body: Bytes) -> Response {
+    let ask: SeedAsk = match body_of(&headers, &body, None) {
+        Ok(a) => a,
+        Err(e) => return bad(&e),
+    };
+    match app.seed_in_use(&ask.domain) {
+        Ok(seeded) => json_of(&seeded),
+        Err(e) => bad(&e),
     }
 }

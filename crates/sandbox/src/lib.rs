@@ -10,6 +10,7 @@
 //! | `wire.rs`, `render.rs` | request bodies in, answers out in the configured [`Shape`] |
 //! | `state.rs`, `search.rs`, `buy.rs`, `listing.rs`, `autobuy.rs`, `autobuying.rs` | the marketplace's state and rules |
 //! | [`faults`], [`behaviour`], [`shapes`] | fault settings, run-time behaviours (paged and lagging lists, autobuyers that buy), answer shapes |
+//! | `in_use.rs` | an account already in use (a project, hand-bought links, a filter, a running autobuyer) to adopt |
 //! | [`ledger`], `commitment.rs`, [`ops`] | the ledger snapshot and the commitment rule, operation names |
 //!
 //! Start one on port 0 with [`spawn`]; read what happened with [`SandboxHandle::ledger`].
@@ -26,6 +27,7 @@ mod control;
 mod cut;
 mod entities;
 pub mod faults;
+mod in_use;
 pub mod ledger;
 mod listing;
 pub mod ops;
@@ -52,6 +54,7 @@ pub use behaviour::{Behaviour, ListPaging};
 pub use commitment::Commitment;
 pub use config::{SandboxAuth, SandboxConfig, SandboxLogin};
 pub use faults::Faults;
+pub use in_use::{HandLink, InUse, InUseUrl};
 pub use ledger::{AutobuyerRecord, AutobuyerState, Ledger, Purchase};
 pub use listing::LinkStatus;
 pub use ops::Op;
@@ -245,6 +248,12 @@ impl SandboxHandle {
         self.shared
             .set_link_status(link_id, status, listed)
             .map_err(SandboxError::Link)
+    }
+
+    /// Seeds an account already in use for `domain` (see `in_use.rs`): a project with URLs
+    /// and texts, links bought by hand, a saved filter and a running autobuyer.
+    pub fn seed_in_use(&self, domain: &str) -> Result<InUse, SandboxError> {
+        self.shared.seed_in_use(domain).map_err(SandboxError::Link)
     }
 
     /// Stops accepting, lets calls in flight finish (up to 5 s), then returns.

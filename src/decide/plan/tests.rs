@@ -45,9 +45,12 @@ fn campaign(
                 texts: (0..*n)
                     .map(|t| format!("text {t} #a#anchor {i}#/a#"))
                     .collect(),
+                url_id: None,
+                text_ids: Default::default(),
             })
             .collect(),
         budget,
+        project_id: None,
         buy: Some(BuyRounds {
             schedule: "0 9 * * *".into(),
             link_type_id: 1,
@@ -69,6 +72,7 @@ fn campaign(
             .iter()
             .enumerate()
             .map(|(i, running)| Autobuyer {
+                id: None,
                 name: format!("ab{i}"),
                 filter: "f0".into(),
                 auto_approve: false,
@@ -117,6 +121,8 @@ fn recorded(budget: BudgetSnapshot) -> Recorded {
         held: Vec::new(),
         foreign: Vec::new(),
         autobuyer_urls: BTreeMap::new(),
+        autobuyer_creations: BTreeMap::new(),
+        autobuyer_specs: BTreeMap::new(),
     }
 }
 
@@ -124,6 +130,7 @@ fn recorded(budget: BudgetSnapshot) -> Recorded {
 fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
     for a in actions {
         match a {
+            Action::AdoptProject { .. } => {}
             Action::CreateProject { .. } => {
                 r.ids.project = Some(ProjectIds {
                     project_id: 1,
@@ -161,6 +168,8 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                         reserved: budget,
                         switch_state,
                         stopped_at,
+                        adopted_at: None,
+                        covers: Vec::new(),
                     },
                 );
                 r.budget.committed = r.budget.committed.checked_add(budget).unwrap();
@@ -196,6 +205,27 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                         .max(Money::ZERO);
                 }
             }
+            Action::ReplaceAutobuyer { name, adds, .. } => {
+                let ab = c.autobuyers.iter().find(|a| &a.name == name).unwrap();
+                let id = 100 + r.ids.autobuyers.len() as i64 + 50;
+                let rec = r.ids.autobuyers.get_mut(name).unwrap();
+                assert!(
+                    !rec.running && rec.switch_state == SwitchState::Stopped,
+                    "replaced before its stop settled"
+                );
+                *rec = AutobuyerRecord {
+                    id,
+                    running: true,
+                    spec_fingerprint: crate::decide::caps::autobuyer_fingerprint(c, ab),
+                    monthly_budget: *adds,
+                    reserved: rec.reserved.checked_add(*adds).unwrap(),
+                    switch_state: SwitchState::Running,
+                    stopped_at: None,
+                    adopted_at: None,
+                    covers: Vec::new(),
+                };
+                r.budget.committed = r.budget.committed.checked_add(*adds).unwrap();
+            }
             Action::Settle { .. } | Action::BuyRound { .. } | Action::SyncLinks => {}
         }
     }
@@ -204,7 +234,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
 prop_compose! {
     fn arb_budget()(monthly in 0i64..5000, max_price in 1i64..300, daily in 1u32..10, total in 1u32..50)
         -> Budget {
-        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total }
+        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None }
     }
 }
 
@@ -244,8 +274,12 @@ prop_compose! {
             })
             .collect();
         apply(&c, &mut r, &some);
-        // Any autobuyer may be in any confirmed state (a lost answer leaves it unknown).
+        // Any autobuyer may be in any confirmed state (a lost answer leaves it unknown), and
+        // its spec may have changed in the file since it was created.
         for rec in r.ids.autobuyers.values_mut() {
+            if take() && take() {
+                rec.spec_fingerprint = "an earlier spec".into();
+            }
             rec.switch_state = match (take(), take()) {
                 (true, _) => SwitchState::Unknown,
                 (false, true) => SwitchState::Running,
@@ -360,7 +394,11 @@ proptest! {
                     Action::SetAutobuyer { id, running, .. } if *id == rec.id && *running == desired
                 ));
                 let said = p.unapplied.iter().any(|n| n.contains(&ab.name));
-                prop_assert!(switched || said, "{} not brought to its desired state: {:?}", ab.name, p.actions);
+                let replaced = p.actions.iter().any(|a| matches!(
+                    a,
+                    Action::ReplaceAutobuyer { name, .. } if name == &ab.name
+                ));
+                prop_assert!(switched || said || replaced, "{} not brought to its desired state: {:?}", ab.name, p.actions);
             }
         }
     }

@@ -40,6 +40,8 @@ fn journal(c: &Campaign, committed: Money) -> Recorded {
         held: Vec::new(),
         foreign: Vec::new(),
         autobuyer_urls: BTreeMap::new(),
+        autobuyer_creations: BTreeMap::new(),
+        autobuyer_specs: BTreeMap::new(),
         stall: None,
     }
 }
@@ -76,5 +78,57 @@ fn text_from_a_file_under_review_cannot_inject_markup_mentions_or_links() {
     assert!(
         shown.contains("&#64;everyone") && shown.contains("\\| cell"),
         "{shown}"
+    );
+}
+
+#[test]
+fn a_replacement_is_shown_under_replace_with_its_old_and_new_sides_in_a_diff_block() {
+    use crate::decide::plan::Action;
+    use crate::decide::replace::{AutobuyerSide, ReplacedUrl, SideUrl};
+    let c = &examples()[0];
+    let mut p = plan_campaign(c, &journal(c, Money::ZERO), false);
+    let side = |id, rub| AutobuyerSide {
+        id,
+        monthly_budget: Money::from_rubles(rub),
+        filter: "cheap".into(),
+        auto_approve: false,
+        urls: vec![SideUrl {
+            url: "https://acme.example/`x".into(),
+            monthly_budget: Money::from_rubles(rub),
+            total_links_limit: 3,
+            daily_links_limit: 1,
+        }],
+    };
+    p.actions = vec![Action::ReplaceAutobuyer {
+        name: "auto".into(),
+        old: side(Some(7), 300),
+        new: side(None, 450),
+        urls: vec![ReplacedUrl {
+            url: "https://acme.example/`x".into(),
+            monthly_budget: Money::from_rubles(450),
+            daily_links_limit: 1,
+            file_limit: 5,
+            bought: 2,
+            left: 3,
+        }],
+        adds: Money::from_rubles(450),
+        releases: Money::from_rubles(300),
+    }];
+
+    let comment = render_markdown(&[p], &[]);
+
+    assert!(comment.contains("**Replace**"), "{comment}");
+    assert!(comment.contains("1 replacement(s)"), "{comment}");
+    assert!(
+        comment.contains("  ```diff\n  - id 7: budget 300 RUB/month"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("\n  + new: budget 450 RUB/month"),
+        "{comment}"
+    );
+    assert!(
+        !comment.contains("/`x"),
+        "a backtick cannot close the block: {comment}"
     );
 }

@@ -41,7 +41,10 @@ pub async fn history_and_explain_name_the_round_the_file_version_and_the_operato
     };
     let w = World::new(db, cfg).await;
     make_git_work_tree(&w);
-    w.write_campaign("acme-shoes", ACME);
+    // Without its autobuyer: on a URL an autobuyer covers, a list that may be cut stops
+    // buying altogether (issue 24), and this test needs purchases cut after commit.
+    let acme = ACME.split("autobuyers:").next().unwrap();
+    w.write_campaign("acme-shoes", acme);
     let digest = w.campaigns()[0].fingerprint.clone();
     let engine = w
         .engine_with(EngineSettings {

@@ -88,8 +88,20 @@ async fn run_seeds(db: TestDb, inventory: Option<usize>, generate: impl Fn(u64) 
             }
         }
         let l = m.w.ledger();
+        let respecs = seq
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s,
+                    Step::Edit {
+                        edit: steps::Edit::Respec { .. },
+                        ..
+                    }
+                )
+            })
+            .count();
         eprintln!(
-            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s)",
+            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s), {respecs} changed spec(s)",
             seq.len(),
             started.elapsed(),
             l.purchases.len(),

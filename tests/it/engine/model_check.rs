@@ -239,6 +239,11 @@ fn autobuyers_known(
         .filter(|a| projects.contains(&a.project_id))
     {
         let Some((name, rec)) = r.ids.autobuyers.iter().find(|(_, rec)| rec.id == a.id) else {
+            // Replaced by a new one of the same name (a changed spec): the journal switched it
+            // and it must be stopped.
+            if r.autobuyer_generations.contains_key(&a.id) && a.state == AutobuyerState::Stopped {
+                continue;
+            }
             return Err(format!(
                 "{}: autobuyer {a:?} is unknown to the journal",
                 m.name

@@ -138,8 +138,17 @@ impl FileModel {
 pub enum Edit {
     Add(AbModel),
     Remove(String),
-    Rename { from: String, to: String },
+    Rename {
+        from: String,
+        to: String,
+    },
     Flip(String),
+    /// The autobuyer's spec changes (its monthly budget): applied by replacement. Picked from
+    /// three budgets, so a spec also changes back to an earlier one.
+    Respec {
+        name: String,
+        budget: i64,
+    },
     Pause(bool),
     Cap(i64),
     RemoveFile,
@@ -307,6 +316,10 @@ fn edit(rng: &mut Prng, files: &mut [FileModel]) -> Vec<Step> {
             5 => Edit::Pause(!m.paused),
             6 | 7 => Edit::Cap(*pick(rng, &CAPS)),
             8 => Edit::RemoveFile,
+            9 if !ab.is_empty() => Edit::Respec {
+                name: ab,
+                budget: *pick(rng, &BUDGETS),
+            },
             _ => Edit::Cap(*pick(rng, &CAPS)),
         }
     };
@@ -342,6 +355,11 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
             .iter_mut()
             .filter(|a| &a.name == n)
             .for_each(|a| a.running = !a.running),
+        Edit::Respec { name, budget } => m
+            .autobuyers
+            .iter_mut()
+            .filter(|a| &a.name == name)
+            .for_each(|a| a.budget = *budget),
         Edit::Pause(p) => m.paused = *p,
         Edit::Cap(c) => m.monthly = *c,
         Edit::RemoveFile => m.present = false,

@@ -67,6 +67,11 @@ impl Rig {
         }
     }
 
+    /// Writes (or replaces) one campaign file.
+    pub fn write_file(&self, name: &str, yaml: &str) {
+        std::fs::write(self.campaigns.path().join(name), yaml).expect("campaign file written");
+    }
+
     /// The binary with this rig's settings, the proxy as its marketplace, and a short lease.
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = binary::command_on(&Target {

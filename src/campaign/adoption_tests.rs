@@ -1,0 +1,183 @@
+//! Adoption keys in one file and the ownership fence across files (issue 24).
+
+use super::load::load_paths;
+use super::parse::parse;
+use super::validate::validate;
+
+const ADOPTING: &str = r##"
+name: t
+domain: https://t.example
+project_id: 4711
+urls:
+  - url: https://t.example/a
+    url_id: 11
+    texts:
+      - { text: "#a#a#/a#", text_id: 21 }
+      - "#a#new#/a#"
+budget: {monthly: 1000, max_link_price: 100, unknown_link_rent: 120, daily_links: 5, total_links: 50}
+filters: [{name: f}]
+autobuyers:
+  - name: ab
+    id: 9876
+    filter: f
+    state: stopped
+    urls: [{url: "https://t.example/a", monthly_budget: 500, total_links_limit: 5, daily_links_limit: 1}]
+"##;
+
+fn check(yaml: &str) -> Result<super::Campaign, Vec<String>> {
+    let path = std::path::Path::new("t.yaml");
+    let raw = parse(yaml.as_bytes())
+        .map_err(|p| p.into_diagnostics(path))
+        .map_err(|d| d.into_iter().map(|d| d.message).collect::<Vec<_>>())?;
+    validate(&raw).map_err(|p| {
+        p.into_diagnostics(path)
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
+    })
+}
+
+#[test]
+fn an_adopting_file_carries_its_ids_into_the_campaign() {
+    let c = check(ADOPTING).unwrap();
+    assert_eq!(c.project_id, Some(4711));
+    assert_eq!(c.urls[0].url_id, Some(11));
+    assert_eq!(c.urls[0].text_ids.get("#a#a#/a#"), Some(&21));
+    assert_eq!(c.urls[0].texts.len(), 2);
+    assert_eq!(c.autobuyers[0].id, Some(9876));
+    assert_eq!(c.unknown_link_rent(), crate::money::Money::from_rubles(120));
+}
+
+#[test]
+fn adopting_without_unknown_link_rent_is_refused() {
+    let errs = check(&ADOPTING.replace("unknown_link_rent: 120, ", "")).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("`budget.unknown_link_rent` is required")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn ids_without_project_id_are_refused_each_where_written() {
+    let errs = check(&ADOPTING.replace("project_id: 4711\n", "")).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("`url_id` names a URL of an existing project")),
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter().any(|e| e.contains("`text_id` names a text")),
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter().any(|e| e.contains("an autobuyer `id` adopts")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn an_adopted_autobuyer_needs_the_url_ids_of_its_urls() {
+    let yaml = ADOPTING
+        .replace("    url_id: 11\n", "")
+        .replace("{ text: \"#a#a#/a#\", text_id: 21 }", "\"#a#a#/a#\"");
+    let errs = check(&yaml).unwrap_err();
+    assert!(
+        errs.iter().any(|e| e.contains("needs its `url_id`")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn a_misspelt_key_of_a_text_gets_did_you_mean() {
+    let errs = check(&ADOPTING.replace("text_id: 21", "textid: 21")).unwrap_err();
+    assert!(
+        errs.iter().any(|e| e.contains("did you mean `text_id`")),
+        "{errs:?}"
+    );
+    let errs = check(&ADOPTING.replace("project_id: 4711", "project_idd: 4711")).unwrap_err();
+    assert!(
+        errs.iter().any(|e| e.contains("did you mean `project_id`")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn one_url_id_for_two_urls_is_refused() {
+    let yaml = ADOPTING.replace(
+        "      - \"#a#new#/a#\"\n",
+        "      - \"#a#new#/a#\"\n  - url: https://t.example/b\n    url_id: 11\n    texts: [\"#a#b#/a#\"]\n",
+    );
+    let errs = check(&yaml).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("`url_id` 11 is also given to")),
+        "{errs:?}"
+    );
+}
+
+fn load_two(a: &str, b: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.yaml"), a).unwrap();
+    std::fs::write(dir.path().join("b.yaml"), b).unwrap();
+    let report = load_paths(&[dir.path().to_path_buf()]);
+    assert!(report.campaigns.is_empty(), "both files refused");
+    report.problems.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn one_project_id_in_two_files_is_an_error_naming_both() {
+    let b = ADOPTING
+        .replace("name: t", "name: u")
+        .replace("https://t.example", "https://u.example")
+        .replace("id: 9876", "id: 9877");
+    let errs = load_two(ADOPTING, &b);
+    assert_eq!(
+        errs.iter()
+            .filter(|e| e.contains("`project_id` 4711 is also adopted by"))
+            .count(),
+        2,
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("/a.yaml:") && e.contains("/b.yaml;")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn one_autobuyer_id_in_two_files_is_an_error() {
+    let b = ADOPTING
+        .replace("name: t", "name: u")
+        .replace("https://t.example", "https://u.example")
+        .replace("4711", "4712");
+    let errs = load_two(ADOPTING, &b);
+    assert_eq!(
+        errs.iter()
+            .filter(|e| e.contains("autobuyer id 9876 is also adopted by"))
+            .count(),
+        2,
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn one_domain_in_two_files_is_an_error_with_case_and_default_port_folded() {
+    let a = ADOPTING
+        .replace("project_id: 4711\n", "")
+        .replace("    url_id: 11\n", "")
+        .replace("{ text: \"#a#a#/a#\", text_id: 21 }", "\"#a#a#/a#\"")
+        .replace("    id: 9876\n", "");
+    let b = a
+        .replace("name: t", "name: u")
+        .replace("domain: https://t.example", "domain: https://T.EXAMPLE:443");
+    let errs = load_two(&a, &b);
+    assert_eq!(
+        errs.iter()
+            .filter(|e| e.contains("domain `t.example` is also the domain of"))
+            .count(),
+        2,
+        "{errs:?}"
+    );
+}

@@ -1,0 +1,152 @@
+//! The ownership fence across campaign files (issue 24): one project, one autobuyer and one
+//! domain belong to at most one file. Two files for one domain would each create (or adopt)
+//! a project with its own cap, and two owners of one autobuyer would switch it against each
+//! other; so each such clash is a problem in every file involved, naming the others, and
+//! those files contribute no campaign (the other files are unaffected).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::diag::Diagnostic;
+use super::raw::RawCampaign;
+use super::span::{At, Pos};
+
+/// What one file claims to own, with where it says so.
+#[derive(Debug, Clone, Default)]
+pub struct Claims {
+    /// The domain's host (lowercase) and its port when it is not the scheme's default.
+    pub domain: Option<At<String>>,
+    pub project: Option<At<i64>>,
+    pub autobuyers: Vec<At<i64>>,
+}
+
+impl Claims {
+    pub fn of(raw: &RawCampaign) -> Claims {
+        Claims {
+            domain: site_key(&raw.domain.value).map(|k| At::new(k, raw.domain.pos)),
+            project: raw.project_id.clone(),
+            autobuyers: raw
+                .autobuyers
+                .iter()
+                .filter_map(|a| a.value.id.clone())
+                .collect(),
+        }
+    }
+}
+
+/// The site a domain names, folded so that `https://ACME.example:443` and
+/// `https://acme.example` (or `http://acme.example`) are one site: host case, the scheme and
+/// its default port do not make a second site.
+pub fn site_key(domain: &str) -> Option<String> {
+    let u = url::Url::parse(domain.trim()).ok()?;
+    let host = u.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    Some(match u.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    })
+}
+
+/// One clash: the file at `index` claims `what`, which the files `others` claim too.
+pub struct Clash {
+    pub index: usize,
+    pub diagnostic: Diagnostic,
+}
+
+/// Every clash among `files` (path and claims, in load order).
+pub fn clashes(files: &[(PathBuf, Claims)]) -> Vec<Clash> {
+    let mut out = Vec::new();
+    let domains = group(files, |c| c.domain.iter().cloned().collect());
+    report(files, &domains, &mut out, |k| {
+        format!("domain `{k}` is also the domain of")
+    });
+    let projects = group(files, |c| {
+        c.project
+            .iter()
+            .map(|p| At::new(p.value.to_string(), p.pos))
+            .collect()
+    });
+    report(files, &projects, &mut out, |k| {
+        format!("`project_id` {k} is also adopted by")
+    });
+    let autobuyers = group(files, |c| {
+        c.autobuyers
+            .iter()
+            .map(|p| At::new(p.value.to_string(), p.pos))
+            .collect()
+    });
+    report(files, &autobuyers, &mut out, |k| {
+        format!("autobuyer id {k} is also adopted by")
+    });
+    out
+}
+
+type Groups = BTreeMap<String, Vec<(usize, Pos)>>;
+
+fn group(files: &[(PathBuf, Claims)], keys: impl Fn(&Claims) -> Vec<At<String>>) -> Groups {
+    let mut m: Groups = BTreeMap::new();
+    for (i, (_, c)) in files.iter().enumerate() {
+        for k in keys(c) {
+            let entry = m.entry(k.value).or_default();
+            // Twice in one file is that file's own problem (checked by `validate`).
+            if !entry.iter().any(|(j, _)| *j == i) {
+                entry.push((i, k.pos));
+            }
+        }
+    }
+    m
+}
+
+fn report(
+    files: &[(PathBuf, Claims)],
+    groups: &Groups,
+    out: &mut Vec<Clash>,
+    what: impl Fn(&str) -> String,
+) {
+    for (key, claims) in groups.iter().filter(|(_, v)| v.len() > 1) {
+        for &(i, pos) in claims {
+            let others: Vec<String> = claims
+                .iter()
+                .filter(|(j, _)| *j != i)
+                .map(|(j, _)| display(&files[*j].0))
+                .collect();
+            let msg = format!(
+                "{} {}; one project, autobuyer or domain belongs to one campaign file \
+                 (see docs/adoption.md, \"a team with a duplicate project\")",
+                what(key),
+                others.join(", ")
+            );
+            out.push(Clash {
+                index: i,
+                diagnostic: Diagnostic::new(&files[i].0, pos, msg),
+            });
+        }
+    }
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_case_scheme_and_default_ports_fold_into_one_site() {
+        let k = site_key("https://acme.example").unwrap();
+        assert_eq!(
+            site_key("https://ACME.example:443").as_deref(),
+            Some(k.as_str())
+        );
+        assert_eq!(
+            site_key("http://acme.example:80").as_deref(),
+            Some(k.as_str())
+        );
+        assert_eq!(
+            site_key("http://acme.example/").as_deref(),
+            Some(k.as_str())
+        );
+        assert_ne!(site_key("https://acme.example:8443"), Some(k.clone()));
+        assert_ne!(site_key("https://shop.acme.example"), Some(k));
+    }
+}

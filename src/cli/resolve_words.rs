@@ -1,0 +1,166 @@
+//! `linkrunner resolve adopt CAMPAIGN` and `linkrunner resolve list-complete CAMPAIGN`
+//! (issue 24): an operator's word about an account already in use, recorded in the journal
+//! with who gave it, when and why.
+//!
+//! - `adopt`: the operator read the plan that shows what the adopted project holds; changes
+//!   on it (buying, creating, stopping, starting) may begin.
+//! - `list-complete`: the project's link list shows every link (checked in the marketplace's
+//!   web UI): buying resumes on URLs where others buy. It lapses by itself when a later read
+//!   shows fewer links than the journal counts (then or at that read).
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+
+use super::global::GlobalArgs;
+use super::shared::open_store;
+use crate::clock;
+use crate::decide::recorded::Recorded;
+use crate::store::Store;
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ResolveWord {
+    /// Let changes begin on the project (and autobuyers) the campaign adopts, after reading
+    /// the plan that shows what it holds.
+    Adopt(WordArgs),
+    /// Say that the campaign's link list shows every link: buying resumes on URLs where
+    /// others buy, until a read shows fewer links than the journal counts now.
+    ListComplete(WordArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WordArgs {
+    /// The campaign's name.
+    pub campaign: String,
+    /// Why you know: recorded in the journal with the time and who gave it.
+    #[arg(long)]
+    pub reason: String,
+    /// Who gives the word (default: the `USER` of this shell).
+    #[arg(long, value_name = "WHO")]
+    pub by: Option<String>,
+}
+
+impl WordArgs {
+    fn who(&self) -> String {
+        self.by
+            .clone()
+            .or_else(|| std::env::var("USER").ok())
+            .filter(|w| !w.trim().is_empty())
+            .unwrap_or_else(|| "unknown operator".into())
+    }
+}
+
+pub async fn resolve_word(g: &GlobalArgs, w: &ResolveWord) -> anyhow::Result<()> {
+    let store = open_store(g).await?;
+    match w {
+        ResolveWord::Adopt(a) => adopt(&store, a).await,
+        ResolveWord::ListComplete(a) => list_complete(&store, a).await,
+    }
+}
+
+async fn adopt(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
+    let now = clock::system().now();
+    let truth = store
+        .campaigns()
+        .account_truth(&a.campaign)
+        .await
+        .context("reading the campaign's adoption")?;
+    let Some(adoption) = truth.adoption else {
+        bail!(
+            "campaign {} has adopted no project yet: its file needs `project_id`, and the daemon (or `linkrunner once`) \
+             records the adoption and reads the link list first; then read `linkrunner plan` and run this again",
+            a.campaign
+        );
+    };
+    if adoption.first_read_at.is_none() {
+        bail!(
+            "the link list of project {} has not been read yet: wait for a pass, read `linkrunner plan`, then run this again",
+            adoption.project_id
+        );
+    }
+    let who = a.who();
+    if !store
+        .campaigns()
+        .confirm_adoption(&a.campaign, &who, &a.reason, now)
+        .await?
+    {
+        println!(
+            "campaign {}: the adoption of project {} was already confirmed",
+            a.campaign, adoption.project_id
+        );
+        return Ok(());
+    }
+    println!(
+        "campaign {}: changes on project {} may begin (recorded: by {who}, {now})",
+        a.campaign, adoption.project_id
+    );
+    Ok(())
+}
+
+async fn list_complete(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
+    let now = clock::system().now();
+    let r = Recorded::load(store, &a.campaign, now.date_naive())
+        .await
+        .with_context(|| format!("reading campaign {}", a.campaign))?;
+    if r.ids.project.is_none() {
+        bail!("campaign {} has no project yet", a.campaign);
+    }
+    let held = r.held.iter().filter(|h| h.released.is_none()).count();
+    let others = r.foreign.iter().filter(|f| f.released.is_none()).count();
+    let links = u32::try_from(held + others).unwrap_or(u32::MAX);
+    let who = a.who();
+    store
+        .campaigns()
+        .vouch_list_complete(&a.campaign, links, (&who, &a.reason), now)
+        .await?;
+    println!(
+        "campaign {}: its link list is taken as complete (by {who}, {now}) until a read shows fewer than {links} link(s)",
+        a.campaign
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("linkrunner").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn resolve_adopt_names_the_campaign_and_the_reason() {
+        let cli = parse(&[
+            "resolve",
+            "adopt",
+            "acme",
+            "--reason",
+            "read the plan",
+            "--by",
+            "ann",
+        ])
+        .unwrap();
+        let Command::Resolve(a) = cli.command else {
+            panic!("not resolve")
+        };
+        match a.word {
+            Some(super::ResolveWord::Adopt(w)) => {
+                assert_eq!(
+                    (w.campaign.as_str(), w.reason.as_str()),
+                    ("acme", "read the plan")
+                );
+                assert_eq!(w.who(), "ann");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn resolve_list_complete_needs_a_reason_and_the_intent_form_still_parses() {
+        assert!(parse(&["resolve", "list-complete", "acme"]).is_err());
+        assert!(parse(&["resolve", "list-complete", "acme", "--reason", "UI shows 7"]).is_ok());
+        assert!(parse(&["resolve", "12", "--not-created", "--reason", "r"]).is_ok());
+        assert!(parse(&["resolve", "12", "--not-created"]).is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! Issue 24: an account already in use (the sandbox's `seed_in_use`: a project, URLs and
+//! texts, links bought by hand on the cheapest pages, a filter and a running autobuyer),
+//! adopted by a campaign file. Every check is on the sandbox's ledger (what was really
+//! sold and switched), against the journal (what linkrunner counts).
+
+use linkrunner::decide::plan::{self, Action};
+use linkrunner::effects::pass::PassOutcome;
+use linkrunner::money::Money;
+use linkrunner_sandbox::{AutobuyerState, InUse};
+
+use super::support::{TestDb, World, sandbox_commitment, sandbox_config};
+
+const DOMAIN: &str = "https://acme.example";
+
+/// A file adopting the seeded account: its project, `/running-shoes` and `/trail` with
+/// their ids, and its autobuyer by id, wanted `autobuyer_state`.
+pub fn adopting_file(s: &InUse, autobuyer_state: &str, monthly: u32) -> String {
+    let (shoes, trail) = (&s.urls[1], &s.urls[2]);
+    format!(
+        r##"name: acme-shoes
+domain: {DOMAIN}
+project_id: {project}
+urls:
+  - url: {shoes_url}
+    url_id: {shoes_id}
+    texts:
+      - {{ text: "{t0}", text_id: {t0id} }}
+      - {{ text: "{t1}", text_id: {t1id} }}
+  - url: {trail_url}
+    url_id: {trail_id}
+    texts:
+      - "{t2}"
+budget:
+  monthly: {monthly}
+  max_link_price: 150
+  unknown_link_rent: 150
+  daily_links: 4
+  total_links: 6
+buy:
+  schedule: "0 9 * * *"
+  link_type_id: 1
+  per_run: 3
+  search:
+    price_rent_to: 150
+filters:
+  - name: team-cheap
+    price_rent_to: 100
+autobuyers:
+  - name: team-auto
+    id: {ab}
+    filter: team-cheap
+    state: {autobuyer_state}
+    urls:
+      - {{ url: "{trail_url}", monthly_budget: 500, total_links_limit: 20, daily_links_limit: 1 }}
+"##,
+        project = s.project_id,
+        shoes_url = shoes.url,
+        shoes_id = shoes.url_id,
+        t0 = shoes.texts[0].0,
+        t0id = shoes.texts[0].1,
+        t1 = shoes.texts[1].0,
+        t1id = shoes.texts[1].1,
+        trail_url = trail.url,
+        trail_id = trail.url_id,
+        t2 = trail.texts[0].0,
+        ab = s.autobuyer_id,
+    )
+}
+
+fn hand_rent(s: &InUse) -> Money {
+    s.hand_links
+        .iter()
+        .fold(Money::ZERO, |a, l| a.checked_add(l.price).unwrap())
+}
+
+/// Issue 24, "done when": an adopting campaign creates no project, touches nothing before
+/// `resolve adopt`, counts the hand-bought links and the running autobuyer from its first
+/// pass, stops the adopted autobuyer the file wants stopped, buys nothing where others buy
+/// while the list may be cut, and once the list is vouched complete re-buys no held page and
+/// never commits more than `budget.monthly` counting everything held.
+pub async fn an_adopted_account_is_counted_gated_and_never_bought_twice(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
+    let before = w.ledger().requests.len();
+
+    // First pass: the adoption is recorded and the list read; nothing changes yet.
+    let reports = w.pass(false).await;
+    assert_eq!(reports[0].outcome, PassOutcome::Blocked, "{reports:?}");
+    let detail = reports[0].detail.clone().unwrap_or_default();
+    assert!(detail.contains("resolve adopt acme-shoes"), "{detail}");
+    let ledger = w.ledger();
+    let c = w.campaigns().remove(0).campaign;
+    assert_eq!(w.projects_of(&ledger, &c).len(), 1, "no second project");
+    assert_eq!(ledger.purchases.len(), 3, "nothing bought");
+    let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
+    assert_eq!(
+        ab.state,
+        AutobuyerState::Running,
+        "not stopped before resolve adopt"
+    );
+    assert!(ledger.requests.len() >= before);
+    let r = w.recorded("acme-shoes").await;
+    let held = r.foreign.iter().filter(|f| f.released.is_none()).count();
+    assert_eq!(held, 3, "every hand-bought link is held: {:?}", r.foreign);
+    let want = hand_rent(&seeded)
+        .checked_add(seeded.autobuyer_monthly_budget)
+        .unwrap();
+    assert_eq!(
+        r.budget.committed, want,
+        "hand links at their rent plus the autobuyer's budget"
+    );
+    let p = plan::plan_campaign(&c, &r, true);
+    let adopt = p.actions.iter().find_map(|a| match a {
+        Action::AdoptProject { found, .. } => Some(found.clone()),
+        _ => None,
+    });
+    let adopt = adopt.expect("plan shows the adoption");
+    assert!(adopt.contains("3 link(s) held by others"), "{adopt}");
+    assert!(
+        adopt.contains(&seeded.urls[0].url_id.to_string()),
+        "the main page's url id, which no file names: {adopt}"
+    );
+    assert!(
+        !p.actions
+            .iter()
+            .any(|a| matches!(a, Action::CreateProject { .. }))
+    );
+
+    // The operator's word: the adopted autobuyer is stopped, nothing is bought where the
+    // team buys while the list shows no paging fields.
+    let now = chrono::Utc::now();
+    assert!(
+        w.store()
+            .campaigns()
+            .confirm_adoption("acme-shoes", "test", "read the plan", now)
+            .await
+            .unwrap()
+    );
+    for _ in 0..3 {
+        w.pass(true).await;
+    }
+    let ledger = w.ledger();
+    let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
+    assert_eq!(
+        ab.state,
+        AutobuyerState::Stopped,
+        "stopped as the file says"
+    );
+    assert_eq!(
+        ledger.purchases.len(),
+        3,
+        "buying stopped while the list may be cut"
+    );
+    let metrics = w.engine.metrics().render();
+    assert!(
+        metrics.contains("linkrunner_urls_buying_stopped{campaign=\"acme-shoes\"} 2"),
+        "{metrics}"
+    );
+    let status = linkrunner::views::report::campaign_status(w.store(), "acme-shoes", now)
+        .await
+        .unwrap();
+    assert_eq!(status.account.buying_stopped.len(), 2, "{status:?}");
+
+    // The list vouched complete: buying resumes, never on a held page.
+    w.store()
+        .campaigns()
+        .vouch_list_complete("acme-shoes", 3, ("test", "the UI shows 3 links"), now)
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        w.pass(true).await;
+    }
+    let ledger = w.ledger();
+    assert!(
+        ledger.purchases.len() > 3,
+        "buy rounds bought once the list is complete"
+    );
+    let project = seeded.project_id;
+    assert!(
+        ledger.duplicates_by_purchase_calls(project).is_empty(),
+        "a held page bought again"
+    );
+    for h in &seeded.hand_links {
+        let again = ledger
+            .purchases
+            .iter()
+            .filter(|p| p.page_id == h.page_id && p.url_id == h.url_id)
+            .count();
+        assert_eq!(again, 1, "hand-bought page {} bought again", h.page_id);
+    }
+    let projects = w.projects_of(&ledger, &c);
+    assert!(sandbox_commitment(&ledger, &projects) <= c.budget.monthly);
+    w.assert_invariants().await;
+}
+
+/// A `project_id` changed after the campaign ran is refused, nothing re-pointed.
+pub async fn a_changed_project_id_is_refused_and_nothing_is_re_pointed(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    w.write_campaign("acme-shoes", &adopting_file(&seeded, "running", 3000));
+    w.pass(false).await;
+    let moved = adopting_file(&seeded, "running", 3000).replace(
+        &format!("project_id: {}", seeded.project_id),
+        &format!("project_id: {}", seeded.project_id + 1),
+    );
+    w.write_campaign("acme-shoes", &moved);
+    let reports = w.pass(false).await;
+    assert_eq!(reports[0].outcome, PassOutcome::Blocked);
+    let detail = reports[0].detail.clone().unwrap_or_default();
+    assert!(detail.contains("never re-pointed"), "{detail}");
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(r.ids.project.unwrap().project_id, seeded.project_id);
+}
