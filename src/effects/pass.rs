@@ -327,10 +327,11 @@ impl<M: Market> Engine<M> {
         let gated = r.ids.account.adoption_pending();
         let runnable: Vec<usize> = (0..p.actions.len())
             .filter(|&i| {
-                !matches!(
-                    p.actions[i],
-                    Action::Settle { .. } | Action::AdoptProject { .. }
-                ) && !(gated && p.actions[i].waits_for_adoption())
+                let a = &p.actions[i];
+                let recorded_only =
+                    matches!(a, Action::Settle { .. } | Action::AdoptProject { .. });
+                let waits = gated && a.waits_for_adoption();
+                !(recorded_only || waits)
             })
             .collect();
         if gated && c.is_none() && p.actions.iter().any(Action::waits_for_adoption) {
