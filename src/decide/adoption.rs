@@ -43,7 +43,7 @@ pub fn project_clash(c: &Campaign, r: &Recorded) -> Option<String> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Found {
     pub project_id: Option<i64>,
-    /// The link list has been read since the adoption.
+    /// The link list has been read since the adoption (false before the first pass).
     pub read: bool,
     /// Links held by others (hand purchases, autobuyers) that still count.
     pub links: u32,
@@ -66,7 +66,7 @@ pub fn found(r: &Recorded) -> Found {
     let named: BTreeSet<i64> = r.ids.urls.values().copied().collect();
     let mut f = Found {
         project_id: adoption.map(|a| a.project_id),
-        read: adoption.is_none_or(|a| a.first_read_at.is_some()),
+        read: adoption.is_some_and(|a| a.first_read_at.is_some()),
         ..Found::default()
     };
     let mut unnamed = BTreeSet::new();
@@ -239,6 +239,20 @@ mod tests {
         r.autobuyer_urls.insert("ab".into(), vec![12]);
         let back = held_back(&r, "c");
         assert_eq!(back.iter().map(|b| b.url_id).collect::<Vec<_>>(), vec![12]);
+    }
+
+    #[test]
+    fn before_the_first_read_the_plan_promises_a_read_not_a_count() {
+        let mut r = recorded();
+        assert!(
+            found(&r)
+                .describe(4711)
+                .contains("its link list is read first")
+        );
+        adopt(&mut r);
+        r.ids.account.adoption.as_mut().unwrap().first_read_at = Some(chrono::Utc::now());
+        let text = found(&r).describe(4711);
+        assert!(text.contains("0 link(s) held by others"), "{text}");
     }
 
     #[test]
