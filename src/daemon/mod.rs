@@ -7,9 +7,13 @@
 //! - [`run`]: the main loop; [`rounds`]: firing rounds and reconciliations, draining;
 //!   [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
 //! - [`gauges`]: refreshing per-campaign metrics from the journal.
+//! - [`capacity`]: what `--rate-limit` carries (reconciliation cycle, rounds per slot), pure;
+//!   [`reconciler`]: reconciles campaigns paced within it, the uncertain and changed first.
 
 pub mod campaigns;
+pub mod capacity;
 pub mod gauges;
+pub mod reconciler;
 pub mod rounds;
 pub mod run;
 pub mod schedule;

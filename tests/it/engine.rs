@@ -37,6 +37,8 @@ mod partial_truth;
 mod probe;
 #[path = "engine/recorded_many.rs"]
 mod recorded_many;
+#[path = "engine/steady_state.rs"]
+mod steady_state;
 #[path = "engine/support.rs"]
 mod support;
 
@@ -71,6 +73,7 @@ on_both_backends!(
     model::random_sequences_keep_money_safe_and_converge,
     model::settlement_sequences_never_buy_a_cut_purchases_page_again,
     recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
+    steady_state::a_converged_campaign_costs_one_link_list_call_per_reconciliation,
 );
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).
