@@ -41,7 +41,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::{self, SharedClock};
 use crate::daemon::run::{DaemonOptions, Event, run};
-use crate::engine::{Engine, EngineSettings};
+use crate::effects::{Engine, EngineSettings};
 use crate::market::{ClientConfig, Credentials, MarketClient};
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -100,7 +100,7 @@ impl App {
         let mut engine_settings = settings.engine;
         if engine_settings.campaign_concurrency == 0 {
             engine_settings.campaign_concurrency =
-                crate::engine::default_campaign_concurrency(settings.market.max_concurrency);
+                crate::effects::default_campaign_concurrency(settings.market.max_concurrency);
         }
         let market = MarketClient::new(settings.market, metrics.clone())
             .context("building the marketplace client")?;

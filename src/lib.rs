@@ -1,32 +1,40 @@
 //! linkrunner turns an SEO team's campaign files into links bought on a link marketplace:
 //! exactly once, within budget, and observable.
 //!
-//! Data flows one way — **campaign files → plan → engine → market client** — with the
-//! **store** beside the engine recording every step, and **http** reading the store and metrics.
+//! Data flows one way — **campaign files → decisions → effects → marketplace client** — with
+//! the **journal** (`store`) beside the effects recording every step, and the **views**
+//! reading the journal for the commands, the HTTP API and the page. docs/architecture.md
+//! draws the rooms and what each may import; `scripts/check-architecture` holds the rule.
 //!
-//! | module | owns |
-//! |---|---|
-//! | [`campaign`] | YAML model, parsing with positions, semantic validation, JSON Schema, loading a directory |
-//! | [`market`] | the marketplace wire: paths, JSON names, auth, tolerant decoding, error classes, rate limit |
-//! | [`store`] | the journal: intents, budget ledger, searches, leases; PostgreSQL and SQLite |
-//! | [`engine`] | reconcile campaigns against the journal, decide and run steps, settle uncertainty |
-//! | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...` (read-only) |
-//! | [`app`] | the one wiring: metrics → journal → marketplace client → engine, and the daemon around it |
-//! | [`daemon`] | `run` and `demo`: schedules, reload, signals, systemd, around the engine |
-//! | [`money`], [`clock`], [`metrics`] | kopecks, injected time, the metrics registry |
-//! | [`cli`] | the commands: clap flags → plain settings of the modules above; nothing imports it |
-//! | [`telemetry`] | logging to stderr, human or JSON |
+//! | room | module | owns |
+//! |---|---|---|
+//! | nouns | [`domain`] (crate `linkrunner-domain`; [`money`], [`clock`]) | money, time, the marketplace's and the journal's nouns; imports nothing of linkrunner |
+//! | input | [`campaign`] | YAML model, parsing with positions, semantic validation, JSON Schema, loading a directory |
+//! | decisions | [`decide`] | pure: the plan, donor choice, stalls, caps, keys |
+//! | effects | [`effects`] | the engine: runs decided steps through the market and the journal, settles uncertainty |
+//! | views | [`views`] | read models: status, plan, history, explain, report, the recorded state |
+//! | boundary | [`market`] | the marketplace wire: paths, JSON names, auth, tolerant decoding, error classes, rate limit |
+//! | boundary | [`store`] | the journal: intents, budget ledger, searches, leases; PostgreSQL and SQLite |
+//! | boundary | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...`, the status page (read-only) |
+//! | boundary | [`metrics`], [`telemetry`] | the metrics registry; logging to stderr, human or JSON |
+//! | wiring | [`app`], [`daemon`] | metrics → journal → client → engine; `run`: schedules, reload, signals, systemd |
+//! | wiring | [`cli`] | the commands: clap flags → plain settings of the modules above; nothing imports it |
+//!
+//! The sandbox marketplace (`linkrunner-sandbox`) and the benchmark (`linkrunner-bench`) are
+//! crates of their own; the binary has `sandbox` and `demo` with the default feature `sandbox`.
 
 pub mod app;
 pub mod campaign;
 pub mod cli;
 pub mod daemon;
-pub mod engine;
+pub mod decide;
+pub mod effects;
 pub mod http;
 pub mod market;
 pub mod metrics;
 pub mod store;
 pub mod telemetry;
+pub mod views;
 
 pub use linkrunner_domain as domain;
 pub use linkrunner_domain::{clock, money};

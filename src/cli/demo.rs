@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::global::GlobalArgs;
 use crate::app::{self, App, AppSettings, Journal};
 use crate::daemon::run::{DaemonOptions, Event};
-use crate::engine::EngineSettings;
+use crate::effects::EngineSettings;
 use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 
 #[derive(Debug, Clone, Args)]

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::global::GlobalArgs;
 use super::shared::{Format, open_store};
-use crate::engine::story::{self, Subject};
+use crate::views::story::{self, Subject};
 
 /// `--format` of `history`: text for people, JSON and CSV for finance and scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

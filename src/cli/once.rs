@@ -8,7 +8,7 @@ use clap::Args;
 use super::global::GlobalArgs;
 use super::shared::{EngineArgs, Format, load_campaigns};
 use crate::app::{App, AppSettings, Journal};
-use crate::engine::pass::{CampaignReport, PassOutcome};
+use crate::effects::pass::{CampaignReport, PassOutcome};
 
 #[derive(Debug, Clone, Args)]
 pub struct OnceArgs {

@@ -9,9 +9,9 @@ use super::global::GlobalArgs;
 use super::shared::{load_campaigns, open_store};
 use super::state_from::fetch_state;
 use crate::clock;
-use crate::engine::report::render_plan;
-use crate::engine::review::render_markdown;
-use crate::engine::state::{StateSource, plan_all};
+use crate::views::report::render_plan;
+use crate::views::review::render_markdown;
+use crate::views::state::{StateSource, plan_all};
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {

@@ -9,7 +9,7 @@ use clap::Args;
 use super::global::GlobalArgs;
 use super::history::TableFormat;
 use super::shared::open_store;
-use crate::engine::month::{self, Month};
+use crate::views::month::{self, Month};
 
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {

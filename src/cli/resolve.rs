@@ -10,7 +10,7 @@ use clap::Args;
 use super::global::GlobalArgs;
 use super::shared::open_store;
 use crate::clock;
-use crate::engine::recorded::Recorded;
+use crate::decide::recorded::Recorded;
 use crate::store::{HaltScope, IntentId, IntentKind, IntentRow, LinkRef, Resolution, Store};
 
 #[derive(Debug, Clone, Args)]

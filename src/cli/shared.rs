@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::global::GlobalArgs;
 use crate::campaign::{self, LoadReport};
-use crate::engine::{EngineSettings, UnpagedList};
+use crate::effects::{EngineSettings, UnpagedList};
 use crate::metrics::Metrics;
 use crate::store::Store;
 

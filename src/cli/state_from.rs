@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 
-use crate::engine::state::RecordedState;
+use crate::views::state::RecordedState;
 
 /// Far above the state of a thousand busy campaigns; a bigger answer is not a daemon's.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;

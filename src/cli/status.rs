@@ -7,7 +7,7 @@ use clap::Args;
 use super::global::GlobalArgs;
 use super::shared::{Format, open_store};
 use crate::clock;
-use crate::engine::report::{campaign_status, render_status};
+use crate::views::report::{campaign_status, render_status};
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {

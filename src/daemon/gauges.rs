@@ -6,8 +6,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::engine::Engine;
-use crate::engine::recorded::Recorded;
+use crate::decide::recorded::Recorded;
+use crate::effects::Engine;
 use crate::market::Market;
 use crate::metrics::{CAMPAIGN_STATES, CampaignGaugeValues, STALL_REASONS};
 use crate::money::Money;

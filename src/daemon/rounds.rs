@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use chrono::{DateTime, Utc};
 
 use crate::campaign::{Campaign, LoadedCampaign};
-use crate::engine::pass::{CampaignReport, PassOutcome, pass_cause};
+use crate::effects::pass::{CampaignReport, PassOutcome, pass_cause};
 use crate::market::Market;
 use crate::store::{CauseKind, RoundOutcome, RoundRetry, RoundState};
 
@@ -113,7 +113,7 @@ impl<M: Market> Daemon<M> {
         // it; the round rows reference the campaign, so record it here too.
         if let Err(err) = e
             .store
-            .upsert_campaign(&crate::engine::caps(&lc.campaign), now)
+            .upsert_campaign(&crate::decide::caps::caps(&lc.campaign), now)
             .await
         {
             return self.db_error(name, "upsert_campaign", &err);

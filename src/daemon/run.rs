@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::campaign::LoadedCampaign;
-use crate::engine::Engine;
-use crate::engine::pass::CampaignReport;
+use crate::effects::Engine;
+use crate::effects::pass::CampaignReport;
 use crate::http::{self, AppState, Health};
 use crate::market::Market;
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::market::CredentialsMode;
+use crate::domain::credentials::CredentialsMode;
 use crate::store::Store;
 
 #[derive(Debug, Default)]

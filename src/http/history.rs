@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::{AppState, plausible_name, unavailable};
-use crate::engine::story;
+use crate::views::story;
 
 pub(super) async fn campaign_history(
     State(s): State<AppState>,

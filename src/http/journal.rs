@@ -8,8 +8,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use super::{AppState, plausible_name, unavailable};
-use crate::engine::month::{self, Month};
-use crate::engine::state;
+use crate::views::month::{self, Month};
+use crate::views::state;
 
 pub(super) async fn month_report(State(s): State<AppState>, RawQuery(query): RawQuery) -> Response {
     let month = query

@@ -33,9 +33,9 @@ pub use health::Health;
 pub use serve::serve;
 
 use crate::clock::SharedClock;
-use crate::engine::report::campaign_status;
 use crate::metrics::Metrics;
 use crate::store::Store;
+use crate::views::report::campaign_status;
 
 /// What the handlers read. Nothing here can change the journal.
 #[derive(Clone)]

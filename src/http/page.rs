@@ -15,9 +15,9 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
 
 use super::{AppState, unavailable};
-use crate::engine::report::{CampaignStatus, campaign_status};
 use crate::money::Money;
 use crate::store::Halt;
+use crate::views::report::{CampaignStatus, campaign_status};
 
 /// How often the page reloads itself.
 pub const REFRESH_SECONDS: u32 = 15;

@@ -3,7 +3,7 @@
 //! queries per campaign one after another. The rows and their order are those of the
 //! per-campaign reads (`remote_ids`, `budget`, `intents`, `blocked_purchases`, `held_links`,
 //! `foreign_links`, `last_round`, `last_successful_round`, `stall`), which
-//! `engine::recorded_many` assembles exactly as `Recorded::load` does (tested on both
+//! `views::recorded_many` assembles exactly as `Recorded::load` does (tested on both
 //! backends by tests/it `engine::recorded_many`).
 //!
 //! The gauges read less ([`Store::gauges_of`]): counts of intents by one aggregate query.
@@ -23,15 +23,15 @@ use super::budget::{BUDGET_SELECT, snapshot_from_row};
 use super::foreign::{foreign_columns, foreign_from_row};
 use super::intent_rows::{intent_columns, intent_from_row};
 use super::links::{HELD_COLUMNS, held_from_row};
-use super::records::{
-    BudgetSnapshot, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow, day_text,
-};
 use super::remote::{autobuyer_from_row, project_from_row};
 use super::rounds::{ROUND_COLUMNS, round_from_row};
-use super::rows::{col, count, db};
+use super::rows::{col, count, day_text, db};
 use super::stalls::{STALL_COLUMNS, stall_from_row};
-use super::types::IntentRow;
 use super::{Store, StoreError};
+use crate::domain::intents::IntentRow;
+use crate::domain::records::{
+    BudgetSnapshot, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow,
+};
 
 /// Most campaign names bound in one `IN (...)`: far below SQLite's and PostgreSQL's limits on
 /// parameters, and few queries for the sizes where reading rows by name pays.

@@ -6,11 +6,12 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::records::{BudgetSnapshot, CampaignCaps, LedgerEntry, day_text};
+use super::rows::day_text;
 use super::rows::{col, count, db, time};
-use super::types::IntentId;
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::intents::IntentId;
+use crate::domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
 use crate::money::Money;
 
 /// One movement of the commitment, written as a ledger row.

@@ -11,9 +11,9 @@ use sqlx::any::AnyRow;
 
 use super::intent_rows::{intent_columns, intent_from_row};
 use super::rows::{col, count, db, parsed, time};
-use super::types::{AttemptRef, IntentId, IntentRow, text_enum};
 use super::{LedgerEntry, Store, StoreError};
 use crate::clock::{from_millis, to_millis};
+use crate::domain::intents::{AttemptRef, IntentId, IntentRow, text_enum};
 use crate::money::Money;
 
 text_enum!(

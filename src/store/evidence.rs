@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::StoreError;
-use super::types::{Effect, IntentKind, IntentRow};
+use crate::domain::intents::{Effect, IntentKind, IntentRow};
 use crate::money::Money;
 
 /// The effect an operator's "it was created, here is its id" implies for this intent's kind,

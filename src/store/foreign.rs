@@ -15,11 +15,11 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use super::budget::{self, Movement};
-use super::records::ForeignLink;
 use super::rows::{col, db, opt_time, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::market::LinkRecord;
+use crate::domain::records::ForeignLink;
 use crate::money::Money;
 
 /// A listed link that matched no held link, as the engine judged it.

@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 
 use super::StoreError;
 use super::rows::{col, count, parsed, time};
-use super::types::{IntentId, IntentKind, IntentRow, IntentState};
+use crate::domain::intents::{IntentId, IntentKind, IntentRow, IntentState};
 use crate::money::Money;
 
 /// The columns `intent_from_row` reads, as a literal for `concat!` (queries stay `&'static str`).

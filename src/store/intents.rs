@@ -11,14 +11,15 @@ use sqlx::any::AnyRow;
 
 use super::causes::{IntentCause, insert_causes};
 use super::intent_rows::{intent_columns, intent_from_row};
-use super::records::{LeaseToken, day_text};
 use super::reserve;
+use super::rows::day_text;
 use super::rows::{col, count, db, parsed};
-use super::types::{
-    AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
-};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::intents::{
+    AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
+};
+use crate::domain::records::LeaseToken;
 
 impl Store {
     /// Records a batch of intents before their call, all or nothing. Never starts an intent

@@ -5,10 +5,10 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::records::LeaseToken;
 use super::rows::{col, db, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::records::LeaseToken;
 
 impl Store {
     /// Granted if the lease is free, expired, or already ours (then renewed, same fence).

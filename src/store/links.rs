@@ -9,12 +9,12 @@ use sqlx::any::AnyRow;
 
 use super::budget::{self, Movement};
 use super::foreign;
-use super::records::{HeldLink, ListRead, ListedLink, SyncReport};
 use super::rows::{col, db, opt_time, time};
-use super::types::{IntentId, IntentRow};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::intents::{IntentId, IntentRow};
 use crate::domain::market::LinkRecord;
+use crate::domain::records::{HeldLink, ListRead, ListedLink, SyncReport};
 use crate::money::Money;
 
 pub(crate) struct NewHeld {

@@ -35,7 +35,6 @@ mod month;
 #[cfg(test)]
 mod plans;
 mod purchases;
-pub mod records;
 mod remote;
 mod reserve;
 mod rounds;
@@ -43,7 +42,6 @@ mod rows;
 mod searches;
 mod settle;
 mod stalls;
-pub mod types;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,16 +49,16 @@ use std::time::{Duration, Instant};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
+pub use crate::domain::intents::*;
+pub use crate::domain::records::*;
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
 pub use halts::{Halt, HaltScope};
 pub use links::LinkRef;
 pub use month::LedgerSum;
-pub use records::*;
 pub use remote::StopSettlement;
 use rows::db;
-pub use types::*;
 
 use crate::metrics::Metrics;
 

@@ -1,14 +1,14 @@
 //! The ledger summed over a period, for `linkrunner report --month`: one query that groups
 //! the append-only ledger's movements by campaign, the kind of the intent that made them and
-//! the ledger's reason. What each group means for finance is decided in `engine::month`.
+//! the ledger's reason. What each group means for finance is decided in `views::month`.
 
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
 use super::rows::{col, db};
-use super::types::IntentKind;
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::intents::IntentKind;
 use crate::money::Money;
 
 /// The movements of one campaign, of one intent kind (none: movements no intent made, such as

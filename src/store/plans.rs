@@ -10,8 +10,8 @@ use super::intents::{LIVE_AND_SWITCHES_SQL, intents_sql};
 use super::purchases::BLOCKED_SQL;
 use super::remote::IDS_SQL;
 use super::rows::col;
-use super::types::{IntentFilter, IntentKind, IntentState};
 use super::{Backend, Store};
+use crate::domain::intents::{IntentFilter, IntentKind, IntentState};
 
 /// The lines of SQLite's plan for `sql`, with `$1` a campaign and `$2` a day.
 async fn plan(store: &Store, sql: &str) -> Vec<String> {

@@ -9,9 +9,9 @@ use sqlx::AnyConnection;
 use super::budget::{self, Movement};
 use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
-use super::types::{AttemptRef, IntentRow};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::intents::{AttemptRef, IntentRow};
 use crate::domain::market::LinkRecord;
 use crate::money::Money;
 

@@ -8,11 +8,11 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use super::budget::{self, Movement};
-use super::records::{AutobuyerRecord, RemoteIds, SwitchState};
 use super::rows::{col, db, flag, opt_time, parsed};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::market::{CreatedUrl, ProjectIds};
+use crate::domain::records::{AutobuyerRecord, RemoteIds, SwitchState};
 use crate::money::Money;
 
 pub(crate) struct NewAutobuyer<'a> {

@@ -10,9 +10,9 @@ use sqlx::AnyConnection;
 
 use super::StoreError;
 use super::budget::{self, Movement};
-use super::records::day_text;
+use super::rows::day_text;
 use super::rows::{col, db};
-use super::types::{AttemptRef, BeginOutcome, CapKind, NewIntent};
+use crate::domain::intents::{AttemptRef, BeginOutcome, CapKind, NewIntent};
 
 /// Reserves what the batch (one campaign) asks and writes one ledger row per intent; or
 /// says which cap refused, and the caller rolls everything back.

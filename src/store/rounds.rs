@@ -6,10 +6,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use super::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
 use super::rows::{col, db, opt_time, parsed, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
 
 /// The columns [`round_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! round_columns {

@@ -50,3 +50,7 @@ pub(crate) fn parsed<T>(
     let text: String = col(row, name)?;
     parse(&text).ok_or_else(|| StoreError::corrupt(format!("{name} = `{text}`")))
 }
+/// A day as stored: `YYYY-MM-DD`.
+pub(super) fn day_text(day: chrono::NaiveDate) -> String {
+    day.format("%Y-%m-%d").to_string()
+}

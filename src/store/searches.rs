@@ -5,11 +5,11 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use super::records::{SearchRow, SearchState};
 use super::rows::{col, count, db, parsed, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::market::SearchJob;
+use crate::domain::records::{SearchRow, SearchState};
 
 impl Store {
     /// The open search for this campaign and URL, if any (its deadline may have passed).

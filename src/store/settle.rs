@@ -13,9 +13,9 @@ use super::causes::{CauseKind, IntentCause, insert_causes};
 use super::evidence::effect_from_request;
 use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
-use super::types::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
 use super::{Store, StoreError, links, remote};
 use crate::clock::to_millis;
+use crate::domain::intents::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
 use crate::money::Money;
 
 /// A claimed intent: its row as it was before this settlement, plus its reservation day.

@@ -5,10 +5,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::records::{StallReason, StallRow};
 use super::rows::{col, count, db, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::domain::records::{StallReason, StallRow};
 
 /// The columns [`stall_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! stall_columns {

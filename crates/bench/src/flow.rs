@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 
 use linkrunner::app::{self, App, AppSettings, Journal};
 use linkrunner::campaign;
-use linkrunner::engine::EngineSettings;
+use linkrunner::effects::EngineSettings;
 use linkrunner::market::ClientConfig;
 use linkrunner::metrics::Metrics;
 use linkrunner_sandbox::{Faults, SandboxConfig};
@@ -48,7 +48,7 @@ impl FlowSetup {
             .unwrap_or_else(|| ClientConfig::auto_concurrency(rate));
         let campaigns = self
             .campaign_concurrency
-            .unwrap_or_else(|| linkrunner::engine::default_campaign_concurrency(http));
+            .unwrap_or_else(|| linkrunner::effects::default_campaign_concurrency(http));
         let how = match (self.campaign_concurrency, self.max_concurrency) {
             (None, None) => "default settings",
             _ => "TUNED settings (not the defaults)",
@@ -80,7 +80,7 @@ impl FlowSetup {
         for _ in 0..self.polls_per_search() {
             total += wait;
             // At best each poll comes right on time, so the job's age is the waits so far.
-            wait = linkrunner::engine::round::next_poll_wait(wait, total, bounds);
+            wait = linkrunner::effects::round::next_poll_wait(wait, total, bounds);
         }
         total
     }

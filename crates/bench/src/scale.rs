@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use linkrunner::app;
 use linkrunner::campaign;
 use linkrunner::clock;
-use linkrunner::engine::state::{StateSource, plan_all};
 use linkrunner::metrics::Metrics;
+use linkrunner::views::state::{StateSource, plan_all};
 
 use super::daemon::{self, DaemonFigures};
 use super::fixture::{self, Scratch};

@@ -6,10 +6,18 @@
 //! |---|---|
 //! | [`money`] | [`money::Money`]: kopecks, parsed and printed as rubles, never a float |
 //! | [`clock`] | [`clock::Clock`]: injected time, the wall clock and a manual clock for tests |
+//! | [`credentials`] | how the marketplace credentials are obtained (fixed, files, login) |
 //! | [`market`] | the marketplace's nouns as linkrunner uses them: ids, search jobs, donors, link records, autobuyer specs |
+//! | [`intents`] | what a changing call is: its kind, state, key, reservation, outcome and effects (the journal records them) |
+//! | [`records`] | what the journal keeps beside intents: caps, remote ids, budget, held and foreign links, searches, rounds, stalls, leases |
+//! | [`halts`] | spending halts and their scope |
 //! | [`op`] | the marketplace's operation names (a closed set: errors, logs, the `operation` label) |
 
 pub mod clock;
+pub mod credentials;
+pub mod halts;
+pub mod intents;
 pub mod market;
 pub mod money;
 pub mod op;
+pub mod records;

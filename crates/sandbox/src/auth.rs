@@ -12,23 +12,15 @@
 //! Every token and ticket ever issued is kept, so a canary test can look for each of them.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::Response;
-use axum::routing::{get, post};
+use axum::http::{HeaderMap, StatusCode, header};
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::config::{SandboxAuth, SandboxConfig, SandboxLogin};
-use super::render;
-use super::server::{Shared, json_body, reply};
 use crate::clock::SharedClock;
 
 /// What the sandbox's authentication saw, for tests.
@@ -205,72 +197,11 @@ fn chrono_of(d: Duration) -> chrono::Duration {
     chrono::Duration::from_std(d).unwrap_or(chrono::Duration::days(365))
 }
 
-/// Body of `POST /login`.
-#[derive(Debug, serde::Deserialize)]
-struct LoginAsk {
-    login: String,
-    #[serde(rename = "apiToken")]
-    api_token: String,
-}
-
-/// `POST {prefix}/login`, `GET {prefix}/auth` and `POST {prefix}/__sandbox/token`.
-pub fn router(prefix: &str) -> Router<Arc<Shared>> {
-    Router::new()
-        .route(&format!("{prefix}/login"), post(login))
-        .route(&format!("{prefix}/auth"), get(token))
-        .route(&format!("{prefix}/__sandbox/token"), post(issue))
-        .route(&format!("{prefix}/__sandbox/auth"), get(stats))
-}
-
-fn refused((status, _, message): AuthRefusal) -> Response {
-    reply(status, &render::error(message))
-}
-
-async fn login(State(app): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    let ask: LoginAsk = match json_body(&headers, &body) {
-        Ok(a) => a,
-        Err(_) => {
-            return reply(
-                StatusCode::BAD_REQUEST,
-                &render::error("expected {login, apiToken}"),
-            );
-        }
-    };
-    let ticket = match app.auth().login(&ask.login, &ask.api_token) {
-        Ok(t) => t,
-        Err(r) => return refused(r),
-    };
-    let mut response = reply(StatusCode::OK, &serde_json::json!({ "ok": true }));
-    if let Ok(cookie) = HeaderValue::from_str(&format!("AUTH_TICKET={ticket}; Path=/; HttpOnly")) {
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
-    }
-    response
-}
-
-async fn token(State(app): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    match app.auth().token_for(&headers) {
-        Ok(t) => reply(StatusCode::OK, &serde_json::json!({ "token": t })),
-        Err(r) => refused(r),
-    }
-}
-
-async fn issue(State(app): State<Arc<Shared>>) -> Response {
-    let token = app.auth().issue_token();
-    reply(StatusCode::OK, &serde_json::json!({ "token": token }))
-}
-
-async fn stats(State(app): State<Arc<Shared>>) -> Response {
-    let stats = app.auth().stats.clone();
-    reply(
-        StatusCode::OK,
-        &serde_json::to_value(stats).unwrap_or_default(),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::clock::{Clock as _, ManualClock};
+    use axum::http::HeaderValue;
 
     fn headers(token: &str, ticket: &str) -> HeaderMap {
         let mut h = HeaderMap::new();

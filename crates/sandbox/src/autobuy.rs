@@ -3,50 +3,9 @@
 //! The API has no update, delete or list for autobuyers; the sandbox keeps their settings
 //! and running state so tests can see exactly what a client created and switched.
 
-use serde::{Deserialize, Serialize};
-
+pub use super::entities::{Autobuyer, AutobuyerSpec, AutobuyerUrl, Filter, Range};
 use super::state::{Outcome, Params, Rejection, World};
 use crate::money::Money;
-
-/// A price range of a filter, e.g. `priceRentFrom` / `priceRentTo`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Range {
-    pub name: &'static str,
-    pub from: Option<Money>,
-    pub to: Option<Money>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Filter {
-    pub id: i64,
-    pub name: String,
-    pub params: Params,
-}
-
-/// One URL of an autobuyer and its limits, as sent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AutobuyerUrl {
-    pub url_id: i64,
-    pub monthly_budget: Money,
-    pub total_links_limit: i64,
-    pub daily_links_limit: i64,
-}
-
-#[derive(Debug, Clone)]
-pub struct AutobuyerSpec {
-    pub name: String,
-    pub is_auto_approve: bool,
-    pub filter_id: i64,
-    pub urls: Vec<AutobuyerUrl>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Autobuyer {
-    pub id: i64,
-    pub project_id: i64,
-    pub spec: AutobuyerSpec,
-    pub running: bool,
-}
 
 impl World {
     /// Operation 7: a named filter; price bounds non-negative and ordered.

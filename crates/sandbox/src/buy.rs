@@ -6,20 +6,10 @@
 //! it is held is accepted — as a careless real server would — and counted in
 //! `duplicate_purchases`, so tests catch a client that buys twice.
 
-use chrono::{DateTime, Utc};
-
-use super::listing::LinkStatus;
-use super::search::Offer;
+use super::entities::{LinkStatus, Offer};
+pub use super::entities::{PageRef, Placement};
 use super::state::{Outcome, Rejection, World};
 use crate::money::Money;
-
-/// One page of a purchase call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PageRef {
-    pub page_id: i64,
-    pub url_id: i64,
-    pub text_id: i64,
-}
 
 /// The whole purchase call, as the wire carries it.
 #[derive(Debug, Clone)]
@@ -40,26 +30,6 @@ impl BuyRequest {
             && offer.force_seo_wait == self.force_seo_wait
             && offer.mos_sites == self.mos_sites
     }
-}
-
-/// A bought (rented) link.
-#[derive(Debug, Clone)]
-pub struct Placement {
-    pub id: i64,
-    pub project_id: i64,
-    pub page: PageRef,
-    pub price: Money,
-    pub status: LinkStatus,
-    /// Whether operation 6 shows it: a removed or rejected link may leave the list or stay
-    /// in it with its status.
-    pub listed: bool,
-    pub at: DateTime<Utc>,
-    /// When the status last changed (removed or rejected).
-    pub status_at: Option<DateTime<Utc>>,
-    /// The autobuyer that bought it; `None` for a purchase call (operation 5).
-    pub autobuyer_id: Option<i64>,
-    /// The project already held this page for this URL when it was bought.
-    pub duplicate: bool,
 }
 
 impl World {

@@ -15,6 +15,7 @@
 //! Start one on port 0 with [`spawn`]; read what happened with [`SandboxHandle::ledger`].
 
 pub mod auth;
+mod auth_routes;
 mod autobuy;
 mod autobuying;
 pub mod behaviour;
@@ -23,6 +24,7 @@ mod commitment;
 pub mod config;
 mod control;
 mod cut;
+mod entities;
 pub mod faults;
 pub mod ledger;
 mod listing;

@@ -7,33 +7,12 @@
 //!
 //! [`Behaviour`]: super::behaviour::Behaviour
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::behaviour::ListPaging;
-use super::buy::Placement;
+pub use super::entities::LinkStatus;
+use super::entities::Placement;
 use super::state::{Outcome, Params, Rejection, World};
-
-/// What the marketplace says about a bought link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LinkStatus {
-    Active,
-    /// Taken down by the donor or the marketplace after it was placed.
-    Removed,
-    /// Refused by the donor (e.g. at moderation).
-    Rejected,
-}
-
-impl LinkStatus {
-    pub fn name(self) -> &'static str {
-        match self {
-            LinkStatus::Active => "active",
-            LinkStatus::Removed => "removed",
-            LinkStatus::Rejected => "rejected",
-        }
-    }
-}
 
 /// Which part of the list a request asks for; `None` fields take their defaults.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

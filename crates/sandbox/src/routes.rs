@@ -42,7 +42,7 @@ pub fn router(shared: Arc<Shared>, prefix: &str, body_limit: usize) -> Router {
         .route(&p("/rest/Autobuyer/stop"), post(stop_autobuyers))
         .route(&p("/rest/Autobuyer/start"), post(start_autobuyers))
         .merge(super::control::router(prefix))
-        .merge(super::auth::router(prefix))
+        .merge(super::auth_routes::router(prefix))
         .fallback(|| async { reply(StatusCode::NOT_FOUND, &render::error("no such endpoint")) })
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(shared)

@@ -7,36 +7,10 @@
 use base64::Engine as _;
 use tokio::time::Instant;
 
-use super::config::SandboxConfig;
+pub use super::entities::{Donor, Offer, Search};
 use super::faults::Prng;
 use super::state::{Outcome, World};
 use crate::money::Money;
-
-/// A donor page in the inventory.
-#[derive(Debug, Clone)]
-pub struct Donor {
-    pub page_id: i64,
-    pub domain: String,
-    pub price: Money,
-}
-
-/// What a finished search offered for one donor page: the values a purchase must echo.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Offer {
-    pub search_id: i64,
-    pub force_seo_wait: i64,
-    pub mos_sites: String,
-    pub price: Money,
-}
-
-#[derive(Debug, Clone)]
-pub struct Search {
-    pub url_id: i64,
-    pub meta_data: String,
-    pub polls: u32,
-    pub started: Instant,
-    pub found: Vec<(Donor, Offer)>,
-}
 
 /// One poll's answer.
 #[derive(Debug, Clone)]
@@ -50,24 +24,6 @@ pub enum Poll {
 pub enum PollError {
     UnknownJob,
     MetaDataChanged,
-}
-
-/// The seeded inventory: page ids, domains and monthly prices, about a third with kopecks.
-pub fn inventory(rng: &mut Prng, cfg: &SandboxConfig) -> Vec<Donor> {
-    let (lo, hi) = (cfg.price_min.kopecks(), cfg.price_max.kopecks());
-    (0..cfg.inventory_size as i64)
-        .map(|i| {
-            let mut kopecks = rng.range(lo, hi);
-            if rng.unit() < 0.66 {
-                kopecks = (kopecks / 100 * 100).max(lo);
-            }
-            Donor {
-                page_id: 700_000 + i * 16 + rng.range(0, 15),
-                domain: format!("donor{i}-{:04x}.example", rng.next_u64() & 0xffff),
-                price: Money::from_kopecks(kopecks),
-            }
-        })
-        .collect()
 }
 
 /// The `metaData` of a job: an opaque token with characters that must be percent-encoded

@@ -11,12 +11,12 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::clock::SharedClock;
-use serde_json::Value;
 
 use super::config::SandboxConfig;
+pub use super::entities::Params;
+use super::entities::{Autobuyer, Donor, Filter, Offer, Placement, Search};
 use super::faults::Prng;
 use super::ops::Op;
-use super::search::{Donor, Offer, Search};
 use super::validate;
 use crate::money::Money;
 
@@ -80,14 +80,14 @@ pub struct World {
     pub search_seq: u64,
     /// Every offer a finished search made, by `(urlId, pageId)`.
     pub offers: HashMap<(i64, i64), Vec<Offer>>,
-    pub placements: Vec<super::buy::Placement>,
+    pub placements: Vec<Placement>,
     /// `(projectId, pageId, urlId)` → active links on that page for that URL.
     pub held: HashMap<(i64, i64, i64), u32>,
     pub duplicate_purchases: u64,
     pub spend: Money,
     pub balance: Money,
-    pub filters: BTreeMap<i64, super::autobuy::Filter>,
-    pub autobuyers: BTreeMap<i64, super::autobuy::Autobuyer>,
+    pub filters: BTreeMap<i64, Filter>,
+    pub autobuyers: BTreeMap<i64, Autobuyer>,
     pub requests: BTreeMap<(Op, &'static str), u64>,
     pub searches_started: u64,
     pub polls_served: u64,
@@ -99,7 +99,7 @@ pub struct World {
 impl World {
     pub fn new(cfg: &SandboxConfig) -> Self {
         let mut rng = Prng::new(cfg.seed);
-        let inventory = super::search::inventory(&mut rng, cfg);
+        let inventory = super::entities::inventory(&mut rng, cfg);
         World {
             rules: Rules {
                 donors_per_search: cfg.donors_per_search,
@@ -277,6 +277,3 @@ pub struct AddedUrl {
     pub url: String,
     pub texts: Vec<(i64, String)>,
 }
-
-/// Filter parameters are free-form JSON objects; keep them as sent.
-pub type Params = serde_json::Map<String, Value>;

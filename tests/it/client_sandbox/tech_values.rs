@@ -2,8 +2,8 @@
 //! carries one set, so donors may share a call only when their values are equal. With
 //! `vary_technical_values` every donor of a search has its own set.
 
-use linkrunner::engine::choose::Pick;
-use linkrunner::engine::round::group_by_tech;
+use linkrunner::decide::choose::Pick;
+use linkrunner::effects::round::group_by_tech;
 use linkrunner::market::{CreatedUrl, Donor, Executed, Market, MarketError};
 use linkrunner_sandbox::Op;
 

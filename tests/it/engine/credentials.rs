@@ -1,6 +1,6 @@
 //! A 401 or 403 stops all spending for every campaign until the credentials work again.
 
-use linkrunner::engine::pass::PassOutcome;
+use linkrunner::effects::pass::PassOutcome;
 use linkrunner_sandbox::{Ledger, Op};
 
 use super::fixtures::{ACME, DUNE};

@@ -100,7 +100,7 @@ pub async fn a_second_once_changes_nothing_but_a_new_round_within_the_caps(db: T
         after.autobuyers, before.autobuyers,
         "no new or switched autobuyer"
     );
-    let bought = |r: &[linkrunner::engine::pass::CampaignReport]| {
+    let bought = |r: &[linkrunner::effects::pass::CampaignReport]| {
         r.iter()
             .find(|r| r.campaign == "acme-shoes")
             .unwrap()

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use linkrunner::engine::{Engine, EngineSettings};
+use linkrunner::effects::{Engine, EngineSettings};
 use linkrunner::market::{FieldMap, MarketClient};
 use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
 use linkrunner_sandbox::{Op, SandboxConfig};

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use linkrunner::engine::story::{self, Subject};
-use linkrunner::engine::{EngineSettings, UnpagedList};
+use linkrunner::effects::{EngineSettings, UnpagedList};
 use linkrunner::store::{CauseKind, IntentKind, IntentState, Resolution};
+use linkrunner::views::story::{self, Subject};
 use linkrunner_sandbox::{Behaviour, Faults, ListPaging, Op};
 
 use super::fixtures::ACME;

@@ -13,9 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use linkrunner::clock::{ManualClock, SharedClock};
-use linkrunner::engine::pass::{CampaignReport, PassOutcome};
-use linkrunner::engine::recorded::Recorded;
-use linkrunner::engine::{Engine, EngineSettings, plan};
+use linkrunner::decide::plan;
+use linkrunner::decide::recorded::Recorded;
+use linkrunner::effects::pass::{CampaignReport, PassOutcome};
+use linkrunner::effects::{Engine, EngineSettings};
 use linkrunner::market::MarketClient;
 use linkrunner::store::{IntentKind, IntentRow, Resolution};
 use linkrunner_sandbox::{Behaviour, Faults, LinkStatus, ListPaging};

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
-use linkrunner::engine::recorded::Recorded;
+use linkrunner::decide::recorded::Recorded;
 use linkrunner::money::Money;
 use linkrunner::store::{IntentKind, Store, SwitchState};
 use linkrunner_sandbox::{AutobuyerState, Ledger, LinkStatus, Purchase};

@@ -2,8 +2,8 @@
 //! sandbox ledger's purchases of that month and their prices, the autobuyer budgets are those
 //! of the autobuyers it runs, and the columns add up to what the marketplace holds.
 
-use linkrunner::engine::month::{self, Month, TOTAL};
 use linkrunner::money::Money;
+use linkrunner::views::month::{self, Month, TOTAL};
 use linkrunner_sandbox::AutobuyerState;
 
 use super::fixtures::{ACME, DUNE};

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use linkrunner::engine::pass::PassOutcome;
-use linkrunner::engine::report::campaign_status;
+use linkrunner::effects::pass::PassOutcome;
 use linkrunner::store::{IntentId, IntentKind, Resolution};
+use linkrunner::views::report::campaign_status;
 use linkrunner_sandbox::{AutobuyerState, Faults, Op};
 
 use super::fixtures::ACME;

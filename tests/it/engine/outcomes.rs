@@ -5,12 +5,12 @@
 //! money there) the same campaign converges.
 
 use linkrunner::daemon::gauges;
-use linkrunner::engine::Engine;
-use linkrunner::engine::pass::PassOutcome;
-use linkrunner::engine::report::campaign_status;
+use linkrunner::effects::Engine;
+use linkrunner::effects::pass::PassOutcome;
 use linkrunner::market::{FieldMap, MarketClient};
 use linkrunner::money::Money;
 use linkrunner::store::StallReason;
+use linkrunner::views::report::campaign_status;
 use linkrunner_sandbox::shapes::PriceField;
 
 use super::binary::{run, text};

@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use linkrunner::campaign::Campaign;
-use linkrunner::engine::EngineSettings;
-use linkrunner::engine::pass::PassOutcome;
-use linkrunner::engine::plan;
+use linkrunner::decide::plan;
+use linkrunner::effects::EngineSettings;
+use linkrunner::effects::pass::PassOutcome;
 use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, Behaviour, Faults, LinkStatus, ListPaging, Op};
 

@@ -9,8 +9,8 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
-use linkrunner::engine::Engine;
-use linkrunner::engine::pass::PassOutcome;
+use linkrunner::effects::Engine;
+use linkrunner::effects::pass::PassOutcome;
 use linkrunner::market::probe::{self, ProbeOptions, ProbeReport};
 use linkrunner::market::{AuthScheme, FieldMap, MarketClient};
 use linkrunner::metrics::Metrics;

@@ -11,7 +11,7 @@
 use chrono::{DateTime, Duration, Utc};
 use linkrunner::campaign::Campaign;
 use linkrunner::daemon::gauges;
-use linkrunner::engine::recorded::Recorded;
+use linkrunner::decide::recorded::Recorded;
 use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds};
 use linkrunner::money::Money;
 use linkrunner::store::{
@@ -148,7 +148,7 @@ async fn assert_gauges_alike(w: &World, names: &[String]) {
     for (name, paused) in &campaigns {
         gauges::refresh_campaign(&one_by_one, name, *paused).await;
     }
-    let shown = |e: &linkrunner::engine::Engine<_>| -> Vec<String> {
+    let shown = |e: &linkrunner::effects::Engine<_>| -> Vec<String> {
         let text: String = e.metrics.render();
         text.lines()
             .filter(|l| l.contains("campaign=\"") || l.starts_with("linkrunner_database_errors"))

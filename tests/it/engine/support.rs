@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use linkrunner::campaign::{self, Campaign, LoadedCampaign};
-use linkrunner::engine::Engine;
-use linkrunner::engine::pass::CampaignReport;
-use linkrunner::engine::plan;
-use linkrunner::engine::recorded::Recorded;
+use linkrunner::decide::plan;
+use linkrunner::decide::recorded::Recorded;
+use linkrunner::effects::Engine;
+use linkrunner::effects::pass::CampaignReport;
 use linkrunner::market::MarketClient;
 use linkrunner::money::Money;
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, Store};
@@ -239,7 +239,7 @@ impl World {
     /// holder id: another "process").
     pub async fn engine_with(
         &self,
-        engine: linkrunner::engine::EngineSettings,
+        engine: linkrunner::effects::EngineSettings,
     ) -> Engine<MarketClient> {
         let market = app::client_config(&self.sandbox.base_url(), TOKEN, TICKET);
         let mut settings = app::settings(Journal::Open(self.store().clone()), market);

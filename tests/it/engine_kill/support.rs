@@ -5,7 +5,7 @@
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use linkrunner::engine::EngineSettings;
+use linkrunner::effects::EngineSettings;
 use linkrunner::store::{IntentKind, IntentRow};
 use linkrunner_sandbox as sandbox;
 use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle};

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::daemon::run::DaemonOptions;
-use linkrunner::engine::EngineSettings;
+use linkrunner::effects::EngineSettings;
 use linkrunner::money::Money;
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, RoundOutcome, Store};
 use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use linkrunner::app::{self, App};
 pub use linkrunner::app::{AppSettings, Journal};
 use linkrunner::daemon::run::Event;
-use linkrunner::engine::{Engine, EngineSettings};
+use linkrunner::effects::{Engine, EngineSettings};
 use linkrunner::market::{ClientConfig, MarketClient};
 use linkrunner::store::Store;
 use tokio::net::TcpListener;

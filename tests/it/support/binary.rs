@@ -11,7 +11,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use linkrunner::engine::EngineSettings;
+use linkrunner::effects::EngineSettings;
 
 use super::app::{MAX_CONCURRENCY, RATE_LIMIT, REQUEST_TIMEOUT, fast_settings};
 use super::wait::{PATIENCE, poll_until, within};

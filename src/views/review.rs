@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use crate::money::Money;
 
-use super::plan::{Action, CampaignPlan};
+use crate::decide::plan::{Action, CampaignPlan};
 
 /// The comment's first line, also used to find and update an earlier comment.
 pub const MARKER: &str = "<!-- linkrunner-plan -->";

@@ -9,9 +9,9 @@ use serde::Serialize;
 use crate::money::Money;
 use crate::store::{IntentKind, Store, StoreError};
 
-use super::plan::CampaignPlan;
-use super::policy::policy;
-use super::recorded::Recorded;
+use crate::decide::plan::CampaignPlan;
+use crate::decide::policy::policy;
+use crate::decide::recorded::Recorded;
 
 /// Everything an operator needs to know about one campaign.
 #[derive(Debug, Clone, Serialize)]
@@ -259,7 +259,7 @@ pub fn render_status(s: &CampaignStatus) -> String {
             o,
             "  buy rounds in a row that bought nothing with room under the caps: {} (stalled as nothing_bought at {})",
             s.rounds_without_purchase,
-            super::stall::NOTHING_BOUGHT_ROUNDS
+            crate::decide::stall::NOTHING_BOUGHT_ROUNDS
         );
     }
     for u in &s.uncertain {

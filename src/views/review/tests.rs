@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::campaign::{Campaign, load_dir};
-use crate::engine::plan::plan_campaign;
-use crate::engine::recorded::Recorded;
+use crate::decide::plan::plan_campaign;
+use crate::decide::recorded::Recorded;
 use crate::store::{BudgetSnapshot, RemoteIds};
 
 fn examples() -> Vec<Campaign> {

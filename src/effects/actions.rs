@@ -8,9 +8,9 @@ use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use super::pass::CampaignReport;
-use super::plan::Action;
-use super::recorded::Recorded;
 use super::steps::AutobuyerSwitch;
+use crate::decide::plan::Action;
+use crate::decide::recorded::Recorded;
 
 impl<M: Market> Engine<M> {
     /// Runs one action of campaign `name`. `c` is `None` for a campaign whose file was
@@ -80,7 +80,7 @@ impl<M: Market> Engine<M> {
                 let res = self.buy_round(lease, c, r).await?;
                 report.bought += res.bought;
                 let prior = r.stall.as_ref().map_or(0, |s| s.rounds_without_purchase);
-                let judgment = super::stall::judge(&res, prior);
+                let judgment = crate::decide::stall::judge(&res, prior);
                 if let Some(s) = &judgment.stall {
                     tracing::warn!(campaign = %name, reason = s.reason.as_str(), detail = %s.detail, "buy round stalled: an operator must act");
                 }

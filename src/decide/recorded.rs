@@ -3,11 +3,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use chrono::NaiveDate;
-
-use crate::store::{
-    BudgetSnapshot, ForeignLink, Halt, HeldLink, IntentKind, IntentRow, IntentState, RemoteIds,
-    RoundRow, StallRow, Store, StoreError,
+use crate::domain::halts::Halt;
+use crate::domain::intents::{IntentKind, IntentRow, IntentState};
+use crate::domain::records::{
+    BudgetSnapshot, CampaignCaps, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow,
 };
 
 /// Serializable: `GET /api/v1/state` serves it and `plan --state-from` plans against it.
@@ -47,64 +46,8 @@ impl Recorded {
         }
     }
 
-    pub async fn load(
-        store: &Store,
-        campaign: &str,
-        today: NaiveDate,
-    ) -> Result<Recorded, StoreError> {
-        let ids = store.remote_ids(campaign).await?;
-        let budget = store.budget(campaign, today).await?;
-        let (all, switches) = read_intents(store, campaign).await?;
-        let mut r = Recorded {
-            ids,
-            budget,
-            purchases: Vec::new(),
-            uncertain: Vec::new(),
-            autobuyer_generations: BTreeMap::new(),
-            autobuyer_urls: BTreeMap::new(),
-            blocked: store.blocked_purchases(campaign).await?,
-            held: store.held_links(campaign).await?,
-            foreign: store.foreign_links(campaign).await?,
-            halts: read_halts(store, campaign).await?,
-            last_round: store.last_round(campaign).await?,
-            last_success: store.last_successful_round(campaign).await?,
-            stall: store.stall(campaign).await?,
-        };
-        r.set_intents(&all, &switches);
-        Ok(r)
-    }
-
-    /// Reads again only `parts`: what the step just run may have written (a pass keeps its
-    /// record current this way instead of reading all of it before every step).
-    pub async fn refresh(
-        &mut self,
-        store: &Store,
-        campaign: &str,
-        today: NaiveDate,
-        parts: Parts,
-    ) -> Result<(), StoreError> {
-        if parts == Parts::ALL {
-            *self = Recorded::load(store, campaign, today).await?;
-            return Ok(());
-        }
-        if parts.ids {
-            self.ids = store.remote_ids(campaign).await?;
-        }
-        if parts.budget {
-            self.budget = store.budget(campaign, today).await?;
-        }
-        if parts.intents {
-            let (all, switches) = read_intents(store, campaign).await?;
-            self.set_intents(&all, &switches);
-        }
-        if parts.halts {
-            self.halts = read_halts(store, campaign).await?;
-        }
-        Ok(())
-    }
-
     /// The fields drawn from the campaign's intents: live ones (`all`) and its switches.
-    fn set_intents(&mut self, all: &[IntentRow], switches: &[IntentRow]) {
+    pub(crate) fn set_intents(&mut self, all: &[IntentRow], switches: &[IntentRow]) {
         self.purchases = all
             .iter()
             .filter(|i| i.kind == IntentKind::Purchase && i.state != IntentState::Failed)
@@ -119,36 +62,8 @@ impl Recorded {
         self.autobuyer_urls = autobuyer_urls(all);
     }
 
-    /// As [`Recorded::load`], but a campaign the journal has never seen (a new file, before its
-    /// first pass) reads as nothing recorded under its own caps instead of an error.
-    pub async fn load_or_new(
-        store: &Store,
-        c: &crate::campaign::Campaign,
-        today: NaiveDate,
-    ) -> Result<Recorded, StoreError> {
-        match Recorded::load(store, &c.name, today).await {
-            Err(StoreError::NotFound { .. }) => Recorded::unrecorded(store, &super::caps(c)).await,
-            other => other,
-        }
-    }
-
-    /// A campaign the journal has never seen (`plan` before the first pass): nothing created,
-    /// nothing committed, its caps from the file; only the global halt can apply to it.
-    pub async fn unrecorded(
-        store: &Store,
-        caps: &crate::store::CampaignCaps,
-    ) -> Result<Recorded, StoreError> {
-        let halts = store
-            .halts()
-            .await?
-            .into_iter()
-            .filter(Halt::is_global)
-            .collect();
-        Ok(Recorded::unrecorded_with(caps, halts))
-    }
-
     /// [`Recorded::unrecorded`] with the global halts already read.
-    pub fn unrecorded_with(caps: &crate::store::CampaignCaps, halts: Vec<Halt>) -> Recorded {
+    pub fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
         let zero = crate::money::Money::ZERO;
         Recorded {
             ids: RemoteIds::default(),
@@ -282,42 +197,7 @@ impl Parts {
     };
 }
 
-/// The campaign's live intents (not failed: their money is released, and leaving them in the
-/// database keeps this read small however long the campaign has run), and its autobuyer
-/// switches in every state (their count is the next generation).
-async fn read_intents(
-    store: &Store,
-    campaign: &str,
-) -> Result<(Vec<IntentRow>, Vec<IntentRow>), StoreError> {
-    let rows = store.live_intents_and_switches(campaign).await?;
-    let switches = rows
-        .iter()
-        .filter(|i| {
-            matches!(
-                i.kind,
-                IntentKind::StartAutobuyer | IntentKind::StopAutobuyer
-            )
-        })
-        .cloned()
-        .collect();
-    let live = rows
-        .into_iter()
-        .filter(|i| i.state != IntentState::Failed)
-        .collect();
-    Ok((live, switches))
-}
-
-/// Halts that apply to the campaign: the global one and its own.
-async fn read_halts(store: &Store, campaign: &str) -> Result<Vec<Halt>, StoreError> {
-    Ok(store
-        .halts()
-        .await?
-        .into_iter()
-        .filter(|h| h.scope.covers(campaign))
-        .collect())
-}
-
-pub(super) fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
+pub(crate) fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
     let mut m = BTreeMap::new();
     for i in all.iter().filter(|i| {
         matches!(
@@ -333,7 +213,7 @@ pub(super) fn generations(all: &[IntentRow]) -> BTreeMap<i64, usize> {
 }
 
 /// The URL ids each created autobuyer covers, from its creation intent's recorded spec.
-pub(super) fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
+pub(crate) fn autobuyer_urls(all: &[IntentRow]) -> BTreeMap<String, Vec<i64>> {
     let created = all
         .iter()
         .filter(|i| i.kind == IntentKind::CreateAutobuyer && i.state == IntentState::Succeeded);

@@ -10,9 +10,7 @@
 //! searches that never finished, then [`NOTHING_BOUGHT_ROUNDS`] rounds in a row that bought
 //! nothing (each of which, alone, found nothing to buy within the caps and converged).
 
-use crate::store::StallReason;
-
-use super::round::RoundResult;
+use crate::domain::records::StallReason;
 
 /// Buy rounds in a row that ran with room under the caps and bought nothing before the
 /// campaign is `stalled` with `nothing_bought`.
@@ -120,6 +118,32 @@ fn nothing_bought(r: &RoundResult, rounds: u32) -> Option<Stall> {
             r.priced
         ),
     })
+}
+
+/// What a round did, and what it saw — enough for [`crate::decide::stall::judge`] to say why it
+/// bought less than it could.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RoundResult {
+    pub bought: u32,
+    pub uncertain: u32,
+    /// Purchases not made: refused by the marketplace (counted below too) or not sent.
+    pub failed: u32,
+    pub searches_expired: u32,
+    /// Why the last search given up at its deadline was (`still pending`, `not found …`).
+    pub expiry: Option<String>,
+    pub searches_ready: u32,
+    /// Donors offered with a readable price, and donors skipped without one.
+    pub priced: u32,
+    pub unpriced: u32,
+    /// Links the round may buy at most (per run, daily and total limits).
+    pub wanted: u32,
+    /// Donors chosen: within `max_link_price`, not held, within the limits.
+    pub picked: u32,
+    /// Purchases refused because the balance does not cover them, and for other reasons.
+    pub balance_refused: u32,
+    pub refused: u32,
+    /// The marketplace's message of the first refusal (a balance one first).
+    pub refusal: Option<String>,
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use crate::market::{LinkList, LinkRecord, ListCompleteness};
 use crate::store::{IntentRow, ListedLink};
 
 use super::UnpagedList;
-use super::recorded::Recorded;
+use crate::decide::recorded::Recorded;
 
 /// Statuses that say a link left the project (any case, `-`/`_`/space ignored).
 const LEAVING: [&str; 10] = [

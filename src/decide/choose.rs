@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::campaign::DonorOrder;
-use crate::market::Donor;
+use crate::domain::market::Donor;
 use crate::money::Money;
 
 /// A promoted URL as the round sees it: its marketplace id and its texts with their ids and
@@ -171,7 +171,7 @@ fn least_used(usage: &BTreeMap<usize, u32>) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::market::TechValues;
+    use crate::domain::market::TechValues;
     use proptest::prelude::*;
     use serde_json::json;
 

@@ -10,8 +10,9 @@ use super::*;
 use crate::campaign::{
     Autobuyer, AutobuyerUrl, Budget, BuyRounds, DonorOrder, Filter, PromotedUrl, SearchSettings,
 };
-use crate::market::ProjectIds;
-use crate::store::{AutobuyerRecord, BudgetSnapshot, Halt, HaltScope, RemoteIds, SwitchState};
+use crate::domain::halts::{Halt, HaltScope};
+use crate::domain::market::ProjectIds;
+use crate::domain::records::{AutobuyerRecord, BudgetSnapshot, RemoteIds, SwitchState};
 
 fn rub(r: i64) -> Money {
     Money::from_rubles(r)
@@ -144,7 +145,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
             Action::CreateAutobuyer { name, running, .. } => {
                 let ab = c.autobuyers.iter().find(|a| &a.name == name).unwrap();
                 let id = 100 + r.ids.autobuyers.len() as i64;
-                let budget = crate::engine::autobuyer_budget(ab);
+                let budget = crate::decide::caps::autobuyer_budget(ab);
                 // Its creation also sets the state the file wants (the engine sends the switch).
                 let (switch_state, stopped_at) = match running {
                     true => (SwitchState::Running, None),
@@ -155,7 +156,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                     AutobuyerRecord {
                         id,
                         running: true,
-                        spec_fingerprint: crate::engine::autobuyer_fingerprint(c, ab),
+                        spec_fingerprint: crate::decide::caps::autobuyer_fingerprint(c, ab),
                         monthly_budget: budget,
                         reserved: budget,
                         switch_state,

@@ -19,7 +19,7 @@ use crate::store::{Effect, IntentRow, ListRead, Outcome, StopSettlement, SwitchS
 use super::Engine;
 use super::error::EngineError;
 use super::listing::{self, Judgement};
-use super::recorded::Recorded;
+use crate::decide::recorded::Recorded;
 
 /// What one read settled.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
 
-use super::recorded::{Recorded, autobuyer_urls, generations};
 use crate::campaign::Campaign;
+use crate::decide::recorded::{Recorded, autobuyer_urls, generations};
 use crate::store::{BatchRead, CampaignJournal, Halt, IntentKind, IntentState, Store, StoreError};
 
 impl Recorded {
@@ -46,7 +46,7 @@ impl Recorded {
             .iter()
             .map(|c| match known.remove(&c.name) {
                 Some(r) => r,
-                None => Recorded::unrecorded_with(&super::caps(c), global.clone()),
+                None => Recorded::unrecorded_with(&crate::decide::caps::caps(c), global.clone()),
             })
             .collect())
     }

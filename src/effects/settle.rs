@@ -12,8 +12,8 @@ use crate::store::{Effect, HaltScope, IntentKind, IntentRow, Outcome};
 
 use super::Engine;
 use super::error::EngineError;
-use super::policy::policy;
-use super::recorded::Recorded;
+use crate::decide::policy::policy;
+use crate::decide::recorded::Recorded;
 
 impl<M: Market> Engine<M> {
     /// Settles every uncertain intent that needs no link list (all but purchases). Returns

@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::plan::{CampaignPlan, plan_campaign, plan_removed};
-use super::recorded::Recorded;
 use super::recorded_many::load_with_halts;
 use crate::campaign::Campaign;
+use crate::decide::plan::{CampaignPlan, plan_campaign, plan_removed};
+use crate::decide::recorded::Recorded;
 use crate::store::{BatchRead, CHUNK, Halt, Store, StoreError};
 
 /// Every campaign's recorded state at one instant.
@@ -69,7 +69,9 @@ impl RecordedState {
     fn take_or_new(&mut self, c: &Campaign) -> Recorded {
         match self.campaigns.remove(&c.name) {
             Some(r) => r,
-            None => Recorded::unrecorded_with(&super::caps(c), self.global_halts.clone()),
+            None => {
+                Recorded::unrecorded_with(&crate::decide::caps::caps(c), self.global_halts.clone())
+            }
         }
     }
 }

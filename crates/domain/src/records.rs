@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 
-use super::types::{IntentId, text_enum};
-use crate::domain::market::ProjectIds;
+use crate::intents::IntentId;
+use crate::market::ProjectIds;
 use crate::money::Money;
+use crate::text_enum;
 
 /// A campaign's caps as its file states them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,7 +144,7 @@ pub struct ForeignLink {
 /// One link of a read of the project's list, as the engine judged it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedLink {
-    pub record: crate::domain::market::LinkRecord,
+    pub record: crate::market::LinkRecord,
     /// Its status says it left (removed, rejected, …): its rent is released after the grace.
     pub leaving: bool,
     /// The autobuyer a link no intent of ours bought is attributed to.
@@ -187,7 +188,7 @@ pub struct SearchRow {
     pub id: i64,
     pub campaign: String,
     pub url_id: i64,
-    pub job: crate::domain::market::SearchJob,
+    pub job: crate::market::SearchJob,
     pub state: SearchState,
     pub polls: u32,
     pub deadline: DateTime<Utc>,
@@ -276,11 +277,6 @@ pub struct LeaseToken {
     pub holder: String,
     pub fence: i64,
     pub expires_at: DateTime<Utc>,
-}
-
-/// A day as stored: `YYYY-MM-DD`.
-pub(crate) fn day_text(day: NaiveDate) -> String {
-    day.format("%Y-%m-%d").to_string()
 }
 
 /// A map with tuple keys as a JSON list of `[key, value]` pairs: JSON object keys are strings.

@@ -11,38 +11,16 @@ use crate::campaign::Campaign;
 use crate::market::{Donor, Market, PageTarget, PurchaseOrder, SearchParams, SearchPoll};
 use crate::store::{Effect, IntentKind, NewIntent, Reservation, SearchState};
 
-use super::choose::{Pick, TextSlot, UrlSlot, choose};
+use super::Engine;
 use super::error::EngineError;
-use super::journal::{Effects, Journaled};
 use super::lease::HeldLease;
-use super::recorded::Recorded;
-use super::{Engine, keys, plan};
+use super::protocol::{Effects, Journaled};
+use crate::decide::choose::{Pick, TextSlot, UrlSlot, choose};
+use crate::decide::keys;
+use crate::decide::plan;
+use crate::decide::recorded::Recorded;
 
-/// What a round did, and what it saw — enough for [`super::stall::judge`] to say why it
-/// bought less than it could.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RoundResult {
-    pub bought: u32,
-    pub uncertain: u32,
-    /// Purchases not made: refused by the marketplace (counted below too) or not sent.
-    pub failed: u32,
-    pub searches_expired: u32,
-    /// Why the last search given up at its deadline was (`still pending`, `not found …`).
-    pub expiry: Option<String>,
-    pub searches_ready: u32,
-    /// Donors offered with a readable price, and donors skipped without one.
-    pub priced: u32,
-    pub unpriced: u32,
-    /// Links the round may buy at most (per run, daily and total limits).
-    pub wanted: u32,
-    /// Donors chosen: within `max_link_price`, not held, within the limits.
-    pub picked: u32,
-    /// Purchases refused because the balance does not cover them, and for other reasons.
-    pub balance_refused: u32,
-    pub refused: u32,
-    /// The marketplace's message of the first refusal (a balance one first).
-    pub refusal: Option<String>,
-}
+pub use crate::decide::stall::RoundResult;
 
 impl<M: Market> Engine<M> {
     pub async fn buy_round(

@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::campaign::{AutobuyerState, Campaign};
-use crate::market::UrlTexts;
+use crate::domain::market::UrlTexts;
+use crate::domain::records::{AutobuyerRecord, SwitchState};
 use crate::money::Money;
-use crate::store::{AutobuyerRecord, SwitchState};
 
 use super::choose::RoundLimits;
 use super::recorded::Recorded;
@@ -437,7 +437,7 @@ fn acquisitions(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan)
         match r.ids.autobuyers.get(&ab.name) {
             None => create_autobuyer(ab, desired_running, spending_ok, t, p),
             Some(rec) => {
-                if rec.spec_fingerprint != super::autobuyer_fingerprint(c, ab) {
+                if rec.spec_fingerprint != super::caps::autobuyer_fingerprint(c, ab) {
                     p.notices.push(format!(
                         "autobuyer {} changed in the file, but the marketplace has no update call: the existing one \
                          (id {}) keeps its old settings; to replace it, give the new spec a new name (the old one is then stopped)",
@@ -466,7 +466,7 @@ fn create_autobuyer(
         ));
         return;
     }
-    let budget = super::autobuyer_budget(ab);
+    let budget = super::caps::autobuyer_budget(ab);
     match t.take(budget) {
         Ok(()) => {
             p.actions.push(Action::CreateAutobuyer {

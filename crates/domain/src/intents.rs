@@ -1,10 +1,10 @@
-//! The journal's vocabulary for intents: what the engine records before a changing call
+//! The vocabulary of intents (the journal records them; the engine decides and runs them): what the engine records before a changing call
 //! ([`NewIntent`], [`Reservation`]), what it learns after ([`Outcome`], [`Effect`],
 //! [`Resolution`]) and what it reads back ([`IntentRow`], [`BeginOutcome`]).
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::domain::market::{CreatedUrl, ProjectIds};
+use crate::market::{CreatedUrl, ProjectIds};
 use crate::money::Money;
 
 /// The database id of an intent.
@@ -35,6 +35,10 @@ impl std::fmt::Display for AttemptRef {
     }
 }
 
+/// A closed set of names with one stored text each (also its metrics label and its word in
+/// status output); the journal keeps its own sets with it too.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! text_enum {
     ($(#[$m:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$m])*
@@ -75,7 +79,7 @@ macro_rules! text_enum {
         }
     };
 }
-pub(crate) use text_enum;
+pub use crate::text_enum;
 
 text_enum!(
     /// What a changing call does; one per marketplace operation that changes something.

@@ -14,9 +14,9 @@ use crate::store::{CauseKind, Halt, HaltScope, IntentCause, StallReason};
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
-use super::plan::{self, Action};
-use super::recorded::{Parts, Recorded};
-use super::stall::Judgment;
+use crate::decide::plan::{self, Action};
+use crate::decide::recorded::{Parts, Recorded};
+use crate::decide::stall::Judgment;
 
 /// How one campaign's pass ended. Serialised (`once --format json`) and printed in snake_case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -254,7 +254,7 @@ impl<M: Market> Engine<M> {
     ) -> Result<(), EngineError> {
         if let Some(c) = c {
             self.store
-                .upsert_campaign(&super::caps(c), self.clock.now())
+                .upsert_campaign(&crate::decide::caps::caps(c), self.clock.now())
                 .await?;
         }
         let now = self.clock.now();

@@ -8,11 +8,14 @@ use crate::market::{AutobuyerSpec, AutobuyerUrl, FilterSpec, Market, UrlTexts};
 use crate::money::Money;
 use crate::store::{Effect, IntentKind, NewIntent, Reservation};
 
+use super::Engine;
 use super::error::EngineError;
-use super::journal::Effects;
 use super::lease::HeldLease;
-use super::recorded::Recorded;
-use super::{Engine, autobuyer_budget, autobuyer_fingerprint, keys};
+use super::protocol::Effects;
+use crate::decide::caps::autobuyer_budget;
+use crate::decide::caps::autobuyer_fingerprint;
+use crate::decide::keys;
+use crate::decide::recorded::Recorded;
 
 /// A free intent: no money reserved.
 fn intent(campaign: &str, kind: IntentKind, key: String, request: serde_json::Value) -> NewIntent {

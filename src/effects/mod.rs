@@ -1,47 +1,31 @@
-//! `engine/`: reconciles what campaign files want against what the journal recorded, decides
-//! the next steps, runs them through [`crate::market::Market`], and settles uncertainty.
+//! `effects/`: the [`Engine`] — runs what `crate::decide` decided, through the marketplace
+//! client ([`crate::market::Market`]) and the journal ([`crate::store`]), and settles what may
+//! have executed.
 //!
-//! - [`plan`]: the pure diff, shared by `plan`, `once` and `run`.
-//! - [`recorded`]: the journal's view of one campaign; [`recorded_many`]: of many, from one
-//!   batch read (start-up, `plan`).
-//! - [`choose`]: donor choice for a buy round (pure, property-tested).
-//! - [`journal`]: the money protocol — intent and reservation before the call, outcome after;
-//!   [`error`]: [`EngineError`], why a step stopped.
-//! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy; [`settle`]:
-//!   uncertain intents ([`policy`]: how each kind is settled, in words); [`pass`]: one pass
-//!   over every campaign; [`keys`]: natural keys; [`stall`]: why a round that could buy did
-//!   not (honest outcomes).
-//! - [`review`]: `plan --format markdown`, the plan as a pull-request comment; [`month`]:
-//!   `report --month`, the month's money for finance.
-//! - [`report`]: `status` and `plan` output (the commands are in `cli/`); [`story`]: `history`
-//!   and `explain`: what moved money, why, and one link's whole story.
-//! - [`state`]: the recorded state `plan` reads, served by the daemon for `plan --state-from`.
+//! May import: everything but `crate::http`, `crate::daemon`, `crate::cli` and `crate::app`
+//! (docs/architecture.md; `scripts/check-architecture` holds it).
+//!
+//! - [`protocol`]: the money protocol — intent and reservation before the call, outcome
+//!   after; [`error`]: [`EngineError`], why a step stopped.
+//! - [`pass`]: one pass over every campaign; [`actions`]: the plan's actions run in order
+//!   (releases before acquisitions).
+//! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy;
+//!   [`settle`]: uncertain intents; [`sync`], [`listing`]: the link list read and what it proves.
+//! - [`lease`]: the campaign lease held while a pass changes anything.
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub mod actions;
-pub mod choose;
 pub mod error;
 pub mod faultpoint;
-pub mod journal;
-pub mod keys;
 pub mod lease;
 pub mod listing;
-pub mod month;
 pub mod pass;
-pub mod plan;
-pub mod policy;
-pub mod recorded;
-pub mod recorded_many;
-pub mod report;
-pub mod review;
+pub mod protocol;
 pub mod round;
 pub mod settle;
 pub mod slots;
-pub mod stall;
-pub mod state;
 pub mod steps;
-pub mod story;
 pub mod sync;
 
 use std::sync::Arc;
@@ -49,11 +33,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::campaign::{Autobuyer, Campaign};
 use crate::clock::SharedClock;
 use crate::market::Market;
 use crate::metrics::Metrics;
-use crate::money::Money;
 use crate::store::Store;
 
 pub use error::EngineError;
@@ -185,46 +167,4 @@ pub fn holder_id() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let t = chrono::Utc::now().timestamp_micros();
     format!("{}:{}:{t}", host.trim(), std::process::id())
-}
-
-/// A campaign's caps as the journal keeps them.
-pub fn caps(c: &Campaign) -> crate::store::CampaignCaps {
-    crate::store::CampaignCaps {
-        name: c.name.clone(),
-        monthly_cap: c.budget.monthly,
-        daily_links: c.budget.daily_links,
-        total_links: c.budget.total_links,
-    }
-}
-
-/// The monthly budget an autobuyer may commit: the sum over its URLs.
-pub fn autobuyer_budget(ab: &Autobuyer) -> Money {
-    ab.urls.iter().fold(Money::ZERO, |acc, u| {
-        acc.checked_add(u.monthly_budget).unwrap_or(Money::MAX)
-    })
-}
-
-/// Fingerprint of everything that defines an autobuyer on the marketplace (not its desired state).
-pub fn autobuyer_fingerprint(c: &Campaign, ab: &Autobuyer) -> String {
-    let urls: Vec<_> = ab
-        .urls
-        .iter()
-        .map(|u| {
-            (
-                &u.url,
-                u.monthly_budget,
-                u.total_links_limit,
-                u.daily_links_limit,
-            )
-        })
-        .collect();
-    let filter = c.filters.iter().find(|f| f.name == ab.filter).map(|f| {
-        keys::fingerprint(&serde_json::json!({
-            "name": f.name, "paf": f.price_article_from, "pat": f.price_article_to,
-            "prf": f.price_rent_from, "prt": f.price_rent_to, "extra": f.extra,
-        }))
-    });
-    keys::fingerprint(
-        &serde_json::json!({ "name": ab.name, "auto_approve": ab.auto_approve, "urls": urls, "filter": filter }),
-    )
 }

@@ -1,0 +1,25 @@
+//! `decide/`: the pure decisions. Given what a campaign file wants, what the journal recorded
+//! ([`recorded::Recorded`]) and the time, what should happen next — no I/O, no journal, no
+//! marketplace client; property-tested. `plan`, `once`, `run` and the API all decide here.
+//!
+//! May import: `crate::domain` (money, time, the marketplace's and the journal's nouns) and
+//! `crate::campaign` (the file model). Nothing else of linkrunner (docs/architecture.md;
+//! `scripts/check-architecture` holds it).
+//!
+//! | module | decides |
+//! |---|---|
+//! | [`plan`] | the diff: what the next pass creates, buys, starts, stops, and the money |
+//! | [`choose`] | which donors a buy round takes, within the limits |
+//! | [`stall`] | whether a round that could buy and did not is stalled, and why |
+//! | [`policy`] | how each kind of uncertain intent is settled, in words |
+//! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
+//! | [`keys`] | natural keys of intents |
+//! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
+
+pub mod caps;
+pub mod choose;
+pub mod keys;
+pub mod plan;
+pub mod policy;
+pub mod recorded;
+pub mod stall;

@@ -1,0 +1,24 @@
+//! `views/`: the read models. What `status`, `plan`, `history`, `explain`, `report`, the HTTP
+//! API and the status page show, read from the journal and decided by `crate::decide`; they
+//! change nothing.
+//!
+//! May import: `crate::domain`, `crate::campaign`, `crate::decide`, `crate::store` (reads).
+//! Never `crate::effects` or the marketplace client (docs/architecture.md;
+//! `scripts/check-architecture` holds it).
+//!
+//! | module | shows |
+//! |---|---|
+//! | [`recorded`], [`recorded_many`] | the journal read into the decisions' input, for one campaign or many |
+//! | [`report`] | `status` and `plan` output |
+//! | [`review`] | `plan --format markdown`: the plan as a pull-request comment |
+//! | [`story`] | `history` and `explain`: what moved money, why, one link's story |
+//! | [`month`] | `report --month`: the month's money for finance |
+//! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
+
+pub mod month;
+pub mod recorded;
+pub mod recorded_many;
+pub mod report;
+pub mod review;
+pub mod state;
+pub mod story;
