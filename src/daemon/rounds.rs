@@ -179,7 +179,7 @@ impl<M: Market> Daemon<M> {
             .load
             .round_start_delay_seconds
             .observe(late.as_secs_f64());
-        if late > super::capacity::LATE_AFTER {
+        if late > crate::decide::capacity::LATE_AFTER {
             e.metrics.load.rounds_started_late_total.inc();
             tracing::warn!(campaign = %name, slot = %slot, late_s = late.as_secs(), "buy round started more than a minute after its slot (docs/sizing.md)");
         }

@@ -96,7 +96,7 @@ pub(super) struct Daemon<M: Market> {
     /// SIGHUP: the credentials upkeep re-reads files (or logs in) at once.
     pub(super) credentials_hup: Arc<Notify>,
     /// Which campaign to reconcile next (see `reconciler.rs`).
-    pub(super) reconciler: super::reconciler::Reconciler,
+    pub(super) reconciler: super::turns::Reconciler,
     /// Buy rounds due and not started yet: reconciliation starts nothing meanwhile.
     pub(super) rounds_waiting: std::sync::atomic::AtomicUsize,
     /// Buy rounds under way: reconciliation trickles meanwhile (`reconciler.rs`).
@@ -299,20 +299,28 @@ impl<M: Market> Daemon<M> {
         if self.opts.round_every.is_some() {
             return;
         }
-        let per_search = super::capacity::DEFAULT_CALLS_PER_SEARCH;
+        let per_search = crate::decide::capacity::DEFAULT_CALLS_PER_SEARCH;
         let set = self.set.read().await;
         let next = self.next.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let schedules: Vec<(&croner::Cron, f64)> = next
             .iter()
             .filter_map(|(name, (cron, _))| {
                 let urls = set.get(name)?.campaign.urls.len();
-                Some((&**cron, super::capacity::round_calls(urls, per_search)))
+                Some((
+                    &**cron,
+                    crate::decide::capacity::round_calls(urls, per_search),
+                ))
             })
             .collect();
         let now = self.engine.clock.now();
-        let loads =
-            super::capacity::round_load(&schedules, now, chrono::Duration::days(1), 1440, rate);
-        let late = super::capacity::late_slots(&loads, 3);
+        let loads = crate::decide::capacity::round_load(
+            &schedules,
+            now,
+            chrono::Duration::days(1),
+            1440,
+            rate,
+        );
+        let late = crate::decide::capacity::late_slots(&loads, 3);
         for l in &late {
             tracing::warn!(
                 slot = %l.slot,

@@ -13,9 +13,11 @@
 //! | [`stall`] | whether a round that could buy and did not is stalled, and why |
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
+//! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
+pub mod capacity;
 pub mod caps;
 pub mod choose;
 pub mod keys;

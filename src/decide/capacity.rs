@@ -1,5 +1,5 @@
 //! What `--rate-limit` can carry (issue 27) — pure, no I/O, shared by `run` (at start and
-//! as the daemon learns) and `plan`.
+//! as the daemon learns) and `plan`. The daemon's `reconciler` acts on it.
 //!
 //! - [`plan_reconcile`]: the reconciliation's share of the rate limit and the cycle it
 //!   needs. A converged campaign costs one link-list call per reconciliation; when every
@@ -221,6 +221,7 @@ pub fn human(d: Duration) -> String {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use std::str::FromStr;
 
     fn t(h: u32, m: u32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 22, h, m, 0).unwrap()
@@ -249,7 +250,7 @@ mod tests {
 
     #[test]
     fn ten_thousand_rounds_at_nine_start_late_and_the_warning_says_by_how_much() {
-        let daily = crate::daemon::schedule::parse("0 9 * * *").unwrap();
+        let daily = croner::Cron::from_str("0 9 * * *").unwrap();
         let calls = round_calls(1, DEFAULT_CALLS_PER_SEARCH);
         let schedules: Vec<_> = (0..10_000).map(|_| (&daily, calls)).collect();
         let loads = round_load(&schedules, t(8, 0), chrono::Duration::days(1), 100, 5);
@@ -269,8 +270,8 @@ mod tests {
 
     #[test]
     fn rounds_spread_over_the_hour_start_on_time_and_an_overrun_is_named() {
-        let a = crate::daemon::schedule::parse("0 9 * * *").unwrap();
-        let b = crate::daemon::schedule::parse("30 9 * * *").unwrap();
+        let a = croner::Cron::from_str("0 9 * * *").unwrap();
+        let b = croner::Cron::from_str("30 9 * * *").unwrap();
         let mut schedules: Vec<_> = (0..50).map(|_| (&a, 5.0)).collect();
         schedules.extend((0..50).map(|_| (&b, 5.0)));
         let loads = round_load(&schedules, t(8, 0), chrono::Duration::days(1), 100, 5);
