@@ -299,37 +299,11 @@ impl<M: Market> Daemon<M> {
         if self.opts.round_every.is_some() {
             return;
         }
-        let per_search = crate::decide::capacity::DEFAULT_CALLS_PER_SEARCH;
         let set = self.set.read().await;
-        let next = self.next.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let schedules: Vec<(&croner::Cron, f64)> = next
-            .iter()
-            .filter_map(|(name, (cron, _))| {
-                let urls = set.get(name)?.campaign.urls.len();
-                Some((
-                    &**cron,
-                    crate::decide::capacity::round_calls(urls, per_search),
-                ))
-            })
-            .collect();
+        let campaigns: Vec<&crate::campaign::Campaign> = set.iter().map(|c| &c.campaign).collect();
         let now = self.engine.clock.now();
-        let loads = crate::decide::capacity::round_load(
-            &schedules,
-            now,
-            chrono::Duration::days(1),
-            1440,
-            rate,
-        );
-        let late = crate::decide::capacity::late_slots(&loads, 3);
-        for l in &late {
-            tracing::warn!(
-                slot = %l.slot,
-                campaigns = l.campaigns,
-                calls = l.calls as u64,
-                late_s = l.takes.as_secs(),
-                "{}",
-                l.warning(rate)
-            );
+        for w in crate::decide::capacity::round_warnings(&campaigns, now, rate) {
+            tracing::warn!("{w}");
         }
     }
 

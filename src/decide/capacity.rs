@@ -201,6 +201,39 @@ pub fn late_slots(loads: &[SlotLoad], max: usize) -> Vec<&SlotLoad> {
     late
 }
 
+/// What `run` logs at start and `plan` prints: one line per slot (the worst three) whose
+/// rounds start late at `rate` requests per second, for the campaigns that buy on a
+/// schedule over the day after `now`. A schedule that does not parse is left to `validate`.
+pub fn round_warnings(
+    campaigns: &[&crate::campaign::Campaign],
+    now: DateTime<Utc>,
+    rate: u32,
+) -> Vec<String> {
+    let parser = croner::parser::CronParser::builder()
+        .seconds(croner::parser::Seconds::Disallowed)
+        .build();
+    let mut parsed: HashMap<&str, Option<croner::Cron>> = HashMap::new();
+    for c in campaigns {
+        if let Some(b) = &c.buy {
+            parsed
+                .entry(b.schedule.as_str())
+                .or_insert_with(|| parser.parse(&b.schedule).ok());
+        }
+    }
+    let schedules: Vec<(&croner::Cron, f64)> = campaigns
+        .iter()
+        .filter_map(|c| {
+            let cron = parsed.get(c.buy.as_ref()?.schedule.as_str())?.as_ref()?;
+            Some((cron, round_calls(c.urls.len(), DEFAULT_CALLS_PER_SEARCH)))
+        })
+        .collect();
+    let loads = round_load(&schedules, now, chrono::Duration::days(1), 1440, rate);
+    late_slots(&loads, 3)
+        .into_iter()
+        .map(|l| l.warning(rate))
+        .collect()
+}
+
 /// Calls one buy round of a campaign with `urls` promoted URLs needs: per URL a search
 /// (start and polls: `calls_per_search`) and a purchase, then one link list.
 pub fn round_calls(urls: usize, calls_per_search: f64) -> f64 {
@@ -287,6 +320,25 @@ mod tests {
                 .warning(5)
                 .contains("past the next slot at 2026-11-22 09:30 UTC")
         );
+    }
+
+    #[test]
+    fn plan_warns_for_ten_thousand_copies_of_the_example_at_nine_but_not_for_one() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/campaigns/acme-shoes.yaml");
+        let loaded = crate::campaign::load_paths(&[path.into()]);
+        let acme = &loaded.campaigns[0].campaign;
+        assert_eq!(acme.buy.as_ref().unwrap().schedule, "0 9 * * *");
+        assert!(round_warnings(&[acme], t(8, 0), 5).is_empty());
+        let many: Vec<_> = (0..10_000).map(|_| acme).collect();
+        let w = round_warnings(&many, t(8, 0), 5);
+        assert_eq!(w.len(), 1, "{w:?}");
+        // Two URLs: (3 + 1) * 2 + 1 = 9 calls a round, 90,000 at 5/s = 5 h.
+        assert!(
+            w[0].contains("10000 buy round(s) at 2026-11-22 09:00 UTC need about 90000"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].contains("5 h 0 min after its slot"), "{}", w[0]);
     }
 
     #[test]
