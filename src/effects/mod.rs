@@ -9,7 +9,8 @@
 //!   after; [`error`]: [`EngineError`], why a step stopped.
 //! - [`pass`]: one pass over every campaign; [`actions`]: the plan's actions run in order
 //!   (releases before acquisitions).
-//! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy;
+//! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy ([`pace`]:
+//!   how long searches take here, learned);
 //!   [`settle`]: uncertain intents; [`sync`], [`listing`]: the link list read and what it proves.
 //! - [`lease`]: the campaign lease held while a pass changes anything.
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
@@ -20,6 +21,7 @@ pub mod error;
 pub mod faultpoint;
 pub mod lease;
 pub mod listing;
+pub mod pace;
 pub mod pass;
 pub mod protocol;
 pub mod round;
@@ -110,6 +112,8 @@ pub struct Engine<M: Market> {
     pub cancel: CancellationToken,
     /// Campaigns working at once, shared by passes and the daemon's rounds.
     pub slots: slots::Slots,
+    /// How long searches take on this marketplace, learned as rounds finish them.
+    pub pace: Arc<pace::SearchPace>,
     locks: CampaignLocks,
 }
 
@@ -135,6 +139,7 @@ impl<M: Market> Engine<M> {
             slots: slots::Slots::new(settings.campaign_concurrency),
             settings,
             cancel: CancellationToken::new(),
+            pace: Default::default(),
             locks: Default::default(),
         }
     }
@@ -157,6 +162,7 @@ impl<M: Market> Clone for Engine<M> {
             settings: self.settings.clone(),
             cancel: self.cancel.clone(),
             slots: self.slots.clone(),
+            pace: self.pace.clone(),
             locks: self.locks.clone(),
         }
     }
