@@ -57,6 +57,25 @@ pub struct BenchArgs {
     /// Campaign files validated (target 5).
     #[arg(long, default_value_t = 1000)]
     pub validate_files: usize,
+    /// Polls a search answers "pending" before it is ready, in the bench's sandbox.
+    #[arg(long, default_value_t = 1)]
+    pub pending_polls: u32,
+    /// The sandbox's own rate limit (429 past it), in requests per second. Default: `--rate-limit`.
+    #[arg(long)]
+    pub sandbox_rate_limit: Option<u32>,
+    /// Up to this many more milliseconds of sandbox latency per call, drawn uniformly.
+    #[arg(long, default_value_t = 0)]
+    pub latency_jitter_ms: u64,
+    /// Targets 1 and 2 against this marketplace (a double started outside the bench, on
+    /// loopback) instead of the bench's sandbox; calls and 429s are then counted by
+    /// linkrunner's own metrics. `--latency-ms` and `--pending-polls` must say what it does,
+    /// for the lower bound and the minimum calls.
+    #[arg(long, value_name = "URL")]
+    pub market_url: Option<String>,
+    #[arg(long, default_value = "bench-token", requires = "market_url")]
+    pub market_token: String,
+    #[arg(long, default_value = "bench-ticket", requires = "market_url")]
+    pub market_ticket: String,
     /// Only these targets (e.g. `--only 1 --only 5`); default all.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub only: Vec<u8>,
@@ -80,6 +99,17 @@ pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         journal_rows: a.journal_rows,
         validate_files: a.validate_files,
         only: a.only.clone(),
+        pending_polls: a.pending_polls,
+        sandbox_rate_limit: a.sandbox_rate_limit,
+        latency_jitter_ms: a.latency_jitter_ms,
+        market: a
+            .market_url
+            .as_ref()
+            .map(|url| crate::flow::ExternalMarket {
+                base_url: url.clone(),
+                token: a.market_token.clone(),
+                ticket: a.market_ticket.clone(),
+            }),
     })
     .await
 }
