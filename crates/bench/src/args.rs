@@ -48,6 +48,13 @@ pub struct BenchArgs {
     /// Seconds of idle CPU measured between rounds (target 3).
     #[arg(long, default_value_t = 10)]
     pub idle_seconds: u64,
+    /// Seconds of steady state measured after the first reconciliation, with `run`'s
+    /// defaults (`--rate-limit 5`, a reconciliation every 300 s) over the converged campaigns
+    /// (target 3, SQLite): calls per campaign per hour, the reconciliation cycle, late rounds,
+    /// memory and CPU. 0: skipped. The long run: `--scale-campaigns 100,1000,10000
+    /// --steady-seconds 3600` (docs/sizing.md).
+    #[arg(long, default_value_t = 300)]
+    pub steady_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     #[arg(long, default_value_t = 2000)]
     pub journal_intents: usize,
@@ -95,6 +102,7 @@ pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         poll_initial_ms: a.poll_initial_ms,
         scale_campaigns: a.scale_campaigns.clone(),
         idle_seconds: a.idle_seconds,
+        steady_seconds: a.steady_seconds,
         journal_intents: a.journal_intents,
         journal_rows: a.journal_rows,
         validate_files: a.validate_files,

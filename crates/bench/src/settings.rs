@@ -25,6 +25,9 @@ pub struct BenchSettings {
     pub scale_campaigns: Vec<usize>,
     /// Seconds of idle CPU measured between rounds (target 3).
     pub idle_seconds: u64,
+    /// Seconds of steady state measured with `run`'s defaults after the first
+    /// reconciliation (target 3, SQLite); 0: none.
+    pub steady_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     pub journal_intents: usize,
     /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
