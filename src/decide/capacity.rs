@@ -196,7 +196,7 @@ pub fn round_load(
 /// The slots whose rounds start late, the worst first, at most `max`.
 pub fn late_slots(loads: &[SlotLoad], max: usize) -> Vec<&SlotLoad> {
     let mut late: Vec<&SlotLoad> = loads.iter().filter(|l| l.starts_late()).collect();
-    late.sort_by(|a, b| b.takes.cmp(&a.takes));
+    late.sort_by_key(|l| std::cmp::Reverse(l.takes));
     late.truncate(max);
     late
 }
