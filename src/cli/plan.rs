@@ -9,6 +9,7 @@ use super::global::GlobalArgs;
 use super::shared::{load_campaigns, open_store_to_read};
 use super::state_from::fetch_state;
 use crate::clock;
+use crate::decide::capacity::round_warnings;
 use crate::views::report::render_plan;
 use crate::views::review::render_markdown;
 use crate::views::state::{RecordedState, StateSource, plan_all};
@@ -55,6 +56,10 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
     let campaigns: Vec<_> = loaded.campaigns.iter().map(|l| &l.campaign).collect();
     let plans = plan_all(&source, &campaigns, &loaded.invalid, wanted, now).await?;
+    // On stderr: the plan on stdout stays what `--format` says.
+    for w in round_warnings(&campaigns, now, g.api.rate_limit) {
+        eprintln!("warning: {w}");
+    }
     match a.format {
         PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
         PlanFormat::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),

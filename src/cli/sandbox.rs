@@ -97,6 +97,10 @@ pub struct FaultArgs {
     /// Delay added to every call, in milliseconds.
     #[arg(long, default_value_t = 0)]
     pub latency_ms: u64,
+    /// Up to this many more milliseconds per call, drawn uniformly (a marketplace whose
+    /// latency varies).
+    #[arg(long, default_value_t = 0)]
+    pub latency_jitter_ms: u64,
     /// Requests per second across the server; beyond it, 429 with Retry-After: 1.
     /// (Not `--rate-limit`: that global flag is the client's own limiter.)
     #[arg(long)]
@@ -167,6 +171,7 @@ impl SandboxArgs {
         cfg.faults = Faults {
             error_rate: f.error_rate,
             latency_ms: f.latency_ms,
+            latency_jitter_ms: f.latency_jitter_ms,
             rate_limit: f.sandbox_rate_limit,
             drop_after_commit_rate: f.drop_rate,
             truncate_rate: f.truncate_rate,

@@ -7,10 +7,15 @@
 //! - [`run`]: the main loop; [`rounds`]: firing rounds and reconciliations, draining;
 //!   [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
 //! - [`gauges`]: refreshing per-campaign metrics from the journal.
+//! - [`reconciler`]: reconciles campaigns paced within `--rate-limit` (planned by
+//!   `crate::decide::capacity`), the changed and uncertain first, buy rounds before all;
+//!   [`turns`]: whose turn it is.
 
 pub mod campaigns;
 pub mod gauges;
+pub mod reconciler;
 pub mod rounds;
 pub mod run;
 pub mod schedule;
 pub mod signals;
+pub mod turns;

@@ -1,7 +1,8 @@
-//! Firing buy rounds and reconciliations from the daemon's loop, and draining on shutdown.
+//! Firing buy rounds from the daemon's loop (reconciliations: `reconciler.rs`), and draining
+//! on shutdown.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
 
@@ -41,6 +42,12 @@ impl<M: Market> Daemon<M> {
             due
         };
         if !due.is_empty() {
+            let waiting = self.rounds_waiting.fetch_add(due.len(), Ordering::Relaxed) + due.len();
+            self.engine
+                .metrics()
+                .load
+                .rounds_waiting
+                .set(waiting as i64);
             let d = self.clone();
             self.tracker
                 .spawn(async move { d.dispatch_rounds(due).await });
@@ -56,20 +63,32 @@ impl<M: Market> Daemon<M> {
                 s = self.engine.slots().take() => s,
                 _ = self.engine.cancel_token().cancelled() => return,
             };
-            let Some(lc) = self.set.read().await.get(&name).cloned() else {
+            // Counted running before it stops waiting: reconciliation never sees neither.
+            self.rounds_running.fetch_add(1, Ordering::Relaxed);
+            let waiting = self
+                .rounds_waiting
+                .fetch_sub(1, Ordering::Relaxed)
+                .saturating_sub(1);
+            self.engine
+                .metrics()
+                .load
+                .rounds_waiting
+                .set(waiting as i64);
+            let lc = self.set.read().await.get(&name).cloned();
+            let free = lc.is_some()
+                && self
+                    .busy
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(name.clone());
+            let (Some(lc), true) = (lc, free) else {
+                self.rounds_running.fetch_sub(1, Ordering::Relaxed);
                 continue;
             };
-            if !self
-                .busy
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(name.clone())
-            {
-                continue;
-            }
             let d = self.clone();
             self.tracker.spawn(async move {
                 taken.run(d.run_round(&lc, slot)).await;
+                d.rounds_running.fetch_sub(1, Ordering::Relaxed);
                 d.busy
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -154,11 +173,36 @@ impl<M: Market> Daemon<M> {
         }
         let campaign = left_of_slot(&lc.campaign, retry);
         let cause = pass_cause(Some(lc), CauseKind::Round, Some(slot));
+        self.reconciler.round_started(name);
+        if retry.is_none() {
+            self.note_round_start(name, slot);
+        }
         let report = e.campaign_pass(Some(&campaign), name, true, cause).await;
         let attempt = retry.map_or(1, |r| r.attempt);
         self.finish_round(lc, slot, attempt, &report).await;
+        if retry.is_none() {
+            let late = (e.clock().now() - slot).to_std().unwrap_or_default();
+            e.metrics()
+                .load
+                .round_finish_delay_seconds
+                .observe(late.as_secs_f64());
+        }
         gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
         self.emit(Event::Round { slot, report });
+    }
+
+    /// How long after its slot a round starts; past a minute it started late.
+    fn note_round_start(&self, name: &str, slot: DateTime<Utc>) {
+        let e = &self.engine;
+        let late = (e.clock().now() - slot).to_std().unwrap_or_default();
+        e.metrics()
+            .load
+            .round_start_delay_seconds
+            .observe(late.as_secs_f64());
+        if late > crate::decide::capacity::LATE_AFTER {
+            e.metrics().load.rounds_started_late_total.inc();
+            tracing::warn!(campaign = %name, slot = %slot, late_s = late.as_secs(), "buy round started more than a minute after its slot (docs/sizing.md)");
+        }
     }
 
     /// Records how the try ended, counts it and logs it. A paused campaign's round buys
@@ -214,41 +258,6 @@ impl<M: Market> Daemon<M> {
         {
             entry.1 = entry.1.min(at);
         }
-    }
-
-    /// Reconciles (no buying) the named campaigns, or all of them and the removed ones.
-    pub(super) fn spawn_reconcile(self: &Arc<Self>, only: Option<Vec<String>>) {
-        let d = self.clone();
-        self.tracker.spawn(async move {
-            if only.as_ref().is_some_and(|n| n.is_empty()) {
-                return;
-            }
-            // One copy of the chosen campaigns (the pass needs them), not of the whole set.
-            let (chosen, invalid): (Vec<Arc<LoadedCampaign>>, _) = {
-                let set = d.set.read().await;
-                let chosen = match &only {
-                    Some(names) => names.iter().filter_map(|n| set.get(n).cloned()).collect(),
-                    None => set.campaigns(),
-                };
-                (chosen, set.invalid().clone())
-            };
-            let paused: HashMap<&str, bool> = chosen
-                .iter()
-                .map(|c| (c.campaign.name.as_str(), c.campaign.paused))
-                .collect();
-            let reports: Vec<CampaignReport> =
-                match d.engine.pass_some(&chosen, only.is_none(), &invalid).await {
-                    Ok(r) => r,
-                    Err(err) => return tracing::warn!(error = %err, "reconciliation failed"),
-                };
-            // One batch read for every reconciled campaign's gauges, not a record each.
-            let refreshed: Vec<(String, Option<bool>)> = reports
-                .iter()
-                .map(|r| (r.campaign.clone(), paused.get(r.campaign.as_str()).copied()))
-                .collect();
-            gauges::refresh_campaigns(&d.engine, &refreshed).await;
-            d.emit(Event::Reconciled(reports));
-        });
     }
 
     /// Stops starting new steps, lets what is in flight finish and be recorded, within the grace.

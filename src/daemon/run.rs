@@ -95,6 +95,12 @@ pub(super) struct Daemon<M: Market> {
     pub(super) tracker: TaskTracker,
     /// SIGHUP: the credentials upkeep re-reads files (or logs in) at once.
     pub(super) credentials_hup: Arc<Notify>,
+    /// Which campaign to reconcile next (see `reconciler.rs`).
+    pub(super) reconciler: super::turns::Reconciler,
+    /// Buy rounds due and not started yet: reconciliation starts nothing meanwhile.
+    pub(super) rounds_waiting: std::sync::atomic::AtomicUsize,
+    /// Buy rounds under way: reconciliation trickles meanwhile (`reconciler.rs`).
+    pub(super) rounds_running: std::sync::atomic::AtomicUsize,
 }
 
 /// Per buying campaign: its parsed schedule and when its next round is due.
@@ -129,6 +135,9 @@ pub async fn run<M: Market>(
         events,
         tracker: TaskTracker::new(),
         credentials_hup: Arc::new(Notify::new()),
+        reconciler: Default::default(),
+        rounds_waiting: Default::default(),
+        rounds_running: Default::default(),
     });
     let upkeep = tokio::spawn(credentials_upkeep(
         d.engine.market().clone(),
@@ -182,8 +191,12 @@ impl<M: Market> Daemon<M> {
         self.health.set_campaigns_loaded();
         signals::notify_ready(shutdown.clone());
         self.refresh_all_gauges().await;
-        // At start every campaign is reconciled, including recorded ones whose file is gone.
-        self.spawn_reconcile(None);
+        self.warn_round_load().await;
+        // At start every campaign is reconciled, including recorded ones whose file is gone,
+        // then each again when its turn comes, within the rate limit (`reconciler.rs`).
+        let d = self.clone();
+        self.tracker
+            .spawn(async move { d.reconcile_forever().await });
         let mut last_reconcile = tokio::time::Instant::now();
         // An interval, not a sleep in the select: reload requests must not postpone the tick.
         let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -198,13 +211,12 @@ impl<M: Market> Daemon<M> {
                     }
                     let changed = self.reload().await;
                     if cause == ReloadCause::Signal { signals::notify_reloading(true); }
-                    self.spawn_reconcile(changed);
+                    self.reconcile_changed(changed).await;
                 }
                 _ = tick.tick() => {
                     self.fire_due_rounds().await;
                     if last_reconcile.elapsed() >= self.opts.reconcile_interval {
                         last_reconcile = tokio::time::Instant::now();
-                        self.spawn_reconcile(None);
                         let e = self.engine.clone();
                         self.tracker.spawn(async move { gauges::refresh_intents(&e).await });
                     }
@@ -261,6 +273,48 @@ impl<M: Market> Daemon<M> {
         };
         self.emit(Event::Reloaded(summary));
         to_reconcile
+    }
+
+    /// After a reload: the changed campaigns go first; when a file disappeared, the
+    /// campaigns recorded without a file (their autobuyers stop) go first too.
+    async fn reconcile_changed(&self, changed: Option<Vec<String>>) {
+        self.refresh_roster().await;
+        let urgent = match changed {
+            Some(names) => names,
+            None => {
+                let recorded = self
+                    .engine
+                    .store()
+                    .campaigns()
+                    .campaign_names()
+                    .await
+                    .unwrap_or_default();
+                let set = self.set.read().await;
+                recorded
+                    .into_iter()
+                    .filter(|n| set.get(n).is_none())
+                    .collect()
+            }
+        };
+        self.reconciler.urgent(&urgent);
+        self.warn_round_load().await;
+    }
+
+    /// Warns when the scheduled buy rounds of a slot need more calls than `--rate-limit`
+    /// carries within a minute of it (they would start late), or before the next slot.
+    async fn warn_round_load(&self) {
+        let Some(rate) = self.engine.market().rate_limit() else {
+            return;
+        };
+        if self.opts.round_every.is_some() {
+            return;
+        }
+        let set = self.set.read().await;
+        let campaigns: Vec<&crate::campaign::Campaign> = set.iter().map(|c| &c.campaign).collect();
+        let now = self.engine.clock().now();
+        for w in crate::decide::capacity::round_warnings(&campaigns, now, rate) {
+            tracing::warn!("{w}");
+        }
     }
 
     /// Tells the status page when each campaign's next round is due.

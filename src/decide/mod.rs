@@ -14,11 +14,13 @@
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
 //! | [`adoption`] | an adopted project: never re-pointed, what it holds, where buying waits for a complete list |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
+//! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
 pub mod adoption;
+pub mod capacity;
 pub mod caps;
 pub mod choose;
 pub mod keys;

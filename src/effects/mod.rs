@@ -9,7 +9,8 @@
 //!   after; [`error`]: [`EngineError`], why a step stopped.
 //! - [`pass`]: one pass over every campaign; [`actions`]: the plan's actions run in order
 //!   (releases before acquisitions).
-//! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy;
+//! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy ([`pace`]:
+//!   how long searches take here, learned);
 //!   [`settle`]: uncertain intents; [`sync`], [`listing`]: the link list read and what it proves.
 //! - [`adopt`]: what a file adopts in an account already in use, recorded before the pass plans.
 //! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
@@ -25,6 +26,7 @@ pub mod faultpoint;
 pub mod holder;
 pub mod lease;
 pub mod listing;
+pub mod pace;
 pub mod pass;
 pub mod protocol;
 pub mod reach;
@@ -120,6 +122,8 @@ pub struct Engine<M: Market> {
     slots: slots::Slots,
     /// Whether the marketplace could be connected to, as the last passes found.
     reach: Arc<reach::MarketReach>,
+    /// How long searches take on this marketplace, learned as rounds finish them.
+    pace: Arc<pace::SearchPace>,
     locks: CampaignLocks,
 }
 
@@ -148,6 +152,7 @@ impl<M: Market> Engine<M> {
             reach: Arc::default(),
             settings,
             cancel: CancellationToken::new(),
+            pace: Default::default(),
             locks: Default::default(),
         }
     }
@@ -222,6 +227,7 @@ impl<M: Market> Clone for Engine<M> {
             cancel: self.cancel.clone(),
             slots: self.slots.clone(),
             reach: self.reach.clone(),
+            pace: self.pace.clone(),
             locks: self.locks.clone(),
         }
     }

@@ -8,6 +8,7 @@ use tracing::Instrument;
 
 use crate::campaign::{Campaign, InvalidFiles, LoadedCampaign, file_key};
 use crate::market::Market;
+use crate::metrics::{Purpose, with_purpose};
 use crate::store::{CampaignFile, CauseKind, Halt, HaltScope, IntentCause, StallReason};
 
 use super::Engine;
@@ -91,7 +92,7 @@ fn serialize_reason<S: serde::Serializer>(
 }
 
 impl CampaignReport {
-    fn new(campaign: &str) -> Self {
+    pub(crate) fn new(campaign: &str) -> Self {
         CampaignReport {
             campaign: campaign.into(),
             outcome: PassOutcome::Converged,
@@ -296,6 +297,28 @@ impl<M: Market> Engine<M> {
         buy_round: bool,
         cause: IntentCause,
     ) -> CampaignReport {
+        let (purpose, kind) = match buy_round {
+            true => (Purpose::Buy, "buy"),
+            false => (Purpose::Reconcile, "reconcile"),
+        };
+        let started = std::time::Instant::now();
+        let pass = self.campaign_pass_counted(c, name, buy_round, cause);
+        let report = with_purpose(purpose, pass).await;
+        self.metrics
+            .load
+            .pass_duration_seconds
+            .with_label_values(&[kind])
+            .observe(started.elapsed().as_secs_f64());
+        report
+    }
+
+    async fn campaign_pass_counted(
+        &self,
+        c: Option<&Campaign>,
+        name: &str,
+        buy_round: bool,
+        cause: IntentCause,
+    ) -> CampaignReport {
         let span = tracing::info_span!("campaign", campaign = %name, holder = %self.holder);
         let lock = self.campaign_lock(name);
         // Waiting for another pass of the same campaign lends the slot out: that pass may
@@ -458,10 +481,20 @@ impl<M: Market> Engine<M> {
         if self.prepare_adoption(c, &r).await? {
             r = self.load(name).await?;
         }
+        // Whether this pass read the link list and sent no changing call since: the plan's
+        // closing sync then knows nothing new, and a converged campaign costs one list call
+        // per pass, not two (issue 27).
+        let mut listed = false;
         if needs_list_first(&r) {
-            let s = self.sync_list(name, &r, r.fallback_price(c)).await?;
+            let purpose = match settles_something(&r) {
+                true => Purpose::Settle,
+                false => crate::metrics::load::current_purpose(),
+            };
+            let sync = self.sync_list(name, &r, r.fallback_price(c));
+            let s = with_purpose(purpose, sync).await?;
             report.bought += s.bought + s.adopted;
             r = self.load(name).await?;
+            listed = true;
         }
         let p = match c {
             Some(c) => plan::plan_campaign(c, &r, buy_round),
@@ -520,6 +553,19 @@ impl<M: Market> Engine<M> {
                         | Action::SetAutobuyer { running: true, .. }
                 )
             });
+            if listed && matches!(action, Action::SyncLinks) {
+                report.done.push(action.describe());
+                if n + 1 == runnable.len() {
+                    r.refresh(&self.store, name, today, Parts::OUTCOME).await?;
+                }
+                continue;
+            }
+            listed = match action {
+                Action::SyncLinks => true,
+                // Settling a stop sends nothing that changes the marketplace.
+                Action::SettleStop { .. } => listed,
+                _ => false,
+            };
             let step = tracing::info_span!("step", action = action.label(), fence = lease.fence());
             let run = self.run_action(lease, (c, name), &r, action, wait, report);
             let written = match run.instrument(step).await {
@@ -660,6 +706,31 @@ impl<M: Market> Engine<M> {
     }
 }
 
+impl<M: Market> Engine<M> {
+    /// A campaign whose file is not loaded: its held report when its file exists but fails
+    /// validation (nothing stopped or bought), `None` when it is really removed.
+    pub async fn held_if_invalid(
+        &self,
+        name: &str,
+        invalid: &InvalidFiles,
+    ) -> Result<Option<CampaignReport>, EngineError> {
+        let known = self.store.campaigns().campaign_files().await?;
+        let file = known.iter().find(|k| k.name == name);
+        let held = match file {
+            Some(k) if invalid.holds(&k.name, k.file.as_deref()) => Some(held_report(invalid, k)),
+            None if invalid.holds(name, None) => {
+                let k = CampaignFile {
+                    name: name.to_string(),
+                    file: None,
+                };
+                Some(held_report(invalid, &k))
+            }
+            _ => None,
+        };
+        Ok(held)
+    }
+}
+
 /// The report of a recorded campaign whose file exists but fails validation: held as
 /// recorded, its lease not even taken.
 fn held_report(invalid: &InvalidFiles, k: &CampaignFile) -> CampaignReport {
@@ -715,6 +786,22 @@ fn written_by(action: &Action) -> Parts {
         | Action::SetAutobuyer { .. } => Parts::SWITCHED,
         _ => Parts::ALL,
     }
+}
+
+/// Whether the list read before the plan settles something uncertain (its calls count as
+/// `settle`): an uncertain or blocked purchase, a link leaving, a stop waiting to be settled.
+fn settles_something(r: &Recorded) -> bool {
+    r.uncertain
+        .iter()
+        .any(|i| i.kind == crate::store::IntentKind::Purchase)
+        || !r.blocked.is_empty()
+        || r.held
+            .iter()
+            .any(|h| h.released.is_none() && h.leaving_since.is_some())
+        || r.ids
+            .autobuyers
+            .values()
+            .any(|a| a.running && a.stopped_at.is_some())
 }
 
 /// Whether the pass reads the link list before it plans: something waits for it (an

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures_util::future::join_all;
 use serde_json::json;
 
 use crate::campaign::Campaign;
@@ -46,20 +47,21 @@ impl<M: Market> Engine<M> {
         if let Some(b) = back.first() {
             tracing::warn!(campaign = %c.name, urls = back.len(), why = %b.why, "buy round skips URLs on which others buy while the link list may be incomplete");
         }
+        let urls: Vec<(&crate::campaign::PromotedUrl, i64)> = c
+            .urls
+            .iter()
+            .filter_map(|u| Some((u, *r.ids.urls.get(&u.url)?)))
+            .filter(|(_, id)| !back.iter().any(|b| b.url_id == *id))
+            .collect();
+        let ids: Vec<i64> = urls.iter().map(|(_, id)| *id).collect();
         let mut slots = Vec::new();
-        for u in &c.urls {
-            let Some(&url_id) = r.ids.urls.get(&u.url) else {
-                continue;
-            };
-            if back.iter().any(|b| b.url_id == url_id) {
-                continue;
-            }
-            match self.search(c, url_id).await? {
+        for ((u, url_id), searched) in urls.iter().zip(self.search_all(c, &ids).await?) {
+            match searched {
                 Searched::Ready { donors, unpriced } => {
                     result.searches_ready += 1;
                     result.priced += donors.len() as u32;
                     result.unpriced += unpriced as u32;
-                    slots.push(url_slot(r, &u.url, url_id, &u.texts, donors));
+                    slots.push(url_slot(r, &u.url, *url_id, &u.texts, donors));
                 }
                 Searched::Expired(why) => {
                     result.searches_expired += 1;
@@ -108,79 +110,116 @@ impl<M: Market> Engine<M> {
         Ok(picks)
     }
 
-    /// Runs (or resumes) the search for one URL and polls it with backoff until it is ready
-    /// or its deadline passes.
-    async fn search(&self, c: &Campaign, url_id: i64) -> Result<Searched, EngineError> {
-        let row = self.open_or_start_search(c, url_id).await?;
-        let mut polls = row.polls;
-        let mut wait = self.settings.poll_initial;
-        // The first wait counts from the job's last news (its start, or its last poll): a
-        // search started early in the pass (see `start_searches`) has waited meanwhile.
-        let since = (self.clock.now() - row.updated_at)
-            .to_std()
-            .unwrap_or_default();
-        let mut next_wait = wait.saturating_sub(since);
-        loop {
-            // The wait lends this campaign's slot to another campaign; it never passes the
-            // deadline, so the last poll is sent at it, not a backoff step later.
-            self.slots
-                .idle(self.pause(next_wait.min(self.until_deadline(&row))))
-                .await?;
-            polls += 1;
-            // The poll itself is bounded by the deadline too (at least a second, so a search
+    /// Runs (or resumes) the searches of every URL together, then polls them together with
+    /// backoff until each is ready or past its deadline: the last search of a campaign does
+    /// not wait for the others' polls (issue 27). One result per URL, in order. A poll that
+    /// fails ends the round (the other jobs stay open for the next one).
+    async fn search_all(
+        &self,
+        c: &Campaign,
+        url_ids: &[i64],
+    ) -> Result<Vec<Searched>, EngineError> {
+        let started = join_all(url_ids.iter().map(|id| self.open_or_start_search(c, *id))).await;
+        let first = self.pace.first_wait(self.settings.poll_initial);
+        let now = tokio::time::Instant::now();
+        let mut pending = Vec::with_capacity(started.len());
+        for (idx, row) in started.into_iter().enumerate() {
+            let row = row?;
+            // The first wait counts from the job's last news (its start, or its last poll): a
+            // search started early in the pass (see `start_searches`) has waited meanwhile.
+            let since = (self.clock.now() - row.updated_at)
+                .to_std()
+                .unwrap_or_default();
+            let at = now + first.saturating_sub(since);
+            pending.push(Polling {
+                idx,
+                polls: row.polls,
+                wait: first,
+                at,
+                row,
+            });
+        }
+        let mut out: Vec<Option<Searched>> = (0..pending.len()).map(|_| None).collect();
+        while let Some(at) = pending.iter().map(|p| p.at).min() {
+            // The wait lends this campaign's slot to another campaign.
+            let wait = at.saturating_duration_since(tokio::time::Instant::now());
+            self.slots.idle(self.pause(wait)).await?;
+            let now = tokio::time::Instant::now();
+            let (mut due, rest): (Vec<Polling>, Vec<Polling>) =
+                pending.into_iter().partition(|p| p.at <= now);
+            pending = rest;
+            // A poll is bounded by its search's deadline too (at least a second, so a search
             // polled at its deadline still gets an answer): the client's retries of a read
             // could otherwise overrun it by several request timeouts.
-            let bound = self.until_deadline(&row).max(MIN_LAST_POLL);
-            let answer = match tokio::time::timeout(bound, self.market.search_result(&row.job))
-                .await
-            {
-                Ok(Ok(a)) => a,
-                Ok(Err(e)) => return Err(self.search_failed(c, &row, polls, e).await),
-                Err(_) => {
-                    let why = "no answer to its poll before the search deadline".to_string();
-                    tracing::warn!(campaign = %c.name, url_id, polls, why, "search poll cut at its deadline; giving up on it");
-                    self.store
-                        .rounds()
-                        .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
-                        .await?;
-                    return Ok(Searched::Expired(why));
+            let answers = join_all(due.iter().map(|p| {
+                let bound = self.until_deadline(&p.row).max(MIN_LAST_POLL);
+                tokio::time::timeout(bound, self.market.search_result(&p.row.job))
+            }))
+            .await;
+            for (mut p, answer) in due.drain(..).zip(answers) {
+                p.polls += 1;
+                match self.after_poll(c, &mut p, answer).await? {
+                    Some(done) => out[p.idx] = Some(done),
+                    None => pending.push(p),
                 }
-            };
-            match answer {
-                SearchPoll::Ready { donors, unpriced } => {
-                    if unpriced > 0 {
-                        tracing::warn!(campaign = %c.name, url_id, unpriced, "donors without a readable price are skipped; see --field-map");
-                    }
-                    self.store
-                        .rounds()
-                        .finish_search(row.id, SearchState::Ready, polls, self.clock.now())
-                        .await?;
-                    return Ok(Searched::Ready { donors, unpriced });
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
+    /// What one poll's answer means for its search: ready or given up (`Some`), or polled
+    /// again after the next wait (`None`, `p.at` moved).
+    async fn after_poll(
+        &self,
+        c: &Campaign,
+        p: &mut Polling,
+        answer: Result<Result<SearchPoll, crate::market::MarketError>, tokio::time::error::Elapsed>,
+    ) -> Result<Option<Searched>, EngineError> {
+        let (row, polls, url_id) = (&p.row, p.polls, p.row.url_id);
+        let answer = match answer {
+            Ok(Ok(a)) => a,
+            Ok(Err(e)) => return Err(self.search_failed(c, row, polls, e).await),
+            Err(_) => {
+                let why = "no answer to its poll before the search deadline".to_string();
+                tracing::warn!(campaign = %c.name, url_id, polls, why, "search poll cut at its deadline; giving up on it");
+                self.store
+                    .rounds()
+                    .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
+                    .await?;
+                return Ok(Some(Searched::Expired(why)));
+            }
+        };
+        let now = self.clock.now();
+        let age = (now - row.created_at).to_std().unwrap_or_default();
+        match answer {
+            SearchPoll::Ready { donors, unpriced } => {
+                if unpriced > 0 {
+                    tracing::warn!(campaign = %c.name, url_id, unpriced, "donors without a readable price are skipped; see --field-map");
                 }
-                SearchPoll::Pending | SearchPoll::NotFound { .. }
-                    if self.clock.now() >= row.deadline =>
-                {
-                    let why = expiry_reason(&answer);
-                    tracing::warn!(campaign = %c.name, url_id, polls, why, "search not ready at its deadline; giving up on it");
-                    self.store
-                        .rounds()
-                        .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
-                        .await?;
-                    return Ok(Searched::Expired(why));
-                }
-                // "Not found" while the job is younger than its deadline: not ready yet.
-                SearchPoll::Pending | SearchPoll::NotFound { .. } => {
-                    self.store
-                        .rounds()
-                        .note_poll(row.id, polls, self.clock.now())
-                        .await?;
-                    let age = (self.clock.now() - row.created_at)
-                        .to_std()
-                        .unwrap_or_default();
-                    let bounds = (self.settings.poll_initial, self.settings.poll_max);
-                    wait = next_poll_wait(wait, age, bounds);
-                    next_wait = wait;
-                }
+                self.store
+                    .rounds()
+                    .finish_search(row.id, SearchState::Ready, polls, now)
+                    .await?;
+                self.pace.ready_after(age);
+                Ok(Some(Searched::Ready { donors, unpriced }))
+            }
+            SearchPoll::Pending | SearchPoll::NotFound { .. } if now >= row.deadline => {
+                let why = expiry_reason(&answer);
+                tracing::warn!(campaign = %c.name, url_id, polls, why, "search not ready at its deadline; giving up on it");
+                self.store
+                    .rounds()
+                    .finish_search(row.id, SearchState::Expired, polls, now)
+                    .await?;
+                Ok(Some(Searched::Expired(why)))
+            }
+            // "Not found" while the job is younger than its deadline: not ready yet.
+            SearchPoll::Pending | SearchPoll::NotFound { .. } => {
+                self.store.rounds().note_poll(row.id, polls, now).await?;
+                let bounds = (self.settings.poll_initial, self.settings.poll_max);
+                p.wait = next_poll_wait(p.wait, age, bounds);
+                // Never past the deadline: the last poll is sent at it, not a backoff step later.
+                p.at = tokio::time::Instant::now() + p.wait.min(self.until_deadline(row));
+                Ok(None)
             }
         }
     }
@@ -228,14 +267,18 @@ impl<M: Market> Engine<M> {
     /// search is a read; the round resumes these jobs. A failure is left to the round,
     /// which handles it as it always does.
     pub(super) async fn start_searches(&self, c: &Campaign, r: &Recorded) {
-        for u in &c.urls {
-            let Some(&url_id) = r.ids.urls.get(&u.url) else {
-                continue;
-            };
-            if let Err(e) = self.open_or_start_search(c, url_id).await {
-                tracing::debug!(campaign = %c.name, url_id, error = %e, "search not started early; the round starts it");
-                return;
-            }
+        let ids: Vec<i64> = c
+            .urls
+            .iter()
+            .filter_map(|u| r.ids.urls.get(&u.url).copied())
+            .collect();
+        let started = join_all(ids.iter().map(|id| self.open_or_start_search(c, *id))).await;
+        for (url_id, e) in ids
+            .iter()
+            .zip(started)
+            .filter_map(|(id, s)| Some((id, s.err()?)))
+        {
+            tracing::debug!(campaign = %c.name, url_id, error = %e, "search not started early; the round starts it");
         }
     }
 
@@ -388,6 +431,21 @@ fn running_coverage(r: &Recorded) -> std::collections::BTreeSet<i64> {
     created.chain(adopted).collect()
 }
 
+/// The least time a poll sent at (or past) its search's deadline may take.
+const MIN_LAST_POLL: Duration = Duration::from_secs(1);
+
+/// One search being polled by [`Engine::search_all`].
+struct Polling {
+    /// Its URL's place in the round.
+    idx: usize,
+    row: crate::store::SearchRow,
+    polls: u32,
+    /// The last wait, doubled after a pending answer.
+    wait: Duration,
+    /// When it is polled next.
+    at: tokio::time::Instant,
+}
+
 /// How one URL's search ended.
 enum Searched {
     Ready {
@@ -399,9 +457,6 @@ enum Searched {
 }
 
 /// Why a search was given up at its deadline, in the words an operator reads in the log.
-/// The least time a poll sent at (or past) its search's deadline may take.
-const MIN_LAST_POLL: Duration = Duration::from_secs(1);
-
 fn expiry_reason(last: &SearchPoll) -> String {
     match last {
         SearchPoll::NotFound { message } => {

@@ -212,6 +212,11 @@ impl MarketClient {
         }))
     }
 
+    /// The client's rate limit (`--rate-limit`), in requests per second.
+    pub fn rate_limit(&self) -> u32 {
+        u32::try_from(self.throttle.per_second()).unwrap_or(u32::MAX)
+    }
+
     /// How credentials are obtained (for `/readyz` and `status`).
     pub fn credentials_mode(&self) -> CredentialsMode {
         self.credentials.mode()

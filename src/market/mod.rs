@@ -117,6 +117,11 @@ pub trait Market: Send + Sync + 'static {
     fn credentials_mode(&self) -> Option<CredentialsMode> {
         None
     }
+    /// The requests per second this client sends at most (`--rate-limit`), which the daemon
+    /// plans its reconciliation from; `None` for doubles without a limit.
+    fn rate_limit(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Fuzzing entry point: `data` as a marketplace answer through the decoder of operation

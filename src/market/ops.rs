@@ -222,6 +222,10 @@ impl Market for MarketClient {
     fn credentials_mode(&self) -> Option<super::CredentialsMode> {
         Some(MarketClient::credentials_mode(self))
     }
+
+    fn rate_limit(&self) -> Option<u32> {
+        Some(MarketClient::rate_limit(self))
+    }
 }
 
 fn no_rejection(v: &Value) -> Result<(), DecodeError> {

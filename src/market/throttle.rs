@@ -99,6 +99,11 @@ impl Throttle {
         }
     }
 
+    /// The limit, in requests per second.
+    pub fn per_second(&self) -> usize {
+        self.per_second
+    }
+
     /// Waits for a slot in flight, then for the rate limiter. The permit is held until the
     /// answer has been read.
     pub async fn admit(&self) -> OwnedSemaphorePermit {

@@ -4,12 +4,14 @@
 //! in [`campaigns`] as compact rows (see there why).
 
 mod campaigns;
+pub mod load;
 
 use std::sync::Arc;
 
 pub use campaigns::{
     CAMPAIGN_STATES, CampaignGaugeValues, CampaignSeries, ROUND_OUTCOMES, STALL_REASONS,
 };
+pub use load::{LoadMetrics, Purpose, with_purpose};
 use prometheus::{
     Counter, Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
     IntGaugeVec, Opts, Registry, TextEncoder,
@@ -46,6 +48,8 @@ pub struct Metrics {
     pub ready: IntGauge,
     pub journal_write_duration_seconds: HistogramVec,
     pub credentials: CredentialMetrics,
+    /// Passes, the reconciliation cycle, calls by purpose, late rounds (`load.rs`).
+    pub load: LoadMetrics,
     /// The per-campaign series, kept as rows rather than as the crate's vectors.
     pub campaigns: Arc<CampaignSeries>,
 }
@@ -182,6 +186,7 @@ impl Metrics {
                 HistogramVec::new(journal, &["step"]).expect("valid"),
             ),
             credentials: CredentialMetrics::register(&r),
+            load: LoadMetrics::register(&r),
             campaigns: Arc::default(),
             registry: r,
         };
@@ -224,6 +229,7 @@ impl Metrics {
         self.api_call_duration_seconds
             .with_label_values(&[operation])
             .observe(seconds);
+        self.load.count_call();
     }
 }
 

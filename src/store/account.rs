@@ -8,9 +8,9 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
+use super::StoreError;
 use super::handles::Campaigns;
 use super::rows::{col, db};
-use super::StoreError;
 use crate::clock::to_millis;
 use crate::money::Money;
 

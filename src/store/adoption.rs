@@ -11,10 +11,10 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::StoreError;
 use super::budget::{self, Movement};
 use super::handles::Campaigns;
 use super::rows::{col, db, opt_time, time};
-use super::StoreError;
 use crate::clock::to_millis;
 use crate::domain::records::{AccountTruth, Adoption, OperatorWord};
 use crate::money::Money;

@@ -47,6 +47,8 @@ mod read_only;
 mod recorded_many;
 #[path = "engine/replace.rs"]
 mod replace;
+#[path = "engine/steady_state.rs"]
+mod steady_state;
 #[path = "engine/support.rs"]
 mod support;
 #[path = "engine/surfaces.rs"]
@@ -95,6 +97,7 @@ on_both_backends!(
     replace::a_changed_spec_is_replaced_with_what_is_left_of_the_limit,
     replace::a_spec_changed_back_is_created_again,
     replace::a_replacement_the_cap_refuses_stops_nothing,
+    steady_state::a_converged_campaign_costs_one_link_list_call_per_reconciliation,
 );
 
 /// `plan` on an SQLite journal that does not exist yet (the backend is the point).

@@ -48,6 +48,13 @@ pub struct BenchArgs {
     /// Seconds of idle CPU measured between rounds (target 3).
     #[arg(long, default_value_t = 10)]
     pub idle_seconds: u64,
+    /// Seconds of steady state measured after the first reconciliation, with `run`'s
+    /// defaults (`--rate-limit 5`, a reconciliation every 300 s) over the converged campaigns
+    /// (target 3, SQLite): calls per campaign per hour, the reconciliation cycle, late rounds,
+    /// memory and CPU. 0: skipped. The long run: `--scale-campaigns 100,1000,10000
+    /// --steady-seconds 3600` (docs/sizing.md).
+    #[arg(long, default_value_t = 300)]
+    pub steady_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     #[arg(long, default_value_t = 2000)]
     pub journal_intents: usize,
@@ -57,6 +64,25 @@ pub struct BenchArgs {
     /// Campaign files validated (target 5).
     #[arg(long, default_value_t = 1000)]
     pub validate_files: usize,
+    /// Polls a search answers "pending" before it is ready, in the bench's sandbox.
+    #[arg(long, default_value_t = 1)]
+    pub pending_polls: u32,
+    /// The sandbox's own rate limit (429 past it), in requests per second. Default: `--rate-limit`.
+    #[arg(long)]
+    pub sandbox_rate_limit: Option<u32>,
+    /// Up to this many more milliseconds of sandbox latency per call, drawn uniformly.
+    #[arg(long, default_value_t = 0)]
+    pub latency_jitter_ms: u64,
+    /// Targets 1 and 2 against this marketplace (a double started outside the bench, on
+    /// loopback) instead of the bench's sandbox; calls and 429s are then counted by
+    /// linkrunner's own metrics. `--latency-ms` and `--pending-polls` must say what it does,
+    /// for the lower bound and the minimum calls.
+    #[arg(long, value_name = "URL")]
+    pub market_url: Option<String>,
+    #[arg(long, default_value = "bench-token", requires = "market_url")]
+    pub market_token: String,
+    #[arg(long, default_value = "bench-ticket", requires = "market_url")]
+    pub market_ticket: String,
     /// Only these targets (e.g. `--only 1 --only 5`); default all.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
     pub only: Vec<u8>,
@@ -76,10 +102,22 @@ pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         poll_initial_ms: a.poll_initial_ms,
         scale_campaigns: a.scale_campaigns.clone(),
         idle_seconds: a.idle_seconds,
+        steady_seconds: a.steady_seconds,
         journal_intents: a.journal_intents,
         journal_rows: a.journal_rows,
         validate_files: a.validate_files,
         only: a.only.clone(),
+        pending_polls: a.pending_polls,
+        sandbox_rate_limit: a.sandbox_rate_limit,
+        latency_jitter_ms: a.latency_jitter_ms,
+        market: a
+            .market_url
+            .as_ref()
+            .map(|url| crate::flow::ExternalMarket {
+                base_url: url.clone(),
+                token: a.market_token.clone(),
+                ticket: a.market_ticket.clone(),
+            }),
     })
     .await
 }

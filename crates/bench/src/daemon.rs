@@ -50,6 +50,30 @@ pub struct DaemonFigures {
     pub settled_after: Duration,
     pub idle_window: Duration,
     pub idle_cpu_percent: f64,
+    /// The steady state afterwards, with `run`'s defaults (only when asked for).
+    pub steady: Option<SteadyFigures>,
+}
+
+/// `linkrunner run` restarted with every default (`--rate-limit 5`, a reconciliation every
+/// 300 s) over the converged campaigns, measured for a while (issue 27).
+#[derive(Debug, Clone)]
+pub struct SteadyFigures {
+    pub window: Duration,
+    pub calls: u64,
+    /// `linkrunner_reconcile_cycle_seconds`, `…_last_cycle_seconds` (0: no full cycle yet),
+    /// `…_backlog` at the end, rounds started late.
+    pub cycle_planned: f64,
+    pub cycle_last: f64,
+    pub backlog: f64,
+    pub rounds_late: f64,
+    pub rss: u64,
+    pub cpu_percent: f64,
+}
+
+impl SteadyFigures {
+    pub fn calls_per_campaign_per_hour(&self, n: usize) -> f64 {
+        self.calls as f64 / n.max(1) as f64 * 3600.0 / self.window.as_secs_f64().max(0.001)
+    }
 }
 
 impl DaemonFigures {
@@ -72,7 +96,7 @@ pub async fn measure(
     campaigns: &Path,
     n: usize,
     db_url: &str,
-    idle: Duration,
+    (idle, steady): (Duration, Option<Duration>),
 ) -> anyhow::Result<DaemonFigures> {
     let dir = Scratch::new("scale-run")?;
     let (token, ticket) = ("bench-token", "bench-ticket");
@@ -91,7 +115,13 @@ pub async fn measure(
         db_url,
         sandbox: &sandbox,
     };
-    let result = run.measure(idle).await;
+    let mut result = run.measure(idle).await;
+    if let (Ok(f), Some(window)) = (result.as_mut(), steady) {
+        match run.measure_steady(window).await {
+            Ok(s) => f.steady = Some(s),
+            Err(e) => result = Err(e),
+        }
+    }
     sandbox.shutdown().await;
     result
 }
@@ -166,12 +196,62 @@ impl Run<'_> {
             settled_after,
             idle_window,
             idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
+            steady: None,
+        })
+    }
+
+    /// The converged campaigns under `linkrunner run` with every default, for `window`.
+    async fn measure_steady(&self, window: Duration) -> anyhow::Result<SteadyFigures> {
+        let port = free_port()?;
+        let mut child = Killed(self.spawn_with(port, &[], &[])?);
+        let started = Instant::now();
+        self.wait_started(&mut child.0, port, started)
+            .await
+            .map_err(|e| e.context(self.log_tail()))?;
+        let pid = Proc::Pid(child.0.id());
+        let (calls0, cpu0, t0) = (self.sandbox.calls(), pid.cpu_time(), Instant::now());
+        tokio::time::sleep(window).await;
+        exited(&mut child.0)?;
+        let window = t0.elapsed();
+        let calls = self.sandbox.calls() - calls0;
+        let cpu = pid.cpu_time().saturating_sub(cpu0);
+        let body = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()?
+            .get(format!("http://127.0.0.1:{port}/metrics"))
+            .send()
+            .await?
+            .text()
+            .await?;
+        let gauge = |name: &str| {
+            body.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+                .unwrap_or(f64::NAN)
+        };
+        Ok(SteadyFigures {
+            window,
+            calls,
+            cycle_planned: gauge("linkrunner_reconcile_cycle_seconds"),
+            cycle_last: gauge("linkrunner_reconcile_last_cycle_seconds"),
+            backlog: gauge("linkrunner_reconcile_backlog"),
+            rounds_late: gauge("linkrunner_rounds_started_late_total"),
+            rss: pid.rss(),
+            cpu_percent: cpu.as_secs_f64() / window.as_secs_f64() * 100.0,
         })
     }
 
     /// `linkrunner run` with the defaults but an unthrottled client, a reconciliation interval
     /// of an hour (only the first one is measured), and its log in the scratch directory.
     fn spawn(&self, port: u16) -> anyhow::Result<Child> {
+        self.spawn_with(
+            port,
+            &["--rate-limit", "2000"],
+            &["--reconcile-interval", "3600"],
+        )
+    }
+
+    /// `linkrunner GLOBAL… run RUN…` against the sandbox, otherwise with the defaults.
+    fn spawn_with(&self, port: u16, global: &[&str], run: &[&str]) -> anyhow::Result<Child> {
         let log = std::fs::File::create(self.dir.join("run.log"))?;
         crate::linkrunner()?
             .arg("--database-url")
@@ -184,8 +264,10 @@ impl Run<'_> {
             .arg(self.dir.join("token"))
             .arg("--auth-ticket-file")
             .arg(self.dir.join("ticket"))
-            .args(["--rate-limit", "2000"])
-            .args(["run", "--reconcile-interval", "3600", "--listen"])
+            .args(global)
+            .arg("run")
+            .args(run)
+            .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())

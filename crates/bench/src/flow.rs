@@ -36,6 +36,21 @@ pub struct FlowSetup {
     pub poll_max: Duration,
     /// Polls a search answers "pending" before it is ready.
     pub pending_polls: u32,
+    /// The sandbox's own limit (429 past it), which may differ from the client's.
+    pub sandbox_rate_limit: u32,
+    /// Up to this much more latency per call, drawn uniformly.
+    pub latency_jitter: Duration,
+    /// A marketplace started outside the bench (base URL, token, ticket) instead of its own
+    /// sandbox: calls, 429s and purchases are then counted by linkrunner's own metrics.
+    pub market: Option<ExternalMarket>,
+}
+
+/// A marketplace the bench does not run: `--market-url`.
+#[derive(Debug, Clone)]
+pub struct ExternalMarket {
+    pub base_url: String,
+    pub token: String,
+    pub ticket: String,
 }
 
 impl FlowSetup {
@@ -122,6 +137,24 @@ pub struct FlowFigures {
 }
 
 impl FlowFigures {
+    fn empty() -> FlowFigures {
+        FlowFigures {
+            backend: String::new(),
+            wall: Duration::ZERO,
+            calls: 0,
+            calls_by_op: BTreeMap::new(),
+            rate_limited: 0,
+            searches: 0,
+            polls: 0,
+            bought: 0,
+            duplicates: 0,
+            converged: 0,
+            peak_rss: 0,
+            journal: Vec::new(),
+            timeline: Vec::new(),
+        }
+    }
+
     pub fn achieved_rate(&self) -> f64 {
         self.calls as f64 / self.wall.as_secs_f64()
     }
@@ -146,18 +179,26 @@ impl FlowFigures {
 pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<FlowFigures> {
     let loaded = campaign::load_dir(dir);
     anyhow::ensure!(loaded.is_clean(), "generated campaigns do not validate");
-    let (token, ticket) = ("bench-token", "bench-ticket");
-    let mut sc = SandboxConfig::new(token, ticket);
-    sc.search_ready_after_polls = setup.pending_polls;
-    sc.faults = Faults {
-        latency_ms: setup.latency.as_millis() as u64,
-        rate_limit: Some(setup.rate_limit),
-        ..Faults::default()
+    let (sandbox, base, token, ticket) = match &setup.market {
+        Some(m) => (None, m.base_url.clone(), m.token.clone(), m.ticket.clone()),
+        None => {
+            let (token, ticket) = ("bench-token", "bench-ticket");
+            let mut sc = SandboxConfig::new(token, ticket);
+            sc.search_ready_after_polls = setup.pending_polls;
+            sc.faults = Faults {
+                latency_ms: setup.latency.as_millis() as u64,
+                latency_jitter_ms: setup.latency_jitter.as_millis() as u64,
+                rate_limit: Some(setup.sandbox_rate_limit),
+                ..Faults::default()
+            };
+            let sandbox = linkrunner_sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?)
+                .await
+                .context("starting the sandbox")?;
+            let base = sandbox.base_url();
+            (Some(sandbox), base, token.to_string(), ticket.to_string())
+        }
     };
-    let sandbox = linkrunner_sandbox::spawn(sc, TcpListener::bind("127.0.0.1:0").await?)
-        .await
-        .context("starting the sandbox")?;
-    let mut market = app::client_config(&sandbox.base_url(), token, ticket)?;
+    let mut market = app::client_config(&base, &token, &ticket)?;
     market.rate_limit = NonZeroU32::new(setup.rate_limit).context("--rate-limit must be > 0")?;
     market.pacing = setup.pacing;
     if let Some(n) = setup.max_concurrency {
@@ -175,10 +216,14 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
     };
     let engine = App::build(settings).await?.into_engine();
     let (store, metrics) = (engine.store().clone(), engine.metrics().clone());
+    let calls_now = || match &sandbox {
+        Some(s) => total_calls(&s.ledger()),
+        None => client_calls(&metrics).values().sum(),
+    };
     procfs::reset_peak_rss();
     let started = Instant::now();
-    // The calls the sandbox has received, read once a second: where the rate fell short of
-    // the limit (a slow start, a tail of campaigns waiting for their searches).
+    // The calls the marketplace has received, read once a second: where the rate fell short
+    // of the limit (a slow start, a tail of campaigns waiting for their searches).
     let mut timeline = Vec::new();
     let mut tick = tokio::time::interval_at(
         tokio::time::Instant::from_std(started) + Duration::from_secs(1),
@@ -189,26 +234,48 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
     let reports = loop {
         tokio::select! {
             r = &mut pass => break r?,
-            _ = tick.tick() => timeline.push(total_calls(&sandbox.ledger())),
+            _ = tick.tick() => timeline.push(calls_now()),
         }
     };
     let wall = started.elapsed();
     let peak_rss = procfs::peak_rss();
-    let ledger = sandbox.ledger();
     store.close().await;
-    sandbox.shutdown().await;
+    let backend = linkrunner::store::redact_url(db_url)
+        .split(':')
+        .next()
+        .unwrap_or("?")
+        .to_string();
+    let mut f = match sandbox {
+        Some(sandbox) => {
+            let ledger = sandbox.ledger();
+            sandbox.shutdown().await;
+            sandbox_figures(&ledger)
+        }
+        None => client_figures(&metrics, reports.iter().map(|r| u64::from(r.bought)).sum()),
+    };
+    f.backend = match setup.market {
+        Some(_) => format!("{backend}, outside marketplace"),
+        None => backend,
+    };
+    f.wall = wall;
+    f.converged = reports
+        .iter()
+        .filter(|r| r.converged() && r.bought == LINKS_PER_ROUND)
+        .count();
+    f.peak_rss = peak_rss;
+    f.journal = journal_quantiles(&metrics);
+    f.timeline = timeline;
+    Ok(f)
+}
+
+/// The counts the sandbox's ledger holds (the rest of the figures are filled by [`run`]).
+fn sandbox_figures(ledger: &linkrunner_sandbox::Ledger) -> FlowFigures {
     let calls_by_op: BTreeMap<String, u64> = ledger
         .requests
         .iter()
         .map(|(op, outcomes)| (op.clone(), outcomes.values().sum()))
         .collect();
-    Ok(FlowFigures {
-        backend: linkrunner::store::redact_url(db_url)
-            .split(':')
-            .next()
-            .unwrap_or("?")
-            .into(),
-        wall,
+    FlowFigures {
         calls: calls_by_op.values().sum(),
         calls_by_op,
         rate_limited: ledger.rate_limited,
@@ -216,14 +283,50 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
         polls: ledger.polls_served,
         bought: ledger.purchases.len() as u64,
         duplicates: ledger.duplicate_purchases,
-        converged: reports
-            .iter()
-            .filter(|r| r.converged() && r.bought == LINKS_PER_ROUND)
-            .count(),
-        peak_rss,
-        journal: journal_quantiles(&metrics),
-        timeline,
-    })
+        ..FlowFigures::empty()
+    }
+}
+
+/// The counts linkrunner's own metrics hold, for a marketplace the bench cannot read:
+/// duplicates are not known there (0), purchases are what the passes reported.
+fn client_figures(m: &Metrics, bought: u64) -> FlowFigures {
+    let calls_by_op = client_calls(m);
+    let of = |op: &str, outcome: &str| m.api_calls_total.with_label_values(&[op, outcome]).get();
+    let rate_limited = linkrunner::market::op::ALL
+        .iter()
+        .map(|op| of(op, "rate_limited"))
+        .sum();
+    FlowFigures {
+        calls: calls_by_op.values().sum(),
+        searches: calls_by_op
+            .get(linkrunner::market::op::SEARCH)
+            .copied()
+            .unwrap_or(0),
+        polls: calls_by_op
+            .get(linkrunner::market::op::SEARCH_RESULT)
+            .copied()
+            .unwrap_or(0),
+        calls_by_op,
+        rate_limited,
+        bought,
+        duplicates: 0,
+        ..FlowFigures::empty()
+    }
+}
+
+/// Calls linkrunner sent, by operation (every outcome).
+fn client_calls(m: &Metrics) -> BTreeMap<String, u64> {
+    linkrunner::market::op::ALL
+        .iter()
+        .map(|op| {
+            let n = linkrunner::metrics::API_OUTCOMES
+                .iter()
+                .map(|o| m.api_calls_total.with_label_values(&[op, o]).get())
+                .sum();
+            (op.to_string(), n)
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
 }
 
 fn total_calls(l: &linkrunner_sandbox::Ledger) -> u64 {
@@ -268,6 +371,9 @@ mod tests {
             poll_initial: Duration::from_millis(2000),
             poll_max: Duration::from_millis(30000),
             pending_polls: 1,
+            sandbox_rate_limit: 200,
+            latency_jitter: Duration::ZERO,
+            market: None,
         }
     }
 

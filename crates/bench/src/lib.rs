@@ -93,10 +93,22 @@ async fn run_flows(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let setup = a.flow_setup();
     let dir = Scratch::new("flow")?;
     fixture::write_campaigns(dir.path(), a.flow_campaigns, "0 9 * * *")?;
+    let market = match &setup.market {
+        Some(m) => format!(
+            "the marketplace at {} (started outside the bench)",
+            m.base_url
+        ),
+        None => format!(
+            "the sandbox: {} ms per call (+ up to {} ms jitter), ready after {} pending poll(s), 429 past {} requests/s",
+            setup.latency.as_millis(),
+            setup.latency_jitter.as_millis(),
+            setup.pending_polls,
+            setup.sandbox_rate_limit
+        ),
+    };
     println!(
-        "\n== targets 1 and 2: full flow, {} campaigns, {} ms per call, limit {} requests/s, {}",
+        "\n== targets 1 and 2: full flow, {} campaigns against {market}; --rate-limit {}, {}",
         setup.campaigns,
-        setup.latency.as_millis(),
         setup.rate_limit,
         setup.concurrency_label()
     );

@@ -45,7 +45,9 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     );
     let mut measured = Vec::new();
     for &n in &sizes {
-        measured.push(measure_size(n, Duration::from_secs(a.idle_seconds.max(1))).await?);
+        let idle = Duration::from_secs(a.idle_seconds.max(1));
+        let steady = (a.steady_seconds > 0).then(|| Duration::from_secs(a.steady_seconds));
+        measured.push(measure_size(n, idle, steady).await?);
     }
     print_growth(&measured);
     let v = match measured.last() {
@@ -56,7 +58,7 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     Ok(v)
 }
 
-async fn measure_size(n: usize, idle: Duration) -> anyhow::Result<Size> {
+async fn measure_size(n: usize, idle: Duration, steady: Option<Duration>) -> anyhow::Result<Size> {
     let dir = Scratch::new("scale")?;
     fixture::write_campaigns(dir.path(), n, FAR_SCHEDULE)?;
     println!("-- {n} campaigns");
@@ -70,12 +72,14 @@ async fn measure_size(n: usize, idle: Duration) -> anyhow::Result<Size> {
     let mut runs = Vec::new();
     let db = Scratch::new("scale-db")?;
     let sqlite = format!("sqlite://{}/journal.db", db.path().display());
-    let f = daemon::measure(dir.path(), n, &sqlite, idle).await?;
+    // The steady state on SQLite only: it is the daemon's pacing that is measured, not the journal.
+    let f = daemon::measure(dir.path(), n, &sqlite, (idle, steady)).await?;
     print_run("sqlite", n, &f);
+    print_steady(n, &f);
     runs.push(("sqlite", f));
     match FreshDb::create("scale").await? {
         Some(pg) => {
-            let f = daemon::measure(dir.path(), n, &pg.url, idle).await;
+            let f = daemon::measure(dir.path(), n, &pg.url, (idle, None)).await;
             pg.drop_db().await;
             let f = f?;
             print_run("postgres", n, &f);
@@ -124,6 +128,24 @@ fn print_run(backend: &str, n: usize, f: &DaemonFigures) {
     );
 }
 
+fn print_steady(n: usize, f: &DaemonFigures) {
+    let Some(s) = &f.steady else {
+        return;
+    };
+    println!(
+        "   steady state with run's defaults (--rate-limit 5, --reconcile-interval 300) over {:.0} s: {} calls, {} per campaign per hour; reconciliation cycle planned {:.0} s, last full cycle {:.0} s (0: none finished yet), backlog {:.0}; rounds started late {:.0}; resident memory {:.1} MiB; CPU {:.2}% of a core",
+        s.window.as_secs_f64(),
+        s.calls,
+        fmt_num(s.calls_per_campaign_per_hour(n)),
+        s.cycle_planned,
+        s.cycle_last,
+        s.backlog,
+        s.rounds_late,
+        mib(s.rss),
+        s.cpu_percent
+    );
+}
+
 /// Each figure at every size, and how much it grew from one size to the next against how
 /// much the campaigns grew: linear growth shows the same factors.
 fn print_growth(sizes: &[Size]) {
@@ -160,6 +182,26 @@ fn print_growth(sizes: &[Size]) {
             if values.len() == sizes.len() {
                 growth_line(&format!("{b}: {what}"), values);
             }
+        }
+    }
+    let steady: Vec<(usize, &crate::daemon::SteadyFigures)> = sizes
+        .iter()
+        .filter_map(|s| Some((s.campaigns, s.runs.first()?.1.steady.as_ref()?)))
+        .collect();
+    if steady.len() == sizes.len() {
+        type Steady = fn(usize, &crate::daemon::SteadyFigures) -> f64;
+        let figures: [(&str, Steady); 4] = [
+            ("steady calls per campaign per hour", |n, s| {
+                s.calls_per_campaign_per_hour(n)
+            }),
+            ("steady reconciliation cycle planned (s)", |_, s| {
+                s.cycle_planned
+            }),
+            ("steady resident memory (MiB)", |_, s| mib(s.rss)),
+            ("steady CPU (% of a core)", |_, s| s.cpu_percent),
+        ];
+        for (what, f) in figures {
+            growth_line(what, steady.iter().map(|(n, s)| f(*n, s)).collect());
         }
     }
 }

@@ -10,7 +10,7 @@ pub struct BenchSettings {
     pub flow_campaigns: usize,
     /// Sandbox latency added to every call, in milliseconds.
     pub latency_ms: u64,
-    /// The sandbox's rate limit, and the client's own, in requests per second.
+    /// The client's rate limit (`--rate-limit`), and the sandbox's unless `sandbox_rate_limit`.
     pub rate_limit: u32,
     /// Campaigns working at once; `None`: the product's default.
     pub campaign_concurrency: Option<usize>,
@@ -25,6 +25,9 @@ pub struct BenchSettings {
     pub scale_campaigns: Vec<usize>,
     /// Seconds of idle CPU measured between rounds (target 3).
     pub idle_seconds: u64,
+    /// Seconds of steady state measured with `run`'s defaults after the first
+    /// reconciliation (target 3, SQLite); 0: none.
+    pub steady_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     pub journal_intents: usize,
     /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
@@ -33,6 +36,14 @@ pub struct BenchSettings {
     pub validate_files: usize,
     /// Only these targets (1 to 5); empty: all.
     pub only: Vec<u8>,
+    /// Polls a search answers "pending" before it is ready (the bench's sandbox).
+    pub pending_polls: u32,
+    /// The sandbox's own limit; `None`: `rate_limit`.
+    pub sandbox_rate_limit: Option<u32>,
+    /// Up to this much more sandbox latency per call, in milliseconds.
+    pub latency_jitter_ms: u64,
+    /// Targets 1 and 2 against a marketplace started outside the bench.
+    pub market: Option<flow::ExternalMarket>,
 }
 
 impl BenchSettings {
@@ -58,7 +69,10 @@ impl BenchSettings {
             pacing: self.pacing,
             poll_initial: Duration::from_millis(self.poll_initial_ms),
             poll_max: Duration::from_secs(30).max(Duration::from_millis(self.poll_initial_ms)),
-            pending_polls: 1,
+            pending_polls: self.pending_polls,
+            sandbox_rate_limit: self.sandbox_rate_limit.unwrap_or(self.rate_limit).max(1),
+            latency_jitter: Duration::from_millis(self.latency_jitter_ms),
+            market: self.market.clone(),
         }
     }
 }

@@ -24,6 +24,9 @@ pub struct Faults {
     pub error_ops: Option<BTreeSet<Op>>,
     /// Delay added to every call.
     pub latency_ms: u64,
+    /// Up to this much more delay per call, drawn uniformly (`0`: a fixed latency, and no
+    /// draw, so the other faults' sequence is unchanged).
+    pub latency_jitter_ms: u64,
     /// Requests per second across the server; beyond it, 429 with `Retry-After: 1`.
     pub rate_limit: Option<u32>,
     /// Chance that a successful change is answered with a body cut short.
@@ -164,6 +167,15 @@ impl FaultState {
         self.window_count <= limit
     }
 
+    /// The delay of this call: the latency, plus a uniform draw up to the jitter.
+    pub fn draw_latency(&mut self) -> Duration {
+        let jitter = match self.faults.latency_jitter_ms {
+            0 => 0,
+            j => self.rng.range(0, j.min(i64::MAX as u64) as i64) as u64,
+        };
+        self.faults.latency() + Duration::from_millis(jitter)
+    }
+
     /// Whether this call fails with a 5xx before executing.
     pub fn draw_error(&mut self, op: Op) -> bool {
         self.faults.error_rate > 0.0
@@ -258,6 +270,29 @@ mod tests {
             .validate()
             .is_err()
         );
+    }
+
+    #[test]
+    fn jitter_adds_up_to_its_bound_and_none_without_it() {
+        let fixed = Faults {
+            latency_ms: 50,
+            ..Faults::default()
+        };
+        let mut s = FaultState::new(fixed, 7);
+        assert_eq!(s.draw_latency(), Duration::from_millis(50));
+        let jittery = Faults {
+            latency_ms: 50,
+            latency_jitter_ms: 20,
+            ..Faults::default()
+        };
+        let mut s = FaultState::new(jittery, 7);
+        let draws: Vec<Duration> = (0..200).map(|_| s.draw_latency()).collect();
+        assert!(
+            draws
+                .iter()
+                .all(|d| *d >= Duration::from_millis(50) && *d <= Duration::from_millis(70))
+        );
+        assert!(draws.iter().any(|d| *d != draws[0]), "the jitter varies");
     }
 
     #[test]

@@ -140,7 +140,7 @@ impl Shared {
     }
 
     async fn gate(&self, op: Op, headers: &HeaderMap) -> Result<(), Response> {
-        let latency = self.faults().faults().latency();
+        let latency = self.faults().draw_latency();
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }

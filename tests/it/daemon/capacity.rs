@@ -1,0 +1,138 @@
+//! Capacity (issue 27): buy rounds go before reconciliation. While a reconciliation that
+//! cannot finish within `--reconcile-interval` keeps running, rounds that come due start and
+//! finish with the marketplace's calls going mostly to them (counted by the sandbox).
+
+use std::time::Duration;
+
+use linkrunner::daemon::run::{DaemonOptions, Event};
+use linkrunner_sandbox::{Ledger, Op};
+
+use super::support::{Daemon, TICKET, TOKEN, World, at, campaign_yaml, rounds, within};
+use crate::support::app::{self, InProcess, Journal};
+
+const FILLERS: usize = 60;
+const BUYERS: usize = 10;
+const RATE_LIMIT: u32 = 40;
+
+/// A campaign that never buys on a schedule: reconciliation is all it costs.
+fn filler_yaml(name: &str) -> String {
+    let full = campaign_yaml(name, "0 9 * * *", 4000);
+    full[..full.find("buy:").expect("the template buys")].to_string()
+}
+
+fn requests(l: &Ledger, op: Op) -> u64 {
+    l.requests.get(op.name()).map_or(0, |m| m.values().sum())
+}
+
+fn total(l: &Ledger) -> u64 {
+    l.requests.values().flat_map(|m| m.values()).sum()
+}
+
+/// Calls only a buy round makes: searches, their polls, purchases.
+fn round_calls(l: &Ledger) -> u64 {
+    [Op::SearchStart, Op::SearchResult, Op::BuyLinks]
+        .into_iter()
+        .map(|op| requests(l, op))
+        .sum()
+}
+
+/// The daemon at `RATE_LIMIT` requests/s, reconciling every campaign every second: more
+/// than the limit carries, so its reconciliation never ends.
+async fn start(world: &World) -> Daemon {
+    let mut market = app::client_config(&world.sandbox.base_url(), TOKEN, TICKET);
+    market.rate_limit = std::num::NonZeroU32::new(RATE_LIMIT).unwrap();
+    let mut settings = app::settings(Journal::Url(world.db_url.clone()), market);
+    settings.clock = world.clock.clone();
+    settings.daemon = DaemonOptions {
+        campaigns_dir: world.campaigns(),
+        reconcile_interval: Duration::from_secs(1),
+        shutdown_grace: Duration::from_secs(10),
+        round_every: None,
+        watch: false,
+        signals: false,
+    };
+    InProcess::start(settings).await
+}
+
+fn gauge(body: &str, name: &str) -> f64 {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} in /metrics"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_due_round_starts_while_a_long_reconciliation_is_under_way() {
+    // Arrange: 60 campaigns that only reconcile, 10 that buy every ten minutes; the first
+    // reconciliation creates every project, the 09:00 slots are the buyers' baselines.
+    let world = World::new(at(9, 0, 30)).await;
+    for i in 0..FILLERS {
+        world.write(
+            &format!("f{i:02}.yaml"),
+            &filler_yaml(&format!("fill-{i:02}")),
+        );
+    }
+    let buyers: Vec<String> = (0..BUYERS).map(|i| format!("buy-{i:02}")).collect();
+    for b in &buyers {
+        world.write(
+            &format!("{b}.yaml"),
+            &campaign_yaml(b, "*/10 * * * *", 5000),
+        );
+    }
+    let mut daemon = start(&world).await;
+    within(
+        Duration::from_secs(120),
+        "every project exists and every baseline is recorded",
+        || async {
+            let projects = world.sandbox.ledger().projects.len();
+            let mut baselines = 0;
+            for b in &buyers {
+                baselines += rounds(&world.db_url, b).await.len();
+            }
+            (projects == FILLERS + BUYERS && baselines == BUYERS).then_some(())
+        },
+    )
+    .await;
+    let body = daemon.metrics_body().await;
+    assert!(
+        gauge(&body, "linkrunner_reconcile_cycle_seconds") > 1.0,
+        "the reconciliation is planned longer than its interval: {body}"
+    );
+    daemon.drain_events();
+    let before = world.sandbox.ledger();
+
+    // Act: the buyers' 09:10 slot comes while the reconciliation goes on.
+    world.clock.set(at(9, 10, 5));
+    let mut bought = 0;
+    for _ in 0..BUYERS {
+        bought += daemon
+            .next_event(|e| match e {
+                Event::Round { slot, report } if *slot == at(9, 10, 0) => Some(report.bought),
+                _ => None,
+            })
+            .await;
+    }
+    let after = world.sandbox.ledger();
+
+    // Assert: every round bought, and most calls made meanwhile were the rounds' own.
+    let ours = round_calls(&after) - round_calls(&before);
+    // Each round's pass also reads its link list once: those are the rounds' too.
+    let others = (total(&after) - total(&before)) - ours - BUYERS as u64;
+    assert_eq!(bought, 2 * BUYERS as u32, "each round buys per_run = 2");
+    assert!(
+        ours >= 3 * BUYERS as u64,
+        "a search, a poll and a purchase per round: {ours}"
+    );
+    assert!(
+        others <= ours,
+        "reconciliation took {others} calls while the rounds took {ours}: rounds must go first"
+    );
+    let body = daemon.metrics_body().await;
+    assert_eq!(gauge(&body, "linkrunner_rounds_started_late_total"), 0.0);
+    assert!(
+        gauge(
+            &body,
+            "linkrunner_api_calls_by_purpose_total{purpose=\"buy\"}"
+        ) >= ours as f64
+    );
+    daemon.stop().await;
+}
