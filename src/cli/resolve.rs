@@ -18,10 +18,10 @@ use crate::store::{HaltScope, IntentId, IntentKind, IntentRow, LinkRef, Resoluti
     .args(["created", "not_created", "allow_rebuy", "release_link"]).multiple(true)))]
 pub struct ResolveArgs {
     /// The intent's id (from `linkrunner status`).
-    #[arg(required_unless_present = "release_link")]
+    #[arg(required_unless_present = "release_link", value_parser = super::ranges::id())]
     pub intent: Option<i64>,
     /// It happened: the id the marketplace gave it (autobuyer id, link id, ...).
-    #[arg(long, value_name = "REMOTE_ID", conflicts_with_all = ["not_created", "release_link"])]
+    #[arg(long, value_name = "REMOTE_ID", value_parser = super::ranges::id(), conflicts_with_all = ["not_created", "release_link"])]
     pub created: Option<i64>,
     /// It did not happen: its money is released. A purchase's page stays blocked from being
     /// bought again unless `--allow-rebuy` is given too.

@@ -4,6 +4,7 @@
 //! in [`campaigns`] as compact rows (see there why).
 
 mod campaigns;
+pub mod http;
 
 use std::sync::Arc;
 
@@ -44,6 +45,8 @@ pub struct Metrics {
     pub ready: IntGauge,
     pub journal_write_duration_seconds: HistogramVec,
     pub credentials: CredentialMetrics,
+    /// Connections and refusals of the HTTP listeners.
+    pub http: http::HttpMetrics,
     /// The per-campaign series, kept as rows rather than as the crate's vectors.
     pub campaigns: Arc<CampaignSeries>,
 }
@@ -174,6 +177,7 @@ impl Metrics {
                 HistogramVec::new(journal, &["step"]).expect("valid"),
             ),
             credentials: CredentialMetrics::register(&r),
+            http: http::HttpMetrics::register(&r),
             campaigns: Arc::default(),
             registry: r,
         };
