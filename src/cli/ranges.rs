@@ -43,11 +43,11 @@ pub fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// An amount of rubles, zero or more.
+/// An amount of rubles from zero to a billion.
 pub fn rubles(s: &str) -> Result<crate::money::Money, String> {
     let m = crate::money::Money::parse_rubles(s).map_err(|e| e.to_string())?;
-    if m.is_negative() {
-        return Err(format!("{s} is below zero"));
+    if m.is_negative() || m > crate::money::Money::from_rubles(1_000_000_000) {
+        return Err(format!("{s} is not in 0..=1000000000 rubles"));
     }
     Ok(m)
 }
