@@ -35,8 +35,8 @@ pub struct EngineArgs {
     /// Seconds after an uncertain purchase before its absence from the link list means "not bought".
     #[arg(long, env = "LINKRUNNER_SETTLE_GRACE", default_value_t = 120, value_parser = ranges::u64_in(0..=ranges::DAY_SECS))]
     pub settle_grace: u64,
-    /// Seconds a campaign lease lasts without renewal.
-    #[arg(long, env = "LINKRUNNER_LEASE_TTL", default_value_t = 120, value_parser = ranges::u64_in(5..=ranges::DAY_SECS))]
+    /// Seconds a campaign lease lasts without renewal (below 5 counts as 5).
+    #[arg(long, env = "LINKRUNNER_LEASE_TTL", default_value_t = 120, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
     pub lease_ttl: u64,
     /// Campaigns working at once (a campaign waiting for a search result lends its slot out).
     /// Default: twice the marketplace requests allowed in flight, so campaigns never limit

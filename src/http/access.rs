@@ -170,7 +170,7 @@ impl AllowedHosts {
             return true;
         }
         let name = name.trim_end_matches('.').to_ascii_lowercase();
-        name == "localhost" || name.ends_with(".localhost") || self.names.iter().any(|n| *n == name)
+        name == "localhost" || name.ends_with(".localhost") || self.names.contains(&name)
     }
 }
 

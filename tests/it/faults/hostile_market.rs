@@ -23,7 +23,7 @@ pub(super) enum Hostile {
     /// The purchase is refused without reaching the marketplace, with an error body full of
     /// escape sequences, control characters, BIDI overrides and a formula
     /// ([`super::hostile_strings`]).
-    HostileText,
+    EscapeText,
     /// The purchase is answered 307 to another host, without reaching the marketplace.
     Redirect,
     /// The purchase executes; its answer is 64 MiB of JSON-looking bytes.
@@ -169,7 +169,7 @@ async fn handle(mut conn: TcpStream, ctx: Ctx, mode: Hostile, other: SocketAddr)
         );
         return conn.write_all(head.as_bytes()).await.ok();
     }
-    if mode == Hostile::HostileText {
+    if mode == Hostile::EscapeText {
         let body = super::hostile_strings::error_body();
         return conn.write_all(&answer(400, body.as_bytes())).await.ok();
     }
@@ -208,7 +208,7 @@ async fn handle(mut conn: TcpStream, ctx: Ctx, mode: Hostile, other: SocketAddr)
             let job = br#"{"jobHandleId": "../../Placement/rent/create/projectId/1?x=#", "message": "ok", "metaData": "a/../../b?c=d#e%2F"}"#;
             conn.write_all(&answer(200, job)).await.ok()
         }
-        Hostile::Redirect | Hostile::HostileText => unreachable!("answered above"),
+        Hostile::Redirect | Hostile::EscapeText => unreachable!("answered above"),
     }
 }
 

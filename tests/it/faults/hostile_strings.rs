@@ -64,7 +64,7 @@ fn text(out: &Output) -> (String, String) {
 async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
     let canary = Canary::new();
     let sandbox = start_sandbox(sandbox_config(&canary)).await;
-    let proxy = start_proxy(sandbox.base_url(), Hostile::HostileText).await;
+    let proxy = start_proxy(sandbox.base_url(), Hostile::EscapeText).await;
     let dir = campaign_dir("0 9 * * *");
     let db = TestDb::sqlite().await;
     let via = format!("http://{}", proxy.addr);
