@@ -28,6 +28,7 @@
 //! | `engine` | [`EngineSettings::default`] |
 //! | `clock` | the system clock |
 //! | `daemon` | [`DaemonOptions::default`]: `./campaigns`, watched, signal handlers on |
+//! | `http` | [`HttpOptions::default`]: loopback names and IP literals, no token, default connection caps |
 //!
 //! Every [`App`] has its own [`Metrics`] registry, shared by the journal, the client and the
 //! engine, and its own holder id: two apps on one journal behave as two processes.
@@ -40,8 +41,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::{self, SharedClock};
-use crate::daemon::run::{DaemonOptions, Event, run};
+use crate::daemon::run::{DaemonOptions, Event, HttpSide, run};
 use crate::effects::{Engine, EngineSettings};
+use crate::http::HttpOptions;
 use crate::market::{ClientConfig, Credentials, MarketClient};
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -63,6 +65,8 @@ pub struct AppSettings {
     pub clock: SharedClock,
     /// How [`App::run_until_stopped`] runs the daemon; unused by a single pass.
     pub daemon: DaemonOptions,
+    /// Who may read the daemon's HTTP endpoint, and what its listeners hold.
+    pub http: HttpOptions,
 }
 
 impl AppSettings {
@@ -74,6 +78,7 @@ impl AppSettings {
             engine: EngineSettings::default(),
             clock: clock::system(),
             daemon: DaemonOptions::default(),
+            http: HttpOptions::default(),
         }
     }
 }
@@ -83,6 +88,7 @@ impl AppSettings {
 pub struct App {
     engine: Engine<MarketClient>,
     daemon: DaemonOptions,
+    http: HttpOptions,
 }
 
 impl App {
@@ -114,6 +120,7 @@ impl App {
         Ok(App {
             engine,
             daemon: settings.daemon,
+            http: settings.http,
         })
     }
 
@@ -134,7 +141,24 @@ impl App {
         shutdown: CancellationToken,
         events: Option<mpsc::UnboundedSender<Event>>,
     ) -> anyhow::Result<()> {
-        run(self.engine, self.daemon, listener, shutdown, events).await
+        self.run_with_probe(listener, None, shutdown, events).await
+    }
+
+    /// As [`App::run_until_stopped`], with `/healthz` and `/readyz` also on `probe`, a
+    /// listener of their own with its own connection cap.
+    pub async fn run_with_probe(
+        self,
+        listener: TcpListener,
+        probe: Option<TcpListener>,
+        shutdown: CancellationToken,
+        events: Option<mpsc::UnboundedSender<Event>>,
+    ) -> anyhow::Result<()> {
+        let web = HttpSide {
+            options: self.http,
+            listener,
+            probe,
+        };
+        run(self.engine, self.daemon, web, shutdown, events).await
     }
 }
 

@@ -32,7 +32,9 @@ fn main() -> ExitCode {
     match runtime.block_on(linkrunner::cli::dispatch(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // An error may quote the marketplace or a file: escaped like every other output.
+            let text = format!("{e:#}");
+            eprintln!("error: {}", linkrunner::domain::shown::block(&text));
             ExitCode::from(1)
         }
     }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
-use super::secrets;
+use super::{ranges, secrets};
 use crate::market::{
     AuthScheme, ClientConfig, CredentialSource, Credentials, CredentialsMode, FieldMap,
     LoginSettings,
@@ -81,18 +81,20 @@ pub struct ApiArgs {
         long,
         env = "LINKRUNNER_RATE_LIMIT",
         default_value_t = 5,
+        value_parser = ranges::u32_in(1..=10_000),
         global = true
     )]
     pub rate_limit: u32,
     /// At most this many marketplace requests in flight at once. Default: one second's worth
     /// at `--rate-limit` (at least 4, at most 256), so the rate limit is the bound.
-    #[arg(long, env = "LINKRUNNER_MAX_CONCURRENCY", global = true)]
+    #[arg(long, env = "LINKRUNNER_MAX_CONCURRENCY", global = true, value_parser = ranges::usize_in(1..=1024))]
     pub max_concurrency: Option<usize>,
     /// Seconds a marketplace request may take, end to end.
     #[arg(
         long,
         env = "LINKRUNNER_REQUEST_TIMEOUT",
         default_value_t = 30,
+        value_parser = ranges::u64_in(1..=3600),
         global = true
     )]
     pub request_timeout: u64,
@@ -101,6 +103,7 @@ pub struct ApiArgs {
         long,
         env = "LINKRUNNER_CONNECT_TIMEOUT",
         default_value_t = 10,
+        value_parser = ranges::u64_in(1..=600),
         global = true
     )]
     pub connect_timeout: u64,
@@ -109,6 +112,7 @@ pub struct ApiArgs {
         long,
         env = "LINKRUNNER_MAX_ANSWER_BYTES",
         default_value_t = ClientConfig::DEFAULT_MAX_ANSWER_BYTES,
+        value_parser = ranges::usize_in(1024..=1 << 30),
         global = true
     )]
     pub max_answer_bytes: usize,
@@ -118,9 +122,14 @@ pub struct ApiArgs {
         long,
         env = "LINKRUNNER_READ_RETRIES",
         default_value_t = ClientConfig::DEFAULT_READ_RETRIES,
+        value_parser = ranges::usize_in(0..=20),
         global = true
     )]
     pub read_retries: usize,
+    /// Accept a plain `http://` base URL to a host other than this machine (the token and
+    /// ticket then cross the network unencrypted). Loopback needs no flag.
+    #[arg(long, env = "LINKRUNNER_ALLOW_INSECURE_HTTP", global = true)]
+    pub allow_insecure_http: bool,
 }
 
 impl ApiArgs {
@@ -153,6 +162,7 @@ impl ApiArgs {
         config.connect_timeout = Duration::from_secs(self.connect_timeout);
         config.max_answer_bytes = self.max_answer_bytes;
         config.read_retries = self.read_retries;
+        config.allow_insecure_http = self.allow_insecure_http;
         config.validate().context("marketplace client settings")?;
         Ok(config)
     }

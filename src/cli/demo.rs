@@ -14,6 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::global::GlobalArgs;
+use super::ranges;
 use crate::app::{self, App, AppSettings, Journal};
 use crate::daemon::run::{DaemonOptions, Event};
 use crate::effects::EngineSettings;
@@ -25,10 +26,10 @@ pub struct DemoArgs {
     #[arg(long, default_value = "127.0.0.1:9464")]
     pub listen: std::net::SocketAddr,
     /// Seconds between buy rounds (the campaigns' own schedules are ignored in the demo).
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
     pub round_every: u64,
     /// Stop after this many rounds per active buying campaign (0: run until Ctrl-C).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = ranges::u32_in(0..=1_000_000))]
     pub rounds: u32,
 }
 

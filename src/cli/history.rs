@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use clap::{Args, ValueEnum};
 
 use super::global::GlobalArgs;
-use super::shared::{Format, open_store_recorded};
+use super::shared::{Format, open_store_recorded, print_json, print_text};
 use crate::views::story::{self, Subject};
 
 /// `--format` of `history`: text for people, JSON and CSV for finance and scripts.
@@ -52,9 +52,9 @@ pub async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode
         .await
         .context("reading the ledger")?;
     match a.format {
-        TableFormat::Text => print!("{}", story::render_history_text(&lines)),
-        TableFormat::Json => println!("{}", serde_json::to_string_pretty(&lines)?),
-        TableFormat::Csv => print!("{}", story::render_history_csv(&lines)),
+        TableFormat::Text => print_text(&story::render_history_text(&lines)),
+        TableFormat::Json => print_json(&lines)?,
+        TableFormat::Csv => print_text(&story::render_history_csv(&lines)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -71,8 +71,8 @@ pub async fn explain(g: &GlobalArgs, a: &ExplainArgs) -> anyhow::Result<ExitCode
         anyhow::bail!("the journal knows no link or intent `{}`", a.what);
     };
     match a.format {
-        Format::Text => print!("{}", story::render_story(&s)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&s)?),
+        Format::Text => print_text(&story::render_story(&s)),
+        Format::Json => print_json(&s)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -59,7 +59,7 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
         .pass_holding(&loaded.campaigns, true, &loaded.invalid)
         .await?;
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
+        Format::Json => super::shared::print_json(&reports)?,
         Format::Text => {
             if let Some(d) = e.reach().down() {
                 println!(
@@ -75,10 +75,11 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
                     .map(|d| format!(": {d}"))
                     .unwrap_or_default();
                 let reason = r.reason.map(|x| format!(" [{x}]")).unwrap_or_default();
-                println!(
+                let line = format!(
                     "{}: {}{reason} (bought {}, uncertain {}){detail}",
                     r.campaign, r.outcome, r.bought, r.uncertain
                 );
+                println!("{}", crate::domain::shown::line(&line));
             }
         }
     }

@@ -27,6 +27,10 @@ pub struct PlanArgs {
     /// opening the journal database (for review jobs without database access).
     #[arg(long, value_name = "URL")]
     pub state_from: Option<String>,
+    /// File holding the daemon's HTTP token (its `--http-token-file`), sent with
+    /// `--state-from` as `Authorization: Bearer`.
+    #[arg(long, value_name = "FILE", env = "LINKRUNNER_STATE_TOKEN_FILE")]
+    pub state_token_file: Option<std::path::PathBuf>,
 }
 
 /// `plan --format`.
@@ -40,7 +44,7 @@ pub enum PlanFormat {
 
 pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     let source = match &a.state_from {
-        Some(url) => StateSource::Served(fetch_state(url).await?),
+        Some(url) => StateSource::Served(fetch_state(url, a.state_token_file.as_deref()).await?),
         None => match open_store_to_read(g).await? {
             Some(store) => StateSource::Journal(store),
             // Nothing recorded yet: everything is planned as new, and nothing is created.
@@ -61,11 +65,13 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {w}");
     }
     match a.format {
-        PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&plans)?),
-        PlanFormat::Text => plans.iter().for_each(|p| print!("{}", render_plan(p))),
+        PlanFormat::Json => super::shared::print_json(&plans)?,
+        PlanFormat::Text => plans
+            .iter()
+            .for_each(|p| super::shared::print_text(&render_plan(p))),
         PlanFormat::Markdown => {
             let problems: Vec<String> = loaded.problems.iter().map(|d| d.to_string()).collect();
-            print!("{}", render_markdown(&plans, &problems));
+            super::shared::print_text(&render_markdown(&plans, &problems));
         }
     }
     if !loaded.problems.is_empty() {

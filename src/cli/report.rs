@@ -26,9 +26,9 @@ pub async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<ExitCode> 
         .await
         .context("reading the ledger")?;
     match a.format {
-        TableFormat::Text => print!("{}", month::render_text(&r)),
-        TableFormat::Json => println!("{}", serde_json::to_string_pretty(&r)?),
-        TableFormat::Csv => print!("{}", month::render_csv(&r)),
+        TableFormat::Text => super::shared::print_text(&month::render_text(&r)),
+        TableFormat::Json => super::shared::print_json(&r)?,
+        TableFormat::Csv => super::shared::print_text(&month::render_csv(&r)),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -22,10 +22,10 @@ pub struct ResolveArgs {
     #[command(subcommand)]
     pub word: Option<super::resolve_words::ResolveWord>,
     /// The intent's id (from `linkrunner status`).
-    #[arg(required_unless_present = "release_link")]
+    #[arg(required_unless_present = "release_link", value_parser = super::ranges::id())]
     pub intent: Option<i64>,
     /// It happened: the id the marketplace gave it (autobuyer id, link id, ...).
-    #[arg(long, value_name = "REMOTE_ID", conflicts_with_all = ["not_created", "release_link"])]
+    #[arg(long, value_name = "REMOTE_ID", value_parser = super::ranges::id(), conflicts_with_all = ["not_created", "release_link"])]
     pub created: Option<i64>,
     /// It did not happen: its money is released. A purchase's page stays blocked from being
     /// bought again unless `--allow-rebuy` is given too.

@@ -10,6 +10,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::global::GlobalArgs;
+use super::ranges;
 use super::shared::EngineArgs;
 use crate::app::{App, AppSettings, Journal};
 use crate::daemon::run::DaemonOptions;
@@ -20,17 +21,19 @@ pub struct RunArgs {
     #[arg(long, env = "LINKRUNNER_LISTEN", default_value = "127.0.0.1:9464")]
     pub listen: SocketAddr,
     /// Seconds between reconciliations of every campaign (no buying).
-    #[arg(long, env = "LINKRUNNER_RECONCILE_INTERVAL", default_value_t = 300)]
+    #[arg(long, env = "LINKRUNNER_RECONCILE_INTERVAL", default_value_t = 300, value_parser = ranges::u64_in(5..=ranges::DAY_SECS))]
     pub reconcile_interval: u64,
     /// Seconds to let in-flight steps finish after SIGTERM.
-    #[arg(long, env = "LINKRUNNER_SHUTDOWN_GRACE", default_value_t = 60)]
+    #[arg(long, env = "LINKRUNNER_SHUTDOWN_GRACE", default_value_t = 60, value_parser = ranges::u64_in(0..=3600))]
     pub shutdown_grace: u64,
     #[command(flatten)]
     pub engine: EngineArgs,
+    #[command(flatten)]
+    pub http: super::http_args::HttpArgs,
     /// Buy rounds every this many seconds instead of on the campaigns' schedules, with slots
     /// at multiples of it and no baseline slot. For tests of the binary (signals, replicas),
     /// which cannot wait for minute-granular cron slots.
-    #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true)]
+    #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
     pub round_every: Option<u64>,
 }
 
@@ -50,6 +53,7 @@ pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
         watch: true,
         signals: true,
     };
+    settings.http = a.http.options()?;
     let app = App::build(settings).await?;
     a.engine
         .apply_account_cap(app.engine().store(), app.engine().clock().now())
@@ -57,8 +61,17 @@ pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
     let listener = TcpListener::bind(a.listen)
         .await
         .with_context(|| format!("binding --listen {}", a.listen))?;
-    tracing::info!(listen = %listener.local_addr()?, campaigns = %g.campaigns.display(), "linkrunner daemon starting");
-    app.run_until_stopped(listener, CancellationToken::new(), None)
+    let probe = match a.http.probe_listen {
+        Some(addr) => Some(
+            TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding --probe-listen {addr}"))?,
+        ),
+        None => None,
+    };
+    let probe_addr = probe.as_ref().and_then(|p| p.local_addr().ok());
+    tracing::info!(listen = %listener.local_addr()?, probe_listen = ?probe_addr, campaigns = %g.campaigns.display(), "linkrunner daemon starting");
+    app.run_with_probe(listener, probe, CancellationToken::new(), None)
         .await?;
     tracing::info!("linkrunner daemon stopped");
     Ok(ExitCode::SUCCESS)

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
+use super::ranges;
 use crate::money::Money;
 use linkrunner_sandbox::{Faults, SandboxAuth, SandboxConfig, SandboxLogin, Shape};
 
@@ -33,20 +34,20 @@ pub struct SandboxArgs {
     #[arg(long, value_enum, default_value = "bearer")]
     pub sandbox_auth_scheme: AuthArg,
     /// Seeds the donor inventory and the fault sequence.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = ranges::u64_in(0..=u64::MAX))]
     pub seed: u64,
     #[command(flatten)]
     pub faults: Box<FaultArgs>,
     #[command(flatten)]
     pub behaviour: Box<super::sandbox_behaviour::BehaviourArgs>,
     /// Polls answered "pending" before a search is ready.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = ranges::u32_in(0..=1000))]
     pub ready_after_polls: u32,
     /// Milliseconds a search stays pending at least.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = ranges::u64_in(0..=ranges::HOUR_MS))]
     pub ready_after_ms: u64,
     /// Donors in one search result.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = ranges::usize_in(0..=10_000))]
     pub donors_per_search: usize,
     /// Give each donor of a search its own forceSeoWait and mosSites.
     #[arg(long)]
@@ -55,7 +56,7 @@ pub struct SandboxArgs {
     #[arg(long)]
     pub autobuyers_start_running: bool,
     /// Starting account balance, in rubles.
-    #[arg(long, default_value = "1000000")]
+    #[arg(long, default_value = "1000000", value_parser = ranges::rubles)]
     pub balance: Money,
     /// Answer shapes, e.g. `results=grouped,pending=http404,price=nested,ids=named,
     /// buy=result_ids,links=data_items,texts=nested_objects,errors=http`.
@@ -80,7 +81,7 @@ pub struct SecretArgs {
     pub ticket_file: Option<PathBuf>,
     /// Seconds a token is valid: the configured one from start, each issued one from its
     /// issue (401 "token expired" after). Default: tokens never expire.
-    #[arg(long)]
+    #[arg(long, value_parser = ranges::u64_in(1..=ranges::DAY_SECS * 365))]
     pub token_ttl: Option<u64>,
     /// Enables POST /login and GET /auth for this account name (with --sandbox-api-key-file).
     /// (Not `--login`: that global flag is the client's.)
@@ -95,7 +96,7 @@ pub struct SecretArgs {
 #[derive(Debug, Clone, Args)]
 pub struct FaultArgs {
     /// Delay added to every call, in milliseconds.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = ranges::u64_in(0..=ranges::HOUR_MS))]
     pub latency_ms: u64,
     /// Up to this many more milliseconds per call, drawn uniformly (a marketplace whose
     /// latency varies).
@@ -103,17 +104,17 @@ pub struct FaultArgs {
     pub latency_jitter_ms: u64,
     /// Requests per second across the server; beyond it, 429 with Retry-After: 1.
     /// (Not `--rate-limit`: that global flag is the client's own limiter.)
-    #[arg(long)]
+    #[arg(long, value_parser = ranges::u32_in(1..=1_000_000))]
     pub sandbox_rate_limit: Option<u32>,
     /// Chance (0..1) of a 5xx before a call executes.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = ranges::probability)]
     pub error_rate: f64,
     /// Chance (0..1) that an executed change is answered with a body cut short.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = ranges::probability)]
     pub drop_rate: f64,
     /// Chance (0..1) that an answer to a read (search result, link list) is whole at the
     /// HTTP level but its JSON is cut in half.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = ranges::probability)]
     pub truncate_rate: f64,
 }
 

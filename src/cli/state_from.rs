@@ -1,6 +1,8 @@
 //! `plan --state-from URL`: fetches the recorded state a daemon serves
 //! (`GET {URL}/api/v1/state`) so a review job plans without the database. Bounded: 10 s for
 //! the whole request, at most [`MAX_BODY`] bytes, no redirects; every error names the URL.
+//! A daemon with `--http-token-file` needs the same token: `--state-token-file` sends it as
+//! `Authorization: Bearer` (marked sensitive; never in an error).
 
 use std::time::Duration;
 
@@ -40,8 +42,15 @@ fn shown(u: &url::Url) -> url::Url {
     u
 }
 
-/// Fetches and decodes the served state.
-pub async fn fetch_state(base: &str) -> anyhow::Result<RecordedState> {
+/// Fetches and decodes the served state, with the token in `token_file` if given.
+pub async fn fetch_state(
+    base: &str,
+    token_file: Option<&std::path::Path>,
+) -> anyhow::Result<RecordedState> {
+    let token = token_file
+        .map(crate::http::AccessToken::from_file)
+        .transpose()
+        .context("--state-token-file")?;
     let target = state_url(base)?;
     let url = shown(&target);
     // reqwest is built without a crypto provider; a second install is harmless.
@@ -51,17 +60,21 @@ pub async fn fetch_state(base: &str) -> anyhow::Result<RecordedState> {
         .timeout(TIMEOUT)
         .build()
         .context("building the HTTP client")?;
-    let mut resp = http
+    let mut req = http
         .get(target)
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "fetching the recorded state from {url}: {}",
-                e.without_url()
-            )
-        })?;
+        .header(reqwest::header::ACCEPT, "application/json");
+    if let Some(t) = &token {
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", t.expose()))
+            .context("--state-token-file: the token is not a valid header value")?;
+        value.set_sensitive(true);
+        req = req.header(reqwest::header::AUTHORIZATION, value);
+    }
+    let mut resp = req.send().await.map_err(|e| {
+        anyhow::anyhow!(
+            "fetching the recorded state from {url}: {}",
+            e.without_url()
+        )
+    })?;
     let status = resp.status();
     let body = read_capped(&mut resp, &url).await?;
     if !status.is_success() {

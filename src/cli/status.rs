@@ -29,7 +29,7 @@ pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> 
         all.push(campaign_status(&store, n, now).await?);
     }
     match a.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&all)?),
+        Format::Json => super::shared::print_json(&all)?,
         Format::Text => {
             // From this command's own settings (the daemon's, when they share an environment
             // file); no secret is read. The journal holds no credentials to ask.
@@ -42,7 +42,8 @@ pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> 
                     account.committed
                 );
             }
-            all.iter().for_each(|s| print!("{}", render_status(s)))
+            all.iter()
+                .for_each(|s| super::shared::print_text(&render_status(s)))
         }
     }
     Ok(ExitCode::SUCCESS)

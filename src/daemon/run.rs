@@ -106,24 +106,34 @@ pub(super) struct Daemon<M: Market> {
 /// Per buying campaign: its parsed schedule and when its next round is due.
 pub(super) type NextRounds = HashMap<String, (Arc<Cron>, DateTime<Utc>)>;
 
+/// The HTTP side of the daemon: its settings and listeners.
+pub struct HttpSide {
+    pub options: http::HttpOptions,
+    /// The main port: the page, `/metrics`, the API, and the probes.
+    pub listener: TcpListener,
+    /// The probes' own port (`--probe-listen`), if any.
+    pub probe: Option<TcpListener>,
+}
+
 /// Runs until `shutdown` is cancelled, serving HTTP on `listener`.
 pub async fn run<M: Market>(
     engine: Engine<M>,
     opts: DaemonOptions,
-    listener: TcpListener,
+    web: HttpSide,
     shutdown: CancellationToken,
     events: Option<mpsc::UnboundedSender<Event>>,
 ) -> anyhow::Result<()> {
     let health = Arc::new(Health::default());
     health.set_credentials_mode(engine.market().credentials_mode());
     let http_stop = CancellationToken::new();
-    let app = http::router(AppState {
+    let state = AppState {
         metrics: engine.metrics().clone(),
         store: engine.store().clone(),
         health: health.clone(),
         clock: engine.clock().clone(),
-    });
-    let server = tokio::spawn(http::serve(listener, app, http_stop.clone()));
+    };
+    let probe_addr = web.probe.as_ref().and_then(|l| l.local_addr().ok());
+    let servers = serve_http(web, state, &http_stop);
     let d = Arc::new(Daemon {
         engine,
         opts,
@@ -156,12 +166,43 @@ pub async fn run<M: Market>(
     } else {
         None
     };
-    d.clone().main_loop(shutdown, reload_rx).await;
+    d.clone().main_loop(shutdown, reload_rx, probe_addr).await;
     upkeep.abort();
     d.drain().await;
     http_stop.cancel();
-    let _ = server.await;
+    for s in servers {
+        let _ = s.await;
+    }
     Ok(())
+}
+
+/// The main port and, if given, the probe port, each with its own limits.
+fn serve_http(
+    web: HttpSide,
+    state: AppState,
+    stop: &CancellationToken,
+) -> Vec<tokio::task::JoinHandle<std::io::Result<()>>> {
+    let metrics = Some(state.metrics.clone());
+    let mut servers = Vec::with_capacity(2);
+    if let Some(probe) = web.probe {
+        servers.push(tokio::spawn(http::serve_with(
+            probe,
+            http::probe_router(state.clone()),
+            stop.clone(),
+            web.options.probe,
+            metrics.clone(),
+            http::ListenerKind::Probe,
+        )));
+    }
+    servers.push(tokio::spawn(http::serve_with(
+        web.listener,
+        http::router_with(state, web.options.access),
+        stop.clone(),
+        web.options.main,
+        metrics,
+        http::ListenerKind::Main,
+    )));
+    servers
 }
 
 /// Every second, what the credentials need (files re-read when changed, a token replaced
@@ -186,10 +227,11 @@ impl<M: Market> Daemon<M> {
         self: Arc<Self>,
         shutdown: CancellationToken,
         mut reload_rx: mpsc::Receiver<ReloadCause>,
+        probe_addr: Option<std::net::SocketAddr>,
     ) {
         self.reload().await;
         self.health.set_campaigns_loaded();
-        signals::notify_ready(shutdown.clone());
+        signals::notify_ready(shutdown.clone(), probe_addr);
         self.refresh_all_gauges().await;
         self.warn_round_load().await;
         // At start every campaign is reconciled, including recorded ones whose file is gone,

@@ -138,8 +138,10 @@ pub fn watch_dir(dir: &Path, reload: mpsc::Sender<ReloadCause>) -> anyhow::Resul
     Ok(debouncer)
 }
 
-/// Tells systemd we are ready, and starts the watchdog pings if it asked for them.
-pub fn notify_ready(shutdown: CancellationToken) {
+/// Tells systemd we are ready, and starts the watchdog pings if it asked for them. With a
+/// probe port, each ping is sent only after `/healthz` answered there within a quarter of
+/// the watchdog period: a daemon whose probes hang is restarted by systemd.
+pub fn notify_ready(shutdown: CancellationToken, probe: Option<std::net::SocketAddr>) {
     if std::env::var_os("NOTIFY_SOCKET").is_none() {
         return;
     }
@@ -149,12 +151,26 @@ pub fn notify_ready(shutdown: CancellationToken) {
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    _ = tokio::time::sleep(every) => { let _ = sd_notify::notify(&[sd_notify::NotifyState::Watchdog]); }
+                    _ = tokio::time::sleep(every) => {
+                        let alive = match probe {
+                            Some(addr) => crate::http::self_check(addr, period / 4).await,
+                            None => true,
+                        };
+                        if alive {
+                            let _ = sd_notify::notify(&[sd_notify::NotifyState::Watchdog]);
+                        } else {
+                            tracing::warn!(probe = %addr_text(probe), "watchdog: /healthz on the probe port did not answer; no ping sent");
+                        }
+                    }
                     _ = shutdown.cancelled() => return,
                 }
             }
         });
     }
+}
+
+fn addr_text(a: Option<std::net::SocketAddr>) -> String {
+    a.map(|a| a.to_string()).unwrap_or_default()
 }
 
 pub fn notify_stopping() {

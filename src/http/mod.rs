@@ -11,9 +11,13 @@
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |
 //!
-//! Other methods get 405, unknown paths 404. Bodies, header time, request time and
-//! concurrency are bounded so a hostile client cannot starve `/healthz`.
+//! Other methods get 405, unknown paths 404. Every route but the probes is behind the Host
+//! allow-list and, when set, the token ([`access`]). Bodies, header time, request time,
+//! connection age and connections are bounded ([`serve`]); the probes also have a listener
+//! of their own ([`probe_router`], `--probe-listen`) with its own connection cap, so clients
+//! holding the main port cannot starve `/healthz` and `/readyz`.
 
+pub mod access;
 pub mod health;
 mod history;
 pub mod page;
@@ -29,8 +33,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 
+pub use access::{Access, AccessToken, AllowedHosts};
 pub use health::Health;
-pub use serve::serve;
+pub use serve::{ListenerKind, ServeLimits, serve, serve_with};
 
 use crate::clock::SharedClock;
 use crate::metrics::Metrics;
@@ -46,11 +51,38 @@ pub struct AppState {
     pub clock: SharedClock,
 }
 
+/// The HTTP side's settings: who may read it and what each listener holds.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub access: Access,
+    pub main: ServeLimits,
+    pub probe: ServeLimits,
+}
+
+impl Default for HttpOptions {
+    /// Loopback names and IP literals, no token, [`ServeLimits::MAIN`] and [`ServeLimits::PROBE`].
+    fn default() -> Self {
+        HttpOptions {
+            access: Access::default(),
+            main: ServeLimits::MAIN,
+            probe: ServeLimits::PROBE,
+        }
+    }
+}
+
+/// The main port with the default access rules (loopback names and IP literals, no token).
 pub fn router(state: AppState) -> Router {
-    Router::new()
+    router_with(state, Access::default())
+}
+
+/// The main port: the probes as they are, everything else behind `access`.
+pub fn router_with(state: AppState, access: Access) -> Router {
+    let guard = access::Guard {
+        access: std::sync::Arc::new(access),
+        metrics: state.metrics.clone(),
+    };
+    let guarded = Router::new()
         .route("/", get(page::status_page))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/api/v1/campaigns", get(campaigns))
         .route("/api/v1/campaigns/{name}", get(campaign))
@@ -60,18 +92,61 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/v1/report", get(report::month_report))
         .route("/api/v1/state", get(report::recorded_state))
-        .fallback(|| async {
-            (
-                StatusCode::NOT_FOUND,
-                Json(serde_json::json!({ "error": "not found" })),
-            )
-        })
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(16 * 1024))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(guard, access::guard));
+    bounded(probes().merge(guarded)).with_state(state)
+}
+
+/// The probe port: `/healthz` and `/readyz` only, for a kubelet and the systemd watchdog.
+pub fn probe_router(state: AppState) -> Router {
+    bounded(probes().fallback(not_found)).with_state(state)
+}
+
+fn probes() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(serde_json::json!({ "error": "not found" })),
+    )
+        .into_response()
+}
+
+/// Request bodies and request time bounded on every route.
+fn bounded(r: Router<AppState>) -> Router<AppState> {
+    r.layer(tower_http::limit::RequestBodyLimitLayer::new(16 * 1024))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::SERVICE_UNAVAILABLE,
             Duration::from_secs(10),
         ))
-        .with_state(state)
+}
+
+/// Whether `/healthz` at `addr` answers 200 within `limit` (the systemd watchdog asks the
+/// probe port before each ping, so a daemon whose probes hang is restarted). An unspecified
+/// address (`0.0.0.0`, `::`) is asked on loopback.
+pub async fn self_check(addr: std::net::SocketAddr, limit: Duration) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut addr = addr;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let ask = async {
+        let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
+        s.write_all(b"GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            .await
+            .ok()?;
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).await.ok()?;
+        Some(head.ends_with(b" 200"))
+    };
+    tokio::time::timeout(limit, ask).await.ok().flatten() == Some(true)
 }
 
 async fn healthz() -> &'static str {

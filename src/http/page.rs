@@ -31,8 +31,11 @@ section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.8em 1em
 .halt{background:#fdd;border:1px solid #c33;padding:.5em 1em;border-radius:6px}\
 code{background:#f0f0f0;padding:.1em .3em;word-break:break-all}dt{font-weight:bold}dd{margin:0 0 .4em}";
 
-/// Escapes text for HTML element content and quoted attribute values.
+/// Escapes text for HTML element content and quoted attribute values; control characters
+/// and BIDI overrides (which would reorder what the page shows) become visible escapes first
+/// ([`crate::domain::shown::line`]).
 pub fn esc(text: &str) -> String {
+    let text = crate::domain::shown::line(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -277,6 +280,7 @@ mod tests {
             esc(r#"<img src=x onerror="a('b')">&"#),
             "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;"
         );
+        assert_eq!(esc("a\u{202e}b\u{1b}[1m\0"), "a\\u{202e}b\\x1b[1m\\0");
     }
 
     #[test]

@@ -22,6 +22,10 @@ pub enum ConfigError {
     UrlQuery,
     #[error("{0} must be greater than zero")]
     Zero(&'static str),
+    #[error(
+        "the marketplace base URL uses plain http:// to `{0}`, which is not this machine: the token and ticket would cross the network in clear. Use https://, or pass --allow-insecure-http (LINKRUNNER_ALLOW_INSECURE_HTTP=true) if you must"
+    )]
+    InsecureHttp(String),
 }
 
 /// The base address the operation paths are appended to, e.g. `https://host/api/v2`.
@@ -62,6 +66,23 @@ impl BaseUrl {
     pub fn as_str(&self) -> &str {
         self.url.as_str()
     }
+
+    /// Plain `http://` to a host that is not this machine (loopback IPs, `localhost`,
+    /// `*.localhost`): the credentials would cross a network unencrypted.
+    pub fn is_insecure(&self) -> bool {
+        if self.url.scheme() != "http" {
+            return false;
+        }
+        match self.url.host() {
+            Some(url::Host::Ipv4(ip)) => !ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => !ip.is_loopback(),
+            Some(url::Host::Domain(d)) => {
+                let d = d.trim_end_matches('.').to_ascii_lowercase();
+                d != "localhost" && !d.ends_with(".localhost")
+            }
+            None => true,
+        }
+    }
 }
 
 /// Settings of [`super::client::MarketClient`]. `Debug` shows no secret.
@@ -89,6 +110,9 @@ pub struct ClientConfig {
     pub read_retries: usize,
     /// A `Retry-After` longer than this is not waited out by the client; the error goes up.
     pub max_retry_after: Duration,
+    /// Whether plain `http://` to a host other than this machine is accepted
+    /// (`--allow-insecure-http`); refused by [`ClientConfig::validate`] otherwise.
+    pub allow_insecure_http: bool,
 }
 
 impl ClientConfig {
@@ -116,6 +140,7 @@ impl ClientConfig {
             max_request_bytes: Self::DEFAULT_MAX_REQUEST_BYTES,
             read_retries: Self::DEFAULT_READ_RETRIES,
             max_retry_after: Duration::from_secs(60),
+            allow_insecure_http: false,
         })
     }
 
@@ -127,8 +152,13 @@ impl ClientConfig {
         (rate_limit.get() as usize).clamp(4, 256)
     }
 
-    /// Refuses zero limits, which would block every call forever.
+    /// Refuses zero limits, which would block every call forever, and plain `http://` to
+    /// another machine unless [`ClientConfig::allow_insecure_http`] says so.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.base_url.is_insecure() && !self.allow_insecure_http {
+            let host = self.base_url.url.host_str().unwrap_or_default().to_string();
+            return Err(ConfigError::InsecureHttp(host));
+        }
         let zero = [
             (self.max_concurrency == 0, "max concurrency"),
             (self.request_timeout.is_zero(), "request timeout"),
@@ -168,6 +198,37 @@ mod tests {
             BaseUrl::parse("ftp://m.example"),
             Err(ConfigError::BadScheme(_))
         ));
+    }
+
+    #[test]
+    fn plain_http_is_insecure_only_to_another_machine() {
+        for local in [
+            "http://127.0.0.1:8480",
+            "http://127.1.2.3/api",
+            "http://[::1]:1",
+            "http://localhost:8480",
+            "http://sandbox.localhost",
+            "https://market.example",
+        ] {
+            assert!(!BaseUrl::parse(local).unwrap().is_insecure(), "{local}");
+        }
+        for remote in [
+            "http://market.example",
+            "http://10.0.0.5:80",
+            "http://localhost.evil.example",
+        ] {
+            assert!(BaseUrl::parse(remote).unwrap().is_insecure(), "{remote}");
+        }
+    }
+
+    #[test]
+    fn plain_http_to_another_machine_is_refused_unless_allowed() {
+        let creds = crate::market::Credentials::new("t".to_string().into(), "k".to_string().into())
+            .unwrap();
+        let mut c = ClientConfig::new("http://market.example/api", creds).unwrap();
+        assert!(matches!(c.validate(), Err(ConfigError::InsecureHttp(h)) if h == "market.example"));
+        c.allow_insecure_http = true;
+        assert!(c.validate().is_ok());
     }
 
     #[test]

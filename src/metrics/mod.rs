@@ -4,6 +4,7 @@
 //! in [`campaigns`] as compact rows (see there why).
 
 mod campaigns;
+pub mod http;
 pub mod load;
 
 use std::sync::Arc;
@@ -50,6 +51,8 @@ pub struct Metrics {
     pub credentials: CredentialMetrics,
     /// Passes, the reconciliation cycle, calls by purpose, late rounds (`load.rs`).
     pub load: LoadMetrics,
+    /// Connections and refusals of the HTTP listeners.
+    pub http: http::HttpMetrics,
     /// The per-campaign series, kept as rows rather than as the crate's vectors.
     pub campaigns: Arc<CampaignSeries>,
 }
@@ -187,6 +190,7 @@ impl Metrics {
             ),
             credentials: CredentialMetrics::register(&r),
             load: LoadMetrics::register(&r),
+            http: http::HttpMetrics::register(&r),
             campaigns: Arc::default(),
             registry: r,
         };

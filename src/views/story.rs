@@ -186,14 +186,19 @@ pub fn render_history_csv(lines: &[HistoryLine]) -> String {
     out
 }
 
-/// A CSV field, quoted when it needs to be. A leading `=`, `+`, `-` or `@` in text would be
-/// read as a formula by spreadsheets: such text gets a leading `'` (numbers are left alone).
+/// A CSV field, quoted when it needs to be. A leading `=`, `+`, `-`, `@`, tab or carriage
+/// return in text would be read as a formula by spreadsheets (OWASP's list): such text gets a
+/// leading `'` (numbers are left alone). Control characters, escape sequences and BIDI
+/// overrides inside are written as visible escapes ([`crate::domain::shown::line`]): the file
+/// is also read on terminals.
 pub fn csv_field(f: &str) -> String {
-    let numeric = f.parse::<f64>().is_ok();
-    let f = if !numeric && f.starts_with(['=', '+', '-', '@']) {
+    let numeric = f.parse::<f64>().is_ok_and(f64::is_finite);
+    let guarded = !numeric && f.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    let f = crate::domain::shown::line(f);
+    let f = if guarded {
         format!("'{f}")
     } else {
-        f.to_string()
+        f.into_owned()
     };
     if f.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", f.replace('"', "\"\""))
@@ -352,6 +357,10 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("=HYPERLINK(1)"), "'=HYPERLINK(1)");
         assert_eq!(csv_field("-150.00"), "-150.00");
+        assert_eq!(csv_field("\t=1+1"), "'\\t=1+1");
+        assert_eq!(csv_field("\r=1+1"), "'\\r=1+1");
+        assert_eq!(csv_field("-inf"), "'-inf");
+        assert_eq!(csv_field("a\u{1b}[2Jb\u{202e}"), "a\\x1b[2Jb\\u{202e}");
     }
 
     #[test]

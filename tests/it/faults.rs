@@ -23,3 +23,9 @@ mod hostile_clients;
 
 #[path = "faults/hostile_market.rs"]
 mod hostile_market;
+
+#[path = "faults/hostile_network.rs"]
+mod hostile_network;
+
+#[path = "faults/hostile_strings.rs"]
+mod hostile_strings;

@@ -10,6 +10,7 @@
 mod support;
 
 mod campaign_validate;
+mod cli_flags;
 mod client_sandbox;
 mod daemon;
 mod engine;

@@ -11,6 +11,7 @@
 //! | [`intents`] | what a changing call is: its kind, state, key, reservation, outcome and effects (the journal records them) |
 //! | [`records`] | what the journal keeps beside intents: caps, remote ids, budget, held and foreign links, searches, rounds, stalls, leases |
 //! | [`halts`] | spending halts and their scope |
+//! | [`shown`] | text from outside made safe to show: control characters, escape sequences and BIDI overrides escaped |
 //! | [`op`] | the marketplace's operation names (a closed set: errors, logs, the `operation` label) |
 
 pub mod clock;
@@ -21,3 +22,4 @@ pub mod market;
 pub mod money;
 pub mod op;
 pub mod records;
+pub mod shown;

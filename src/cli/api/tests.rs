@@ -171,13 +171,43 @@ fn a_bad_field_map_lists_the_valid_keys() {
 }
 
 #[test]
-fn a_zero_rate_limit_is_refused() {
+fn a_zero_rate_limit_is_refused_when_the_flags_are_read() {
+    let argv = [
+        "t",
+        "--api-base-url",
+        "https://m.example/api",
+        "--rate-limit",
+        "0",
+    ];
+    let err = Harness::try_parse_from(argv).err().expect("refused");
+    assert!(err.to_string().contains("--rate-limit"), "{err}");
+}
+
+#[test]
+fn plain_http_to_another_host_is_refused_unless_allowed() {
     let env = env_of(&[
         ("LINKRUNNER_API_TOKEN", "t"),
         ("LINKRUNNER_AUTH_TICKET", "k"),
     ]);
-    let err = args(&["--rate-limit", "0"])
+    let argv = ["t", "--api-base-url", "http://market.example/api"];
+    let err = Harness::parse_from(argv)
+        .api
         .client_config_with(&env)
         .unwrap_err();
-    assert!(format!("{err:#}").contains("--rate-limit"), "{err:#}");
+    assert!(
+        format!("{err:#}").contains("--allow-insecure-http"),
+        "{err:#}"
+    );
+    let argv = [
+        "t",
+        "--api-base-url",
+        "http://market.example/api",
+        "--allow-insecure-http",
+    ];
+    assert!(
+        Harness::parse_from(argv)
+            .api
+            .client_config_with(&env)
+            .is_ok()
+    );
 }

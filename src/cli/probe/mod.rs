@@ -16,22 +16,23 @@ use clap::Args;
 
 use self::checks::{self as probe, ProbeOptions};
 use super::global::GlobalArgs;
+use super::ranges;
 use super::shared::{Format, open_store};
 use crate::metrics::Metrics;
 
 #[derive(Debug, Clone, Args)]
 pub struct ProbeArgs {
     /// An existing project: start one donor search on it and read its link list.
-    #[arg(long)]
+    #[arg(long, value_parser = ranges::id())]
     pub project: Option<i64>,
     /// The promoted URL to search donors for (default: the project's first URL in the journal).
-    #[arg(long)]
+    #[arg(long, value_parser = ranges::id())]
     pub url_id: Option<i64>,
     /// Milliseconds between polls of the search result.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = ranges::u64_in(1..=ranges::HOUR_MS))]
     pub poll_ms: u64,
     /// Seconds the search may stay pending before the probe gives up on it.
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = 120, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
     pub wait: u64,
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -61,8 +62,8 @@ pub async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
         probe::probe_redacting(config, &opts, Arc::new(Metrics::new())).await?;
     let json = redactor.text(&serde_json::to_string_pretty(&report)?);
     match a.format {
-        Format::Json => println!("{json}"),
-        Format::Text => print!("{}", redactor.text(&probe::render(&report))),
+        Format::Json => println!("{}", crate::telemetry::json_safe(&json)),
+        Format::Text => super::shared::print_text(&redactor.text(&probe::render(&report))),
     }
     if let Some(path) = &a.report {
         std::fs::write(path, format!("{json}\n"))

@@ -80,7 +80,8 @@ async fn send_raw(addr: SocketAddr, head: &str, body_len: usize) -> Option<Strin
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_request_body_is_refused_and_healthz_keeps_answering() {
     let e = endpoint().await;
-    let head = "POST /api/v1/campaigns HTTP/1.1\r\nHost: x\r\nContent-Length: 67108864\r\n\r\n";
+    let head =
+        "POST /api/v1/campaigns HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 67108864\r\n\r\n";
     let huge = tokio::spawn(send_raw(e.addr, head, 64 * 1024 * 1024));
     assert!(healthz_answers(e.addr).await, "/healthz during the upload");
     let status = huge.await.expect("join").unwrap_or_default();
@@ -97,7 +98,7 @@ async fn slow_clients_holding_connections_do_not_starve_healthz() {
     let mut slow = Vec::new();
     for _ in 0..300 {
         let mut s = TcpStream::connect(e.addr).await.expect("connect");
-        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             .await
             .expect("partial head");
         slow.push(s);
@@ -131,7 +132,7 @@ async fn unknown_paths_and_methods_get_404_and_405_and_healthz_keeps_answering()
         ("GET /nowhere HTTP/1.1", " 404 "),
     ];
     for (line, want) in cases {
-        let head = format!("{line}\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let head = format!("{line}\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         let got = send_raw(e.addr, &head, 0).await.unwrap_or_default();
         assert!(got.contains(want), "{line}: want{want}got {got:?}");
         assert!(healthz_answers(e.addr).await, "/healthz after {line}");

@@ -19,7 +19,11 @@ const SEARCH_PATH: &str = "/rest/SearchRent/rent/tree/urlId/";
 const BUY_OP: &str = "Placement.createPlacementsRent";
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Hostile {
+pub(super) enum Hostile {
+    /// The purchase is refused without reaching the marketplace, with an error body full of
+    /// escape sequences, control characters, BIDI overrides and a formula
+    /// ([`super::hostile_strings`]).
+    EscapeText,
     /// The purchase is answered 307 to another host, without reaching the marketplace.
     Redirect,
     /// The purchase executes; its answer is 64 MiB of JSON-looking bytes.
@@ -34,15 +38,15 @@ enum Hostile {
     PathBreakingJob,
 }
 
-struct Proxy {
-    addr: SocketAddr,
-    hostile_served: Arc<AtomicU64>,
-    hostile: Arc<AtomicBool>,
+pub(super) struct Proxy {
+    pub(super) addr: SocketAddr,
+    pub(super) hostile_served: Arc<AtomicU64>,
+    pub(super) hostile: Arc<AtomicBool>,
     /// Connections the redirect's target received.
     elsewhere: Arc<AtomicU64>,
 }
 
-async fn start_proxy(upstream: String, mode: Hostile) -> Proxy {
+pub(super) async fn start_proxy(upstream: String, mode: Hostile) -> Proxy {
     let other = TcpListener::bind("127.0.0.1:0").await.expect("other host");
     let other_addr = other.local_addr().expect("addr");
     let elsewhere = Arc::new(AtomicU64::new(0));
@@ -165,6 +169,10 @@ async fn handle(mut conn: TcpStream, ctx: Ctx, mode: Hostile, other: SocketAddr)
         );
         return conn.write_all(head.as_bytes()).await.ok();
     }
+    if mode == Hostile::EscapeText {
+        let body = super::hostile_strings::error_body();
+        return conn.write_all(&answer(400, body.as_bytes())).await.ok();
+    }
     let (_, executed) = forward(&ctx, &method, &path, &headers, body).await;
     match mode {
         Hostile::HugeBody => {
@@ -200,7 +208,7 @@ async fn handle(mut conn: TcpStream, ctx: Ctx, mode: Hostile, other: SocketAddr)
             let job = br#"{"jobHandleId": "../../Placement/rent/create/projectId/1?x=#", "message": "ok", "metaData": "a/../../b?c=d#e%2F"}"#;
             conn.write_all(&answer(200, job)).await.ok()
         }
-        Hostile::Redirect => unreachable!("answered above"),
+        Hostile::Redirect | Hostile::EscapeText => unreachable!("answered above"),
     }
 }
 

@@ -1,0 +1,67 @@
+//! The ranges every numeric flag is held to, checked by clap when the command line (or the
+//! `LINKRUNNER_*` variable behind a flag) is parsed: a value outside is refused before
+//! anything starts, with the flag and the range in the message (`--settle-grace
+//! 99999999999999` once overflowed a date and panicked). `tests/it/cli_flags.rs` walks every
+//! numeric flag of every command with 0, -1, a huge and a non-numeric value.
+
+use std::ops::RangeInclusive;
+
+use clap::builder::{RangedI64ValueParser, RangedU64ValueParser};
+
+/// One day, in seconds: the longest any wait, deadline or interval may be.
+pub const DAY_SECS: u64 = 86_400;
+/// One hour, in milliseconds.
+pub const HOUR_MS: u64 = 3_600_000;
+
+pub fn u64_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<u64> {
+    RangedU64ValueParser::new().range(r)
+}
+
+pub fn u32_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<u32> {
+    RangedU64ValueParser::new().range(r)
+}
+
+pub fn usize_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(r)
+}
+
+/// A marketplace or journal id: positive.
+pub fn id() -> RangedI64ValueParser<i64> {
+    RangedI64ValueParser::new().range(1..)
+}
+
+/// A chance from 0 to 1 (NaN and infinities refused).
+pub fn probability(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if p.is_finite() && (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{s} is not in 0..=1"))
+    }
+}
+
+/// An amount of rubles from zero to a billion.
+pub fn rubles(s: &str) -> Result<crate::money::Money, String> {
+    let m = crate::money::Money::parse_rubles(s).map_err(|e| e.to_string())?;
+    if m.is_negative() || m > crate::money::Money::from_rubles(1_000_000_000) {
+        return Err(format!("{s} is not in 0..=1000000000 rubles"));
+    }
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probability_is_a_finite_number_from_zero_to_one() {
+        assert_eq!(probability("0.25"), Ok(0.25));
+        assert_eq!(probability("1"), Ok(1.0));
+        for bad in ["-0.1", "1.5", "NaN", "inf", "x", ""] {
+            assert!(probability(bad).is_err(), "{bad}");
+        }
+    }
+}

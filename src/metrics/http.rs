@@ -1,0 +1,57 @@
+//! The HTTP side's own series: connections held per listener, connections refused at the
+//! cap, and requests refused by the Host allow-list or the access token. Labels are closed
+//! sets ([`LISTENERS`], [`REFUSALS`]).
+
+use prometheus::{IntCounterVec, IntGaugeVec, Registry};
+
+use super::{counter_vec, gauge_vec};
+
+/// `listener` label values: the main port and the probe port.
+pub const LISTENERS: [&str; 2] = ["main", "probe"];
+/// `reason` label values of `linkrunner_http_requests_refused_total`.
+pub const REFUSALS: [&str; 2] = ["host", "token"];
+
+#[derive(Clone)]
+pub struct HttpMetrics {
+    /// Connections open now, by listener.
+    pub connections: IntGaugeVec,
+    /// Connections closed at once because the listener's cap was reached.
+    pub connections_refused_total: IntCounterVec,
+    /// Requests answered 403 (Host not allowed) or 401 (no or wrong token).
+    pub requests_refused_total: IntCounterVec,
+}
+
+impl HttpMetrics {
+    pub(super) fn register(r: &Registry) -> HttpMetrics {
+        let m = HttpMetrics {
+            connections: gauge_vec(
+                r,
+                "linkrunner_http_connections",
+                "HTTP connections open, by listener (main, probe).",
+                &["listener"],
+            ),
+            connections_refused_total: counter_vec(
+                r,
+                "linkrunner_http_connections_refused_total",
+                "HTTP connections closed unanswered because the listener held its maximum, by listener.",
+                &["listener"],
+            ),
+            requests_refused_total: counter_vec(
+                r,
+                "linkrunner_http_requests_refused_total",
+                "HTTP requests refused, by reason: host (not on the allow-list, 403), token (missing or wrong, 401).",
+                &["reason"],
+            ),
+        };
+        for l in LISTENERS {
+            m.connections.with_label_values(&[l]).set(0);
+            m.connections_refused_total
+                .with_label_values(&[l])
+                .inc_by(0);
+        }
+        for r in REFUSALS {
+            m.requests_refused_total.with_label_values(&[r]).inc_by(0);
+        }
+        m
+    }
+}
