@@ -6,8 +6,10 @@ use clap::Args;
 
 use super::global::GlobalArgs;
 use super::shared::{Format, open_store};
+use crate::campaign;
 use crate::clock;
-use crate::views::report::{campaign_status, render_status};
+use crate::views::overview::FileFacts;
+use crate::views::report::{campaign_status_with, campaign_statuses, render_status};
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
@@ -19,15 +21,15 @@ pub struct StatusArgs {
 
 pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(g).await?;
-    let names = match &a.campaign {
-        Some(c) => vec![c.clone()],
-        None => store.campaign_names().await?,
-    };
+    let (files, read) = read_files(&g.campaigns);
     let now = clock::system().now();
-    let mut all = Vec::new();
-    for n in &names {
-        all.push(campaign_status(&store, n, now).await?);
-    }
+    let all = match &a.campaign {
+        Some(c) => vec![campaign_status_with(&store, c, now, &files).await?],
+        None => {
+            let names = store.campaign_names().await?;
+            campaign_statuses(&store, &names, now, &files).await?
+        }
+    };
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&all)?),
         Format::Text => {
@@ -35,8 +37,33 @@ pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> 
             // file); no secret is read. The journal holds no credentials to ask.
             let mode = g.api.credentials_mode(&|name| std::env::var_os(name));
             println!("marketplace credentials: {}", mode.describe());
+            println!("campaign files: {read}");
             all.iter().for_each(|s| print!("{}", render_status(s)))
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the campaign directory says (paused, removed), as the daemon reading it knows, and
+/// a line saying how far it could be read. A directory that is missing or has a rejected
+/// file leaves those campaigns' `paused` unknown rather than guessed.
+fn read_files(dir: &std::path::Path) -> (FileFacts, String) {
+    if !dir.is_dir() {
+        let why = format!("{} is not a directory: paused unknown", dir.display());
+        return (FileFacts::unknown(), why);
+    }
+    let report = campaign::load_dir(dir);
+    let paused = report
+        .campaigns
+        .iter()
+        .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
+        .collect();
+    let line = match report.problems.len() {
+        0 => format!("{} read", dir.display()),
+        n => format!(
+            "{} read with {n} problem(s) (`linkrunner validate`): a campaign without a valid file shows paused unknown",
+            dir.display()
+        ),
+    };
+    (FileFacts::read(paused, report.is_clean()), line)
 }

@@ -7,6 +7,7 @@
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /api/v1/campaigns`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows |
+//! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::overview::Summary`) |
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`journal`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |
@@ -14,6 +15,7 @@
 //! Other methods get 405, unknown paths 404. Bodies, header time, request time and
 //! concurrency are bounded so a hostile client cannot starve `/healthz`.
 
+pub mod board;
 pub mod health;
 mod history;
 mod journal;
@@ -35,7 +37,8 @@ pub use serve::serve;
 use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::views::report::campaign_status;
+use crate::views::overview::{Summary, summary};
+use crate::views::report::{CampaignStatus, campaign_status_with, campaign_statuses};
 
 /// What the handlers read. Nothing here can change the journal.
 #[derive(Clone)]
@@ -53,6 +56,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/api/v1/campaigns", get(campaigns))
+        .route("/api/v1/summary", get(summary_api))
         .route("/api/v1/campaigns/{name}", get(campaign))
         .route(
             "/api/v1/campaigns/{name}/history",
@@ -100,20 +104,41 @@ async fn metrics(State(s): State<AppState>) -> Response {
         .into_response()
 }
 
-async fn campaigns(State(s): State<AppState>) -> Response {
-    let now = s.clock.now();
-    let names = match s.store.campaign_names().await {
-        Ok(n) => n,
-        Err(e) => return unavailable(&s, e),
-    };
-    let mut all = Vec::with_capacity(names.len());
-    for n in names {
-        match campaign_status(&s.store, &n, now).await {
-            Ok(st) => all.push(st),
-            Err(e) => return unavailable(&s, e),
-        }
+/// Every campaign the journal knows, as `status` shows it, with what the daemon knows and
+/// the journal does not (the files' `paused`, the next round): what the API and the page
+/// both show.
+pub(crate) async fn all_statuses(
+    s: &AppState,
+) -> Result<Vec<CampaignStatus>, crate::store::StoreError> {
+    let names = s.store.campaign_names().await?;
+    let mut all = campaign_statuses(&s.store, &names, s.clock.now(), &s.health.files()).await?;
+    for st in &mut all {
+        st.next_round = s.health.next_round(&st.campaign);
     }
-    Json(all).into_response()
+    Ok(all)
+}
+
+/// Every status and their summary, read at one instant.
+pub(crate) async fn statuses_and_summary(
+    s: &AppState,
+) -> Result<(Vec<CampaignStatus>, Summary), crate::store::StoreError> {
+    let all = all_statuses(s).await?;
+    let sum = summary(&s.store, &all, s.clock.now()).await?;
+    Ok((all, sum))
+}
+
+async fn campaigns(State(s): State<AppState>) -> Response {
+    match all_statuses(&s).await {
+        Ok(all) => Json(all).into_response(),
+        Err(e) => unavailable(&s, e),
+    }
+}
+
+async fn summary_api(State(s): State<AppState>) -> Response {
+    match statuses_and_summary(&s).await {
+        Ok((_, sum)) => Json(sum).into_response(),
+        Err(e) => unavailable(&s, e),
+    }
 }
 
 /// Whether `name` can be a campaign's name at all: anything else is answered 404 unread.
@@ -138,8 +163,13 @@ async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Respon
             Json(serde_json::json!({ "error": "no such campaign" })),
         )
             .into_response(),
-        Ok(_) => match campaign_status(&s.store, &name, s.clock.now()).await {
-            Ok(st) => Json(st).into_response(),
+        Ok(_) => match campaign_status_with(&s.store, &name, s.clock.now(), &s.health.files())
+            .await
+        {
+            Ok(mut st) => {
+                st.next_round = s.health.next_round(&name);
+                Json(st).into_response()
+            }
             Err(e) => unavailable(&s, e),
         },
         Err(e) => unavailable(&s, e),

@@ -9,6 +9,7 @@
 //! | module | shows |
 //! |---|---|
 //! | [`recorded`], [`recorded_many`] | the journal read into the decisions' input, for one campaign or many |
+//! | [`overview`] | the campaign states and the summary every surface shows (one truth) |
 //! | [`report`] | `status` and `plan` output |
 //! | [`review`] | `plan --format markdown`: the plan as a pull-request comment |
 //! | [`story`] | `history` and `explain`: what moved money, why, one link's story |
@@ -16,6 +17,7 @@
 //! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
 
 pub mod month;
+pub mod overview;
 pub mod recorded;
 pub mod recorded_many;
 pub mod report;
