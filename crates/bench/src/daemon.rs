@@ -50,6 +50,10 @@ pub struct DaemonFigures {
     pub settled_after: Duration,
     pub idle_window: Duration,
     pub idle_cpu_percent: f64,
+    /// The status page's largest page (`/?per_page=200`, sorted by state) once idle: the
+    /// fastest of three requests, and its size in bytes.
+    pub page_served_in: Duration,
+    pub page_bytes: usize,
 }
 
 impl DaemonFigures {
@@ -151,6 +155,7 @@ impl Run<'_> {
             child.try_wait()?.is_none(),
             "`linkrunner run` exited while idle"
         );
+        let (page_served_in, page_bytes) = status_page(port).await?;
         Ok(DaemonFigures {
             pid: child.id(),
             ready_after,
@@ -166,6 +171,8 @@ impl Run<'_> {
             settled_after,
             idle_window,
             idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
+            page_served_in,
+            page_bytes,
         })
     }
 
@@ -303,6 +310,25 @@ fn exited(child: &mut Child) -> anyhow::Result<()> {
 fn free_port() -> anyhow::Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(l.local_addr()?.port())
+}
+
+/// Serves the status page's largest page (200 rows of every campaign, read and sorted)
+/// three times after the idle window; the fastest time and the body's size.
+async fn status_page(port: u16) -> anyhow::Result<(Duration, usize)> {
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    let url = format!("http://127.0.0.1:{port}/?per_page=200");
+    let mut best = (Duration::MAX, 0);
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let answer = http.get(&url).send().await.context("the status page")?;
+        anyhow::ensure!(answer.status().is_success(), "the status page: {}", answer.status());
+        let bytes = answer.bytes().await?.len();
+        best = best.min((t0.elapsed(), bytes));
+    }
+    Ok(best)
 }
 
 async fn is_ok(http: &reqwest::Client, url: &str) -> bool {

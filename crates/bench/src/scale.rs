@@ -122,6 +122,11 @@ fn print_run(backend: &str, n: usize, f: &DaemonFigures) {
         f.idle_window.as_secs_f64(),
         f.idle_cpu_percent
     );
+    println!(
+        "   {backend}: status page, its largest page (`/?per_page=200` of {n} campaigns, every campaign read and sorted): served in {:.0} ms, {:.1} KB",
+        ms(f.page_served_in),
+        f.page_bytes as f64 / 1024.0
+    );
 }
 
 /// Each figure at every size, and how much it grew from one size to the next against how
@@ -227,6 +232,14 @@ fn verdicts(s: &Size) -> Vec<Verdict> {
             f.calls_per_second(),
             GOAL_CALLS_PER_SECOND,
             "calls/s",
+        ));
+        v.push(Verdict::at_most(
+            3,
+            &format!("{b}: one page of the status page's table at {n} campaigns"),
+            f.page_bytes as f64 / 1024.0,
+            // Issue 26: at most 200 KB at 10,000 campaigns.
+            200.0,
+            "KB",
         ));
         v.push(Verdict::at_most(
             3,
