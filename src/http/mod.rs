@@ -157,23 +157,29 @@ async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Respon
         )
             .into_response();
     }
-    match s.store.campaign_names().await {
-        Ok(names) if !names.contains(&name) => (
+    match one_status(&s, &name).await {
+        Ok(Some(st)) => Json(st).into_response(),
+        Ok(None) => (
             StatusCode::NOT_FOUND,
             Json(serde_json::json!({ "error": "no such campaign" })),
         )
             .into_response(),
-        Ok(_) => match campaign_status_with(&s.store, &name, s.clock.now(), &s.health.files())
-            .await
-        {
-            Ok(mut st) => {
-                st.next_round = s.health.next_round(&name);
-                Json(st).into_response()
-            }
-            Err(e) => unavailable(&s, e),
-        },
         Err(e) => unavailable(&s, e),
     }
+}
+
+/// One campaign's status as the list shows it; `None` when the journal does not know it.
+pub(crate) async fn one_status(
+    s: &AppState,
+    name: &str,
+) -> Result<Option<CampaignStatus>, crate::store::StoreError> {
+    if !s.store.campaign_names().await?.iter().any(|n| n == name) {
+        return Ok(None);
+    }
+    let files = s.health.files();
+    let mut c = campaign_status_with(&s.store, name, s.clock.now(), &files).await?;
+    c.next_round = s.health.next_round(name);
+    Ok(Some(c))
 }
 
 pub(crate) fn unavailable(s: &AppState, e: crate::store::StoreError) -> Response {

@@ -21,10 +21,10 @@ use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::board::{PageQuery, View, render_board};
-use super::{AppState, statuses_and_summary, unavailable};
+use super::{AppState, one_status, statuses_and_summary, unavailable};
 use crate::money::Money;
 use crate::views::overview::Summary;
 use crate::views::report::CampaignStatus;
@@ -74,19 +74,20 @@ pub(super) async fn status_page(
         Ok(v) => v,
         Err(why) => return bad_request(&why),
     };
-    let (all, sum) = match statuses_and_summary(&s).await {
-        Ok(x) => x,
-        Err(e) => return unavailable(&s, e),
-    };
     let now = s.clock.now();
-    let body = match (&q.campaign, view) {
-        (Some(name), _) => match all.iter().find(|c| &c.campaign == name) {
-            Some(c) => render_detail(c, now),
-            None => return (StatusCode::NOT_FOUND, html(page_not_found(name, now))).into_response(),
-        },
-        (None, v) => render_page(&all, &sum, &v.unwrap_or_default(), now),
-    };
-    html(body).into_response()
+    if let Some(name) = &q.campaign {
+        return match one_status(&s, name).await {
+            Ok(Some(c)) => html(render_detail(&c, now)).into_response(),
+            Ok(None) => (StatusCode::NOT_FOUND, html(page_not_found(name, now))).into_response(),
+            Err(e) => unavailable(&s, e),
+        };
+    }
+    match statuses_and_summary(&s).await {
+        Ok((all, sum)) => {
+            html(render_page(&all, &sum, &view.unwrap_or_default(), now)).into_response()
+        }
+        Err(e) => unavailable(&s, e),
+    }
 }
 
 fn html(body: String) -> impl IntoResponse {
@@ -313,12 +314,20 @@ pub(super) fn bar(pct: i64) -> String {
     )
 }
 
+/// What a query value keeps as is: letters, digits and RFC 3986's unreserved marks, so a
+/// campaign's name (`[a-z0-9-]`) reads plainly in a link.
+const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// A link to the page with these query parameters, percent-encoded (escape it with [`esc`]
 /// for an attribute).
 pub(super) fn href(pairs: &[(&str, String)]) -> String {
     let query: Vec<String> = pairs
         .iter()
-        .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, NON_ALPHANUMERIC)))
+        .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, QUERY_VALUE)))
         .collect();
     match query.is_empty() {
         true => "/".to_string(),

@@ -6,7 +6,6 @@
 //! campaign's work must name the campaign at its top level.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -152,7 +151,7 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
     cmd.env("LINKRUNNER_RECONCILE_INTERVAL", "3600")
         .env("LINKRUNNER_LOG_FORMAT", "json")
         .env("LINKRUNNER_LOG", "info,linkrunner=debug");
-    let mut daemon = binary::Daemon::run(cmd, &[]).await;
+    let daemon = binary::Daemon::run(cmd, &[]).await;
     let base = format!("http://{}", daemon.addr);
     let total = CAMPAIGNS + GONE.len();
     within(PATIENCE * 4, "every campaign reconciled", || async {
@@ -252,7 +251,6 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
     assert_campaign_lines(&lines);
     let named: BTreeSet<&str> = lines.iter().filter_map(|l| l["campaign"].as_str()).collect();
     assert_eq!(named.len(), total, "every campaign's work is in the log");
-    let _ = Duration::ZERO;
 }
 
 /// Lines of a campaign's work carry `campaign` at the top level, not only in `span`; the
