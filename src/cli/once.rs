@@ -27,7 +27,7 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
     let mut settings = AppSettings::new(Journal::Url(g.database_url.clone()), market);
     settings.engine = a.engine.settings();
     let e = App::build(settings).await?.into_engine();
-    let stop = e.cancel.clone();
+    let stop = e.cancel_token().clone();
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();

@@ -16,8 +16,8 @@ use crate::store::{CHUNK, CampaignGauges, Halt, IntentKind, IntentState, StallRe
 
 /// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
 pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {
-    let now = e.clock.now();
-    match Recorded::load(&e.store, name, now.date_naive()).await {
+    let now = e.clock().now();
+    match Recorded::load(e.store(), name, now.date_naive()).await {
         Ok(r) => set_gauges(e, name, &Shown::of_recorded(&r), paused),
         Err(err) => not_refreshed(e, name, &err),
     }
@@ -35,11 +35,11 @@ pub async fn refresh_campaigns<M: Market>(e: &Engine<M>, campaigns: &[(String, O
 
 async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bool>)]) {
     let names: Vec<String> = campaigns.iter().map(|(n, _)| n.clone()).collect();
-    let today = e.clock.now().date_naive();
+    let today = e.clock().now().date_naive();
     let read = async {
         Ok((
-            e.store.gauges_of(&names, today).await?,
-            e.store.halts().await?,
+            e.store().gauges_of(&names, today).await?,
+            e.store().halts().await?,
         ))
     };
     let (gauges, halts) = match read.await {
@@ -61,7 +61,7 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bo
 }
 
 fn not_refreshed<M: Market>(e: &Engine<M>, name: &str, err: &StoreError) {
-    e.metrics.database_errors_total.inc();
+    e.metrics().database_errors_total.inc();
     tracing::warn!(campaign = name, error = %err, "could not refresh metrics");
 }
 
@@ -132,7 +132,7 @@ fn set_gauges<M: Market>(e: &Engine<M>, name: &str, r: &Shown, paused: Option<bo
         stalled: stalled.and_then(|s| STALL_REASONS.iter().position(|x| *x == s.as_str())),
         last_success: r.last_success.map(|slot| slot.timestamp() as f64),
     };
-    e.metrics.campaigns.set(name, &values);
+    e.metrics().campaigns.set(name, &values);
 }
 
 /// The `state` label, decided by the same `classify` as `status`, the API and the page
@@ -153,7 +153,7 @@ fn campaign_state(r: &Shown, paused: Option<bool>) -> &'static str {
 
 /// Refreshes `linkrunner_intents{kind,state}` from one aggregate query.
 pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
-    match e.store.intent_counts().await {
+    match e.store().intent_counts().await {
         Ok(counts) => {
             for k in IntentKind::ALL {
                 for s in IntentState::ALL {
@@ -162,7 +162,7 @@ pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
                         .find(|(ck, cs, _)| ck == k && cs == s)
                         .map(|c| c.2)
                         .unwrap_or(0);
-                    e.metrics
+                    e.metrics()
                         .intents
                         .with_label_values(&[k.as_str(), s.as_str()])
                         .set(n);
@@ -170,7 +170,7 @@ pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
             }
         }
         Err(err) => {
-            e.metrics.database_errors_total.inc();
+            e.metrics().database_errors_total.inc();
             tracing::warn!(error = %err, "could not count intents for metrics");
         }
     }

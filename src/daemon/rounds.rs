@@ -17,7 +17,7 @@ use super::run::{Daemon, Event};
 impl<M: Market> Daemon<M> {
     /// Starts a round task for every campaign whose next slot has come.
     pub(super) async fn fire_due_rounds(self: &Arc<Self>) {
-        let now = self.engine.clock.now();
+        let now = self.engine.clock().now();
         let due: Vec<(String, DateTime<Utc>)> = {
             let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
             let mut due = Vec::new();
@@ -54,8 +54,8 @@ impl<M: Market> Daemon<M> {
     async fn dispatch_rounds(self: Arc<Self>, due: Vec<(String, DateTime<Utc>)>) {
         for (name, slot) in due {
             let taken = tokio::select! {
-                s = self.engine.slots.take() => s,
-                _ = self.engine.cancel.cancelled() => return,
+                s = self.engine.slots().take() => s,
+                _ = self.engine.cancel_token().cancelled() => return,
             };
             let Some(lc) = self.set.read().await.get(&name).cloned() else {
                 continue;
@@ -91,7 +91,7 @@ impl<M: Market> Daemon<M> {
         match self.opts.round_every {
             Some(every) => {
                 let ms = every.as_millis().max(1) as i64;
-                let now = self.engine.clock.now().timestamp_millis();
+                let now = self.engine.clock().now().timestamp_millis();
                 DateTime::from_timestamp_millis(now - now % ms).unwrap_or(latest)
             }
             None => latest,
@@ -105,17 +105,17 @@ impl<M: Market> Daemon<M> {
     async fn run_round(&self, lc: &LoadedCampaign, slot: DateTime<Utc>) {
         let e = &self.engine;
         let name = &lc.campaign.name;
-        let now = e.clock.now();
+        let now = e.clock().now();
         // A new campaign's first slot can come before its first reconciliation has recorded
         // it; the round rows reference the campaign, so record it here too.
         if let Err(err) = e
-            .store
+            .store()
             .upsert_campaign(&crate::decide::caps::caps(&lc.campaign), now)
             .await
         {
             return self.db_error(name, "upsert_campaign", &err);
         }
-        let last = match e.store.last_round(name).await {
+        let last = match e.store().last_round(name).await {
             Ok(l) => l,
             Err(err) => return self.db_error(name, "last_round", &err),
         };
@@ -125,7 +125,7 @@ impl<M: Market> Daemon<M> {
                 if l.state != RoundState::Deferred {
                     return;
                 }
-                match e.store.reclaim_round(name, slot, &e.holder, now).await {
+                match e.store().reclaim_round(name, slot, e.holder(), now).await {
                     Ok(Some(retry)) => Some(retry),
                     Ok(None) => return,
                     Err(err) => return self.db_error(name, "reclaim_round", &err),
@@ -134,7 +134,7 @@ impl<M: Market> Daemon<M> {
             _ => None,
         };
         if retry.is_none() {
-            match e.store.claim_round(name, slot, &e.holder, now).await {
+            match e.store().claim_round(name, slot, e.holder(), now).await {
                 Ok(true) => {}
                 Ok(false) => return,
                 Err(err) => return self.db_error(name, "claim_round", &err),
@@ -143,7 +143,7 @@ impl<M: Market> Daemon<M> {
         if last.is_none() && self.opts.round_every.is_none() {
             let detail = "baseline: first slot seen; buying starts at the next slot";
             let _ = e
-                .store
+                .store()
                 .finish_round(name, slot, RoundOutcome::Skipped, detail, now)
                 .await;
             return;
@@ -170,23 +170,23 @@ impl<M: Market> Daemon<M> {
     ) {
         let e = &self.engine;
         let name = &lc.campaign.name;
-        let now = e.clock.now();
+        let now = e.clock().now();
         let paused = lc.campaign.paused && report.outcome == PassOutcome::Converged;
         let (outcome, detail) = round_record(report, paused);
         let recorded = if outcome == RoundOutcome::Deferred {
             let spent = report.bought.saturating_add(report.uncertain);
             self.retry_round_at(name, now + retry_delay(attempt));
-            e.store.defer_round(name, slot, &detail, spent, now).await
+            e.store().defer_round(name, slot, &detail, spent, now).await
         } else {
-            e.store
+            e.store()
                 .finish_round(name, slot, outcome, &detail, now)
                 .await
         };
         if let Err(err) = recorded {
-            e.metrics.database_errors_total.inc();
+            e.metrics().database_errors_total.inc();
             tracing::warn!(campaign = %name, error = %err, "could not record the end of the round");
         }
-        e.metrics.campaigns.round(name, outcome.as_str());
+        e.metrics().campaigns.round(name, outcome.as_str());
         if paused {
             tracing::info!(campaign = %name, slot = %slot, outcome = outcome.as_str(), "buy round skipped: the campaign is paused");
         } else if outcome == RoundOutcome::Deferred {
@@ -246,7 +246,7 @@ impl<M: Market> Daemon<M> {
     pub(super) async fn drain(&self) {
         self.health.set_shutting_down();
         super::signals::notify_stopping();
-        self.engine.cancel.cancel();
+        self.engine.cancel_token().cancel();
         self.tracker.close();
         if tokio::time::timeout(self.opts.shutdown_grace, self.tracker.wait())
             .await
@@ -260,11 +260,11 @@ impl<M: Market> Daemon<M> {
 
     /// The journal is unreachable: nothing was sent; the slot is tried again shortly.
     fn db_error(&self, campaign: &str, op: &str, err: &crate::store::StoreError) {
-        self.engine.metrics.database_errors_total.inc();
+        self.engine.metrics().database_errors_total.inc();
         tracing::warn!(campaign, operation = op, error = %err, "journal unavailable; the round is retried in a few seconds");
         self.retry_round_at(
             campaign,
-            self.engine.clock.now() + chrono::Duration::seconds(5),
+            self.engine.clock().now() + chrono::Duration::seconds(5),
         );
     }
 }

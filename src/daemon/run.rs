@@ -110,13 +110,13 @@ pub async fn run<M: Market>(
     events: Option<mpsc::UnboundedSender<Event>>,
 ) -> anyhow::Result<()> {
     let health = Arc::new(Health::default());
-    health.set_credentials_mode(engine.market.credentials_mode());
+    health.set_credentials_mode(engine.market().credentials_mode());
     let http_stop = CancellationToken::new();
     let app = http::router(AppState {
-        metrics: engine.metrics.clone(),
-        store: engine.store.clone(),
+        metrics: engine.metrics().clone(),
+        store: engine.store().clone(),
         health: health.clone(),
-        clock: engine.clock.clone(),
+        clock: engine.clock().clone(),
     });
     let server = tokio::spawn(http::serve(listener, app, http_stop.clone()));
     let d = Arc::new(Daemon {
@@ -132,7 +132,7 @@ pub async fn run<M: Market>(
         credentials_hup: Arc::new(Notify::new()),
     });
     let upkeep = tokio::spawn(credentials_upkeep(
-        d.engine.market.clone(),
+        d.engine.market().clone(),
         d.credentials_hup.clone(),
         shutdown.clone(),
     ));
@@ -223,18 +223,18 @@ impl<M: Market> Daemon<M> {
         }
         let outcome = if summary.ok() { "succeeded" } else { "failed" };
         self.engine
-            .metrics
+            .metrics()
             .reloads_total
             .with_label_values(&[outcome])
             .inc();
         self.engine
-            .metrics
+            .metrics()
             .campaigns_loaded
             .set(summary.loaded as i64);
         let rejected: std::collections::BTreeSet<_> =
             summary.problems.iter().map(|p| &p.path).collect();
         self.engine
-            .metrics
+            .metrics()
             .campaign_files_rejected
             .set(rejected.len() as i64);
         tracing::info!(
@@ -295,8 +295,8 @@ impl<M: Market> Daemon<M> {
             // First check at the latest past slot: the round task asks the store whether it ran.
             Ok(cron) => {
                 let first = cron
-                    .find_previous_occurrence(&self.engine.clock.now(), true)
-                    .unwrap_or_else(|_| self.engine.clock.now());
+                    .find_previous_occurrence(&self.engine.clock().now(), true)
+                    .unwrap_or_else(|_| self.engine.clock().now());
                 next.insert(name.clone(), (cron, first));
             }
             Err(e) => tracing::error!(campaign = %name, error = %e, "schedule not usable"),
@@ -310,7 +310,12 @@ impl<M: Market> Daemon<M> {
     }
 
     async fn refresh_all_gauges(&self) {
-        let names = self.engine.store.campaign_names().await.unwrap_or_default();
+        let names = self
+            .engine
+            .store()
+            .campaign_names()
+            .await
+            .unwrap_or_default();
         let campaigns: Vec<(String, Option<bool>)> = {
             let set = self.set.read().await;
             names

@@ -100,16 +100,16 @@ impl Default for EngineSettings {
 
 /// The engine. Cheap to clone; every clone shares the market client, store and clock.
 pub struct Engine<M: Market> {
-    pub market: Arc<M>,
-    pub store: Store,
-    pub clock: SharedClock,
-    pub metrics: Arc<Metrics>,
+    market: Arc<M>,
+    store: Store,
+    clock: SharedClock,
+    metrics: Arc<Metrics>,
     /// Who this process is in leases and intents: unique per process.
-    pub holder: String,
-    pub settings: EngineSettings,
-    pub cancel: CancellationToken,
+    holder: String,
+    settings: EngineSettings,
+    cancel: CancellationToken,
     /// Campaigns working at once, shared by passes and the daemon's rounds.
-    pub slots: slots::Slots,
+    slots: slots::Slots,
     locks: CampaignLocks,
 }
 
@@ -137,6 +137,45 @@ impl<M: Market> Engine<M> {
             cancel: CancellationToken::new(),
             locks: Default::default(),
         }
+    }
+
+    /// The journal this engine records in.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The marketplace client.
+    pub fn market(&self) -> &Arc<M> {
+        &self.market
+    }
+
+    /// The injected clock.
+    pub fn clock(&self) -> &SharedClock {
+        &self.clock
+    }
+
+    /// The metrics registry the journal, the client and the engine share.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Who this process is in leases and intents.
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
+    }
+
+    /// Cancelled when the process stops: steps finish or abandon their call, then return.
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Campaigns working at once, shared by passes and the daemon's rounds.
+    pub fn slots(&self) -> &slots::Slots {
+        &self.slots
     }
 
     /// The in-process lock of one campaign.

@@ -9,7 +9,7 @@
 //! | `GET /api/v1/campaigns`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows |
 //! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::overview::Summary`) |
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
-//! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`journal`]) |
+//! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |
 //!
 //! Other methods get 405, unknown paths 404. Bodies, header time, request time and
@@ -18,8 +18,8 @@
 pub mod board;
 pub mod health;
 mod history;
-mod journal;
 pub mod page;
+mod report;
 mod serve;
 
 use std::sync::Arc;
@@ -62,8 +62,8 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/campaigns/{name}/history",
             get(history::campaign_history),
         )
-        .route("/api/v1/report", get(journal::month_report))
-        .route("/api/v1/state", get(journal::recorded_state))
+        .route("/api/v1/report", get(report::month_report))
+        .route("/api/v1/state", get(report::recorded_state))
         .fallback(|| async {
             (
                 StatusCode::NOT_FOUND,

@@ -174,7 +174,7 @@ pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<
         ..EngineSettings::default()
     };
     let engine = App::build(settings).await?.into_engine();
-    let (store, metrics) = (engine.store.clone(), engine.metrics.clone());
+    let (store, metrics) = (engine.store().clone(), engine.metrics().clone());
     procfs::reset_peak_rss();
     let started = Instant::now();
     // The calls the sandbox has received, read once a second: where the rate fell short of

@@ -104,7 +104,7 @@ pub async fn a_balance_too_low_stalls_as_insufficient_balance_with_the_metric_se
         Money::from_rubles(1000),
         "only the autobuyer's budget is committed: refused purchases released theirs"
     );
-    let metrics = w.engine.metrics.render();
+    let metrics = w.engine.metrics().render();
     assert!(
         metrics.contains(
             r#"linkrunner_campaign_stalled{campaign="acme-shoes",reason="insufficient_balance"} 1"#

@@ -149,7 +149,7 @@ async fn assert_gauges_alike(w: &World, names: &[String]) {
         gauges::refresh_campaign(&one_by_one, name, *paused).await;
     }
     let shown = |e: &linkrunner::effects::Engine<_>| -> Vec<String> {
-        let text: String = e.metrics.render();
+        let text: String = e.metrics().render();
         text.lines()
             .filter(|l| l.contains("campaign=\"") || l.starts_with("linkrunner_database_errors"))
             .map(str::to_string)

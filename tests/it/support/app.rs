@@ -87,7 +87,7 @@ impl InProcess {
     /// [`App::build`], then [`App::run_until_stopped`] with `settings.daemon`.
     pub async fn start(settings: AppSettings) -> InProcess {
         let app = App::build(settings).await.expect("the app builds");
-        let store = app.engine().store.clone();
+        let store = app.engine().store().clone();
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("http port");
         let addr = listener.local_addr().expect("addr");
         let shutdown = CancellationToken::new();

@@ -1,4 +1,4 @@
-//! The journal over HTTP, read-only: `GET /api/v1/report?month=YYYY-MM` (what
+//! Two reads of the journal over HTTP: `GET /api/v1/report?month=YYYY-MM` (what
 //! `linkrunner report --month … --format json` prints) and `GET /api/v1/state` (what `plan`
 //! reads, for `plan --state-from`).
 
