@@ -165,7 +165,8 @@ mod tests {
     #[test]
     fn a_line_inside_spans_carries_their_fields_at_the_top_level() {
         let lines = json_lines(|| {
-            let round = tracing::info_span!("round", campaign = "acme", round = "2026-11-22T09:00:00Z");
+            let round =
+                tracing::info_span!("round", campaign = "acme", round = "2026-11-22T09:00:00Z");
             let _r = round.enter();
             let step = tracing::info_span!("step", action = "buy");
             let _s = step.enter();

@@ -11,8 +11,8 @@ use crate::effects::Engine;
 use crate::market::Market;
 use crate::metrics::{CAMPAIGN_STATES, CampaignGaugeValues, STALL_REASONS};
 use crate::money::Money;
-use crate::views::overview::{FileFact, StateFacts, classify};
 use crate::store::{CHUNK, CampaignGauges, Halt, IntentKind, IntentState, StallReason, StoreError};
+use crate::views::overview::{FileFact, StateFacts, classify};
 
 /// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
 pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {

@@ -20,9 +20,12 @@ use std::fmt::Write as _;
 
 use serde::Deserialize;
 
-use super::page::{bar, esc, href, stamp};
-use crate::views::overview::{CampaignState, Summary};
+use chrono::{DateTime, Utc};
+
+use super::page::{bar, document, esc, href, stamp};
+use crate::views::overview::CampaignState;
 use crate::views::report::CampaignStatus;
+use crate::views::summary::Summary;
 
 /// Rows on one page unless `per_page` says otherwise.
 pub const PER_PAGE: usize = 50;
@@ -240,7 +243,9 @@ fn number(text: Option<&str>, name: &str, min: usize, max: usize) -> Result<Opti
     match t.parse::<usize>() {
         Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
         _ if max == usize::MAX => Err(format!("{name}: `{t}` is not a whole number from {min}")),
-        _ => Err(format!("{name}: `{t}` is not a whole number from {min} to {max}")),
+        _ => Err(format!(
+            "{name}: `{t}` is not a whole number from {min} to {max}"
+        )),
     }
 }
 
@@ -252,13 +257,27 @@ fn running_autobuyers(c: &CampaignStatus) -> usize {
     c.autobuyers.iter().filter(|a| a.running).count()
 }
 
-fn last_slot(c: &CampaignStatus) -> Option<chrono::DateTime<chrono::Utc>> {
+fn last_slot(c: &CampaignStatus) -> Option<DateTime<Utc>> {
     c.last_round.as_ref().map(|r| r.slot)
 }
 
 /// The commitment in thousandths of the cap (0 without a cap): a whole number to sort by.
 fn used_per_mille(c: &CampaignStatus) -> i64 {
     super::page::percent_of(c.monthly_commitment, c.monthly_cap, 1000)
+}
+
+/// The list view: the summary, then one page of the table as `v` asks.
+pub fn render_page(all: &[CampaignStatus], sum: &Summary, v: &View, now: DateTime<Utc>) -> String {
+    let mut o = String::with_capacity(64 * 1024);
+    let _ = write!(o, "<h1>linkrunner: {} campaign(s)</h1>", all.len());
+    if let Some(why) = &sum.all_spending_stopped {
+        let _ = write!(o, "<p class=\"halt\">{}</p>", esc(why));
+    }
+    if all.is_empty() {
+        o.push_str("<p>No campaign is recorded yet.</p>");
+    }
+    render_board(&mut o, all, sum, v);
+    document("linkrunner status", now, &o)
 }
 
 /// The summary and one page of the table.
@@ -524,7 +543,10 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(v.state, Some(CampaignState::Paused));
-        assert_eq!((v.q.as_str(), v.sort, v.desc), ("shop", Column::Commitment, true));
+        assert_eq!(
+            (v.q.as_str(), v.sort, v.desc),
+            ("shop", Column::Commitment, true)
+        );
         assert_eq!((v.page, v.per_page), (3, 200));
         assert_eq!(View::parse(&PageQuery::default()).unwrap(), View::default());
         for (k, bad) in [

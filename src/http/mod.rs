@@ -7,7 +7,7 @@
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /api/v1/campaigns`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows |
-//! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::overview::Summary`) |
+//! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::summary::Summary`) |
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |
@@ -21,6 +21,7 @@ mod history;
 pub mod page;
 mod report;
 mod serve;
+mod site;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,8 +38,8 @@ pub use serve::serve;
 use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::views::overview::{Summary, summary};
 use crate::views::report::{CampaignStatus, campaign_status_with, campaign_statuses};
+use crate::views::summary::{Summary, summary};
 
 /// What the handlers read. Nothing here can change the journal.
 #[derive(Clone)]
@@ -51,7 +52,7 @@ pub struct AppState {
 
 pub fn router(state: AppState) -> Router {
     Router::new()
-        .route("/", get(page::status_page))
+        .route("/", get(site::status_page))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))

@@ -2,12 +2,15 @@
 //! scripts, no external assets: it works offline and its Content-Security-Policy forbids
 //! everything else), refreshing itself every [`REFRESH_SECONDS`].
 //!
-//! Two views of one read model (`views::report::CampaignStatus`, `views::overview::Summary`:
+//! Two views of one read model (`views::report::CampaignStatus`, `views::summary::Summary`:
 //! what `/api/v1/campaigns`, `/api/v1/summary` and `linkrunner status` show):
-//! - the list (`/`, [`super::board`]): the summary, then one page of the campaign table,
+//! - the list (`/`, `super::board`): the summary, then one page of the campaign table,
 //!   filtered, sorted and paged by query parameters;
 //! - one campaign (`/?campaign=NAME`, [`render_detail`]): everything `status` says about it,
 //!   its autobuyers and what waits for an operator, with the command to run.
+//!
+//! This file holds the document, the detail view and the helpers both views use; the
+//! handler that picks the view is `super::site`.
 //!
 //! Every text that comes from the journal, a campaign file or the marketplace goes through
 //! [`esc`] — campaign names, round details, errors, halt reasons (tested with hostile
@@ -16,17 +19,10 @@
 
 use std::fmt::Write as _;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::board::{PageQuery, View, render_board};
-use super::{AppState, one_status, statuses_and_summary, unavailable};
 use crate::money::Money;
-use crate::views::overview::Summary;
 use crate::views::report::CampaignStatus;
 
 /// How often the page reloads itself.
@@ -63,59 +59,8 @@ pub fn esc(text: &str) -> String {
     out
 }
 
-pub(super) async fn status_page(
-    State(s): State<AppState>,
-    query: Result<Query<PageQuery>, QueryRejection>,
-) -> Response {
-    let Ok(Query(q)) = query else {
-        return bad_request("the query string is not understood");
-    };
-    let view = match q.campaign.is_none().then(|| View::parse(&q)).transpose() {
-        Ok(v) => v,
-        Err(why) => return bad_request(&why),
-    };
-    let now = s.clock.now();
-    if let Some(name) = &q.campaign {
-        return match one_status(&s, name).await {
-            Ok(Some(c)) => html(render_detail(&c, now)).into_response(),
-            Ok(None) => (StatusCode::NOT_FOUND, html(page_not_found(name, now))).into_response(),
-            Err(e) => unavailable(&s, e),
-        };
-    }
-    match statuses_and_summary(&s).await {
-        Ok((all, sum)) => {
-            html(render_page(&all, &sum, &view.unwrap_or_default(), now)).into_response()
-        }
-        Err(e) => unavailable(&s, e),
-    }
-}
-
-fn html(body: String) -> impl IntoResponse {
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'unsafe-inline'",
-            ),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        body,
-    )
-}
-
-fn bad_request(why: &str) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        format!("bad query: {why}\n"),
-    )
-        .into_response()
-}
-
 /// The document around a view's content.
-fn document(title: &str, now: DateTime<Utc>, content: &str) -> String {
+pub(super) fn document(title: &str, now: DateTime<Utc>, content: &str) -> String {
     let mut o = String::with_capacity(content.len() + 2048);
     let _ = write!(
         o,
@@ -131,21 +76,7 @@ fn document(title: &str, now: DateTime<Utc>, content: &str) -> String {
     o
 }
 
-/// The list view: the summary, then one page of the table as `v` asks.
-pub fn render_page(all: &[CampaignStatus], sum: &Summary, v: &View, now: DateTime<Utc>) -> String {
-    let mut o = String::with_capacity(64 * 1024);
-    let _ = write!(o, "<h1>linkrunner: {} campaign(s)</h1>", all.len());
-    if let Some(why) = &sum.all_spending_stopped {
-        let _ = write!(o, "<p class=\"halt\">{}</p>", esc(why));
-    }
-    if all.is_empty() {
-        o.push_str("<p>No campaign is recorded yet.</p>");
-    }
-    render_board(&mut o, all, sum, v);
-    document("linkrunner status", now, &o)
-}
-
-fn page_not_found(name: &str, now: DateTime<Utc>) -> String {
+pub(super) fn page_not_found(name: &str, now: DateTime<Utc>) -> String {
     let content = format!(
         "<p><a href=\"/\">All campaigns</a></p><h1>No campaign {}</h1><p>The journal knows no such campaign.</p>",
         esc(name)
@@ -249,7 +180,11 @@ fn render_autobuyers(o: &mut String, c: &CampaignStatus) {
             esc(&a.name),
             a.id,
             esc(&a.state),
-            if a.running { "yes" } else { "no: its stop is settled" },
+            if a.running {
+                "yes"
+            } else {
+                "no: its stop is settled"
+            },
             a.monthly_budget,
             a.counted
         );

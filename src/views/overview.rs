@@ -1,21 +1,17 @@
-//! One truth about every campaign: the state words and the summary that `status`, the HTTP
-//! API (`/api/v1/campaigns`, `/api/v1/summary`), the status page and the
+//! One truth about every campaign: the state words that `status`, the HTTP API
+//! (`/api/v1/campaigns`, `/api/v1/summary`), the status page and the
 //! `linkrunner_campaign_state` metric all show, decided here once ([`classify`]) from the
-//! journal and what the campaign files say ([`FileFacts`]).
+//! journal and what the campaign files say ([`FileFacts`]). The summary over all campaigns
+//! is `super::summary`.
 //!
 //! Why the files: the journal does not know that a campaign is paused or that its file is
 //! gone; the daemon knows its loaded files, `status` reads the same directory.
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::money::Money;
-use crate::store::{RoundState, Store, StoreError};
-
-use super::month::{Month, month_report};
-use super::report::CampaignStatus;
+use crate::store::RoundState;
 
 /// A campaign's state: one word for people and machines alike. The order is the priority
 /// when several apply (a paused campaign whose credentials were rejected is `halted`) and
@@ -99,7 +95,9 @@ impl CampaignState {
 /// What the campaign files say about one campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileFact {
-    Present { paused: bool },
+    Present {
+        paused: bool,
+    },
     /// The directory was read completely and holds no file of this campaign.
     Removed,
     /// Not known: the files were not read, or a file could not be (it may be this one's).
@@ -198,115 +196,6 @@ pub fn classify(f: &StateFacts) -> CampaignState {
     }
 }
 
-/// How many of the waiting campaigns the summary names (the page links to the rest).
-pub const WAITING_NAMED: usize = 20;
-
-/// The top of the status page, and `GET /api/v1/summary`: computed from the same statuses
-/// the table and `/api/v1/campaigns` show.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Summary {
-    pub at: DateTime<Utc>,
-    pub campaigns: usize,
-    /// Every state, with 0 for those no campaign is in.
-    pub by_state: BTreeMap<&'static str, usize>,
-    /// Sums over all campaigns.
-    pub monthly_commitment: Money,
-    pub monthly_cap: Money,
-    pub uncertain_money: Money,
-    /// The current month (UTC), and the links our purchases bought in it (as
-    /// `/api/v1/report?month=` totals them).
-    pub month: String,
-    pub links_bought_this_month: i64,
-    /// All spending stopped, and why (credentials rejected).
-    pub all_spending_stopped: Option<String>,
-    /// Campaigns halted or waiting for an operator.
-    pub waiting_for_operator: usize,
-    /// Intents that wait to be settled, over all campaigns.
-    pub uncertain_intents: usize,
-    /// The first [`WAITING_NAMED`] campaigns an operator must act on, by name, and why.
-    pub waiting: Vec<Waiting>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Waiting {
-    pub campaign: String,
-    pub state: CampaignState,
-    pub reason: String,
-}
-
-/// The summary of `all` (every campaign, not one page of them).
-pub fn summarize(
-    all: &[CampaignStatus],
-    links_bought_this_month: i64,
-    month: &str,
-    now: DateTime<Utc>,
-) -> Summary {
-    let mut by_state: BTreeMap<&'static str, usize> = CampaignState::ALL
-        .iter()
-        .map(|s| (s.as_str(), 0))
-        .collect();
-    let mut s = Summary {
-        at: now,
-        campaigns: all.len(),
-        by_state: BTreeMap::new(),
-        monthly_commitment: Money::ZERO,
-        monthly_cap: Money::ZERO,
-        uncertain_money: Money::ZERO,
-        month: month.to_string(),
-        links_bought_this_month,
-        all_spending_stopped: None,
-        waiting_for_operator: 0,
-        uncertain_intents: 0,
-        waiting: Vec::new(),
-    };
-    for c in all {
-        *by_state.entry(c.state.as_str()).or_default() += 1;
-        s.monthly_commitment = add(s.monthly_commitment, c.monthly_commitment);
-        s.monthly_cap = add(s.monthly_cap, c.monthly_cap);
-        s.uncertain_money = add(s.uncertain_money, c.uncertain_money);
-        s.uncertain_intents += c.uncertain.len();
-        if c.state == CampaignState::Halted && s.all_spending_stopped.is_none() {
-            s.all_spending_stopped = c.state_reason.clone();
-        }
-        if matches!(
-            c.state,
-            CampaignState::Halted | CampaignState::WaitingForOperator
-        ) {
-            s.waiting_for_operator += 1;
-            if s.waiting.len() < WAITING_NAMED {
-                s.waiting.push(Waiting {
-                    campaign: c.campaign.clone(),
-                    state: c.state,
-                    reason: c.state_reason.clone().unwrap_or_default(),
-                });
-            }
-        }
-    }
-    s.by_state = by_state;
-    s
-}
-
-/// `a + b`; a sum of journal amounts (each at most `Money::MAX`) never nears i64's limit.
-fn add(a: Money, b: Money) -> Money {
-    Money::from_kopecks(a.kopecks().saturating_add(b.kopecks()))
-}
-
-/// The summary with this month's links read from the journal's ledger.
-pub async fn summary(
-    store: &Store,
-    all: &[CampaignStatus],
-    now: DateTime<Utc>,
-) -> Result<Summary, StoreError> {
-    let month = Month::of(now);
-    let report = month_report(store, month).await?;
-    Ok(summarize(
-        all,
-        report.total.links_bought,
-        &month.to_string(),
-        now,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -348,10 +237,7 @@ mod tests {
             ..facts()
         };
         assert_eq!(classify(&creation), CampaignState::WaitingForOperator);
-        let halted = StateFacts {
-            halted: true,
-            ..f
-        };
+        let halted = StateFacts { halted: true, ..f };
         assert_eq!(classify(&halted), CampaignState::Halted);
         let removed = StateFacts {
             file: FileFact::Removed,

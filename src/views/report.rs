@@ -193,7 +193,8 @@ fn state_reason(state: CampaignState, r: &Recorded) -> Option<String> {
     }
 }
 
-fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignStatus {
+/// The status of one campaign's record, its file as `file` says.
+pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignStatus {
     let state = classify(&state_facts(r, file));
     let paused = file.paused();
     let counted_foreign = r.foreign.iter().filter(|f| f.released.is_none()).count();

@@ -324,7 +324,11 @@ async fn status_page(port: u16) -> anyhow::Result<(Duration, usize)> {
     for _ in 0..3 {
         let t0 = Instant::now();
         let answer = http.get(&url).send().await.context("the status page")?;
-        anyhow::ensure!(answer.status().is_success(), "the status page: {}", answer.status());
+        anyhow::ensure!(
+            answer.status().is_success(),
+            "the status page: {}",
+            answer.status()
+        );
         let bytes = answer.bytes().await?.len();
         best = best.min((t0.elapsed(), bytes));
     }

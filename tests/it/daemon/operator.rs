@@ -135,7 +135,11 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
         write(dir.path(), &format!("{name}.yaml"), &yaml);
     }
     for g in GONE {
-        write(dir.path(), &format!("{g}.yaml"), &campaign_yaml(g, "0 9 * * *", 900));
+        write(
+            dir.path(),
+            &format!("{g}.yaml"),
+            &campaign_yaml(g, "0 9 * * *", 900),
+        );
     }
     let journal = TestDb::sqlite().await;
     let sandbox = start_sandbox(0).await;
@@ -173,12 +177,16 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
 
     // Assert: the three surfaces agree on every campaign, and on what the test made.
     let want = expected_states();
-    let (api, status, page) = within(PATIENCE * 2, "the API, status and the page agree", || async {
-        let api = states_of(&json(&base, "/api/v1/campaigns").await);
-        let status = status_states(&target).await;
-        let page = page_states(&base).await;
-        (api == want && status == want && page == want).then_some((api, status, page))
-    })
+    let (api, status, page) = within(
+        PATIENCE * 2,
+        "the API, status and the page agree",
+        || async {
+            let api = states_of(&json(&base, "/api/v1/campaigns").await);
+            let status = status_states(&target).await;
+            let page = page_states(&base).await;
+            (api == want && status == want && page == want).then_some((api, status, page))
+        },
+    )
     .await;
     assert_eq!(api.len(), total);
     assert_eq!((&status, &page), (&api, &api));
@@ -188,7 +196,9 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
         let removed = c["state"] == "removed";
         assert_eq!(c["paused"], Value::Bool(paused), "{c}");
         let name = c["campaign"].as_str().unwrap();
-        let i: usize = name.strip_prefix("shop-").map_or(999, |n| n.parse().unwrap());
+        let i: usize = name
+            .strip_prefix("shop-")
+            .map_or(999, |n| n.parse().unwrap());
         let autobuyers = c["autobuyers"].as_array().expect("autobuyers in the API");
         assert_eq!(autobuyers.len(), usize::from(i % 4 == 0), "{c}");
         if i % 4 == 0 && !removed {
@@ -221,13 +231,25 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
         .sum();
     assert!(committed > 0, "the running autobuyers count");
     assert_eq!(kopecks(&summary["monthly_commitment"]), committed);
-    assert_eq!(page_value(&html, "sum-commitment"), summary["monthly_commitment"].as_str().unwrap());
-    assert_eq!(page_value(&html, "sum-cap"), summary["monthly_cap"].as_str().unwrap());
+    assert_eq!(
+        page_value(&html, "sum-commitment"),
+        summary["monthly_commitment"].as_str().unwrap()
+    );
+    assert_eq!(
+        page_value(&html, "sum-cap"),
+        summary["monthly_cap"].as_str().unwrap()
+    );
     assert_eq!(page_value(&html, "sum-campaigns"), total.to_string());
     let month = summary["month"].as_str().unwrap();
     let report = json(&base, &format!("/api/v1/report?month={month}")).await;
-    assert_eq!(summary["links_bought_this_month"], report["total"]["links_bought"]);
-    assert_eq!(page_value(&html, "sum-links-month"), report["total"]["links_bought"].to_string());
+    assert_eq!(
+        summary["links_bought_this_month"],
+        report["total"]["links_bought"]
+    );
+    assert_eq!(
+        page_value(&html, "sum-links-month"),
+        report["total"]["links_bought"].to_string()
+    );
 
     // Filtering to one state shows exactly the API's campaigns in it.
     for state in ["paused", "removed", "running"] {
@@ -249,7 +271,10 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
     assert_campaign_lines(&lines);
-    let named: BTreeSet<&str> = lines.iter().filter_map(|l| l["campaign"].as_str()).collect();
+    let named: BTreeSet<&str> = lines
+        .iter()
+        .filter_map(|l| l["campaign"].as_str())
+        .collect();
     assert_eq!(named.len(), total, "every campaign's work is in the log");
 }
 

@@ -77,7 +77,11 @@ async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round
     let (missing, _) = get(&format!("{}/?campaign=gamma-shop", daemon.base)).await;
     assert_eq!(missing, 404);
     let (bad, why) = get(&format!("{}/?state=active", daemon.base)).await;
-    assert_eq!((bad, why.contains("state: `active` is not one of")), (400, true), "{why}");
+    assert_eq!(
+        (bad, why.contains("state: `active` is not one of")),
+        (400, true),
+        "{why}"
+    );
     for page in [&body, &alpha] {
         for external in ["<script", "src=", "http://", "https://"] {
             assert!(
@@ -86,7 +90,8 @@ async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round
             );
         }
         assert!(
-            page.match_indices("href=\"").all(|(i, _)| page[i + 6..].starts_with('/')),
+            page.match_indices("href=\"")
+                .all(|(i, _)| page[i + 6..].starts_with('/')),
             "every link stays on the page's own origin: {page}"
         );
     }
