@@ -315,7 +315,7 @@ pub fn render_board(o: &mut String, all: &[CampaignStatus], sum: &Summary, v: &V
 
 fn render_summary(o: &mut String, s: &Summary) {
     o.push_str("<section class=\"summary\" id=\"summary\"><h2>Summary</h2><ul class=\"states\">");
-    for (state, n) in &s.by_state {
+    for (state, n) in in_order(s) {
         let _ = write!(
             o,
             "<li><a href=\"{}\" data-state=\"{state}\"><span class=\"state s-{state}\">{}</span> <b class=\"count\" id=\"count-{state}\">{n}</b></a></li>",
@@ -346,6 +346,14 @@ fn render_summary(o: &mut String, s: &Summary) {
     o.push_str("</dl>");
     render_waiting(o, s);
     o.push_str("</section>");
+}
+
+/// Each state's count in the order of [`CampaignState::ALL`] (what to act on first).
+fn in_order(s: &Summary) -> impl Iterator<Item = (&'static str, usize)> + '_ {
+    CampaignState::ALL.iter().map(|st| {
+        let state = st.as_str();
+        (state, s.by_state.get(state).copied().unwrap_or(0))
+    })
 }
 
 /// The campaigns an operator must act on: the first few by name, a link to all of them.
@@ -395,8 +403,8 @@ fn render_filter(o: &mut String, s: &Summary, v: &View) {
         "<form class=\"filter\" method=\"get\" action=\"/\"><label>State <select name=\"state\">\
          <option value=\"\">every state</option>",
     );
-    for (state, n) in &s.by_state {
-        let selected = if v.state.is_some_and(|x| x.as_str() == *state) {
+    for (state, n) in in_order(s) {
+        let selected = if v.state.is_some_and(|x| x.as_str() == state) {
             " selected"
         } else {
             ""
@@ -560,6 +568,70 @@ mod tests {
             let e = View::parse(&query(&[(k, bad)])).unwrap_err();
             assert!(e.starts_with(k), "{k}={bad}: {e}");
         }
+    }
+
+    /// `n` campaigns with names of the longest kind (63 characters), in varied states.
+    fn statuses(n: usize) -> Vec<CampaignStatus> {
+        use crate::decide::recorded::Recorded;
+        use crate::money::Money;
+        use crate::views::overview::FileFact;
+        (0..n)
+            .map(|i| {
+                let name = format!("{i:05}-{}", "x".repeat(57));
+                let caps = crate::store::CampaignCaps {
+                    name: name.clone(),
+                    monthly_cap: Money::from_rubles(1000 + i as i64),
+                    daily_links: 10,
+                    total_links: 100,
+                };
+                let r = Recorded::unrecorded_with(&caps, Vec::new());
+                let mut c = crate::views::report::status_from(&name, &r, FileFact::Unknown);
+                c.state = CampaignState::ALL[i % CampaignState::ALL.len()];
+                c.monthly_commitment = Money::from_kopecks((i as i64 * 7919) % 100_000);
+                c.next_round = Some(chrono::Utc::now());
+                c
+            })
+            .collect()
+    }
+
+    #[test]
+    fn filtering_and_sorting_choose_exactly_the_matching_campaigns_in_order() {
+        let all = statuses(400);
+        let v = View {
+            state: Some(CampaignState::Paused),
+            q: "001".into(),
+            sort: Column::Commitment,
+            desc: true,
+            ..View::default()
+        };
+        let rows = v.select(&all);
+        let mut want: Vec<&CampaignStatus> = all
+            .iter()
+            .filter(|c| c.state == CampaignState::Paused && c.campaign.contains("001"))
+            .collect();
+        want.sort_by(|a, b| b.monthly_commitment.cmp(&a.monthly_commitment));
+        assert!(!rows.is_empty());
+        let names =
+            |r: &[&CampaignStatus]| r.iter().map(|c| c.campaign.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&rows), names(&want));
+    }
+
+    #[test]
+    fn one_page_at_10000_campaigns_stays_under_200_kb_and_shows_its_rows() {
+        let all = statuses(10_000);
+        let sum = crate::views::summary::summarize(&all, 0, "2026-11", chrono::Utc::now());
+        let v = View {
+            per_page: MAX_PER_PAGE,
+            page: 7,
+            ..View::default()
+        };
+        let html = render_page(&all, &sum, &v, chrono::Utc::now());
+        assert!(html.len() <= 200 * 1024, "{} bytes", html.len());
+        assert_eq!(html.matches("<tr data-state=").count(), MAX_PER_PAGE);
+        assert!(html.contains(
+            "data-matching=\"10000\" data-total=\"10000\" data-page=\"7\" data-pages=\"50\""
+        ));
+        assert!(html.contains(">next</a>") && html.contains(">previous</a>"));
     }
 
     #[test]
