@@ -609,7 +609,7 @@ mod tests {
             .iter()
             .filter(|c| c.state == CampaignState::Paused && c.campaign.contains("001"))
             .collect();
-        want.sort_by(|a, b| b.monthly_commitment.cmp(&a.monthly_commitment));
+        want.sort_by_key(|c| std::cmp::Reverse(c.monthly_commitment));
         assert!(!rows.is_empty());
         let names =
             |r: &[&CampaignStatus]| r.iter().map(|c| c.campaign.clone()).collect::<Vec<_>>();

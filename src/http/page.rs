@@ -62,14 +62,14 @@ pub fn esc(text: &str) -> String {
 /// The document around a view's content.
 pub(super) fn document(title: &str, now: DateTime<Utc>, content: &str) -> String {
     let mut o = String::with_capacity(content.len() + 2048);
-    let _ = write!(
+    let _ = writeln!(
         o,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta http-equiv=\"refresh\" content=\"{REFRESH_SECONDS}\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
          <title>{}</title><style>{STYLE}</style></head><body>{content}\
          <p>As of {} (refreshes every {REFRESH_SECONDS} s). The same as JSON: <code>/api/v1/summary</code>, \
-         <code>/api/v1/campaigns</code>.</p></body></html>\n",
+         <code>/api/v1/campaigns</code>.</p></body></html>",
         esc(title),
         stamp(now)
     );

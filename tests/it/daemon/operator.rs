@@ -23,7 +23,7 @@ fn campaign_file(i: usize) -> (String, String) {
     if i % 10 == 3 {
         yaml.push_str("paused: true\n");
     }
-    if i % 4 == 0 {
+    if i.is_multiple_of(4) {
         yaml.push_str(&format!(
             "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 80\n\
              autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
@@ -170,7 +170,7 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
             .iter()
             .filter(|c| {
                 let name = c["campaign"].as_str().unwrap_or_default();
-                let autobuyers = usize::from(index(name).is_some_and(|i| i % 4 == 0));
+                let autobuyers = usize::from(index(name).is_some_and(|i| i.is_multiple_of(4)));
                 c["project_id"].is_i64()
                     && c["texts"].as_u64() == Some(2)
                     && c["autobuyers"].as_array().map(Vec::len) == Some(autobuyers)
@@ -211,8 +211,8 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
             .strip_prefix("shop-")
             .map_or(999, |n| n.parse().unwrap());
         let autobuyers = c["autobuyers"].as_array().expect("autobuyers in the API");
-        assert_eq!(autobuyers.len(), usize::from(i % 4 == 0), "{c}");
-        if i % 4 == 0 && !removed {
+        assert_eq!(autobuyers.len(), usize::from(i.is_multiple_of(4)), "{c}");
+        if i.is_multiple_of(4) && !removed {
             assert_eq!(autobuyers[0]["name"], "auto", "{c}");
         }
     }
