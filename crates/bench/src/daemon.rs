@@ -51,9 +51,8 @@ pub struct DaemonFigures {
     pub idle_window: Duration,
     pub idle_cpu_percent: f64,
     /// The status page's largest page (`/?per_page=200`, sorted by state) once idle: the
-    /// fastest of three requests, and its size in bytes.
-    pub page_served_in: Duration,
-    pub page_bytes: usize,
+    /// fastest of three requests and its size in bytes, or how it failed.
+    pub page: Result<(Duration, usize), String>,
 }
 
 impl DaemonFigures {
@@ -155,7 +154,7 @@ impl Run<'_> {
             child.try_wait()?.is_none(),
             "`linkrunner run` exited while idle"
         );
-        let (page_served_in, page_bytes) = status_page(port).await?;
+        let page = status_page(port).await;
         Ok(DaemonFigures {
             pid: child.id(),
             ready_after,
@@ -171,8 +170,7 @@ impl Run<'_> {
             settled_after,
             idle_window,
             idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
-            page_served_in,
-            page_bytes,
+            page,
         })
     }
 
@@ -313,24 +311,26 @@ fn free_port() -> anyhow::Result<u16> {
 }
 
 /// Serves the status page's largest page (200 rows of every campaign, read and sorted)
-/// three times after the idle window; the fastest time and the body's size.
-async fn status_page(port: u16) -> anyhow::Result<(Duration, usize)> {
+/// three times after the idle window; the fastest time and the body's size, or what went
+/// wrong (an answer other than 200 is a figure too, not the end of the target).
+async fn status_page(port: u16) -> Result<(Duration, usize), String> {
     let http = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
-        .build()?;
+        .build()
+        .map_err(|e| e.to_string())?;
     let url = format!("http://127.0.0.1:{port}/?per_page=200");
     let mut best = (Duration::MAX, 0);
     for _ in 0..3 {
         let t0 = Instant::now();
-        let answer = http.get(&url).send().await.context("the status page")?;
-        anyhow::ensure!(
-            answer.status().is_success(),
-            "the status page: {}",
-            answer.status()
-        );
-        let bytes = answer.bytes().await?.len();
-        best = best.min((t0.elapsed(), bytes));
+        let answer = http.get(&url).send().await.map_err(|e| e.to_string())?;
+        let status = answer.status();
+        let bytes = answer.bytes().await.map_err(|e| e.to_string())?.len();
+        let took = t0.elapsed();
+        if !status.is_success() {
+            return Err(format!("answered {status} after {:.1} s", took.as_secs_f64()));
+        }
+        best = best.min((took, bytes));
     }
     Ok(best)
 }
