@@ -328,7 +328,10 @@ async fn status_page(port: u16) -> Result<(Duration, usize), String> {
         let bytes = answer.bytes().await.map_err(|e| e.to_string())?.len();
         let took = t0.elapsed();
         if !status.is_success() {
-            return Err(format!("answered {status} after {:.1} s", took.as_secs_f64()));
+            return Err(format!(
+                "answered {status} after {:.1} s",
+                took.as_secs_f64()
+            ));
         }
         best = best.min((took, bytes));
     }
