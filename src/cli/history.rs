@@ -44,7 +44,7 @@ pub struct ExplainArgs {
 pub async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode> {
     let store = open_store(g).await?;
     if let Some(c) = &a.campaign
-        && !store.campaign_names().await?.contains(c)
+        && !store.campaigns().campaign_names().await?.contains(c)
     {
         anyhow::bail!("no campaign `{c}` in the journal (`linkrunner status` lists them)");
     }

@@ -64,6 +64,7 @@ pub async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode
             None => find(&store, intent).await?.attempt(),
         };
         let r = store
+            .intents()
             .allow_rebuy(at, &a.reason, now)
             .await
             .context("allowing the page to be bought again")?;
@@ -84,6 +85,7 @@ async fn settle(
 ) -> anyhow::Result<IntentRow> {
     let now = clock::system().now();
     let row = store
+        .intents()
         .resolve_intent(intent, resolution, reason, now)
         .await
         .context("resolving the intent")?;
@@ -108,7 +110,7 @@ async fn settle(
 }
 
 async fn find(store: &Store, intent: IntentId) -> anyhow::Result<IntentRow> {
-    let all = store.intents(Default::default()).await?;
+    let all = store.intents().find_intents(Default::default()).await?;
     all.into_iter()
         .find(|i| i.id == intent)
         .with_context(|| format!("no intent #{intent} in the journal"))
@@ -124,7 +126,11 @@ async fn release_link(
     let now = clock::system().now();
     let target = link_ref(store, campaign, link).await?;
     let why = format!("released by an operator: {reason}");
-    if !store.release_link(campaign, &target, &why, now).await? {
+    if !store
+        .links()
+        .release_link(campaign, &target, &why, now)
+        .await?
+    {
         bail!("link {link} of campaign {campaign} is not counted (already released?)");
     }
     println!("link {link} of campaign {campaign} no longer counts against its cap");
@@ -141,11 +147,11 @@ async fn link_ref(store: &Store, campaign: &str, link: &str) -> anyhow::Result<L
     let id: i64 = link
         .parse()
         .with_context(|| format!("`{link}`: expected the marketplace's link id, or intent:ID"))?;
-    let held = store.held_links(campaign).await?;
+    let held = store.links().held_links(campaign).await?;
     if let Some(h) = held.iter().find(|h| h.link_id == Some(id)) {
         return Ok(LinkRef::Held(h.intent_id));
     }
-    let foreign = store.foreign_links(campaign).await?;
+    let foreign = store.links().foreign_links(campaign).await?;
     match foreign.iter().find(|f| f.link_id == Some(id)) {
         Some(f) => Ok(LinkRef::Foreign(f.key.clone())),
         None => bail!("campaign {campaign} holds no link {id} that the journal knows of"),

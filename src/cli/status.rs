@@ -26,7 +26,7 @@ pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> 
     let all = match &a.campaign {
         Some(c) => vec![campaign_status_with(&store, c, now, &files).await?],
         None => {
-            let names = store.campaign_names().await?;
+            let names = store.campaigns().campaign_names().await?;
             campaign_statuses(&store, &names, now, &files).await?
         }
     };

@@ -38,7 +38,7 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bo
     let today = e.clock().now().date_naive();
     let read = async {
         Ok((
-            e.store().gauges_of(&names, today).await?,
+            e.store().reports().gauges_of(&names, today).await?,
             e.store().halts().await?,
         ))
     };
@@ -153,7 +153,7 @@ fn campaign_state(r: &Shown, paused: Option<bool>) -> &'static str {
 
 /// Refreshes `linkrunner_intents{kind,state}` from one aggregate query.
 pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
-    match e.store().intent_counts().await {
+    match e.store().intents().intent_counts().await {
         Ok(counts) => {
             for k in IntentKind::ALL {
                 for s in IntentState::ALL {

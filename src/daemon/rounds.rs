@@ -110,12 +110,13 @@ impl<M: Market> Daemon<M> {
         // it; the round rows reference the campaign, so record it here too.
         if let Err(err) = e
             .store()
+            .campaigns()
             .upsert_campaign(&crate::decide::caps::caps(&lc.campaign), now)
             .await
         {
             return self.db_error(name, "upsert_campaign", &err);
         }
-        let last = match e.store().last_round(name).await {
+        let last = match e.store().rounds().last_round(name).await {
             Ok(l) => l,
             Err(err) => return self.db_error(name, "last_round", &err),
         };
@@ -125,7 +126,12 @@ impl<M: Market> Daemon<M> {
                 if l.state != RoundState::Deferred {
                     return;
                 }
-                match e.store().reclaim_round(name, slot, e.holder(), now).await {
+                match e
+                    .store()
+                    .rounds()
+                    .reclaim_round(name, slot, e.holder(), now)
+                    .await
+                {
                     Ok(Some(retry)) => Some(retry),
                     Ok(None) => return,
                     Err(err) => return self.db_error(name, "reclaim_round", &err),
@@ -134,7 +140,12 @@ impl<M: Market> Daemon<M> {
             _ => None,
         };
         if retry.is_none() {
-            match e.store().claim_round(name, slot, e.holder(), now).await {
+            match e
+                .store()
+                .rounds()
+                .claim_round(name, slot, e.holder(), now)
+                .await
+            {
                 Ok(true) => {}
                 Ok(false) => return,
                 Err(err) => return self.db_error(name, "claim_round", &err),
@@ -144,6 +155,7 @@ impl<M: Market> Daemon<M> {
             let detail = "baseline: first slot seen; buying starts at the next slot";
             let _ = e
                 .store()
+                .rounds()
                 .finish_round(name, slot, RoundOutcome::Skipped, detail, now)
                 .await;
             return;
@@ -176,9 +188,13 @@ impl<M: Market> Daemon<M> {
         let recorded = if outcome == RoundOutcome::Deferred {
             let spent = report.bought.saturating_add(report.uncertain);
             self.retry_round_at(name, now + retry_delay(attempt));
-            e.store().defer_round(name, slot, &detail, spent, now).await
+            e.store()
+                .rounds()
+                .defer_round(name, slot, &detail, spent, now)
+                .await
         } else {
             e.store()
+                .rounds()
                 .finish_round(name, slot, outcome, &detail, now)
                 .await
         };

@@ -313,6 +313,7 @@ impl<M: Market> Daemon<M> {
         let names = self
             .engine
             .store()
+            .campaigns()
             .campaign_names()
             .await
             .unwrap_or_default();

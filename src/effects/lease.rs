@@ -109,7 +109,11 @@ impl HeldLease {
             loop {
                 tokio::time::sleep(wait).await;
                 let now = clock.now();
-                match store.renew_lease(&lease.token, lease.ttl, now).await {
+                match store
+                    .leases()
+                    .renew_lease(&lease.token, lease.ttl, now)
+                    .await
+                {
                     Ok(Some(t)) => {
                         lease.renewed(t.expires_at);
                         wait = every;

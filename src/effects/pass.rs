@@ -129,7 +129,7 @@ impl<M: Market> Engine<M> {
         include_removed: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
         let known: Vec<String> = if include_removed {
-            self.store.campaign_names().await?
+            self.store.campaigns().campaign_names().await?
         } else {
             Vec::new()
         };
@@ -240,12 +240,14 @@ impl<M: Market> Engine<M> {
     ) -> Result<(), EngineError> {
         if let Some(c) = c {
             self.store
+                .campaigns()
                 .upsert_campaign(&crate::decide::caps::caps(c), self.clock.now())
                 .await?;
         }
         let now = self.clock.now();
         let Some(token) = self
             .store
+            .leases()
             .try_acquire_lease(name, &self.holder, self.settings.lease_ttl, now)
             .await?
         else {
@@ -267,7 +269,7 @@ impl<M: Market> Engine<M> {
             .await;
         renewal.abort();
         // Releasing is a courtesy: a crashed holder's lease simply expires.
-        let _ = self.store.release_lease(lease.token()).await;
+        let _ = self.store.leases().release_lease(lease.token()).await;
         result
     }
 
@@ -286,8 +288,9 @@ impl<M: Market> Engine<M> {
     ) -> Result<(), EngineError> {
         // The lease is ours now, so no other process can begin an intent of this campaign:
         // when none is in flight, none can appear behind this read.
-        let marked = if self.store.has_in_flight(name).await? {
+        let marked = if self.store.intents().has_in_flight(name).await? {
             self.store
+                .intents()
                 .mark_in_flight_uncertain(name, lease.token(), self.clock.now())
                 .await?
         } else {
@@ -396,6 +399,7 @@ impl<M: Market> Engine<M> {
             .unwrap_or(0);
         let detail = stall.map(|s| s.detail.as_str()).unwrap_or("");
         self.store
+            .campaigns()
             .record_stall(
                 name,
                 stall.map(|s| s.reason),
@@ -449,8 +453,8 @@ impl<M: Market> Engine<M> {
     /// Any project the journal knows, of any campaign: a read on it tells whether the
     /// credentials work again.
     async fn any_project(&self) -> Result<Option<i64>, EngineError> {
-        for name in self.store.campaign_names().await? {
-            if let Some(p) = self.store.remote_ids(&name).await?.project {
+        for name in self.store.campaigns().campaign_names().await? {
+            if let Some(p) = self.store.campaigns().remote_ids(&name).await?.project {
                 return Ok(Some(p.project_id));
             }
         }

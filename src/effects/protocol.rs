@@ -157,6 +157,7 @@ impl<M: Market> Engine<M> {
     ) -> Result<Result<Vec<AttemptRef>, Journaled<T>>, EngineError> {
         match self
             .store
+            .intents()
             .begin_intents_because(
                 lease.token(),
                 intents,
@@ -251,6 +252,7 @@ impl<M: Market> Engine<M> {
         for (i, id) in ids.iter().enumerate() {
             match self
                 .store
+                .intents()
                 .complete_intent(*id, outcome(i), answer, now)
                 .await
             {

@@ -94,6 +94,7 @@ impl<M: Market> Engine<M> {
                         tracing::warn!(campaign = %c.name, url_id, unpriced, "donors without a readable price are skipped; see --field-map");
                     }
                     self.store
+                        .rounds()
                         .finish_search(row.id, SearchState::Ready, polls, self.clock.now())
                         .await?;
                     return Ok(Searched::Ready { donors, unpriced });
@@ -104,6 +105,7 @@ impl<M: Market> Engine<M> {
                     let why = expiry_reason(&answer);
                     tracing::warn!(campaign = %c.name, url_id, polls, why, "search not ready at its deadline; giving up on it");
                     self.store
+                        .rounds()
                         .finish_search(row.id, SearchState::Expired, polls, self.clock.now())
                         .await?;
                     return Ok(Searched::Expired(why));
@@ -111,6 +113,7 @@ impl<M: Market> Engine<M> {
                 // "Not found" while the job is younger than its deadline: not ready yet.
                 SearchPoll::Pending | SearchPoll::NotFound { .. } => {
                     self.store
+                        .rounds()
                         .note_poll(row.id, polls, self.clock.now())
                         .await?;
                     let age = (self.clock.now() - row.created_at)
@@ -131,7 +134,7 @@ impl<M: Market> Engine<M> {
         c: &Campaign,
         url_id: i64,
     ) -> Result<crate::store::SearchRow, EngineError> {
-        if let Some(row) = self.store.open_search(&c.name, url_id).await? {
+        if let Some(row) = self.store.rounds().open_search(&c.name, url_id).await? {
             return Ok(row);
         }
         let job = self
@@ -142,6 +145,7 @@ impl<M: Market> Engine<M> {
         let now = self.clock.now();
         Ok(self
             .store
+            .rounds()
             .record_search(
                 &c.name,
                 url_id,
@@ -192,7 +196,12 @@ impl<M: Market> Engine<M> {
         };
         if let Some(state) = state {
             tracing::warn!(campaign = %c.name, url_id = row.url_id, state = state.as_str(), error = %e, "giving up on a search job; the next round starts a new one");
-            if let Err(db) = self.store.finish_search(row.id, state, polls, now).await {
+            if let Err(db) = self
+                .store
+                .rounds()
+                .finish_search(row.id, state, polls, now)
+                .await
+            {
                 return db.into();
             }
         }

@@ -62,6 +62,7 @@ impl<M: Market> Engine<M> {
                     effect: Effect::AutobuyerSwitchUnknown { name },
                 };
                 self.store
+                    .intents()
                     .complete_intent(i.attempt(), unknown, None, now)
                     .await?;
                 Ok(false)
@@ -81,6 +82,7 @@ impl<M: Market> Engine<M> {
             _ => {
                 let error = format!("uncertain; {}", policy(i.kind));
                 self.store
+                    .intents()
                     .complete_intent(i.attempt(), Outcome::Failed { error }, None, now)
                     .await?;
                 Ok(false)

@@ -64,16 +64,20 @@ impl<M: Market> Engine<M> {
             proven_complete: j.proven_complete,
             fallback_price,
         };
-        self.store.record_link_list(name, read, now).await?;
+        self.store.links().record_link_list(name, read, now).await?;
         if let Some(len) = j.cut_at {
             tracing::warn!(
                 campaign = name,
                 listed = len,
                 "a link the journal holds is missing from a link list without paging fields: absence proves nothing from now on at this length"
             );
-            self.store.note_list_cut(name, len).await?;
+            self.store.intents().note_list_cut(name, len).await?;
         }
-        out.released_links = self.store.release_left_links(name, grace, now).await?;
+        out.released_links = self
+            .store
+            .links()
+            .release_left_links(name, grace, now)
+            .await?;
         if j.proves_absence {
             out.settled_stops = self.settle_due_stops(name, r, grace).await?;
         }
@@ -98,6 +102,7 @@ impl<M: Market> Engine<M> {
                 let effect = purchased_effect(i, link);
                 let found = Some("found in the project's link list");
                 self.store
+                    .intents()
                     .complete_intent(i.attempt(), Outcome::Succeeded(effect), found, now)
                     .await?;
                 out.bought += 1;
@@ -109,18 +114,25 @@ impl<M: Market> Engine<M> {
                                  not bought (its page is never bought again automatically)"
                         .to_string();
                     self.store
+                        .intents()
                         .complete_intent(i.attempt(), Outcome::Failed { error }, None, now)
                         .await?;
                     out.not_bought += 1;
                 }
                 Ok(()) => {
                     let why = "not in the link list yet; waiting for the settle grace";
-                    self.store.note_uncertain(i.attempt(), why).await?;
+                    self.store
+                        .intents()
+                        .note_uncertain(i.attempt(), why)
+                        .await?;
                 }
                 Err(why) => {
                     let why =
                         format!("not in the link list, and its absence proves nothing: {why}");
-                    self.store.note_uncertain(i.attempt(), &why).await?;
+                    self.store
+                        .intents()
+                        .note_uncertain(i.attempt(), &why)
+                        .await?;
                 }
             }
         }
@@ -139,7 +151,12 @@ impl<M: Market> Engine<M> {
             let Some(link) = find_link(&list.links, i) else {
                 continue;
             };
-            if self.store.adopt_purchase(i.attempt(), link, now).await? {
+            if self
+                .store
+                .intents()
+                .adopt_purchase(i.attempt(), link, now)
+                .await?
+            {
                 tracing::warn!(campaign = %i.campaign, intent = i.id.0, "a purchase settled as not bought is in the link list after all: adopted and counted");
                 out.adopted += 1;
             }
@@ -161,8 +178,11 @@ impl<M: Market> Engine<M> {
             if !(rec.running && rec.switch_state == SwitchState::Stopped && due) {
                 continue;
             }
-            if let StopSettlement::Settled { released, kept } =
-                self.store.settle_stopped_autobuyer(name, ab, now).await?
+            if let StopSettlement::Settled { released, kept } = self
+                .store
+                .campaigns()
+                .settle_stopped_autobuyer(name, ab, now)
+                .await?
             {
                 tracing::info!(campaign = name, autobuyer = %ab, %released, %kept, "stop settled: its budget left the commitment, the rent of its links stays");
                 n += 1;

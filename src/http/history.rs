@@ -28,7 +28,7 @@ pub(super) async fn campaign_history(
     if !plausible_name(&name) {
         return not_found();
     }
-    match s.store.campaign_names().await {
+    match s.store.campaigns().campaign_names().await {
         Ok(names) if !names.contains(&name) => not_found(),
         Ok(_) => match story::history(&s.store, Some(&name), since).await {
             Ok(lines) => Json(lines).into_response(),

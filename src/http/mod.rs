@@ -111,7 +111,7 @@ async fn metrics(State(s): State<AppState>) -> Response {
 pub(crate) async fn all_statuses(
     s: &AppState,
 ) -> Result<Vec<CampaignStatus>, crate::store::StoreError> {
-    let names = s.store.campaign_names().await?;
+    let names = s.store.campaigns().campaign_names().await?;
     let mut all = campaign_statuses(&s.store, &names, s.clock.now(), &s.health.files()).await?;
     for st in &mut all {
         st.next_round = s.health.next_round(&st.campaign);
@@ -174,7 +174,14 @@ pub(crate) async fn one_status(
     s: &AppState,
     name: &str,
 ) -> Result<Option<CampaignStatus>, crate::store::StoreError> {
-    if !s.store.campaign_names().await?.iter().any(|n| n == name) {
+    if !s
+        .store
+        .campaigns()
+        .campaign_names()
+        .await?
+        .iter()
+        .any(|n| n == name)
+    {
         return Ok(None);
     }
     let files = s.health.files();

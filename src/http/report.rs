@@ -47,7 +47,7 @@ pub(super) async fn recorded_state(
 ) -> Response {
     let only = query.as_deref().and_then(|q| param(q, "campaign"));
     if let Some(name) = only {
-        match s.store.campaign_names().await {
+        match s.store.campaigns().campaign_names().await {
             Ok(names) if plausible_name(name) && names.iter().any(|n| n == name) => {}
             Ok(_) => {
                 let body = Json(serde_json::json!({ "error": "no such campaign" }));

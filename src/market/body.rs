@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::classify;
 
 /// The body as JSON; an empty or non-JSON body is `Null`, which decoders read as "no fields".
-pub(super) fn json_of(body: &[u8]) -> Value {
+pub(crate) fn json_of(body: &[u8]) -> Value {
     serde_json::from_slice(body).unwrap_or(Value::Null)
 }
 

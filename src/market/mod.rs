@@ -19,21 +19,20 @@
 //!   bodies; `throttle`: client-side rate limit and concurrency bound; `test_hooks`: what only
 //!   tests use (`MarketClient::poll_search`), compiled with the `test-hooks` feature.
 //! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
-//!   [`probe`]: `linkrunner probe`'s checks and findings (reads only, one donor search).
+//!   `linkrunner probe`'s checks are the command's own (`cli/probe/`), over [`client::MarketClient`]'s raw calls.
 
 pub mod auth;
-mod body;
+pub(crate) mod body;
 mod classify;
 pub mod client;
 pub mod credentials;
-mod decode;
+pub(crate) mod decode;
 pub mod error;
 pub mod field_map;
 mod list_pages;
-mod ops;
-mod paths;
+pub(crate) mod ops;
+pub(crate) mod paths;
 mod poll;
-pub mod probe;
 pub mod redact;
 mod refusal;
 mod refused;
@@ -42,7 +41,7 @@ pub mod settings;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
 mod throttle;
-mod wire;
+pub(crate) mod wire;
 
 use std::future::Future;
 

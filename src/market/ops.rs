@@ -19,7 +19,7 @@ use crate::domain::market::*;
 const SEARCH_PENDING_STATUSES: [u16; 5] = [202, 204, 409, 423, 425];
 const PENDING_OUTSIDE_2XX: &[u16] = &[409, 423, 425];
 
-pub(super) fn post(op: &'static str, path: String, body: Value) -> Call {
+pub(crate) fn post(op: &'static str, path: String, body: Value) -> Call {
     Call {
         op,
         method: Method::POST,

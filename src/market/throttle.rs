@@ -17,7 +17,7 @@
 //! than `per_second` of them. `governor` with a burst of 1 (the kept crate) paces the same way
 //! but lets every waiter race for each token and restarts the spacing from a late winner: with
 //! 400 campaigns queueing it sent 181 requests/s against a limit of 200; this pacer sends 198
-//! (README, "Benchmark", where both are measured). `linkrunner bench --pacing window` measures
+//! (docs/contributing.md#benchmark, where both are measured). `linkrunner-bench --pacing window` measures
 //! the hand-written window beside it.
 
 use std::collections::VecDeque;

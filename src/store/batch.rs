@@ -19,15 +19,16 @@ use chrono::NaiveDate;
 use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
+use super::StoreError;
 use super::budget::{BUDGET_SELECT, snapshot_from_row};
 use super::foreign::{foreign_columns, foreign_from_row};
+use super::handles::Reports;
 use super::intent_rows::{intent_columns, intent_from_row};
 use super::links::{HELD_COLUMNS, held_from_row};
 use super::remote::{autobuyer_from_row, project_from_row};
 use super::rounds::{ROUND_COLUMNS, round_from_row};
 use super::rows::{col, count, day_text, db};
 use super::stalls::{STALL_COLUMNS, stall_from_row};
-use super::{Store, StoreError};
 use crate::domain::intents::IntentRow;
 use crate::domain::records::{
     BudgetSnapshot, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow,
@@ -104,11 +105,11 @@ const PLAN_INTENTS: &str = "(state IN ('in_flight', 'succeeded', 'uncertain') \
      OR kind IN ('start_autobuyer', 'stop_autobuyer') \
      OR (kind = 'purchase' AND state = 'failed' AND rebuy_blocked = 1))";
 
-impl Store {
+impl Reports<'_> {
     /// What the journal holds of each of `names` it knows (has a budget for); the others are
     /// left out, as `budget` answers `NotFound` for them. `day` selects `links_today`.
     pub async fn journal_of(
-        &self,
+        self,
         names: &[String],
         day: NaiveDate,
     ) -> Result<BTreeMap<String, CampaignJournal>, StoreError> {
@@ -117,7 +118,7 @@ impl Store {
 
     /// [`Store::journal_of`], its rows found `how`.
     pub async fn journal_read(
-        &self,
+        self,
         names: &[String],
         day: NaiveDate,
         how: BatchRead,
@@ -146,7 +147,7 @@ impl Store {
     /// intents by one aggregate query (no intent decoded), the last succeeded round, the
     /// stall. A few queries for all of them, however long their history.
     pub async fn gauges_of(
-        &self,
+        self,
         names: &[String],
         day: NaiveDate,
     ) -> Result<BTreeMap<String, CampaignGauges>, StoreError> {
@@ -192,7 +193,7 @@ impl Store {
     }
 
     /// Whole tables when `names` are at least half the campaigns the journal knows.
-    async fn scope<'a>(&self, names: &'a [String]) -> Result<Scope<'a>, StoreError> {
+    async fn scope<'a>(self, names: &'a [String]) -> Result<Scope<'a>, StoreError> {
         let row = sqlx::query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM budgets")
             .fetch_one(&self.pool)
             .await
@@ -209,7 +210,7 @@ impl Store {
     /// is bound as `$1` and the names after it. Every text is built from this file's constants
     /// and numbered placeholders only (names are bound, never written into it): safe.
     async fn rows_of(
-        &self,
+        self,
         scope: &Scope<'_>,
         day: Option<&str>,
         sql: impl Fn(&str) -> String,
@@ -241,7 +242,7 @@ impl Store {
 
     /// One entry per campaign of the scope that has a budget row.
     async fn budgets_of(
-        &self,
+        self,
         scope: &Scope<'_>,
         day: NaiveDate,
     ) -> Result<BTreeMap<String, CampaignJournal>, StoreError> {
@@ -260,7 +261,7 @@ impl Store {
     }
 
     async fn remote_ids_of(
-        &self,
+        self,
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
@@ -317,7 +318,7 @@ impl Store {
     }
 
     async fn intents_of(
-        &self,
+        self,
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
@@ -337,7 +338,7 @@ impl Store {
     }
 
     async fn links_of(
-        &self,
+        self,
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
@@ -366,7 +367,7 @@ impl Store {
 
     /// Each campaign's latest round, its latest succeeded round and its stall judgment.
     async fn rounds_of(
-        &self,
+        self,
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
@@ -392,7 +393,7 @@ impl Store {
     /// Each campaign's latest succeeded round and its stall judgment, by campaign.
     #[allow(clippy::type_complexity)]
     async fn succeeded_and_stalls(
-        &self,
+        self,
         scope: &Scope<'_>,
     ) -> Result<(Vec<(String, RoundRow)>, Vec<(String, StallRow)>), StoreError> {
         let mut succeeded = Vec::new();

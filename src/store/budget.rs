@@ -6,9 +6,10 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::StoreError;
+use super::handles::Campaigns;
 use super::rows::day_text;
 use super::rows::{col, count, db, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::intents::IntentId;
 use crate::domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
@@ -79,11 +80,11 @@ pub(crate) async fn append_ledger(
     Ok(())
 }
 
-impl Store {
+impl Campaigns<'_> {
     /// Creates the campaign and its budget (nothing committed) or updates its caps; the
     /// commitment is never touched. A lowered cap refuses new reservations, nothing more.
     pub async fn upsert_campaign(
-        &self,
+        self,
         c: &CampaignCaps,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
@@ -116,7 +117,7 @@ impl Store {
         self.write_done(result).await
     }
 
-    pub async fn campaign_names(&self) -> Result<Vec<String>, StoreError> {
+    pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {
         let rows = sqlx::query("SELECT name FROM campaigns ORDER BY name")
             .fetch_all(&self.pool)
             .await
@@ -126,7 +127,7 @@ impl Store {
 
     /// Where the campaign's commitment stands; `day` selects `links_today`.
     pub async fn budget(
-        &self,
+        self,
         campaign: &str,
         day: NaiveDate,
     ) -> Result<BudgetSnapshot, StoreError> {
@@ -145,7 +146,7 @@ impl Store {
     }
 
     /// Every movement of the campaign's commitment, oldest first.
-    pub async fn ledger(&self, campaign: &str) -> Result<Vec<LedgerEntry>, StoreError> {
+    pub async fn ledger(self, campaign: &str) -> Result<Vec<LedgerEntry>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger WHERE campaign = $1 ORDER BY id",
         )

@@ -9,9 +9,10 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::handles::Reports;
 use super::intent_rows::{intent_columns, intent_from_row};
 use super::rows::{col, count, db, parsed, time};
-use super::{LedgerEntry, Store, StoreError};
+use super::{LedgerEntry, StoreError};
 use crate::clock::{from_millis, to_millis};
 use crate::domain::intents::{AttemptRef, IntentId, IntentRow, text_enum};
 use crate::money::Money;
@@ -136,9 +137,9 @@ macro_rules! cause_columns {
     };
 }
 
-impl Store {
+impl Reports<'_> {
     /// Every recorded cause of one intent, oldest first.
-    pub async fn causes_of(&self, intent: IntentId) -> Result<Vec<CauseRow>, StoreError> {
+    pub async fn causes_of(self, intent: IntentId) -> Result<Vec<CauseRow>, StoreError> {
         let sql = concat!(
             "SELECT ",
             cause_columns!(),
@@ -153,7 +154,7 @@ impl Store {
     }
 
     /// One intent by id.
-    pub async fn intent(&self, id: IntentId) -> Result<Option<IntentRow>, StoreError> {
+    pub async fn intent(self, id: IntentId) -> Result<Option<IntentRow>, StoreError> {
         let sql = concat!("SELECT ", intent_columns!(), " FROM intents WHERE id = $1");
         let row = sqlx::query(sql)
             .bind(id.0)
@@ -164,7 +165,7 @@ impl Store {
     }
 
     /// The intent that bought the link the marketplace calls `link_id`, if one of ours did.
-    pub async fn intent_of_link(&self, link_id: i64) -> Result<Option<IntentId>, StoreError> {
+    pub async fn intent_of_link(self, link_id: i64) -> Result<Option<IntentId>, StoreError> {
         let row = sqlx::query("SELECT intent_id FROM held_links WHERE link_id = $1")
             .bind(link_id)
             .fetch_optional(&self.pool)
@@ -174,7 +175,7 @@ impl Store {
     }
 
     /// The ledger entries of one intent, oldest first.
-    pub async fn ledger_of_intent(&self, id: IntentId) -> Result<Vec<LedgerEntry>, StoreError> {
+    pub async fn ledger_of_intent(self, id: IntentId) -> Result<Vec<LedgerEntry>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
              WHERE intent_id = $1 ORDER BY id",
@@ -189,7 +190,7 @@ impl Store {
     /// What moved money and why: the ledger of one campaign (or all), from `since` on, oldest
     /// first, each movement with its intent and the cause of the attempt that moved it.
     pub async fn history(
-        &self,
+        self,
         campaign: Option<&str>,
         since: Option<DateTime<Utc>>,
     ) -> Result<Vec<HistoryEntry>, StoreError> {
@@ -215,7 +216,7 @@ impl Store {
     }
 
     async fn ledger_since(
-        &self,
+        self,
         campaign: Option<&str>,
         since: Option<DateTime<Utc>>,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
@@ -232,7 +233,7 @@ impl Store {
     }
 
     async fn intents_of_ledger(
-        &self,
+        self,
         campaign: Option<&str>,
         since: Option<DateTime<Utc>>,
     ) -> Result<std::collections::HashMap<IntentId, IntentRow>, StoreError> {
@@ -254,7 +255,7 @@ impl Store {
     }
 
     async fn causes_of_ledger(
-        &self,
+        self,
         campaign: Option<&str>,
         since: Option<DateTime<Utc>>,
     ) -> Result<Vec<CauseRow>, StoreError> {

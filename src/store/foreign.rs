@@ -14,9 +14,10 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::StoreError;
 use super::budget::{self, Movement};
+use super::handles::Links;
 use super::rows::{col, db, opt_time, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::market::LinkRecord;
 use crate::domain::records::ForeignLink;
@@ -51,9 +52,9 @@ macro_rules! foreign_columns {
 }
 pub(super) use foreign_columns;
 
-impl Store {
+impl Links<'_> {
     /// Every foreign link of the campaign, released ones included, oldest first.
-    pub async fn foreign_links(&self, campaign: &str) -> Result<Vec<ForeignLink>, StoreError> {
+    pub async fn foreign_links(self, campaign: &str) -> Result<Vec<ForeignLink>, StoreError> {
         let sql = concat!(
             "SELECT ",
             foreign_columns!(),

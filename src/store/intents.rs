@@ -9,25 +9,26 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::StoreError;
 use super::causes::{IntentCause, insert_causes};
+use super::handles::Intents;
 use super::intent_rows::{intent_columns, intent_from_row};
 use super::reserve;
 use super::rows::day_text;
 use super::rows::{col, count, db, parsed};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::intents::{
     AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
 };
 use crate::domain::records::LeaseToken;
 
-impl Store {
+impl Intents<'_> {
     /// Records a batch of intents before their call, all or nothing. Never starts an intent
     /// whose natural key exists unless that intent `failed` and is not a purchase that was ever
     /// uncertain (then re-armed: attempts + 1, fresh reservation). Tested by `duplicate_natural_key_is_not_started_again`,
     /// `cap_is_never_passed_by_racing_stores` and `batch_is_all_or_nothing`.
     pub async fn begin_intents(
-        &self,
+        self,
         lease: &LeaseToken,
         batch: &[NewIntent],
         now: DateTime<Utc>,
@@ -38,7 +39,7 @@ impl Store {
     /// [`Store::begin_intents`], recording `cause` for every started attempt in the same
     /// transaction (the engine always gives one; `history` and `explain` read it).
     pub async fn begin_intents_because(
-        &self,
+        self,
         lease: &LeaseToken,
         batch: &[NewIntent],
         cause: Option<&IntentCause>,
@@ -72,7 +73,7 @@ impl Store {
     /// Lists intents, oldest first. One campaign's are found through its index: SQLite
     /// cannot use an index on `($1 IS NULL OR campaign = $1)` and scanned every campaign's
     /// intents instead (with 100,000 intents, 16 ms a call; `Recorded::load` makes three).
-    pub async fn intents(&self, filter: IntentFilter) -> Result<Vec<IntentRow>, StoreError> {
+    pub async fn find_intents(self, filter: IntentFilter) -> Result<Vec<IntentRow>, StoreError> {
         let mut query = sqlx::query(sqlx::AssertSqlSafe(intents_sql(&filter)));
         if let Some(campaign) = &filter.campaign {
             query = query.bind(campaign.clone());
@@ -86,7 +87,7 @@ impl Store {
     /// small however long the campaign has run), and every autobuyer start or stop in any
     /// state (their count is the next generation). Ordered by id.
     pub async fn live_intents_and_switches(
-        &self,
+        self,
         campaign: &str,
     ) -> Result<Vec<IntentRow>, StoreError> {
         let sql = LIVE_AND_SWITCHES_SQL;
@@ -100,7 +101,7 @@ impl Store {
 
     /// How many intents there are per kind and state: one aggregate query, for the
     /// `linkrunner_intents` gauge.
-    pub async fn intent_counts(&self) -> Result<Vec<(IntentKind, IntentState, i64)>, StoreError> {
+    pub async fn intent_counts(self) -> Result<Vec<(IntentKind, IntentState, i64)>, StoreError> {
         let rows = sqlx::query(
             "SELECT kind, state, CAST(COUNT(*) AS BIGINT) AS n FROM intents GROUP BY kind, state",
         )
@@ -119,7 +120,7 @@ impl Store {
 
     /// Whether the campaign has an intent in flight: a pass that just took the lease reads
     /// this first, so the common case (nothing left behind) costs one read, not a write.
-    pub async fn has_in_flight(&self, campaign: &str) -> Result<bool, StoreError> {
+    pub async fn has_in_flight(self, campaign: &str) -> Result<bool, StoreError> {
         let row = sqlx::query(
             "SELECT id FROM intents WHERE campaign = $1 AND state = 'in_flight' LIMIT 1",
         )
@@ -134,7 +135,7 @@ impl Store {
     /// that is gone, so they become uncertain. Returns how many; [`StoreError::Fenced`] (and
     /// nothing written) when `lease` is no longer current.
     pub async fn mark_in_flight_uncertain(
-        &self,
+        self,
         campaign: &str,
         lease: &LeaseToken,
         now: DateTime<Utc>,

@@ -5,15 +5,16 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::StoreError;
+use super::handles::Leases;
 use super::rows::{col, db, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::records::LeaseToken;
 
-impl Store {
+impl Leases<'_> {
     /// Granted if the lease is free, expired, or already ours (then renewed, same fence).
     pub async fn try_acquire_lease(
-        &self,
+        self,
         campaign: &str,
         holder: &str,
         ttl: Duration,
@@ -48,7 +49,7 @@ impl Store {
 
     /// Extends a lease still held (same holder and fence, not expired); `None` if it was lost.
     pub async fn renew_lease(
-        &self,
+        self,
         lease: &LeaseToken,
         ttl: Duration,
         now: DateTime<Utc>,
@@ -76,7 +77,7 @@ impl Store {
     }
 
     /// Lets another holder take the campaign now. The row stays (expired) to keep the fence.
-    pub async fn release_lease(&self, lease: &LeaseToken) -> Result<(), StoreError> {
+    pub async fn release_lease(self, lease: &LeaseToken) -> Result<(), StoreError> {
         let done = sqlx::query(
             "UPDATE leases SET expires_at = 0 WHERE campaign = $1 AND holder = $2 AND fence = $3",
         )

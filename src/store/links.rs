@@ -7,10 +7,11 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::StoreError;
 use super::budget::{self, Movement};
 use super::foreign;
+use super::handles::Links;
 use super::rows::{col, db, opt_time, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::intents::{IntentId, IntentRow};
 use crate::domain::market::LinkRecord;
@@ -74,9 +75,9 @@ const HELD_SQL: &str = concat!(
     " FROM held_links WHERE campaign = $1 ORDER BY id"
 );
 
-impl Store {
+impl Links<'_> {
     /// Every link our purchase intents bought, released ones included.
-    pub async fn held_links(&self, campaign: &str) -> Result<Vec<HeldLink>, StoreError> {
+    pub async fn held_links(self, campaign: &str) -> Result<Vec<HeldLink>, StoreError> {
         let rows = sqlx::query(HELD_SQL)
             .bind(campaign)
             .fetch_all(&self.pool)
@@ -91,7 +92,7 @@ impl Store {
     /// are foreign links, counted once (`foreign.rs`). With a read proven complete, counted
     /// links it does not show start leaving. Nothing is released here: see `release_left_links`.
     pub async fn record_link_list(
-        &self,
+        self,
         campaign: &str,
         read: ListRead<'_>,
         now: DateTime<Utc>,
@@ -109,7 +110,7 @@ impl Store {
     /// Releases the rent of every held or foreign link that has been leaving for at least
     /// `grace`, with the evidence on its row and in the ledger. Returns how many.
     pub async fn release_left_links(
-        &self,
+        self,
         campaign: &str,
         grace: chrono::Duration,
         now: DateTime<Utc>,
@@ -127,7 +128,7 @@ impl Store {
     /// An operator releases a held link (by its intent) or a foreign link (by its key, e.g.
     /// `id:123`): it no longer counts against the cap. False when there was nothing to release.
     pub async fn release_link(
-        &self,
+        self,
         campaign: &str,
         link: &LinkRef,
         why: &str,

@@ -5,8 +5,9 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
+use super::StoreError;
+use super::handles::Reports;
 use super::rows::{col, db};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::intents::IntentKind;
 use crate::money::Money;
@@ -23,12 +24,12 @@ pub struct LedgerSum {
     pub movements: i64,
 }
 
-impl Store {
+impl Reports<'_> {
     /// The ledger's movements with `from <= at < to`, summed by campaign, intent kind and
     /// reason. Their deltas sum to the change of the commitment over the period, as the
     /// ledger's rows do (tested in `tests/it` `engine::month`).
     pub async fn ledger_sums(
-        &self,
+        self,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<LedgerSum>, StoreError> {

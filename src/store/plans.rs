@@ -2,8 +2,8 @@
 //! state and by kind, its blocked purchases, its budget) find their rows through an index,
 //! checked on SQLite's query plans. A full scan of `intents` per campaign cost seconds before
 //! the first call after a restart with a million journal rows (issue 13, `bench` target 4).
-//! PostgreSQL's plans for the same texts were checked by hand with `EXPLAIN` (README,
-//! "Benchmark").
+//! PostgreSQL's plans for the same texts were checked by hand with `EXPLAIN`
+//! (docs/contributing.md#benchmark).
 
 use super::budget::BUDGET_SQL;
 use super::intents::{LIVE_AND_SWITCHES_SQL, intents_sql};

@@ -6,10 +6,11 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
+use super::StoreError;
 use super::budget::{self, Movement};
+use super::handles::Intents;
 use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::intents::{AttemptRef, IntentRow};
 use crate::domain::market::LinkRecord;
@@ -23,11 +24,11 @@ pub(super) const BLOCKED_SQL: &str = concat!(
      AND rebuy_blocked = 1 ORDER BY id"
 );
 
-impl Store {
+impl Intents<'_> {
     /// Adopts a listed link as the purchase a failed, rebuy-blocked intent made after all.
     /// Returns false (and changes nothing) when the intent is not such a purchase at `at`.
     pub async fn adopt_purchase(
-        &self,
+        self,
         at: AttemptRef,
         link: &LinkRecord,
         now: DateTime<Utc>,
@@ -44,7 +45,7 @@ impl Store {
 
     /// An operator's word that a page whose purchase was once uncertain may be bought again.
     pub async fn allow_rebuy(
-        &self,
+        self,
         at: AttemptRef,
         reason: &str,
         now: DateTime<Utc>,
@@ -73,7 +74,7 @@ impl Store {
 
     /// The campaign's failed purchases whose page is blocked from being bought again (they
     /// were uncertain once): few, and every link-list read looks for them.
-    pub async fn blocked_purchases(&self, campaign: &str) -> Result<Vec<IntentRow>, StoreError> {
+    pub async fn blocked_purchases(self, campaign: &str) -> Result<Vec<IntentRow>, StoreError> {
         let rows = sqlx::query(BLOCKED_SQL)
             .bind(campaign)
             .fetch_all(&self.pool)
@@ -83,7 +84,7 @@ impl Store {
     }
 
     /// Says on an uncertain intent why it is still uncertain (what `status` shows).
-    pub async fn note_uncertain(&self, at: AttemptRef, why: &str) -> Result<(), StoreError> {
+    pub async fn note_uncertain(self, at: AttemptRef, why: &str) -> Result<(), StoreError> {
         let done = sqlx::query(
             "UPDATE intents SET error = $3 WHERE id = $1 AND attempts = $2 AND state = 'uncertain'",
         )
@@ -98,7 +99,7 @@ impl Store {
 
     /// Notes that the project's list was seen cut at `len` links: no read that long or longer
     /// proves an absence from now on.
-    pub async fn note_list_cut(&self, campaign: &str, len: u32) -> Result<(), StoreError> {
+    pub async fn note_list_cut(self, campaign: &str, len: u32) -> Result<(), StoreError> {
         let done = sqlx::query(
             "UPDATE projects SET list_cut_at = $2 WHERE campaign = $1 \
              AND (list_cut_at IS NULL OR list_cut_at > $2)",

@@ -7,9 +7,10 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
+use super::StoreError;
 use super::budget::{self, Movement};
+use super::handles::Campaigns;
 use super::rows::{col, db, flag, opt_time, parsed};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::market::{CreatedUrl, ProjectIds};
 use crate::domain::records::{AutobuyerRecord, RemoteIds, SwitchState};
@@ -23,9 +24,9 @@ pub(crate) struct NewAutobuyer<'a> {
     pub monthly_budget: Money,
 }
 
-impl Store {
+impl Campaigns<'_> {
     /// Everything the marketplace created for the campaign that the journal knows of.
-    pub async fn remote_ids(&self, campaign: &str) -> Result<RemoteIds, StoreError> {
+    pub async fn remote_ids(self, campaign: &str) -> Result<RemoteIds, StoreError> {
         let result = async {
             let mut conn = self.pool.acquire().await.map_err(db("remote_ids"))?;
             let (project, list_cut_at) = project(&mut conn, campaign).await?;
@@ -311,12 +312,12 @@ pub enum StopSettlement {
     NotStopped,
 }
 
-impl Store {
+impl Campaigns<'_> {
     /// Settles a confirmed stop: the autobuyer's part of the commitment becomes the rent of
     /// the links attributed to it that have not left the list; the rest of its budget is
     /// released. The caller decides when (after the settle grace, on a complete list).
     pub async fn settle_stopped_autobuyer(
-        &self,
+        self,
         campaign: &str,
         name: &str,
         now: DateTime<Utc>,

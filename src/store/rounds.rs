@@ -6,8 +6,9 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
+use super::StoreError;
+use super::handles::Rounds;
 use super::rows::{col, db, opt_time, parsed, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
 
@@ -29,10 +30,10 @@ const LAST_SUCCESS: &str = concat!(
     " FROM rounds WHERE campaign = $1 AND state = 'succeeded' ORDER BY slot DESC LIMIT 1"
 );
 
-impl Store {
+impl Rounds<'_> {
     /// True for exactly one caller per campaign and slot, ever.
     pub async fn claim_round(
-        &self,
+        self,
         campaign: &str,
         slot: DateTime<Utc>,
         holder: &str,
@@ -53,7 +54,7 @@ impl Store {
     }
 
     pub async fn finish_round(
-        &self,
+        self,
         campaign: &str,
         slot: DateTime<Utc>,
         outcome: RoundOutcome,
@@ -82,7 +83,7 @@ impl Store {
     /// Ends a try that could not run for a transient reason: the slot stays open for another
     /// try, and what this try bought is added to the slot's count.
     pub async fn defer_round(
-        &self,
+        self,
         campaign: &str,
         slot: DateTime<Utc>,
         detail: &str,
@@ -113,7 +114,7 @@ impl Store {
     /// (the conditional UPDATE), `None` when the slot is not deferred (it ran, or another
     /// process took the retry).
     pub async fn reclaim_round(
-        &self,
+        self,
         campaign: &str,
         slot: DateTime<Utc>,
         holder: &str,
@@ -141,19 +142,19 @@ impl Store {
     }
 
     /// The latest claimed slot, finished or not.
-    pub async fn last_round(&self, campaign: &str) -> Result<Option<RoundRow>, StoreError> {
+    pub async fn last_round(self, campaign: &str) -> Result<Option<RoundRow>, StoreError> {
         self.one_round(LAST_ROUND, campaign).await
     }
 
     pub async fn last_successful_round(
-        &self,
+        self,
         campaign: &str,
     ) -> Result<Option<RoundRow>, StoreError> {
         self.one_round(LAST_SUCCESS, campaign).await
     }
 
     async fn one_round(
-        &self,
+        self,
         sql: &'static str,
         campaign: &str,
     ) -> Result<Option<RoundRow>, StoreError> {

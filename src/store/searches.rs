@@ -5,16 +5,17 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
+use super::StoreError;
+use super::handles::Rounds;
 use super::rows::{col, count, db, parsed, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::market::SearchJob;
 use crate::domain::records::{SearchRow, SearchState};
 
-impl Store {
+impl Rounds<'_> {
     /// The open search for this campaign and URL, if any (its deadline may have passed).
     pub async fn open_search(
-        &self,
+        self,
         campaign: &str,
         url_id: i64,
     ) -> Result<Option<SearchRow>, StoreError> {
@@ -33,7 +34,7 @@ impl Store {
     /// Records a queued search. If another process recorded one for the same URL first,
     /// that one is returned and is the one to poll.
     pub async fn record_search(
-        &self,
+        self,
         campaign: &str,
         url_id: i64,
         job: &SearchJob,
@@ -63,7 +64,7 @@ impl Store {
 
     /// Closes a search; only an open one can be closed.
     pub async fn finish_search(
-        &self,
+        self,
         id: i64,
         state: SearchState,
         polls: u32,
@@ -90,7 +91,7 @@ impl Store {
 
     /// Counts a poll of an open search.
     pub async fn note_poll(
-        &self,
+        self,
         id: i64,
         polls: u32,
         now: DateTime<Utc>,

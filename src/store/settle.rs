@@ -11,9 +11,10 @@ use sqlx::AnyConnection;
 use super::budget::{self, Movement};
 use super::causes::{CauseKind, IntentCause, insert_causes};
 use super::evidence::effect_from_request;
+use super::handles::Intents;
 use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
 use super::rows::db;
-use super::{Store, StoreError, links, remote};
+use super::{StoreError, links, remote};
 use crate::clock::to_millis;
 use crate::domain::intents::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
 use crate::money::Money;
@@ -24,7 +25,7 @@ pub(crate) struct Claimed {
     pub day: Option<String>,
 }
 
-impl Store {
+impl Intents<'_> {
     /// Records the outcome of one attempt. Only an `in_flight` or `uncertain` intent whose
     /// attempt count is still `at.attempt` can be completed, checked in this transaction: a
     /// finished one is `InvalidState` (an outcome is never applied twice) and one re-armed
@@ -32,7 +33,7 @@ impl Store {
     /// `an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call`). A purchase that turns
     /// uncertain is marked never to be bought again automatically.
     pub async fn complete_intent(
-        &self,
+        self,
         at: AttemptRef,
         outcome: Outcome,
         answer: Option<&str>,
@@ -80,7 +81,7 @@ impl Store {
     /// Settles an uncertain intent on an operator's evidence, recording when and why.
     /// `Created` applies the effect its kind implies (see [`effect_from_request`]).
     pub async fn resolve_intent(
-        &self,
+        self,
         id: IntentId,
         resolution: Resolution,
         reason: &str,

@@ -5,8 +5,9 @@
 
 use chrono::{DateTime, Utc};
 
+use super::StoreError;
+use super::handles::Campaigns;
 use super::rows::{col, count, db, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
 use crate::domain::records::{StallReason, StallRow};
 
@@ -18,10 +19,10 @@ macro_rules! stall_columns {
 }
 pub(super) const STALL_COLUMNS: &str = stall_columns!();
 
-impl Store {
+impl Campaigns<'_> {
     /// Records the judgment of `campaign`'s buy pass.
     pub async fn record_stall(
-        &self,
+        self,
         campaign: &str,
         reason: Option<StallReason>,
         detail: &str,
@@ -48,7 +49,7 @@ impl Store {
     }
 
     /// The judgment of `campaign`'s last buy pass, if one was recorded.
-    pub async fn stall(&self, campaign: &str) -> Result<Option<StallRow>, StoreError> {
+    pub async fn stall(self, campaign: &str) -> Result<Option<StallRow>, StoreError> {
         let row = sqlx::query(concat!(
             "SELECT ",
             stall_columns!(),

@@ -104,9 +104,12 @@ pub const TOTAL: &str = "(total)";
 
 /// The month's report for every campaign the journal knows (zeros for a quiet campaign).
 pub async fn month_report(store: &Store, month: Month) -> Result<MonthReport, StoreError> {
-    let sums = store.ledger_sums(month.start(), month.end()).await?;
+    let sums = store
+        .reports()
+        .ledger_sums(month.start(), month.end())
+        .await?;
     let mut lines: BTreeMap<String, MonthLine> = BTreeMap::new();
-    for name in store.campaign_names().await? {
+    for name in store.campaigns().campaign_names().await? {
         lines.insert(name.clone(), line(&name));
     }
     for s in &sums {

@@ -15,8 +15,8 @@ impl Recorded {
         campaign: &str,
         today: NaiveDate,
     ) -> Result<Recorded, StoreError> {
-        let ids = store.remote_ids(campaign).await?;
-        let budget = store.budget(campaign, today).await?;
+        let ids = store.campaigns().remote_ids(campaign).await?;
+        let budget = store.campaigns().budget(campaign, today).await?;
         let (all, switches) = read_intents(store, campaign).await?;
         let mut r = Recorded {
             ids,
@@ -25,13 +25,13 @@ impl Recorded {
             uncertain: Vec::new(),
             autobuyer_generations: BTreeMap::new(),
             autobuyer_urls: BTreeMap::new(),
-            blocked: store.blocked_purchases(campaign).await?,
-            held: store.held_links(campaign).await?,
-            foreign: store.foreign_links(campaign).await?,
+            blocked: store.intents().blocked_purchases(campaign).await?,
+            held: store.links().held_links(campaign).await?,
+            foreign: store.links().foreign_links(campaign).await?,
             halts: read_halts(store, campaign).await?,
-            last_round: store.last_round(campaign).await?,
-            last_success: store.last_successful_round(campaign).await?,
-            stall: store.stall(campaign).await?,
+            last_round: store.rounds().last_round(campaign).await?,
+            last_success: store.rounds().last_successful_round(campaign).await?,
+            stall: store.campaigns().stall(campaign).await?,
         };
         r.set_intents(&all, &switches);
         Ok(r)
@@ -51,10 +51,10 @@ impl Recorded {
             return Ok(());
         }
         if parts.ids {
-            self.ids = store.remote_ids(campaign).await?;
+            self.ids = store.campaigns().remote_ids(campaign).await?;
         }
         if parts.budget {
-            self.budget = store.budget(campaign, today).await?;
+            self.budget = store.campaigns().budget(campaign, today).await?;
         }
         if parts.intents {
             let (all, switches) = read_intents(store, campaign).await?;
@@ -104,7 +104,7 @@ async fn read_intents(
     store: &Store,
     campaign: &str,
 ) -> Result<(Vec<IntentRow>, Vec<IntentRow>), StoreError> {
-    let rows = store.live_intents_and_switches(campaign).await?;
+    let rows = store.intents().live_intents_and_switches(campaign).await?;
     let switches = rows
         .iter()
         .filter(|i| {

@@ -59,7 +59,7 @@ pub(crate) async fn load_with_halts(
     today: NaiveDate,
     how: BatchRead,
 ) -> Result<(BTreeMap<String, Recorded>, Vec<Halt>), StoreError> {
-    let journal = store.journal_read(names, today, how).await?;
+    let journal = store.reports().journal_read(names, today, how).await?;
     let halts = store.halts().await?;
     let recorded = journal
         .into_iter()

@@ -35,7 +35,7 @@ pub async fn read_state(
     only: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<RecordedState, StoreError> {
-    let mut names = store.campaign_names().await?;
+    let mut names = store.campaigns().campaign_names().await?;
     names.retain(|name| only.is_none_or(|o| o == name));
     let state = read_state_of(store, &names, now).await?;
     // Every name listed has its budget: one missing is an error, as `Recorded::load` says.
@@ -127,7 +127,7 @@ impl StateSource {
     /// The campaigns the journal knows.
     pub async fn campaign_names(&self) -> Result<Vec<String>, StoreError> {
         match self {
-            StateSource::Journal(s) => s.campaign_names().await,
+            StateSource::Journal(s) => s.campaigns().campaign_names().await,
             StateSource::Served(st) => Ok(st.campaigns.keys().cloned().collect()),
         }
     }

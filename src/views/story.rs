@@ -73,7 +73,7 @@ pub async fn history(
     campaign: Option<&str>,
     since: Option<DateTime<Utc>>,
 ) -> Result<Vec<HistoryLine>, StoreError> {
-    let entries = store.history(campaign, since).await?;
+    let entries = store.reports().history(campaign, since).await?;
     Ok(entries.into_iter().map(HistoryLine::from).collect())
 }
 
@@ -249,15 +249,15 @@ impl Subject {
 /// journal knows neither.
 pub async fn explain(store: &Store, what: Subject) -> Result<Option<Story>, StoreError> {
     let (link, intent) = match what {
-        Subject::Link(l) => (Some(l), store.intent_of_link(l).await?),
+        Subject::Link(l) => (Some(l), store.reports().intent_of_link(l).await?),
         Subject::Intent(i) => (None, Some(IntentId(i))),
-        Subject::Either(n) => match store.intent_of_link(n).await? {
+        Subject::Either(n) => match store.reports().intent_of_link(n).await? {
             Some(i) => (Some(n), Some(i)),
             None => (None, Some(IntentId(n))),
         },
     };
     let Some(id) = intent else { return Ok(None) };
-    let Some(row) = store.intent(id).await? else {
+    let Some(row) = store.reports().intent(id).await? else {
         return Ok(None);
     };
     Ok(Some(Story {
@@ -275,8 +275,8 @@ pub async fn explain(store: &Store, what: Subject) -> Result<Option<Story>, Stor
         attempts: row.attempts,
         error: row.error.clone(),
         resolution: row.resolution.clone(),
-        causes: store.causes_of(id).await?,
-        ledger: store.ledger_of_intent(id).await?,
+        causes: store.reports().causes_of(id).await?,
+        ledger: store.reports().ledger_of_intent(id).await?,
         request: row.request,
     }))
 }

@@ -39,6 +39,8 @@ mod probe;
 mod recorded_many;
 #[path = "engine/support.rs"]
 mod support;
+#[path = "engine/surfaces.rs"]
+mod surfaces;
 
 on_both_backends!(
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
@@ -71,6 +73,7 @@ on_both_backends!(
     model::random_sequences_keep_money_safe_and_converge,
     model::settlement_sequences_never_buy_a_cut_purchases_page_again,
     recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
+    surfaces::the_read_surfaces_of_one_deterministic_run_match_their_snapshot,
 );
 
 /// Every sandbox variant, each on its own SQLite journal (the backend is not under test).

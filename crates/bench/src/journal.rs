@@ -92,8 +92,9 @@ async fn latencies(url: &str, n: usize) -> anyhow::Result<(P50P99, P50P99, P50P9
         daily_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
         total_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
     };
-    store.upsert_campaign(&caps, now).await?;
+    store.campaigns().upsert_campaign(&caps, now).await?;
     let lease = store
+        .leases()
         .try_acquire_lease(&caps.name, "bench", chrono::Duration::hours(1), now)
         .await?
         .context("the fresh journal has no lease")?;
@@ -113,7 +114,10 @@ async fn latencies(url: &str, n: usize) -> anyhow::Result<(P50P99, P50P99, P50P9
             }),
         };
         let t0 = Instant::now();
-        let BeginOutcome::Started(ids) = store.begin_intents(&lease, &[intent], Utc::now()).await?
+        let BeginOutcome::Started(ids) = store
+            .intents()
+            .begin_intents(&lease, &[intent], Utc::now())
+            .await?
         else {
             anyhow::bail!("intent {i} was not started");
         };
@@ -126,6 +130,7 @@ async fn latencies(url: &str, n: usize) -> anyhow::Result<(P50P99, P50P99, P50P9
             price,
         };
         store
+            .intents()
             .complete_intent(ids[0], Outcome::Succeeded(effect), Some("{}"), Utc::now())
             .await?;
         let t2 = Instant::now();
@@ -280,7 +285,7 @@ async fn fill(db_url: &str, rows: u64) -> anyhow::Result<()> {
             daily_links: fixture::LINKS_PER_ROUND,
             total_links: fixture::LINKS_PER_ROUND,
         };
-        store.upsert_campaign(&caps, now).await?;
+        store.campaigns().upsert_campaign(&caps, now).await?;
     }
     let sqlite = store.backend() == Backend::Sqlite;
     store.close().await;

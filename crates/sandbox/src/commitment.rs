@@ -1,5 +1,5 @@
-//! The monthly commitment of a project, computed from the ledger by the README's rule
-//! ("Money"): every link the project holds counts exactly once, whoever bought it.
+//! The monthly commitment of a project, computed from the ledger by the rule of
+//! docs/operating.md#money: every link the project holds counts exactly once, whoever bought it.
 //!
 //! - a **running** autobuyer counts its `monthlyBudget` (summed over its URLs); the rent of
 //!   the links it bought is inside that budget (the sandbox never lets it buy past it);

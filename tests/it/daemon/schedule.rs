@@ -135,6 +135,7 @@ async fn a_round_stopped_by_a_held_lease_or_a_down_marketplace_is_tried_again_wi
     .await;
     let other = Store::connect(&world.db_url).await.expect("journal");
     let lease = other
+        .leases()
         .try_acquire_lease(
             NAME,
             "other-replica",
@@ -152,7 +153,7 @@ async fn a_round_stopped_by_a_held_lease_or_a_down_marketplace_is_tried_again_wi
 
     // The lease is free again but the marketplace answers 503 to everything: the try 30 s
     // later is deferred again.
-    other.release_lease(&lease).await.expect("release");
+    other.leases().release_lease(&lease).await.expect("release");
     world
         .sandbox
         .set_faults(Faults {

@@ -113,8 +113,9 @@ async fn hostile_journal(db: &TestDb) {
         daily_links: 1,
         total_links: 1,
     };
-    s.upsert_campaign(&caps, t0).await.unwrap();
+    s.campaigns().upsert_campaign(&caps, t0).await.unwrap();
     let lease = s
+        .leases()
         .try_acquire_lease(HOSTILE_NAME, "h", Duration::minutes(5), t0)
         .await
         .unwrap()
@@ -127,28 +128,39 @@ async fn hostile_journal(db: &TestDb) {
         request: serde_json::json!({}),
         reserve: None,
     };
-    let BeginOutcome::Started(ids) = s.begin_intents(&lease, &[intent], t0).await.unwrap() else {
+    let BeginOutcome::Started(ids) = s
+        .intents()
+        .begin_intents(&lease, &[intent], t0)
+        .await
+        .unwrap()
+    else {
         panic!("started")
     };
     let uncertain = Outcome::Uncertain {
         error: HOSTILE_ERROR.into(),
     };
-    s.complete_intent(ids[0], uncertain, None, t0)
+    s.intents()
+        .complete_intent(ids[0], uncertain, None, t0)
         .await
         .unwrap();
-    s.claim_round(HOSTILE_NAME, t0, "h", t0).await.unwrap();
-    s.finish_round(HOSTILE_NAME, t0, RoundOutcome::Failed, HOSTILE_DETAIL, t0)
+    s.rounds()
+        .claim_round(HOSTILE_NAME, t0, "h", t0)
         .await
         .unwrap();
-    s.record_stall(
-        HOSTILE_NAME,
-        Some(StallReason::InsufficientBalance),
-        HOSTILE_ERROR,
-        1,
-        t0,
-    )
-    .await
-    .unwrap();
+    s.rounds()
+        .finish_round(HOSTILE_NAME, t0, RoundOutcome::Failed, HOSTILE_DETAIL, t0)
+        .await
+        .unwrap();
+    s.campaigns()
+        .record_stall(
+            HOSTILE_NAME,
+            Some(StallReason::InsufficientBalance),
+            HOSTILE_ERROR,
+            1,
+            t0,
+        )
+        .await
+        .unwrap();
     let scope = HaltScope::Campaign(HOSTILE_NAME.into());
     s.set_halt(&scope, HOSTILE_ERROR, t0).await.unwrap();
     s.set_halt(&HaltScope::Global, HOSTILE_DETAIL, t0)

@@ -79,7 +79,13 @@ async fn purchase_evidence(w: &World, ledger: &Ledger) -> String {
             states: Vec::new(),
             kind: Some(IntentKind::Purchase),
         };
-        for i in w.store().intents(filter).await.expect("intents") {
+        for i in w
+            .store()
+            .intents()
+            .find_intents(filter)
+            .await
+            .expect("intents")
+        {
             out.push_str(&format!(
                 "journal: #{} {} attempts={} {} {} error={:?} answer={:?}\n",
                 i.id, i.natural_key, i.attempts, i.state, i.request, i.error, i.answer
@@ -103,6 +109,7 @@ async fn assert_invariants_so_far(w: &World, ledger: &Ledger) {
         assert_link_limits(ledger, c, &projects);
         let b = w
             .store()
+            .campaigns()
             .budget(&c.name, chrono::Utc::now().date_naive())
             .await
             .unwrap();
@@ -154,6 +161,7 @@ pub async fn act_as_operator(w: &World, seen: &mut std::collections::HashMap<i64
                 None => Resolution::NotCreated,
             };
             w.store()
+                .intents()
                 .resolve_intent(
                     i.id,
                     resolution,
@@ -188,6 +196,7 @@ async fn resolve_purchase(
         None => Resolution::NotCreated,
     };
     w.store()
+        .intents()
         .resolve_intent(
             i.id,
             resolution,

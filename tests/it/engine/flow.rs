@@ -69,7 +69,7 @@ pub async fn full_flow_creates_everything_buys_within_caps_and_records_it(db: Te
     let acme = reports.iter().find(|r| r.campaign == "acme-shoes").unwrap();
     assert_eq!(acme.bought, 3, "a round buys per_run links");
     assert_eq!(ledger.purchases.len(), 3, "only acme-shoes has buy rounds");
-    let held = w.store().held_links("acme-shoes").await.unwrap();
+    let held = w.store().links().held_links("acme-shoes").await.unwrap();
     assert!(
         held.iter()
             .all(|h| h.link_id.is_some() && h.seen_in_list_at.is_some()),

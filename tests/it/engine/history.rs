@@ -72,6 +72,7 @@ pub async fn history_and_explain_name_the_round_the_file_version_and_the_operato
         .link_id;
     let why = "seen in the marketplace's web UI";
     w.store()
+        .intents()
         .resolve_intent(
             resolved.id,
             Resolution::Created { remote_id: link },
@@ -88,6 +89,7 @@ pub async fn history_and_explain_name_the_round_the_file_version_and_the_operato
         .unwrap();
     let committed = w
         .store()
+        .campaigns()
         .budget("acme-shoes", chrono::Utc::now().date_naive())
         .await
         .unwrap();

@@ -28,7 +28,7 @@ use crate::support::app::{self, Journal, fast_settings};
 use crate::support::db::Backend;
 use crate::support::{init_logs, sandbox};
 
-/// Seeds run by default (8 caught the stop-releases-its-links mutation the README names):
+/// Seeds run by default (8 caught the stop-releases-its-links mutation docs/contributing.md#the-model-based-test names):
 /// about a minute per backend on two cores.
 const CI_SEEDS: [u64; 8] = [1, 4, 8, 12, 18, 21, 26, 30];
 /// Steps per sequence (plus a checkpoint every 12 and at the end).
@@ -349,7 +349,7 @@ impl Model {
         let mut b = self.w.sandbox.behaviour();
         b.list_lag_ms = 0;
         // Paging fields prove a read complete; a list without them never proves a held
-        // link absent (README: released by hand then), so the checkpoint pages.
+        // link absent (docs/operating.md#settlement-what-the-link-list-proves: released by hand then), so the checkpoint pages.
         b.list_page_size = Some(b.list_page_size.unwrap_or(10));
         if b.list_paging == ListPaging::None {
             b.list_paging = ListPaging::PageTotal;
@@ -439,6 +439,7 @@ impl Model {
                 let resolution = truth(&ledger, &projects, &r, i);
                 self.w
                     .store()
+                    .intents()
                     .resolve_intent(i.id, resolution, "checked the marketplace", self.now())
                     .await
                     .expect("resolve");

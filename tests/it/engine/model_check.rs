@@ -17,7 +17,7 @@ pub type Check = Result<(), String>;
 /// What the marketplace holds and the journal counts for each campaign, before a step.
 #[derive(Debug, Clone, Default)]
 pub struct Money2 {
-    /// The ledger's commitment by the README rule, over the campaign's projects.
+    /// The ledger's commitment by the rule of docs/operating.md#money, over the campaign's projects.
     pub ledger: Money,
     /// The journal's monthly commitment.
     pub journal: Money,
@@ -47,6 +47,7 @@ pub async fn money(
     let mut out = BTreeMap::new();
     for m in files {
         let journal = store
+            .campaigns()
             .budget(m.name, now.date_naive())
             .await
             .map(|b| b.committed)
@@ -60,7 +61,7 @@ pub async fn money(
 /// (1) No page bought twice for a URL by a purchase call: not after another purchase call,
 /// and not after an autobuyer's purchase that a complete list read at the start of the pass
 /// showed (`visible`). A purchase the list could not show (a first page only, a lag) is the
-/// README's stated limit ("as the link list showed it"), not a failure.
+/// stated limit of docs/operating.md#how-it-works ("as the link list showed it"), not a failure.
 pub fn no_page_bought_twice(
     ledger: &Ledger,
     new_from: usize,
@@ -166,7 +167,7 @@ pub fn autobuyers_as_desired(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Ch
 /// others are exactly its active autobuyers' links; every autobuyer of the project is known
 /// with the state the marketplace has; and the commitment equals the ledger's, plus the rent
 /// of the links the journal could not attribute to the one autobuyer covering their URL
-/// (counted on top while that autobuyer runs: the README's over-count, never an under-count).
+/// (counted on top while that autobuyer runs: the over-count of docs/operating.md#money, never an under-count).
 pub fn journal_equals_ledger(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Check {
     if !r.uncertain.is_empty() {
         return Err(format!("{}: still uncertain: {:?}", m.name, r.uncertain));

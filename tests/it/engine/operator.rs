@@ -85,6 +85,7 @@ pub async fn uncertain_autobuyer_creation_waits_for_an_operator_and_is_never_res
     );
 
     w.store()
+        .intents()
         .resolve_intent(
             intent,
             Resolution::Created {

@@ -29,7 +29,7 @@ fn with_grace(ms: i64) -> EngineSettings {
 }
 
 /// After any pass: no page bought twice for a URL by a purchase call, the marketplace's
-/// commitment (README rule) within every cap, and the journal counting no less than it.
+/// commitment (the rule of docs/operating.md#money) within every cap, and the journal counting no less than it.
 async fn assert_safe_so_far(w: &World) {
     let ledger = w.ledger();
     for lc in w.campaigns() {
@@ -51,6 +51,7 @@ async fn assert_safe_so_far(w: &World) {
         );
         let b = w
             .store()
+            .campaigns()
             .budget(&c.name, chrono::Utc::now().date_naive())
             .await
             .unwrap();
@@ -234,6 +235,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     assert_eq!(ledger.autobuyers[0].state, AutobuyerState::Stopped);
     let b = w
         .store()
+        .campaigns()
         .budget("ivy-garden", chrono::Utc::now().date_naive())
         .await
         .unwrap();
@@ -269,6 +271,7 @@ pub async fn an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_count
     w.write_campaign("bolt-bikes", BOLT);
     let counted = w
         .store()
+        .campaigns()
         .budget("bolt-bikes", chrono::Utc::now().date_naive())
         .await
         .unwrap();
@@ -324,6 +327,7 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
     let link = ledger.purchases[0].clone();
     let before = w
         .store()
+        .campaigns()
         .budget("dune-maps", chrono::Utc::now().date_naive())
         .await
         .unwrap();
@@ -336,6 +340,7 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
 
     let after = w
         .store()
+        .campaigns()
         .budget("dune-maps", chrono::Utc::now().date_naive())
         .await
         .unwrap();
@@ -349,7 +354,7 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
         w.ledger().commitment(project),
         "journal = ledger"
     );
-    let held = w.store().held_links("dune-maps").await.unwrap();
+    let held = w.store().links().held_links("dune-maps").await.unwrap();
     let gone = held.iter().find(|h| h.page_id == link.page_id).unwrap();
     assert!(
         gone.released

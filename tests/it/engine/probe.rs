@@ -9,9 +9,9 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
+use linkrunner::cli::probe::checks::{self as probe, ProbeOptions, ProbeReport};
 use linkrunner::effects::Engine;
 use linkrunner::effects::pass::PassOutcome;
-use linkrunner::market::probe::{self, ProbeOptions, ProbeReport};
 use linkrunner::market::{AuthScheme, FieldMap, MarketClient};
 use linkrunner::metrics::Metrics;
 use linkrunner_sandbox::SandboxAuth;

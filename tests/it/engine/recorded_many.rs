@@ -61,11 +61,16 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
         by_hand(w.store(), name, i as i64, now).await;
     }
     for name in QUIET {
-        w.store().upsert_campaign(&caps(name), now).await.unwrap();
+        w.store()
+            .campaigns()
+            .upsert_campaign(&caps(name), now)
+            .await
+            .unwrap();
     }
     let store = w.store();
     // An autobuyer creation left uncertain without a halt: the gauges say it waits.
     let lease = store
+        .leases()
         .try_acquire_lease(QUIET[0], "by-hand", Duration::minutes(5), now)
         .await
         .unwrap()
@@ -79,6 +84,7 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
     complete(store, at, uncertain(), now).await;
     // An uncertain purchase without a halt: it does not make the campaign wait.
     let lease = store
+        .leases()
         .try_acquire_lease(QUIET[1], "by-hand", Duration::minutes(5), now)
         .await
         .unwrap()
@@ -92,7 +98,7 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
             .unwrap();
     };
     halt(HaltScope::campaign("bolt-bikes")).await;
-    let known = store.campaign_names().await.unwrap();
+    let known = store.campaigns().campaign_names().await.unwrap();
     assert_gauges_alike(&w, &known).await;
     halt(HaltScope::Global).await;
     let today = now.date_naive();
@@ -199,8 +205,13 @@ fn caps(name: &str) -> CampaignCaps {
 /// A campaign with a row of every kind `Recorded::load` tells apart; `n` varies ids and
 /// prices so two such campaigns differ.
 async fn by_hand(store: &Store, name: &str, n: i64, now: DateTime<Utc>) {
-    store.upsert_campaign(&caps(name), now).await.unwrap();
+    store
+        .campaigns()
+        .upsert_campaign(&caps(name), now)
+        .await
+        .unwrap();
     let lease = store
+        .leases()
         .try_acquire_lease(name, "by-hand", Duration::minutes(5), now)
         .await
         .unwrap()
@@ -317,9 +328,17 @@ async fn by_hand(store: &Store, name: &str, n: i64, now: DateTime<Utc>) {
             proven_complete: false,
             fallback_price: Money::from_rubles(150),
         };
-        store.record_link_list(name, read, seen).await.unwrap();
+        store
+            .links()
+            .record_link_list(name, read, seen)
+            .await
+            .unwrap();
     }
-    store.note_list_cut(name, 100 + n as u32).await.unwrap();
+    store
+        .intents()
+        .note_list_cut(name, 100 + n as u32)
+        .await
+        .unwrap();
     // Rounds: one that succeeded, a later one that failed, the latest still running.
     for (hours, outcome) in [
         (3, Some(RoundOutcome::Succeeded)),
@@ -327,9 +346,14 @@ async fn by_hand(store: &Store, name: &str, n: i64, now: DateTime<Utc>) {
         (1, None),
     ] {
         let slot = now - Duration::hours(hours + n);
-        store.claim_round(name, slot, "by-hand", now).await.unwrap();
+        store
+            .rounds()
+            .claim_round(name, slot, "by-hand", now)
+            .await
+            .unwrap();
         if let Some(o) = outcome {
             store
+                .rounds()
                 .finish_round(name, slot, o, &format!("round {hours}"), now)
                 .await
                 .unwrap();
@@ -337,6 +361,7 @@ async fn by_hand(store: &Store, name: &str, n: i64, now: DateTime<Utc>) {
     }
     let stall = (n == 0).then_some(StallReason::NothingBought);
     store
+        .campaigns()
         .record_stall(name, stall, "by hand", 2 + n as u32, now)
         .await
         .unwrap();
@@ -347,7 +372,12 @@ async fn by_hand(store: &Store, name: &str, n: i64, now: DateTime<Utc>) {
 }
 
 async fn begin(store: &Store, lease: &LeaseToken, i: NewIntent, now: DateTime<Utc>) -> AttemptRef {
-    match store.begin_intents(lease, &[i], now).await.expect("begin") {
+    match store
+        .intents()
+        .begin_intents(lease, &[i], now)
+        .await
+        .expect("begin")
+    {
         BeginOutcome::Started(ids) => ids[0],
         other => panic!("expected Started, got {other:?}"),
     }
@@ -355,6 +385,7 @@ async fn begin(store: &Store, lease: &LeaseToken, i: NewIntent, now: DateTime<Ut
 
 async fn complete(store: &Store, at: AttemptRef, o: Outcome, now: DateTime<Utc>) {
     store
+        .intents()
         .complete_intent(at, o, None, now)
         .await
         .expect("complete");
@@ -412,7 +443,11 @@ fn switch(campaign: &str, kind: IntentKind, id: i64, generation: u32) -> NewInte
 
 /// Every kind of row the batch read must sort out is there, so a wrong filter shows.
 async fn assert_journal_is_varied(store: &Store, today: chrono::NaiveDate) {
-    let all = store.intents(IntentFilter::default()).await.unwrap();
+    let all = store
+        .intents()
+        .find_intents(IntentFilter::default())
+        .await
+        .unwrap();
     let has = |kind: IntentKind, state: IntentState, blocked: bool| {
         all.iter()
             .any(|i| i.kind == kind && i.state == state && i.rebuy_blocked == blocked)

@@ -132,7 +132,7 @@ impl World {
         }
     }
 
-    /// The marketplace's commitment by the README's rule (`Ledger::commitment`) is within
+    /// The marketplace's commitment by the rule of docs/operating.md#money (`Ledger::commitment`) is within
     /// the cap; the journal never counts less than it; the journal's books balance.
     async fn assert_money_within_cap(
         &self,
@@ -148,14 +148,24 @@ impl World {
             c.budget.monthly
         );
         let today = chrono::Utc::now().date_naive();
-        let b = self.store().budget(&c.name, today).await.expect("budget");
+        let b = self
+            .store()
+            .campaigns()
+            .budget(&c.name, today)
+            .await
+            .expect("budget");
         assert!(
             b.committed >= sandbox_side,
             "{}: the journal counts {} RUB/month, less than the marketplace holds ({sandbox_side})",
             c.name,
             b.committed
         );
-        let entries = self.store().ledger(&c.name).await.expect("budget ledger");
+        let entries = self
+            .store()
+            .campaigns()
+            .ledger(&c.name)
+            .await
+            .expect("budget ledger");
         let sum: i64 = entries.iter().map(|e| e.delta.kopecks()).sum();
         assert_eq!(
             sum,
@@ -176,6 +186,7 @@ impl World {
     ) {
         let held: HashSet<(i64, i64)> = self
             .store()
+            .links()
             .held_links(&c.name)
             .await
             .expect("held links")
@@ -184,6 +195,7 @@ impl World {
             .collect();
         let foreign: HashSet<i64> = self
             .store()
+            .links()
             .foreign_links(&c.name)
             .await
             .expect("foreign links")
@@ -192,7 +204,8 @@ impl World {
             .collect();
         let succeeded = self
             .store()
-            .intents(IntentFilter {
+            .intents()
+            .find_intents(IntentFilter {
                 campaign: Some(c.name.clone()),
                 states: vec![IntentState::Succeeded],
                 kind: Some(IntentKind::Purchase),
@@ -306,8 +319,8 @@ pub fn assert_no_duplicate_purchase(ledger: &Ledger) {
     }
 }
 
-/// What the marketplace holds against a campaign's projects, by the README's rule
-/// (`Ledger::commitment`): running autobuyers' budgets, the rent of links bought by purchase
+/// What the marketplace holds against a campaign's projects, by the rule of
+/// docs/operating.md#money (`Ledger::commitment`): running autobuyers' budgets, the rent of links bought by purchase
 /// calls and by stopped autobuyers; links that left count nothing.
 pub fn sandbox_commitment(ledger: &Ledger, projects: &HashSet<i64>) -> Money {
     projects

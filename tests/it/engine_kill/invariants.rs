@@ -82,6 +82,7 @@ pub async fn assert_every_purchase_recorded(rig: &Rig, ledger: &Ledger, spec: &S
     let held = rig
         .journal
         .store
+        .links()
         .held_links(&spec.name)
         .await
         .expect("held links");
@@ -142,7 +143,8 @@ pub async fn assert_converged(rig: &Rig, ledger: &Ledger, spec: &Spec) {
     let intents = rig
         .journal
         .store
-        .intents(Default::default())
+        .intents()
+        .find_intents(Default::default())
         .await
         .expect("intents");
     let open: Vec<_> = intents

@@ -69,7 +69,12 @@ pub async fn killed_at_random_moments(backend: Backend, seed: u64) -> u32 {
 
 /// Intents a killed process left between "recorded" and "outcome recorded".
 async fn in_flight(rig: &Rig) -> usize {
-    let all = rig.journal.store.intents(Default::default()).await;
+    let all = rig
+        .journal
+        .store
+        .intents()
+        .find_intents(Default::default())
+        .await;
     all.expect("intents")
         .iter()
         .filter(|i| i.state == IntentState::InFlight)

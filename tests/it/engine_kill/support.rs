@@ -253,7 +253,12 @@ impl Rig {
 
     /// An intent as the journal holds it.
     async fn intent(&self, id: i64) -> IntentRow {
-        let all = self.journal.store.intents(Default::default()).await;
+        let all = self
+            .journal
+            .store
+            .intents()
+            .find_intents(Default::default())
+            .await;
         let all = all.expect("intents");
         all.into_iter()
             .find(|i| i.id.0 == id)

@@ -35,7 +35,7 @@ async fn canary_secrets_appear_in_no_output_log_endpoint_or_database_dump() {
         Duration::from_secs(45),
         "a finished buy round with purchases",
         || async {
-            let round = store.last_round(CAMPAIGN).await.ok().flatten()?;
+            let round = store.rounds().last_round(CAMPAIGN).await.ok().flatten()?;
             let done = round.finished_at.is_some() && round.detail != "seed";
             (done && !sandbox.ledger().purchases.is_empty()).then_some(())
         },

@@ -247,7 +247,8 @@ async fn survive(mode: Hostile) -> (linkrunner_sandbox::Ledger, Vec<String>, Pro
         kind: None,
     };
     let errors = store
-        .intents(all)
+        .intents()
+        .find_intents(all)
         .await
         .expect("journal")
         .into_iter()

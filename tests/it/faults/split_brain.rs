@@ -46,6 +46,7 @@ async fn a_daemon_frozen_past_its_lease_and_resumed_buys_nothing_twice() {
     .await;
     a.signal("STOP");
     let frozen_slot = store
+        .rounds()
         .last_round(CAMPAIGN)
         .await
         .expect("journal")
@@ -54,7 +55,7 @@ async fn a_daemon_frozen_past_its_lease_and_resumed_buys_nothing_twice() {
     let b = start_binary(&pg.url(), campaigns.path(), &sandbox, &canary).await;
     let bought_by_a = sandbox.ledger().purchases.len();
     let b_took_over = poll_until(Duration::from_secs(130), || async {
-        let r = store.last_round(CAMPAIGN).await.ok().flatten()?;
+        let r = store.rounds().last_round(CAMPAIGN).await.ok().flatten()?;
         let b_bought = sandbox.ledger().purchases.len() > bought_by_a;
         (r.slot > frozen_slot && r.finished_at.is_some() && b_bought).then_some(())
     })

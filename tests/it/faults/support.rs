@@ -166,16 +166,19 @@ pub async fn seed_past_round(store: &Store) {
         total_links: TOTAL_LINKS as u32,
     };
     store
+        .campaigns()
         .upsert_campaign(&caps, long_ago)
         .await
         .expect("record the campaign");
     assert!(
         store
+            .rounds()
             .claim_round(CAMPAIGN, long_ago, "seed", long_ago)
             .await
             .expect("claim seed round")
     );
     store
+        .rounds()
         .finish_round(CAMPAIGN, long_ago, RoundOutcome::Skipped, "seed", long_ago)
         .await
         .expect("finish seed round");
@@ -189,7 +192,8 @@ pub async fn unsettled_purchases(store: &Store) -> usize {
         kind: Some(IntentKind::Purchase),
     };
     store
-        .intents(f)
+        .intents()
+        .find_intents(f)
         .await
         .map(|v| v.len())
         .unwrap_or(usize::MAX)
@@ -198,7 +202,12 @@ pub async fn unsettled_purchases(store: &Store) -> usize {
 /// For `within`: `Some` once a buy round of a slot after `after` succeeded and no purchase
 /// is left in flight or uncertain.
 pub async fn settled_round_after(store: &Store, after: DateTime<Utc>) -> Option<()> {
-    let last = store.last_successful_round(CAMPAIGN).await.ok().flatten()?;
+    let last = store
+        .rounds()
+        .last_successful_round(CAMPAIGN)
+        .await
+        .ok()
+        .flatten()?;
     (last.slot > after && unsettled_purchases(store).await == 0).then_some(())
 }
 
@@ -231,6 +240,7 @@ pub async fn assert_ledger_invariants(ledger: &Ledger, store: &Store) {
         "daily links cap exceeded"
     );
     let mut held: Vec<i64> = store
+        .links()
         .held_links(CAMPAIGN)
         .await
         .expect("journal readable")

@@ -11,7 +11,12 @@ async fn started(
     lease: &linkrunner::store::LeaseToken,
     i: NewIntent,
 ) -> linkrunner::store::AttemptRef {
-    match store.begin_intents(lease, &[i], t0()).await.expect("begin") {
+    match store
+        .intents()
+        .begin_intents(lease, &[i], t0())
+        .await
+        .expect("begin")
+    {
         BeginOutcome::Started(ids) => ids[0],
         other => panic!("expected Started, got {other:?}"),
     }
@@ -32,10 +37,11 @@ fn autobuyer_intent(kind: IntentKind, key: &str, budget_rub: i64) -> NewIntent {
 pub async fn reservation_past_the_monthly_cap_records_nothing(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(300, 5, 50)).await;
     started(&db.store, &lease, purchase(1, 200)).await;
-    let ledger_before = db.store.ledger(CAMPAIGN).await.unwrap();
+    let ledger_before = db.store.campaigns().ledger(CAMPAIGN).await.unwrap();
 
     let outcome = db
         .store
+        .intents()
         .begin_intents(&lease, &[purchase(2, 150)], t0())
         .await
         .unwrap();
@@ -50,7 +56,10 @@ pub async fn reservation_past_the_monthly_cap_records_nothing(db: TestDb) {
         }
     );
     assert_eq!(state_of(&db.store, &purchase(2, 0).natural_key).await, None);
-    assert_eq!(db.store.ledger(CAMPAIGN).await.unwrap(), ledger_before);
+    assert_eq!(
+        db.store.campaigns().ledger(CAMPAIGN).await.unwrap(),
+        ledger_before
+    );
     assert_books_balance(&db.store).await;
 }
 
@@ -61,6 +70,7 @@ pub async fn daily_and_total_link_caps_refuse_a_reservation(db: TestDb) {
 
     let third_today = db
         .store
+        .intents()
         .begin_intents(&lease, &[purchase(3, 10)], t0())
         .await
         .unwrap();
@@ -71,6 +81,7 @@ pub async fn daily_and_total_link_caps_refuse_a_reservation(db: TestDb) {
     later.reserve.as_mut().unwrap().day = today().succ_opt().unwrap();
     let past_total = db
         .store
+        .intents()
         .begin_intents(&lease, &[later], t0())
         .await
         .unwrap();
@@ -99,7 +110,12 @@ pub async fn daily_and_total_link_caps_refuse_a_reservation(db: TestDb) {
         ),
         "{past_total:?}"
     );
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!((b.links_total, b.links_today, b.committed), (3, 2, rub(30)));
     assert_books_balance(&db.store).await;
 }
@@ -120,10 +136,16 @@ pub async fn autobuyer_budget_is_held_until_its_confirmed_stop_is_settled(db: Te
         monthly_budget: rub(1000),
     };
     db.store
+        .intents()
         .complete_intent(create, Outcome::Succeeded(effect), None, t0())
         .await
         .unwrap();
-    let running = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let running = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_books_balance(&db.store).await;
 
     let stop = started(
@@ -137,20 +159,39 @@ pub async fn autobuyer_budget_is_held_until_its_confirmed_stop_is_settled(db: Te
         running: false,
     };
     db.store
+        .intents()
         .complete_intent(stop, Outcome::Succeeded(stopped_effect), None, t0())
         .await
         .unwrap();
 
     // A confirmed stop keeps the budget counted: links it bought just before may not be
     // listed yet. Settling it (after the grace) releases the budget.
-    let stopped = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let stopped = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     let settled = db
         .store
+        .campaigns()
         .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
         .await
         .unwrap();
-    let after = db.store.budget(CAMPAIGN, today()).await.unwrap();
-    let record = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    let after = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
+    let record = db
+        .store
+        .campaigns()
+        .remote_ids(CAMPAIGN)
+        .await
+        .unwrap()
+        .autobuyers["auto"]
+        .clone();
     assert_eq!(
         (running.held, stopped.held, after.held, after.committed),
         (rub(1000), rub(1000), rub(0), rub(0))
@@ -181,11 +222,17 @@ pub async fn price_that_differs_from_the_reservation_adjusts_the_commitment(db: 
     };
 
     db.store
+        .intents()
         .complete_intent(id, Outcome::Succeeded(effect), None, t0())
         .await
         .unwrap();
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!((b.committed, b.held), (rub(120), rub(120)));
     assert_books_balance(&db.store).await;
 }
@@ -195,17 +242,23 @@ pub async fn lowering_a_cap_keeps_the_commitment(db: TestDb) {
     started(&db.store, &lease, purchase(1, 400)).await;
 
     db.store
+        .campaigns()
         .upsert_campaign(&caps(300, 1, 10), t0())
         .await
         .unwrap();
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!(
         (b.cap, b.committed, b.daily_cap, b.total_cap),
         (rub(300), rub(400), 1, 10)
     );
     assert_eq!(
-        db.store.campaign_names().await.unwrap(),
+        db.store.campaigns().campaign_names().await.unwrap(),
         vec![CAMPAIGN.to_string()]
     );
     assert_books_balance(&db.store).await;

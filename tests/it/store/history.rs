@@ -21,6 +21,7 @@ pub async fn each_attempt_records_its_cause_and_a_resolve_adds_the_operators(db:
     let cause = round_cause();
     let BeginOutcome::Started(ids) = db
         .store
+        .intents()
         .begin_intents_because(
             &lease,
             &[purchase(1, 120), purchase(2, 80)],
@@ -35,6 +36,7 @@ pub async fn each_attempt_records_its_cause_and_a_resolve_adds_the_operators(db:
     let error = "reset after send".to_string();
     for id in &ids {
         db.store
+            .intents()
             .complete_intent(
                 *id,
                 Outcome::Uncertain {
@@ -48,6 +50,7 @@ pub async fn each_attempt_records_its_cause_and_a_resolve_adds_the_operators(db:
     }
     let later = t0() + Duration::minutes(1);
     db.store
+        .intents()
         .resolve_intent(
             ids[1].intent,
             Resolution::NotCreated,
@@ -57,10 +60,15 @@ pub async fn each_attempt_records_its_cause_and_a_resolve_adds_the_operators(db:
         .await
         .unwrap();
 
-    let first = db.store.causes_of(ids[0].intent).await.unwrap();
-    let second = db.store.causes_of(ids[1].intent).await.unwrap();
-    let history = db.store.history(Some(CAMPAIGN), None).await.unwrap();
-    let since_later = db.store.history(None, Some(later)).await.unwrap();
+    let first = db.store.reports().causes_of(ids[0].intent).await.unwrap();
+    let second = db.store.reports().causes_of(ids[1].intent).await.unwrap();
+    let history = db
+        .store
+        .reports()
+        .history(Some(CAMPAIGN), None)
+        .await
+        .unwrap();
+    let since_later = db.store.reports().history(None, Some(later)).await.unwrap();
 
     assert_eq!(first.len(), 1);
     assert_eq!(first[0].cause, cause);
@@ -98,6 +106,7 @@ pub async fn intents_begun_without_a_cause_have_none_and_history_still_lists_the
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let BeginOutcome::Started(ids) = db
         .store
+        .intents()
         .begin_intents(&lease, &[purchase(3, 50)], t0())
         .await
         .unwrap()
@@ -105,9 +114,21 @@ pub async fn intents_begun_without_a_cause_have_none_and_history_still_lists_the
         panic!("started")
     };
 
-    let history = db.store.history(Some(CAMPAIGN), None).await.unwrap();
+    let history = db
+        .store
+        .reports()
+        .history(Some(CAMPAIGN), None)
+        .await
+        .unwrap();
 
-    assert!(db.store.causes_of(ids[0].intent).await.unwrap().is_empty());
+    assert!(
+        db.store
+            .reports()
+            .causes_of(ids[0].intent)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(history.len(), 1);
     assert_eq!(history[0].cause, None);
     assert_eq!(

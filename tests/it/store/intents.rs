@@ -13,6 +13,7 @@ async fn begin_one(
     intent: linkrunner::store::NewIntent,
 ) -> linkrunner::store::AttemptRef {
     match store
+        .intents()
         .begin_intents(lease, &[intent], t0())
         .await
         .expect("begin")
@@ -47,16 +48,22 @@ pub async fn purchase_that_succeeds_becomes_a_held_link_and_keeps_its_commitment
     assert_books_balance(&db.store).await;
 
     db.store
+        .intents()
         .complete_intent(id, bought(1, 150), Some("{\"ids\":[901]}"), t0())
         .await
         .expect("complete");
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!(
         (b.committed, b.held, b.reserved_in_flight),
         (rub(150), rub(150), rub(0))
     );
-    let held = db.store.held_links(CAMPAIGN).await.unwrap();
+    let held = db.store.links().held_links(CAMPAIGN).await.unwrap();
     assert_eq!(
         (held.len(), held[0].link_id, held[0].intent_id),
         (1, Some(901), id.intent)
@@ -69,6 +76,7 @@ pub async fn failed_purchase_releases_its_reservation(db: TestDb) {
     let id = begin_one(&db.store, &lease, purchase(1, 150)).await;
 
     db.store
+        .intents()
         .complete_intent(
             id,
             Outcome::Failed {
@@ -80,7 +88,12 @@ pub async fn failed_purchase_releases_its_reservation(db: TestDb) {
         .await
         .expect("complete");
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!((b.committed, b.links_total, b.links_today), (rub(0), 0, 0));
     assert_books_balance(&db.store).await;
 }
@@ -90,6 +103,7 @@ pub async fn uncertain_purchase_stays_counted_as_spent(db: TestDb) {
     let id = begin_one(&db.store, &lease, purchase(1, 150)).await;
 
     db.store
+        .intents()
         .complete_intent(
             id,
             Outcome::Uncertain {
@@ -101,7 +115,12 @@ pub async fn uncertain_purchase_stays_counted_as_spent(db: TestDb) {
         .await
         .expect("complete");
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!(
         (b.committed, b.uncertain, b.links_today),
         (rub(150), rub(150), 1)
@@ -115,6 +134,7 @@ pub async fn duplicate_natural_key_is_not_started_again(db: TestDb) {
 
     let again = db
         .store
+        .intents()
         .begin_intents(&lease, &[purchase(1, 150)], t0())
         .await
         .expect("begin");
@@ -126,7 +146,12 @@ pub async fn duplicate_natural_key_is_not_started_again(db: TestDb) {
         other => panic!("expected Exists, got {other:?}"),
     }
     assert_eq!(
-        db.store.budget(CAMPAIGN, today()).await.unwrap().committed,
+        db.store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap()
+            .committed,
         rub(150)
     );
     assert_books_balance(&db.store).await;
@@ -136,6 +161,7 @@ pub async fn failed_intent_is_rearmed_with_a_fresh_reservation(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let first = begin_one(&db.store, &lease, purchase(1, 150)).await;
     db.store
+        .intents()
         .complete_intent(
             first,
             Outcome::Failed {
@@ -149,7 +175,12 @@ pub async fn failed_intent_is_rearmed_with_a_fresh_reservation(db: TestDb) {
 
     let second = begin_one(&db.store, &lease, purchase(1, 160)).await;
 
-    let rows = db.store.intents(IntentFilter::default()).await.unwrap();
+    let rows = db
+        .store
+        .intents()
+        .find_intents(IntentFilter::default())
+        .await
+        .unwrap();
     assert_eq!((second.intent, second.attempt), (first.intent, 2));
     assert_eq!(
         (
@@ -161,7 +192,12 @@ pub async fn failed_intent_is_rearmed_with_a_fresh_reservation(db: TestDb) {
         (1, 2, IntentState::InFlight, None)
     );
     assert_eq!(
-        db.store.budget(CAMPAIGN, today()).await.unwrap().committed,
+        db.store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap()
+            .committed,
         rub(160)
     );
     assert_books_balance(&db.store).await;
@@ -173,6 +209,7 @@ pub async fn batch_is_all_or_nothing(db: TestDb) {
 
     let outcome = db
         .store
+        .intents()
         .begin_intents(
             &lease,
             &[purchase(1, 100), purchase(2, 100), purchase(3, 100)],
@@ -188,7 +225,12 @@ pub async fn batch_is_all_or_nothing(db: TestDb) {
     assert_eq!(state_of(&db.store, &purchase(1, 0).natural_key).await, None);
     assert_eq!(state_of(&db.store, &purchase(3, 0).natural_key).await, None);
     assert_eq!(
-        db.store.budget(CAMPAIGN, today()).await.unwrap().committed,
+        db.store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap()
+            .committed,
         rub(100)
     );
     assert_books_balance(&db.store).await;
@@ -198,12 +240,14 @@ pub async fn completing_a_finished_intent_is_refused(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let id = begin_one(&db.store, &lease, purchase(1, 150)).await;
     db.store
+        .intents()
         .complete_intent(id, bought(1, 150), None, t0())
         .await
         .unwrap();
 
     let again = db
         .store
+        .intents()
         .complete_intent(
             id,
             Outcome::Failed {
@@ -219,7 +263,12 @@ pub async fn completing_a_finished_intent_is_refused(db: TestDb) {
         "{again:?}"
     );
     assert_eq!(
-        db.store.budget(CAMPAIGN, today()).await.unwrap().committed,
+        db.store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap()
+            .committed,
         rub(150)
     );
     assert_books_balance(&db.store).await;
@@ -236,13 +285,15 @@ pub async fn intents_are_filtered_by_campaign_state_and_kind(db: TestDb) {
     );
     begin_one(&db.store, &lease, filter).await;
     db.store
+        .intents()
         .complete_intent(bought_id, bought(1, 100), None, t0())
         .await
         .unwrap();
 
     let in_flight_purchases = db
         .store
-        .intents(IntentFilter {
+        .intents()
+        .find_intents(IntentFilter {
             campaign: Some(CAMPAIGN.into()),
             states: vec![IntentState::InFlight],
             kind: Some(IntentKind::Purchase),
@@ -251,7 +302,8 @@ pub async fn intents_are_filtered_by_campaign_state_and_kind(db: TestDb) {
         .unwrap();
     let other_campaign = db
         .store
-        .intents(IntentFilter {
+        .intents()
+        .find_intents(IntentFilter {
             campaign: Some("other".into()),
             ..Default::default()
         })

@@ -42,6 +42,7 @@ async fn run(steps: Vec<Step>) {
             Step::Begin { page, price } => {
                 if let BeginOutcome::Started(new) = db
                     .store
+                    .intents()
                     .begin_intents(&lease, &[purchase(page, price)], t0())
                     .await
                     .unwrap()
@@ -57,7 +58,8 @@ async fn run(steps: Vec<Step>) {
                 Some(id) => {
                     let row = db
                         .store
-                        .intents(Default::default())
+                        .intents()
+                        .find_intents(Default::default())
                         .await
                         .unwrap()
                         .into_iter()
@@ -72,6 +74,7 @@ async fn run(steps: Vec<Step>) {
                         price,
                     };
                     db.store
+                        .intents()
                         .complete_intent(id, Outcome::Succeeded(effect), None, t0())
                         .await
                 }
@@ -80,6 +83,7 @@ async fn run(steps: Vec<Step>) {
             Step::Fail { pick: i } => match pick(i) {
                 Some(id) => {
                     db.store
+                        .intents()
                         .complete_intent(id, Outcome::Failed { error: "no".into() }, None, t0())
                         .await
                 }
@@ -88,6 +92,7 @@ async fn run(steps: Vec<Step>) {
             Step::Uncertain { pick: i } => match pick(i) {
                 Some(id) => {
                     db.store
+                        .intents()
                         .complete_intent(id, Outcome::Uncertain { error: "?".into() }, None, t0())
                         .await
                 }
@@ -101,6 +106,7 @@ async fn run(steps: Vec<Step>) {
                         Resolution::NotCreated
                     };
                     db.store
+                        .intents()
                         .resolve_intent(id.intent, r, "test", t0())
                         .await
                         .map(|_| ())
@@ -120,7 +126,12 @@ async fn run(steps: Vec<Step>) {
             Err(e) => panic!("{e:?}"),
         }
         assert_books_balance(&db.store).await;
-        let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+        let b = db
+            .store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap();
         assert!(b.committed <= b.cap, "{b:?}");
         assert!(
             b.links_today <= b.daily_cap && b.links_total <= b.total_cap,
@@ -130,7 +141,11 @@ async fn run(steps: Vec<Step>) {
 }
 
 async fn attempts_of(store: &linkrunner::store::Store, at: AttemptRef) -> u32 {
-    let rows = store.intents(Default::default()).await.unwrap();
+    let rows = store
+        .intents()
+        .find_intents(Default::default())
+        .await
+        .unwrap();
     rows.into_iter()
         .find(|r| r.id == at.intent)
         .unwrap()

@@ -12,7 +12,12 @@ async fn started(
     lease: &linkrunner::store::LeaseToken,
     i: NewIntent,
 ) -> linkrunner::store::AttemptRef {
-    match store.begin_intents(lease, &[i], t0()).await.expect("begin") {
+    match store
+        .intents()
+        .begin_intents(lease, &[i], t0())
+        .await
+        .expect("begin")
+    {
         BeginOutcome::Started(ids) => ids[0],
         other => panic!("expected Started, got {other:?}"),
     }
@@ -23,6 +28,7 @@ pub async fn fenced_lease_writes_nothing(db: TestDb) {
     let later = t0() + Duration::minutes(6);
     let new = db
         .store
+        .leases()
         .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), later)
         .await
         .unwrap()
@@ -30,6 +36,7 @@ pub async fn fenced_lease_writes_nothing(db: TestDb) {
 
     let outcome = db
         .store
+        .intents()
         .begin_intents(&old, &[purchase(1, 100)], later)
         .await
         .unwrap();
@@ -37,7 +44,14 @@ pub async fn fenced_lease_writes_nothing(db: TestDb) {
     assert_eq!(outcome, BeginOutcome::Fenced);
     assert!(new.fence > old.fence);
     assert_eq!(state_of(&db.store, &purchase(1, 0).natural_key).await, None);
-    assert!(db.store.ledger(CAMPAIGN).await.unwrap().is_empty());
+    assert!(
+        db.store
+            .campaigns()
+            .ledger(CAMPAIGN)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 pub async fn takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain(db: TestDb) {
@@ -45,12 +59,14 @@ pub async fn takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain(db: 
     started(&db.store, &old, purchase(1, 100)).await;
     let refused = db
         .store
+        .leases()
         .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), t0())
         .await
         .unwrap();
     let later = t0() + Duration::minutes(6);
     let new = db
         .store
+        .leases()
         .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), later)
         .await
         .unwrap()
@@ -58,6 +74,7 @@ pub async fn takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain(db: 
 
     let marked = db
         .store
+        .intents()
         .mark_in_flight_uncertain(CAMPAIGN, &new, later)
         .await
         .unwrap();
@@ -70,6 +87,7 @@ pub async fn takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain(db: 
     );
     let stale = db
         .store
+        .intents()
         .mark_in_flight_uncertain(CAMPAIGN, &old, later)
         .await;
     assert!(
@@ -88,11 +106,13 @@ pub async fn lease_is_renewed_by_its_holder_only(db: TestDb) {
 
     let renewed = db
         .store
+        .leases()
         .renew_lease(&lease, Duration::minutes(10), t0() + Duration::minutes(1))
         .await
         .unwrap();
     let not_ours = db
         .store
+        .leases()
         .renew_lease(&stranger, Duration::minutes(10), t0())
         .await
         .unwrap();
@@ -107,10 +127,11 @@ pub async fn lease_is_renewed_by_its_holder_only(db: TestDb) {
 
 pub async fn released_lease_never_hands_out_an_old_fence(db: TestDb) {
     let first = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    db.store.release_lease(&first).await.unwrap();
+    db.store.leases().release_lease(&first).await.unwrap();
 
     let next = db
         .store
+        .leases()
         .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), t0())
         .await
         .unwrap()
@@ -119,6 +140,7 @@ pub async fn released_lease_never_hands_out_an_old_fence(db: TestDb) {
     assert_eq!(next.fence, first.fence + 1);
     assert_eq!(
         db.store
+            .intents()
             .begin_intents(&first, &[purchase(1, 10)], t0())
             .await
             .unwrap(),
@@ -140,12 +162,14 @@ pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: Test
     };
     let id = started(&db.store, &lease, intent).await;
     db.store
+        .intents()
         .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
         .await
         .unwrap();
 
     let row = db
         .store
+        .intents()
         .resolve_intent(
             id.intent,
             Resolution::Created { remote_id: 4242 },
@@ -155,7 +179,14 @@ pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: Test
         .await
         .unwrap();
 
-    let auto = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    let auto = db
+        .store
+        .campaigns()
+        .remote_ids(CAMPAIGN)
+        .await
+        .unwrap()
+        .autobuyers["auto"]
+        .clone();
     assert_eq!(
         (row.state, row.resolution.as_deref()),
         (IntentState::Succeeded, Some("seen in the web UI"))
@@ -165,7 +196,12 @@ pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: Test
         (4242, true, "spec1")
     );
     assert_eq!(
-        db.store.budget(CAMPAIGN, today()).await.unwrap().held,
+        db.store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap()
+            .held,
         rub(1000)
     );
     assert_books_balance(&db.store).await;
@@ -176,15 +212,18 @@ pub async fn resolve_not_created_releases_the_reservation(db: TestDb) {
     let id = started(&db.store, &lease, purchase(1, 150)).await;
     let in_flight = db
         .store
+        .intents()
         .resolve_intent(id.intent, Resolution::NotCreated, "too early", t0())
         .await;
     db.store
+        .intents()
         .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
         .await
         .unwrap();
 
     let row = db
         .store
+        .intents()
         .resolve_intent(
             id.intent,
             Resolution::NotCreated,
@@ -197,7 +236,12 @@ pub async fn resolve_not_created_releases_the_reservation(db: TestDb) {
     assert!(in_flight.is_err(), "only uncertain intents are resolved");
     assert_eq!(row.state, IntentState::Failed);
     assert_eq!(
-        db.store.budget(CAMPAIGN, today()).await.unwrap().committed,
+        db.store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap()
+            .committed,
         rub(0)
     );
     assert_books_balance(&db.store).await;

@@ -13,6 +13,7 @@ pub async fn journal_writes_and_database_errors_are_measured(db: TestDb) {
     store.set_metrics(metrics.clone());
     let lease = campaign_with_lease(&store, &caps(1000, 5, 50)).await;
     let BeginOutcome::Started(ids) = store
+        .intents()
         .begin_intents(&lease, &[purchase(1, 10)], t0())
         .await
         .unwrap()
@@ -20,12 +21,14 @@ pub async fn journal_writes_and_database_errors_are_measured(db: TestDb) {
         panic!("not started")
     };
     store
+        .intents()
         .complete_intent(ids[0], Outcome::Failed { error: "no".into() }, None, t0())
         .await
         .unwrap();
     let unknown = lease_on_unknown_campaign(&store).await;
 
     let failed = store
+        .intents()
         .begin_intents(&unknown, &[purchase_for("nowhere", 2)], t0())
         .await;
 
@@ -85,6 +88,7 @@ async fn sqlite_writes_are_synced_before_they_return() {
     for page in 0..5 {
         let before = store.wal_syncs();
         let started = store
+            .intents()
             .begin_intents(&lease, &[purchase(page, 10)], t0())
             .await
             .unwrap();
@@ -102,6 +106,7 @@ async fn sqlite_writes_are_synced_before_they_return() {
             let (store, lease) = (store.clone(), lease.clone());
             tokio::spawn(async move {
                 store
+                    .intents()
                     .begin_intents(&lease, &[purchase(page, 10)], t0())
                     .await
             })

@@ -13,7 +13,12 @@ use linkrunner::store::{
 use super::support::*;
 
 async fn begin(store: &Store, lease: &linkrunner::store::LeaseToken, i: NewIntent) -> AttemptRef {
-    match store.begin_intents(lease, &[i], t0()).await.expect("begin") {
+    match store
+        .intents()
+        .begin_intents(lease, &[i], t0())
+        .await
+        .expect("begin")
+    {
         BeginOutcome::Started(ids) => ids[0],
         other => panic!("expected Started, got {other:?}"),
     }
@@ -62,13 +67,19 @@ async fn sync(
         fallback_price: rub(150),
     };
     store
+        .links()
         .record_link_list(CAMPAIGN, read, at)
         .await
         .expect("sync");
 }
 
 async fn committed(store: &Store) -> Money {
-    store.budget(CAMPAIGN, today()).await.unwrap().committed
+    store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap()
+        .committed
 }
 
 /// A running autobuyer `auto` (id 77) holding a budget of `budget_rub`.
@@ -92,6 +103,7 @@ async fn running_autobuyer(store: &Store, lease: &linkrunner::store::LeaseToken,
         monthly_budget: rub(budget_rub),
     };
     store
+        .intents()
         .complete_intent(at, Outcome::Succeeded(effect), None, t0())
         .await
         .unwrap();
@@ -111,6 +123,7 @@ async fn switch(
     )
     .await;
     store
+        .intents()
         .complete_intent(at, outcome, None, t0())
         .await
         .unwrap();
@@ -120,6 +133,7 @@ pub async fn an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call(db: T
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let first = begin(&db.store, &lease, purchase(1, 100)).await;
     db.store
+        .intents()
         .complete_intent(first, failed("429"), None, t0())
         .await
         .unwrap();
@@ -127,6 +141,7 @@ pub async fn an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call(db: T
 
     let late = db
         .store
+        .intents()
         .complete_intent(first, uncertain(), None, t0())
         .await;
 
@@ -136,6 +151,7 @@ pub async fn an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call(db: T
         Some(IntentState::InFlight)
     );
     db.store
+        .intents()
         .complete_intent(second, failed("no"), None, t0())
         .await
         .unwrap();
@@ -149,16 +165,19 @@ pub async fn a_page_whose_purchase_was_uncertain_is_never_bought_again_without_a
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let at = begin(&db.store, &lease, purchase(1, 100)).await;
     db.store
+        .intents()
         .complete_intent(at, uncertain(), None, t0())
         .await
         .unwrap();
     db.store
+        .intents()
         .complete_intent(at, failed("absent from a complete list"), None, t0())
         .await
         .unwrap();
 
     let again = db
         .store
+        .intents()
         .begin_intents(&lease, &[purchase(1, 100)], t0())
         .await
         .unwrap();
@@ -168,6 +187,7 @@ pub async fn a_page_whose_purchase_was_uncertain_is_never_bought_again_without_a
     };
     assert!(row.rebuy_blocked && row.state == IntentState::Failed);
     db.store
+        .intents()
         .allow_rebuy(row.attempt(), "checked in the UI", t0())
         .await
         .unwrap();
@@ -181,11 +201,17 @@ pub async fn an_in_flight_purchase_taken_over_is_blocked_from_being_bought_again
     begin(&db.store, &lease, purchase(1, 100)).await;
 
     db.store
+        .intents()
         .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
         .await
         .unwrap();
 
-    let rows = db.store.intents(Default::default()).await.unwrap();
+    let rows = db
+        .store
+        .intents()
+        .find_intents(Default::default())
+        .await
+        .unwrap();
     assert!(rows[0].rebuy_blocked && rows[0].state == IntentState::Uncertain);
 }
 
@@ -193,10 +219,12 @@ pub async fn a_listed_link_of_a_purchase_settled_as_not_bought_is_adopted_and_co
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let at = begin(&db.store, &lease, purchase(1, 100)).await;
     db.store
+        .intents()
         .complete_intent(at, uncertain(), None, t0())
         .await
         .unwrap();
     db.store
+        .intents()
         .complete_intent(at, failed("absent"), None, t0())
         .await
         .unwrap();
@@ -204,11 +232,17 @@ pub async fn a_listed_link_of_a_purchase_settled_as_not_bought_is_adopted_and_co
 
     let adopted = db
         .store
+        .intents()
         .adopt_purchase(at, &link(901, 1, 10, Some(120), None), t0())
         .await
         .unwrap();
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert!(adopted);
     assert_eq!((b.committed, b.links_total), (rub(120), 1));
     assert_eq!(
@@ -217,6 +251,7 @@ pub async fn a_listed_link_of_a_purchase_settled_as_not_bought_is_adopted_and_co
     );
     assert!(
         !db.store
+            .intents()
             .adopt_purchase(at, &link(901, 1, 10, Some(120), None), t0())
             .await
             .unwrap()
@@ -288,6 +323,7 @@ pub async fn foreign_links_count_once_whoever_bought_them(db: TestDb) {
     );
     let settled = db
         .store
+        .campaigns()
         .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
         .await
         .unwrap();
@@ -307,6 +343,7 @@ pub async fn foreign_links_count_once_whoever_bought_them(db: TestDb) {
     sync(&db.store, &[manual, auto_a, unpriced, gone], false, t0()).await;
     let released = db
         .store
+        .links()
         .release_left_links(
             CAMPAIGN,
             Duration::seconds(120),
@@ -351,6 +388,7 @@ pub async fn a_stopped_autobuyer_keeps_the_rent_of_its_links_and_releases_the_re
 
     let settled = db
         .store
+        .campaigns()
         .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
         .await
         .unwrap();
@@ -363,10 +401,18 @@ pub async fn a_stopped_autobuyer_keeps_the_rent_of_its_links_and_releases_the_re
         }
     );
     assert_eq!(committed(&db.store).await, rub(300));
-    let record = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    let record = db
+        .store
+        .campaigns()
+        .remote_ids(CAMPAIGN)
+        .await
+        .unwrap()
+        .autobuyers["auto"]
+        .clone();
     assert!(!record.running);
     assert_eq!(
         db.store
+            .campaigns()
             .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
             .await
             .unwrap(),
@@ -392,6 +438,7 @@ pub async fn an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is
     )
     .await;
     db.store
+        .campaigns()
         .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
         .await
         .unwrap();
@@ -407,6 +454,7 @@ pub async fn an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is
     });
     let at = begin(&db.store, &lease, start).await;
     db.store
+        .intents()
         .complete_intent(at, uncertain(), None, t0())
         .await
         .unwrap();
@@ -418,11 +466,19 @@ pub async fn an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is
         },
     };
     db.store
+        .intents()
         .complete_intent(at, unknown, None, t0())
         .await
         .unwrap();
 
-    let record = db.store.remote_ids(CAMPAIGN).await.unwrap().autobuyers["auto"].clone();
+    let record = db
+        .store
+        .campaigns()
+        .remote_ids(CAMPAIGN)
+        .await
+        .unwrap()
+        .autobuyers["auto"]
+        .clone();
     assert!(record.running);
     assert_eq!(record.switch_state, linkrunner::store::SwitchState::Unknown);
     assert_eq!(committed(&db.store).await, rub(1000));
@@ -441,6 +497,7 @@ pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: Tes
             price: rub(100),
         };
         db.store
+            .intents()
             .complete_intent(at, Outcome::Succeeded(effect), None, t0())
             .await
             .unwrap();
@@ -451,6 +508,7 @@ pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: Tes
     sync(&db.store, std::slice::from_ref(&rejected), false, t0()).await;
     let early = db
         .store
+        .links()
         .release_left_links(
             CAMPAIGN,
             Duration::seconds(120),
@@ -460,6 +518,7 @@ pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: Tes
         .unwrap();
     let late = db
         .store
+        .links()
         .release_left_links(
             CAMPAIGN,
             Duration::seconds(120),
@@ -470,7 +529,7 @@ pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: Tes
 
     assert_eq!((early, late), (0, 1));
     assert_eq!(committed(&db.store).await, rub(100));
-    let held = db.store.held_links(CAMPAIGN).await.unwrap();
+    let held = db.store.links().held_links(CAMPAIGN).await.unwrap();
     assert!(
         held[0]
             .released
@@ -483,6 +542,7 @@ pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: Tes
     sync(&db.store, &[rejected], true, t0() + Duration::seconds(200)).await;
     let n = db
         .store
+        .links()
         .release_left_links(
             CAMPAIGN,
             Duration::seconds(120),
@@ -505,6 +565,7 @@ pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
         price: rub(100),
     };
     db.store
+        .intents()
         .complete_intent(at, Outcome::Succeeded(effect), None, t0())
         .await
         .unwrap();
@@ -519,6 +580,7 @@ pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
 
     let held = db
         .store
+        .links()
         .release_link(
             CAMPAIGN,
             &LinkRef::Held(at.intent),
@@ -529,6 +591,7 @@ pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
         .unwrap();
     let foreign = db
         .store
+        .links()
         .release_link(
             CAMPAIGN,
             &LinkRef::Foreign("id:5".into()),
@@ -539,6 +602,7 @@ pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
         .unwrap();
     let twice = db
         .store
+        .links()
         .release_link(CAMPAIGN, &LinkRef::Foreign("id:5".into()), "again", t0())
         .await
         .unwrap();
@@ -563,16 +627,22 @@ pub async fn a_cut_list_is_noted_at_its_smallest_length(db: TestDb) {
     )
     .await;
     db.store
+        .intents()
         .complete_intent(at, Outcome::Succeeded(project), None, t0())
         .await
         .unwrap();
 
-    db.store.note_list_cut(CAMPAIGN, 5).await.unwrap();
-    db.store.note_list_cut(CAMPAIGN, 3).await.unwrap();
-    db.store.note_list_cut(CAMPAIGN, 4).await.unwrap();
+    db.store.intents().note_list_cut(CAMPAIGN, 5).await.unwrap();
+    db.store.intents().note_list_cut(CAMPAIGN, 3).await.unwrap();
+    db.store.intents().note_list_cut(CAMPAIGN, 4).await.unwrap();
 
     assert_eq!(
-        db.store.remote_ids(CAMPAIGN).await.unwrap().list_cut_at,
+        db.store
+            .campaigns()
+            .remote_ids(CAMPAIGN)
+            .await
+            .unwrap()
+            .list_cut_at,
         Some(3)
     );
 }

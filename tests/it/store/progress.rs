@@ -16,6 +16,7 @@ async fn bought_link(
     link: Option<i64>,
 ) {
     let BeginOutcome::Started(ids) = store
+        .intents()
         .begin_intents(lease, &[purchase(page, 10)], t0())
         .await
         .unwrap()
@@ -30,6 +31,7 @@ async fn bought_link(
         price: rub(10),
     };
     store
+        .intents()
         .complete_intent(ids[0], Outcome::Succeeded(effect), None, t0())
         .await
         .unwrap();
@@ -37,6 +39,7 @@ async fn bought_link(
 
 pub async fn round_is_claimed_once_only(db: TestDb) {
     db.store
+        .campaigns()
         .upsert_campaign(&caps(100, 1, 1), t0())
         .await
         .unwrap();
@@ -44,10 +47,12 @@ pub async fn round_is_claimed_once_only(db: TestDb) {
 
     let first = db
         .store
+        .rounds()
         .claim_round(CAMPAIGN, t0(), "daemon-a", t0())
         .await
         .unwrap();
     let second = other
+        .rounds()
         .claim_round(CAMPAIGN, t0(), "daemon-b", t0())
         .await
         .unwrap();
@@ -57,26 +62,37 @@ pub async fn round_is_claimed_once_only(db: TestDb) {
 
 pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
     db.store
+        .campaigns()
         .upsert_campaign(&caps(100, 1, 1), t0())
         .await
         .unwrap();
     let next = t0() + Duration::days(1);
     db.store
+        .rounds()
         .claim_round(CAMPAIGN, t0(), HOLDER, t0())
         .await
         .unwrap();
     db.store
+        .rounds()
         .finish_round(CAMPAIGN, t0(), RoundOutcome::Succeeded, "bought 2", t0())
         .await
         .unwrap();
     db.store
+        .rounds()
         .claim_round(CAMPAIGN, next, HOLDER, next)
         .await
         .unwrap();
 
-    let last = db.store.last_round(CAMPAIGN).await.unwrap().unwrap();
+    let last = db
+        .store
+        .rounds()
+        .last_round(CAMPAIGN)
+        .await
+        .unwrap()
+        .unwrap();
     let success = db
         .store
+        .rounds()
         .last_successful_round(CAMPAIGN)
         .await
         .unwrap()
@@ -88,12 +104,14 @@ pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
 
 pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_bought(db: TestDb) {
     db.store
+        .campaigns()
         .upsert_campaign(&caps(100, 1, 1), t0())
         .await
         .unwrap();
     let later = t0() + Duration::seconds(30);
     assert!(
         db.store
+            .rounds()
             .claim_round(CAMPAIGN, t0(), HOLDER, t0())
             .await
             .unwrap()
@@ -101,20 +119,22 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
     // Not deferred yet: nothing to claim again.
     assert_eq!(
         db.store
+            .rounds()
             .reclaim_round(CAMPAIGN, t0(), "b", later)
             .await
             .unwrap(),
         None
     );
     db.store
+        .rounds()
         .defer_round(CAMPAIGN, t0(), "search: HTTP 503", 1, t0())
         .await
         .unwrap();
 
     // Two processes race for the retry: one wins.
     let (a, b) = tokio::join!(
-        db.store.reclaim_round(CAMPAIGN, t0(), "a", later),
-        db.store.reclaim_round(CAMPAIGN, t0(), "b", later)
+        db.store.rounds().reclaim_round(CAMPAIGN, t0(), "a", later),
+        db.store.rounds().reclaim_round(CAMPAIGN, t0(), "b", later)
     );
     let won: Vec<RoundRetry> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
     assert_eq!(
@@ -126,6 +146,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
     );
     assert!(
         !db.store
+            .rounds()
             .claim_round(CAMPAIGN, t0(), "c", later)
             .await
             .unwrap(),
@@ -134,11 +155,13 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
 
     // The second try is deferred too, then the third succeeds: the slot's count adds up.
     db.store
+        .rounds()
         .defer_round(CAMPAIGN, t0(), "lease held elsewhere", 2, later)
         .await
         .unwrap();
     let third = db
         .store
+        .rounds()
         .reclaim_round(CAMPAIGN, t0(), "a", later)
         .await
         .unwrap();
@@ -150,16 +173,24 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
         })
     );
     db.store
+        .rounds()
         .finish_round(CAMPAIGN, t0(), RoundOutcome::Succeeded, "bought 0", later)
         .await
         .unwrap();
-    let last = db.store.last_round(CAMPAIGN).await.unwrap().unwrap();
+    let last = db
+        .store
+        .rounds()
+        .last_round(CAMPAIGN)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (last.state, last.attempts, last.bought),
         (RoundState::Succeeded, 3, 3)
     );
     assert_eq!(
         db.store
+            .rounds()
             .reclaim_round(CAMPAIGN, t0(), "b", later)
             .await
             .unwrap(),
@@ -170,6 +201,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
 
 pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
     db.store
+        .campaigns()
         .upsert_campaign(&caps(100, 1, 1), t0())
         .await
         .unwrap();
@@ -179,13 +211,19 @@ pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
     };
     let recorded = db
         .store
+        .rounds()
         .record_search(CAMPAIGN, 10, &job, t0() + Duration::minutes(10), t0())
         .await
         .unwrap();
-    db.store.note_poll(recorded.id, 3, t0()).await.unwrap();
+    db.store
+        .rounds()
+        .note_poll(recorded.id, 3, t0())
+        .await
+        .unwrap();
     let restarted = db.another_store().await;
 
     let resumed = restarted
+        .rounds()
         .open_search(CAMPAIGN, 10)
         .await
         .unwrap()
@@ -195,10 +233,12 @@ pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
         meta_data: "{}".into(),
     };
     let kept = restarted
+        .rounds()
         .record_search(CAMPAIGN, 10, &duplicate, t0(), t0())
         .await
         .unwrap();
     restarted
+        .rounds()
         .finish_search(resumed.id, SearchState::Ready, 4, t0())
         .await
         .unwrap();
@@ -208,7 +248,14 @@ pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
         (job.clone(), 3, SearchState::Open)
     );
     assert_eq!(kept.job, job, "the first recorded job is the one to poll");
-    assert!(restarted.open_search(CAMPAIGN, 10).await.unwrap().is_none());
+    assert!(
+        restarted
+            .rounds()
+            .open_search(CAMPAIGN, 10)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 pub async fn halts_are_set_listed_and_cleared(db: TestDb) {
@@ -291,16 +338,22 @@ pub async fn link_list_is_matched_by_link_id_then_page_and_url(db: TestDb) {
 
     let report = db
         .store
+        .links()
         .record_link_list(CAMPAIGN, read(&listed), t0())
         .await
         .unwrap();
 
-    let held = db.store.held_links(CAMPAIGN).await.unwrap();
+    let held = db.store.links().held_links(CAMPAIGN).await.unwrap();
     assert_eq!((report.matched, report.foreign, report.missing), (2, 1, 1));
     assert_eq!(held[1].link_id, Some(502), "a matched link learns its id");
     assert!(held[0].seen_in_list_at.is_some() && held[2].seen_in_list_at.is_none());
     assert_eq!(
-        db.store.budget(CAMPAIGN, today()).await.unwrap().held,
+        db.store
+            .campaigns()
+            .budget(CAMPAIGN, today())
+            .await
+            .unwrap()
+            .held,
         rub(30),
         "absence releases nothing"
     );
@@ -325,7 +378,12 @@ pub async fn remote_ids_are_recorded_with_their_intents(db: TestDb) {
             serde_json::json!({}),
         ),
     ];
-    let BeginOutcome::Started(ids) = db.store.begin_intents(&lease, &batch, t0()).await.unwrap()
+    let BeginOutcome::Started(ids) = db
+        .store
+        .intents()
+        .begin_intents(&lease, &batch, t0())
+        .await
+        .unwrap()
     else {
         panic!("not started")
     };
@@ -352,12 +410,13 @@ pub async fn remote_ids_are_recorded_with_their_intents(db: TestDb) {
     ];
     for (id, effect) in ids.iter().zip(effects) {
         db.store
+            .intents()
             .complete_intent(*id, Outcome::Succeeded(effect), None, t0())
             .await
             .unwrap();
     }
 
-    let remote = db.store.remote_ids(CAMPAIGN).await.unwrap();
+    let remote = db.store.campaigns().remote_ids(CAMPAIGN).await.unwrap();
 
     assert_eq!(
         remote.project,

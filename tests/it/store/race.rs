@@ -17,6 +17,7 @@ async fn race(db: &TestDb, lease: LeaseToken, tasks: i64, price_rub: i64) -> i64
         let lease = lease.clone();
         handles.push(tokio::spawn(async move {
             let outcome = store
+                .intents()
                 .begin_intents(&lease, &[purchase(page, price_rub)], t0())
                 .await
                 .expect("begin never errors");
@@ -35,7 +36,12 @@ pub async fn monthly_cap_holds_with_two_stores_racing(db: TestDb) {
 
     let started = race(&db, lease, 24, 150).await;
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!(started, 6, "1000 RUB fits six links at 150");
     assert_eq!(b.committed, rub(150 * started));
     assert_books_balance(&db.store).await;
@@ -46,7 +52,12 @@ pub async fn link_caps_hold_with_two_stores_racing(db: TestDb) {
 
     let started = race(&db, lease, 16, 10).await;
 
-    let b = db.store.budget(CAMPAIGN, today()).await.unwrap();
+    let b = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .unwrap();
     assert_eq!((started, b.links_today, b.links_total), (4, 4, 4));
     assert_eq!(b.committed, rub(10 * started));
     assert_books_balance(&db.store).await;
@@ -55,7 +66,12 @@ pub async fn link_caps_hold_with_two_stores_racing(db: TestDb) {
 pub async fn racing_completions_settle_each_intent_once(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(100_000, 100, 100)).await;
     let batch: Vec<_> = (0..12).map(|page| purchase(page, 10)).collect();
-    let BeginOutcome::Started(ids) = db.store.begin_intents(&lease, &batch, t0()).await.unwrap()
+    let BeginOutcome::Started(ids) = db
+        .store
+        .intents()
+        .begin_intents(&lease, &batch, t0())
+        .await
+        .unwrap()
     else {
         panic!("not started")
     };
@@ -79,7 +95,10 @@ pub async fn racing_completions_settle_each_intent_once(db: TestDb) {
                 })
             };
             handles.push(tokio::spawn(async move {
-                store.complete_intent(id, outcome, None, t0()).await
+                store
+                    .intents()
+                    .complete_intent(id, outcome, None, t0())
+                    .await
             }));
         }
     }

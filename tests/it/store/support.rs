@@ -35,12 +35,17 @@ pub fn caps(monthly_rub: i64, daily_links: u32, total_links: u32) -> CampaignCap
 
 /// The campaign with the given caps, and a lease on it for `HOLDER`.
 pub async fn campaign_with_lease(store: &Store, c: &CampaignCaps) -> LeaseToken {
-    store.upsert_campaign(c, t0()).await.expect("campaign");
+    store
+        .campaigns()
+        .upsert_campaign(c, t0())
+        .await
+        .expect("campaign");
     lease(store, &c.name, HOLDER).await
 }
 
 pub async fn lease(store: &Store, campaign: &str, holder: &str) -> LeaseToken {
     store
+        .leases()
         .try_acquire_lease(campaign, holder, Duration::minutes(5), t0())
         .await
         .expect("lease query")
@@ -77,8 +82,13 @@ pub fn free_intent(kind: IntentKind, key: &str, request: serde_json::Value) -> N
 /// The journal's money invariant: the ledger sums to the commitment, and the commitment is
 /// exactly what is held, in flight and uncertain.
 pub async fn assert_books_balance(store: &Store) {
-    let b = store.budget(CAMPAIGN, today()).await.expect("budget");
+    let b = store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .expect("budget");
     let ledger: i64 = store
+        .campaigns()
         .ledger(CAMPAIGN)
         .await
         .expect("ledger")
@@ -95,7 +105,11 @@ pub async fn assert_books_balance(store: &Store) {
 }
 
 pub async fn state_of(store: &Store, key: &str) -> Option<IntentState> {
-    let all = store.intents(Default::default()).await.expect("intents");
+    let all = store
+        .intents()
+        .find_intents(Default::default())
+        .await
+        .expect("intents");
     all.into_iter()
         .find(|i| i.natural_key == key)
         .map(|i| i.state)

@@ -2,7 +2,9 @@
 //! wrong. Checks the base URL, TLS, the `Authorization` form and the cookie; on an existing
 //! project (`--project ID`) one donor search and the link list; prints what it saw (redacted)
 //! and the settings to use, and writes a redacted report to attach to a bug report. Never
-//! buys, creates nothing. The checks are `market::probe`'s.
+//! buys, creates nothing. The checks are in [`checks`], over the marketplace client's raw calls.
+
+pub mod checks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,9 +14,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 
+use self::checks::{self as probe, ProbeOptions};
 use super::global::GlobalArgs;
 use super::shared::{Format, open_store};
-use crate::market::probe::{self, ProbeOptions};
 use crate::metrics::Metrics;
 
 #[derive(Debug, Clone, Args)]
@@ -77,8 +79,8 @@ pub async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
 /// The first promoted URL the journal knows for `project`.
 async fn first_url_of(g: &GlobalArgs, project: i64) -> anyhow::Result<Option<i64>> {
     let store = open_store(g).await?;
-    for name in store.campaign_names().await? {
-        let ids = store.remote_ids(&name).await?;
+    for name in store.campaigns().campaign_names().await? {
+        let ids = store.campaigns().remote_ids(&name).await?;
         if ids
             .project
             .as_ref()

@@ -21,15 +21,15 @@ use reqwest::Method;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::body::json_of;
-use super::client::{Call, MarketClient};
-use super::decode;
-use super::error::MarketError;
-use super::field_map::{FieldKey, FieldMap};
-use super::seen::{PendingForm, PollSeen};
-use super::settings::ClientConfig;
-use super::{AuthScheme, Market, op, paths};
 use crate::domain::market::{ListCompleteness, SearchJob, SearchParams, SearchPoll};
+use crate::market::body::json_of;
+use crate::market::client::{Call, MarketClient};
+use crate::market::decode;
+use crate::market::error::MarketError;
+use crate::market::field_map::{FieldKey, FieldMap};
+use crate::market::seen::{PendingForm, PollSeen};
+use crate::market::settings::ClientConfig;
+use crate::market::{AuthScheme, Market, op, paths};
 
 /// What to probe beyond the credentials.
 #[derive(Debug, Clone)]
@@ -144,7 +144,7 @@ pub async fn probe(
     config: ClientConfig,
     opts: &ProbeOptions,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
-) -> Result<ProbeReport, super::BuildError> {
+) -> Result<ProbeReport, crate::market::BuildError> {
     Ok(probe_redacting(config, opts, metrics).await?.0)
 }
 
@@ -154,7 +154,7 @@ pub async fn probe_redacting(
     config: ClientConfig,
     opts: &ProbeOptions,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
-) -> Result<(ProbeReport, super::redact::Redactor), super::BuildError> {
+) -> Result<(ProbeReport, crate::market::redact::Redactor), crate::market::BuildError> {
     let https = config.base_url.as_str().starts_with("https:");
     let configured = config.auth_scheme;
     let mut report = ProbeReport {
@@ -206,7 +206,7 @@ async fn check_auth(
     opts: &ProbeOptions,
     report: &mut ProbeReport,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
-) -> Result<Option<AuthScheme>, super::BuildError> {
+) -> Result<Option<AuthScheme>, crate::market::BuildError> {
     let first = auth_read(client, opts.project).await;
     let configured = config.auth_scheme;
     let https = config.base_url.as_str().starts_with("https:");
@@ -397,7 +397,7 @@ async fn ready(
     job: &SearchJob,
     found: &mut SearchFinding,
     seen: PollSeen,
-    donors: &[super::Donor],
+    donors: &[crate::market::Donor],
 ) -> Result<(), MarketError> {
     found.ready = true;
     found.donors_at = seen.donors_at;
@@ -510,10 +510,10 @@ fn meta_keys(meta: &str) -> Vec<String> {
 
 async fn links(client: &MarketClient, project: i64) -> Result<LinksFinding, MarketError> {
     let list = client.list_links(project).await?;
-    let call = super::ops::post(
+    let call = crate::market::ops::post(
         op::LIST_LINKS,
         paths::list_links(project),
-        super::wire::list_links(Map::new()),
+        crate::market::wire::list_links(Map::new()),
     );
     let raw = json_of(&client.read(&call).await?.body);
     let records_at =
