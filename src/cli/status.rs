@@ -6,8 +6,10 @@ use clap::Args;
 
 use super::global::GlobalArgs;
 use super::shared::{Format, open_store_recorded};
+use crate::campaign;
 use crate::clock;
-use crate::views::report::{campaign_status, render_status};
+use crate::views::overview::FileFacts;
+use crate::views::report::{campaign_status_with, campaign_statuses, render_status};
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {
@@ -19,15 +21,15 @@ pub struct StatusArgs {
 
 pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {
     let store = open_store_recorded(g).await?;
-    let names = match &a.campaign {
-        Some(c) => vec![c.clone()],
-        None => store.campaigns().campaign_names().await?,
-    };
+    let (files, read) = read_files(&g.campaigns);
     let now = clock::system().now();
-    let mut all = Vec::new();
-    for n in &names {
-        all.push(campaign_status(&store, n, now).await?);
-    }
+    let all = match &a.campaign {
+        Some(c) => vec![campaign_status_with(&store, c, now, &files).await?],
+        None => {
+            let names = store.campaigns().campaign_names().await?;
+            campaign_statuses(&store, &names, now, &files).await?
+        }
+    };
     match a.format {
         Format::Json => super::shared::print_json(&all)?,
         Format::Text => {
@@ -42,9 +44,34 @@ pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> 
                     account.committed
                 );
             }
+            println!("campaign files: {read}");
             all.iter()
                 .for_each(|s| super::shared::print_text(&render_status(s)))
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the campaign directory says (paused, removed), as the daemon reading it knows, and
+/// a line saying how far it could be read. A directory that is missing or has a rejected
+/// file leaves those campaigns' `paused` unknown rather than guessed.
+fn read_files(dir: &std::path::Path) -> (FileFacts, String) {
+    if !dir.is_dir() {
+        let why = format!("{} is not a directory: paused unknown", dir.display());
+        return (FileFacts::unknown(), why);
+    }
+    let report = campaign::load_dir(dir);
+    let paused = report
+        .campaigns
+        .iter()
+        .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
+        .collect();
+    let line = match report.problems.len() {
+        0 => format!("{} read", dir.display()),
+        n => format!(
+            "{} read with {n} problem(s) (`linkrunner validate`): a campaign without a valid file shows paused unknown",
+            dir.display()
+        ),
+    };
+    (FileFacts::read(paused, report.is_clean()), line)
 }

@@ -12,6 +12,7 @@ use crate::market::Market;
 use crate::metrics::{CAMPAIGN_STATES, CampaignGaugeValues, STALL_REASONS};
 use crate::money::Money;
 use crate::store::{CHUNK, CampaignGauges, Halt, IntentKind, IntentState, StallReason, StoreError};
+use crate::views::overview::{FileFact, StateFacts, classify};
 
 /// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
 pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {
@@ -134,14 +135,20 @@ fn set_gauges<M: Market>(e: &Engine<M>, name: &str, r: &Shown, paused: Option<bo
     e.metrics().campaigns.set(name, &values);
 }
 
+/// The `state` label, decided by the same `classify` as `status`, the API and the page
+/// (its coarser metric word: what is not removed, halted, waiting or paused is `active`).
 fn campaign_state(r: &Shown, paused: Option<bool>) -> &'static str {
-    match paused {
-        None => "removed",
-        Some(_) if r.halted => "halted",
-        Some(_) if r.waiting => "waiting_for_operator",
-        Some(true) => "paused",
-        Some(false) => "active",
-    }
+    let facts = StateFacts {
+        file: paused.map_or(FileFact::Removed, |paused| FileFact::Present { paused }),
+        halted: r.halted,
+        // `waiting` already counts uncertain autobuyer creations with the campaign's halts.
+        own_halt: r.waiting,
+        uncertain_creations: 0,
+        uncertain: r.uncertain,
+        stalled: r.stalled.is_some(),
+        last_round: None,
+    };
+    classify(&facts).metric_label()
 }
 
 /// Refreshes `linkrunner_intents{kind,state}` from one aggregate query.

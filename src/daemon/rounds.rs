@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use chrono::{DateTime, Utc};
+use tracing::Instrument as _;
 
 use crate::campaign::{Campaign, LoadedCampaign};
 use crate::effects::pass::{CampaignReport, PassOutcome, pass_cause};
@@ -86,8 +87,15 @@ impl<M: Market> Daemon<M> {
                 continue;
             };
             let d = self.clone();
+            // Every line the round writes, inside its pass or not, names the campaign and
+            // the round at the top level of a JSON log line (`crate::telemetry`).
+            let span = tracing::info_span!(
+                "round",
+                campaign = %name,
+                round = %slot.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
             self.tracker.spawn(async move {
-                taken.run(d.run_round(&lc, slot)).await;
+                taken.run(d.run_round(&lc, slot).instrument(span)).await;
                 d.rounds_running.fetch_sub(1, Ordering::Relaxed);
                 d.busy
                     .lock()

@@ -25,6 +25,7 @@ use crate::effects::Engine;
 use crate::effects::pass::CampaignReport;
 use crate::http::{self, AppState, Health};
 use crate::market::Market;
+use crate::views::overview::FileFacts;
 
 use super::campaigns::{CampaignSet, ReloadSummary};
 use super::signals::{self, ReloadCause};
@@ -302,6 +303,13 @@ impl<M: Market> Daemon<M> {
             "campaigns loaded"
         );
         let set = self.set.read().await;
+        // The set keeps a rejected file's last good version, so it is complete: a campaign
+        // not in it has no file (removed).
+        let paused = set
+            .iter()
+            .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
+            .collect();
+        self.health.set_files(FileFacts::read(paused, true));
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         next.retain(|name, _| set.get(name).is_some());
         for lc in set.iter() {

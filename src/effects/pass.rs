@@ -319,7 +319,16 @@ impl<M: Market> Engine<M> {
         buy_round: bool,
         cause: IntentCause,
     ) -> CampaignReport {
-        let span = tracing::info_span!("campaign", campaign = %name, holder = %self.holder);
+        let span = tracing::info_span!(
+            "campaign",
+            campaign = %name,
+            holder = %self.holder,
+            round = tracing::field::Empty
+        );
+        if let Some(slot) = cause.slot {
+            let slot = slot.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            span.record("round", tracing::field::display(slot));
+        }
         let lock = self.campaign_lock(name);
         // Waiting for another pass of the same campaign lends the slot out: that pass may
         // need a slot back after a wait of its own.

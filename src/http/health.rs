@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::domain::credentials::CredentialsMode;
 use crate::store::Store;
+use crate::views::overview::FileFacts;
 
 #[derive(Debug, Default)]
 pub struct Health {
@@ -20,6 +21,9 @@ pub struct Health {
     /// When each buying campaign's next round is due, as the daemon's timer has it (the
     /// status page shows it; the journal does not know schedules).
     next_rounds: Mutex<BTreeMap<String, DateTime<Utc>>>,
+    /// What the daemon's loaded campaign files say (paused, removed): the journal does not
+    /// know; `/api/v1/campaigns` and the page read it from here.
+    files: Mutex<std::sync::Arc<FileFacts>>,
     /// How the marketplace credentials are obtained; set once at start.
     credentials_mode: std::sync::OnceLock<CredentialsMode>,
 }
@@ -68,6 +72,13 @@ impl Health {
     pub fn next_round(&self, campaign: &str) -> Option<DateTime<Utc>> {
         let next = self.next_rounds.lock().unwrap_or_else(|e| e.into_inner());
         next.get(campaign).copied()
+    }
+
+    pub fn set_files(&self, files: FileFacts) {
+        *self.files.lock().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(files);
+    }
+    pub fn files(&self) -> std::sync::Arc<FileFacts> {
+        self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     pub async fn readiness(&self, store: &Store) -> Readiness {

@@ -2,11 +2,12 @@
 //!
 //! | path | answers |
 //! |---|---|
-//! | `GET /` | the status page: HTML, read-only, no scripts or external assets ([`page`]) |
+//! | `GET /[?state=&q=&sort=&dir=&page=&per_page=]`, `GET /?campaign=NAME` | the status page: the summary and one page of the campaign table ([`board`]), or one campaign ([`page`]); HTML, read-only, no scripts or external assets ([`site`] picks the view) |
 //! | `GET /healthz` | 200 while the process is alive; no I/O |
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /api/v1/campaigns`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows |
+//! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::summary::Summary`) |
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |
@@ -18,11 +19,13 @@
 //! holding the main port cannot starve `/healthz` and `/readyz`.
 
 pub mod access;
+pub mod board;
 pub mod health;
 mod history;
 pub mod page;
 mod report;
 mod serve;
+mod site;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,7 +43,8 @@ pub use serve::{ListenerKind, ServeLimits, serve, serve_with};
 use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 use crate::store::Store;
-use crate::views::report::campaign_status;
+use crate::views::report::{CampaignStatus, campaign_status_with, campaign_statuses};
+use crate::views::summary::{Summary, summary};
 
 /// What the handlers read. Nothing here can change the journal.
 #[derive(Clone)]
@@ -82,9 +86,10 @@ pub fn router_with(state: AppState, access: Access) -> Router {
         metrics: state.metrics.clone(),
     };
     let guarded = Router::new()
-        .route("/", get(page::status_page))
+        .route("/", get(site::status_page))
         .route("/metrics", get(metrics))
         .route("/api/v1/campaigns", get(campaigns))
+        .route("/api/v1/summary", get(summary_api))
         .route("/api/v1/campaigns/{name}", get(campaign))
         .route(
             "/api/v1/campaigns/{name}/history",
@@ -175,20 +180,41 @@ async fn metrics(State(s): State<AppState>) -> Response {
         .into_response()
 }
 
-async fn campaigns(State(s): State<AppState>) -> Response {
-    let now = s.clock.now();
-    let names = match s.store.campaigns().campaign_names().await {
-        Ok(n) => n,
-        Err(e) => return unavailable(&s, e),
-    };
-    let mut all = Vec::with_capacity(names.len());
-    for n in names {
-        match campaign_status(&s.store, &n, now).await {
-            Ok(st) => all.push(st),
-            Err(e) => return unavailable(&s, e),
-        }
+/// Every campaign the journal knows, as `status` shows it, with what the daemon knows and
+/// the journal does not (the files' `paused`, the next round): what the API and the page
+/// both show.
+pub(crate) async fn all_statuses(
+    s: &AppState,
+) -> Result<Vec<CampaignStatus>, crate::store::StoreError> {
+    let names = s.store.campaigns().campaign_names().await?;
+    let mut all = campaign_statuses(&s.store, &names, s.clock.now(), &s.health.files()).await?;
+    for st in &mut all {
+        st.next_round = s.health.next_round(&st.campaign);
     }
-    Json(all).into_response()
+    Ok(all)
+}
+
+/// Every status and their summary, read at one instant.
+pub(crate) async fn statuses_and_summary(
+    s: &AppState,
+) -> Result<(Vec<CampaignStatus>, Summary), crate::store::StoreError> {
+    let all = all_statuses(s).await?;
+    let sum = summary(&s.store, &all, s.clock.now()).await?;
+    Ok((all, sum))
+}
+
+async fn campaigns(State(s): State<AppState>) -> Response {
+    match all_statuses(&s).await {
+        Ok(all) => Json(all).into_response(),
+        Err(e) => unavailable(&s, e),
+    }
+}
+
+async fn summary_api(State(s): State<AppState>) -> Response {
+    match statuses_and_summary(&s).await {
+        Ok((_, sum)) => Json(sum).into_response(),
+        Err(e) => unavailable(&s, e),
+    }
 }
 
 /// Whether `name` can be a campaign's name at all: anything else is answered 404 unread.
@@ -207,18 +233,36 @@ async fn campaign(State(s): State<AppState>, Path(name): Path<String>) -> Respon
         )
             .into_response();
     }
-    match s.store.campaigns().campaign_names().await {
-        Ok(names) if !names.contains(&name) => (
+    match one_status(&s, &name).await {
+        Ok(Some(st)) => Json(st).into_response(),
+        Ok(None) => (
             StatusCode::NOT_FOUND,
             Json(serde_json::json!({ "error": "no such campaign" })),
         )
             .into_response(),
-        Ok(_) => match campaign_status(&s.store, &name, s.clock.now()).await {
-            Ok(st) => Json(st).into_response(),
-            Err(e) => unavailable(&s, e),
-        },
         Err(e) => unavailable(&s, e),
     }
+}
+
+/// One campaign's status as the list shows it; `None` when the journal does not know it.
+pub(crate) async fn one_status(
+    s: &AppState,
+    name: &str,
+) -> Result<Option<CampaignStatus>, crate::store::StoreError> {
+    if !s
+        .store
+        .campaigns()
+        .campaign_names()
+        .await?
+        .iter()
+        .any(|n| n == name)
+    {
+        return Ok(None);
+    }
+    let files = s.health.files();
+    let mut c = campaign_status_with(&s.store, name, s.clock.now(), &files).await?;
+    c.next_round = s.health.next_round(name);
+    Ok(Some(c))
 }
 
 pub(crate) fn unavailable(s: &AppState, e: crate::store::StoreError) -> Response {

@@ -1,23 +1,29 @@
-//! `GET /`: the status page. One small server-rendered HTML page, read-only, with inline CSS
-//! only (no scripts, no external assets: it works offline and its Content-Security-Policy
-//! forbids everything else), refreshing itself every [`REFRESH_SECONDS`].
+//! `GET /`: the status page. Server-rendered HTML, read-only, with inline CSS only (no
+//! scripts, no external assets: it works offline and its Content-Security-Policy forbids
+//! everything else), refreshing itself every [`REFRESH_SECONDS`].
+//!
+//! Two views of one read model (`views::report::CampaignStatus`, `views::summary::Summary`:
+//! what `/api/v1/campaigns`, `/api/v1/summary` and `linkrunner status` show):
+//! - the list (`/`, `super::board`): the summary, then one page of the campaign table,
+//!   filtered, sorted and paged by query parameters;
+//! - one campaign (`/?campaign=NAME`, [`render_detail`]): everything `status` says about it,
+//!   its autobuyers and what waits for an operator, with the command to run.
+//!
+//! This file holds the document, the detail view and the helpers both views use; the
+//! handler that picks the view is `super::site`.
 //!
 //! Every text that comes from the journal, a campaign file or the marketplace goes through
 //! [`esc`] — campaign names, round details, errors, halt reasons (tested with hostile
-//! strings by `tests/it` `daemon::status_page`). It shows what `linkrunner status` shows and
-//! nothing secret: no URLs with credentials, no tokens, no request bodies.
+//! strings by `tests/it` `daemon::status_page`). It shows nothing secret: no URLs with
+//! credentials, no tokens, no request bodies.
 
 use std::fmt::Write as _;
 
-use axum::extract::State;
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat, Utc};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::{AppState, unavailable};
 use crate::money::Money;
-use crate::store::Halt;
-use crate::views::report::{CampaignStatus, campaign_status};
+use crate::views::report::CampaignStatus;
 
 /// How often the page reloads itself.
 pub const REFRESH_SECONDS: u32 = 15;
@@ -29,7 +35,13 @@ section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.8em 1em
 .fill{background:#3a7;height:100%}.fill.high{background:#d90}.fill.full{background:#c33}\
 .state{font-weight:bold}.state.ok{color:#271}.state.warn{color:#a60}.state.stop{color:#b11}\
 .halt{background:#fdd;border:1px solid #c33;padding:.5em 1em;border-radius:6px}\
-code{background:#f0f0f0;padding:.1em .3em;word-break:break-all}dt{font-weight:bold}dd{margin:0 0 .4em}";
+code{background:#f0f0f0;padding:.1em .3em;word-break:break-all}dt{font-weight:bold}dd{margin:0 0 .4em}\
+ul.states{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4em 1.2em}a{color:#146}\
+table{border-collapse:collapse;background:#fff;width:100%}th,td{border-bottom:1px solid #e4e4e4;padding:.25em .5em;text-align:left}\
+th{background:#f0f0f0;white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+.s-running{color:#271}.s-paused{color:#666}.s-settling,.s-failing,.s-stalled{color:#a60}\
+.s-waiting_for_operator,.s-halted{color:#b11}.s-removed{color:#888}.state{font-weight:bold}\
+form.filter{margin:0 0 .6em}nav.pager{margin:.6em 0}";
 
 /// Escapes text for HTML element content and quoted attribute values; control characters
 /// and BIDI overrides (which would reorder what the page shows) become visible escapes first
@@ -50,122 +62,138 @@ pub fn esc(text: &str) -> String {
     out
 }
 
-pub(super) async fn status_page(State(s): State<AppState>) -> Response {
-    let now = s.clock.now();
-    let (names, halts) = match (
-        s.store.campaigns().campaign_names().await,
-        s.store.halts().await,
-    ) {
-        (Ok(n), Ok(h)) => (n, h),
-        (Err(e), _) | (_, Err(e)) => return unavailable(&s, e),
-    };
-    let mut all = Vec::with_capacity(names.len());
-    for n in names {
-        match campaign_status(&s.store, &n, now).await {
-            Ok(st) => all.push(st),
-            Err(e) => return unavailable(&s, e),
-        }
-    }
-    let next = |name: &str| s.health.next_round(name);
-    let body = render_page(&all, &halts, &next, now);
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'unsafe-inline'",
-            ),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        body,
-    )
-        .into_response()
-}
-
-/// The whole page; `next` says when a campaign's next round is due.
-pub fn render_page(
-    all: &[CampaignStatus],
-    halts: &[Halt],
-    next: &dyn Fn(&str) -> Option<DateTime<Utc>>,
-    now: DateTime<Utc>,
-) -> String {
-    let mut o = String::with_capacity(4096);
-    let _ = write!(
+/// The document around a view's content.
+pub(super) fn document(title: &str, now: DateTime<Utc>, content: &str) -> String {
+    let mut o = String::with_capacity(content.len() + 2048);
+    let _ = writeln!(
         o,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta http-equiv=\"refresh\" content=\"{REFRESH_SECONDS}\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>linkrunner status</title><style>{STYLE}</style></head><body>\
-         <h1>linkrunner: {} campaign(s)</h1><p>As of {} (refreshes every {REFRESH_SECONDS} s)</p>",
-        all.len(),
+         <title>{}</title><style>{STYLE}</style></head><body>{content}\
+         <p>As of {} (refreshes every {REFRESH_SECONDS} s). The same as JSON: <code>/api/v1/summary</code>, \
+         <code>/api/v1/campaigns</code>.</p></body></html>",
+        esc(title),
         stamp(now)
     );
-    for h in halts.iter().filter(|h| h.is_global()) {
-        let _ = write!(
-            o,
-            "<p class=\"halt\">All spending stopped since {}: {}</p>",
-            stamp(h.since),
-            esc(&h.reason)
-        );
-    }
-    if all.is_empty() {
-        o.push_str("<p>No campaign is recorded yet.</p>");
-    }
-    for c in all {
-        render_campaign(&mut o, c, next(&c.campaign));
-    }
-    o.push_str("</body></html>\n");
     o
 }
 
-fn render_campaign(o: &mut String, c: &CampaignStatus, next: Option<DateTime<Utc>>) {
-    let (class, state) = state_of(c);
-    let _ = write!(
-        o,
-        "<section class=\"campaign\"><h2>{}</h2><p class=\"state {class}\">{}</p><dl>",
-        esc(&c.campaign),
-        esc(&state)
+pub(super) fn page_not_found(name: &str, now: DateTime<Utc>) -> String {
+    let content = format!(
+        "<p><a href=\"/\">All campaigns</a></p><h1>No campaign {}</h1><p>The journal knows no such campaign.</p>",
+        esc(name)
     );
-    let pct = percent(c.monthly_commitment, c.monthly_cap);
-    let fill = match pct {
-        100.. => "fill full",
-        80..=99 => "fill high",
-        _ => "fill",
-    };
+    document("linkrunner: no such campaign", now, &content)
+}
+
+/// One campaign: everything `status` shows about it.
+pub fn render_detail(c: &CampaignStatus, now: DateTime<Utc>) -> String {
+    let mut o = String::with_capacity(4096);
+    let st = c.state.as_str();
     let _ = write!(
         o,
-        "<dt>Monthly commitment</dt><dd><div class=\"bar\" title=\"{pct}%\">\
-         <div class=\"{fill}\" style=\"width:{}%\"></div></div>{} of {} RUB ({pct}%), uncertain {} RUB</dd>",
-        pct.min(100),
+        "<p><a href=\"/\">All campaigns</a></p><section class=\"campaign\" data-state=\"{st}\"><h1>{}</h1>\
+         <p class=\"state s-{st}\">{}</p>",
+        esc(&c.campaign),
+        c.state.words()
+    );
+    if let Some(why) = &c.state_reason {
+        let _ = write!(o, "<p>{}</p>", esc(why));
+    }
+    render_facts(&mut o, c);
+    render_autobuyers(&mut o, c);
+    render_waiting(&mut o, c);
+    let _ = write!(
+        o,
+        "<p>As JSON: <code>/api/v1/campaigns/{}</code>; its history: <code>linkrunner history {}</code></p></section>",
+        esc(&c.campaign),
+        esc(&c.campaign)
+    );
+    document(&format!("linkrunner: {}", c.campaign), now, &o)
+}
+
+fn render_facts(o: &mut String, c: &CampaignStatus) {
+    let pct = percent_of(c.monthly_commitment, c.monthly_cap, 100);
+    let paused = match c.paused {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "not known (files not read)",
+    };
+    let project = c
+        .project_id
+        .map_or("not created".to_string(), |p| p.to_string());
+    let _ = write!(
+        o,
+        "<dl><dt>Monthly commitment</dt><dd>{}{} of {} RUB ({pct}%), uncertain {} RUB</dd>\
+         <dt>Links held</dt><dd>{} bought by us, {} by autobuyers or others, {} released; today {}/{}, total {}/{}; \
+         {} page(s) blocked from being bought again</dd><dt>Paused</dt><dd>{paused}</dd>\
+         <dt>Project</dt><dd>{project}; {} URL(s), {} text(s), {} filter(s)</dd>",
+        bar(pct),
         c.monthly_commitment,
         c.monthly_cap,
-        c.uncertain_money
-    );
-    let _ = write!(
-        o,
-        "<dt>Links held</dt><dd>{} bought by us, {} by autobuyers or others; today {}/{}, total {}/{}</dd>",
+        c.uncertain_money,
         c.links_held,
         c.other_links,
+        c.links_released,
         c.links_today,
         c.daily_links_cap,
         c.links_total,
-        c.total_links_cap
+        c.total_links_cap,
+        c.blocked_pages,
+        c.urls,
+        c.texts,
+        c.filters.len(),
     );
     render_account(o, c);
     let last = c.last_round.as_ref().map_or("none".to_string(), |r| {
         let detail = if r.detail.is_empty() { "" } else { ": " };
-        format!("{} {}{detail}{}", stamp(r.slot), r.outcome, r.detail)
+        let tries = if r.attempts > 1 {
+            format!(" (try {})", r.attempts)
+        } else {
+            String::new()
+        };
+        format!("{} {}{tries}{detail}{}", stamp(r.slot), r.outcome, r.detail)
     });
-    let next = next.map_or("not scheduled".to_string(), stamp);
+    let success = c.last_successful_round.map_or("none".to_string(), stamp);
+    let next = c.next_round.map_or("not scheduled".to_string(), stamp);
     let _ = write!(
         o,
-        "<dt>Last round</dt><dd>{}</dd><dt>Next round</dt><dd>{}</dd></dl>",
+        "<dt>Last round</dt><dd>{}</dd><dt>Last successful round</dt><dd>{}</dd><dt>Next round</dt><dd>{}</dd>\
+         <dt>Buy rounds in a row without a purchase</dt><dd>{}</dd></dl>",
         esc(&last),
-        esc(&next)
+        esc(&success),
+        esc(&next),
+        c.rounds_without_purchase
     );
-    render_waiting(o, c);
-    o.push_str("</section>");
+}
+
+fn render_autobuyers(o: &mut String, c: &CampaignStatus) {
+    let _ = write!(o, "<h2>Autobuyers: {}</h2>", c.autobuyers.len());
+    if c.autobuyers.is_empty() {
+        return;
+    }
+    o.push_str(
+        "<table class=\"autobuyers\"><thead><tr><th>Name</th><th>Id</th><th>On the marketplace</th>\
+         <th>Counts as running</th><th>Monthly budget, RUB</th><th>Counted, RUB</th></tr></thead><tbody>",
+    );
+    for a in &c.autobuyers {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&a.name),
+            a.id,
+            esc(&a.state),
+            if a.running {
+                "yes"
+            } else {
+                "no: its stop is settled"
+            },
+            a.monthly_budget,
+            a.counted
+        );
+    }
+    o.push_str("</tbody></table>");
 }
 
 /// An account already in use (issue 24): rent of links held by others apart from ours, the
@@ -233,40 +261,50 @@ fn render_waiting(o: &mut String, c: &CampaignStatus) {
     o.push_str("</ul>");
 }
 
-/// A word for the campaign's state and its CSS class.
-fn state_of(c: &CampaignStatus) -> (&'static str, String) {
-    if c.spending_stopped.is_some() {
-        return ("stop", "spending stopped".to_string());
-    }
-    if !c.uncertain.is_empty() {
-        let n = c.uncertain.len();
-        return ("warn", format!("{n} intent(s) wait to be settled"));
-    }
-    if let Some(st) = &c.stalled {
-        return ("stop", format!("stalled: {}", st.reason));
-    }
-    match &c.last_round {
-        Some(r) if r.outcome == "failed" => ("warn", "last round failed".to_string()),
-        Some(r) if r.outcome == "deferred" => (
-            "warn",
-            format!(
-                "round deferred (try {}), tried again within its slot",
-                r.attempts
-            ),
-        ),
-        _ => ("ok", "running".to_string()),
-    }
-}
-
-/// `used` as a whole percentage of `cap` (0 for no cap), rounded down.
-fn percent(used: Money, cap: Money) -> i64 {
+/// `used` in `per`ths of `cap` (0 for no cap), rounded down: 100 for a percentage.
+pub(super) fn percent_of(used: Money, cap: Money, per: i64) -> i64 {
     if cap.kopecks() <= 0 {
         return 0;
     }
-    (i128::from(used.kopecks().max(0)) * 100 / i128::from(cap.kopecks())) as i64
+    let share = i128::from(used.kopecks().max(0)) * i128::from(per) / i128::from(cap.kopecks());
+    i64::try_from(share).unwrap_or(i64::MAX)
 }
 
-fn stamp(t: DateTime<Utc>) -> String {
+/// A commitment bar filled to `pct` percent.
+pub(super) fn bar(pct: i64) -> String {
+    let fill = match pct {
+        100.. => "fill full",
+        80..=99 => "fill high",
+        _ => "fill",
+    };
+    format!(
+        "<div class=\"bar\" title=\"{pct}%\"><div class=\"{fill}\" style=\"width:{}%\"></div></div>",
+        pct.min(100)
+    )
+}
+
+/// What a query value keeps as is: letters, digits and RFC 3986's unreserved marks, so a
+/// campaign's name (`[a-z0-9-]`) reads plainly in a link.
+const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// A link to the page with these query parameters, percent-encoded (escape it with [`esc`]
+/// for an attribute).
+pub(super) fn href(pairs: &[(&str, String)]) -> String {
+    let query: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", utf8_percent_encode(v, QUERY_VALUE)))
+        .collect();
+    match query.is_empty() {
+        true => "/".to_string(),
+        false => format!("/?{}", query.join("&")),
+    }
+}
+
+pub(super) fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
@@ -286,12 +324,12 @@ mod tests {
     #[test]
     fn the_commitment_bar_is_a_whole_percentage_of_the_cap() {
         assert_eq!(
-            percent(Money::from_rubles(450), Money::from_rubles(3000)),
+            percent_of(Money::from_rubles(450), Money::from_rubles(3000), 100),
             15
         );
-        assert_eq!(percent(Money::from_rubles(10), Money::ZERO), 0);
+        assert_eq!(percent_of(Money::from_rubles(10), Money::ZERO, 100), 0);
         assert_eq!(
-            percent(Money::from_rubles(4000), Money::from_rubles(3000)),
+            percent_of(Money::from_rubles(4000), Money::from_rubles(3000), 100),
             133
         );
     }

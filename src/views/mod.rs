@@ -9,7 +9,9 @@
 //! | module | shows |
 //! |---|---|
 //! | [`recorded`], [`recorded_many`] | the journal read into the decisions' input, for one campaign or many |
+//! | [`overview`] | the campaign states and the summary every surface shows (one truth) |
 //! | [`report`] | `status` and `plan` output |
+//! | [`summary`] | the summary over every campaign (the page's top, `/api/v1/summary`) |
 //! | [`review`] | `plan --format markdown`: the plan as a pull-request comment |
 //! | [`story`] | `history` and `explain`: what moved money, why, one link's story |
 //! | [`month`] | `report --month`: the month's money for finance |
@@ -18,9 +20,11 @@
 
 pub mod import;
 pub mod month;
+pub mod overview;
 pub mod recorded;
 pub mod recorded_many;
 pub mod report;
 pub mod review;
 pub mod state;
 pub mod story;
+pub mod summary;

@@ -7,16 +7,29 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::money::Money;
-use crate::store::{IntentKind, Store, StoreError};
+use crate::store::{CHUNK, IntentKind, Store, StoreError};
 
 use crate::decide::plan::CampaignPlan;
 use crate::decide::policy::policy;
 use crate::decide::recorded::Recorded;
 
-/// Everything an operator needs to know about one campaign.
+use super::overview::{CampaignState, FileFact, FileFacts, StateFacts, classify};
+use super::state::read_state_of;
+
+/// Everything an operator needs to know about one campaign: `status`, the API and the page
+/// show this, and nothing else.
 #[derive(Debug, Clone, Serialize)]
 pub struct CampaignStatus {
     pub campaign: String,
+    /// The one word for where it stands ([`CampaignState`], decided by `overview::classify`).
+    pub state: CampaignState,
+    /// Why it is in that state; `None` while running.
+    pub state_reason: Option<String>,
+    /// What its file says; `None` when the files were not read (see `overview::FileFacts`).
+    pub paused: Option<bool>,
+    /// When its next buy round is due, as the daemon's timer has it; `None` outside the
+    /// daemon (`status`) and for campaigns that do not buy.
+    pub next_round: Option<DateTime<Utc>>,
     pub project_id: Option<i64>,
     pub urls: usize,
     pub texts: usize,
@@ -116,21 +129,110 @@ pub struct UncertainStatus {
     pub what_to_do: String,
 }
 
+/// One campaign's status without knowing its file (not paused, not removed as far as known).
 pub async fn campaign_status(
     store: &Store,
     name: &str,
     now: DateTime<Utc>,
 ) -> Result<CampaignStatus, StoreError> {
-    let r = Recorded::load(store, name, now.date_naive()).await?;
-    Ok(status_from(name, &r))
+    campaign_status_with(store, name, now, &FileFacts::unknown()).await
 }
 
-fn status_from(name: &str, r: &Recorded) -> CampaignStatus {
+/// One campaign's status, its file as `files` say.
+pub async fn campaign_status_with(
+    store: &Store,
+    name: &str,
+    now: DateTime<Utc>,
+    files: &FileFacts,
+) -> Result<CampaignStatus, StoreError> {
+    let r = Recorded::load(store, name, now.date_naive()).await?;
+    Ok(status_from(name, &r, files.of(name)))
+}
+
+/// The status of each of `names` the journal knows, in their order, read [`CHUNK`]
+/// campaigns at a time (a dozen queries a batch, not a dozen per campaign): the same values
+/// [`campaign_status_with`] gives one by one.
+pub async fn campaign_statuses(
+    store: &Store,
+    names: &[String],
+    now: DateTime<Utc>,
+    files: &FileFacts,
+) -> Result<Vec<CampaignStatus>, StoreError> {
+    let mut all = Vec::with_capacity(names.len());
+    for batch in names.chunks(CHUNK) {
+        let mut state = read_state_of(store, batch, now).await?;
+        for name in batch {
+            if let Some(r) = state.campaigns.remove(name) {
+                all.push(status_from(name, &r, files.of(name)));
+            }
+        }
+    }
+    Ok(all)
+}
+
+/// The facts the state is decided from, as this record holds them.
+fn state_facts(r: &Recorded, file: FileFact) -> StateFacts {
+    StateFacts {
+        file,
+        halted: r.halts.iter().any(|h| h.is_global()),
+        own_halt: r.halts.iter().any(|h| !h.is_global()),
+        uncertain_creations: r
+            .uncertain
+            .iter()
+            .filter(|i| i.kind == IntentKind::CreateAutobuyer)
+            .count(),
+        uncertain: r.uncertain.len(),
+        stalled: r.stall.as_ref().is_some_and(|s| s.reason.is_some()),
+        last_round: r.last_round.as_ref().map(|x| x.state),
+    }
+}
+
+/// Why the campaign is in `state`, in words; `None` while running.
+fn state_reason(state: CampaignState, r: &Recorded) -> Option<String> {
+    let halt = |global: bool| {
+        r.halts
+            .iter()
+            .find(|h| h.is_global() == global)
+            .map(|h| h.reason.clone())
+    };
+    match state {
+        CampaignState::Running => None,
+        CampaignState::Removed => {
+            Some("its campaign file is gone: nothing new is bought, its autobuyers stop".into())
+        }
+        CampaignState::Halted => halt(true).map(|h| format!("all spending stopped: {h}")),
+        CampaignState::WaitingForOperator => Some(match halt(false) {
+            Some(h) => format!("waiting for an operator: {h}"),
+            None => "an autobuyer creation may have executed: check the marketplace, then                      `linkrunner resolve` (see its uncertain intents)"
+                .into(),
+        }),
+        CampaignState::Paused => Some("its file says `paused: true`: nothing new is bought".into()),
+        CampaignState::Settling => Some(format!(
+            "{} intent(s) may have executed and wait to be settled by the next pass",
+            r.uncertain.len()
+        )),
+        CampaignState::Stalled => r.stall.as_ref().and_then(|s| {
+            Some(format!("stalled ({}): {}", s.reason?.as_str(), s.detail))
+        }),
+        CampaignState::Failing => r.last_round.as_ref().map(|x| {
+            format!("the last round {}: {}", x.state.as_str(), x.detail)
+        }),
+    }
+}
+
+/// The status of one campaign's record, its file as `file` says.
+pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignStatus {
+    let state = classify(&state_facts(r, file));
+    let paused = file.paused();
     let counted_foreign = r.foreign.iter().filter(|f| f.released.is_none()).count();
     let released = r.held.iter().filter(|h| h.released.is_some()).count()
         + r.foreign.iter().filter(|f| f.released.is_some()).count();
     CampaignStatus {
         campaign: name.to_string(),
+        state,
+        state_reason: state_reason(state, r),
+        paused,
+        next_round: None,
         project_id: r.ids.project.as_ref().map(|p| p.project_id),
         urls: r.ids.urls.len(),
         texts: r.ids.texts.len(),
@@ -166,7 +268,7 @@ fn status_from(name: &str, r: &Recorded) -> CampaignStatus {
             attempts: x.attempts,
         }),
         last_successful_round: r.last_success.as_ref().map(|x| x.slot),
-        spending_stopped: r.spending_stopped(false),
+        spending_stopped: r.spending_stopped(paused == Some(true)),
         stalled: r.stall.as_ref().and_then(|s| {
             Some(StalledStatus {
                 reason: s.reason?.as_str().to_string(),
@@ -259,6 +361,8 @@ fn uncertain_status(i: &crate::store::IntentRow) -> UncertainStatus {
 pub fn render_status(s: &CampaignStatus) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "campaign {}", s.campaign);
+    let why = s.state_reason.as_deref().map(|w| format!(" ({w})"));
+    let _ = writeln!(o, "  state: {}{}", s.state.words(), why.unwrap_or_default());
     let stopped = s.spending_stopped.as_deref().unwrap_or("no");
     let _ = writeln!(o, "  spending stopped: {stopped}");
     if let Some(st) = &s.stalled {

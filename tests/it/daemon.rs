@@ -10,6 +10,8 @@ mod capacity;
 mod credentials;
 #[path = "daemon/http.rs"]
 mod http;
+#[path = "daemon/operator.rs"]
+mod operator;
 #[path = "daemon/readiness.rs"]
 mod readiness;
 #[path = "daemon/reload.rs"]

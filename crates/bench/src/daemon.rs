@@ -50,6 +50,9 @@ pub struct DaemonFigures {
     pub settled_after: Duration,
     pub idle_window: Duration,
     pub idle_cpu_percent: f64,
+    /// The status page's largest page (`/?per_page=200`, sorted by state) once idle: the
+    /// fastest of three requests and its size in bytes, or how it failed.
+    pub page: Result<(Duration, usize), String>,
     /// The steady state afterwards, with `run`'s defaults (only when asked for).
     pub steady: Option<SteadyFigures>,
 }
@@ -181,6 +184,7 @@ impl Run<'_> {
             child.try_wait()?.is_none(),
             "`linkrunner run` exited while idle"
         );
+        let page = status_page(port).await;
         Ok(DaemonFigures {
             pid: child.id(),
             ready_after,
@@ -196,6 +200,7 @@ impl Run<'_> {
             settled_after,
             idle_window,
             idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
+            page,
             steady: None,
         })
     }
@@ -385,6 +390,34 @@ fn exited(child: &mut Child) -> anyhow::Result<()> {
 fn free_port() -> anyhow::Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(l.local_addr()?.port())
+}
+
+/// Serves the status page's largest page (200 rows of every campaign, read and sorted)
+/// three times after the idle window; the fastest time and the body's size, or what went
+/// wrong (an answer other than 200 is a figure too, not the end of the target).
+async fn status_page(port: u16) -> Result<(Duration, usize), String> {
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let url = format!("http://127.0.0.1:{port}/?per_page=200");
+    let mut best = (Duration::MAX, 0);
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let answer = http.get(&url).send().await.map_err(|e| e.to_string())?;
+        let status = answer.status();
+        let bytes = answer.bytes().await.map_err(|e| e.to_string())?.len();
+        let took = t0.elapsed();
+        if !status.is_success() {
+            return Err(format!(
+                "answered {status} after {:.1} s",
+                took.as_secs_f64()
+            ));
+        }
+        best = best.min((took, bytes));
+    }
+    Ok(best)
 }
 
 async fn is_ok(http: &reqwest::Client, url: &str) -> bool {

@@ -51,26 +51,48 @@ async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round
             .contains("default-src 'none'")
     );
     assert!(body.contains("<meta http-equiv=\"refresh\""), "{body}");
-    assert!(
-        body.contains("<h2>alpha-shop</h2>") && body.contains("<h2>beta-shop</h2>"),
-        "{body}"
-    );
-    assert!(
-        body.contains("of 4000 RUB") && body.contains("of 2500 RUB"),
-        "{body}"
-    );
-    assert!(
-        body.contains("2026-11-23T09:00:00Z"),
-        "alpha's next round: {body}"
-    );
-    assert!(
-        body.contains("2026-11-22T10:30:00Z"),
-        "beta's next round: {body}"
-    );
-    for external in ["<script", "src=", "href=", "http://", "https://"] {
+    for name in ["alpha-shop", "beta-shop"] {
         assert!(
-            !body.contains(external),
-            "no {external} on the page: {body}"
+            body.contains(&format!("<a href=\"/?campaign={name}\">{name}</a>")),
+            "{name}'s row links to its page: {body}"
+        );
+    }
+    assert!(
+        body.contains("<td class=\"n\">4000</td>") && body.contains("<td class=\"n\">2500</td>"),
+        "the caps in the table: {body}"
+    );
+    assert!(
+        body.contains("2026-11-23T09:00:00Z") && body.contains("2026-11-22T10:30:00Z"),
+        "the next rounds in the table: {body}"
+    );
+    let (status, alpha) = get(&format!("{}/?campaign=alpha-shop", daemon.base)).await;
+    assert_eq!(status, 200, "{alpha}");
+    assert!(alpha.contains("<h1>alpha-shop</h1>"), "{alpha}");
+    assert!(alpha.contains("0 of 4000 RUB"), "{alpha}");
+    assert!(
+        alpha.contains("<dt>Next round</dt><dd>2026-11-23T09:00:00Z</dd>"),
+        "alpha's next round: {alpha}"
+    );
+    assert!(alpha.contains("<h2>Autobuyers: 0</h2>"), "{alpha}");
+    let (missing, _) = get(&format!("{}/?campaign=gamma-shop", daemon.base)).await;
+    assert_eq!(missing, 404);
+    let (bad, why) = get(&format!("{}/?state=active", daemon.base)).await;
+    assert_eq!(
+        (bad, why.contains("state: `active` is not one of")),
+        (400, true),
+        "{why}"
+    );
+    for page in [&body, &alpha] {
+        for external in ["<script", "src=", "http://", "https://"] {
+            assert!(
+                !page.contains(external),
+                "no {external} on the page: {page}"
+            );
+        }
+        assert!(
+            page.match_indices("href=\"")
+                .all(|(i, _)| page[i + 6..].starts_with('/')),
+            "every link stays on the page's own origin: {page}"
         );
     }
     daemon.stop().await;
@@ -163,11 +185,14 @@ async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
     tokio::spawn(serve(listener, router(state), stop.clone()));
 
     // Act
-    let (status, body) = get(&format!("http://{addr}/")).await;
+    let (status, list) = get(&format!("http://{addr}/")).await;
+    let encoded = "%3Cscript%3Ealert%28%27name%27%29%3C%2Fscript%3E";
+    let (detail_status, detail) = get(&format!("http://{addr}/?campaign={encoded}")).await;
 
     // Assert
     stop.cancel();
-    assert_eq!(status, 200, "{body}");
+    assert_eq!((status, detail_status), (200, 200), "{list}{detail}");
+    let body = format!("{list}{detail}");
     for raw in ["<script", "<img", "<iframe"] {
         assert!(
             !body.contains(raw),
@@ -175,24 +200,29 @@ async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
         );
     }
     assert!(
-        body.contains("&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;"),
+        list.contains("&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;")
+            && detail.contains("<h1>&lt;script&gt;alert(&#39;name&#39;)&lt;/script&gt;</h1>"),
         "{body}"
     );
     assert!(
-        body.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"),
-        "{body}"
+        list.contains(&format!("href=\"/?campaign={encoded}\"")),
+        "the link to its page is percent-encoded: {list}"
+    );
+    assert!(
+        detail.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"),
+        "{detail}"
     );
     assert!(
         body.contains("&lt;/dd&gt;&lt;iframe srcdoc=&#39;x&#39;&gt;"),
         "{body}"
     );
-    assert!(body.contains("All spending stopped"), "{body}");
+    assert!(list.contains("all spending stopped"), "{list}");
     assert!(
-        body.contains("Stalled (insufficient_balance) since 2026-11-22T09:00:00Z"),
-        "the stall and its reason: {body}"
+        detail.contains("Stalled (insufficient_balance) since 2026-11-22T09:00:00Z"),
+        "the stall and its reason: {detail}"
     );
     assert!(
-        body.contains("linkrunner resolve"),
-        "the command to run: {body}"
+        detail.contains("linkrunner resolve"),
+        "the command to run: {detail}"
     );
 }

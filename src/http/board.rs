@@ -1,0 +1,650 @@
+//! The status page's list view: the summary at the top, then one page of the campaign table,
+//! filtered, sorted and paged on the server by query parameters, so it works without
+//! scripts and one page stays small however many campaigns there are (at most
+//! [`MAX_PER_PAGE`] rows; the bench measures it at 10,000 campaigns).
+//!
+//! | parameter | values | default |
+//! |---|---|---|
+//! | `state` | a state word (`running`, `paused`, `waiting_for_operator`, ...) | every state |
+//! | `q` | part of a campaign's name (at most 63 characters) | every name |
+//! | `sort` | a column key ([`Column`]) | `state` |
+//! | `dir` | `asc`, `desc` | `asc` |
+//! | `page` | 1, 2, ... (past the last: the last) | 1 |
+//! | `per_page` | 1 to [`MAX_PER_PAGE`] | [`PER_PAGE`] |
+//!
+//! Everything shown comes from [`CampaignStatus`] and [`Summary`], the values
+//! `/api/v1/campaigns` and `/api/v1/summary` serve; text is escaped by [`esc`].
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+
+use chrono::{DateTime, Utc};
+
+use super::page::{bar, document, esc, href, stamp};
+use crate::views::overview::CampaignState;
+use crate::views::report::CampaignStatus;
+use crate::views::summary::Summary;
+
+/// Rows on one page unless `per_page` says otherwise.
+pub const PER_PAGE: usize = 50;
+/// The most rows one page shows.
+pub const MAX_PER_PAGE: usize = 200;
+/// The longest `q` (a campaign name is at most 63 characters).
+const MAX_QUERY: usize = 63;
+/// The longest reason the summary shows of a waiting campaign (its page shows all of it).
+const REASON_CHARS: usize = 160;
+
+/// The page's query string as sent; [`View::parse`] checks it.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct PageQuery {
+    pub campaign: Option<String>,
+    pub state: Option<String>,
+    pub q: Option<String>,
+    pub sort: Option<String>,
+    pub dir: Option<String>,
+    pub page: Option<String>,
+    pub per_page: Option<String>,
+}
+
+/// A sortable column of the table: its key in `?sort=`, its heading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Name,
+    State,
+    Commitment,
+    Cap,
+    Used,
+    Held,
+    Today,
+    Total,
+    Autobuyers,
+    Uncertain,
+    LastRound,
+    NextRound,
+}
+
+impl Column {
+    pub const ALL: [Column; 12] = [
+        Column::Name,
+        Column::State,
+        Column::Commitment,
+        Column::Cap,
+        Column::Used,
+        Column::Held,
+        Column::Today,
+        Column::Total,
+        Column::Autobuyers,
+        Column::Uncertain,
+        Column::LastRound,
+        Column::NextRound,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Column::Name => "name",
+            Column::State => "state",
+            Column::Commitment => "commitment",
+            Column::Cap => "cap",
+            Column::Used => "used",
+            Column::Held => "held",
+            Column::Today => "today",
+            Column::Total => "total",
+            Column::Autobuyers => "autobuyers",
+            Column::Uncertain => "uncertain",
+            Column::LastRound => "last_round",
+            Column::NextRound => "next_round",
+        }
+    }
+
+    fn heading(self) -> &'static str {
+        match self {
+            Column::Name => "Campaign",
+            Column::State => "State",
+            Column::Commitment => "Commitment, RUB",
+            Column::Cap => "Cap, RUB",
+            Column::Used => "Used",
+            Column::Held => "Links held",
+            Column::Today => "Today",
+            Column::Total => "Total",
+            Column::Autobuyers => "Autobuyers",
+            Column::Uncertain => "Uncertain",
+            Column::LastRound => "Last round",
+            Column::NextRound => "Next round",
+        }
+    }
+
+    fn order(self, a: &CampaignStatus, b: &CampaignStatus) -> Ordering {
+        match self {
+            Column::Name => a.campaign.cmp(&b.campaign),
+            Column::State => a.state.cmp(&b.state),
+            Column::Commitment => a.monthly_commitment.cmp(&b.monthly_commitment),
+            Column::Cap => a.monthly_cap.cmp(&b.monthly_cap),
+            Column::Used => used_per_mille(a).cmp(&used_per_mille(b)),
+            Column::Held => held(a).cmp(&held(b)),
+            Column::Today => a.links_today.cmp(&b.links_today),
+            Column::Total => a.links_total.cmp(&b.links_total),
+            Column::Autobuyers => running_autobuyers(a).cmp(&running_autobuyers(b)),
+            Column::Uncertain => a.uncertain.len().cmp(&b.uncertain.len()),
+            Column::LastRound => last_slot(a).cmp(&last_slot(b)),
+            Column::NextRound => a.next_round.cmp(&b.next_round),
+        }
+    }
+}
+
+/// What one request of the list asks for, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub state: Option<CampaignState>,
+    pub q: String,
+    pub sort: Column,
+    pub desc: bool,
+    pub page: usize,
+    pub per_page: usize,
+}
+
+impl Default for View {
+    fn default() -> View {
+        View {
+            state: None,
+            q: String::new(),
+            sort: Column::State,
+            desc: false,
+            page: 1,
+            per_page: PER_PAGE,
+        }
+    }
+}
+
+impl View {
+    /// The view `p` asks for; an error names the parameter and what it may be.
+    pub fn parse(p: &PageQuery) -> Result<View, String> {
+        let mut v = View::default();
+        if let Some(s) = p.state.as_deref().filter(|s| !s.is_empty()) {
+            v.state = Some(CampaignState::parse(s).ok_or_else(|| {
+                let all: Vec<&str> = CampaignState::ALL.iter().map(|s| s.as_str()).collect();
+                format!("state: `{s}` is not one of {}", all.join(", "))
+            })?);
+        }
+        if let Some(q) = &p.q {
+            if q.chars().count() > MAX_QUERY {
+                return Err(format!("q: at most {MAX_QUERY} characters"));
+            }
+            v.q = q.trim().to_lowercase();
+        }
+        if let Some(s) = p.sort.as_deref().filter(|s| !s.is_empty()) {
+            v.sort = Column::ALL
+                .into_iter()
+                .find(|c| c.key() == s)
+                .ok_or_else(|| {
+                    let all: Vec<&str> = Column::ALL.iter().map(|c| c.key()).collect();
+                    format!("sort: `{s}` is not one of {}", all.join(", "))
+                })?;
+        }
+        v.desc = match p.dir.as_deref() {
+            None | Some("") | Some("asc") => false,
+            Some("desc") => true,
+            Some(d) => return Err(format!("dir: `{d}` is not asc or desc")),
+        };
+        v.page = number(p.page.as_deref(), "page", 1, usize::MAX)?.unwrap_or(1);
+        v.per_page =
+            number(p.per_page.as_deref(), "per_page", 1, MAX_PER_PAGE)?.unwrap_or(PER_PAGE);
+        Ok(v)
+    }
+
+    /// The query string of this view with `change` applied (`?` included).
+    fn link(&self, change: impl FnOnce(&mut View)) -> String {
+        let mut v = self.clone();
+        change(&mut v);
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        if let Some(s) = v.state {
+            pairs.push(("state", s.as_str().to_string()));
+        }
+        if !v.q.is_empty() {
+            pairs.push(("q", v.q.clone()));
+        }
+        if v.sort != Column::State || v.desc {
+            pairs.push(("sort", v.sort.key().to_string()));
+            pairs.push(("dir", if v.desc { "desc" } else { "asc" }.to_string()));
+        }
+        if v.per_page != PER_PAGE {
+            pairs.push(("per_page", v.per_page.to_string()));
+        }
+        if v.page != 1 {
+            pairs.push(("page", v.page.to_string()));
+        }
+        href(&pairs)
+    }
+
+    /// The campaigns this view shows, in its order (every page, not one).
+    pub fn select<'a>(&self, all: &'a [CampaignStatus]) -> Vec<&'a CampaignStatus> {
+        let mut rows: Vec<&CampaignStatus> = all
+            .iter()
+            .filter(|c| self.state.is_none_or(|s| c.state == s))
+            .filter(|c| self.q.is_empty() || c.campaign.to_lowercase().contains(&self.q))
+            .collect();
+        rows.sort_by(|a, b| {
+            let by = if self.desc {
+                self.sort.order(b, a)
+            } else {
+                self.sort.order(a, b)
+            };
+            by.then_with(|| a.campaign.cmp(&b.campaign))
+        });
+        rows
+    }
+}
+
+fn number(text: Option<&str>, name: &str, min: usize, max: usize) -> Result<Option<usize>, String> {
+    let Some(t) = text.filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    match t.parse::<usize>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(Some(n)),
+        _ if max == usize::MAX => Err(format!("{name}: `{t}` is not a whole number from {min}")),
+        _ => Err(format!(
+            "{name}: `{t}` is not a whole number from {min} to {max}"
+        )),
+    }
+}
+
+fn held(c: &CampaignStatus) -> usize {
+    c.links_held + c.other_links
+}
+
+fn running_autobuyers(c: &CampaignStatus) -> usize {
+    c.autobuyers.iter().filter(|a| a.running).count()
+}
+
+fn last_slot(c: &CampaignStatus) -> Option<DateTime<Utc>> {
+    c.last_round.as_ref().map(|r| r.slot)
+}
+
+/// The commitment in thousandths of the cap (0 without a cap): a whole number to sort by.
+fn used_per_mille(c: &CampaignStatus) -> i64 {
+    super::page::percent_of(c.monthly_commitment, c.monthly_cap, 1000)
+}
+
+/// The list view: the summary, then one page of the table as `v` asks.
+pub fn render_page(all: &[CampaignStatus], sum: &Summary, v: &View, now: DateTime<Utc>) -> String {
+    let mut o = String::with_capacity(64 * 1024);
+    let _ = write!(o, "<h1>linkrunner: {} campaign(s)</h1>", all.len());
+    if let Some(why) = &sum.all_spending_stopped {
+        let _ = write!(o, "<p class=\"halt\">{}</p>", esc(why));
+    }
+    if all.is_empty() {
+        o.push_str("<p>No campaign is recorded yet.</p>");
+    }
+    render_board(&mut o, all, sum, v);
+    document("linkrunner status", now, &o)
+}
+
+/// The summary and one page of the table.
+pub fn render_board(o: &mut String, all: &[CampaignStatus], sum: &Summary, v: &View) {
+    render_summary(o, sum);
+    let rows = v.select(all);
+    let pages = rows.len().div_ceil(v.per_page).max(1);
+    let page = v.page.min(pages);
+    let first = (page - 1) * v.per_page;
+    let shown = &rows[first.min(rows.len())..(first + v.per_page).min(rows.len())];
+    render_filter(o, sum, v);
+    let _ = write!(
+        o,
+        "<p id=\"shown\" data-matching=\"{}\" data-total=\"{}\" data-page=\"{page}\" data-pages=\"{pages}\">",
+        rows.len(),
+        all.len()
+    );
+    match shown.len() {
+        0 => o.push_str("No campaign matches."),
+        n => {
+            let _ = write!(
+                o,
+                "Campaigns {}–{} of {} matching ({} in all).",
+                first + 1,
+                first + n,
+                rows.len(),
+                all.len()
+            );
+        }
+    }
+    o.push_str("</p>");
+    render_table(o, shown, v);
+    render_pager(o, v, page, pages);
+}
+
+fn render_summary(o: &mut String, s: &Summary) {
+    o.push_str("<section class=\"summary\" id=\"summary\"><h2>Summary</h2><ul class=\"states\">");
+    for (state, n) in in_order(s) {
+        let _ = write!(
+            o,
+            "<li><a href=\"{}\" data-state=\"{state}\"><span class=\"state s-{state}\">{}</span> <b class=\"count\" id=\"count-{state}\">{n}</b></a></li>",
+            esc(&href(&[("state", state.to_string())])),
+            state.replace('_', " "),
+        );
+    }
+    o.push_str("</ul><dl class=\"totals\">");
+    let pct = super::page::percent_of(s.monthly_commitment, s.monthly_cap, 100);
+    let _ = write!(
+        o,
+        "<dt>Campaigns</dt><dd id=\"sum-campaigns\" data-value=\"{}\">{}</dd>\
+         <dt>Monthly commitment of all caps</dt><dd>{}<span id=\"sum-commitment\" data-value=\"{c}\">{c}</span> of \
+         <span id=\"sum-cap\" data-value=\"{cap}\">{cap}</span> RUB ({pct}%), uncertain \
+         <span id=\"sum-uncertain\" data-value=\"{u}\">{u}</span> RUB</dd>\
+         <dt>Links bought in {m}</dt><dd id=\"sum-links-month\" data-value=\"{l}\">{l}</dd>\
+         <dt>Intents waiting to be settled</dt><dd id=\"sum-uncertain-intents\" data-value=\"{ui}\">{ui}</dd>",
+        s.campaigns,
+        s.campaigns,
+        bar(pct),
+        c = s.monthly_commitment,
+        cap = s.monthly_cap,
+        u = s.uncertain_money,
+        m = esc(&s.month),
+        l = s.links_bought_this_month,
+        ui = s.uncertain_intents,
+    );
+    o.push_str("</dl>");
+    render_waiting(o, s);
+    o.push_str("</section>");
+}
+
+/// Each state's count in the order of [`CampaignState::ALL`] (what to act on first).
+fn in_order(s: &Summary) -> impl Iterator<Item = (&'static str, usize)> + '_ {
+    CampaignState::ALL.iter().map(|st| {
+        let state = st.as_str();
+        (state, s.by_state.get(state).copied().unwrap_or(0))
+    })
+}
+
+/// The campaigns an operator must act on: the first few by name, a link to all of them.
+fn render_waiting(o: &mut String, s: &Summary) {
+    let _ = write!(
+        o,
+        "<h3>Waiting for an operator: <span id=\"sum-waiting\" data-value=\"{n}\">{n}</span></h3>",
+        n = s.waiting_for_operator
+    );
+    if s.waiting.is_empty() {
+        o.push_str("<p>Nothing waits for an operator.</p>");
+        return;
+    }
+    o.push_str("<ul class=\"waiting\">");
+    for w in &s.waiting {
+        let reason: String = w.reason.chars().take(REASON_CHARS).collect();
+        let more = if w.reason.chars().count() > REASON_CHARS {
+            "…"
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<li><a href=\"{}\">{}</a> <span class=\"state s-{st}\">{}</span>: {}{more}</li>",
+            esc(&href(&[("campaign", w.campaign.clone())])),
+            esc(&w.campaign),
+            w.state.words(),
+            esc(&reason),
+            st = w.state.as_str(),
+        );
+    }
+    o.push_str("</ul>");
+    if s.waiting_for_operator > s.waiting.len() {
+        let _ = write!(
+            o,
+            "<p>and {} more: <a href=\"{}\">waiting for operator</a>, <a href=\"{}\">halted</a></p>",
+            s.waiting_for_operator - s.waiting.len(),
+            esc(&href(&[("state", "waiting_for_operator".into())])),
+            esc(&href(&[("state", "halted".into())])),
+        );
+    }
+}
+
+/// The filter form: a plain GET form, so it works without scripts.
+fn render_filter(o: &mut String, s: &Summary, v: &View) {
+    o.push_str(
+        "<form class=\"filter\" method=\"get\" action=\"/\"><label>State <select name=\"state\">\
+         <option value=\"\">every state</option>",
+    );
+    for (state, n) in in_order(s) {
+        let selected = if v.state.is_some_and(|x| x.as_str() == state) {
+            " selected"
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<option value=\"{state}\"{selected}>{} ({n})</option>",
+            state.replace('_', " ")
+        );
+    }
+    let _ = write!(
+        o,
+        "</select></label> <label>Name <input type=\"search\" name=\"q\" maxlength=\"{MAX_QUERY}\" value=\"{}\"></label>",
+        esc(&v.q)
+    );
+    if v.sort != Column::State || v.desc {
+        let _ = write!(
+            o,
+            "<input type=\"hidden\" name=\"sort\" value=\"{}\"><input type=\"hidden\" name=\"dir\" value=\"{}\">",
+            v.sort.key(),
+            if v.desc { "desc" } else { "asc" }
+        );
+    }
+    if v.per_page != PER_PAGE {
+        let _ = write!(
+            o,
+            "<input type=\"hidden\" name=\"per_page\" value=\"{}\">",
+            v.per_page
+        );
+    }
+    o.push_str(" <button type=\"submit\">Show</button></form>");
+}
+
+fn render_table(o: &mut String, rows: &[&CampaignStatus], v: &View) {
+    o.push_str("<table class=\"campaigns\" id=\"campaigns\"><thead><tr>");
+    for c in Column::ALL {
+        let (mark, desc) = match (c == v.sort, v.desc) {
+            (true, false) => (" ▲", true),
+            (true, true) => (" ▼", false),
+            (false, _) => ("", false),
+        };
+        let link = v.link(|x| {
+            x.sort = c;
+            x.desc = desc;
+            x.page = 1;
+        });
+        let _ = write!(
+            o,
+            "<th><a href=\"{}\">{}</a>{mark}</th>",
+            esc(&link),
+            c.heading()
+        );
+    }
+    o.push_str("</tr></thead><tbody>");
+    for c in rows {
+        render_row(o, c);
+    }
+    o.push_str("</tbody></table>");
+}
+
+fn render_row(o: &mut String, c: &CampaignStatus) {
+    let st = c.state.as_str();
+    let last = c.last_round.as_ref().map_or("none".to_string(), |r| {
+        format!("{} {}", stamp(r.slot), r.outcome)
+    });
+    let next = c.next_round.map_or("—".to_string(), stamp);
+    let _ = write!(
+        o,
+        "<tr data-state=\"{st}\"><td><a href=\"{}\">{}</a></td><td><span class=\"state s-{st}\">{}</span></td>\
+         <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}%</td><td class=\"n\">{}</td>\
+         <td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}</td>\
+         <td>{}</td><td>{}</td></tr>",
+        esc(&href(&[("campaign", c.campaign.clone())])),
+        esc(&c.campaign),
+        c.state.words(),
+        c.monthly_commitment,
+        c.monthly_cap,
+        used_per_mille(c) / 10,
+        held(c),
+        c.links_today,
+        c.daily_links_cap,
+        c.links_total,
+        c.total_links_cap,
+        running_autobuyers(c),
+        c.autobuyers.len(),
+        c.uncertain.len(),
+        esc(&last),
+        esc(&next),
+    );
+}
+
+fn render_pager(o: &mut String, v: &View, page: usize, pages: usize) {
+    if pages <= 1 {
+        return;
+    }
+    o.push_str("<nav class=\"pager\">");
+    if page > 1 {
+        pager_link(o, v, 1, "first");
+        pager_link(o, v, page - 1, "previous");
+    }
+    let _ = write!(o, "page {page} of {pages} ");
+    if page < pages {
+        pager_link(o, v, page + 1, "next");
+        pager_link(o, v, pages, "last");
+    }
+    o.push_str("</nav>");
+}
+
+fn pager_link(o: &mut String, v: &View, to: usize, label: &str) {
+    let link = v.link(|x| x.page = to);
+    let _ = write!(o, "<a href=\"{}\">{label}</a> ", esc(&link));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(pairs: &[(&str, &str)]) -> PageQuery {
+        let mut p = PageQuery::default();
+        for (k, v) in pairs {
+            let v = Some(v.to_string());
+            match *k {
+                "state" => p.state = v,
+                "q" => p.q = v,
+                "sort" => p.sort = v,
+                "dir" => p.dir = v,
+                "page" => p.page = v,
+                "per_page" => p.per_page = v,
+                _ => unreachable!("{k}"),
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn a_view_parses_every_parameter_and_names_the_one_that_is_wrong() {
+        let v = View::parse(&query(&[
+            ("state", "paused"),
+            ("q", "Shop"),
+            ("sort", "commitment"),
+            ("dir", "desc"),
+            ("page", "3"),
+            ("per_page", "200"),
+        ]))
+        .unwrap();
+        assert_eq!(v.state, Some(CampaignState::Paused));
+        assert_eq!(
+            (v.q.as_str(), v.sort, v.desc),
+            ("shop", Column::Commitment, true)
+        );
+        assert_eq!((v.page, v.per_page), (3, 200));
+        assert_eq!(View::parse(&PageQuery::default()).unwrap(), View::default());
+        for (k, bad) in [
+            ("state", "active"),
+            ("sort", "price"),
+            ("dir", "up"),
+            ("page", "0"),
+            ("per_page", "201"),
+            ("q", &"x".repeat(64)),
+        ] {
+            let e = View::parse(&query(&[(k, bad)])).unwrap_err();
+            assert!(e.starts_with(k), "{k}={bad}: {e}");
+        }
+    }
+
+    /// `n` campaigns with names of the longest kind (63 characters), in varied states.
+    fn statuses(n: usize) -> Vec<CampaignStatus> {
+        use crate::decide::recorded::Recorded;
+        use crate::money::Money;
+        use crate::views::overview::FileFact;
+        (0..n)
+            .map(|i| {
+                let name = format!("{i:05}-{}", "x".repeat(57));
+                let caps = crate::store::CampaignCaps {
+                    name: name.clone(),
+                    monthly_cap: Money::from_rubles(1000 + i as i64),
+                    daily_links: 10,
+                    total_links: 100,
+                };
+                let r = Recorded::unrecorded_with(&caps, Vec::new());
+                let mut c = crate::views::report::status_from(&name, &r, FileFact::Unknown);
+                c.state = CampaignState::ALL[i % CampaignState::ALL.len()];
+                c.monthly_commitment = Money::from_kopecks((i as i64 * 7919) % 100_000);
+                c.next_round = Some(chrono::Utc::now());
+                c
+            })
+            .collect()
+    }
+
+    #[test]
+    fn filtering_and_sorting_choose_exactly_the_matching_campaigns_in_order() {
+        let all = statuses(400);
+        let v = View {
+            state: Some(CampaignState::Paused),
+            q: "001".into(),
+            sort: Column::Commitment,
+            desc: true,
+            ..View::default()
+        };
+        let rows = v.select(&all);
+        let mut want: Vec<&CampaignStatus> = all
+            .iter()
+            .filter(|c| c.state == CampaignState::Paused && c.campaign.contains("001"))
+            .collect();
+        want.sort_by_key(|c| std::cmp::Reverse(c.monthly_commitment));
+        assert!(!rows.is_empty());
+        let names =
+            |r: &[&CampaignStatus]| r.iter().map(|c| c.campaign.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&rows), names(&want));
+    }
+
+    #[test]
+    fn one_page_at_10000_campaigns_stays_under_200_kb_and_shows_its_rows() {
+        let all = statuses(10_000);
+        let sum = crate::views::summary::summarize(&all, 0, "2026-11", chrono::Utc::now());
+        let v = View {
+            per_page: MAX_PER_PAGE,
+            page: 7,
+            ..View::default()
+        };
+        let html = render_page(&all, &sum, &v, chrono::Utc::now());
+        assert!(html.len() <= 200 * 1024, "{} bytes", html.len());
+        assert_eq!(html.matches("<tr data-state=").count(), MAX_PER_PAGE);
+        assert!(html.contains(
+            "data-matching=\"10000\" data-total=\"10000\" data-page=\"7\" data-pages=\"50\""
+        ));
+        assert!(html.contains(">next</a>") && html.contains(">previous</a>"));
+    }
+
+    #[test]
+    fn links_keep_the_view_and_change_one_thing() {
+        let v = View {
+            state: Some(CampaignState::WaitingForOperator),
+            q: "a b&c".into(),
+            ..View::default()
+        };
+        assert_eq!(
+            v.link(|x| x.page = 2),
+            "/?state=waiting_for_operator&q=a%20b%26c&page=2"
+        );
+        assert_eq!(View::default().link(|_| {}), "/");
+    }
+}

@@ -1,0 +1,63 @@
+//! `GET /`: reads the one read model (`super::all_statuses`, the summary) and answers the
+//! view the query asks for: the list (`super::board`) or one campaign (`super::page`).
+//! A query it cannot take is answered 400, naming the parameter.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::board::{PageQuery, View, render_page};
+use super::page::{page_not_found, render_detail};
+use super::{AppState, one_status, statuses_and_summary, unavailable};
+
+pub(super) async fn status_page(
+    State(s): State<AppState>,
+    query: Result<Query<PageQuery>, QueryRejection>,
+) -> Response {
+    let Ok(Query(q)) = query else {
+        return bad_request("the query string is not understood");
+    };
+    let view = match q.campaign.is_none().then(|| View::parse(&q)).transpose() {
+        Ok(v) => v,
+        Err(why) => return bad_request(&why),
+    };
+    let now = s.clock.now();
+    if let Some(name) = &q.campaign {
+        return match one_status(&s, name).await {
+            Ok(Some(c)) => html(render_detail(&c, now)).into_response(),
+            Ok(None) => (StatusCode::NOT_FOUND, html(page_not_found(name, now))).into_response(),
+            Err(e) => unavailable(&s, e),
+        };
+    }
+    match statuses_and_summary(&s).await {
+        Ok((all, sum)) => {
+            html(render_page(&all, &sum, &view.unwrap_or_default(), now)).into_response()
+        }
+        Err(e) => unavailable(&s, e),
+    }
+}
+
+fn html(body: String) -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+}
+
+fn bad_request(why: &str) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        format!("bad query: {why}\n"),
+    )
+        .into_response()
+}

@@ -1,0 +1,182 @@
+//! The summary over every campaign: the top of the status page and `GET /api/v1/summary`,
+//! computed from the same statuses the table and `/api/v1/campaigns` show, so its numbers
+//! are theirs.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::money::Money;
+use crate::store::{Store, StoreError};
+
+use super::month::{Month, month_report};
+use super::overview::CampaignState;
+use super::report::CampaignStatus;
+
+/// How many of the waiting campaigns the summary names (the page links to the rest).
+pub const WAITING_NAMED: usize = 20;
+
+/// The top of the status page, and `GET /api/v1/summary`: computed from the same statuses
+/// the table and `/api/v1/campaigns` show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub at: DateTime<Utc>,
+    pub campaigns: usize,
+    /// Every state, with 0 for those no campaign is in.
+    pub by_state: BTreeMap<&'static str, usize>,
+    /// Sums over all campaigns.
+    pub monthly_commitment: Money,
+    pub monthly_cap: Money,
+    pub uncertain_money: Money,
+    /// The current month (UTC), and the links our purchases bought in it (as
+    /// `/api/v1/report?month=` totals them).
+    pub month: String,
+    pub links_bought_this_month: i64,
+    /// All spending stopped, and why (credentials rejected).
+    pub all_spending_stopped: Option<String>,
+    /// Campaigns halted or waiting for an operator.
+    pub waiting_for_operator: usize,
+    /// Intents that wait to be settled, over all campaigns.
+    pub uncertain_intents: usize,
+    /// The first [`WAITING_NAMED`] campaigns an operator must act on, by name, and why.
+    pub waiting: Vec<Waiting>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Waiting {
+    pub campaign: String,
+    pub state: CampaignState,
+    pub reason: String,
+}
+
+/// The summary of `all` (every campaign, not one page of them).
+pub fn summarize(
+    all: &[CampaignStatus],
+    links_bought_this_month: i64,
+    month: &str,
+    now: DateTime<Utc>,
+) -> Summary {
+    let mut by_state: BTreeMap<&'static str, usize> =
+        CampaignState::ALL.iter().map(|s| (s.as_str(), 0)).collect();
+    let mut s = Summary {
+        at: now,
+        campaigns: all.len(),
+        by_state: BTreeMap::new(),
+        monthly_commitment: Money::ZERO,
+        monthly_cap: Money::ZERO,
+        uncertain_money: Money::ZERO,
+        month: month.to_string(),
+        links_bought_this_month,
+        all_spending_stopped: None,
+        waiting_for_operator: 0,
+        uncertain_intents: 0,
+        waiting: Vec::new(),
+    };
+    for c in all {
+        *by_state.entry(c.state.as_str()).or_default() += 1;
+        s.monthly_commitment = add(s.monthly_commitment, c.monthly_commitment);
+        s.monthly_cap = add(s.monthly_cap, c.monthly_cap);
+        s.uncertain_money = add(s.uncertain_money, c.uncertain_money);
+        s.uncertain_intents += c.uncertain.len();
+        if c.state == CampaignState::Halted && s.all_spending_stopped.is_none() {
+            s.all_spending_stopped = c.state_reason.clone();
+        }
+        if matches!(
+            c.state,
+            CampaignState::Halted | CampaignState::WaitingForOperator
+        ) {
+            s.waiting_for_operator += 1;
+            if s.waiting.len() < WAITING_NAMED {
+                s.waiting.push(Waiting {
+                    campaign: c.campaign.clone(),
+                    state: c.state,
+                    reason: c.state_reason.clone().unwrap_or_default(),
+                });
+            }
+        }
+    }
+    s.by_state = by_state;
+    s
+}
+
+/// `a + b`; a sum of journal amounts (each at most `Money::MAX`) never nears i64's limit.
+fn add(a: Money, b: Money) -> Money {
+    Money::from_kopecks(a.kopecks().saturating_add(b.kopecks()))
+}
+
+/// The summary with this month's links read from the journal's ledger.
+pub async fn summary(
+    store: &Store,
+    all: &[CampaignStatus],
+    now: DateTime<Utc>,
+) -> Result<Summary, StoreError> {
+    let month = Month::of(now);
+    let report = month_report(store, month).await?;
+    Ok(summarize(
+        all,
+        report.total.links_bought,
+        &month.to_string(),
+        now,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decide::recorded::Recorded;
+    use crate::store::CampaignCaps;
+    use crate::views::overview::FileFact;
+
+    fn status(name: &str, state: CampaignState, committed: i64, cap: i64) -> CampaignStatus {
+        let caps = CampaignCaps {
+            name: name.into(),
+            monthly_cap: Money::from_rubles(cap),
+            daily_links: 1,
+            total_links: 1,
+        };
+        let r = Recorded::unrecorded_with(&caps, Vec::new());
+        let mut s = crate::views::report::status_from(name, &r, FileFact::Unknown);
+        s.state = state;
+        s.state_reason = Some(format!("{name} reason"));
+        s.monthly_commitment = Money::from_rubles(committed);
+        s.monthly_cap = Money::from_rubles(cap);
+        s
+    }
+
+    #[test]
+    fn the_summary_adds_up_the_statuses_it_is_given() {
+        let mut all: Vec<CampaignStatus> = (0..25)
+            .map(|i| {
+                status(
+                    &format!("w-{i:02}"),
+                    CampaignState::WaitingForOperator,
+                    10,
+                    100,
+                )
+            })
+            .collect();
+        all.push(status("p", CampaignState::Paused, 5, 50));
+        all.push(status("r", CampaignState::Running, 0, 0));
+        let s = summarize(&all, 7, "2026-11", chrono::Utc::now());
+        assert_eq!(s.campaigns, 27);
+        assert_eq!(s.by_state["waiting_for_operator"], 25);
+        assert_eq!(
+            (
+                s.by_state["paused"],
+                s.by_state["running"],
+                s.by_state["halted"]
+            ),
+            (1, 1, 0)
+        );
+        assert_eq!(s.by_state.len(), CampaignState::ALL.len());
+        assert_eq!(s.monthly_commitment, Money::from_rubles(255));
+        assert_eq!(s.monthly_cap, Money::from_rubles(2550));
+        assert_eq!(
+            (s.waiting_for_operator, s.waiting.len()),
+            (25, WAITING_NAMED)
+        );
+        assert_eq!(s.waiting[0].reason, "w-00 reason");
+        assert_eq!(s.links_bought_this_month, 7);
+    }
+}
