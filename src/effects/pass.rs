@@ -461,6 +461,44 @@ impl<M: Market> Engine<M> {
         buy_round: bool,
         report: &mut CampaignReport,
     ) -> Result<(), EngineError> {
+        let mut r = self.recover_and_load(lease, c, name).await?;
+        let listed = self.list_first(&mut r, c, name, report).await?;
+        let p = match c {
+            Some(c) => plan::plan_campaign(c, &r, buy_round),
+            None => plan::plan_removed(name, &r),
+        };
+        let mut not_done = p.unapplied.clone();
+        if let Some(c) = c.filter(|c| c.buy.is_some()) {
+            let back = crate::decide::adoption::held_back(&r, name);
+            self.metrics
+                .campaigns
+                .buying_stopped(&c.name, back.len() as u64);
+        }
+        let runnable = runnable_actions(&p, &r, c.is_none(), name, &mut not_done);
+        let run = PlanRun {
+            lease,
+            c,
+            name,
+            plan: &p,
+            runnable,
+        };
+        self.run_actions(&run, &mut r, listed, report, &mut not_done)
+            .await?;
+        self.finish_report(c, &r, not_done, report);
+        if buy_round && c.is_some() {
+            self.record_stall(name, report).await?;
+        }
+        Ok(())
+    }
+
+    /// Marks what a stopped holder left in flight uncertain, checks the credentials, settles
+    /// what needs no link list, records what the file adopts; the campaign's record after it.
+    async fn recover_and_load(
+        &self,
+        lease: &HeldLease,
+        c: Option<&Campaign>,
+        name: &str,
+    ) -> Result<Recorded, EngineError> {
         // The lease is ours now, so no other process can begin an intent of this campaign:
         // when none is in flight, none can appear behind this read.
         let marked = if self.store.intents().has_in_flight(name).await? {
@@ -490,57 +528,53 @@ impl<M: Market> Engine<M> {
         if self.prepare_adoption(c, &r).await? {
             r = self.load(name).await?;
         }
-        // Whether this pass read the link list and sent no changing call since: the plan's
-        // closing sync then knows nothing new, and a converged campaign costs one list call
-        // per pass, not two (issue 27).
-        let mut listed = false;
-        if needs_list_first(&r) {
-            let purpose = match settles_something(&r) {
-                true => Purpose::Settle,
-                false => crate::metrics::load::current_purpose(),
-            };
-            let sync = self.sync_list(name, &r, r.fallback_price(c));
-            let s = with_purpose(purpose, sync).await?;
-            report.bought += s.bought + s.adopted;
-            r = self.load(name).await?;
-            listed = true;
+        Ok(r)
+    }
+
+    /// Reads the link list before planning when something waits for it. Whether it did: the
+    /// plan's closing sync then knows nothing new, and a converged campaign costs one list
+    /// call per pass, not two (issue 27).
+    async fn list_first(
+        &self,
+        r: &mut Recorded,
+        c: Option<&Campaign>,
+        name: &str,
+        report: &mut CampaignReport,
+    ) -> Result<bool, EngineError> {
+        if !needs_list_first(r) {
+            return Ok(false);
         }
-        let p = match c {
-            Some(c) => plan::plan_campaign(c, &r, buy_round),
-            None => plan::plan_removed(name, &r),
+        let purpose = match settles_something(r) {
+            true => Purpose::Settle,
+            false => crate::metrics::load::current_purpose(),
         };
-        let mut not_done = p.unapplied.clone();
-        if let Some(c) = c.filter(|c| c.buy.is_some()) {
-            let back = crate::decide::adoption::held_back(&r, name);
-            self.metrics
-                .campaigns
-                .buying_stopped(&c.name, back.len() as u64);
-        }
+        let sync = self.sync_list(name, r, r.fallback_price(c));
+        let s = with_purpose(purpose, sync).await?;
+        report.bought += s.bought + s.adopted;
+        *r = self.load(name).await?;
+        Ok(true)
+    }
+
+    /// Runs the plan's runnable actions in order, keeping the record current from step to
+    /// step by reading again only what the step just run may have written (issue 13).
+    async fn run_actions(
+        &self,
+        run: &PlanRun<'_>,
+        r: &mut Recorded,
+        mut listed: bool,
+        report: &mut CampaignReport,
+        not_done: &mut Vec<String>,
+    ) -> Result<(), EngineError> {
+        let (p, c, name) = (run.plan, run.c, run.name);
         let today = self.clock.now().date_naive();
-        // The record is kept current from step to step by reading again only what the step
-        // just run may have written (issue 13: a whole read is a dozen queries).
-        // Changes on an adopted project wait for the operator's `resolve adopt`; the link
-        // sync does not (the plan says so too).
-        let gated = r.ids.account.adoption_pending();
-        let skipped = |a: &Action| {
-            matches!(a, Action::Settle { .. } | Action::AdoptProject { .. })
-                || (gated && a.waits_for_adoption())
-        };
-        let runnable: Vec<usize> = (0..p.actions.len())
-            .filter(|&i| !skipped(&p.actions[i]))
-            .collect();
-        if gated && c.is_none() && p.actions.iter().any(Action::waits_for_adoption) {
-            not_done.push(format!(
-                "changes on adopted project wait for `linkrunner resolve adopt {name}`"
-            ));
-        }
         let round_at = p
             .actions
             .iter()
             .position(|a| matches!(a, Action::BuyRound { .. }));
         let mut searches_started = false;
-        for (n, &i) in runnable.iter().enumerate() {
+        for (n, &i) in run.runnable.iter().enumerate() {
             let action = &p.actions[i];
+            let last = n + 1 == run.runnable.len();
             // The round's searches start as soon as the URLs are known, so the marketplace
             // prepares the donors while the steps before the round run.
             if let (Some(at), Some(c)) = (round_at, c)
@@ -550,21 +584,11 @@ impl<M: Market> Engine<M> {
                 && c.urls.iter().all(|u| r.ids.urls.contains_key(&u.url))
             {
                 searches_started = true;
-                self.start_searches(c, &r).await;
+                self.start_searches(c, r).await;
             }
-            // A stop's settlement waits for the settle grace only when an autobuyer creation or
-            // start later in the plan may need its money.
-            let wait = p.actions[i..].iter().any(|a| {
-                matches!(
-                    a,
-                    Action::CreateAutobuyer { .. }
-                        | Action::ReplaceAutobuyer { .. }
-                        | Action::SetAutobuyer { running: true, .. }
-                )
-            });
             if listed && matches!(action, Action::SyncLinks) {
                 report.done.push(action.describe());
-                if n + 1 == runnable.len() {
+                if last {
                     r.refresh(&self.store, name, today, Parts::OUTCOME).await?;
                 }
                 continue;
@@ -575,36 +599,57 @@ impl<M: Market> Engine<M> {
                 Action::SettleStop { .. } => listed,
                 _ => false,
             };
-            let step = tracing::info_span!("step", action = action.label(), fence = lease.fence());
-            let run = self.run_action(lease, (c, name), &r, action, wait, report);
-            let written = match run.instrument(step).await {
-                Ok(()) => {
-                    report.done.push(action.describe());
-                    written_by(action)
-                }
-                // Nothing can be reached: the other steps would fail the same way.
-                Err(e) if super::reach::connect_error(&e).is_some() => return Err(e),
-                Err(e) if e.leaves_nothing_uncertain() => {
-                    report.transient |= e.is_transient();
-                    tracing::warn!(campaign = %name, action = action.label(), error = %e, "step not done; the pass goes on with the independent ones");
-                    not_done.push(format!("{}: {e}", action.label()));
-                    Parts::ALL
-                }
-                // A call that may have executed ends the pass: the next one settles it first.
-                Err(e) => return Err(e),
-            };
-            let last = n + 1 == runnable.len();
+            let written = self.run_step(run, i, r, report, not_done).await?;
             let parts = if last { Parts::OUTCOME } else { written };
             r.refresh(&self.store, name, today, parts).await?;
         }
-        if runnable.is_empty() {
+        if run.runnable.is_empty() {
             r.refresh(&self.store, name, today, Parts::OUTCOME).await?;
         }
-        self.finish_report(c, &r, not_done, report);
-        if buy_round && c.is_some() {
-            self.record_stall(name, report).await?;
-        }
         Ok(())
+    }
+
+    /// Runs one action of the plan. A step refused without leaving anything uncertain is
+    /// noted and the pass goes on (all of the record is read again); a call that may have
+    /// executed, or a marketplace that cannot be reached, ends the pass.
+    async fn run_step(
+        &self,
+        run: &PlanRun<'_>,
+        i: usize,
+        r: &Recorded,
+        report: &mut CampaignReport,
+        not_done: &mut Vec<String>,
+    ) -> Result<Parts, EngineError> {
+        let (p, name) = (run.plan, run.name);
+        let action = &p.actions[i];
+        // A stop's settlement waits for the settle grace only when an autobuyer creation or
+        // start later in the plan may need its money.
+        let wait = p.actions[i..].iter().any(|a| {
+            matches!(
+                a,
+                Action::CreateAutobuyer { .. }
+                    | Action::ReplaceAutobuyer { .. }
+                    | Action::SetAutobuyer { running: true, .. }
+            )
+        });
+        let step = tracing::info_span!("step", action = action.label(), fence = run.lease.fence());
+        let exec = self.run_action(run.lease, (run.c, name), r, action, wait, report);
+        match exec.instrument(step).await {
+            Ok(()) => {
+                report.done.push(action.describe());
+                Ok(written_by(action))
+            }
+            // Nothing can be reached: the other steps would fail the same way.
+            Err(e) if super::reach::connect_error(&e).is_some() => Err(e),
+            Err(e) if e.leaves_nothing_uncertain() => {
+                report.transient |= e.is_transient();
+                tracing::warn!(campaign = %name, action = action.label(), error = %e, "step not done; the pass goes on with the independent ones");
+                not_done.push(format!("{}: {e}", action.label()));
+                Ok(Parts::ALL)
+            }
+            // A call that may have executed ends the pass: the next one settles it first.
+            Err(e) => Err(e),
+        }
     }
 
     /// Records the judgment of a buy pass that reached its end: the round's stall, or none
@@ -828,4 +873,39 @@ fn needs_list_first(r: &Recorded) -> bool {
             || r.held
                 .iter()
                 .any(|h| h.released.is_none() && h.leaving_since.is_some()))
+}
+
+/// One pass's plan as it is being run: the lease, the campaign (none when its file is
+/// gone), the plan and which of its actions this pass runs.
+struct PlanRun<'a> {
+    lease: &'a HeldLease,
+    c: Option<&'a Campaign>,
+    name: &'a str,
+    plan: &'a plan::CampaignPlan,
+    runnable: Vec<usize>,
+}
+
+/// The plan's actions this pass runs: not the ones only recorded (settlements the pass did
+/// already, an adoption), and, on an adopted project the operator has not confirmed yet,
+/// none that changes it (the link sync still runs).
+fn runnable_actions(
+    p: &plan::CampaignPlan,
+    r: &Recorded,
+    removed: bool,
+    name: &str,
+    not_done: &mut Vec<String>,
+) -> Vec<usize> {
+    let gated = r.ids.account.adoption_pending();
+    let skipped = |a: &Action| {
+        matches!(a, Action::Settle { .. } | Action::AdoptProject { .. })
+            || (gated && a.waits_for_adoption())
+    };
+    if gated && removed && p.actions.iter().any(Action::waits_for_adoption) {
+        not_done.push(format!(
+            "changes on adopted project wait for `linkrunner resolve adopt {name}`"
+        ));
+    }
+    (0..p.actions.len())
+        .filter(|&i| !skipped(&p.actions[i]))
+        .collect()
 }
