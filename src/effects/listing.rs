@@ -97,11 +97,31 @@ pub fn judge(
             autobuyer: attribute(l, &coverage),
         })
         .collect();
-    let len = read.links.len() as u32;
     let listed_ours = listed_ours(&read.links, r);
+    let (proves_absence, why_not, cut_at) = completeness(read, r, now, grace, unpaged);
+    Judgement {
+        listed,
+        proves_absence,
+        listed_ours,
+        why_not,
+        cut_at,
+        proven_complete: matches!(read.completeness, ListCompleteness::AllPages { .. }),
+    }
+}
+
+/// What one read proves about the links it does not show: whether absence proves anything
+/// (`true`), why not, and the length at which a list without paging fields is known cut.
+fn completeness(
+    read: &LinkList,
+    r: &Recorded,
+    now: DateTime<Utc>,
+    grace: Duration,
+    unpaged: UnpagedList,
+) -> (bool, Option<String>, Option<u32>) {
+    let len = read.links.len() as u32;
     let missing = missing_known(&read.links, r, None);
     let missing_old = missing_known(&read.links, r, Some(now - grace));
-    let (proves_absence, why_not, cut_at) = match &read.completeness {
+    match &read.completeness {
         ListCompleteness::AllPages { .. } => (true, None, None),
         ListCompleteness::Partial { reason } => (
             false,
@@ -137,14 +157,6 @@ pub fn judge(
             ),
             None => (true, None, None),
         },
-    };
-    Judgement {
-        listed,
-        proves_absence,
-        listed_ours,
-        why_not,
-        cut_at,
-        proven_complete: matches!(read.completeness, ListCompleteness::AllPages { .. }),
     }
 }
 

@@ -153,22 +153,10 @@ impl<M: Market> Engine<M> {
         invalid: &InvalidFiles,
     ) -> Result<Vec<CampaignReport>, EngineError> {
         let known = self.store.campaigns().campaign_files().await?;
-        let loaded: std::collections::HashSet<&str> = campaigns
-            .iter()
-            .map(|c| c.borrow().campaign.name.as_str())
-            .collect();
-        let mut removed = Vec::new();
-        let mut reports = Vec::new();
-        for k in known
-            .iter()
-            .filter(|k| include_removed && !loaded.contains(k.name.as_str()))
-        {
-            if invalid.holds(&k.name, k.file.as_deref()) {
-                reports.push(held_report(invalid, k));
-            } else {
-                removed.push(k.name.clone());
-            }
-        }
+        let (removed, mut reports) = match include_removed {
+            true => removed_or_held(campaigns, &known, invalid),
+            false => (Vec::new(), Vec::new()),
+        };
         // A campaign's task is created only once a slot is free for it (waits for a search
         // lend the slot out, so campaigns that wait do not hold others back).
         let mut set = tokio::task::JoinSet::new();
@@ -192,11 +180,7 @@ impl<M: Market> Engine<M> {
                 continue;
             }
             let (e, c) = (self.clone(), lc.campaign.clone());
-            let kind = if buy_round {
-                CauseKind::Round
-            } else {
-                CauseKind::Reconcile
-            };
+            let kind = [CauseKind::Reconcile, CauseKind::Round][usize::from(buy_round)];
             let cause = pass_cause(Some(lc), kind, None);
             set.spawn(
                 slot.run(async move { e.campaign_pass(Some(&c), &c.name, buy_round, cause).await }),
@@ -783,6 +767,28 @@ impl<M: Market> Engine<M> {
         };
         Ok(held)
     }
+}
+
+/// The recorded campaigns none of `campaigns` is: removed (their file is gone), or held as
+/// recorded with their report (their file exists but fails validation).
+fn removed_or_held<C: Borrow<LoadedCampaign>>(
+    campaigns: &[C],
+    known: &[CampaignFile],
+    invalid: &InvalidFiles,
+) -> (Vec<String>, Vec<CampaignReport>) {
+    let loaded: std::collections::HashSet<&str> = campaigns
+        .iter()
+        .map(|c| c.borrow().campaign.name.as_str())
+        .collect();
+    let (mut removed, mut held) = (Vec::new(), Vec::new());
+    for k in known.iter().filter(|k| !loaded.contains(k.name.as_str())) {
+        if invalid.holds(&k.name, k.file.as_deref()) {
+            held.push(held_report(invalid, k));
+        } else {
+            removed.push(k.name.clone());
+        }
+    }
+    (removed, held)
 }
 
 /// The report of a recorded campaign whose file exists but fails validation: held as

@@ -116,29 +116,7 @@ impl<M: Market> Engine<M> {
             if let Err(e @ MarketError::RateLimited { .. }) = &result
                 && retries < RATE_LIMIT_RETRIES
             {
-                // A 429 was definitely not executed: release, wait as asked, and send again
-                // under the same natural key (the store re-arms the failed intent).
-                let wait = e
-                    .retry_after()
-                    .unwrap_or(Duration::from_secs(1))
-                    .min(MAX_RETRY_AFTER);
-                let error = e.to_string();
-                let now = self.clock.now();
-                self.complete_all(
-                    &ids,
-                    |_| Outcome::Failed {
-                        error: error.clone(),
-                    },
-                    None,
-                    now,
-                )
-                .await?;
-                tracing::info!(
-                    kind = kind.as_str(),
-                    wait_ms = wait.as_millis() as u64,
-                    "rate limited by the marketplace; sending again after Retry-After"
-                );
-                self.pause(wait).await?;
+                self.release_rate_limited(&ids, kind, e).await?;
                 retries += 1;
                 continue;
             }
@@ -147,6 +125,38 @@ impl<M: Market> Engine<M> {
             log_outcome(kind, &ids, &recorded);
             return recorded;
         }
+    }
+
+    /// A 429 was definitely not executed: its intents fail (their money is released), and
+    /// the caller sends again after `Retry-After` under the same natural key (the store
+    /// re-arms the failed intent).
+    async fn release_rate_limited(
+        &self,
+        ids: &[AttemptRef],
+        kind: crate::store::IntentKind,
+        e: &MarketError,
+    ) -> Result<(), EngineError> {
+        let wait = e
+            .retry_after()
+            .unwrap_or(Duration::from_secs(1))
+            .min(MAX_RETRY_AFTER);
+        let error = e.to_string();
+        let now = self.clock.now();
+        self.complete_all(
+            ids,
+            |_| Outcome::Failed {
+                error: error.clone(),
+            },
+            None,
+            now,
+        )
+        .await?;
+        tracing::info!(
+            kind = kind.as_str(),
+            wait_ms = wait.as_millis() as u64,
+            "rate limited by the marketplace; sending again after Retry-After"
+        );
+        self.pause(wait).await
     }
 
     /// Records the intents and their reservations, or says why nothing was recorded.

@@ -153,21 +153,8 @@ impl<M: Market> Engine<M> {
         let budget = autobuyer_budget(&sent);
         // The file's spec, so that the next plan sees it applied.
         let fp = autobuyer_fingerprint(c, ab);
-        let generation = replace::creation_generation(r, &ab.name);
         let running = ab.state == crate::campaign::AutobuyerState::Running && !c.paused;
-        let req = json!({ "project_id": project, "name": ab.name, "spec": spec, "spec_fingerprint": fp,
-                          "monthly_budget": budget, "desired_running": running, "generation": generation });
-        let mut i = intent(
-            &c.name,
-            IntentKind::CreateAutobuyer,
-            keys::create_autobuyer(&c.name, &ab.name, &fp, generation),
-            req,
-        );
-        i.reserve = Some(Reservation {
-            amount: budget,
-            links: 0,
-            day: self.clock.now().date_naive(),
-        });
+        let i = self.creation_intent(c, r, ab, (project, &spec, &fp), budget, running);
         let (name, fp2) = (ab.name.clone(), fp.clone());
         let on_success = Box::new(move |id: &i64| {
             vec![Effect::AutobuyerCreated {
@@ -203,6 +190,34 @@ impl<M: Market> Engine<M> {
             generation: 0,
         };
         self.set_autobuyer(lease, switch).await
+    }
+
+    /// The creation's intent: its key carries the replacement generation (a spec changed
+    /// back is created again), and it reserves the autobuyer's whole monthly budget.
+    fn creation_intent(
+        &self,
+        c: &Campaign,
+        r: &Recorded,
+        ab: &Autobuyer,
+        (project, spec, fp): (i64, &crate::market::AutobuyerSpec, &str),
+        budget: Money,
+        running: bool,
+    ) -> NewIntent {
+        let generation = replace::creation_generation(r, &ab.name);
+        let req = json!({ "project_id": project, "name": ab.name, "spec": spec, "spec_fingerprint": fp,
+                          "monthly_budget": budget, "desired_running": running, "generation": generation });
+        let mut i = intent(
+            &c.name,
+            IntentKind::CreateAutobuyer,
+            keys::create_autobuyer(&c.name, &ab.name, fp, generation),
+            req,
+        );
+        i.reserve = Some(Reservation {
+            amount: budget,
+            links: 0,
+            day: self.clock.now().date_naive(),
+        });
+        i
     }
 
     /// Applies a changed spec by replacement: only once the old autobuyer's stop is confirmed

@@ -65,17 +65,37 @@ impl<M: Market> Engine<M> {
             fallback_price,
         };
         self.store.links().record_link_list(name, read, now).await?;
+        self.note_list_state(name, r, &list, &j, now).await?;
+        out.released_links = self.release_left(name, grace, now).await?;
+        if j.proves_absence {
+            out.settled_stops = self.settle_due_stops(name, r, grace).await?;
+        }
+        Ok(out)
+    }
+
+    /// What this read says of the list for later reads: an operator's word that it is
+    /// complete lapses when it shows fewer links than then, and a list without paging
+    /// fields that misses a link the journal holds is known cut at this length.
+    async fn note_list_state(
+        &self,
+        name: &str,
+        r: &Recorded,
+        list: &LinkList,
+        j: &Judgement,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), EngineError> {
         let len = u32::try_from(list.links.len()).unwrap_or(u32::MAX);
+        let seen = (shown_complete(j, r), len, known_links(r));
         if self
             .store
             .campaigns()
-            .note_list_read(name, (shown_complete(&j, r), len, known_links(r)), now)
+            .note_list_read(name, seen, now)
             .await?
         {
             tracing::warn!(
                 campaign = name,
                 listed = len,
-                "the link list shows fewer links than when an operator said it was complete: that word lapsed,                  and buying stops again on URLs where others buy"
+                "the link list shows fewer links than when an operator said it was complete: that word lapsed, and buying stops again on URLs where others buy"
             );
         }
         if let Some(len) = j.cut_at {
@@ -86,25 +106,31 @@ impl<M: Market> Engine<M> {
             );
             self.store.intents().note_list_cut(name, len).await?;
         }
-        out.released_links = self
+        Ok(())
+    }
+
+    /// Releases the rent of links that left the list after the settle grace (drift), and
+    /// counts them lost.
+    async fn release_left(
+        &self,
+        name: &str,
+        grace: Duration,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u32, EngineError> {
+        let released = self
             .store
             .links()
             .release_left_links(name, grace, now)
             .await?;
-        if out.released_links > 0 {
+        if released > 0 {
             tracing::warn!(
                 campaign = name,
-                links = out.released_links,
+                links = released,
                 "links left the project's link list: their rent is released (drift)"
             );
-            self.metrics
-                .campaigns
-                .links_lost(name, u64::from(out.released_links));
+            self.metrics.campaigns.links_lost(name, u64::from(released));
         }
-        if j.proves_absence {
-            out.settled_stops = self.settle_due_stops(name, r, grace).await?;
-        }
-        Ok(out)
+        Ok(released)
     }
 
     async fn settle_purchases(

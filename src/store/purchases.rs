@@ -113,6 +113,19 @@ impl Intents<'_> {
     }
 }
 
+/// What a purchase found in the list after it was settled as not bought counts: the price
+/// the list shows, else the one the purchase was sent at, else its reservation.
+fn adopted_price(link: &LinkRecord, intent: &IntentRow) -> Money {
+    link.price
+        .or_else(|| {
+            intent
+                .request
+                .get("price")
+                .and_then(|p| serde_json::from_value::<Money>(p.clone()).ok())
+        })
+        .unwrap_or(intent.reserved)
+}
+
 async fn adopt_in(
     conn: &mut AnyConnection,
     at: AttemptRef,
@@ -138,16 +151,8 @@ async fn adopt_in(
     };
     let day = reserve_day(&row)?;
     let intent = intent_from_row(&row)?;
+    let price = adopted_price(link, &intent);
     let get = |k: &str| intent.request.get(k).and_then(serde_json::Value::as_i64);
-    let price = link
-        .price
-        .or_else(|| {
-            intent
-                .request
-                .get("price")
-                .and_then(|p| serde_json::from_value::<Money>(p.clone()).ok())
-        })
-        .unwrap_or(intent.reserved);
     sqlx::query(
         "INSERT INTO held_links (campaign, intent_id, link_id, page_id, url_id, text_id, price, bought_at, \
          seen_in_list_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)",

@@ -244,6 +244,25 @@ fn refuse_dropped_reservation(c: &Claimed, effect: &Effect) -> Result<(), StoreE
     Ok(())
 }
 
+/// A created autobuyer keeps its reservation while it runs; one created stopped releases it.
+async fn autobuyer_created(
+    conn: &mut AnyConnection,
+    c: &Claimed,
+    record: &remote::NewAutobuyer<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let kept = if record.running {
+        c.row.reserved
+    } else {
+        Money::ZERO
+    };
+    remote::save_autobuyer(conn, &c.row.campaign, record, kept).await?;
+    if !record.running {
+        release(conn, c, now).await?;
+    }
+    Ok(())
+}
+
 /// Records what a successful call did, and where its reservation goes.
 async fn apply_effect(
     conn: &mut AnyConnection,
@@ -272,12 +291,7 @@ async fn apply_effect(
                 spec_fingerprint: &spec_fingerprint,
                 monthly_budget,
             };
-            let kept = if running { c.row.reserved } else { Money::ZERO };
-            remote::save_autobuyer(conn, campaign, &record, kept).await?;
-            if !running {
-                release(conn, c, now).await?;
-            }
-            Ok(())
+            autobuyer_created(conn, c, &record, now).await
         }
         Effect::AutobuyerRunning {
             name,
