@@ -289,12 +289,21 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
     assert_eq!(named.len(), total, "every campaign's work is in the log");
 }
 
-/// The process's own lines: start, credentials, reloads, shutdown. No campaign's work.
-const PROCESS_LINES: [(&str, &str); 5] = [
+/// The process's own lines: start, the reconciliation's plan, credentials, reloads,
+/// shutdown. No campaign's work.
+const PROCESS_LINES: [(&str, &str); 7] = [
     ("linkrunner::cli::run", "linkrunner daemon starting"),
     ("linkrunner::cli::run", "linkrunner daemon stopped"),
     ("linkrunner::daemon::run", "campaigns loaded"),
+    (
+        "linkrunner::daemon::reconciler",
+        "reconciliation planned within --rate-limit",
+    ),
     ("linkrunner::daemon::signals", "SIGTERM: shutting down"),
+    (
+        "linkrunner::daemon::signals",
+        "shutting down: in-flight calls finish and are recorded; a second signal exits at once",
+    ),
     (
         "linkrunner::market::credentials",
         "marketplace credentials in use",
