@@ -10,6 +10,7 @@
 //! | `checks` | limits and positioned checks those share (a leaf: it imports none of them) |
 //! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
 //! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
+//! | `revision` | the campaign files of a git revision (`plan --base`), read with `git` |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
 
@@ -23,6 +24,7 @@ mod load;
 mod model;
 mod parse;
 mod raw;
+mod revision;
 mod rules;
 mod schema;
 mod span;
@@ -33,12 +35,13 @@ mod validate;
 
 pub use diag::Diagnostic;
 pub use git::head_commit;
-pub use load::{MAX_FILES, load_dir, load_paths};
+pub use load::{MAX_FILES, load_bytes, load_dir, load_paths};
 pub use model::{
     Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,
     LoadReport, LoadedCampaign, PromotedUrl, SearchSettings,
 };
 pub use parse::MAX_FILE_BYTES;
+pub use revision::{AtRevision, RevisionError, load_at_revision};
 pub use rules::parse_schedule;
 pub use schema::schema_json;
 
