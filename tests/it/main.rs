@@ -17,5 +17,6 @@ mod engine_kill;
 mod faults;
 mod fuzz_corpus;
 mod market_client;
+mod review;
 mod sandbox;
 mod store;
