@@ -146,6 +146,7 @@ impl<M: Market> Daemon<M> {
         let attempt = retry.map_or(1, |r| r.attempt);
         self.finish_round(lc, slot, attempt, &report).await;
         gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
+        self.intents_changed();
         self.emit(Event::Round { slot, report });
     }
 
@@ -230,6 +231,7 @@ impl<M: Market> Daemon<M> {
                 .map(|r| (r.campaign.clone(), paused.get(r.campaign.as_str()).copied()))
                 .collect();
             gauges::refresh_campaigns(&d.engine, &refreshed).await;
+            d.intents_changed();
             d.emit(Event::Reconciled(reports));
         });
     }

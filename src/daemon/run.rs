@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -95,6 +96,12 @@ pub(super) struct Daemon<M: Market> {
     pub(super) tracker: TaskTracker,
     /// SIGHUP: the credentials upkeep re-reads files (or logs in) at once.
     pub(super) credentials_hup: Arc<Notify>,
+    /// A pass wrote intents since `linkrunner_intents` was last counted: the next tick (within
+    /// a second) counts again, so the gauge follows the journal instead of waiting for the
+    /// reconcile interval (it read 0 for minutes after a start on a fresh journal).
+    pub(super) intents_stale: AtomicBool,
+    /// A count of intents is running: at most one at a time, however many passes end.
+    pub(super) intents_counting: Arc<AtomicBool>,
 }
 
 /// Per buying campaign: its parsed schedule and when its next round is due.
@@ -129,6 +136,8 @@ pub async fn run<M: Market>(
         events,
         tracker: TaskTracker::new(),
         credentials_hup: Arc::new(Notify::new()),
+        intents_stale: AtomicBool::new(false),
+        intents_counting: Arc::new(AtomicBool::new(false)),
     });
     let upkeep = tokio::spawn(credentials_upkeep(
         d.engine.market.clone(),
@@ -205,8 +214,11 @@ impl<M: Market> Daemon<M> {
                     if last_reconcile.elapsed() >= self.opts.reconcile_interval {
                         last_reconcile = tokio::time::Instant::now();
                         self.spawn_reconcile(None);
-                        let e = self.engine.clone();
-                        self.tracker.spawn(async move { gauges::refresh_intents(&e).await });
+                        // Also what another process (`resolve`, a replica) wrote meanwhile.
+                        self.intents_changed();
+                    }
+                    if self.intents_stale.load(Ordering::Acquire) {
+                        self.spawn_intents_count();
                     }
                 }
             }
@@ -299,6 +311,25 @@ impl<M: Market> Daemon<M> {
         if let Some(tx) = &self.events {
             let _ = tx.send(e);
         }
+    }
+
+    /// A pass may have written intents: `linkrunner_intents` is counted again within a second.
+    pub(super) fn intents_changed(&self) {
+        self.intents_stale.store(true, Ordering::Release);
+    }
+
+    /// Counts intents for `linkrunner_intents` in a task of its own (one aggregate query),
+    /// unless a count is already running (then the next tick tries again).
+    fn spawn_intents_count(&self) {
+        if self.intents_counting.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.intents_stale.store(false, Ordering::Release);
+        let (e, counting) = (self.engine.clone(), self.intents_counting.clone());
+        self.tracker.spawn(async move {
+            gauges::refresh_intents(&e).await;
+            counting.store(false, Ordering::Release);
+        });
     }
 
     async fn refresh_all_gauges(&self) {

@@ -1,9 +1,11 @@
 //! Metrics: one [`Metrics`] struct owns the Prometheus registry (no globals). Every name has
 //! the `linkrunner_` prefix, base units, `_total` on counters, and labels from closed sets or
 //! validated campaign names — never ids, URLs or free text. The per-campaign families live
-//! in [`campaigns`] as compact rows (see there why).
+//! in [`campaigns`] as compact rows (see there why); the standard `process_*` series are read
+//! from `/proc` on each scrape ([`process`]).
 
 mod campaigns;
+mod process;
 
 use std::sync::Arc;
 
@@ -46,6 +48,8 @@ pub struct Metrics {
     pub credentials: CredentialMetrics,
     /// The per-campaign series, kept as rows rather than as the crate's vectors.
     pub campaigns: Arc<CampaignSeries>,
+    /// `process_*`; `None` where `/proc/self` cannot be read.
+    process: Option<process::ProcessMetrics>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -175,6 +179,7 @@ impl Metrics {
             ),
             credentials: CredentialMetrics::register(&r),
             campaigns: Arc::default(),
+            process: process::ProcessMetrics::register(&r),
             registry: r,
         };
         m.init_series();
@@ -199,6 +204,9 @@ impl Metrics {
 
     /// The Prometheus text exposition of every metric.
     pub fn render(&self) -> String {
+        if let Some(p) = &self.process {
+            p.update();
+        }
         let mut buf = Vec::new();
         let enc = TextEncoder::new();
         // Encoding into a Vec cannot fail for well-formed metric families.

@@ -14,11 +14,22 @@ fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .current_dir(dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t.invalid", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn campaign(k: usize, monthly: &str) -> String {
@@ -61,18 +72,39 @@ fn one_budget_edit_among_200_campaigns_is_the_comment_s_only_detail() {
     git(t.path(), &["add", "."]);
     git(t.path(), &["commit", "-q", "-m", "200 campaigns"]);
     std::fs::write(dir.join("shop-117.yaml"), campaign(117, "3500")).unwrap();
-    assert!(campaign(117, "3500").contains("monthly: 3500 "), "the edit took");
+    assert!(
+        campaign(117, "3500").contains("monthly: 3500 "),
+        "the edit took"
+    );
 
     let out = plan(t.path(), &["--format", "markdown", "--base", "main"]);
 
-    assert_eq!(out.status.code(), Some(2), "changes pending: {}", shown(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "changes pending: {}",
+        shown(&out)
+    );
     let md = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(md.len() < 60_000, "{} bytes", md.len());
     assert!(md.starts_with("<!-- linkrunner-plan -->"), "{md}");
-    assert!(md.contains("1 of 200 campaign(s) change (1 edited, 0 added, 0 removed)"), "{md}");
-    assert_eq!(md.matches("\n### `").count(), 1, "only the changed campaign in detail: {md}");
-    assert!(md.contains("### `shop-117`: edited — cap +500 RUB/month, +17 %"), "{md}");
-    assert!(md.contains("| `budget.monthly` | 3,000 RUB | 3,500 RUB | +500 RUB, +17 % |"), "{md}");
+    assert!(
+        md.contains("1 of 200 campaign(s) change (1 edited, 0 added, 0 removed)"),
+        "{md}"
+    );
+    assert_eq!(
+        md.matches("\n### `").count(),
+        1,
+        "only the changed campaign in detail: {md}"
+    );
+    assert!(
+        md.contains("### `shop-117`: edited — cap +500 RUB/month, +17 %"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `budget.monthly` | 3,000 RUB | 3,500 RUB | +500 RUB, +17 % |"),
+        "{md}"
+    );
     assert!(md.contains("worst case now 1,450 of 3,500"), "{md}");
     assert!(md.contains("199 other campaign(s) unchanged"), "{md}");
     // Without --base the same 200 campaigns are all shown: the reason for --base.
@@ -90,7 +122,10 @@ fn a_base_that_is_not_a_revision_is_an_error_that_says_so() {
     std::fs::write(dir.join("shop-000.yaml"), campaign(0, "3000")).unwrap();
     git(t.path(), &["init", "-q", "-b", "main"]);
 
-    let out = plan(t.path(), &["--format", "markdown", "--base", "no-such-branch"]);
+    let out = plan(
+        t.path(),
+        &["--format", "markdown", "--base", "no-such-branch"],
+    );
 
     assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
     let err = String::from_utf8_lossy(&out.stderr);
