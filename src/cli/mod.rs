@@ -12,6 +12,7 @@
 //! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
 //! | [`validate`] | `validate`, `schema` |
 //! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
+//! | [`progress`] | `once`'s progress display and totals table |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
 //! | [`history`] | `history` and `explain`: what moved money and why |
 //! | [`report`] | `report --month`: the month's money for finance |
@@ -26,6 +27,7 @@ pub mod migrate;
 pub mod once;
 pub mod plan;
 pub mod probe;
+pub mod progress;
 pub mod report;
 pub mod resolve;
 pub mod run;

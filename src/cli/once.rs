@@ -1,4 +1,6 @@
 //! `linkrunner once`: one full pass over every campaign now (schedules ignored), then exit.
+//! Progress on stderr while it works, then one line per campaign and a totals table
+//! ([`progress`]); `--format json` prints the reports as JSON instead of lines and totals.
 
 use std::process::ExitCode;
 
@@ -6,6 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use super::global::GlobalArgs;
+use super::progress;
 use super::shared::{EngineArgs, Format, load_campaigns};
 use crate::app::{App, AppSettings, Journal};
 use crate::effects::pass::{CampaignReport, PassOutcome};
@@ -32,25 +35,50 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();
     });
-    let reports = e.pass(&loaded.campaigns, true).await?;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let shown = tokio::spawn(progress::show(rx, e.metrics.clone()));
+    let reports = e.pass_reporting(&loaded.campaigns, true, &tx).await;
+    drop(tx);
+    let _ = shown.await;
+    let reports = reports?;
     match a.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&reports)?),
         Format::Text => {
             for r in &reports {
-                let detail = r
-                    .detail
-                    .as_deref()
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default();
-                let reason = r.reason.map(|x| format!(" [{x}]")).unwrap_or_default();
-                println!(
-                    "{}: {}{reason} (bought {}, uncertain {}){detail}",
-                    r.campaign, r.outcome, r.bought, r.uncertain
-                );
+                println!("{}", progress::report_line(r));
             }
+            print!(
+                "{}",
+                progress::totals(&reports, money_totals(&e, &reports).await)
+            );
         }
     }
     Ok(exit_code(loaded.problems.is_empty(), &reports))
+}
+
+/// The commitment, caps and uncertain money the journal holds after the pass (`None` when it
+/// cannot be read: the totals then leave the line out rather than show a wrong 0).
+async fn money_totals<M: crate::market::Market>(
+    e: &crate::effects::Engine<M>,
+    reports: &[CampaignReport],
+) -> Option<progress::MoneyTotals> {
+    let names: Vec<String> = reports.iter().map(|r| r.campaign.clone()).collect();
+    let state = crate::views::state::read_state_of(&e.store, &names, e.clock.now())
+        .await
+        .ok()?;
+    let sum = |f: fn(&crate::decide::recorded::Recorded) -> crate::money::Money| {
+        state
+            .campaigns
+            .values()
+            .fold(crate::money::Money::ZERO, |a, r| {
+                a.checked_add(f(r)).unwrap_or(crate::money::Money::MAX)
+            })
+    };
+    Some(progress::MoneyTotals {
+        committed: sum(|r| r.budget.committed),
+        caps: sum(|r| r.budget.cap),
+        uncertain: sum(|r| r.budget.uncertain),
+    })
 }
 
 /// 0: every campaign converged. 3: every campaign converged or stalled, and at least one

@@ -17,6 +17,17 @@ use crate::decide::plan::{self, Action};
 use crate::decide::recorded::{Parts, Recorded};
 use crate::decide::stall::Judgment;
 
+/// What [`Engine::pass_reporting`] says while a pass works.
+#[derive(Debug, Clone)]
+pub enum PassProgress {
+    /// How many campaigns the pass works on (said again when removed ones are added).
+    Total(usize),
+    /// A campaign got a slot and started.
+    Started(String),
+    /// A campaign's pass ended.
+    Done(CampaignReport),
+}
+
 /// How one campaign's pass ended. Serialised (`once --format json`) and printed in snake_case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -109,7 +120,19 @@ impl<M: Market> Engine<M> {
         campaigns: &[C],
         buy_round: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, buy_round, true).await
+        self.pass_with(campaigns, buy_round, true, None).await
+    }
+
+    /// [`Self::pass`] that says on `progress` when each campaign starts and ends (`once`'s
+    /// progress display); a closed receiver changes nothing.
+    pub async fn pass_reporting<C: Borrow<LoadedCampaign>>(
+        &self,
+        campaigns: &[C],
+        buy_round: bool,
+        progress: &tokio::sync::mpsc::UnboundedSender<PassProgress>,
+    ) -> Result<Vec<CampaignReport>, EngineError> {
+        self.pass_with(campaigns, buy_round, true, Some(progress))
+            .await
     }
 
     /// Reconciles (no buying) some campaigns; with `include_removed`, also every recorded
@@ -119,7 +142,8 @@ impl<M: Market> Engine<M> {
         campaigns: &[C],
         include_removed: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, false, include_removed).await
+        self.pass_with(campaigns, false, include_removed, None)
+            .await
     }
 
     async fn pass_with<C: Borrow<LoadedCampaign>>(
@@ -127,7 +151,14 @@ impl<M: Market> Engine<M> {
         campaigns: &[C],
         buy_round: bool,
         include_removed: bool,
+        progress: Option<&tokio::sync::mpsc::UnboundedSender<PassProgress>>,
     ) -> Result<Vec<CampaignReport>, EngineError> {
+        let tell = |p: PassProgress| {
+            if let Some(tx) = progress {
+                let _ = tx.send(p);
+            }
+        };
+        tell(PassProgress::Total(campaigns.len()));
         let known: Vec<String> = if include_removed {
             self.store.campaign_names().await?
         } else {
@@ -151,8 +182,11 @@ impl<M: Market> Engine<M> {
             // A finished task keeps its whole future's memory until joined (16 KiB a
             // campaign): joined as they finish, 10,000 campaigns do not pile up 160 MiB.
             while let Some(r) = set.try_join_next() {
-                reports.push(joined(r));
+                let r = joined(r);
+                tell(PassProgress::Done(r.clone()));
+                reports.push(r);
             }
+            tell(PassProgress::Started(lc.campaign.name.clone()));
             let (e, c) = (self.clone(), lc.campaign.clone());
             let kind = if buy_round {
                 CauseKind::Round
@@ -164,14 +198,20 @@ impl<M: Market> Engine<M> {
                 slot.run(async move { e.campaign_pass(Some(&c), &c.name, buy_round, cause).await }),
             );
         }
+        if !removed.is_empty() {
+            tell(PassProgress::Total(campaigns.len() + removed.len()));
+        }
         for name in removed {
             let slot = self.slots.take().await;
+            tell(PassProgress::Started(name.clone()));
             let e = self.clone();
             let cause = pass_cause(None, CauseKind::Removal, None);
             set.spawn(slot.run(async move { e.campaign_pass(None, &name, false, cause).await }));
         }
         while let Some(r) = set.join_next().await {
-            reports.push(joined(r));
+            let r = joined(r);
+            tell(PassProgress::Done(r.clone()));
+            reports.push(r);
         }
         reports.sort_by(|a, b| a.campaign.cmp(&b.campaign));
         Ok(reports)
