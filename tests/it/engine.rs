@@ -52,6 +52,7 @@ on_both_backends!(
     month::the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers,
     binary::plan_on_a_fresh_database_exits_2_without_calling_the_marketplace,
     binary::resolve_through_the_binary_lets_the_next_pass_converge,
+    binary::once_shows_progress_and_ends_with_totals_that_match_the_ledger,
     forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,
     forms::nested_ids_and_a_nested_price_with_its_field_map_get_links_bought,
     forms::reads_truncated_in_transit_still_get_links_bought_once,
