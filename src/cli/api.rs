@@ -143,6 +143,13 @@ impl ApiArgs {
             .context("--api-base-url / LINKRUNNER_API_BASE_URL")?;
         config.auth_scheme = self.auth_scheme.into();
         config.field_map = FieldMap::parse(self.field_map.as_deref().unwrap_or_default())?;
+        self.apply_limits(&mut config)?;
+        Ok(config)
+    }
+
+    /// The client's limits (rate, requests in flight, timeouts, answer size, read retries) onto
+    /// `config`: also the demo's, whose marketplace and credentials are its own.
+    pub fn apply_limits(&self, config: &mut ClientConfig) -> anyhow::Result<()> {
         config.rate_limit = NonZeroU32::new(self.rate_limit).context(
             "--rate-limit / LINKRUNNER_RATE_LIMIT must be at least 1 request per second",
         )?;
@@ -154,7 +161,7 @@ impl ApiArgs {
         config.max_answer_bytes = self.max_answer_bytes;
         config.read_retries = self.read_retries;
         config.validate().context("marketplace client settings")?;
-        Ok(config)
+        Ok(())
     }
 
     /// The built-in login with `--login`, else the token and ticket where they are found.

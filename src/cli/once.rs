@@ -27,7 +27,7 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
         .api
         .client_config()
         .context("marketplace client settings")?;
-    let mut settings = AppSettings::new(Journal::Url(g.database_url.clone()), market);
+    let mut settings = AppSettings::new(Journal::Url(g.database_url().to_string()), market);
     settings.engine = a.engine.settings();
     let e = App::build(settings).await?.into_engine();
     let stop = e.cancel.clone();

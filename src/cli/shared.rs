@@ -81,7 +81,7 @@ impl EngineArgs {
 
 /// The journal of `--database-url`, migrated (`plan`, `status`, `resolve`, `migrate`).
 pub async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
-    crate::app::open_journal(&g.database_url, &Arc::new(Metrics::new())).await
+    crate::app::open_journal(g.database_url(), &Arc::new(Metrics::new())).await
 }
 
 /// The campaign directory; every problem is printed on stderr.
