@@ -11,6 +11,7 @@ mod support;
 
 mod campaign_validate;
 mod client_sandbox;
+mod commands;
 mod daemon;
 mod engine;
 mod engine_kill;
