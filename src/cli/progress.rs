@@ -149,17 +149,17 @@ pub fn totals(reports: &[CampaignReport], money: Option<MoneyTotals>) -> String 
     let outcomes: Vec<String> = by_outcome.iter().map(|(k, n)| format!("{k} {n}")).collect();
     let _ = writeln!(
         o,
-        "  {:<10} {:>6}   {}",
+        "  {:<10} {:>10}   {}",
         "campaigns",
         reports.len(),
         outcomes.join(", ")
     );
     let bought: u64 = reports.iter().map(|r| u64::from(r.bought)).sum();
-    let _ = writeln!(o, "  {:<10} {:>6}   link(s)", "bought", bought);
+    let _ = writeln!(o, "  {:<10} {:>10}   link(s)", "bought", bought);
     if let Some(m) = money {
         let _ = writeln!(
             o,
-            "  {:<10} {:>6}   RUB/month committed, of {} RUB/month in caps; {} RUB uncertain",
+            "  {:<10} {:>10}   RUB/month committed, of {} RUB/month in caps; {} RUB uncertain",
             "committed",
             rubles(m.committed),
             rubles(m.caps),
@@ -169,7 +169,7 @@ pub fn totals(reports: &[CampaignReport], money: Option<MoneyTotals>) -> String 
     let waiting: Vec<&CampaignReport> = reports.iter().filter(|r| is_waiting(r.outcome)).collect();
     let _ = writeln!(
         o,
-        "  {:<10} {:>6}   {}",
+        "  {:<10} {:>10}   {}",
         "waiting",
         waiting.len(),
         reasons(&waiting)
@@ -180,7 +180,7 @@ pub fn totals(reports: &[CampaignReport], money: Option<MoneyTotals>) -> String 
         .collect();
     let _ = writeln!(
         o,
-        "  {:<10} {:>6}   {}",
+        "  {:<10} {:>10}   {}",
         "failed",
         failed.len(),
         reasons(&failed)
@@ -261,20 +261,24 @@ mod tests {
         let t = totals(&rs, Some(money));
 
         assert!(
-            t.contains("campaigns       3   converged 1, failed 1, stalled 1"),
+            t.contains("  campaigns           3   converged 1, failed 1, stalled 1"),
             "{t}"
         );
-        assert!(t.contains("bought          3   link(s)"), "{t}");
+        assert!(t.contains("  bought              3   link(s)"), "{t}");
         assert!(
-            t.contains("committed  12,345   RUB/month committed, of 600,000 RUB/month in caps"),
-            "{t}"
-        );
-        assert!(
-            t.contains("waiting         1   insufficient_balance (1): bolt"),
+            t.contains(
+                "  committed      12,345   RUB/month committed, of 600,000 RUB/month in caps"
+            ),
             "{t}"
         );
         assert!(
-            t.contains("failed          1   failed: marketplace: connection refused (1): calm"),
+            t.contains("  waiting             1   insufficient_balance (1): bolt"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "  failed              1   failed: marketplace: connection refused (1): calm"
+            ),
             "{t}"
         );
     }

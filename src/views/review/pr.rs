@@ -112,7 +112,7 @@ fn money_phrase(d: &CampaignDiff, plan: Option<&CampaignPlan>) -> String {
         parts.push(format!("cap {x}"));
     }
     if let Some(x) = money_delta(d.money.worst.0, d.money.worst.1, "RUB/month") {
-        parts.push(format!("{x} commitment at most"));
+        parts.push(format!("commitment at most {x}"));
     }
     if let Some(p) = plan.filter(|_| d.change != FileChange::Removed) {
         parts.push(format!(

@@ -168,9 +168,13 @@ pub async fn once_shows_progress_and_ends_with_totals_that_match_the_ledger(db: 
         text(&out)
     );
     assert!(stdout.contains("\ntotals\n"), "{}", text(&out));
-    assert!(stdout.contains("  campaigns       3   "), "{}", text(&out));
     assert!(
-        stdout.contains(&format!("  bought     {bought_by_calls:>6}   link(s)")),
+        stdout.contains("  campaigns           3   "),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains(&format!("  bought     {bought_by_calls:>10}   link(s)")),
         "{}",
         text(&out)
     );
@@ -180,7 +184,7 @@ pub async fn once_shows_progress_and_ends_with_totals_that_match_the_ledger(db: 
         text(&out)
     );
     assert!(
-        stdout.contains("  waiting    ") && stdout.contains("  failed     "),
+        stdout.contains("\n  waiting    ") && stdout.contains("\n  failed     "),
         "{}",
         text(&out)
     );
