@@ -78,31 +78,42 @@ fn recovery(e: &YamlError) -> Option<Recovery> {
         | YamlError::SerdeUnknownVariant { .. }
         | YamlError::InvalidBooleanStrict { .. }
         | YamlError::NullIntoString { .. }
-        | YamlError::Message { .. }
-        | YamlError::ExternalMessage { .. } => Some(Recovery::StandIn),
+        // A deserializer's own message (an amount of money); a scanner's (syntax) is not here.
+        | YamlError::Message { .. } => Some(Recovery::StandIn),
         _ => None,
     }
 }
 
 /// The first error, then every further one found past it (see the module's map). Problems of
-/// meaning are added only once the file reads, and never at a stand-in's position.
+/// meaning are added once the file reads, only when no stand-in was needed (a stand-in value
+/// would take part in checks across fields: `per_run` above a stand-in `daily_links`). A key
+/// left out makes no "missing key" problem of its own: the unknown key's message says it.
 fn every_problem(text: &str, first: YamlError) -> Problems {
     let mut p = Problems::default();
     let mut seen = std::collections::HashSet::new();
+    let (mut stood_in, mut dropped) = (false, false);
     let mut text = text.to_string();
     let mut err = first;
     for _ in 0..=MAX_RECOVERIES {
         let pos = error_pos(&err);
-        if !seen.insert(pos) {
+        let missing = matches!(original(&err), YamlError::SerdeMissingField { .. });
+        if !seen.insert(pos) || (dropped && missing) {
             break;
         }
         p.at(pos, error_message(&err));
-        let Some(next) = recovery(&err).and_then(|r| get_past(&text, pos, &r)) else {
+        let Some(how) = recovery(&err) else {
             break;
         };
+        let Some(next) = get_past(&text, pos, &how) else {
+            break;
+        };
+        match how {
+            Recovery::DropLine => dropped = true,
+            Recovery::StandIn => stood_in = true,
+        }
         match serde_saphyr::from_str_with_options::<RawCampaign>(&next, options()) {
             Ok(raw) => {
-                if let Err(meaning) = super::validate::validate(&raw) {
+                if !stood_in && let Err(meaning) = super::validate::validate(&raw) {
                     p.extend_except(meaning, &seen);
                 }
                 break;
@@ -286,7 +297,7 @@ mod tests {
 
         let found = messages(yaml);
 
-        assert_eq!(found.len(), 4, "{found:#?}");
+        assert_eq!(found.len(), 3, "{found:#?}");
         assert!(
             found[0].starts_with("9:16: expected a whole number"),
             "{found:#?}"
@@ -296,12 +307,26 @@ mod tests {
             "{found:#?}"
         );
         assert!(
-            found[2].starts_with("12:17: schedule `61 9 * * *`: minute `61`"),
-            "the meaning is checked too: {found:#?}"
-        );
-        assert!(
-            found[3].starts_with("12:57: expected a whole number"),
+            found[2].starts_with("12:57: expected a whole number"),
             "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn after_an_unknown_key_the_meaning_is_checked_and_no_missing_key_is_invented() {
+        let file = "name: t\ndomain: https://t.example\nurls:\n  - url: https://t.example/a\n    texts: [\"#a#a#/a#\"]\nbudget:\n  monthly: 1000\n  max_link_price: 100\n  daily_links: 5\n  total_links: 50\n  colour: red\nbuy: {schedule: \"61 9 * * *\", link_type_id: 1, per_run: 5}\n";
+        let found = messages(file);
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found[1].starts_with("12:17: schedule `61 9 * * *`: minute `61`"),
+            "{found:#?}"
+        );
+
+        let typo = messages(&file.replace("budget:", "budjet:"));
+        assert_eq!(
+            typo.len(),
+            1,
+            "the typo, not also `missing key budget`: {typo:#?}"
         );
     }
 
