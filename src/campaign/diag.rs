@@ -48,6 +48,11 @@ impl Problems {
     pub fn at(&mut self, pos: Pos, message: impl Into<String>) {
         self.0.push((pos, message.into()));
     }
+    /// Adds `other`'s problems except those at one of `skip`'s positions.
+    pub fn extend_except(&mut self, other: Problems, skip: &std::collections::HashSet<Pos>) {
+        self.0
+            .extend(other.0.into_iter().filter(|(pos, _)| !skip.contains(pos)));
+    }
     pub fn len(&self) -> usize {
         self.0.len()
     }

@@ -161,6 +161,13 @@ fn is_campaign_file_name(p: &Path) -> bool {
     !name.starts_with('.') && (name.ends_with(".yaml") || name.ends_with(".yml"))
 }
 
+/// One file's bytes, parsed and validated as [`load_dir`] does (the campaign files of a git
+/// revision for `plan --base`); `path` only names the file in the problems.
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<super::Campaign, Vec<Diagnostic>> {
+    let raw = parse::parse(bytes).map_err(|p| p.into_diagnostics(path))?;
+    validate(&raw).map_err(|p: Problems| p.into_diagnostics(path))
+}
+
 fn load_file(path: &Path) -> Outcome {
     let mut outcome = Outcome {
         path: path.to_path_buf(),

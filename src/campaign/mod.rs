@@ -13,6 +13,7 @@
 //! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
 //! | `invalid` | [`InvalidFiles`]: files that exist but did not load; their campaigns are held, never removed |
 //! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
+//! | `revision` | the campaign files of a git revision (`plan --base`), read with `git` |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
 //! | `account` | the account file (`--account-file`): the account-wide cap |
@@ -33,6 +34,7 @@ mod load;
 mod model;
 mod parse;
 mod raw;
+mod revision;
 mod rules;
 mod schema;
 mod span;
@@ -45,12 +47,13 @@ pub use account::{AccountFile, MAX_ACCOUNT_FILE_BYTES, load_account_file, parse_
 pub use diag::Diagnostic;
 pub use git::head_commit;
 pub use invalid::{InvalidFile, InvalidFiles, file_key};
-pub use load::{MAX_FILES, load_dir, load_paths};
+pub use load::{MAX_FILES, load_bytes, load_dir, load_paths};
 pub use model::{
     Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,
     LoadReport, LoadedCampaign, PromotedUrl, SearchSettings,
 };
 pub use parse::MAX_FILE_BYTES;
+pub use revision::{AtRevision, RevisionError, load_at_revision};
 pub use rules::{check_name, parse_schedule};
 pub use schema::schema_json;
 

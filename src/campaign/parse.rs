@@ -1,6 +1,9 @@
 //! Bytes → [`RawCampaign`]: size and encoding checks, YAML with limits against alias bombs
 //! and deep nesting, and parser errors turned into positioned messages (with "did you mean"
-//! for unknown keys). Stops at the first syntax or type error: past it, positions are guesses.
+//! for unknown keys). After a type error or an unknown key, the file is read again with a
+//! stand-in for that value (or without that key) to find the next problem, up to
+//! [`MAX_RECOVERIES`] times, so `validate` lists every problem of a file at once; a syntax
+//! error still ends the search (past it, positions are guesses).
 
 use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{Error as YamlError, MessageFormatter, Options, UserMessageFormatter};
@@ -18,6 +21,9 @@ pub const MAX_DEPTH: usize = 16;
 pub const MAX_ALIASES: usize = 100;
 /// Most events that alias expansion may add; stops "billion laughs" bombs early.
 pub const MAX_REPLAYED_EVENTS: usize = 10_000;
+
+/// Most further problems looked for after a file's first parse error.
+pub const MAX_RECOVERIES: usize = 20;
 
 /// Parses one file's bytes; on failure the problems say where and why.
 pub fn parse(bytes: &[u8]) -> Result<RawCampaign, Problems> {
@@ -49,10 +55,124 @@ pub fn parse(bytes: &[u8]) -> Result<RawCampaign, Problems> {
         );
         return Err(p);
     }
-    serde_saphyr::from_str_with_options::<RawCampaign>(text, options()).map_err(|e| {
-        p.at(error_pos(&e), error_message(&e));
-        p
-    })
+    serde_saphyr::from_str_with_options::<RawCampaign>(text, options())
+        .map_err(|e| every_problem(text, e))
+}
+
+/// How the search for the next problem gets past one.
+enum Recovery {
+    /// Read the file without this line (and the block under it): an unknown or repeated key.
+    DropLine,
+    /// Put a stand-in where the value was: a value of the wrong type.
+    StandIn,
+}
+
+fn recovery(e: &YamlError) -> Option<Recovery> {
+    match original(e) {
+        YamlError::SerdeUnknownField { .. } | YamlError::DuplicateMappingKey { .. } => {
+            Some(Recovery::DropLine)
+        }
+        YamlError::InvalidScalar { .. }
+        | YamlError::SerdeInvalidType { .. }
+        | YamlError::SerdeInvalidValue { .. }
+        | YamlError::SerdeUnknownVariant { .. }
+        | YamlError::InvalidBooleanStrict { .. }
+        | YamlError::NullIntoString { .. }
+        // A deserializer's own message (an amount of money); a scanner's (syntax) is not here.
+        | YamlError::Message { .. } => Some(Recovery::StandIn),
+        _ => None,
+    }
+}
+
+/// The first error, then every further one found past it (see the module's map). Problems of
+/// meaning are added once the file reads, only when no stand-in was needed (a stand-in value
+/// would take part in checks across fields: `per_run` above a stand-in `daily_links`). A key
+/// left out makes no "missing key" problem of its own: the unknown key's message says it.
+fn every_problem(text: &str, first: YamlError) -> Problems {
+    let mut p = Problems::default();
+    let mut seen = std::collections::HashSet::new();
+    let (mut stood_in, mut dropped) = (false, false);
+    let mut text = text.to_string();
+    let mut err = first;
+    for _ in 0..=MAX_RECOVERIES {
+        let pos = error_pos(&err);
+        let missing = matches!(original(&err), YamlError::SerdeMissingField { .. });
+        if !seen.insert(pos) || (dropped && missing) {
+            break;
+        }
+        p.at(pos, error_message(&err));
+        let Some(how) = recovery(&err) else {
+            break;
+        };
+        let Some(next) = get_past(&text, pos, &how) else {
+            break;
+        };
+        match how {
+            Recovery::DropLine => dropped = true,
+            Recovery::StandIn => stood_in = true,
+        }
+        match serde_saphyr::from_str_with_options::<RawCampaign>(&next, options()) {
+            Ok(raw) => {
+                if !stood_in && let Err(meaning) = super::validate::validate(&raw) {
+                    p.extend_except(meaning, &seen);
+                }
+                break;
+            }
+            Err(e) => (text, err) = (next, e),
+        }
+    }
+    p
+}
+
+/// `text` read past the problem at `pos`: without its line, or with the first stand-in after
+/// which the parser no longer stops at `pos` (a stand-in that only moves the error to a
+/// syntax error is not taken).
+fn get_past(text: &str, pos: Pos, how: &Recovery) -> Option<String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let at = pos.line.checked_sub(1).filter(|&i| i < lines.len())?;
+    match how {
+        Recovery::DropLine => {
+            let indent = |l: &str| l.len() - l.trim_start().len();
+            let own = indent(lines[at]);
+            let end = (at + 1..lines.len())
+                .find(|&i| !lines[i].trim().is_empty() && indent(lines[i]) <= own)
+                .unwrap_or(lines.len());
+            // Blank, not removed: the lines below keep their numbers.
+            let mut kept = lines.clone();
+            kept[at..end].iter_mut().for_each(|l| *l = "");
+            Some(kept.join("\n"))
+        }
+        Recovery::StandIn => ["1", "x", "[]", "{}", "true"]
+            .into_iter()
+            .find_map(|stand_in| {
+                let line = replace_value(lines[at], pos.column, stand_in)?;
+                let mut next = lines.clone();
+                next[at] = &line;
+                let candidate = next.join("\n");
+                match serde_saphyr::from_str_with_options::<RawCampaign>(&candidate, options()) {
+                    Ok(_) => Some(candidate),
+                    Err(e) if error_pos(&e) != pos && recovery(&e).is_some() => Some(candidate),
+                    Err(_) => None,
+                }
+            }),
+    }
+}
+
+/// `line` with the value starting at character `column` (1-based) replaced: up to the next
+/// `,`, `}` or `]` inside a flow collection, else up to a comment or the end of the line.
+fn replace_value(line: &str, column: usize, stand_in: &str) -> Option<String> {
+    let chars: Vec<char> = line.chars().collect();
+    let start = column.checked_sub(1).filter(|&c| c < chars.len())?;
+    let in_flow = chars[..start].iter().any(|c| *c == '{' || *c == '[');
+    let end = (start..chars.len())
+        .find(|&i| {
+            (in_flow && matches!(chars[i], ',' | '}' | ']'))
+                || (chars[i] == '#' && i > start && chars[i - 1] == ' ')
+        })
+        .unwrap_or(chars.len());
+    let before: String = chars[..start].iter().collect();
+    let after: String = chars[end..].iter().collect();
+    Some(format!("{before}{stand_in}{after}"))
 }
 
 pub(super) fn options() -> Options {
@@ -159,6 +279,62 @@ fn sanitized(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn messages(yaml: &str) -> Vec<String> {
+        match parse(yaml.as_bytes()) {
+            Ok(_) => Vec::new(),
+            Err(p) => p
+                .into_diagnostics(std::path::Path::new("t.yaml"))
+                .into_iter()
+                .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn every_problem_is_reported_after_a_type_error_and_an_unknown_key() {
+        let yaml = "name: t\ndomain: https://t.example\nurls:\n  - url: https://t.example/a\n    texts: [\"#a#a#/a#\"]\nbudget:\n  monthly: 1000\n  max_link_price: 100\n  daily_links: lots\n  total_links: 50\n  colour: red\nbuy: {schedule: \"61 9 * * *\", link_type_id: 1, per_run: many}\n";
+
+        let found = messages(yaml);
+
+        assert_eq!(found.len(), 3, "{found:#?}");
+        assert!(
+            found[0].starts_with("9:16: expected a whole number"),
+            "{found:#?}"
+        );
+        assert!(
+            found[1].starts_with("11:3: unknown key `colour`"),
+            "{found:#?}"
+        );
+        assert!(
+            found[2].starts_with("12:57: expected a whole number"),
+            "{found:#?}"
+        );
+    }
+
+    #[test]
+    fn after_an_unknown_key_the_meaning_is_checked_and_no_missing_key_is_invented() {
+        let file = "name: t\ndomain: https://t.example\nurls:\n  - url: https://t.example/a\n    texts: [\"#a#a#/a#\"]\nbudget:\n  monthly: 1000\n  max_link_price: 100\n  daily_links: 5\n  total_links: 50\n  colour: red\nbuy: {schedule: \"61 9 * * *\", link_type_id: 1, per_run: 5}\n";
+        let found = messages(file);
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found[1].starts_with("12:17: schedule `61 9 * * *`: minute `61`"),
+            "{found:#?}"
+        );
+
+        let typo = messages(&file.replace("budget:", "budjet:"));
+        assert_eq!(
+            typo.len(),
+            1,
+            "the typo, not also `missing key budget`: {typo:#?}"
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_still_ends_the_search() {
+        let found = messages("name: t\ndomain: [unclosed\nbudget: 5\n");
+        assert_eq!(found.len(), 1, "{found:#?}");
+    }
 
     #[test]
     fn a_bad_byte_is_located_by_line_and_character_column() {

@@ -32,18 +32,28 @@ pub struct RawCampaign {
     #[serde(default)]
     pub buy: Option<At<RawBuy>>,
     /// Named search filters, referenced by autobuyers.
-    #[serde(default)]
-    #[schemars(length(max = 100))]
+    #[serde(default, deserialize_with = "null_as_empty")]
+    #[schemars(with = "Option<Vec<RawFilter>>", length(max = 100))]
     pub filters: Vec<At<RawFilter>>,
     /// Marketplace autobuyers: the marketplace buys by itself within per-URL limits.
-    #[serde(default)]
-    #[schemars(length(max = 100))]
+    #[serde(default, deserialize_with = "null_as_empty")]
+    #[schemars(with = "Option<Vec<RawAutobuyer>>", length(max = 100))]
     pub autobuyers: Vec<At<RawAutobuyer>>,
     // --- adoption (issue 24) ---
     /// Adopt the marketplace project that already exists for this domain (its id, from the marketplace's web UI): no project is created, and what its link list shows is counted as held. Requires `budget.unknown_link_rent`. Changes to it wait for `linkrunner resolve adopt NAME`.
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub project_id: Option<At<i64>>,
+}
+
+/// An optional list written as `key: null` (or `key:` alone) reads as an empty list: every
+/// optional section accepts `null`, in the parser as in the schema.
+fn null_as_empty<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
 }
 
 /// A promoted URL and its anchor texts.

@@ -108,9 +108,92 @@ pub fn parse_schedule(expr: &str) -> Result<Cron, String> {
         .year(Year::Disallowed)
         .dom_and_dow(false)
         .build();
-    parser
-        .parse(expr)
-        .map_err(|e| format!("schedule `{expr}` is not valid cron: {e}"))
+    // The library's own message ("Component error: Number out of bounds.") names no field:
+    // each field is checked here first, and said in the file's terms.
+    if let Some(problem) = explain_fields(expr) {
+        return Err(format!("schedule `{expr}`: {problem}"));
+    }
+    parser.parse(expr).map_err(|_| {
+        format!(
+            "schedule `{expr}` is not a cron schedule linkrunner understands: five fields, minute \
+             hour day-of-month month day-of-week, each `*`, a number, a range `a-b`, a list `a,b` \
+             or a step `*/n` (e.g. `0 9 * * 1-5`)"
+        )
+    })
+}
+
+/// The five fields: name, smallest and largest value, and the names allowed for values.
+const FIELDS: [(&str, u32, u32, &[&str]); 5] = [
+    ("minute", 0, 59, &[]),
+    ("hour", 0, 23, &[]),
+    ("day of month", 1, 31, &[]),
+    (
+        "month",
+        1,
+        12,
+        &[
+            "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+        ],
+    ),
+    (
+        "day of week",
+        0,
+        7,
+        &["sun", "mon", "tue", "wed", "thu", "fri", "sat"],
+    ),
+];
+
+/// The first field of a five-field schedule that is out of range or malformed, in words.
+fn explain_fields(expr: &str) -> Option<String> {
+    expr.split_whitespace()
+        .zip(FIELDS)
+        .find_map(|(text, (name, lo, hi, names))| {
+            text.split(',')
+                .find_map(|part| explain_part(part, name, lo, hi, names))
+                .map(|why| format!("{name} `{text}`: {why}"))
+        })
+}
+
+/// `*`, `*/n`, `a`, `a-b`, `a-b/n` (with names where the field has them).
+fn explain_part(part: &str, name: &str, lo: u32, hi: u32, names: &[&str]) -> Option<String> {
+    let (range, step) = match part.split_once('/') {
+        Some((r, s)) => (r, Some(s)),
+        None => (part, None),
+    };
+    if let Some(step) = step {
+        match step.parse::<u32>() {
+            Ok(n) if n >= 1 && n <= hi.max(1) => {}
+            _ => {
+                return Some(format!(
+                    "step `/{step}` must be a whole number from 1 to {hi}"
+                ));
+            }
+        }
+    }
+    // `?`, and the extensions `L`, `W` and `#` the parser knows: its own check decides.
+    if range == "*" || range.contains(['?', 'L', 'l', 'W', 'w', '#']) {
+        return None;
+    }
+    let value = |v: &str| -> Result<u32, String> {
+        if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(v)) {
+            return Ok(i as u32 + lo);
+        }
+        match v.parse::<u32>() {
+            Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+            Ok(n) => Err(format!("{n} is out of range: a {name} is {lo} to {hi}")),
+            Err(_) if v.is_empty() => Err("a value is missing".to_string()),
+            Err(_) => Err(format!("`{v}` is not a {name}")),
+        }
+    };
+    let (a, b) = match range.split_once('-') {
+        Some((a, b)) => (value(a), Some(value(b))),
+        None => (value(range), None),
+    };
+    match (a, b) {
+        (Err(e), _) | (_, Some(Err(e))) => Some(e),
+        (Ok(a), Some(Ok(b))) if a > b => Some(format!("range {a}-{b} runs backwards")),
+        _ => None,
+    }
 }
 
 /// Checks the schedule parses and fires within the year after `from`; `from` is fixed
@@ -209,6 +292,39 @@ mod tests {
             .find_next_occurrence(&schedule_reference_time(), false)
             .unwrap();
         assert_eq!(next.to_rfc3339(), "2025-03-01T09:00:00+00:00");
+    }
+
+    #[test]
+    fn cron_problems_are_said_in_the_files_terms_not_the_librarys() {
+        let said = |e: &str| parse_schedule(e).unwrap_err();
+        assert_eq!(
+            said("61 9 * * *"),
+            "schedule `61 9 * * *`: minute `61`: 61 is out of range: a minute is 0 to 59"
+        );
+        assert_eq!(
+            said("0 9 * 13 *"),
+            "schedule `0 9 * 13 *`: month `13`: 13 is out of range: a month is 1 to 12"
+        );
+        assert_eq!(
+            said("0 9 * * mon-xyz"),
+            "schedule `0 9 * * mon-xyz`: day of week `mon-xyz`: `xyz` is not a day of week"
+        );
+        assert_eq!(
+            said("*/0 9 * * *"),
+            "schedule `*/0 9 * * *`: minute `*/0`: step `/0` must be a whole number from 1 to 59"
+        );
+        assert_eq!(
+            said("0 17-9 * * *"),
+            "schedule `0 17-9 * * *`: hour `17-9`: range 17-9 runs backwards"
+        );
+        for fine in [
+            "0 9 * * 1-5",
+            "*/15 8-18 * * mon-fri",
+            "0 0 1,15 jan,jul *",
+            "30 6 * * 0,7",
+        ] {
+            assert!(parse_schedule(fine).is_ok(), "{fine}");
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Deserializer};
 
 /// A 1-based line and column in a campaign file; `(1, 1)` stands for "the whole file".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Pos {
     pub line: usize,
     pub column: usize,

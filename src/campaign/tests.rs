@@ -151,3 +151,52 @@ fn an_unknown_key_is_reported_where_it_is_written() {
 fn an_unknown_position_points_at_the_whole_file() {
     assert_eq!(Pos::new(0, 0), Pos::FILE);
 }
+
+#[test]
+fn every_optional_section_may_be_null_in_the_file_and_in_the_schema() {
+    let minimal = r##"
+name: t
+domain: https://t.example
+urls:
+  - url: https://t.example/a
+    texts: ["#a#a#/a#"]
+budget: {monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}
+paused: null
+buy: ~
+filters: null
+autobuyers:
+"##;
+    let c = check(minimal).unwrap();
+    assert!(c.filters.is_empty() && c.autobuyers.is_empty() && c.buy.is_none() && !c.paused);
+    let nested = with("per_run: 5}", "per_run: 5, order: null, search: null}")
+        .replace("state: running", "state: running\n    auto_approve: null");
+    assert!(check(&nested).is_ok(), "{:?}", check(&nested));
+
+    let schema: serde_json::Value = serde_json::from_str(&super::schema_json()).unwrap();
+    let defs = &schema["definitions"];
+    for (name, object) in [
+        ("campaign", &schema),
+        ("BuyRounds", &defs["BuyRounds"]),
+        ("Autobuyer", &defs["Autobuyer"]),
+    ] {
+        let required: Vec<&str> = object["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+            .unwrap_or_default();
+        for (key, prop) in object["properties"].as_object().unwrap() {
+            if required.contains(&key.as_str()) {
+                continue;
+            }
+            let nullable = prop["type"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t == "null"))
+                || prop["anyOf"]
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|s| s["type"] == "null"));
+            assert!(
+                nullable,
+                "{name}.{key} is optional but the schema refuses null: {prop}"
+            );
+        }
+    }
+}

@@ -152,6 +152,13 @@ impl ApiArgs {
             .context("--api-base-url / LINKRUNNER_API_BASE_URL")?;
         config.auth_scheme = self.auth_scheme.into();
         config.field_map = FieldMap::parse(self.field_map.as_deref().unwrap_or_default())?;
+        self.apply_limits(&mut config)?;
+        Ok(config)
+    }
+
+    /// The client's limits (rate, requests in flight, timeouts, answer size, read retries) onto
+    /// `config`: also the demo's, whose marketplace and credentials are its own.
+    pub fn apply_limits(&self, config: &mut ClientConfig) -> anyhow::Result<()> {
         config.rate_limit = NonZeroU32::new(self.rate_limit).context(
             "--rate-limit / LINKRUNNER_RATE_LIMIT must be at least 1 request per second",
         )?;
@@ -164,7 +171,7 @@ impl ApiArgs {
         config.read_retries = self.read_retries;
         config.allow_insecure_http = self.allow_insecure_http;
         config.validate().context("marketplace client settings")?;
-        Ok(config)
+        Ok(())
     }
 
     /// The built-in login with `--login`, else the token and ticket where they are found.

@@ -33,13 +33,54 @@ pub struct DemoArgs {
     pub rounds: u32,
 }
 
-/// The demo never writes into the real journal: the default database becomes a demo file.
+/// The demo's own journal when `--database-url` is left at its default.
+pub const DEMO_DATABASE: &str = "sqlite://linkrunner-demo.db";
+
+/// The demo never writes into the real journal by default: without `--database-url` it
+/// uses a file of its own.
 fn demo_database(g: &GlobalArgs) -> String {
-    if g.database_url == "sqlite://linkrunner.db" {
-        "sqlite://linkrunner-demo.db".into()
-    } else {
-        g.database_url.clone()
+    g.database_url
+        .clone()
+        .unwrap_or_else(|| DEMO_DATABASE.into())
+}
+
+/// The demo's marketplace starts empty on every run, so the journal of an earlier run names
+/// projects and autobuyers it does not have: the default demo file is started afresh (it is
+/// the demo's alone), and a journal given with `--database-url` must not hold campaigns yet.
+fn start_afresh(db: &str) -> anyhow::Result<()> {
+    if db != DEMO_DATABASE {
+        return Ok(());
     }
+    let file = db.trim_start_matches("sqlite://");
+    let mut removed = false;
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let path = format!("{file}{suffix}");
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing the last demo's {path}")),
+        }
+    }
+    if removed {
+        println!(
+            "(the last demo's journal {file} was replaced: the demo's marketplace starts empty on every run)"
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a journal given with `--database-url` that already holds campaigns.
+async fn refuse_used_journal(app: &App, db: &str) -> anyhow::Result<()> {
+    let known = app.engine().store().campaigns().campaign_names().await?;
+    if db != DEMO_DATABASE && !known.is_empty() {
+        anyhow::bail!(
+            "the journal {db} already holds {} campaign(s); the demo's marketplace starts empty, so \
+             the demo needs a journal of its own: leave --database-url out (the demo then uses \
+             {DEMO_DATABASE}, started afresh on every run) or give an empty one",
+            known.len()
+        );
+    }
+    Ok(())
 }
 
 pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
@@ -54,9 +95,10 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
             .context("starting the sandbox")?,
     );
     let db = demo_database(g);
+    start_afresh(&db)?;
     let mut market = app::client_config(&sandbox.base_url(), &token, &ticket)?;
-    market.rate_limit = std::num::NonZeroU32::new(50).unwrap_or(std::num::NonZeroU32::MIN);
-    market.max_concurrency = 8;
+    // The client flags hold here as everywhere (`--help` shows their real defaults).
+    g.api.apply_limits(&mut market)?;
     let mut settings = AppSettings::new(Journal::Url(db.clone()), market);
     settings.engine = EngineSettings {
         poll_initial: Duration::from_millis(300),
@@ -73,6 +115,7 @@ pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
         signals: true,
     };
     let app = App::build(settings).await?;
+    refuse_used_journal(&app, &db).await?;
     let listener = TcpListener::bind(a.listen).await.with_context(|| {
         format!(
             "binding {} (is another linkrunner running? try --listen 127.0.0.1:0)",

@@ -8,16 +8,17 @@ use clap::{Args, ValueEnum};
 use super::api::ApiArgs;
 use crate::telemetry::LogFormat;
 
+/// `--database-url` when not given (the demo uses a file of its own instead, see `demo`).
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://linkrunner.db";
+
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Where the journal lives: sqlite://FILE (embedded, one machine) or postgres://... (replicas).
-    #[arg(
-        long,
-        env = "LINKRUNNER_DATABASE_URL",
-        default_value = "sqlite://linkrunner.db",
-        global = true
-    )]
-    pub database_url: String,
+    /// Default: sqlite://linkrunner.db; `demo`: sqlite://linkrunner-demo.db, started afresh on
+    /// every run. (No clap default: the two commands' defaults differ, and `--help` must not
+    /// show one that is not used.)
+    #[arg(long, env = "LINKRUNNER_DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
     /// Directory of campaign files (one campaign per *.yaml / *.yml file).
     #[arg(
         long,
@@ -30,6 +31,13 @@ pub struct GlobalArgs {
     pub log: LogArgs,
     #[command(flatten)]
     pub api: ApiArgs,
+}
+
+impl GlobalArgs {
+    /// `--database-url`, or [`DEFAULT_DATABASE_URL`].
+    pub fn database_url(&self) -> &str {
+        self.database_url.as_deref().unwrap_or(DEFAULT_DATABASE_URL)
+    }
 }
 
 /// `--log-format`: the command line's names for [`LogFormat`].

@@ -13,6 +13,7 @@
 //! | [`validate`] | `validate`, `schema` |
 //! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
 //! | [`import`] | `import`: a campaign file that adopts an existing project, from its link list |
+//! | [`progress`] | `once`'s progress display and totals table |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
 //! | [`history`] | `history` and `explain`: what moved money and why |
 //! | [`report`] | `report --month`: the month's money for finance |
@@ -29,6 +30,7 @@ pub mod migrate;
 pub mod once;
 pub mod plan;
 pub mod probe;
+pub mod progress;
 pub mod ranges;
 pub mod report;
 pub mod resolve;
@@ -148,5 +150,142 @@ mod tests {
         };
         assert_eq!(a.only, ["acme", "bolt"]);
         assert_eq!(cli.global.campaigns, std::path::PathBuf::from("dir"));
+    }
+
+    /// Every `[default: …]` that `--help` shows, per command, as `(flag, value)`.
+    fn shown_defaults(cmd: &mut clap::Command) -> Vec<(String, String)> {
+        let help = cmd.render_long_help().to_string();
+        let mut flag = String::new();
+        let mut out = Vec::new();
+        for line in help.lines().map(str::trim) {
+            if line.starts_with("--") || line.starts_with('-') && line.contains(", --") {
+                let at = line.find("--").unwrap_or(0);
+                flag = line[at..]
+                    .split([' ', '=', '<'])
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+            } else if let Some(v) = line.strip_prefix("[default: ") {
+                out.push((flag.clone(), v.trim_end_matches(']').to_string()));
+            }
+        }
+        out
+    }
+
+    /// The real default of each flag whose value a settings type's `Default` (or constructor)
+    /// defines; the command's own flags (their clap default is the value used) are listed apart.
+    fn real_default(flag: &str) -> Option<String> {
+        use crate::effects::{EngineSettings, UnpagedList};
+        let e = EngineSettings::default();
+        let d = crate::daemon::run::DaemonOptions::default();
+        let c = crate::market::ClientConfig::new(
+            "http://127.0.0.1:1",
+            crate::market::Credentials::new("t".to_string().into(), "t".to_string().into())
+                .expect("test credentials"),
+        )
+        .expect("client config");
+        let secs = |d: chrono::Duration| d.num_seconds().to_string();
+        Some(match flag {
+            "--lease-ttl" => secs(e.lease_ttl),
+            "--search-deadline" => secs(e.search_deadline),
+            "--settle-grace" => secs(e.settle_grace),
+            "--poll-initial-ms" => e.poll_initial.as_millis().to_string(),
+            "--poll-max-ms" => e.poll_max.as_millis().to_string(),
+            "--unpaged-link-list" => match e.unpaged_list {
+                UnpagedList::Complete => "complete".into(),
+                UnpagedList::Partial => "partial".into(),
+            },
+            "--reconcile-interval" => d.reconcile_interval.as_secs().to_string(),
+            "--shutdown-grace" => d.shutdown_grace.as_secs().to_string(),
+            "--campaigns" => d.campaigns_dir.display().to_string(),
+            "--rate-limit" => c.rate_limit.to_string(),
+            "--request-timeout" => c.request_timeout.as_secs().to_string(),
+            "--connect-timeout" => c.connect_timeout.as_secs().to_string(),
+            "--max-answer-bytes" => c.max_answer_bytes.to_string(),
+            "--read-retries" => c.read_retries.to_string(),
+            "--auth-scheme" => match c.auth_scheme {
+                crate::market::AuthScheme::Bearer => "bearer".into(),
+                other => format!("{other:?}").to_lowercase(),
+            },
+            "--login-path" => crate::market::LoginSettings::DEFAULT_LOGIN_PATH.into(),
+            "--auth-path" => crate::market::LoginSettings::DEFAULT_AUTH_PATH.into(),
+            _ => return sandbox_default(flag),
+        })
+    }
+
+    /// `linkrunner sandbox`'s flags against [`linkrunner_sandbox::SandboxConfig::new`].
+    #[cfg(feature = "sandbox")]
+    fn sandbox_default(flag: &str) -> Option<String> {
+        let s = linkrunner_sandbox::SandboxConfig::new("t", "t");
+        Some(match flag {
+            "--prefix" => format!("{:?}", s.prefix),
+            "--seed" => s.seed.to_string(),
+            "--ready-after-polls" => s.search_ready_after_polls.to_string(),
+            "--ready-after-ms" => s.search_ready_after.as_millis().to_string(),
+            "--donors-per-search" => s.donors_per_search.to_string(),
+            "--balance" => s.initial_balance.to_string(),
+            "--sandbox-auth-scheme" => format!("{:?}", s.auth_scheme).to_lowercase(),
+            _ => return None,
+        })
+    }
+
+    #[cfg(not(feature = "sandbox"))]
+    fn sandbox_default(_: &str) -> Option<String> {
+        None
+    }
+
+    /// Flags whose only definition is their clap default (nothing else could disagree): output
+    /// formats, listen addresses, the demo's pace, the probe's own waits, logging, and the
+    /// sandbox's fault and shape knobs (0, none or empty: off).
+    const OWN_DEFAULTS: [&str; 17] = [
+        "--format",
+        "--listen",
+        "--round-every",
+        "--rounds",
+        "--log-format",
+        "--log-level",
+        "--poll-ms",
+        "--wait",
+        "--latency-ms",
+        "--error-rate",
+        "--drop-rate",
+        "--truncate-rate",
+        "--executed-error-rate",
+        "--list-paging",
+        "--list-lag-ms",
+        "--shape",
+        "--behaviour",
+    ];
+
+    #[test]
+    fn every_default_help_shows_is_the_default_the_command_uses() {
+        let mut root = Cli::command();
+        root.build();
+        let mut checked = 0;
+        let mut commands: Vec<clap::Command> = root.get_subcommands().cloned().collect();
+        commands.push(root.clone());
+        for mut cmd in commands {
+            let name = cmd.get_name().to_string();
+            for (flag, shown) in shown_defaults(&mut cmd) {
+                checked += 1;
+                match real_default(&flag) {
+                    Some(real) => assert_eq!(
+                        shown, real,
+                        "`{name} --help` shows {flag} [default: {shown}]"
+                    ),
+                    None => assert!(
+                        OWN_DEFAULTS.contains(&flag.as_str()),
+                        "`{name} --help` shows {flag} [default: {shown}]: say in this test where its real default is"
+                    ),
+                }
+            }
+        }
+        assert!(checked > 30, "the help was read: {checked} defaults");
+        let demo = Cli::try_parse_from(["linkrunner", "demo"]).expect("demo parses");
+        assert_eq!(
+            demo.global.database_url, None,
+            "no default shown, none taken"
+        );
+        assert_eq!(demo.global.database_url(), global::DEFAULT_DATABASE_URL);
     }
 }

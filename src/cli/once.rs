@@ -1,6 +1,9 @@
 //! `linkrunner once`: one full pass over every campaign now (schedules ignored), then exit.
 //! Exit codes: 0 converged, 1 a problem, 3 stalled ([`STALLED`]), 4 stopped by a signal
 //! ([`INTERRUPTED`]); a second signal exits at once with 143 (SIGTERM) or 130 (SIGINT).
+//!
+//! Progress on stderr while it works, then one line per campaign and a totals table
+//! ([`progress`]); `--format json` prints the reports as JSON instead of lines and totals.
 
 use std::process::ExitCode;
 
@@ -11,6 +14,7 @@ use clap::Args;
 use tokio_util::sync::CancellationToken;
 
 use super::global::GlobalArgs;
+use super::progress;
 use super::shared::{EngineArgs, Format, load_campaigns};
 use crate::app::{App, AppSettings, Journal};
 use crate::daemon::signals::StopSignals;
@@ -38,7 +42,7 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
         .api
         .client_config()
         .context("marketplace client settings")?;
-    let mut settings = AppSettings::new(Journal::Url(g.database_url.clone()), market);
+    let mut settings = AppSettings::new(Journal::Url(g.database_url().to_string()), market);
     settings.engine = a.engine.settings();
     let e = tokio::select! {
         app = App::build(settings) => app?.into_engine(),
@@ -55,9 +59,14 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
     e.metrics()
         .campaign_file_invalid
         .set(loaded.invalid.len() as i64);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let shown = tokio::spawn(progress::show(rx, e.metrics().clone()));
     let reports = e
-        .pass_holding(&loaded.campaigns, true, &loaded.invalid)
-        .await?;
+        .pass_reporting(&loaded.campaigns, &loaded.invalid, &tx)
+        .await;
+    drop(tx);
+    let _ = shown.await;
+    let reports = reports?;
     match a.format {
         Format::Json => super::shared::print_json(&reports)?,
         Format::Text => {
@@ -69,18 +78,12 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             for r in &reports {
-                let detail = r
-                    .detail
-                    .as_deref()
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default();
-                let reason = r.reason.map(|x| format!(" [{x}]")).unwrap_or_default();
-                let line = format!(
-                    "{}: {}{reason} (bought {}, uncertain {}){detail}",
-                    r.campaign, r.outcome, r.bought, r.uncertain
-                );
-                println!("{}", crate::domain::shown::line(&line));
+                println!("{}", crate::domain::shown::line(&progress::report_line(r)));
             }
+            print!(
+                "{}",
+                progress::totals(&reports, money_totals(&e, &reports).await)
+            );
         }
     }
     if signalled.load(Ordering::SeqCst) != 0 {
@@ -90,6 +93,31 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(exit_code(loaded.problems.is_empty(), &reports))
+}
+
+/// The commitment, caps and uncertain money the journal holds after the pass (`None` when it
+/// cannot be read: the totals then leave the line out rather than show a wrong 0).
+async fn money_totals<M: crate::market::Market>(
+    e: &crate::effects::Engine<M>,
+    reports: &[CampaignReport],
+) -> Option<progress::MoneyTotals> {
+    let names: Vec<String> = reports.iter().map(|r| r.campaign.clone()).collect();
+    let state = crate::views::state::read_state_of(e.store(), &names, e.clock().now())
+        .await
+        .ok()?;
+    let sum = |f: fn(&crate::decide::recorded::Recorded) -> crate::money::Money| {
+        state
+            .campaigns
+            .values()
+            .fold(crate::money::Money::ZERO, |a, r| {
+                a.checked_add(f(r)).unwrap_or(crate::money::Money::MAX)
+            })
+    };
+    Some(progress::MoneyTotals {
+        committed: sum(|r| r.budget.committed),
+        caps: sum(|r| r.budget.cap),
+        uncertain: sum(|r| r.budget.uncertain),
+    })
 }
 
 /// 0: every campaign converged. 3: every campaign converged or stalled, and at least one

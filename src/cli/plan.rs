@@ -3,15 +3,19 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::Args;
 
 use super::global::GlobalArgs;
 use super::shared::{load_campaigns, open_store_to_read};
 use super::state_from::fetch_state;
+use crate::campaign::{Campaign, load_at_revision};
 use crate::clock;
 use crate::decide::capacity::round_warnings;
+use crate::decide::plan::CampaignPlan;
 use crate::views::report::render_plan;
-use crate::views::review::render_markdown;
+use crate::views::review::diff::diff_campaigns;
+use crate::views::review::{Review, render_markdown, render_review};
 use crate::views::state::{RecordedState, StateSource, plan_all};
 
 #[derive(Debug, Clone, Args)]
@@ -31,6 +35,11 @@ pub struct PlanArgs {
     /// `--state-from` as `Authorization: Bearer`.
     #[arg(long, value_name = "FILE", env = "LINKRUNNER_STATE_TOKEN_FILE")]
     pub state_token_file: Option<std::path::PathBuf>,
+    /// With `--format markdown`: compare the campaign files with those of this git revision
+    /// (a pull request's base, e.g. `origin/main`) and show only the campaigns that change,
+    /// field by field with their money effect. Runs `git` in the campaigns directory.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
 }
 
 /// `plan --format`.
@@ -43,6 +52,9 @@ pub enum PlanFormat {
 }
 
 pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
+    if a.base.is_some() && a.format != PlanFormat::Markdown {
+        anyhow::bail!("--base compares for a pull-request comment: use it with --format markdown");
+    }
     let source = match &a.state_from {
         Some(url) => StateSource::Served(fetch_state(url, a.state_token_file.as_deref()).await?),
         None => match open_store_to_read(g).await? {
@@ -71,7 +83,12 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
             .for_each(|p| super::shared::print_text(&render_plan(p))),
         PlanFormat::Markdown => {
             let problems: Vec<String> = loaded.problems.iter().map(|d| d.to_string()).collect();
-            super::shared::print_text(&render_markdown(&plans, &problems));
+            match &a.base {
+                Some(rev) => super::shared::print_text(&review_against(
+                    g, rev, &campaigns, &plans, &problems,
+                )?),
+                None => super::shared::print_text(&render_markdown(&plans, &problems)),
+            }
         }
     }
     if !loaded.problems.is_empty() {
@@ -82,4 +99,26 @@ pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The comment for `--base REV`: the files of `rev` against the working tree's `campaigns`.
+fn review_against(
+    g: &GlobalArgs,
+    rev: &str,
+    campaigns: &[&Campaign],
+    plans: &[CampaignPlan],
+    problems: &[String],
+) -> anyhow::Result<String> {
+    let base = load_at_revision(&g.campaigns, rev)
+        .with_context(|| format!("reading the campaign files at {rev}"))?;
+    let head: Vec<Campaign> = campaigns.iter().map(|c| (*c).clone()).collect();
+    let diffs = diff_campaigns(&base.campaigns, &head);
+    Ok(render_review(&Review {
+        base: &base.commit,
+        diffs: &diffs,
+        plans,
+        problems,
+        base_problems: base.problems.len(),
+        campaigns: head.len(),
+    }))
 }

@@ -43,7 +43,7 @@ pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
         .api
         .client_config()
         .context("marketplace client settings")?;
-    let mut settings = AppSettings::new(Journal::Url(g.database_url.clone()), market);
+    let mut settings = AppSettings::new(Journal::Url(g.database_url().to_string()), market);
     settings.engine = a.engine.settings();
     settings.daemon = DaemonOptions {
         campaigns_dir: g.campaigns.clone(),

@@ -176,7 +176,7 @@ pub fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()>
 
 /// The journal of `--database-url`, migrated (`plan`, `status`, `resolve`, `migrate`).
 pub async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
-    crate::app::open_journal(&g.database_url, &Arc::new(Metrics::new())).await
+    crate::app::open_journal(g.database_url(), &Arc::new(Metrics::new())).await
 }
 
 /// The journal of `--database-url` for a command that only reads (`plan`, `status`,
@@ -186,7 +186,7 @@ pub async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
 pub async fn open_store_to_read(g: &GlobalArgs) -> anyhow::Result<Option<Store>> {
     use crate::store::SchemaState;
     use anyhow::Context;
-    let url = &g.database_url;
+    let url = g.database_url();
     if Store::sqlite_file_of(url).is_some_and(|f| !f.exists()) {
         return Ok(None);
     }

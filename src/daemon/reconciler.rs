@@ -351,6 +351,7 @@ impl<M: Market> Daemon<M> {
                 .collect()
         };
         gauges::refresh_campaigns(&self.engine, &refreshed).await;
+        self.intents_changed();
         self.emit(Event::Reconciled(reports));
     }
 

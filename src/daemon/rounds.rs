@@ -196,6 +196,7 @@ impl<M: Market> Daemon<M> {
                 .observe(late.as_secs_f64());
         }
         gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
+        self.intents_changed();
         self.emit(Event::Round { slot, report });
     }
 

@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -102,6 +103,12 @@ pub(super) struct Daemon<M: Market> {
     pub(super) rounds_waiting: std::sync::atomic::AtomicUsize,
     /// Buy rounds under way: reconciliation trickles meanwhile (`reconciler.rs`).
     pub(super) rounds_running: std::sync::atomic::AtomicUsize,
+    /// A pass wrote intents since `linkrunner_intents` was last counted: the next tick (within
+    /// a second) counts again, so the gauge follows the journal instead of waiting for the
+    /// reconcile interval (it read 0 for minutes after a start on a fresh journal).
+    pub(super) intents_stale: AtomicBool,
+    /// A count of intents is running: at most one at a time, however many passes end.
+    pub(super) intents_counting: Arc<AtomicBool>,
 }
 
 /// Per buying campaign: its parsed schedule and when its next round is due.
@@ -149,6 +156,8 @@ pub async fn run<M: Market>(
         reconciler: Default::default(),
         rounds_waiting: Default::default(),
         rounds_running: Default::default(),
+        intents_stale: AtomicBool::new(false),
+        intents_counting: Arc::new(AtomicBool::new(false)),
     });
     let upkeep = tokio::spawn(credentials_upkeep(
         d.engine.market().clone(),
@@ -260,8 +269,11 @@ impl<M: Market> Daemon<M> {
                     self.fire_due_rounds().await;
                     if last_reconcile.elapsed() >= self.opts.reconcile_interval {
                         last_reconcile = tokio::time::Instant::now();
-                        let e = self.engine.clone();
-                        self.tracker.spawn(async move { gauges::refresh_intents(&e).await });
+                        // Also what another process (`resolve`, a replica) wrote meanwhile.
+                        self.intents_changed();
+                    }
+                    if self.intents_stale.load(Ordering::Acquire) {
+                        self.spawn_intents_count();
                     }
                 }
             }
@@ -407,6 +419,25 @@ impl<M: Market> Daemon<M> {
         if let Some(tx) = &self.events {
             let _ = tx.send(e);
         }
+    }
+
+    /// A pass may have written intents: `linkrunner_intents` is counted again within a second.
+    pub(super) fn intents_changed(&self) {
+        self.intents_stale.store(true, Ordering::Release);
+    }
+
+    /// Counts intents for `linkrunner_intents` in a task of its own (one aggregate query),
+    /// unless a count is already running (then the next tick tries again).
+    fn spawn_intents_count(&self) {
+        if self.intents_counting.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.intents_stale.store(false, Ordering::Release);
+        let (e, counting) = (self.engine.clone(), self.intents_counting.clone());
+        self.tracker.spawn(async move {
+            gauges::refresh_intents(&e).await;
+            counting.store(false, Ordering::Release);
+        });
     }
 
     async fn refresh_all_gauges(&self) {

@@ -245,12 +245,69 @@ pub struct CampaignPlan {
     pub unapplied: Vec<String>,
     /// Why spending is stopped, when it is (credentials rejected, waiting for an operator, paused).
     pub spending_stopped: Option<String>,
+    /// The file's caps that differ from those the journal recorded: the next pass records
+    /// them. A money edit is a change even when nothing is created, started or bought.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cap_changes: Vec<CapChange>,
     pub money: MoneyView,
 }
 
+/// A cap of the file that differs from the one the journal recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "cap", rename_all = "snake_case")]
+pub enum CapChange {
+    Monthly { recorded: Money, file: Money },
+    DailyLinks { recorded: u32, file: u32 },
+    TotalLinks { recorded: u32, file: u32 },
+}
+
+impl CapChange {
+    /// `monthly cap 2500 → 3000 RUB`, `daily links cap 3 → 5`.
+    pub fn describe(&self) -> String {
+        match self {
+            CapChange::Monthly { recorded, file } => {
+                format!("record the monthly cap {recorded} → {file} RUB")
+            }
+            CapChange::DailyLinks { recorded, file } => {
+                format!("record the daily links cap {recorded} → {file}")
+            }
+            CapChange::TotalLinks { recorded, file } => {
+                format!("record the total links cap {recorded} → {file}")
+            }
+        }
+    }
+}
+
+/// The caps of `c` that differ from what `r` recorded (none for a campaign never recorded:
+/// its recorded caps are the file's).
+fn cap_changes(c: &Campaign, r: &Recorded) -> Vec<CapChange> {
+    let b = &r.budget;
+    let mut v = Vec::new();
+    if b.cap != c.budget.monthly {
+        v.push(CapChange::Monthly {
+            recorded: b.cap,
+            file: c.budget.monthly,
+        });
+    }
+    if b.daily_cap != c.budget.daily_links {
+        v.push(CapChange::DailyLinks {
+            recorded: b.daily_cap,
+            file: c.budget.daily_links,
+        });
+    }
+    if b.total_cap != c.budget.total_links {
+        v.push(CapChange::TotalLinks {
+            recorded: b.total_cap,
+            file: c.budget.total_links,
+        });
+    }
+    v
+}
+
 impl CampaignPlan {
+    /// Anything to do: an action that changes something, or a cap to record.
     pub fn has_changes(&self) -> bool {
-        self.actions.iter().any(Action::is_change)
+        self.actions.iter().any(Action::is_change) || !self.cap_changes.is_empty()
     }
 
     fn not_applied(&mut self, why: String) {
@@ -308,6 +365,7 @@ impl Tally {
 /// Plans one campaign that has a valid file. The caps are the file's, which may be newer
 /// than what the journal last recorded.
 pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPlan {
+    let caps = cap_changes(c, r);
     let mut r = r.clone();
     r.budget.cap = c.budget.monthly;
     r.budget.daily_cap = c.budget.daily_links;
@@ -319,6 +377,7 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
         return p;
     }
     let mut p = new_plan(&c.name, r, r.spending_stopped(c.paused));
+    p.cap_changes = caps;
     settle_actions(r, &mut p);
     free_creations(c, r, &mut p);
     let wanted = desired_states(c);
@@ -379,6 +438,7 @@ fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> Campa
         notices: Vec::new(),
         unapplied: Vec::new(),
         spending_stopped,
+        cap_changes: Vec::new(),
         money: money_view(r, &t, Money::ZERO),
     }
 }

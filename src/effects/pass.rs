@@ -118,7 +118,7 @@ impl<M: Market> Engine<M> {
         campaigns: &[C],
         buy_round: bool,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, buy_round, true, &InvalidFiles::default())
+        self.pass_with(campaigns, buy_round, true, &InvalidFiles::default(), None)
             .await
     }
 
@@ -130,7 +130,20 @@ impl<M: Market> Engine<M> {
         buy_round: bool,
         invalid: &InvalidFiles,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, buy_round, true, invalid).await
+        self.pass_with(campaigns, buy_round, true, invalid, None)
+            .await
+    }
+
+    /// [`Self::pass_holding`] that says on `progress` when each campaign starts and ends
+    /// (`once`'s progress display); a closed receiver changes nothing.
+    pub async fn pass_reporting<C: Borrow<LoadedCampaign>>(
+        &self,
+        campaigns: &[C],
+        invalid: &InvalidFiles,
+        progress: &tokio::sync::mpsc::UnboundedSender<PassProgress>,
+    ) -> Result<Vec<CampaignReport>, EngineError> {
+        self.pass_with(campaigns, true, true, invalid, Some(progress))
+            .await
     }
 
     /// Reconciles (no buying) some campaigns; with `include_removed`, also every recorded
@@ -141,7 +154,7 @@ impl<M: Market> Engine<M> {
         include_removed: bool,
         invalid: &InvalidFiles,
     ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, false, include_removed, invalid)
+        self.pass_with(campaigns, false, include_removed, invalid, None)
             .await
     }
 
@@ -151,7 +164,14 @@ impl<M: Market> Engine<M> {
         buy_round: bool,
         include_removed: bool,
         invalid: &InvalidFiles,
+        progress: Option<&tokio::sync::mpsc::UnboundedSender<PassProgress>>,
     ) -> Result<Vec<CampaignReport>, EngineError> {
+        let tell = |p: PassProgress| {
+            if let Some(tx) = progress {
+                let _ = tx.send(p);
+            }
+        };
+        tell(PassProgress::Total(campaigns.len()));
         let known = self.store.campaigns().campaign_files().await?;
         let (removed, mut reports) = match include_removed {
             true => removed_or_held(campaigns, &known, invalid),
@@ -166,7 +186,9 @@ impl<M: Market> Engine<M> {
             // A finished task keeps its whole future's memory until joined (16 KiB a
             // campaign): joined as they finish, 10,000 campaigns do not pile up 160 MiB.
             while let Some(r) = set.try_join_next() {
-                reports.push(joined(r));
+                let r = joined(r);
+                tell(PassProgress::Done(r.clone()));
+                reports.push(r);
             }
             // The marketplace cannot be connected to: the campaigns not begun are not tried.
             if reports
@@ -176,9 +198,11 @@ impl<M: Market> Engine<M> {
                 let mut r = CampaignReport::new(&lc.campaign.name);
                 r.outcome = PassOutcome::MarketplaceUnreachable;
                 r.transient = true;
+                tell(PassProgress::Done(r.clone()));
                 reports.push(r);
                 continue;
             }
+            tell(PassProgress::Started(lc.campaign.name.clone()));
             let (e, c) = (self.clone(), lc.campaign.clone());
             let kind = [CauseKind::Reconcile, CauseKind::Round][usize::from(buy_round)];
             let cause = pass_cause(Some(lc), kind, None);
@@ -186,14 +210,20 @@ impl<M: Market> Engine<M> {
                 slot.run(async move { e.campaign_pass(Some(&c), &c.name, buy_round, cause).await }),
             );
         }
+        if !removed.is_empty() {
+            tell(PassProgress::Total(campaigns.len() + removed.len()));
+        }
         for name in removed {
             let slot = self.slots.take().await;
+            tell(PassProgress::Started(name.clone()));
             let e = self.clone();
             let cause = pass_cause(None, CauseKind::Removal, None);
             set.spawn(slot.run(async move { e.campaign_pass(None, &name, false, cause).await }));
         }
         while let Some(r) = set.join_next().await {
-            reports.push(joined(r));
+            let r = joined(r);
+            tell(PassProgress::Done(r.clone()));
+            reports.push(r);
         }
         self.note_reach(&mut reports);
         if let Err(e) = self.record_files(campaigns, &known).await {
@@ -767,6 +797,17 @@ impl<M: Market> Engine<M> {
         };
         Ok(held)
     }
+}
+
+/// What [`Engine::pass_reporting`] says while a pass works.
+#[derive(Debug, Clone)]
+pub enum PassProgress {
+    /// How many campaigns the pass works on (said again when removed ones are added).
+    Total(usize),
+    /// A campaign got a slot and started.
+    Started(String),
+    /// A campaign's pass ended.
+    Done(CampaignReport),
 }
 
 /// The recorded campaigns none of `campaigns` is: removed (their file is gone), or held as

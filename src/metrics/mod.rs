@@ -1,11 +1,13 @@
 //! Metrics: one [`Metrics`] struct owns the Prometheus registry (no globals). Every name has
 //! the `linkrunner_` prefix, base units, `_total` on counters, and labels from closed sets or
 //! validated campaign names — never ids, URLs or free text. The per-campaign families live
-//! in [`campaigns`] as compact rows (see there why).
+//! in [`campaigns`] as compact rows (see there why); the standard `process_*` series are read
+//! from `/proc` on each scrape ([`process`]).
 
 mod campaigns;
 pub mod http;
 pub mod load;
+mod process;
 
 use std::sync::Arc;
 
@@ -55,6 +57,8 @@ pub struct Metrics {
     pub http: http::HttpMetrics,
     /// The per-campaign series, kept as rows rather than as the crate's vectors.
     pub campaigns: Arc<CampaignSeries>,
+    /// `process_*`; `None` where `/proc/self` cannot be read.
+    process: Option<process::ProcessMetrics>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -192,6 +196,7 @@ impl Metrics {
             load: LoadMetrics::register(&r),
             http: http::HttpMetrics::register(&r),
             campaigns: Arc::default(),
+            process: process::ProcessMetrics::register(&r),
             registry: r,
         };
         m.init_series();
@@ -216,6 +221,9 @@ impl Metrics {
 
     /// The Prometheus text exposition of every metric.
     pub fn render(&self) -> String {
+        if let Some(p) = &self.process {
+            p.update();
+        }
         let mut buf = Vec::new();
         let enc = TextEncoder::new();
         // Encoding into a Vec cannot fail for well-formed metric families.

@@ -495,6 +495,9 @@ pub fn render_plan(p: &CampaignPlan) -> String {
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "  spending stopped: {why}");
     }
+    for c in &p.cap_changes {
+        let _ = writeln!(o, "  + {}", c.describe());
+    }
     for a in &p.actions {
         let mark = if a.is_change() { "+" } else { " " };
         let _ = writeln!(o, "  {mark} {}", a.describe());

@@ -8,26 +8,94 @@ use std::fmt::Write as _;
 
 use crate::money::Money;
 
-use crate::decide::plan::{Action, CampaignPlan};
+use crate::decide::plan::{Action, CampaignPlan, CapChange};
+
+pub mod diff;
+mod fit;
+mod pr;
+
+pub use pr::{Review, render_review};
 
 /// The comment's first line, also used to find and update an earlier comment.
 pub const MARKER: &str = "<!-- linkrunner-plan -->";
+
+/// The comment's size limit in bytes: a GitHub comment holds 65,536 characters, a GitLab
+/// note about 1 MB; what does not fit in detail is one line per campaign.
+pub const MAX_COMMENT_BYTES: usize = 60_000;
+
+/// Most file problems listed one by one; the rest are counted (`linkrunner validate` lists all).
+const MAX_PROBLEM_LINES: usize = 50;
 
 /// The whole comment for `plans`; `problems` are campaign files that failed validation.
 pub fn render_markdown(plans: &[CampaignPlan], problems: &[String]) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "{MARKER}\n{}\n", summary(plans, problems));
-    if !problems.is_empty() {
-        o.push_str("### Files that fail validation (nothing of them is applied)\n\n");
-        for p in problems {
-            let _ = writeln!(o, "- {}", md(p));
-        }
-        o.push('\n');
+    render_problems(&mut o, problems);
+    let mut items: Vec<(i64, fit::Item)> = plans
+        .iter()
+        .map(|p| {
+            let mut detail = String::new();
+            render_campaign(&mut detail, p);
+            let line = format!(
+                "| `{}` | {} | {} → {} of {} |",
+                p.campaign.replace('`', "'"),
+                if p.has_changes() {
+                    "changes"
+                } else {
+                    "no change"
+                },
+                p.money.committed,
+                p.money.worst_after_round,
+                p.money.cap
+            );
+            (money_moved(p), fit::Item { line, detail })
+        })
+        .collect();
+    let budget = MAX_COMMENT_BYTES.saturating_sub(o.len());
+    if !fit::fits_in_detail(items.iter().map(|(_, i)| i), budget) {
+        // Too many to show in detail: the largest money movements first.
+        items.sort_by_key(|(w, _)| std::cmp::Reverse(*w));
     }
-    for p in plans {
-        render_campaign(&mut o, p);
-    }
+    let items: Vec<fit::Item> = items.into_iter().map(|(_, i)| i).collect();
+    o.push_str(&fit::render(
+        &items,
+        "| campaign | plan | commitment → worst case of cap (RUB/month) |\n|---|---|---|",
+        budget,
+    ));
     o
+}
+
+/// How much money a campaign's plan moves: its commitment to its worst case, and cap edits.
+fn money_moved(p: &CampaignPlan) -> i64 {
+    let m = &p.money;
+    let cap = p.cap_changes.iter().fold(0i64, |acc, c| match c {
+        CapChange::Monthly { recorded, file } => {
+            acc.saturating_add((file.kopecks() - recorded.kopecks()).abs())
+        }
+        _ => acc,
+    });
+    (m.worst_after_round.kopecks() - m.committed.kopecks())
+        .abs()
+        .saturating_add(cap)
+}
+
+/// The files that fail validation, at most [`MAX_PROBLEM_LINES`] of them one by one.
+fn render_problems(o: &mut String, problems: &[String]) {
+    if problems.is_empty() {
+        return;
+    }
+    o.push_str("### Files that fail validation (nothing of them is applied)\n\n");
+    for p in problems.iter().take(MAX_PROBLEM_LINES) {
+        let _ = writeln!(o, "- {}", md(p));
+    }
+    if problems.len() > MAX_PROBLEM_LINES {
+        let _ = writeln!(
+            o,
+            "- … and {} more: `linkrunner validate` lists every one",
+            problems.len() - MAX_PROBLEM_LINES
+        );
+    }
+    o.push('\n');
 }
 
 /// `**linkrunner plan**: 2 of 3 campaign(s) change: …; commitment … → worst case … of … RUB`.
@@ -69,6 +137,10 @@ fn summary(plans: &[CampaignPlan], problems: &[String]) -> String {
             parts.push(format!("{n} {word}"));
         }
     }
+    let caps = plans.iter().filter(|p| !p.cap_changes.is_empty()).count();
+    if caps > 0 {
+        parts.push(format!("{caps} cap change(s)"));
+    }
     let unapplied: usize = plans.iter().map(|p| p.unapplied.len()).sum();
     if unapplied > 0 {
         parts.push(format!("**{unapplied} not applied**"));
@@ -103,6 +175,19 @@ fn is_creation(a: &Action) -> bool {
     )
 }
 
+/// A step that changes something and that none of the named groups shows.
+fn is_other(a: &Action) -> bool {
+    a.is_change()
+        && !is_creation(a)
+        && !is_stop(a)
+        && !matches!(
+            a,
+            Action::BuyRound { .. }
+                | Action::SetAutobuyer { running: true, .. }
+                | Action::Settle { .. }
+        )
+}
+
 fn is_stop(a: &Action) -> bool {
     matches!(
         a,
@@ -117,10 +202,23 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
         "no change"
     };
     let _ = writeln!(o, "### `{}`: {mark}\n", p.campaign.replace('`', "'"));
+    render_plan_body(o, p);
+}
+
+/// A campaign's plan under its heading: what stops spending, each group of steps, what is
+/// not applied, and the money.
+fn render_plan_body(o: &mut String, p: &CampaignPlan) {
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
     }
-    let groups: [(&str, ActionTest); 7] = [
+    if !p.cap_changes.is_empty() {
+        o.push_str("**Record**\n");
+        for c in &p.cap_changes {
+            let _ = writeln!(o, "- {}", md(&c.describe()));
+        }
+        o.push('\n');
+    }
+    let groups: [(&str, ActionTest); 8] = [
         ("Adopt", |a| matches!(a, Action::AdoptProject { .. })),
         ("Create", is_creation),
         ("Replace", |a| matches!(a, Action::ReplaceAutobuyer { .. })),
@@ -130,6 +228,8 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
         }),
         ("Stop", is_stop),
         ("Settle", |a| matches!(a, Action::Settle { .. })),
+        // Whatever step no group above names (new kinds of steps) is still shown.
+        ("Other", is_other),
     ];
     for (title, belongs) in groups {
         let items: Vec<_> = p.actions.iter().filter(|a| belongs(a)).collect();

@@ -74,6 +74,7 @@ on_both_backends!(
     invalid_files::run_started_on_an_invalid_file_holds_its_campaign_as_recorded,
     read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
     unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
+    binary::once_shows_progress_and_ends_with_totals_that_match_the_ledger,
     forms::a_marketplace_answering_404_while_a_search_runs_still_gets_links_bought,
     forms::nested_ids_and_a_nested_price_with_its_field_map_get_links_bought,
     forms::reads_truncated_in_transit_still_get_links_bought_once,

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::pr::{Review, render_review};
 use super::*;
 use crate::campaign::{Campaign, load_dir};
 use crate::decide::plan::plan_campaign;
@@ -130,5 +131,227 @@ fn a_replacement_is_shown_under_replace_with_its_old_and_new_sides_in_a_diff_blo
     assert!(
         !comment.contains("/`x"),
         "a backtick cannot close the block: {comment}"
+    );
+}
+
+/// `n` campaigns like the first example, each under its own name and domain.
+fn many(n: usize) -> Vec<Campaign> {
+    let template = examples().remove(0);
+    (0..n)
+        .map(|k| {
+            let mut c = template.clone();
+            c.name = format!("shop-{k:03}");
+            c
+        })
+        .collect()
+}
+
+#[test]
+fn a_budget_edit_is_a_field_change_with_its_money_delta() {
+    let base = many(2);
+    let mut head = base.clone();
+    head[1].budget.monthly = Money::from_rubles(3600);
+
+    let diffs = diff::diff_campaigns(&base, &head);
+
+    assert_eq!(diffs.len(), 1, "{diffs:?}");
+    let d = &diffs[0];
+    assert_eq!(d.campaign, "shop-001");
+    assert_eq!(d.change, diff::FileChange::Edited);
+    assert_eq!(
+        d.fields,
+        vec![diff::FieldChange {
+            field: "budget.monthly".into(),
+            old: Some("3,000 RUB".into()),
+            new: Some("3,600 RUB".into()),
+            money: Some("+600 RUB, +20 %".into()),
+        }]
+    );
+    assert_eq!(d.weight(), 60_000);
+}
+
+#[test]
+fn lists_are_matched_by_name_and_url_and_texts_as_a_set() {
+    let base = many(1);
+    let mut head = base.clone();
+    head[0].autobuyers[0].urls[0].monthly_budget = Money::from_rubles(1500);
+    head[0].urls[0].texts.push("#a#new anchor#/a#".into());
+    let moved = head[0].filters[0].clone();
+    head[0].filters.insert(0, moved);
+    head[0].filters[0].name = "added-filter".into();
+
+    let d = &diff::diff_campaigns(&base, &head)[0];
+    let fields: Vec<&str> = d.fields.iter().map(|f| f.field.as_str()).collect();
+
+    assert!(
+        fields.contains(
+            &"autobuyers[acme-auto].urls[https://acme.example/running-shoes].monthly_budget"
+        ),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"urls[https://acme.example/running-shoes].texts"),
+        "{fields:?}"
+    );
+    assert!(fields.contains(&"filters[added-filter]"), "{fields:?}");
+    // The filter that moved down one position is not a change.
+    assert!(
+        !fields.iter().any(|f| f.starts_with("filters[acme-cheap]")),
+        "{fields:?}"
+    );
+    // The autobuyer runs: its budget is commitment (1000 → 1500 plus a 450 round).
+    assert_eq!(
+        d.money.worst,
+        (
+            Some(Money::from_rubles(1450)),
+            Some(Money::from_rubles(1950))
+        )
+    );
+}
+
+#[test]
+fn money_deltas_and_amounts_read_as_an_operator_writes_them() {
+    let m = |r| Some(Money::from_rubles(r));
+    assert_eq!(
+        diff::money_delta(m(2500), m(3000), "RUB/month").unwrap(),
+        "+500 RUB/month, +20 %"
+    );
+    assert_eq!(
+        diff::money_delta(m(3000), m(2000), "RUB").unwrap(),
+        "−1,000 RUB, −33 %"
+    );
+    assert_eq!(diff::money_delta(None, m(100), "RUB").unwrap(), "+100 RUB");
+    assert_eq!(diff::money_delta(m(5), m(5), "RUB"), None);
+    assert_eq!(diff::rubles(Money::from_kopecks(750_050)), "7,500.50");
+    assert_eq!(diff::rubles(Money::from_rubles(1_234_567)), "1,234,567");
+    assert_eq!(diff::rubles(Money::from_rubles(950)), "950");
+}
+
+fn review_of(base: &[Campaign], head: &[Campaign]) -> String {
+    let plans: Vec<_> = head
+        .iter()
+        .map(|c| plan_campaign(c, &journal(c, Money::ZERO), c.buy.is_some()))
+        .collect();
+    let diffs = diff::diff_campaigns(base, head);
+    render_review(&Review {
+        base: "0123456789abcdef0123456789abcdef01234567",
+        diffs: &diffs,
+        plans: &plans,
+        problems: &[],
+        base_problems: 0,
+        campaigns: head.len(),
+    })
+}
+
+#[test]
+fn one_edit_among_200_campaigns_is_the_only_detail_and_the_comment_is_small() {
+    let base = many(200);
+    let mut head = base.clone();
+    head[42].budget.monthly = Money::from_rubles(3500);
+
+    let comment = review_of(&base, &head);
+
+    assert!(comment.starts_with(MARKER), "{comment}");
+    assert!(comment.len() < 60_000, "{} bytes", comment.len());
+    assert_eq!(comment.matches("\n### ").count(), 1, "{comment}");
+    assert!(
+        comment.contains("### `shop-042`: edited — cap +500 RUB/month, +17 %"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("| `budget.monthly` | 3,000 RUB | 3,500 RUB | +500 RUB, +17 % |"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("worst case now 1,450 of 3,500"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("199 other campaign(s) unchanged"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("1 of 200 campaign(s) change (1 edited, 0 added, 0 removed)"),
+        "{comment}"
+    );
+}
+
+#[test]
+fn a_bulk_edit_is_one_line_each_largest_money_change_first_within_the_limit() {
+    let base = many(2000);
+    let mut head = base.clone();
+    for (k, c) in head.iter_mut().enumerate() {
+        // Every campaign edited; shop-1999's edit is the largest.
+        c.budget.monthly = Money::from_rubles(3000 + k as i64);
+        c.urls[0].texts.push(format!("#a#anchor {k}#/a#"));
+    }
+
+    let comment = review_of(&base, &head);
+
+    assert!(
+        comment.len() <= MAX_COMMENT_BYTES,
+        "{} bytes",
+        comment.len()
+    );
+    let first_line = comment
+        .find("| `shop-1999` | edited |")
+        .expect("a line for the largest");
+    let second_line = comment
+        .find("| `shop-1998` | edited |")
+        .expect("then the next");
+    assert!(first_line < second_line);
+    assert!(
+        comment.contains("### `shop-1999`: edited"),
+        "the largest in detail"
+    );
+    assert!(
+        !comment.contains("### `shop-0000`"),
+        "the smallest not in detail"
+    );
+    assert!(
+        comment.contains("more campaign(s)"),
+        "the lines left out are counted"
+    );
+}
+
+#[test]
+fn an_added_and_a_removed_campaign_file_are_changes() {
+    let base = many(2);
+    let head = vec![base[0].clone(), {
+        let mut c = base[1].clone();
+        c.name = "shop-new".into();
+        c
+    }];
+
+    let comment = review_of(&base, &head);
+
+    assert!(
+        comment.contains("### `shop-new`: new file — cap +3,000 RUB/month"),
+        "{comment}"
+    );
+    assert!(
+        comment.contains("### `shop-001`: file removed — cap −3,000 RUB/month, −100 %"),
+        "{comment}"
+    );
+}
+
+#[test]
+fn a_raised_cap_the_journal_has_not_recorded_yet_is_a_change() {
+    let c = &examples()[0];
+    let mut recorded = journal(c, Money::ZERO);
+    recorded.budget.cap = Money::from_rubles(2500);
+
+    let mut p = plan_campaign(c, &recorded, false);
+    // As when everything else is already done: only the link sync is left.
+    p.actions.retain(|a| !a.is_change());
+
+    assert!(p.has_changes(), "{p:?}");
+    let comment = render_markdown(std::slice::from_ref(&p), &[]);
+    p.cap_changes.clear();
+    assert!(!p.has_changes(), "without the cap edit nothing is left");
+    assert!(comment.contains("`acme-shoes`: changes"), "{comment}");
+    assert!(
+        comment.contains("record the monthly cap 2500 → 3000 RUB"),
+        "{comment}"
     );
 }

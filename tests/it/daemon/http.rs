@@ -67,3 +67,69 @@ async fn status_api_answers_404_for_an_unknown_campaign_and_the_facts_for_a_know
     assert_eq!(listed[0]["campaign"], "known-shop");
     daemon.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn intents_follow_the_journal_within_seconds_of_a_pass_not_the_reconcile_interval() {
+    // Arrange: a fresh journal; the start reconciliation creates the project (an intent).
+    // The reconcile interval of this world is an hour: the gauge must not wait for it.
+    let world = World::new(at(9, 0, 30)).await;
+    world.write(
+        "known.yaml",
+        &campaign_yaml("known-shop", "0 9 * * *", 4000),
+    );
+    let mut daemon = world.start().await;
+    daemon
+        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
+        .await;
+    let recorded = super::support::intent_states(&world.db_url, "create_project").await;
+    let succeeded = recorded
+        .iter()
+        .find(|(s, _)| s == "succeeded")
+        .map(|(_, n)| *n as f64);
+    assert_eq!(succeeded, Some(1.0), "{recorded:?}");
+    let series = r#"linkrunner_intents{kind="create_project",state="succeeded"}"#;
+
+    // Act: scrape for at most five seconds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut seen = None;
+    while std::time::Instant::now() < deadline {
+        let body = get(&format!("{}/metrics", daemon.base)).await.1;
+        seen = super::support::series(&body, series);
+        if seen == succeeded {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+
+    // Assert
+    assert_eq!(seen, succeeded, "{series} does not follow the journal");
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_carry_the_standard_process_series_from_the_first_scrape() {
+    let world = World::new(at(9, 0, 30)).await;
+    let daemon = world.start().await;
+
+    let body = get(&format!("{}/metrics", daemon.base)).await.1;
+
+    let value =
+        |name: &str| super::support::series(&body, name).unwrap_or_else(|| panic!("no {name}"));
+    assert!(value("process_resident_memory_bytes") > 1e6, "{body}");
+    assert!(value("process_virtual_memory_bytes") >= value("process_resident_memory_bytes"));
+    assert!(value("process_cpu_seconds_total") > 0.0);
+    assert!(value("process_open_fds") >= 3.0);
+    assert!(value("process_max_fds") >= value("process_open_fds"));
+    assert!(value("process_threads") >= 1.0);
+    let now = chrono::Utc::now().timestamp() as f64;
+    let started = value("process_start_time_seconds");
+    assert!(
+        started <= now + 1.0 && started > now - 86_400.0,
+        "{started} vs {now}"
+    );
+    assert!(
+        body.contains("# TYPE process_cpu_seconds_total counter"),
+        "{body}"
+    );
+    daemon.stop().await;
+}

@@ -134,3 +134,58 @@ pub async fn two_once_processes_at_the_same_time_keep_the_invariants(db: TestDb)
     assert_eq!(ledger.autobuyers.len(), 3, "each autobuyer created once");
     w.assert_invariants().await;
 }
+
+/// `once` piped (as in CI): a progress line per campaign on stderr while it works, then one
+/// line per campaign and a totals table whose links bought are the sandbox's purchase calls.
+pub async fn once_shows_progress_and_ends_with_totals_that_match_the_ledger(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", ACME);
+    w.write_campaign("bolt-bikes", BOLT);
+    w.write_campaign("dune-maps", DUNE);
+
+    let out = run(&w, &["once"]).await;
+
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    for k in 1..=3 {
+        assert!(stderr.contains(&format!("[{k}/3] ")), "{}", text(&out));
+    }
+    assert!(
+        !stderr.contains('\r'),
+        "no bar redrawn when piped: {stderr:?}"
+    );
+    let bought_by_calls = w
+        .ledger()
+        .purchases
+        .iter()
+        .filter(|p| p.autobuyer_id.is_none())
+        .count();
+    assert!(
+        bought_by_calls > 0,
+        "the pass bought something: {}",
+        text(&out)
+    );
+    assert!(stdout.contains("\ntotals\n"), "{}", text(&out));
+    assert!(
+        stdout.contains("  campaigns           3   "),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains(&format!("  bought     {bought_by_calls:>10}   link(s)")),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains("RUB/month committed, of "),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stdout.contains("\n  waiting    ") && stdout.contains("\n  failed     "),
+        "{}",
+        text(&out)
+    );
+}

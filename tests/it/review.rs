@@ -1,0 +1,139 @@
+//! `plan --format markdown --base REV` through the real binary, as a pull-request job runs
+//! it: 200 campaign files committed in a git repository, one `budget.monthly` raised in the
+//! working tree, the plan made on a journal of its own. The comment must hold only that
+//! campaign in detail, its money delta, and stay under the 60 KB a comment holds.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::support::binary;
+
+const TEMPLATE: &str = include_str!("../../campaigns/acme-shoes.yaml");
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t.invalid",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn campaign(k: usize, monthly: &str) -> String {
+    TEMPLATE
+        .replace("name: acme-shoes ", &format!("name: shop-{k:03}  "))
+        .replace("monthly: 3000 ", &format!("monthly: {monthly} "))
+}
+
+fn plan(root: &Path, args: &[&str]) -> Output {
+    let mut cmd = binary::command();
+    cmd.env(
+        "LINKRUNNER_DATABASE_URL",
+        format!("sqlite://{}/journal.db", root.display()),
+    )
+    .env("LINKRUNNER_CAMPAIGNS", root.join("campaigns"))
+    .current_dir(root)
+    .arg("plan")
+    .args(args);
+    cmd.output().expect("the binary runs")
+}
+
+fn shown(o: &Output) -> String {
+    format!(
+        "status {:?}\nstderr:\n{}\nstdout:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout)
+    )
+}
+
+#[test]
+fn one_budget_edit_among_200_campaigns_is_the_comment_s_only_detail() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("campaigns");
+    std::fs::create_dir_all(&dir).unwrap();
+    for k in 0..200 {
+        std::fs::write(dir.join(format!("shop-{k:03}.yaml")), campaign(k, "3000")).unwrap();
+    }
+    git(t.path(), &["init", "-q", "-b", "main"]);
+    git(t.path(), &["add", "."]);
+    git(t.path(), &["commit", "-q", "-m", "200 campaigns"]);
+    std::fs::write(dir.join("shop-117.yaml"), campaign(117, "3500")).unwrap();
+    assert!(
+        campaign(117, "3500").contains("monthly: 3500 "),
+        "the edit took"
+    );
+
+    let out = plan(t.path(), &["--format", "markdown", "--base", "main"]);
+
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "changes pending: {}",
+        shown(&out)
+    );
+    let md = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(md.len() < 60_000, "{} bytes", md.len());
+    assert!(md.starts_with("<!-- linkrunner-plan -->"), "{md}");
+    assert!(
+        md.contains("1 of 200 campaign(s) change (1 edited, 0 added, 0 removed)"),
+        "{md}"
+    );
+    assert_eq!(
+        md.matches("\n### `").count(),
+        1,
+        "only the changed campaign in detail: {md}"
+    );
+    assert!(
+        md.contains("### `shop-117`: edited — cap +500 RUB/month, +17 %"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| `budget.monthly` | 3,000 RUB | 3,500 RUB | +500 RUB, +17 % |"),
+        "{md}"
+    );
+    assert!(md.contains("worst case now 1,450 of 3,500"), "{md}");
+    assert!(md.contains("199 other campaign(s) unchanged"), "{md}");
+    // Without --base the same 200 campaigns are all shown: the reason for --base.
+    let all = plan(t.path(), &["--format", "markdown"]);
+    let all = String::from_utf8_lossy(&all.stdout);
+    assert!(all.len() < 60_000, "{} bytes without --base", all.len());
+    assert!(all.matches("`shop-").count() >= 200, "{all}");
+}
+
+#[test]
+fn a_base_that_is_not_a_revision_is_an_error_that_says_so() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("campaigns");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("shop-000.yaml"), campaign(0, "3000")).unwrap();
+    git(t.path(), &["init", "-q", "-b", "main"]);
+
+    let out = plan(
+        t.path(),
+        &["--format", "markdown", "--base", "no-such-branch"],
+    );
+
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`no-such-branch` is not a commit"), "{err}");
+    let text = plan(t.path(), &["--base", "main"]);
+    assert!(
+        String::from_utf8_lossy(&text.stderr).contains("use it with --format markdown"),
+        "{}",
+        shown(&text)
+    );
+}
