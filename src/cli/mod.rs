@@ -208,6 +208,7 @@ mod tests {
                 other => format!("{other:?}").to_lowercase(),
             },
             "--login-path" => crate::market::LoginSettings::DEFAULT_LOGIN_PATH.into(),
+            "--http-max-connections" => crate::http::ServeLimits::MAIN.max_connections.to_string(),
             "--auth-path" => crate::market::LoginSettings::DEFAULT_AUTH_PATH.into(),
             _ => return sandbox_default(flag),
         })
@@ -237,7 +238,7 @@ mod tests {
     /// Flags whose only definition is their clap default (nothing else could disagree): output
     /// formats, listen addresses, the demo's pace, the probe's own waits, logging, and the
     /// sandbox's fault and shape knobs (0, none or empty: off).
-    const OWN_DEFAULTS: [&str; 17] = [
+    const OWN_DEFAULTS: [&str; 18] = [
         "--format",
         "--listen",
         "--round-every",
@@ -247,6 +248,7 @@ mod tests {
         "--poll-ms",
         "--wait",
         "--latency-ms",
+        "--latency-jitter-ms",
         "--error-rate",
         "--drop-rate",
         "--truncate-rate",
