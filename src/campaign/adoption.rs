@@ -11,7 +11,7 @@ use super::raw::RawCampaign;
 use super::span::{At, Pos};
 
 /// Checks the adoption keys of one file; the adopted project's id when the file names one.
-pub fn check(raw: &RawCampaign, p: &mut Problems) -> Option<i64> {
+pub(super) fn check(raw: &RawCampaign, p: &mut Problems) -> Option<i64> {
     let project = raw.project_id.as_ref();
     if let Some(id) = project {
         positive_id(id, "project_id", p);

@@ -12,7 +12,7 @@ use super::raw::{RawAutobuyer, RawAutobuyerUrl, RawState};
 use super::span::At;
 
 /// `urls` is `None` when the promoted URLs have problems of their own: references are then not checked.
-pub fn autobuyers(
+pub(super) fn autobuyers(
     raw: &[At<RawAutobuyer>],
     urls: Option<&[PromotedUrl]>,
     filters: &[Filter],

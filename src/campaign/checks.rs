@@ -8,21 +8,21 @@ use super::span::At;
 use crate::money::Money;
 
 /// The largest `budget.monthly` accepted: 10 million rubles a month is past any real campaign.
-pub const MAX_MONTHLY: Money = Money::from_rubles(10_000_000);
-pub const MAX_DAILY_LINKS: i64 = 1000;
-pub const MAX_TOTAL_LINKS: i64 = 100_000;
-pub const MAX_PER_RUN: i64 = 100;
-pub const MAX_LINK_TYPE_ID: i64 = 1000;
+pub(super) const MAX_MONTHLY: Money = Money::from_rubles(10_000_000);
+pub(super) const MAX_DAILY_LINKS: i64 = 1000;
+pub(super) const MAX_TOTAL_LINKS: i64 = 100_000;
+pub(super) const MAX_PER_RUN: i64 = 100;
+pub(super) const MAX_LINK_TYPE_ID: i64 = 1000;
 
 /// A name that passes [`rules::check_name`]; reports at its position otherwise.
-pub fn check_name(name: &At<String>, p: &mut Problems) {
+pub(super) fn check_name(name: &At<String>, p: &mut Problems) {
     if let Err(e) = rules::check_name(&name.value) {
         p.at(name.pos, e);
     }
 }
 
 /// A count in `1..=max`; out of range is reported and clamped so later checks do not cascade.
-pub fn count(v: &At<i64>, key: &str, max: i64, p: &mut Problems) -> u32 {
+pub(super) fn count(v: &At<i64>, key: &str, max: i64, p: &mut Problems) -> u32 {
     if !(1..=max).contains(&v.value) {
         p.at(
             v.pos,
@@ -33,7 +33,7 @@ pub fn count(v: &At<i64>, key: &str, max: i64, p: &mut Problems) -> u32 {
 }
 
 /// An amount in `0 < amount <= max`.
-pub fn positive_money(v: &At<Money>, key: &str, max: Money, p: &mut Problems) -> bool {
+pub(super) fn positive_money(v: &At<Money>, key: &str, max: Money, p: &mut Problems) -> bool {
     let ok = v.value > Money::ZERO && v.value <= max;
     if !ok {
         p.at(

@@ -42,25 +42,25 @@ impl fmt::Display for Diagnostic {
 
 /// Problems of one file while it is checked, before the file's path is attached.
 #[derive(Debug, Default)]
-pub struct Problems(Vec<(Pos, String)>);
+pub(super) struct Problems(Vec<(Pos, String)>);
 
 impl Problems {
-    pub fn at(&mut self, pos: Pos, message: impl Into<String>) {
+    pub(super) fn at(&mut self, pos: Pos, message: impl Into<String>) {
         self.0.push((pos, message.into()));
     }
     /// Adds `other`'s problems except those at one of `skip`'s positions.
-    pub fn extend_except(&mut self, other: Problems, skip: &std::collections::HashSet<Pos>) {
+    pub(super) fn extend_except(&mut self, other: Problems, skip: &std::collections::HashSet<Pos>) {
         self.0
             .extend(other.0.into_iter().filter(|(pos, _)| !skip.contains(pos)));
     }
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.0.len()
     }
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
     /// Attaches the path, in file order so a reader can walk the file top to bottom.
-    pub fn into_diagnostics(self, path: &Path) -> Vec<Diagnostic> {
+    pub(super) fn into_diagnostics(self, path: &Path) -> Vec<Diagnostic> {
         let mut v: Vec<Diagnostic> = self
             .0
             .into_iter()

@@ -22,7 +22,7 @@ const MAX_ARRAY_LEN: usize = 100;
 
 /// The entries of a YAML mapping in file order, keys and values with their positions.
 #[derive(Debug, Default)]
-pub struct ExtraMap {
+pub(super) struct ExtraMap {
     pub entries: Vec<(At<String>, At<Value>)>,
 }
 
@@ -47,14 +47,14 @@ impl<'de> Deserialize<'de> for ExtraMap {
 }
 
 /// An [`ExtraMap`] split into its typed keys and its pass-through rest.
-pub struct Split<'a> {
+pub(super) struct Split<'a> {
     typed: HashMap<&'static str, &'a At<Value>>,
     pub extra: serde_json::Map<String, Value>,
 }
 
 impl ExtraMap {
     /// Sorts keys into `typed` ones and checked pass-through ones; `what` names the map in messages.
-    pub fn split(&self, typed: &[&'static str], what: &str, p: &mut Problems) -> Split<'_> {
+    pub(super) fn split(&self, typed: &[&'static str], what: &str, p: &mut Problems) -> Split<'_> {
         let mut split = Split {
             typed: HashMap::new(),
             extra: serde_json::Map::new(),
@@ -138,12 +138,12 @@ fn check_extra_value(k: &At<String>, v: &At<Value>, p: &mut Problems) -> bool {
 
 impl Split<'_> {
     /// Position of a typed key's value, if present.
-    pub fn pos(&self, key: &str) -> Option<Pos> {
+    pub(super) fn pos(&self, key: &str) -> Option<Pos> {
         self.typed.get(key).map(|v| v.pos)
     }
 
     /// A typed amount of rubles, non-negative; problems are reported, not returned.
-    pub fn money(&self, key: &str, p: &mut Problems) -> Option<At<Money>> {
+    pub(super) fn money(&self, key: &str, p: &mut Problems) -> Option<At<Money>> {
         let v = self.typed.get(key)?;
         let parsed = match &v.value {
             Value::Number(n) => Money::from_json_number(n).map_err(|e| e.to_string()),
@@ -159,7 +159,7 @@ impl Split<'_> {
     }
 
     /// A typed string.
-    pub fn string(&self, key: &str, p: &mut Problems) -> Option<At<String>> {
+    pub(super) fn string(&self, key: &str, p: &mut Problems) -> Option<At<String>> {
         let v = self.typed.get(key)?;
         match &v.value {
             Value::String(s) => Some(At::new(s.clone(), v.pos)),

@@ -13,7 +13,7 @@ use super::span::{At, Pos};
 
 /// What one file claims to own, with where it says so.
 #[derive(Debug, Clone, Default)]
-pub struct Claims {
+pub(super) struct Claims {
     /// The domain's host (lowercase) and its port when it is not the scheme's default.
     pub domain: Option<At<String>>,
     pub project: Option<At<i64>>,
@@ -21,7 +21,7 @@ pub struct Claims {
 }
 
 impl Claims {
-    pub fn of(raw: &RawCampaign) -> Claims {
+    pub(super) fn of(raw: &RawCampaign) -> Claims {
         Claims {
             domain: site_key(&raw.domain.value).map(|k| At::new(k, raw.domain.pos)),
             project: raw.project_id.clone(),
@@ -37,7 +37,7 @@ impl Claims {
 /// The site a domain names, folded so that `https://ACME.example:443` and
 /// `https://acme.example` (or `http://acme.example`) are one site: host case, the scheme and
 /// its default port do not make a second site.
-pub fn site_key(domain: &str) -> Option<String> {
+pub(super) fn site_key(domain: &str) -> Option<String> {
     let u = url::Url::parse(domain.trim()).ok()?;
     let host = u.host_str()?.trim_end_matches('.').to_ascii_lowercase();
     Some(match u.port() {
@@ -47,13 +47,13 @@ pub fn site_key(domain: &str) -> Option<String> {
 }
 
 /// One clash: the file at `index` claims `what`, which the files `others` claim too.
-pub struct Clash {
+pub(super) struct Clash {
     pub index: usize,
     pub diagnostic: Diagnostic,
 }
 
 /// Every clash among `files` (path and claims, in load order).
-pub fn clashes(files: &[(PathBuf, Claims)]) -> Vec<Clash> {
+pub(super) fn clashes(files: &[(PathBuf, Claims)]) -> Vec<Clash> {
     let mut out = Vec::new();
     let domains = group(files, |c| c.domain.iter().cloned().collect());
     report(files, &domains, &mut out, |k| {

@@ -24,7 +24,7 @@ const SECRET_FRAGMENTS: &[&str] = &[
 ];
 
 /// Lowercase without `_` and `-`: `priceRentFrom`, `price-rent-from` and `price_rent_from` agree.
-pub fn normalized(key: &str) -> String {
+pub(super) fn normalized(key: &str) -> String {
     key.chars()
         .filter(|c| *c != '_' && *c != '-')
         .flat_map(char::to_lowercase)
@@ -32,7 +32,7 @@ pub fn normalized(key: &str) -> String {
 }
 
 /// The message for a key that would put a secret or an API address into a campaign file.
-pub fn forbidden_key_message(key: &str) -> Option<String> {
+pub(super) fn forbidden_key_message(key: &str) -> Option<String> {
     let n = normalized(key);
     if ADDRESS_KEYS.contains(&n.as_str()) {
         return Some(format!(
@@ -47,7 +47,7 @@ pub fn forbidden_key_message(key: &str) -> Option<String> {
 }
 
 /// The known key closest to `key`, when it is close enough to be a typo of it.
-pub fn near_miss(key: &str, known: &[&'static str]) -> Option<&'static str> {
+pub(super) fn near_miss(key: &str, known: &[&'static str]) -> Option<&'static str> {
     known
         .iter()
         .map(|k| (strsim::damerau_levenshtein(key, k), *k))
@@ -57,7 +57,7 @@ pub fn near_miss(key: &str, known: &[&'static str]) -> Option<&'static str> {
 }
 
 /// The message for a key that is not part of the format, with the near miss when there is one.
-pub fn unknown_key_message(key: &str, expected: &[&'static str]) -> String {
+pub(super) fn unknown_key_message(key: &str, expected: &[&'static str]) -> String {
     if let Some(msg) = forbidden_key_message(key) {
         return msg;
     }

@@ -16,17 +16,17 @@ use super::span::Pos;
 /// Largest campaign file read, in bytes. Real campaigns are a few KiB.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 /// Deepest nesting of YAML collections accepted; the format itself needs five.
-pub const MAX_DEPTH: usize = 16;
+pub(super) const MAX_DEPTH: usize = 16;
 /// Most aliases (`*name`) in one file.
-pub const MAX_ALIASES: usize = 100;
+pub(super) const MAX_ALIASES: usize = 100;
 /// Most events that alias expansion may add; stops "billion laughs" bombs early.
-pub const MAX_REPLAYED_EVENTS: usize = 10_000;
+pub(super) const MAX_REPLAYED_EVENTS: usize = 10_000;
 
 /// Most further problems looked for after a file's first parse error.
-pub const MAX_RECOVERIES: usize = 20;
+pub(super) const MAX_RECOVERIES: usize = 20;
 
 /// Parses one file's bytes; on failure the problems say where and why.
-pub fn parse(bytes: &[u8]) -> Result<RawCampaign, Problems> {
+pub(super) fn parse(bytes: &[u8]) -> Result<RawCampaign, Problems> {
     let mut p = Problems::default();
     if bytes.len() as u64 > MAX_FILE_BYTES {
         p.at(

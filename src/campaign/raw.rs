@@ -13,7 +13,7 @@ use crate::money::Money;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "linkrunner campaign")]
-pub struct RawCampaign {
+pub(super) struct RawCampaign {
     /// Unique across all campaign files; lowercase letters, digits and `-`, at most 63. Used as a metrics label.
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
     pub name: At<String>,
@@ -60,7 +60,7 @@ where
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "PromotedUrl")]
-pub struct RawUrl {
+pub(super) struct RawUrl {
     /// Absolute http(s) URL on the campaign's domain.
     #[schemars(regex(pattern = r"^https?://"))]
     pub url: At<String>,
@@ -78,7 +78,7 @@ pub struct RawUrl {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Budget")]
-pub struct RawBudget {
+pub(super) struct RawBudget {
     /// Monthly commitment cap: the monthly price of every link held or in flight plus the monthly budget of every running autobuyer.
     pub monthly: At<Money>,
     /// The highest monthly rent paid for one link.
@@ -99,7 +99,7 @@ pub struct RawBudget {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "BuyRounds")]
-pub struct RawBuy {
+pub(super) struct RawBuy {
     /// Standard five-field cron (minute hour day-of-month month day-of-week), in UTC.
     pub schedule: At<String>,
     /// The marketplace's link type for purchases.
@@ -119,7 +119,7 @@ pub struct RawBuy {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "DonorOrder")]
-pub enum RawOrder {
+pub(super) enum RawOrder {
     Cheapest,
     Expensive,
     Random,
@@ -128,18 +128,18 @@ pub enum RawOrder {
 /// Search parameters: typed keys plus pass-through ones.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub struct RawSearch(pub ExtraMap);
+pub(super) struct RawSearch(pub ExtraMap);
 
 /// A named search filter: `name`, price bounds, and any other marketplace parameter.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub struct RawFilter(pub ExtraMap);
+pub(super) struct RawFilter(pub ExtraMap);
 
 /// A marketplace autobuyer.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Autobuyer")]
-pub struct RawAutobuyer {
+pub(super) struct RawAutobuyer {
     /// Unique within the campaign; lowercase letters, digits and `-`.
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
     pub name: At<String>,
@@ -163,7 +163,7 @@ pub struct RawAutobuyer {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(rename = "AutobuyerState")]
-pub enum RawState {
+pub(super) enum RawState {
     Running,
     Stopped,
 }
@@ -172,7 +172,7 @@ pub enum RawState {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "AutobuyerUrl")]
-pub struct RawAutobuyerUrl {
+pub(super) struct RawAutobuyerUrl {
     /// One of the campaign's promoted URLs.
     pub url: At<String>,
     /// Monthly budget of this URL in rubles.
@@ -188,7 +188,7 @@ pub struct RawAutobuyerUrl {
 /// One anchor text: a plain string, or (in an adopted project) `{text, text_id}` for a text
 /// that already exists there. Deserialized by hand so that a misspelt key gets "did you mean".
 #[derive(Debug, Clone, PartialEq)]
-pub struct RawText {
+pub(super) struct RawText {
     pub text: String,
     pub text_id: Option<i64>,
 }

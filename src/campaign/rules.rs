@@ -6,7 +6,7 @@ use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 
 /// Longest anchor text accepted, in characters.
-pub const MAX_TEXT_CHARS: usize = 1000;
+pub(super) const MAX_TEXT_CHARS: usize = 1000;
 
 /// Campaign, filter and autobuyer names: `[a-z0-9][a-z0-9-]{0,62}`.
 pub fn check_name(name: &str) -> Result<(), String> {
@@ -22,7 +22,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// `https://Acme.example/` → `https://acme.example`. Only scheme, host and port are allowed.
-pub fn normalize_domain(text: &str) -> Result<String, String> {
+pub(super) fn normalize_domain(text: &str) -> Result<String, String> {
     let u = parse_http_url(text)?;
     if u.path() != "/" || u.query().is_some() || u.fragment().is_some() {
         return Err(format!(
@@ -37,7 +37,7 @@ pub fn normalize_domain(text: &str) -> Result<String, String> {
 }
 
 /// A promoted URL: absolute http(s), on the domain's host and port; returned normalised.
-pub fn check_url_on_domain(text: &str, domain: &str) -> Result<String, String> {
+pub(super) fn check_url_on_domain(text: &str, domain: &str) -> Result<String, String> {
     let u = parse_http_url(text)?;
     let d = url::Url::parse(domain).map_err(|e| e.to_string())?;
     if u.host_str() != d.host_str() || u.port_or_known_default() != d.port_or_known_default() {
@@ -73,7 +73,7 @@ fn parse_http_url(text: &str) -> Result<url::Url, String> {
 }
 
 /// A text holds exactly one `#a#anchor#/a#`, in that order, with a non-blank anchor.
-pub fn check_text(text: &str) -> Result<(), String> {
+pub(super) fn check_text(text: &str) -> Result<(), String> {
     if text.chars().count() > MAX_TEXT_CHARS {
         return Err(format!("text is longer than {MAX_TEXT_CHARS} characters"));
     }
@@ -198,7 +198,7 @@ fn explain_part(part: &str, name: &str, lo: u32, hi: u32, names: &[&str]) -> Opt
 
 /// Checks the schedule parses and fires within the year after `from`; `from` is fixed
 /// by the caller so that validation gives the same answer every day.
-pub fn check_schedule(expr: &str, from: DateTime<Utc>) -> Result<(), String> {
+pub(super) fn check_schedule(expr: &str, from: DateTime<Utc>) -> Result<(), String> {
     let cron = parse_schedule(expr)?;
     let horizon = from + chrono::Duration::days(366);
     match cron.find_next_occurrence(&from, false) {
@@ -209,7 +209,7 @@ pub fn check_schedule(expr: &str, from: DateTime<Utc>) -> Result<(), String> {
 
 /// The fixed start for [`check_schedule`]: a non-leap year, so `29 2` is refused as it
 /// would fire only once in four years.
-pub fn schedule_reference_time() -> DateTime<Utc> {
+pub(super) fn schedule_reference_time() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 3, 1, 0, 0, 0)
         .single()
         .unwrap_or_default()

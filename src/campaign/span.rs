@@ -32,13 +32,13 @@ impl Pos {
 
 /// A deserialized value and where it was written.
 #[derive(Debug, Clone, PartialEq)]
-pub struct At<T> {
+pub(super) struct At<T> {
     pub value: T,
     pub pos: Pos,
 }
 
 impl<T> At<T> {
-    pub fn new(value: T, pos: Pos) -> At<T> {
+    pub(super) fn new(value: T, pos: Pos) -> At<T> {
         At { value, pos }
     }
 }

@@ -29,13 +29,13 @@ const FILTER_KEYS: &[&str] = &[
 ];
 
 /// The budget as written, with which parts could be used for further checks.
-pub struct CheckedBudget {
+pub(super) struct CheckedBudget {
     pub value: Budget,
     /// `monthly` and `max_link_price` are valid, so sums against them mean something.
     pub money_ok: bool,
 }
 
-pub fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
+pub(super) fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
     let monthly_ok = positive_money(&raw.monthly, "monthly", MAX_MONTHLY, p);
     let mut price_ok = positive_money(&raw.max_link_price, "max_link_price", MAX_MONTHLY, p);
     if monthly_ok && price_ok && raw.max_link_price.value > raw.monthly.value {
@@ -64,7 +64,7 @@ pub fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
     }
 }
 
-pub fn buy(raw: &RawBuy, budget: &CheckedBudget, p: &mut Problems) -> BuyRounds {
+pub(super) fn buy(raw: &RawBuy, budget: &CheckedBudget, p: &mut Problems) -> BuyRounds {
     check_schedule(&raw.schedule, rules::schedule_reference_time(), p);
     let link_type_id = i64::from(count(
         &raw.link_type_id,
@@ -141,7 +141,7 @@ fn price_range(
     (lo, hi)
 }
 
-pub fn filters(raw: &[At<RawFilter>], p: &mut Problems) -> Vec<Filter> {
+pub(super) fn filters(raw: &[At<RawFilter>], p: &mut Problems) -> Vec<Filter> {
     let mut names = HashSet::new();
     let mut out = Vec::with_capacity(raw.len());
     for f in raw {
@@ -182,7 +182,7 @@ fn filter_name(s: &Split<'_>, filter_pos: Pos, p: &mut Problems) -> Option<At<St
 
 /// The monthly cap covers running autobuyers' monthly budgets plus one buy round bought
 /// entirely at `max_link_price`; says by how much it does not.
-pub fn check_commitment(
+pub(super) fn check_commitment(
     raw: &At<RawBudget>,
     b: &CheckedBudget,
     buy: Option<&BuyRounds>,

@@ -13,11 +13,11 @@ use super::span::At;
 use super::{adoption, autobuyers, spend};
 
 /// Most promoted URLs per campaign, and texts per URL.
-pub const MAX_URLS: usize = 1000;
-pub const MAX_TEXTS: usize = 100;
+pub(super) const MAX_URLS: usize = 1000;
+pub(super) const MAX_TEXTS: usize = 100;
 
 /// Checks one parsed file for meaning.
-pub fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
+pub(super) fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
     let mut p = Problems::default();
     check_name(&raw.name, &mut p);
     let domain = domain(&raw.domain, &mut p);

@@ -34,7 +34,7 @@ pub struct DemoArgs {
 }
 
 /// The demo's own journal when `--database-url` is left at its default.
-pub const DEMO_DATABASE: &str = "sqlite://linkrunner-demo.db";
+pub(crate) const DEMO_DATABASE: &str = "sqlite://linkrunner-demo.db";
 
 /// The demo never writes into the real journal by default: without `--database-url` it
 /// uses a file of its own.
@@ -83,7 +83,7 @@ async fn refuse_used_journal(app: &App, db: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCode> {
     let token = format!("demo-token-{}", std::process::id());
     let ticket = format!("demo-ticket-{}", std::process::id());
     let sb_listener = TcpListener::bind("127.0.0.1:0")

@@ -9,7 +9,7 @@ use super::api::ApiArgs;
 use crate::telemetry::LogFormat;
 
 /// `--database-url` when not given (the demo uses a file of its own instead, see `demo`).
-pub const DEFAULT_DATABASE_URL: &str = "sqlite://linkrunner.db";
+pub(crate) const DEFAULT_DATABASE_URL: &str = "sqlite://linkrunner.db";
 
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {

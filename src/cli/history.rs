@@ -41,7 +41,7 @@ pub struct ExplainArgs {
     pub format: Format,
 }
 
-pub async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode> {
     let store = open_store_recorded(g).await?;
     if let Some(c) = &a.campaign
         && !store.campaigns().campaign_names().await?.contains(c)
@@ -59,7 +59,7 @@ pub async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-pub async fn explain(g: &GlobalArgs, a: &ExplainArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn explain(g: &GlobalArgs, a: &ExplainArgs) -> anyhow::Result<ExitCode> {
     let what = Subject::parse(&a.what).with_context(|| {
         format!(
             "`{}` is not a link or intent id (e.g. 1234, link:1234, intent:12)",

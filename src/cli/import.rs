@@ -39,7 +39,7 @@ pub struct ImportArgs {
     pub output: Option<PathBuf>,
 }
 
-pub async fn import(g: &GlobalArgs, a: &ImportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn import(g: &GlobalArgs, a: &ImportArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(a.project_id > 0, "--project-id must be a positive id");
     let domain = domain_of(&a.domain)?;
     let name = match &a.name {

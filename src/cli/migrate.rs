@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use super::global::GlobalArgs;
 use super::shared::open_store;
 
-pub async fn migrate(g: &GlobalArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn migrate(g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     open_store(g).await?;
     println!("journal database is migrated");
     Ok(ExitCode::SUCCESS)

@@ -19,32 +19,32 @@
 //! | [`report`] | `report --month`: the month's money for finance |
 //! | `sandbox`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`crates/bench`) |
 
-pub mod api;
+pub(crate) mod api;
 #[cfg(feature = "sandbox")]
-pub mod demo;
-pub mod global;
-pub mod history;
-pub mod http_args;
-pub mod import;
-pub mod migrate;
+pub(crate) mod demo;
+pub(crate) mod global;
+pub(crate) mod history;
+pub(crate) mod http_args;
+pub(crate) mod import;
+pub(crate) mod migrate;
 pub mod once;
-pub mod plan;
+pub(crate) mod plan;
 pub mod probe;
-pub mod progress;
-pub mod ranges;
-pub mod report;
-pub mod resolve;
-pub mod resolve_words;
-pub mod run;
+pub(crate) mod progress;
+pub(crate) mod ranges;
+pub(crate) mod report;
+pub(crate) mod resolve;
+pub(crate) mod resolve_words;
+pub(crate) mod run;
 #[cfg(feature = "sandbox")]
-pub mod sandbox;
+pub(crate) mod sandbox;
 #[cfg(feature = "sandbox")]
-pub mod sandbox_behaviour;
-pub mod secrets;
-pub mod shared;
-pub mod state_from;
-pub mod status;
-pub mod validate;
+pub(crate) mod sandbox_behaviour;
+pub(crate) mod secrets;
+pub(crate) mod shared;
+pub(crate) mod state_from;
+pub(crate) mod status;
+pub(crate) mod validate;
 
 use std::process::ExitCode;
 

@@ -51,7 +51,7 @@ pub enum PlanFormat {
     Markdown,
 }
 
-pub async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
     if a.base.is_some() && a.format != PlanFormat::Markdown {
         anyhow::bail!("--base compares for a pull-request comment: use it with --format markdown");
     }

@@ -9,29 +9,29 @@ use std::ops::RangeInclusive;
 use clap::builder::{RangedI64ValueParser, RangedU64ValueParser};
 
 /// One day, in seconds: the longest any wait, deadline or interval may be.
-pub const DAY_SECS: u64 = 86_400;
+pub(crate) const DAY_SECS: u64 = 86_400;
 /// One hour, in milliseconds.
-pub const HOUR_MS: u64 = 3_600_000;
+pub(crate) const HOUR_MS: u64 = 3_600_000;
 
-pub fn u64_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<u64> {
+pub(crate) fn u64_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<u64> {
     RangedU64ValueParser::new().range(r)
 }
 
-pub fn u32_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<u32> {
+pub(crate) fn u32_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<u32> {
     RangedU64ValueParser::new().range(r)
 }
 
-pub fn usize_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<usize> {
+pub(crate) fn usize_in(r: RangeInclusive<u64>) -> RangedU64ValueParser<usize> {
     RangedU64ValueParser::new().range(r)
 }
 
 /// A marketplace or journal id: positive.
-pub fn id() -> RangedI64ValueParser<i64> {
+pub(crate) fn id() -> RangedI64ValueParser<i64> {
     RangedI64ValueParser::new().range(1..)
 }
 
 /// A chance from 0 to 1 (NaN and infinities refused).
-pub fn probability(s: &str) -> Result<f64, String> {
+pub(crate) fn probability(s: &str) -> Result<f64, String> {
     let p: f64 = s
         .trim()
         .parse()
@@ -44,7 +44,7 @@ pub fn probability(s: &str) -> Result<f64, String> {
 }
 
 /// An amount of rubles from zero to a billion.
-pub fn rubles(s: &str) -> Result<crate::money::Money, String> {
+pub(crate) fn rubles(s: &str) -> Result<crate::money::Money, String> {
     let m = crate::money::Money::parse_rubles(s).map_err(|e| e.to_string())?;
     if m.is_negative() || m > crate::money::Money::from_rubles(1_000_000_000) {
         return Err(format!("{s} is not in 0..=1000000000 rubles"));

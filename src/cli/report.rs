@@ -20,7 +20,7 @@ pub struct ReportArgs {
     pub format: TableFormat,
 }
 
-pub async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<ExitCode> {
     let store = open_store_recorded(g).await?;
     let r = month::month_report(&store, a.month)
         .await

@@ -46,7 +46,7 @@ pub struct ResolveArgs {
     pub reason: Option<String>,
 }
 
-pub async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode> {
     if let Some(word) = &a.word {
         super::resolve_words::resolve_word(g, word).await?;
         return Ok(ExitCode::SUCCESS);

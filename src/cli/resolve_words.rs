@@ -49,7 +49,7 @@ impl WordArgs {
     }
 }
 
-pub async fn resolve_word(g: &GlobalArgs, w: &ResolveWord) -> anyhow::Result<()> {
+pub(crate) async fn resolve_word(g: &GlobalArgs, w: &ResolveWord) -> anyhow::Result<()> {
     let store = open_store(g).await?;
     match w {
         ResolveWord::Adopt(a) => adopt(&store, a).await,

@@ -38,7 +38,7 @@ pub struct RunArgs {
 }
 
 /// `linkrunner run`.
-pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
     let market = g
         .api
         .client_config()

@@ -183,7 +183,7 @@ impl SandboxArgs {
     }
 }
 
-pub async fn sandbox(args: SandboxArgs) -> anyhow::Result<()> {
+pub(crate) async fn sandbox(args: SandboxArgs) -> anyhow::Result<()> {
     let cfg = args.config()?;
     let handle = linkrunner_sandbox::start(cfg, args.listen).await?;
     let mut out = std::io::stdout().lock();

@@ -13,7 +13,7 @@ use secrecy::SecretString;
 use crate::market::credentials::{SecretOrigin, read_secret_file};
 
 /// Where one secret may come from.
-pub struct Source {
+pub(crate) struct Source {
     pub what: &'static str,
     pub flag: &'static str,
     pub file_var: &'static str,
@@ -21,7 +21,7 @@ pub struct Source {
     pub credential: &'static str,
 }
 
-pub const TOKEN: Source = Source {
+pub(crate) const TOKEN: Source = Source {
     what: "API token",
     flag: "--api-token-file",
     file_var: "LINKRUNNER_API_TOKEN_FILE",
@@ -29,7 +29,7 @@ pub const TOKEN: Source = Source {
     credential: "api-token",
 };
 
-pub const TICKET: Source = Source {
+pub(crate) const TICKET: Source = Source {
     what: "auth ticket",
     flag: "--auth-ticket-file",
     file_var: "LINKRUNNER_AUTH_TICKET_FILE",
@@ -37,7 +37,7 @@ pub const TICKET: Source = Source {
     credential: "auth-ticket",
 };
 
-pub const API_KEY: Source = Source {
+pub(crate) const API_KEY: Source = Source {
     what: "API key",
     flag: "--api-key-file",
     file_var: "LINKRUNNER_API_KEY_FILE",
@@ -46,7 +46,8 @@ pub const API_KEY: Source = Source {
 };
 
 /// Loads one secret. `file` is the flag's value (clap has already read `*_FILE` into it).
-pub fn load(
+#[cfg(test)]
+pub(crate) fn load(
     src: &Source,
     file: Option<&Path>,
     env: &dyn Fn(&str) -> Option<OsString>,
@@ -57,7 +58,7 @@ pub fn load(
 
 /// Where one secret is: a file (read once here, so a bad one fails the start; the client
 /// re-reads it when it changes) or the value of an environment variable (fixed).
-pub fn locate(
+pub(crate) fn locate(
     src: &Source,
     file: Option<&Path>,
     env: &dyn Fn(&str) -> Option<OsString>,

@@ -162,20 +162,20 @@ fn secs(s: u64) -> i64 {
 /// Prints text a view laid out: its lines and tabs kept, and every other control character,
 /// escape sequence or BIDI override (from the marketplace, a file) written as a visible
 /// escape ([`crate::domain::shown::block`]).
-pub fn print_text(text: &str) {
+pub(crate) fn print_text(text: &str) {
     print!("{}", crate::domain::shown::block(text));
 }
 
 /// Prints `value` as pretty JSON, with what serde_json leaves raw but a terminal would act
 /// on (DEL, C1 controls, BIDI overrides) escaped as `\uXXXX` ([`crate::telemetry::json_safe`]).
-pub fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
+pub(crate) fn print_json<T: serde::Serialize + ?Sized>(value: &T) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     println!("{}", crate::telemetry::json_safe(&text));
     Ok(())
 }
 
 /// The journal of `--database-url`, migrated (`plan`, `status`, `resolve`, `migrate`).
-pub async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
+pub(crate) async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
     crate::app::open_journal(g.database_url(), &Arc::new(Metrics::new())).await
 }
 
@@ -183,7 +183,7 @@ pub async fn open_store(g: &GlobalArgs) -> anyhow::Result<Store> {
 /// `history`, `explain`, `report`): never migrated, and an SQLite file that does not exist is
 /// not created. `None` when nothing was ever recorded there (no file, no schema); an older
 /// or newer schema is an error that names the command that upgrades it.
-pub async fn open_store_to_read(g: &GlobalArgs) -> anyhow::Result<Option<Store>> {
+pub(crate) async fn open_store_to_read(g: &GlobalArgs) -> anyhow::Result<Option<Store>> {
     use crate::store::SchemaState;
     use anyhow::Context;
     let url = g.database_url();
@@ -212,7 +212,7 @@ pub async fn open_store_to_read(g: &GlobalArgs) -> anyhow::Result<Option<Store>>
 }
 
 /// [`open_store_to_read`], where a journal with nothing recorded is an error too.
-pub async fn open_store_recorded(g: &GlobalArgs) -> anyhow::Result<Store> {
+pub(crate) async fn open_store_recorded(g: &GlobalArgs) -> anyhow::Result<Store> {
     open_store_to_read(g).await?.ok_or_else(|| {
         anyhow::anyhow!(
             "nothing was ever recorded in this journal (no schema yet): `linkrunner once` or `run` creates it, `linkrunner migrate` alone too"
@@ -221,7 +221,7 @@ pub async fn open_store_recorded(g: &GlobalArgs) -> anyhow::Result<Store> {
 }
 
 /// The campaign directory; every problem is printed on stderr.
-pub fn load_campaigns(g: &GlobalArgs) -> LoadReport {
+pub(crate) fn load_campaigns(g: &GlobalArgs) -> LoadReport {
     let report = campaign::load_dir(&g.campaigns);
     for p in &report.problems {
         eprintln!("{}", crate::domain::shown::block(&p.to_string()));

@@ -11,12 +11,12 @@ use anyhow::{Context as _, bail};
 use crate::views::state::RecordedState;
 
 /// Far above the state of a thousand busy campaigns; a bigger answer is not a daemon's.
-pub const MAX_BODY: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_BODY: usize = 64 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `http://daemon:9464` → `http://daemon:9464/api/v1/state`; a URL already naming the path
 /// is taken as it is.
-pub fn state_url(base: &str) -> anyhow::Result<url::Url> {
+pub(crate) fn state_url(base: &str) -> anyhow::Result<url::Url> {
     let u = url::Url::parse(base).map_err(|_| anyhow::anyhow!("--state-from: not a URL"))?;
     if !matches!(u.scheme(), "http" | "https") {
         bail!(
@@ -43,7 +43,7 @@ fn shown(u: &url::Url) -> url::Url {
 }
 
 /// Fetches and decodes the served state, with the token in `token_file` if given.
-pub async fn fetch_state(
+pub(crate) async fn fetch_state(
     base: &str,
     token_file: Option<&std::path::Path>,
 ) -> anyhow::Result<RecordedState> {

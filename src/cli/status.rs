@@ -19,7 +19,7 @@ pub struct StatusArgs {
     pub format: Format,
 }
 
-pub async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {
     let store = open_store_recorded(g).await?;
     let (files, read) = read_files(&g.campaigns);
     let now = clock::system().now();

@@ -29,7 +29,7 @@ pub struct ValidateArgs {
 }
 
 /// Prints every problem, then a summary on stderr; exit 1 when there is any problem.
-pub fn validate(g: &GlobalArgs, a: &ValidateArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn validate(g: &GlobalArgs, a: &ValidateArgs) -> anyhow::Result<ExitCode> {
     let paths = if a.paths.is_empty() {
         vec![g.campaigns.clone()]
     } else {
@@ -68,7 +68,7 @@ pub fn validate(g: &GlobalArgs, a: &ValidateArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints the JSON Schema (draft-07) of a campaign file.
-pub fn schema() -> anyhow::Result<ExitCode> {
+pub(crate) fn schema() -> anyhow::Result<ExitCode> {
     std::io::stdout()
         .lock()
         .write_all(campaign::schema_json().as_bytes())

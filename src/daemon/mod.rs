@@ -11,11 +11,11 @@
 //!   `crate::decide::capacity`), the changed and uncertain first, buy rounds before all;
 //!   [`turns`]: whose turn it is.
 
-pub mod campaigns;
+pub(crate) mod campaigns;
 pub mod gauges;
-pub mod reconciler;
-pub mod rounds;
+pub(crate) mod reconciler;
+pub(crate) mod rounds;
 pub mod run;
-pub mod schedule;
-pub mod signals;
-pub mod turns;
+pub(crate) mod schedule;
+pub(crate) mod signals;
+pub(crate) mod turns;

@@ -11,12 +11,12 @@ use croner::parser::{CronParser, Seconds};
 
 #[derive(Debug, thiserror::Error)]
 #[error("schedule `{pattern}` is not a five-field cron expression: {reason}")]
-pub struct ScheduleError {
+pub(crate) struct ScheduleError {
     pub pattern: String,
     pub reason: String,
 }
 
-pub fn parse(pattern: &str) -> Result<Cron, ScheduleError> {
+pub(crate) fn parse(pattern: &str) -> Result<Cron, ScheduleError> {
     CronParser::builder()
         .seconds(Seconds::Disallowed)
         .build()
@@ -31,14 +31,14 @@ pub fn parse(pattern: &str) -> Result<Cron, ScheduleError> {
 /// every year it can name), which at 10,000 campaigns was 50 MiB, and campaigns mostly
 /// share a few patterns. Entries whose last user is gone are dropped as the map grows.
 #[derive(Debug, Default)]
-pub struct Patterns {
+pub(crate) struct Patterns {
     parsed: HashMap<String, Weak<Cron>>,
     prune_at: usize,
 }
 
 impl Patterns {
     /// [`parse`], or the `Cron` already parsed for the same pattern while one is in use.
-    pub fn parse(&mut self, pattern: &str) -> Result<Arc<Cron>, ScheduleError> {
+    pub(crate) fn parse(&mut self, pattern: &str) -> Result<Arc<Cron>, ScheduleError> {
         if let Some(cron) = self.parsed.get(pattern).and_then(Weak::upgrade) {
             return Ok(cron);
         }
@@ -63,23 +63,8 @@ impl Patterns {
     }
 }
 
-/// The slot that should run now, if any: the latest occurrence at or before `now`, when it is
-/// later than the last recorded round. After downtime this yields one catch-up round (the
-/// latest missed slot), never a burst. A campaign with no recorded round waits for its first
-/// slot after `first_seen` — a new campaign does not buy the moment it is deployed.
-pub fn due_slot(
-    cron: &Cron,
-    last_round: Option<DateTime<Utc>>,
-    first_seen: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Option<DateTime<Utc>> {
-    let latest = cron.find_previous_occurrence(&now, true).ok()?;
-    let floor = last_round.unwrap_or(first_seen);
-    (latest > floor).then_some(latest)
-}
-
 /// When the timer should next wake for this schedule.
-pub fn next_slot(cron: &Cron, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+pub(crate) fn next_slot(cron: &Cron, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
     cron.find_next_occurrence(&now, false).ok()
 }
 
@@ -90,27 +75,6 @@ mod tests {
 
     fn t(h: u32, m: u32) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 22, h, m, 0).unwrap()
-    }
-
-    #[test]
-    fn a_slot_that_already_ran_is_not_due_again() {
-        let c = parse("0 9 * * *").unwrap();
-        assert_eq!(due_slot(&c, Some(t(9, 0)), t(0, 0), t(9, 30)), None);
-    }
-
-    #[test]
-    fn after_downtime_only_the_latest_missed_slot_runs() {
-        let c = parse("*/10 * * * *").unwrap();
-        let due = due_slot(&c, Some(t(8, 0)), t(0, 0), t(9, 35));
-        assert_eq!(due, Some(t(9, 30)));
-    }
-
-    #[test]
-    fn a_new_campaign_waits_for_its_first_slot() {
-        let c = parse("0 9 * * *").unwrap();
-        assert_eq!(due_slot(&c, None, t(10, 0), t(10, 5)), None);
-        let next_day = Utc.with_ymd_and_hms(2026, 11, 23, 9, 1, 0).unwrap();
-        assert!(due_slot(&c, None, t(10, 0), next_day).is_some());
     }
 
     #[test]

@@ -18,14 +18,14 @@ use tokio_util::sync::CancellationToken;
 
 /// Why a reload was asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReloadCause {
+pub(crate) enum ReloadCause {
     Signal,
     FileChange,
 }
 
 /// Cancels `shutdown` on SIGTERM or SIGINT and sends a reload request on SIGHUP; a second
 /// SIGTERM or SIGINT exits at once.
-pub fn spawn_signal_handlers(
+pub(crate) fn spawn_signal_handlers(
     shutdown: CancellationToken,
     reload: mpsc::Sender<ReloadCause>,
 ) -> std::io::Result<()> {
@@ -52,7 +52,7 @@ pub fn spawn_signal_handlers(
 /// lets the one in flight finish and be recorded, releases its leases); the second exits at
 /// once with 128 + its number. Installed before anything else, so no signal kills a command
 /// half-way by default.
-pub struct StopSignals {
+pub(crate) struct StopSignals {
     term: tokio::signal::unix::Signal,
     int: tokio::signal::unix::Signal,
     /// The number of the first signal received (0: none yet).
@@ -60,7 +60,7 @@ pub struct StopSignals {
 }
 
 impl StopSignals {
-    pub fn install() -> std::io::Result<StopSignals> {
+    pub(crate) fn install() -> std::io::Result<StopSignals> {
         use tokio::signal::unix::{SignalKind, signal};
         Ok(StopSignals {
             term: signal(SignalKind::terminate())?,
@@ -70,13 +70,13 @@ impl StopSignals {
     }
 
     /// The first signal's number, or `None`; shared with the task [`Self::spawn`] starts.
-    pub fn received(&self) -> std::sync::Arc<std::sync::atomic::AtomicI32> {
+    pub(crate) fn received(&self) -> std::sync::Arc<std::sync::atomic::AtomicI32> {
         self.received.clone()
     }
 
     /// Waits for the signals in a task of its own: the first cancels `stop` (logged with
     /// `doing`, what the command does now), the second exits the process at once.
-    pub fn spawn(mut self, stop: CancellationToken, doing: &'static str) {
+    pub(crate) fn spawn(mut self, stop: CancellationToken, doing: &'static str) {
         use std::sync::atomic::Ordering;
         tokio::spawn(async move {
             let first = self.next().await;
@@ -120,7 +120,10 @@ fn signal_name(n: i32) -> &'static str {
 
 /// Watches `dir` and sends a reload request after changes settle. The returned guard must be
 /// kept alive for as long as watching should go on.
-pub fn watch_dir(dir: &Path, reload: mpsc::Sender<ReloadCause>) -> anyhow::Result<impl Drop> {
+pub(crate) fn watch_dir(
+    dir: &Path,
+    reload: mpsc::Sender<ReloadCause>,
+) -> anyhow::Result<impl Drop> {
     let mut debouncer = new_debouncer(
         Duration::from_millis(500),
         None,
@@ -141,7 +144,7 @@ pub fn watch_dir(dir: &Path, reload: mpsc::Sender<ReloadCause>) -> anyhow::Resul
 /// Tells systemd we are ready, and starts the watchdog pings if it asked for them. With a
 /// probe port, each ping is sent only after `/healthz` answered there within a quarter of
 /// the watchdog period: a daemon whose probes hang is restarted by systemd.
-pub fn notify_ready(shutdown: CancellationToken, probe: Option<std::net::SocketAddr>) {
+pub(crate) fn notify_ready(shutdown: CancellationToken, probe: Option<std::net::SocketAddr>) {
     if std::env::var_os("NOTIFY_SOCKET").is_none() {
         return;
     }
@@ -173,13 +176,13 @@ fn addr_text(a: Option<std::net::SocketAddr>) -> String {
     a.map(|a| a.to_string()).unwrap_or_default()
 }
 
-pub fn notify_stopping() {
+pub(crate) fn notify_stopping() {
     if std::env::var_os("NOTIFY_SOCKET").is_some() {
         let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     }
 }
 
-pub fn notify_reloading(done: bool) {
+pub(crate) fn notify_reloading(done: bool) {
     if std::env::var_os("NOTIFY_SOCKET").is_some() {
         if done {
             let _ = sd_notify::notify(&[sd_notify::NotifyState::Ready]);

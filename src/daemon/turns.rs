@@ -13,7 +13,7 @@ use tokio::time::Instant;
 
 /// Which campaign to reconcile next, and when (pure bookkeeping; times are given).
 #[derive(Debug, Default)]
-pub struct Queue {
+pub(crate) struct Queue {
     /// Reconciled before anything else, in order.
     urgent: VecDeque<String>,
     urgent_set: HashSet<String>,
@@ -32,7 +32,7 @@ pub struct Queue {
 
 impl Queue {
     /// Makes the queue hold exactly `names`; campaigns new to it are urgent.
-    pub fn set_roster(&mut self, names: &[String]) {
+    pub(crate) fn set_roster(&mut self, names: &[String]) {
         let keep: HashSet<&String> = names.iter().collect();
         self.last.retain(|n, _| keep.contains(n));
         self.attention.retain(|n| keep.contains(n));
@@ -51,14 +51,14 @@ impl Queue {
     }
 
     /// Reconciles `name` before anything else (a changed file, something uncertain at start).
-    pub fn push_urgent(&mut self, name: &str) {
+    pub(crate) fn push_urgent(&mut self, name: &str) {
         if self.last.contains_key(name) && self.urgent_set.insert(name.to_string()) {
             self.urgent.push_back(name.to_string());
         }
     }
 
     /// The next campaign due at `now`, marked as reconciled now.
-    pub fn next(&mut self, now: Instant, interval: Duration) -> Option<String> {
+    pub(crate) fn next(&mut self, now: Instant, interval: Duration) -> Option<String> {
         let due = |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= interval);
         let name = if let Some(n) = self.urgent.pop_front() {
             self.urgent_set.remove(&n);
@@ -84,7 +84,7 @@ impl Queue {
     }
 
     /// Records that `name`'s pass (a reconciliation or a buy round) started at `now`.
-    pub fn started(&mut self, name: &str, now: Instant) {
+    pub(crate) fn started(&mut self, name: &str, now: Instant) {
         let Some(entry) = self.last.get_mut(name) else {
             return;
         };
@@ -98,7 +98,7 @@ impl Queue {
     }
 
     /// How `name`'s pass ended: an open end brings it back before the rotation.
-    pub fn finished(&mut self, name: &str, open: bool) {
+    pub(crate) fn finished(&mut self, name: &str, open: bool) {
         if open && self.last.contains_key(name) {
             self.attention.insert(name.to_string());
         } else {
@@ -107,7 +107,7 @@ impl Queue {
     }
 
     /// Campaigns due at `now` and not reconciled yet.
-    pub fn backlog(&self, now: Instant, interval: Duration) -> usize {
+    pub(crate) fn backlog(&self, now: Instant, interval: Duration) -> usize {
         let due = |t: Option<Instant>| t.is_none_or(|t| now.duration_since(t) >= interval);
         let rotation = self
             .rotation
@@ -120,7 +120,7 @@ impl Queue {
     }
 
     /// When the next campaign comes due, if none is due now.
-    pub fn next_due(&self, interval: Duration) -> Option<Instant> {
+    pub(crate) fn next_due(&self, interval: Duration) -> Option<Instant> {
         let fresh = |(n, s): &(String, u64)| self.last.get(n).filter(|l| l.0 == *s);
         let rotation = self.rotation.iter().find_map(fresh).and_then(|l| l.1);
         let attention = self
@@ -137,7 +137,7 @@ impl Queue {
 
     /// When every campaign has been reconciled once since the cycle began: how long the
     /// cycle took, and a new one begins.
-    pub fn cycle_done(&mut self, now: Instant) -> Option<Duration> {
+    pub(crate) fn cycle_done(&mut self, now: Instant) -> Option<Duration> {
         if !self.cycle_left.is_empty() || self.last.is_empty() {
             return None;
         }
@@ -147,12 +147,8 @@ impl Queue {
         took
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.last.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.last.is_empty()
     }
 
     fn drop_stale(&mut self) {
@@ -173,7 +169,7 @@ impl Queue {
 
 /// The reconciler's state, shared by the daemon's loop, its rounds and its own task.
 #[derive(Debug, Default)]
-pub struct Reconciler {
+pub(crate) struct Reconciler {
     pub(super) queue: std::sync::Mutex<Queue>,
     /// Something became due (a reload, a roster change).
     pub(super) wake: tokio::sync::Notify,
@@ -185,7 +181,7 @@ impl Reconciler {
     }
 
     /// `names` go first (their files changed).
-    pub fn urgent(&self, names: &[String]) {
+    pub(crate) fn urgent(&self, names: &[String]) {
         let mut q = self.queue();
         names.iter().for_each(|n| q.push_urgent(n));
         drop(q);
@@ -193,7 +189,7 @@ impl Reconciler {
     }
 
     /// A buy round's pass of `name` started: it reconciles the campaign too.
-    pub fn round_started(&self, name: &str) {
+    pub(crate) fn round_started(&self, name: &str) {
         self.queue().started(name, Instant::now());
     }
 }

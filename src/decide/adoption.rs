@@ -22,7 +22,7 @@ use crate::campaign::Campaign;
 use crate::money::Money;
 
 /// Why the campaign's project cannot be what its file says, when it cannot.
-pub fn project_clash(c: &Campaign, r: &Recorded) -> Option<String> {
+pub(crate) fn project_clash(c: &Campaign, r: &Recorded) -> Option<String> {
     let recorded = r.ids.project.as_ref().map(|p| p.project_id);
     let adopted = r.ids.account.adoption.as_ref().map(|a| a.project_id);
     match (c.project_id, recorded, adopted) {
@@ -41,7 +41,7 @@ pub fn project_clash(c: &Campaign, r: &Recorded) -> Option<String> {
 
 /// What an adopted project holds beyond linkrunner's own links, for `plan` and `status`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Found {
+pub(crate) struct Found {
     pub project_id: Option<i64>,
     /// The link list has been read since the adoption (false before the first pass).
     pub read: bool,
@@ -61,7 +61,7 @@ pub struct Found {
 }
 
 /// What the journal knows the account holds beyond our own purchases.
-pub fn found(r: &Recorded) -> Found {
+pub(crate) fn found(r: &Recorded) -> Found {
     let adoption = r.ids.account.adoption.as_ref();
     let named: BTreeSet<i64> = r.ids.urls.values().copied().collect();
     let mut f = Found {
@@ -102,7 +102,7 @@ pub fn found(r: &Recorded) -> Found {
 
 impl Found {
     /// One line for `plan`: "adopt project N: …".
-    pub fn describe(&self, project_id: i64) -> String {
+    pub(crate) fn describe(&self, project_id: i64) -> String {
         if !self.read {
             return format!(
                 "adopt project {project_id} (no project is created): its link list is read first; nothing \
@@ -147,7 +147,7 @@ pub struct HeldBack {
 /// (every page read, or an operator's word that has not lapsed), every URL on which anything
 /// else buys or has bought — any URL of an adopted project (the team buys there by hand), a
 /// URL an autobuyer covers, a URL the list showed a link of someone else's on.
-pub fn held_back(r: &Recorded, campaign: &str) -> Vec<HeldBack> {
+pub(crate) fn held_back(r: &Recorded, campaign: &str) -> Vec<HeldBack> {
     let adopted = r.ids.account.adoption.is_some();
     // A project linkrunner created whose list was never read holds only what linkrunner's
     // own autobuyers may have bought: the round reads the list right before buying on their

@@ -20,22 +20,22 @@ use chrono::{DateTime, Utc};
 
 /// The share of `--rate-limit` reconciliation may use when campaigns buy on schedules; the
 /// rest is kept for buy rounds.
-pub const RECONCILE_SHARE: f64 = 0.8;
+pub(crate) const RECONCILE_SHARE: f64 = 0.8;
 
 /// The share of reconciliation's budget it keeps while buy rounds are under way (one
 /// campaign at a time): rounds get the rest, and what is uncertain still moves.
-pub const WHILE_ROUNDS_RUN: f64 = 0.125;
+pub(crate) const WHILE_ROUNDS_RUN: f64 = 0.125;
 
 /// A round that starts later than this after its slot counts as started late.
-pub const LATE_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const LATE_AFTER: Duration = Duration::from_secs(60);
 
 /// Calls one search costs in a round before it is ready, when the journal has not seen one
 /// yet: the start and two polls.
-pub const DEFAULT_CALLS_PER_SEARCH: f64 = 3.0;
+pub(crate) const DEFAULT_CALLS_PER_SEARCH: f64 = 3.0;
 
 /// How reconciliation runs within the rate limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ReconcilePlan {
+pub(crate) struct ReconcilePlan {
     /// Calls per second reconciliation may use.
     pub budget: f64,
     /// Time to reconcile every campaign once.
@@ -47,12 +47,12 @@ pub struct ReconcilePlan {
 impl ReconcilePlan {
     /// The wait between two reconciliations' starts that keeps within the budget, for a
     /// campaign that costs `calls`.
-    pub fn spacing(&self, calls: f64) -> Duration {
+    pub(crate) fn spacing(&self, calls: f64) -> Duration {
         Duration::from_secs_f64((calls.max(0.0) / self.budget).min(3600.0))
     }
 
     /// [`Self::spacing`] while buy rounds are under way ([`WHILE_ROUNDS_RUN`]).
-    pub fn spacing_beside_rounds(&self, calls: f64) -> Duration {
+    pub(crate) fn spacing_beside_rounds(&self, calls: f64) -> Duration {
         let budget = if self.budget.is_finite() {
             self.budget * WHILE_ROUNDS_RUN
         } else {
@@ -66,7 +66,7 @@ impl ReconcilePlan {
 /// Plans reconciliation of `campaigns` campaigns costing `calls_per_campaign` each, every
 /// `interval`, at `rate` requests per second (`None`: no client limit, a double).
 /// `rounds_scheduled`: some campaign buys on a schedule, so a share is kept for rounds.
-pub fn plan_reconcile(
+pub(crate) fn plan_reconcile(
     rate: Option<u32>,
     campaigns: usize,
     interval: Duration,
@@ -90,7 +90,7 @@ pub fn plan_reconcile(
 
 /// The rounds of one slot and what they need at the rate limit.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SlotLoad {
+pub(crate) struct SlotLoad {
     pub slot: DateTime<Utc>,
     pub campaigns: usize,
     pub calls: f64,
@@ -103,19 +103,19 @@ pub struct SlotLoad {
 
 impl SlotLoad {
     /// Some round of this slot starts more than [`LATE_AFTER`] after it.
-    pub fn starts_late(&self) -> bool {
+    pub(crate) fn starts_late(&self) -> bool {
         self.takes > LATE_AFTER
     }
 
     /// Its rounds are still running when the next slot comes.
-    pub fn overruns(&self) -> bool {
+    pub(crate) fn overruns(&self) -> bool {
         self.next.is_some_and(|n| {
             chrono::Duration::from_std(self.takes).is_ok_and(|t| self.slot + t > n)
         })
     }
 
     /// What an operator reads at start and in `plan`.
-    pub fn warning(&self, rate: u32) -> String {
+    pub(crate) fn warning(&self, rate: u32) -> String {
         let mut w = format!(
             "{} buy round(s) at {} need about {:.0} marketplace calls, {} at --rate-limit {rate}: \
              the last of them starts about {} after its slot",
@@ -145,7 +145,7 @@ impl SlotLoad {
 /// campaigns due then and their calls, given `schedules` as (parsed schedule, calls one
 /// round of the campaign needs). At most `per_schedule` slots of each schedule are looked
 /// at (a minutely schedule has 1,440 a day). `rate`: requests per second.
-pub fn round_load(
+pub(crate) fn round_load(
     schedules: &[(&croner::Cron, f64)],
     now: DateTime<Utc>,
     horizon: chrono::Duration,
@@ -194,7 +194,7 @@ pub fn round_load(
 }
 
 /// The slots whose rounds start late, the worst first, at most `max`.
-pub fn late_slots(loads: &[SlotLoad], max: usize) -> Vec<&SlotLoad> {
+pub(crate) fn late_slots(loads: &[SlotLoad], max: usize) -> Vec<&SlotLoad> {
     let mut late: Vec<&SlotLoad> = loads.iter().filter(|l| l.starts_late()).collect();
     late.sort_by_key(|l| std::cmp::Reverse(l.takes));
     late.truncate(max);
@@ -204,7 +204,7 @@ pub fn late_slots(loads: &[SlotLoad], max: usize) -> Vec<&SlotLoad> {
 /// What `run` logs at start and `plan` prints: one line per slot (the worst three) whose
 /// rounds start late at `rate` requests per second, for the campaigns that buy on a
 /// schedule over the day after `now`. A schedule that does not parse is left to `validate`.
-pub fn round_warnings(
+pub(crate) fn round_warnings(
     campaigns: &[&crate::campaign::Campaign],
     now: DateTime<Utc>,
     rate: u32,
@@ -236,12 +236,12 @@ pub fn round_warnings(
 
 /// Calls one buy round of a campaign with `urls` promoted URLs needs: per URL a search
 /// (start and polls: `calls_per_search`) and a purchase, then one link list.
-pub fn round_calls(urls: usize, calls_per_search: f64) -> f64 {
+pub(crate) fn round_calls(urls: usize, calls_per_search: f64) -> f64 {
     urls as f64 * (calls_per_search + 1.0) + 1.0
 }
 
 /// `1 h 23 min`, `4 min 10 s`, `12 s`.
-pub fn human(d: Duration) -> String {
+pub(crate) fn human(d: Duration) -> String {
     let s = d.as_secs();
     match s {
         0..60 => format!("{s} s"),

@@ -8,7 +8,7 @@ use crate::money::Money;
 use super::keys;
 
 /// A campaign's caps as the journal keeps them.
-pub fn caps(c: &Campaign) -> CampaignCaps {
+pub(crate) fn caps(c: &Campaign) -> CampaignCaps {
     CampaignCaps {
         name: c.name.clone(),
         monthly_cap: c.budget.monthly,
@@ -18,14 +18,14 @@ pub fn caps(c: &Campaign) -> CampaignCaps {
 }
 
 /// The monthly budget an autobuyer may commit: the sum over its URLs.
-pub fn autobuyer_budget(ab: &Autobuyer) -> Money {
+pub(crate) fn autobuyer_budget(ab: &Autobuyer) -> Money {
     ab.urls.iter().fold(Money::ZERO, |acc, u| {
         acc.checked_add(u.monthly_budget).unwrap_or(Money::MAX)
     })
 }
 
 /// Fingerprint of everything that defines an autobuyer on the marketplace (not its desired state).
-pub fn autobuyer_fingerprint(c: &Campaign, ab: &Autobuyer) -> String {
+pub(crate) fn autobuyer_fingerprint(c: &Campaign, ab: &Autobuyer) -> String {
     let urls: Vec<_> = ab
         .urls
         .iter()

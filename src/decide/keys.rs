@@ -7,24 +7,24 @@
 
 use sha2::{Digest, Sha256};
 
-pub fn create_project(campaign: &str) -> String {
+pub(crate) fn create_project(campaign: &str) -> String {
     format!("create_project:{campaign}")
 }
 
 /// Keyed by the exact set of (url, text) pairs requested, so a retry of the same request
 /// finds its earlier attempt, and a later addition is a new effect.
-pub fn add_texts(campaign: &str, request_fingerprint: &str) -> String {
+pub(crate) fn add_texts(campaign: &str, request_fingerprint: &str) -> String {
     format!("add_texts:{campaign}:{request_fingerprint}")
 }
 
-pub fn create_filter(campaign: &str, filter: &str) -> String {
+pub(crate) fn create_filter(campaign: &str, filter: &str) -> String {
     format!("create_filter:{campaign}:{filter}")
 }
 
 /// Keyed by the spec, so a changed spec can never be confused with the earlier creation, and
 /// by the replacement generation (the creations of that name before it; none for the first),
 /// so a spec changed back to an earlier one is a new creation, not the one already done.
-pub fn create_autobuyer(
+pub(crate) fn create_autobuyer(
     campaign: &str,
     name: &str,
     spec_fingerprint: &str,
@@ -38,7 +38,7 @@ pub fn create_autobuyer(
 
 /// Start and stop are keyed by the autobuyer id and a generation: the number of state
 /// changes already recorded for it, so each transition is its own effect.
-pub fn set_autobuyer(
+pub(crate) fn set_autobuyer(
     campaign: &str,
     autobuyer_id: i64,
     running: bool,
@@ -48,12 +48,12 @@ pub fn set_autobuyer(
     format!("{verb}_autobuyer:{campaign}:{autobuyer_id}:{generation}")
 }
 
-pub fn purchase(campaign: &str, url: &str, page_id: i64) -> String {
+pub(crate) fn purchase(campaign: &str, url: &str, page_id: i64) -> String {
     format!("purchase:{campaign}:{page_id}:{url}")
 }
 
 /// SHA-256 of a value's canonical JSON (serde_json keeps map keys sorted), hex.
-pub fn fingerprint<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn fingerprint<T: serde::Serialize>(value: &T) -> String {
     let bytes = serde_json::to_vec(value).unwrap_or_default();
     hex(&Sha256::digest(&bytes))
 }

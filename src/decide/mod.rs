@@ -19,13 +19,13 @@
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
-pub mod adoption;
-pub mod capacity;
-pub mod caps;
+pub(crate) mod adoption;
+pub(crate) mod capacity;
+pub(crate) mod caps;
 pub mod choose;
-pub mod keys;
+pub(crate) mod keys;
 pub mod plan;
-pub mod policy;
+pub(crate) mod policy;
 pub mod recorded;
-pub mod replace;
-pub mod stall;
+pub(crate) mod replace;
+pub(crate) mod stall;

@@ -4,7 +4,7 @@
 use crate::domain::intents::IntentKind;
 
 /// The policy for an uncertain intent of `kind`, in the words `plan` and `status` use.
-pub fn policy(kind: IntentKind) -> &'static str {
+pub(crate) fn policy(kind: IntentKind) -> &'static str {
     match kind {
         IntentKind::Purchase => {
             "match it against the project's link list; its page is never bought again automatically"

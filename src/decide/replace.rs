@@ -57,7 +57,7 @@ pub struct SideUrl {
 
 /// The autobuyer the replacement creates (the file's, with what is left of its limits) and
 /// how each URL's limit was found.
-pub fn replacement_spec(ab: &Autobuyer, r: &Recorded) -> (Autobuyer, Vec<ReplacedUrl>) {
+pub(crate) fn replacement_spec(ab: &Autobuyer, r: &Recorded) -> (Autobuyer, Vec<ReplacedUrl>) {
     let urls: Vec<ReplacedUrl> = ab
         .urls
         .iter()
@@ -96,7 +96,7 @@ pub fn replacement_spec(ab: &Autobuyer, r: &Recorded) -> (Autobuyer, Vec<Replace
 /// Links on URL `url_id` that an earlier autobuyer named `name` may have bought: every link
 /// no purchase of ours bought there (released ones too: they were bought), unless the list
 /// sync attributed it to another autobuyer.
-pub fn bought_before(r: &Recorded, name: &str, url_id: i64) -> u32 {
+pub(crate) fn bought_before(r: &Recorded, name: &str, url_id: i64) -> u32 {
     let n = r
         .foreign
         .iter()
@@ -108,12 +108,12 @@ pub fn bought_before(r: &Recorded, name: &str, url_id: i64) -> u32 {
 
 /// The generation of the next creation of autobuyer `name`: how many creations of it the
 /// journal holds (failed ones aside). 0 for the first, whose key has no generation.
-pub fn creation_generation(r: &Recorded, name: &str) -> usize {
+pub(crate) fn creation_generation(r: &Recorded, name: &str) -> usize {
     r.autobuyer_creations.get(name).copied().unwrap_or(0)
 }
 
 /// The old side, from the spec its creation sent (as far as the journal kept it).
-pub fn old_side(r: &Recorded, name: &str, id: i64, budget: Money) -> AutobuyerSide {
+pub(crate) fn old_side(r: &Recorded, name: &str, id: i64, budget: Money) -> AutobuyerSide {
     let spec: Option<&AutobuyerSpec> = r.autobuyer_specs.get(name);
     let url_of = |url_id: i64| {
         r.ids
@@ -154,7 +154,7 @@ pub fn old_side(r: &Recorded, name: &str, id: i64, budget: Money) -> AutobuyerSi
 }
 
 /// The new side: what the replacement creates.
-pub fn new_side(sent: &Autobuyer, budget: Money) -> AutobuyerSide {
+pub(crate) fn new_side(sent: &Autobuyer, budget: Money) -> AutobuyerSide {
     AutobuyerSide {
         id: None,
         monthly_budget: budget,
@@ -174,7 +174,11 @@ pub fn new_side(sent: &Autobuyer, budget: Money) -> AutobuyerSide {
 }
 
 /// `- old` / `+ new` lines of a replacement, for the text and markdown plans.
-pub fn diff_lines(old: &AutobuyerSide, new: &AutobuyerSide, urls: &[ReplacedUrl]) -> Vec<String> {
+pub(crate) fn diff_lines(
+    old: &AutobuyerSide,
+    new: &AutobuyerSide,
+    urls: &[ReplacedUrl],
+) -> Vec<String> {
     let mut out = vec![
         format!("- {}", side_head(old)),
         format!("+ {}", side_head(new)),

@@ -14,7 +14,7 @@ use crate::domain::records::StallReason;
 
 /// Buy rounds in a row that ran with room under the caps and bought nothing before the
 /// campaign is `stalled` with `nothing_bought`.
-pub const NOTHING_BOUGHT_ROUNDS: u32 = 3;
+pub(crate) const NOTHING_BOUGHT_ROUNDS: u32 = 3;
 
 /// Why a round stalled, in an operator's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub struct Judgment {
 }
 
 /// Judges round `r`; `prior` is the count of rounds in a row before it that bought nothing.
-pub fn judge(r: &RoundResult, prior: u32) -> Judgment {
+pub(crate) fn judge(r: &RoundResult, prior: u32) -> Judgment {
     let got = r.bought + r.uncertain;
     let rounds = if got == 0 { prior.saturating_add(1) } else { 0 };
     let stall = refusal(r)

@@ -12,7 +12,7 @@ use crate::store::IntentKind;
 
 /// Hangs here (forever) if the test asked for this boundary and kind; without `test-hooks`,
 /// does nothing.
-pub async fn reach(boundary: &str, kind: IntentKind) {
+pub(crate) async fn reach(boundary: &str, kind: IntentKind) {
     #[cfg(feature = "test-hooks")]
     hooks::reach(boundary, kind).await;
     #[cfg(not(feature = "test-hooks"))]
@@ -39,7 +39,7 @@ mod hooks {
             .as_ref()
     }
 
-    pub async fn reach(boundary: &str, kind: IntentKind) {
+    pub(super) async fn reach(boundary: &str, kind: IntentKind) {
         let Some((at, want)) = configured() else {
             return;
         };

@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::store::{HolderIdentity, LeaseHolder};
 
 /// This process's identity, for the lease rows it writes. `holder` is its holder id.
-pub fn this_process(holder: String) -> HolderIdentity {
+pub(crate) fn this_process(holder: String) -> HolderIdentity {
     let pid = std::process::id();
     HolderIdentity {
         holder,
@@ -30,7 +30,7 @@ pub fn this_process(holder: String) -> HolderIdentity {
 
 /// What this process can tell about a lease's holder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Holder {
+pub(crate) enum Holder {
     /// Of this host and pid namespace, and no such process exists any more.
     Gone,
     /// Of this host and pid namespace, and still running.
@@ -40,7 +40,7 @@ pub enum Holder {
 }
 
 /// Whether `other` (a lease's recorded holder) still exists, seen from `me`.
-pub fn judge(me: &HolderIdentity, other: &HolderIdentity) -> Holder {
+pub(crate) fn judge(me: &HolderIdentity, other: &HolderIdentity) -> Holder {
     let same_place = me.boot_id.is_some()
         && me.pid_ns.is_some()
         && me.boot_id == other.boot_id
@@ -60,7 +60,7 @@ pub fn judge(me: &HolderIdentity, other: &HolderIdentity) -> Holder {
 }
 
 /// How a lease's holder reads in a message: its id, its pid, and whether it runs here.
-pub fn describe(me: &HolderIdentity, lease: &LeaseHolder) -> String {
+pub(crate) fn describe(me: &HolderIdentity, lease: &LeaseHolder) -> String {
     let pid = lease
         .identity
         .pid

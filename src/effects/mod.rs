@@ -19,22 +19,22 @@
 //! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
-pub mod actions;
-pub mod adopt;
-pub mod error;
-pub mod faultpoint;
-pub mod holder;
-pub mod lease;
-pub mod listing;
-pub mod pace;
+pub(crate) mod actions;
+pub(crate) mod adopt;
+pub(crate) mod error;
+pub(crate) mod faultpoint;
+pub(crate) mod holder;
+pub(crate) mod lease;
+pub(crate) mod listing;
+pub(crate) mod pace;
 pub mod pass;
-pub mod protocol;
-pub mod reach;
+pub(crate) mod protocol;
+pub(crate) mod reach;
 pub mod round;
-pub mod settle;
-pub mod slots;
-pub mod steps;
-pub mod sync;
+pub(crate) mod settle;
+pub(crate) mod slots;
+pub(crate) mod steps;
+pub(crate) mod sync;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,18 +9,18 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The shortest first wait, whatever searches took.
-pub const FLOOR: Duration = Duration::from_millis(250);
+pub(crate) const FLOOR: Duration = Duration::from_millis(250);
 
 /// The learned pace; shared by every clone of the engine.
 #[derive(Debug, Default)]
-pub struct SearchPace {
+pub(crate) struct SearchPace {
     /// Smoothed age at which searches answered ready; `None` until one did.
     ready_after: Mutex<Option<Duration>>,
 }
 
 impl SearchPace {
     /// A search answered ready `age` after it started.
-    pub fn ready_after(&self, age: Duration) {
+    pub(crate) fn ready_after(&self, age: Duration) {
         let mut r = self.ready_after.lock().unwrap_or_else(|e| e.into_inner());
         *r = Some(match *r {
             Some(old) => old.mul_f64(0.75) + age.mul_f64(0.25),
@@ -29,7 +29,7 @@ impl SearchPace {
     }
 
     /// The wait before a search's first poll, at most `initial` (`--poll-initial`).
-    pub fn first_wait(&self, initial: Duration) -> Duration {
+    pub(crate) fn first_wait(&self, initial: Duration) -> Duration {
         let r = *self.ready_after.lock().unwrap_or_else(|e| e.into_inner());
         match r {
             Some(typical) => (typical / 2).clamp(FLOOR.min(initial), initial),

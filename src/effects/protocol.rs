@@ -66,7 +66,7 @@ pub enum Journaled<T> {
 }
 
 /// Turns a call's answer into the effect to record for each intent of the batch.
-pub type OnSuccess<T> = Box<dyn FnOnce(&T) -> Vec<Effect> + Send>;
+pub(crate) type OnSuccess<T> = Box<dyn FnOnce(&T) -> Vec<Effect> + Send>;
 
 /// How to record a call's success: one outcome per intent of the batch.
 pub struct Effects<T> {

@@ -46,7 +46,7 @@ impl MarketReach {
 }
 
 /// The connect error a step ended with, if that is how it ended.
-pub fn connect_error(e: &EngineError) -> Option<&MarketError> {
+pub(crate) fn connect_error(e: &EngineError) -> Option<&MarketError> {
     match e {
         EngineError::Market(m @ MarketError::Connect { .. }) => Some(m),
         _ => None,

@@ -310,7 +310,7 @@ impl<M: Market> Engine<M> {
     }
 }
 
-pub fn filter_spec(f: &Filter) -> FilterSpec {
+pub(crate) fn filter_spec(f: &Filter) -> FilterSpec {
     FilterSpec {
         name: f.name.clone(),
         price_article_from: f.price_article_from,

@@ -28,7 +28,7 @@ use secrecy::{ExposeSecret, SecretString};
 use crate::metrics::Metrics;
 
 /// The shortest token accepted: shorter ones can be guessed over the network.
-pub const MIN_TOKEN_LEN: usize = 16;
+pub(crate) const MIN_TOKEN_LEN: usize = 16;
 /// Names a token file may hold at most (one token and a newline).
 const MAX_TOKEN_FILE: u64 = 4096;
 

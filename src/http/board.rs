@@ -28,9 +28,9 @@ use crate::views::report::CampaignStatus;
 use crate::views::summary::Summary;
 
 /// Rows on one page unless `per_page` says otherwise.
-pub const PER_PAGE: usize = 50;
+pub(crate) const PER_PAGE: usize = 50;
 /// The most rows one page shows.
-pub const MAX_PER_PAGE: usize = 200;
+pub(crate) const MAX_PER_PAGE: usize = 200;
 /// The longest `q` (a campaign name is at most 63 characters).
 const MAX_QUERY: usize = 63;
 /// The longest reason the summary shows of a waiting campaign (its page shows all of it).
@@ -38,7 +38,7 @@ const REASON_CHARS: usize = 160;
 
 /// The page's query string as sent; [`View::parse`] checks it.
 #[derive(Debug, Default, Clone, Deserialize)]
-pub struct PageQuery {
+pub(crate) struct PageQuery {
     pub campaign: Option<String>,
     pub state: Option<String>,
     pub q: Option<String>,
@@ -50,7 +50,7 @@ pub struct PageQuery {
 
 /// A sortable column of the table: its key in `?sort=`, its heading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Column {
+pub(crate) enum Column {
     Name,
     State,
     Commitment,
@@ -66,7 +66,7 @@ pub enum Column {
 }
 
 impl Column {
-    pub const ALL: [Column; 12] = [
+    pub(crate) const ALL: [Column; 12] = [
         Column::Name,
         Column::State,
         Column::Commitment,
@@ -81,7 +81,7 @@ impl Column {
         Column::NextRound,
     ];
 
-    pub fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Column::Name => "name",
             Column::State => "state",
@@ -135,7 +135,7 @@ impl Column {
 
 /// What one request of the list asks for, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct View {
+pub(crate) struct View {
     pub state: Option<CampaignState>,
     pub q: String,
     pub sort: Column,
@@ -159,7 +159,7 @@ impl Default for View {
 
 impl View {
     /// The view `p` asks for; an error names the parameter and what it may be.
-    pub fn parse(p: &PageQuery) -> Result<View, String> {
+    pub(crate) fn parse(p: &PageQuery) -> Result<View, String> {
         let mut v = View::default();
         if let Some(s) = p.state.as_deref().filter(|s| !s.is_empty()) {
             v.state = Some(CampaignState::parse(s).ok_or_else(|| {
@@ -218,7 +218,7 @@ impl View {
     }
 
     /// The campaigns this view shows, in its order (every page, not one).
-    pub fn select<'a>(&self, all: &'a [CampaignStatus]) -> Vec<&'a CampaignStatus> {
+    pub(crate) fn select<'a>(&self, all: &'a [CampaignStatus]) -> Vec<&'a CampaignStatus> {
         let mut rows: Vec<&CampaignStatus> = all
             .iter()
             .filter(|c| self.state.is_none_or(|s| c.state == s))
@@ -267,7 +267,12 @@ fn used_per_mille(c: &CampaignStatus) -> i64 {
 }
 
 /// The list view: the summary, then one page of the table as `v` asks.
-pub fn render_page(all: &[CampaignStatus], sum: &Summary, v: &View, now: DateTime<Utc>) -> String {
+pub(crate) fn render_page(
+    all: &[CampaignStatus],
+    sum: &Summary,
+    v: &View,
+    now: DateTime<Utc>,
+) -> String {
     let mut o = String::with_capacity(64 * 1024);
     let _ = write!(o, "<h1>linkrunner: {} campaign(s)</h1>", all.len());
     if let Some(why) = &sum.all_spending_stopped {
@@ -281,7 +286,7 @@ pub fn render_page(all: &[CampaignStatus], sum: &Summary, v: &View, now: DateTim
 }
 
 /// The summary and one page of the table.
-pub fn render_board(o: &mut String, all: &[CampaignStatus], sum: &Summary, v: &View) {
+pub(crate) fn render_board(o: &mut String, all: &[CampaignStatus], sum: &Summary, v: &View) {
     render_summary(o, sum);
     let rows = v.select(all);
     let pages = rows.len().div_ceil(v.per_page).max(1);

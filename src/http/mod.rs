@@ -18,11 +18,11 @@
 //! of their own ([`probe_router`], `--probe-listen`) with its own connection cap, so clients
 //! holding the main port cannot starve `/healthz` and `/readyz`.
 
-pub mod access;
-pub mod board;
-pub mod health;
+pub(crate) mod access;
+pub(crate) mod board;
+pub(crate) mod health;
 mod history;
-pub mod page;
+pub(crate) mod page;
 mod report;
 mod serve;
 mod site;

@@ -26,7 +26,7 @@ use crate::money::Money;
 use crate::views::report::CampaignStatus;
 
 /// How often the page reloads itself.
-pub const REFRESH_SECONDS: u32 = 15;
+pub(crate) const REFRESH_SECONDS: u32 = 15;
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fafafa}\
 h1{font-size:1.3em}h2{font-size:1.1em;margin:0 0 .3em}\
@@ -46,7 +46,7 @@ form.filter{margin:0 0 .6em}nav.pager{margin:.6em 0}";
 /// Escapes text for HTML element content and quoted attribute values; control characters
 /// and BIDI overrides (which would reorder what the page shows) become visible escapes first
 /// ([`crate::domain::shown::line`]).
-pub fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let text = crate::domain::shown::line(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -88,7 +88,7 @@ pub(super) fn page_not_found(name: &str, now: DateTime<Utc>) -> String {
 }
 
 /// One campaign: everything `status` shows about it.
-pub fn render_detail(c: &CampaignStatus, now: DateTime<Utc>) -> String {
+pub(crate) fn render_detail(c: &CampaignStatus, now: DateTime<Utc>) -> String {
     let mut o = String::with_capacity(4096);
     let st = c.state.as_str();
     let _ = write!(

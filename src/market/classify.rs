@@ -27,14 +27,14 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
-    pub fn fatal(error: MarketError) -> Failure {
+    pub(super) fn fatal(error: MarketError) -> Failure {
         Failure {
             error,
             retryable: false,
         }
     }
 
-    pub fn transient(error: MarketError) -> Failure {
+    pub(super) fn transient(error: MarketError) -> Failure {
         Failure {
             error,
             retryable: true,

@@ -201,7 +201,7 @@ fn check_path(name: &str) -> Result<(), &'static str> {
 /// The value of `name` in `obj`: the key `name` itself if present (even if null), else the
 /// dotted path `a.b.c` through nested objects, where a segment of digits also indexes an
 /// array. Plain names (every default) are a single lookup.
-pub fn resolve<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+pub(crate) fn resolve<'a>(obj: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     if let Some(v) = obj.get(name) {
         return Some(v);
     }

@@ -20,9 +20,9 @@ use super::{op, paths, wire};
 use crate::domain::market::{LinkList, LinkRecord, ListCompleteness};
 
 /// Most requests one link list may take.
-pub const MAX_LIST_PAGES: u32 = 1000;
+pub(super) const MAX_LIST_PAGES: u32 = 1000;
 /// Most links one link list may hold.
-pub const MAX_LIST_LINKS: usize = 100_000;
+pub(super) const MAX_LIST_LINKS: usize = 100_000;
 
 /// One answer: its link records and its paging fields.
 struct Part {

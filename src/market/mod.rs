@@ -21,23 +21,23 @@
 //! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
 //!   `linkrunner probe`'s checks are the command's own (`cli/probe/`), over [`client::MarketClient`]'s raw calls.
 
-pub mod auth;
+pub(crate) mod auth;
 pub(crate) mod body;
 mod classify;
-pub mod client;
+pub(crate) mod client;
 pub mod credentials;
 pub(crate) mod decode;
-pub mod error;
-pub mod field_map;
+pub(crate) mod error;
+pub(crate) mod field_map;
 mod list_pages;
 pub(crate) mod ops;
 pub(crate) mod paths;
 mod poll;
-pub mod redact;
+pub(crate) mod redact;
 mod refusal;
 mod refused;
-pub mod seen;
-pub mod settings;
+pub(crate) mod seen;
+pub(crate) mod settings;
 #[cfg(feature = "test-hooks")]
 mod test_hooks;
 mod throttle;

@@ -12,11 +12,11 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 
 /// A segment value that cannot be carried in a path (see [`segment`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadSegment(pub &'static str);
+pub(crate) struct BadSegment(pub &'static str);
 
 /// Percent-encodes one path segment. `.`, `..` and the empty string are refused: URL
 /// parsers resolve dot segments (encoded or not) and an empty segment changes the route.
-pub fn segment(value: &str) -> Result<String, BadSegment> {
+pub(crate) fn segment(value: &str) -> Result<String, BadSegment> {
     match value {
         "" => Err(BadSegment("it is empty")),
         "." | ".." => Err(BadSegment("a dot segment would be resolved away")),
@@ -24,19 +24,19 @@ pub fn segment(value: &str) -> Result<String, BadSegment> {
     }
 }
 
-pub fn create_project() -> String {
+pub(crate) fn create_project() -> String {
     "/rest/Project/addSimpleProjectAndContent".into()
 }
 
-pub fn add_texts(project_id: i64) -> String {
+pub(crate) fn add_texts(project_id: i64) -> String {
     format!("/rest/Content/add/texts/projectId/{project_id}")
 }
 
-pub fn search(url_id: i64) -> String {
+pub(crate) fn search(url_id: i64) -> String {
     format!("/rest/SearchRent/rent/tree/urlId/{url_id}")
 }
 
-pub fn search_result(job_handle_id: &str, meta_data: &str) -> Result<String, BadSegment> {
+pub(crate) fn search_result(job_handle_id: &str, meta_data: &str) -> Result<String, BadSegment> {
     Ok(format!(
         "/rest/SearchRent/rent/tree/getResult/jobHandleId/{}/rentSearchMetaData/{}",
         segment(job_handle_id)?,
@@ -44,27 +44,27 @@ pub fn search_result(job_handle_id: &str, meta_data: &str) -> Result<String, Bad
     ))
 }
 
-pub fn buy(project_id: i64) -> String {
+pub(crate) fn buy(project_id: i64) -> String {
     format!("/rest/Placement/rent/create/projectId/{project_id}")
 }
 
-pub fn list_links(project_id: i64) -> String {
+pub(crate) fn list_links(project_id: i64) -> String {
     format!("/rest/Project/placements/links?projectId={project_id}")
 }
 
-pub fn create_filter() -> String {
+pub(crate) fn create_filter() -> String {
     "/rest/SearchFilter".into()
 }
 
-pub fn create_autobuyer(project_id: i64) -> String {
+pub(crate) fn create_autobuyer(project_id: i64) -> String {
     format!("/rest/Autobuyer/rent/create/projectId/{project_id}")
 }
 
-pub fn stop_autobuyers() -> String {
+pub(crate) fn stop_autobuyers() -> String {
     "/rest/Autobuyer/stop".into()
 }
 
-pub fn start_autobuyers() -> String {
+pub(crate) fn start_autobuyers() -> String {
     "/rest/Autobuyer/start".into()
 }
 

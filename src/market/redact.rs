@@ -10,10 +10,10 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::Value;
 
-pub const REDACTED: &str = "[REDACTED]";
+pub(crate) const REDACTED: &str = "[REDACTED]";
 
 /// Bodies shown in errors and logs are cut to this many bytes.
-pub const BODY_CAP: usize = 2048;
+pub(crate) const BODY_CAP: usize = 2048;
 
 const SECRET_KEY_WORDS: [&str; 7] = [
     "token",
@@ -132,7 +132,7 @@ fn key_looks_secret(key: &str) -> bool {
 
 /// Replaces values under secret-looking keys, also inside strings that hold JSON objects
 /// (the marketplace's `metaData` is one) or `key=value` text.
-pub fn redact_json(v: &mut Value) {
+pub(crate) fn redact_json(v: &mut Value) {
     match v {
         Value::Object(map) => {
             for (k, val) in map.iter_mut() {
@@ -226,7 +226,7 @@ fn value_range(s: &str, mut i: usize) -> Option<(usize, usize)> {
 }
 
 /// Cuts `text` to at most `max` bytes on a character boundary, saying how much was cut.
-pub fn cap(text: &str, max: usize) -> String {
+pub(crate) fn cap(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }

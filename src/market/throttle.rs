@@ -82,7 +82,7 @@ pub(crate) struct Throttle {
 }
 
 impl Throttle {
-    pub fn new(
+    pub(super) fn new(
         per_second: NonZeroU32,
         pacing: Pacing,
         max_concurrency: usize,
@@ -100,13 +100,13 @@ impl Throttle {
     }
 
     /// The limit, in requests per second.
-    pub fn per_second(&self) -> usize {
+    pub(super) fn per_second(&self) -> usize {
         self.per_second
     }
 
     /// Waits for a slot in flight, then for the rate limiter. The permit is held until the
     /// answer has been read.
-    pub async fn admit(&self) -> OwnedSemaphorePermit {
+    pub(super) async fn admit(&self) -> OwnedSemaphorePermit {
         let permit = Arc::clone(&self.in_flight)
             .acquire_owned()
             .await

@@ -12,14 +12,14 @@ use crate::domain::market::{AutobuyerSpec, FilterSpec, PurchaseOrder, SearchPara
 use crate::money::Money;
 
 /// Why a body could not be built; becomes `MarketError::InvalidRequest`.
-pub type BuildError = String;
+pub(crate) type BuildError = String;
 
 #[derive(Serialize)]
 struct CreateProject<'a> {
     domain: &'a str,
 }
 
-pub fn create_project(domain: &str) -> Value {
+pub(crate) fn create_project(domain: &str) -> Value {
     to_json(&CreateProject { domain })
 }
 
@@ -40,7 +40,7 @@ struct TextEntry<'a> {
     text: &'a str,
 }
 
-pub fn add_texts(urls: &[UrlTexts]) -> Result<Value, BuildError> {
+pub(crate) fn add_texts(urls: &[UrlTexts]) -> Result<Value, BuildError> {
     if urls.is_empty() {
         return Err("no URLs to add".into());
     }
@@ -54,7 +54,7 @@ pub fn add_texts(urls: &[UrlTexts]) -> Result<Value, BuildError> {
     Ok(to_json(&AddTexts { urls_texts }))
 }
 
-pub fn search(params: &SearchParams) -> Result<Value, BuildError> {
+pub(crate) fn search(params: &SearchParams) -> Result<Value, BuildError> {
     let typed = [
         ("priceRentFrom", params.price_rent_from),
         ("priceRentTo", params.price_rent_to),
@@ -83,7 +83,7 @@ struct Page {
 }
 
 /// Operation 5. An order without pages is refused: it would spend nothing and prove nothing.
-pub fn buy(order: &PurchaseOrder) -> Result<Value, BuildError> {
+pub(crate) fn buy(order: &PurchaseOrder) -> Result<Value, BuildError> {
     if order.pages.is_empty() {
         return Err("a purchase needs at least one page".into());
     }
@@ -107,7 +107,7 @@ pub fn buy(order: &PurchaseOrder) -> Result<Value, BuildError> {
     }))
 }
 
-pub fn create_filter(f: &FilterSpec) -> Result<Value, BuildError> {
+pub(crate) fn create_filter(f: &FilterSpec) -> Result<Value, BuildError> {
     let typed = [
         ("priceArticleFrom", f.price_article_from),
         ("priceArticleTo", f.price_article_to),
@@ -117,7 +117,7 @@ pub fn create_filter(f: &FilterSpec) -> Result<Value, BuildError> {
     merge(&typed, &[("name", Value::from(f.name.as_str()))], &f.extra)
 }
 
-pub fn create_autobuyer(spec: &AutobuyerSpec) -> Result<Value, BuildError> {
+pub(crate) fn create_autobuyer(spec: &AutobuyerSpec) -> Result<Value, BuildError> {
     if spec.urls.is_empty() {
         return Err("an autobuyer needs at least one URL".into());
     }
@@ -142,7 +142,7 @@ pub fn create_autobuyer(spec: &AutobuyerSpec) -> Result<Value, BuildError> {
     }))
 }
 
-pub fn autobuyer_ids(ids: &[i64]) -> Result<Value, BuildError> {
+pub(crate) fn autobuyer_ids(ids: &[i64]) -> Result<Value, BuildError> {
     if ids.is_empty() {
         return Err("no autobuyer ids given".into());
     }
@@ -152,7 +152,7 @@ pub fn autobuyer_ids(ids: &[i64]) -> Result<Value, BuildError> {
 /// Operation 6 filters through body parameters whose names are not documented: none are
 /// sent. The first request is `{}`; later ones carry only the paging parameters the previous
 /// answer named (`decode::paging`).
-pub fn list_links(page: Map<String, Value>) -> Value {
+pub(crate) fn list_links(page: Map<String, Value>) -> Value {
     Value::Object(page)
 }
 

@@ -7,9 +7,9 @@ use prometheus::{IntCounterVec, IntGaugeVec, Registry};
 use super::{counter_vec, gauge_vec};
 
 /// `listener` label values: the main port and the probe port.
-pub const LISTENERS: [&str; 2] = ["main", "probe"];
+pub(crate) const LISTENERS: [&str; 2] = ["main", "probe"];
 /// `reason` label values of `linkrunner_http_requests_refused_total`.
-pub const REFUSALS: [&str; 2] = ["host", "token"];
+pub(crate) const REFUSALS: [&str; 2] = ["host", "token"];
 
 #[derive(Clone)]
 pub struct HttpMetrics {

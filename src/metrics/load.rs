@@ -22,7 +22,7 @@ use prometheus::{
 use super::reg;
 
 /// The closed set of values of the `purpose` label of `linkrunner_api_calls_by_purpose_total`.
-pub const PURPOSES: [&str; 4] = ["buy", "reconcile", "settle", "other"];
+pub(crate) const PURPOSES: [&str; 4] = ["buy", "reconcile", "settle", "other"];
 
 /// Why a marketplace call is made (see the module's table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub async fn with_purpose<F: Future>(purpose: Purpose, fut: F) -> F::Output {
 }
 
 /// The purpose of the calls made now, in this task.
-pub fn current_purpose() -> Purpose {
+pub(crate) fn current_purpose() -> Purpose {
     PURPOSE.try_with(|p| *p).unwrap_or(Purpose::Other)
 }
 

@@ -5,8 +5,8 @@
 //! from `/proc` on each scrape ([`process`]).
 
 mod campaigns;
-pub mod http;
-pub mod load;
+pub(crate) mod http;
+pub(crate) mod load;
 mod process;
 
 use std::sync::Arc;

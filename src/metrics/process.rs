@@ -17,7 +17,7 @@ use super::reg;
 const USER_HZ: f64 = 100.0;
 
 #[derive(Clone)]
-pub struct ProcessMetrics {
+pub(super) struct ProcessMetrics {
     cpu_seconds_total: Counter,
     resident_memory_bytes: IntGauge,
     virtual_memory_bytes: IntGauge,
@@ -29,7 +29,7 @@ pub struct ProcessMetrics {
 
 /// One reading of `/proc/self`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Sample {
+pub(super) struct Sample {
     pub cpu_seconds: f64,
     pub resident_bytes: i64,
     pub virtual_bytes: i64,
@@ -41,7 +41,7 @@ pub struct Sample {
 
 impl ProcessMetrics {
     /// Registers the series when `/proc/self` can be read, else `None`.
-    pub fn register(r: &Registry) -> Option<ProcessMetrics> {
+    pub(super) fn register(r: &Registry) -> Option<ProcessMetrics> {
         let first = read()?;
         let int = |name: &str, help: &str| reg(r, IntGauge::new(name, help).expect("valid metric"));
         let m = ProcessMetrics {
@@ -81,7 +81,7 @@ impl ProcessMetrics {
     }
 
     /// Reads `/proc/self` again (called on every scrape, before the registry is gathered).
-    pub fn update(&self) {
+    pub(super) fn update(&self) {
         if let Some(s) = read() {
             self.set(&s);
         }
@@ -102,7 +102,7 @@ impl ProcessMetrics {
 }
 
 /// The current values, or `None` without a readable `/proc/self`.
-pub fn read() -> Option<Sample> {
+pub(super) fn read() -> Option<Sample> {
     let stat = fs::read_to_string("/proc/self/stat").ok()?;
     let status = fs::read_to_string("/proc/self/status").ok()?;
     let (cpu_ticks, start_ticks) = parse_stat(&stat)?;

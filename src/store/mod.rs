@@ -26,7 +26,7 @@ mod batch;
 mod budget;
 mod causes;
 mod durable;
-pub mod error;
+pub(crate) mod error;
 mod evidence;
 mod files;
 mod foreign;

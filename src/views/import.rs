@@ -18,7 +18,7 @@ use crate::money::Money;
 
 /// What `import` read and was told.
 #[derive(Debug, Clone)]
-pub struct ImportInput<'a> {
+pub(crate) struct ImportInput<'a> {
     /// The campaign's name (already checked: `[a-z0-9][a-z0-9-]{0,62}`).
     pub name: &'a str,
     /// The domain as the file writes it (absolute, no trailing slash).
@@ -36,7 +36,7 @@ pub struct ImportInput<'a> {
 
 /// Why no file can be written.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ImportError {
+pub(crate) enum ImportError {
     #[error(
         "the link list shows no rent for {unpriced} of its {held} link(s) and no link with a rent: \
          give --unknown-link-rent RUB (what such a link counts against the cap)"
@@ -46,7 +46,7 @@ pub enum ImportError {
 
 /// What the file's figures come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Commitment {
+pub(crate) struct Commitment {
     /// Every held link at its rent, or at `unknown_link_rent`.
     pub monthly: Money,
     pub unknown_link_rent: Money,
@@ -57,7 +57,7 @@ pub struct Commitment {
 
 /// Today's commitment of the held links: a link without a rent counts at `unknown_link_rent`
 /// (the flag, else the highest rent shown: never a lower guess than the list allows).
-pub fn commitment(
+pub(crate) fn commitment(
     held: &[LinkRecord],
     unknown_link_rent: Option<Money>,
 ) -> Result<Commitment, ImportError> {
@@ -87,7 +87,7 @@ pub fn commitment(
 }
 
 /// The campaign file for `input`.
-pub fn campaign_file(input: &ImportInput<'_>) -> Result<String, ImportError> {
+pub(crate) fn campaign_file(input: &ImportInput<'_>) -> Result<String, ImportError> {
     let money = commitment(input.held, input.unknown_link_rent)?;
     let mut out = String::new();
     header(&mut out, input, &money);

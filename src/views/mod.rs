@@ -18,13 +18,13 @@
 //! | [`import`] | `import`: the campaign file that adopts a project, from its link list |
 //! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
 
-pub mod import;
+pub(crate) mod import;
 pub mod month;
-pub mod overview;
-pub mod recorded;
-pub mod recorded_many;
+pub(crate) mod overview;
+pub(crate) mod recorded;
+pub(crate) mod recorded_many;
 pub mod report;
 pub mod review;
 pub mod state;
 pub mod story;
-pub mod summary;
+pub(crate) mod summary;

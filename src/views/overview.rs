@@ -155,7 +155,7 @@ impl FileFacts {
 /// The facts a state is decided from; the gauges build it from counts, `status` from the
 /// whole record, so both decide alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StateFacts {
+pub(crate) struct StateFacts {
     pub file: FileFact,
     /// A global halt applies (credentials rejected).
     pub halted: bool,
@@ -171,7 +171,7 @@ pub struct StateFacts {
 }
 
 /// The one place a campaign's state is decided.
-pub fn classify(f: &StateFacts) -> CampaignState {
+pub(crate) fn classify(f: &StateFacts) -> CampaignState {
     if f.file == FileFact::Removed {
         return CampaignState::Removed;
     }

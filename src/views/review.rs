@@ -10,7 +10,7 @@ use crate::money::Money;
 
 use crate::decide::plan::{Action, CampaignPlan, CapChange};
 
-pub mod diff;
+pub(crate) mod diff;
 mod fit;
 mod pr;
 

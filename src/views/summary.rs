@@ -15,12 +15,12 @@ use super::overview::CampaignState;
 use super::report::CampaignStatus;
 
 /// How many of the waiting campaigns the summary names (the page links to the rest).
-pub const WAITING_NAMED: usize = 20;
+pub(crate) const WAITING_NAMED: usize = 20;
 
 /// The top of the status page, and `GET /api/v1/summary`: computed from the same statuses
 /// the table and `/api/v1/campaigns` show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub at: DateTime<Utc>,
     pub campaigns: usize,
     /// Every state, with 0 for those no campaign is in.
@@ -44,14 +44,14 @@ pub struct Summary {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Waiting {
+pub(crate) struct Waiting {
     pub campaign: String,
     pub state: CampaignState,
     pub reason: String,
 }
 
 /// The summary of `all` (every campaign, not one page of them).
-pub fn summarize(
+pub(crate) fn summarize(
     all: &[CampaignStatus],
     links_bought_this_month: i64,
     month: &str,
@@ -106,7 +106,7 @@ fn add(a: Money, b: Money) -> Money {
 }
 
 /// The summary with this month's links read from the journal's ledger.
-pub async fn summary(
+pub(crate) async fn summary(
     store: &Store,
     all: &[CampaignStatus],
     now: DateTime<Utc>,

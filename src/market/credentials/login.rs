@@ -50,13 +50,13 @@ pub enum LoginError {
 }
 
 /// A fresh ticket and token.
-pub struct Obtained {
+pub(super) struct Obtained {
     pub ticket: SecretString,
     pub token: SecretString,
 }
 
 /// Performs the two requests with the client's own HTTP client (no redirects, timeouts).
-pub async fn obtain(
+pub(super) async fn obtain(
     http: &reqwest::Client,
     base: &BaseUrl,
     settings: &LoginSettings,

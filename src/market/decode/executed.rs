@@ -22,7 +22,7 @@ use crate::market::op;
 const SWITCHED: [&str; 2] = ["autobuyersIds", "ids"];
 
 /// See the module doc; `success` is the operation's own decoder (used for texts).
-pub fn carries_result<T>(
+pub(crate) fn carries_result<T>(
     operation: &str,
     v: &Value,
     map: &FieldMap,

@@ -32,7 +32,7 @@ fn required(
 }
 
 /// Operation 1: `{"id":P,"urlId":U,"textId":T,"isError":false}` and relatives.
-pub fn project(v: &Value, map: &FieldMap) -> Result<ProjectIds, DecodeError> {
+pub(crate) fn project(v: &Value, map: &FieldMap) -> Result<ProjectIds, DecodeError> {
     if let Some(r) = rejection(v) {
         return Err(r);
     }
@@ -44,7 +44,7 @@ pub fn project(v: &Value, map: &FieldMap) -> Result<ProjectIds, DecodeError> {
 }
 
 /// Operation 7: `id`, `filterId` or `searchFilterId`.
-pub fn filter(v: &Value, map: &FieldMap) -> Result<i64, DecodeError> {
+pub(crate) fn filter(v: &Value, map: &FieldMap) -> Result<i64, DecodeError> {
     if let Some(r) = rejection(v) {
         return Err(r);
     }
@@ -57,7 +57,7 @@ pub fn filter(v: &Value, map: &FieldMap) -> Result<i64, DecodeError> {
 }
 
 /// Operation 8: `id` or `autobuyerId`.
-pub fn autobuyer(v: &Value, map: &FieldMap) -> Result<i64, DecodeError> {
+pub(crate) fn autobuyer(v: &Value, map: &FieldMap) -> Result<i64, DecodeError> {
     if let Some(r) = rejection(v) {
         return Err(r);
     }
@@ -67,7 +67,7 @@ pub fn autobuyer(v: &Value, map: &FieldMap) -> Result<i64, DecodeError> {
 /// Operation 5: the first array (at any depth) under a purchase key whose items are ids or
 /// objects with an id. No ids at all is `Missing`: the purchase executed, and the caller
 /// must settle it from the link list rather than assume nothing was bought.
-pub fn purchase(v: &Value, map: &FieldMap) -> Result<Vec<i64>, DecodeError> {
+pub(crate) fn purchase(v: &Value, map: &FieldMap) -> Result<Vec<i64>, DecodeError> {
     if let Some(r) = rejection(v) {
         return Err(r);
     }

@@ -13,7 +13,7 @@ const LINK_MARKERS: [&str; 3] = ["pageId", "linkId", "placementId"];
 
 /// Decodes the list. An answer that is not JSON structure at all is `Missing("links")`;
 /// a JSON answer with no link objects is an empty list.
-pub fn list(v: &Value, map: &FieldMap) -> Result<Vec<LinkRecord>, DecodeError> {
+pub(crate) fn list(v: &Value, map: &FieldMap) -> Result<Vec<LinkRecord>, DecodeError> {
     if let Some(r) = rejection(v) {
         return Err(r);
     }

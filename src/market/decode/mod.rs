@@ -13,13 +13,13 @@
 //! - [`links`]: the project's link list; [`paging`]: its paging fields.
 //! - [`pending`]: "not found / not finished" answers to the result fetch.
 
-pub mod executed;
-pub mod ids;
-pub mod links;
-pub mod paging;
-pub mod pending;
-pub mod search;
-pub mod texts;
+pub(crate) mod executed;
+pub(crate) mod ids;
+pub(crate) mod links;
+pub(crate) mod paging;
+pub(crate) mod pending;
+pub(crate) mod search;
+pub(crate) mod texts;
 
 use serde_json::{Map, Value};
 
@@ -28,7 +28,7 @@ use crate::money::Money;
 
 /// Why an answer could not be turned into the domain value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DecodeError {
+pub(crate) enum DecodeError {
     /// A needed field is absent or unreadable (the call executed all the same).
     Missing { field: String },
     /// The answer says the call failed (`isError: true`, or a failed search status).
@@ -44,7 +44,7 @@ impl DecodeError {
 }
 
 /// Price names in the order they are tried after the mapped one.
-pub const PRICE_NAMES: [&str; 5] = [
+pub(crate) const PRICE_NAMES: [&str; 5] = [
     "price",
     "priceRent",
     "rentPrice",
@@ -53,7 +53,7 @@ pub const PRICE_NAMES: [&str; 5] = [
 ];
 
 /// `isError: true` at the top level is a rejection, whatever the HTTP status said.
-pub fn rejection(v: &Value) -> Option<DecodeError> {
+pub(crate) fn rejection(v: &Value) -> Option<DecodeError> {
     let obj = v.as_object()?;
     let flagged = match obj.get("isError") {
         Some(Value::Bool(b)) => *b,
@@ -67,7 +67,7 @@ pub fn rejection(v: &Value) -> Option<DecodeError> {
 }
 
 /// The human message of an error answer, if it has one.
-pub fn message_of(obj: &Map<String, Value>) -> Option<String> {
+pub(crate) fn message_of(obj: &Map<String, Value>) -> Option<String> {
     ["message", "error", "errorMessage", "errors", "detail"]
         .iter()
         .find_map(|k| match obj.get(*k)? {
@@ -78,7 +78,7 @@ pub fn message_of(obj: &Map<String, Value>) -> Option<String> {
 }
 
 /// The first of `names` (or dotted paths) present in `obj` (even if null), with the name found.
-pub fn first_present<'a>(
+pub(crate) fn first_present<'a>(
     obj: &'a Map<String, Value>,
     names: &[&'a str],
 ) -> Option<(&'a str, &'a Value)> {
@@ -88,12 +88,12 @@ pub fn first_present<'a>(
 }
 
 /// Whether one of `names` (or dotted paths) is present in `obj`.
-pub fn has_any(obj: &Map<String, Value>, names: &[&str]) -> bool {
+pub(crate) fn has_any(obj: &Map<String, Value>, names: &[&str]) -> bool {
     names.iter().any(|n| field_map::resolve(obj, n).is_some())
 }
 
 /// The first of `names` (or dotted paths) that holds a string.
-pub fn string_at(obj: &Map<String, Value>, names: &[&str]) -> Option<String> {
+pub(crate) fn string_at(obj: &Map<String, Value>, names: &[&str]) -> Option<String> {
     names
         .iter()
         .find_map(|n| field_map::resolve(obj, n)?.as_str())
@@ -101,7 +101,7 @@ pub fn string_at(obj: &Map<String, Value>, names: &[&str]) -> Option<String> {
 }
 
 /// An identifier: a JSON integer or a string of digits.
-pub fn as_id(v: &Value) -> Option<i64> {
+pub(crate) fn as_id(v: &Value) -> Option<i64> {
     match v {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => {
@@ -115,7 +115,7 @@ pub fn as_id(v: &Value) -> Option<i64> {
 }
 
 /// The first of `names` (or dotted paths) present and non-null, read as an id.
-pub fn id_field(obj: &Map<String, Value>, names: &[&str]) -> Option<i64> {
+pub(crate) fn id_field(obj: &Map<String, Value>, names: &[&str]) -> Option<i64> {
     names
         .iter()
         .find_map(|n| field_map::resolve(obj, n).filter(|v| !v.is_null()))
@@ -123,7 +123,7 @@ pub fn id_field(obj: &Map<String, Value>, names: &[&str]) -> Option<i64> {
 }
 
 /// A price: a JSON number or numeric string of rubles, read exactly; negative is unreadable.
-pub fn as_money(v: &Value) -> Option<Money> {
+pub(crate) fn as_money(v: &Value) -> Option<Money> {
     let m = match v {
         Value::Number(n) => Money::from_json_number(n).ok()?,
         Value::String(s) => Money::parse_rubles(s).ok()?,
@@ -134,13 +134,13 @@ pub fn as_money(v: &Value) -> Option<Money> {
 
 /// The price of an item: the first present price name decides; if its value is
 /// unreadable there is no price (we never fall back to another field about money).
-pub fn price_of(obj: &Map<String, Value>, map: &FieldMap) -> Option<Money> {
+pub(crate) fn price_of(obj: &Map<String, Value>, map: &FieldMap) -> Option<Money> {
     price_field(obj, map).and_then(|(_, v)| as_money(v))
 }
 
 /// The price name (or path) that decides an item's price, and its raw value: what `probe`
 /// shows and what `--field-map price=…` must name when it is unreadable.
-pub fn price_field<'a>(
+pub(crate) fn price_field<'a>(
     obj: &'a Map<String, Value>,
     map: &'a FieldMap,
 ) -> Option<(&'a str, &'a Value)> {
@@ -150,7 +150,7 @@ pub fn price_field<'a>(
 
 /// Every object (at any depth) that satisfies `pred`; matched objects are not searched
 /// further, so an item is never counted twice.
-pub fn objects_where<'a>(
+pub(crate) fn objects_where<'a>(
     v: &'a Value,
     pred: &dyn Fn(&Map<String, Value>) -> bool,
 ) -> Vec<&'a Map<String, Value>> {
@@ -175,7 +175,10 @@ fn collect<'a>(
 /// Where the first object that satisfies `pred` is (in the order of [`objects_where`]):
 /// keys joined by `.`, `[]` for an array element, e.g. `result.pages[]`; the top level
 /// itself is `.`.
-pub fn path_to_first(v: &Value, pred: &dyn Fn(&Map<String, Value>) -> bool) -> Option<String> {
+pub(crate) fn path_to_first(
+    v: &Value,
+    pred: &dyn Fn(&Map<String, Value>) -> bool,
+) -> Option<String> {
     fn walk(v: &Value, pred: &dyn Fn(&Map<String, Value>) -> bool) -> Option<String> {
         match v {
             Value::Object(obj) if pred(obj) => Some(String::new()),
@@ -198,7 +201,7 @@ pub fn path_to_first(v: &Value, pred: &dyn Fn(&Map<String, Value>) -> bool) -> O
 }
 
 /// The shallowest object (breadth first) holding one of `names` with an id value.
-pub fn shallowest_id(v: &Value, names: &[&str]) -> Option<i64> {
+pub(crate) fn shallowest_id(v: &Value, names: &[&str]) -> Option<i64> {
     let mut level: Vec<&Value> = vec![v];
     while !level.is_empty() {
         let mut next = Vec::new();

@@ -34,14 +34,14 @@ const LINK_MARKERS: [&str; 3] = ["pageId", "linkId", "placementId"];
 
 /// A count field and the name it was found under (the name the next request uses).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Named {
+pub(crate) struct Named {
     pub key: String,
     pub value: u64,
 }
 
 /// The paging fields of one answer.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Paging {
+pub(crate) struct Paging {
     pub page: Option<Named>,
     pub page_size: Option<Named>,
     pub offset: Option<Named>,
@@ -55,7 +55,7 @@ pub struct Paging {
 
 /// What to do after one answer.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Next {
+pub(crate) enum Next {
     /// The paging fields say this was the last part.
     Done,
     /// Ask for the next part with this body.
@@ -65,7 +65,7 @@ pub enum Next {
 }
 
 /// The paging fields of `v`, or `None` when it carries none at all.
-pub fn find(v: &Value) -> Option<Paging> {
+pub(crate) fn find(v: &Value) -> Option<Paging> {
     let top = v.as_object()?;
     let mut holders = vec![top];
     holders.extend(
@@ -147,7 +147,7 @@ impl Paging {
     }
 
     /// What to do after an answer with these fields and `got` links (`read` so far).
-    pub fn next(&self, got: usize, read: usize) -> Next {
+    pub(crate) fn next(&self, got: usize, read: usize) -> Next {
         if !self.more(got, read) {
             return Next::Done;
         }
@@ -179,7 +179,7 @@ impl Paging {
 
     /// Whether this answer is the part `asked` for (a server that ignores the parameter
     /// answers the first part again).
-    pub fn answers(&self, asked: &Map<String, Value>) -> bool {
+    pub(crate) fn answers(&self, asked: &Map<String, Value>) -> bool {
         [&self.offset, &self.page]
             .into_iter()
             .flatten()

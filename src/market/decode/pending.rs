@@ -35,14 +35,14 @@ const NOT_READY_PHRASES: [&str; 16] = [
 ];
 
 /// Whether an error message says the job is not found, not finished or not ready.
-pub fn says_not_ready(message: &str) -> bool {
+pub(crate) fn says_not_ready(message: &str) -> bool {
     let lower = message.to_lowercase();
     NOT_READY_PHRASES.iter().any(|p| lower.contains(p))
 }
 
 /// A refused answer (HTTP `status`, redacted `body`) as "not found yet": `Some(message)` for a
 /// 404 whatever its body, or any 4xx whose message says so; `None` keeps it a rejection.
-pub fn not_found(status: u16, body: &str) -> Option<String> {
+pub(crate) fn not_found(status: u16, body: &str) -> Option<String> {
     let message = message_in(body);
     let matches = match &message {
         Some(m) => says_not_ready(m),
@@ -59,7 +59,7 @@ pub fn not_found(status: u16, body: &str) -> Option<String> {
 }
 
 /// A message cut to [`MAX_MESSAGE_CHARS`] characters.
-pub fn short(message: &str) -> String {
+pub(crate) fn short(message: &str) -> String {
     match message.char_indices().nth(MAX_MESSAGE_CHARS) {
         Some((at, _)) => format!("{}…", &message[..at]),
         None => message.to_string(),

@@ -55,7 +55,7 @@ enum Status {
 
 /// A donor item that was found but cannot be offered: its page id (if readable) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     pub page_id: Option<i64>,
     pub missing: &'static str,
 }
@@ -63,7 +63,7 @@ pub struct Skipped {
 /// A decoded poll, the donors that were skipped (for a debug log by page id) and the form
 /// of the answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Poll {
+pub(crate) struct Poll {
     pub poll: SearchPoll,
     pub skipped: Vec<Skipped>,
     pub seen: PollSeen,
@@ -71,7 +71,7 @@ pub struct Poll {
 
 impl Poll {
     /// "Not ready yet", said in `form`.
-    pub fn pending(form: PendingForm) -> Poll {
+    pub(crate) fn pending(form: PendingForm) -> Poll {
         let poll = match &form {
             PendingForm::NotFound { message, .. } => SearchPoll::NotFound {
                 message: message.clone(),
@@ -90,7 +90,7 @@ impl Poll {
 }
 
 /// Operation 3: `{jobHandleId, message, metaData}`; `metaData` kept byte-for-byte.
-pub fn job(v: &Value) -> Result<SearchJob, DecodeError> {
+pub(crate) fn job(v: &Value) -> Result<SearchJob, DecodeError> {
     if let Some(r) = rejection(v) {
         return Err(r);
     }
@@ -113,7 +113,7 @@ pub fn job(v: &Value) -> Result<SearchJob, DecodeError> {
 }
 
 /// Operation 4 with a 2xx answer whose status code did not already say "pending".
-pub fn poll(v: &Value, map: &FieldMap) -> Result<Poll, DecodeError> {
+pub(crate) fn poll(v: &Value, map: &FieldMap) -> Result<Poll, DecodeError> {
     match rejection(v) {
         Some(DecodeError::Rejected { message }) if super::pending::says_not_ready(&message) => {
             return Ok(Poll::pending(PendingForm::NotFound {
@@ -247,7 +247,7 @@ fn donor(item: &Map<String, Value>, map: &FieldMap, page_names: &[&str]) -> Resu
 }
 
 /// Why a donor whose price fields disagree is skipped (the poll's `skipped` counts).
-pub const AMBIGUOUS_PRICE: &str = "ambiguous price";
+pub(crate) const AMBIGUOUS_PRICE: &str = "ambiguous price";
 
 /// Whether `item` carries two known price fields with different readable values.
 fn ambiguous_price(item: &Map<String, Value>) -> bool {

@@ -81,7 +81,7 @@ fn string_of(obj: &Map<String, Value>, names: &[String]) -> Option<String> {
 }
 
 /// Decodes and matches an `addTexts` answer to the request it answers.
-pub fn created(
+pub(crate) fn created(
     v: &Value,
     map: &FieldMap,
     request: &[UrlTexts],

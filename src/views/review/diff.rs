@@ -68,7 +68,7 @@ impl CampaignDiff {
 }
 
 /// Every campaign whose file differs between `base` and `head`, in name order.
-pub fn diff_campaigns(base: &[Campaign], head: &[Campaign]) -> Vec<CampaignDiff> {
+pub(crate) fn diff_campaigns(base: &[Campaign], head: &[Campaign]) -> Vec<CampaignDiff> {
     let by_name = |cs: &[Campaign]| -> BTreeMap<String, Campaign> {
         cs.iter().map(|c| (c.name.clone(), c.clone())).collect()
     };
@@ -113,7 +113,7 @@ fn diff_one(name: &str, old: Option<&Campaign>, new: Option<&Campaign>) -> Optio
 
 /// The most a campaign's file lets it commit per month: its running autobuyers' budgets and
 /// one buy round at the worst (`per_run` links at `max_link_price`); nothing while paused.
-pub fn file_worst_case(c: &Campaign) -> Money {
+pub(crate) fn file_worst_case(c: &Campaign) -> Money {
     if c.paused {
         return Money::ZERO;
     }
@@ -248,7 +248,7 @@ fn amount(v: Option<&Value>) -> Option<Money> {
 }
 
 /// `+500 RUB, +20 %` with `unit` "RUB" (no percentage from nothing); `None` when equal.
-pub fn money_delta(old: Option<Money>, new: Option<Money>, unit: &str) -> Option<String> {
+pub(crate) fn money_delta(old: Option<Money>, new: Option<Money>, unit: &str) -> Option<String> {
     let (a, b) = (old.unwrap_or(Money::ZERO), new.unwrap_or(Money::ZERO));
     let d = b.kopecks().checked_sub(a.kopecks())?;
     if d == 0 {
@@ -265,7 +265,7 @@ pub fn money_delta(old: Option<Money>, new: Option<Money>, unit: &str) -> Option
 }
 
 /// Rubles with thousands separated by commas: `2,950`, `7,500.50`.
-pub fn rubles(m: Money) -> String {
+pub(crate) fn rubles(m: Money) -> String {
     let plain = m.to_string();
     let (sign, rest) = plain
         .strip_prefix('-')

@@ -5,7 +5,7 @@
 //! lines it left out.
 
 /// One campaign as a table row and as a detailed section.
-pub struct Item {
+pub(super) struct Item {
     /// A markdown table row, `| … |`, no newline.
     pub line: String,
     /// The detailed section, ending in a blank line.
@@ -13,12 +13,12 @@ pub struct Item {
 }
 
 /// Whether every item's detail fits in `budget` bytes.
-pub fn fits_in_detail<'a>(items: impl IntoIterator<Item = &'a Item>, budget: usize) -> bool {
+pub(super) fn fits_in_detail<'a>(items: impl IntoIterator<Item = &'a Item>, budget: usize) -> bool {
     items.into_iter().map(|i| i.detail.len()).sum::<usize>() <= budget
 }
 
 /// The items within `budget` bytes; `header` is the table's header and separator rows.
-pub fn render(items: &[Item], header: &str, budget: usize) -> String {
+pub(super) fn render(items: &[Item], header: &str, budget: usize) -> String {
     if fits_in_detail(items, budget) {
         return items.iter().map(|i| i.detail.as_str()).collect();
     }
