@@ -146,7 +146,7 @@ impl App {
 
     /// As [`App::run_until_stopped`], with `/healthz` and `/readyz` also on `probe`, a
     /// listener of their own with its own connection cap.
-    pub async fn run_with_probe(
+    pub(crate) async fn run_with_probe(
         self,
         listener: TcpListener,
         probe: Option<TcpListener>,

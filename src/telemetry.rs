@@ -78,10 +78,10 @@ fn human_field(w: &mut Writer<'_>, field: &Field, value: &dyn fmt::Debug) -> fmt
 /// (DEL, C1 controls, BIDI and zero-width characters) written as a `\uXXXX` escape. The
 /// formatter hands over one whole line per write; raw C0 controls cannot occur in its
 /// output, so only the line's own newline is kept.
-pub struct SafeJson<W: Write>(pub W);
+pub(crate) struct SafeJson<W: Write>(pub W);
 
 /// `line` with the characters above escaped for JSON.
-pub fn json_safe(line: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn json_safe(line: &str) -> std::borrow::Cow<'_, str> {
     if !line.chars().any(|c| c != '\n' && shown::is_unsafe(c)) {
         return std::borrow::Cow::Borrowed(line);
     }
@@ -123,7 +123,7 @@ fn use_colour(format: LogFormat, stderr_is_terminal: bool, no_color: Option<OsSt
 /// among them), the fields of every span in scope (outermost first; an inner span's or the
 /// event's own field wins a clash), and the innermost span again under `span` with its
 /// `name`.
-pub struct JsonLines;
+pub(crate) struct JsonLines;
 
 impl<S, N> FormatEvent<S, N> for JsonLines
 where

@@ -17,7 +17,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(path: &Path, pos: Pos, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn new(path: &Path, pos: Pos, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             path: path.to_path_buf(),
             line: pos.line,

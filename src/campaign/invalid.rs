@@ -30,11 +30,11 @@ pub struct InvalidFiles {
 impl InvalidFiles {
     /// Holds every recorded campaign: the directory (or a path given) could not be read, so
     /// no campaign can be told removed.
-    pub fn hold_everything(&mut self) {
+    pub(crate) fn hold_everything(&mut self) {
         self.everything = true;
     }
 
-    pub fn push(&mut self, path: &Path, name: Option<String>) {
+    pub(crate) fn push(&mut self, path: &Path, name: Option<String>) {
         let path = file_key(path);
         if !self.files.iter().any(|f| f.path == path) {
             self.files.push(InvalidFile { path, name });
@@ -43,27 +43,27 @@ impl InvalidFiles {
         }
     }
 
-    pub fn files(&self) -> &[InvalidFile] {
+    pub(crate) fn files(&self) -> &[InvalidFile] {
         &self.files
     }
 
-    pub fn holds_everything(&self) -> bool {
+    pub(crate) fn holds_everything(&self) -> bool {
         self.everything
     }
 
     /// Files being ignored (the `linkrunner_campaign_file_invalid` gauge).
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.files.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.files.is_empty() && !self.everything
     }
 
     /// Whether the recorded campaign `name`, last loaded from `recorded_file` (`None`: the
     /// journal has no path for it, recorded before paths were), is held rather than removed.
     /// Without a recorded path, any invalid file that shows no name may be its file: held.
-    pub fn holds(&self, name: &str, recorded_file: Option<&str>) -> bool {
+    pub(crate) fn holds(&self, name: &str, recorded_file: Option<&str>) -> bool {
         self.everything
             || self.files.iter().any(|f| {
                 f.name.as_deref() == Some(name)
@@ -75,7 +75,7 @@ impl InvalidFiles {
     }
 
     /// The invalid file that holds `name`, for messages.
-    pub fn file_of(&self, name: &str, recorded_file: Option<&str>) -> Option<&Path> {
+    pub(crate) fn file_of(&self, name: &str, recorded_file: Option<&str>) -> Option<&Path> {
         self.files
             .iter()
             .find(|f| {

@@ -32,14 +32,14 @@ pub struct Campaign {
 
 impl Campaign {
     /// Whether the campaign adopts an existing project (`project_id` in its file).
-    pub fn adopts(&self) -> bool {
+    pub(crate) fn adopts(&self) -> bool {
         self.project_id.is_some()
     }
 
     /// What a held link counts when the link list shows no rent for it: the file's
     /// `unknown_link_rent` when it gives one, else `max_link_price` (a campaign that adopts
     /// nothing sees only autobuyers' links, all bought within that price).
-    pub fn unknown_link_rent(&self) -> Money {
+    pub(crate) fn unknown_link_rent(&self) -> Money {
         self.budget
             .unknown_link_rent
             .unwrap_or(self.budget.max_link_price)

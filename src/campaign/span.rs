@@ -9,15 +9,15 @@ use serde::{Deserialize, Deserializer};
 
 /// A 1-based line and column in a campaign file; `(1, 1)` stands for "the whole file".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Pos {
+pub(crate) struct Pos {
     pub line: usize,
     pub column: usize,
 }
 
 impl Pos {
-    pub const FILE: Pos = Pos { line: 1, column: 1 };
+    pub(crate) const FILE: Pos = Pos { line: 1, column: 1 };
 
-    pub fn new(line: usize, column: usize) -> Pos {
+    pub(crate) fn new(line: usize, column: usize) -> Pos {
         // serde-saphyr says 0:0 when it does not know; point at the file rather than nowhere.
         if line == 0 {
             Pos::FILE

@@ -135,12 +135,12 @@ pub struct ApiArgs {
 impl ApiArgs {
     /// The marketplace client's configuration, with secrets loaded from the process
     /// environment and files. Errors name the flag, variable or file, never a secret.
-    pub fn client_config(&self) -> anyhow::Result<ClientConfig> {
+    pub(crate) fn client_config(&self) -> anyhow::Result<ClientConfig> {
         self.client_config_with(&|name| std::env::var_os(name))
     }
 
     /// As [`ApiArgs::client_config`], reading environment variables through `env` (tests pass a map).
-    pub fn client_config_with(
+    pub(crate) fn client_config_with(
         &self,
         env: &dyn Fn(&str) -> Option<OsString>,
     ) -> anyhow::Result<ClientConfig> {
@@ -158,7 +158,7 @@ impl ApiArgs {
 
     /// The client's limits (rate, requests in flight, timeouts, answer size, read retries) onto
     /// `config`: also the demo's, whose marketplace and credentials are its own.
-    pub fn apply_limits(&self, config: &mut ClientConfig) -> anyhow::Result<()> {
+    pub(crate) fn apply_limits(&self, config: &mut ClientConfig) -> anyhow::Result<()> {
         config.rate_limit = NonZeroU32::new(self.rate_limit).context(
             "--rate-limit / LINKRUNNER_RATE_LIMIT must be at least 1 request per second",
         )?;
@@ -209,7 +209,10 @@ impl ApiArgs {
 
     /// How credentials would be obtained with these settings, without reading any secret
     /// (`status` says it).
-    pub fn credentials_mode(&self, env: &dyn Fn(&str) -> Option<OsString>) -> CredentialsMode {
+    pub(crate) fn credentials_mode(
+        &self,
+        env: &dyn Fn(&str) -> Option<OsString>,
+    ) -> CredentialsMode {
         if self.login.as_deref().is_some_and(|l| !l.trim().is_empty()) {
             return CredentialsMode::Login;
         }

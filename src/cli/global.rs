@@ -35,7 +35,7 @@ pub struct GlobalArgs {
 
 impl GlobalArgs {
     /// `--database-url`, or [`DEFAULT_DATABASE_URL`].
-    pub fn database_url(&self) -> &str {
+    pub(crate) fn database_url(&self) -> &str {
         self.database_url.as_deref().unwrap_or(DEFAULT_DATABASE_URL)
     }
 }

@@ -42,7 +42,7 @@ pub struct HttpArgs {
 }
 
 impl HttpArgs {
-    pub fn options(&self) -> anyhow::Result<HttpOptions> {
+    pub(crate) fn options(&self) -> anyhow::Result<HttpOptions> {
         let mut o = HttpOptions::default();
         o.access.hosts = AllowedHosts::new(&self.http_allow_host)
             .context("--http-allow-host / LINKRUNNER_HTTP_ALLOW_HOSTS")?;

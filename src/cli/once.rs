@@ -28,7 +28,7 @@ pub struct OnceArgs {
     pub format: Format,
 }
 
-pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
     // First, so that no SIGTERM or SIGINT kills the pass half-way by default.
     let signals = StopSignals::install().context("installing the SIGTERM/SIGINT handlers")?;
     let signalled = signals.received();
@@ -138,7 +138,7 @@ fn exit_code(files_valid: bool, reports: &[CampaignReport]) -> ExitCode {
 }
 
 /// `once`'s exit code when a campaign stalled (and nothing worse happened).
-pub const STALLED: u8 = 3;
+pub(crate) const STALLED: u8 = 3;
 
 /// `once`'s exit code after a SIGTERM or SIGINT stopped it cleanly: no call was started after
 /// the signal, the one in flight finished and is recorded, the leases are released; the next

@@ -134,7 +134,7 @@ fn secret(value: Option<String>, file: Option<PathBuf>, what: &str) -> anyhow::R
 }
 
 impl SandboxArgs {
-    pub fn config(&self) -> anyhow::Result<SandboxConfig> {
+    pub(crate) fn config(&self) -> anyhow::Result<SandboxConfig> {
         let token = secret(
             self.secrets.token.clone(),
             self.secrets.token_file.clone(),

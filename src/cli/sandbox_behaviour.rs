@@ -30,7 +30,7 @@ pub struct BehaviourArgs {
 }
 
 impl BehaviourArgs {
-    pub fn apply(&self, cfg: &mut SandboxConfig) {
+    pub(crate) fn apply(&self, cfg: &mut SandboxConfig) {
         cfg.behaviour = Behaviour {
             list_page_size: self.list_page_size,
             list_paging: self.list_paging,

@@ -103,7 +103,7 @@ pub enum UnpagedListArg {
 }
 
 impl EngineArgs {
-    pub fn settings(&self) -> EngineSettings {
+    pub(crate) fn settings(&self) -> EngineSettings {
         EngineSettings {
             lease_ttl: chrono::Duration::seconds(secs(self.lease_ttl.max(5))),
             search_deadline: chrono::Duration::seconds(secs(self.search_deadline)),
@@ -124,7 +124,7 @@ impl EngineArgs {
     /// Records the account cap these flags give in the journal, where every daemon's
     /// reservations check it; without either flag, leaves what the journal holds (a daemon
     /// started without the flag never loosens a cap another one set).
-    pub async fn apply_account_cap(
+    pub(crate) async fn apply_account_cap(
         &self,
         store: &Store,
         now: chrono::DateTime<chrono::Utc>,

@@ -38,7 +38,7 @@ pub struct ReloadSummary {
 }
 
 impl ReloadSummary {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.problems.is_empty()
     }
 }

@@ -152,7 +152,7 @@ fn campaign_state(r: &Shown, paused: Option<bool>) -> &'static str {
 }
 
 /// Refreshes `linkrunner_intents{kind,state}` from one aggregate query.
-pub async fn refresh_intents<M: Market>(e: &Engine<M>) {
+pub(crate) async fn refresh_intents<M: Market>(e: &Engine<M>) {
     match e.store().intents().intent_counts().await {
         Ok(counts) => {
             for k in IntentKind::ALL {

@@ -115,7 +115,7 @@ pub(super) struct Daemon<M: Market> {
 pub(super) type NextRounds = HashMap<String, (Arc<Cron>, DateTime<Utc>)>;
 
 /// The HTTP side of the daemon: its settings and listeners.
-pub struct HttpSide {
+pub(crate) struct HttpSide {
     pub options: http::HttpOptions,
     /// The main port: the page, `/metrics`, the API, and the probes.
     pub listener: TcpListener,
@@ -124,7 +124,7 @@ pub struct HttpSide {
 }
 
 /// Runs until `shutdown` is cancelled, serving HTTP on `listener`.
-pub async fn run<M: Market>(
+pub(crate) async fn run<M: Market>(
     engine: Engine<M>,
     opts: DaemonOptions,
     web: HttpSide,

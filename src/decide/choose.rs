@@ -15,7 +15,7 @@ use crate::money::Money;
 /// A promoted URL as the round sees it: its marketplace id and its texts with their ids and
 /// how many links each text already has.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UrlSlot {
+pub(crate) struct UrlSlot {
     pub url: String,
     pub url_id: i64,
     pub texts: Vec<TextSlot>,
@@ -24,7 +24,7 @@ pub struct UrlSlot {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextSlot {
+pub(crate) struct TextSlot {
     pub text: String,
     pub text_id: i64,
     pub used: u32,
@@ -33,7 +33,7 @@ pub struct TextSlot {
 /// What the round may spend and buy. All limits are "what is left", already net of what is
 /// held, reserved and uncertain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RoundLimits {
+pub(crate) struct RoundLimits {
     pub order: DonorOrder,
     /// Seeds the "random" order (e.g. from the round's time), so a round is reproducible.
     pub seed: u64,
@@ -46,12 +46,12 @@ pub struct RoundLimits {
 
 impl RoundLimits {
     /// How many links this round may buy at most, before looking at prices.
-    pub fn max_links(&self) -> u32 {
+    pub(crate) fn max_links(&self) -> u32 {
         self.per_run.min(self.daily_left).min(self.total_left)
     }
 
     /// The worst case this round can add to the monthly commitment.
-    pub fn worst_case(&self) -> Money {
+    pub(crate) fn worst_case(&self) -> Money {
         let by_count = self
             .max_price
             .checked_mul(i64::from(self.max_links()))
@@ -72,7 +72,11 @@ pub struct Pick {
 
 /// Picks the donors for one round. `taken` holds `(url, page_id)` pairs already bought,
 /// reserved or uncertain for this campaign.
-pub fn choose(slots: &[UrlSlot], taken: &HashSet<(String, i64)>, limits: RoundLimits) -> Vec<Pick> {
+pub(crate) fn choose(
+    slots: &[UrlSlot],
+    taken: &HashSet<(String, i64)>,
+    limits: RoundLimits,
+) -> Vec<Pick> {
     let mut queues: Vec<std::vec::IntoIter<Donor>> = slots
         .iter()
         .map(|s| eligible(s, taken, limits).into_iter())

@@ -92,12 +92,12 @@ pub enum Action {
 impl Action {
     /// Whether the action changes anything on the marketplace or in the commitment (a link
     /// sync only reads).
-    pub fn is_change(&self) -> bool {
+    pub(crate) fn is_change(&self) -> bool {
         !matches!(self, Action::SyncLinks)
     }
 
     /// A closed label for logs and spans.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             Action::CreateProject { .. } => "create_project",
             Action::AdoptProject { .. } => "adopt_project",
@@ -116,7 +116,7 @@ impl Action {
 
     /// Whether it waits for `resolve adopt` on an adopted project: every change (settling
     /// uncertain intents, the link sync and the adoption itself do not).
-    pub fn waits_for_adoption(&self) -> bool {
+    pub(crate) fn waits_for_adoption(&self) -> bool {
         !matches!(
             self,
             Action::SyncLinks | Action::Settle { .. } | Action::AdoptProject { .. }
@@ -124,7 +124,7 @@ impl Action {
     }
 
     /// Whether it commits more money (creations, starts, rounds): what a cap can refuse.
-    pub fn is_acquisition(&self) -> bool {
+    pub(crate) fn is_acquisition(&self) -> bool {
         matches!(
             self,
             Action::CreateAutobuyer { .. }
@@ -136,7 +136,7 @@ impl Action {
 
     /// The `- old` / `+ new` lines of a replacement, shown under its description; none for
     /// other actions.
-    pub fn diff(&self) -> Vec<String> {
+    pub(crate) fn diff(&self) -> Vec<String> {
         match self {
             Action::ReplaceAutobuyer { old, new, urls, .. } => {
                 super::replace::diff_lines(old, new, urls)
@@ -145,7 +145,7 @@ impl Action {
         }
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Action::CreateProject { domain } => format!("create the project for {domain}"),
             Action::AdoptProject { found, .. } => found.clone(),
@@ -263,7 +263,7 @@ pub enum CapChange {
 
 impl CapChange {
     /// `monthly cap 2500 → 3000 RUB`, `daily links cap 3 → 5`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             CapChange::Monthly { recorded, file } => {
                 format!("record the monthly cap {recorded} → {file} RUB")
@@ -317,7 +317,7 @@ impl CampaignPlan {
 }
 
 /// What the next round may buy, given the campaign and what is already committed.
-pub fn round_limits(c: &Campaign, r: &Recorded) -> Option<RoundLimits> {
+pub(crate) fn round_limits(c: &Campaign, r: &Recorded) -> Option<RoundLimits> {
     let buy = c.buy.as_ref()?;
     let b = &r.budget;
     Some(RoundLimits {
@@ -422,7 +422,7 @@ pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
 /// Plans a campaign whose file exists but fails validation: nothing at all. It is kept as
 /// recorded (running autobuyers keep running, nothing new is bought) until the file is
 /// fixed or really removed (issue 25: an invalid file is not a removal).
-pub fn plan_held(name: &str, r: &Recorded, file: &str) -> CampaignPlan {
+pub(crate) fn plan_held(name: &str, r: &Recorded, file: &str) -> CampaignPlan {
     let mut p = new_plan(name, r, None);
     p.notices.push(format!(
         "campaign file {file} fails validation: the campaign is kept as recorded, nothing is stopped or bought until the file is fixed or removed"
@@ -549,7 +549,7 @@ fn releases(
 }
 
 /// The rent of the links the list showed for an autobuyer that have not left.
-pub fn attributed_rent(r: &Recorded, name: &str) -> Money {
+pub(crate) fn attributed_rent(r: &Recorded, name: &str) -> Money {
     r.foreign
         .iter()
         .filter(|f| f.released.is_none() && f.autobuyer.as_deref() == Some(name))

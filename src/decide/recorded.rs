@@ -47,7 +47,10 @@ impl Recorded {
     /// What a link no intent of ours bought counts when the list shows no price: the
     /// campaign's `budget.unknown_link_rent` (else its `max_link_price`), or (its file
     /// removed) the dearest link it holds, whoever bought it.
-    pub fn fallback_price(&self, c: Option<&crate::campaign::Campaign>) -> crate::money::Money {
+    pub(crate) fn fallback_price(
+        &self,
+        c: Option<&crate::campaign::Campaign>,
+    ) -> crate::money::Money {
         match c {
             Some(c) => c.unknown_link_rent(),
             None => {
@@ -77,7 +80,7 @@ impl Recorded {
     }
 
     /// [`Recorded::unrecorded`] with the global halts already read.
-    pub fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
+    pub(crate) fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
         let zero = crate::money::Money::ZERO;
         Recorded {
             ids: RemoteIds::default(),
@@ -109,7 +112,7 @@ impl Recorded {
     }
 
     /// Why this campaign may not spend now, if it may not.
-    pub fn spending_stopped(&self, paused: bool) -> Option<String> {
+    pub(crate) fn spending_stopped(&self, paused: bool) -> Option<String> {
         if let Some(h) = self.halts.iter().find(|h| h.is_global()) {
             return Some(format!("all spending stopped: {}", h.reason));
         }
@@ -122,7 +125,7 @@ impl Recorded {
     /// `(url, page_id)` pairs a buy round must never buy: bought, reserved or uncertain by
     /// our purchases, once uncertain (blocked), or held by the project through anyone else
     /// (an autobuyer, a purchase outside linkrunner) as the link list showed.
-    pub fn taken_pages(&self) -> HashSet<(String, i64)> {
+    pub(crate) fn taken_pages(&self) -> HashSet<(String, i64)> {
         let ours = self.purchases.iter().chain(&self.blocked).filter_map(|i| {
             let url = i.request.get("url")?.as_str()?.to_string();
             let page = i.request.get("page_id")?.as_i64()?;
@@ -138,12 +141,12 @@ impl Recorded {
 
     /// Whether the campaign has ever had an autobuyer: its links may appear in the list at
     /// any time, so a buy round reads the list before it chooses.
-    pub fn has_autobuyers(&self) -> bool {
+    pub(crate) fn has_autobuyers(&self) -> bool {
         !self.ids.autobuyers.is_empty()
     }
 
     /// How many links each (url, text) already has, so rounds vary the anchors.
-    pub fn text_usage(&self) -> BTreeMap<(String, String), u32> {
+    pub(crate) fn text_usage(&self) -> BTreeMap<(String, String), u32> {
         let mut m = BTreeMap::new();
         for i in &self.purchases {
             let (Some(u), Some(t)) = (
@@ -160,7 +163,7 @@ impl Recorded {
 
 /// Which parts of a [`Recorded`] a step may have written, so the pass reads only those again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Parts {
+pub(crate) struct Parts {
     /// Remote ids: project, URLs, texts, filters, autobuyers and their switch state.
     pub ids: bool,
     pub budget: bool,
@@ -172,7 +175,7 @@ pub struct Parts {
 }
 
 impl Parts {
-    pub const ALL: Parts = Parts {
+    pub(crate) const ALL: Parts = Parts {
         ids: true,
         budget: true,
         intents: true,
@@ -190,7 +193,7 @@ impl Parts {
     /// that could not be read leaves it uncertain).
     /// Halts are read again after every step: another campaign's pass may have set the
     /// credentials halt meanwhile.
-    pub const CREATED: Parts = Parts {
+    pub(crate) const CREATED: Parts = Parts {
         ids: true,
         intents: true,
         halts: true,
@@ -198,7 +201,7 @@ impl Parts {
     };
     /// An autobuyer created, started or stopped: its ids and switch state, its intents, and
     /// the commitment its budget moved.
-    pub const SWITCHED: Parts = Parts {
+    pub(crate) const SWITCHED: Parts = Parts {
         ids: true,
         budget: true,
         intents: true,
@@ -206,7 +209,7 @@ impl Parts {
         ..Parts::NONE
     };
     /// What ends a pass's report: uncertain intents and halts.
-    pub const OUTCOME: Parts = Parts {
+    pub(crate) const OUTCOME: Parts = Parts {
         intents: true,
         halts: true,
         ..Parts::NONE

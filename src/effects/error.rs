@@ -22,7 +22,7 @@ pub enum EngineError {
 
 impl EngineError {
     /// A closed label set for logs and metrics.
-    pub fn label(&self) -> &'static str {
+    pub(crate) fn label(&self) -> &'static str {
         match self {
             EngineError::Store(_) => "database",
             EngineError::Auth(_) => "credentials_rejected",
@@ -37,7 +37,7 @@ impl EngineError {
     /// the marketplace was unavailable, the lease moved, credentials were rejected (they are
     /// re-read and a halt clears itself), or the process is shutting down. A daemon round that
     /// ended this way is tried again within its slot.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         match self {
             EngineError::Store(_)
             | EngineError::Fenced
@@ -51,7 +51,7 @@ impl EngineError {
     /// A step that ended this way left nothing that may have executed behind it (refused by
     /// a cap, a missing id, or a marketplace answer that executed nothing), so the actions
     /// after it that do not depend on it may run.
-    pub fn leaves_nothing_uncertain(&self) -> bool {
+    pub(crate) fn leaves_nothing_uncertain(&self) -> bool {
         match self {
             EngineError::Blocked(_) => true,
             EngineError::Market(e) => e.executed() == crate::market::Executed::No,

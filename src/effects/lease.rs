@@ -26,7 +26,7 @@ struct State {
 
 /// A lease held for one pass. Cheap to clone; clones share the renewal's view.
 #[derive(Debug, Clone)]
-pub struct HeldLease {
+pub(crate) struct HeldLease {
     token: LeaseToken,
     ttl: Duration,
     state: Arc<Mutex<State>>,
@@ -35,7 +35,7 @@ pub struct HeldLease {
 }
 
 impl HeldLease {
-    pub fn new(token: LeaseToken, ttl: Duration) -> Self {
+    pub(crate) fn new(token: LeaseToken, ttl: Duration) -> Self {
         let state = State {
             expires_at: token.expires_at,
             lost: false,
@@ -49,27 +49,27 @@ impl HeldLease {
     }
 
     /// The same lease, recording `cause` with the intents begun under it.
-    pub fn with_cause(mut self, cause: IntentCause) -> Self {
+    pub(crate) fn with_cause(mut self, cause: IntentCause) -> Self {
         self.cause = Arc::new(cause);
         self
     }
 
-    pub fn cause(&self) -> &IntentCause {
+    pub(crate) fn cause(&self) -> &IntentCause {
         &self.cause
     }
 
     /// The token the store checks (its fence never changes while we hold it).
-    pub fn token(&self) -> &LeaseToken {
+    pub(crate) fn token(&self) -> &LeaseToken {
         &self.token
     }
 
-    pub fn fence(&self) -> i64 {
+    pub(crate) fn fence(&self) -> i64 {
         self.token.fence
     }
 
     /// Whether a changing call may be sent now: the lease is not known lost and has at least a
     /// quarter of its lifetime left.
-    pub fn check(&self, now: DateTime<Utc>) -> Result<(), EngineError> {
+    pub(crate) fn check(&self, now: DateTime<Utc>) -> Result<(), EngineError> {
         let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if s.lost || s.expires_at - now < self.ttl / 4 {
             return Err(EngineError::Fenced);
@@ -99,7 +99,11 @@ impl HeldLease {
     /// Renews the lease every third of its lifetime until aborted. A database error is
     /// retried every second until the lease expires; a refused renewal (another holder took
     /// the campaign) or an expiry marks it lost for good.
-    pub fn keep_renewed(&self, store: Store, clock: SharedClock) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn keep_renewed(
+        &self,
+        store: Store,
+        clock: SharedClock,
+    ) -> tokio::task::JoinHandle<()> {
         let lease = self.clone();
         let every = (self.ttl / 3)
             .to_std()

@@ -129,11 +129,11 @@ pub struct Engine<M: Market> {
 
 /// One lock per campaign within this process: a scheduled round and a reconciliation never
 /// work on one campaign at once here (across processes, the store's leases do that job).
-pub type CampaignLocks =
+pub(crate) type CampaignLocks =
     Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>>;
 
 impl<M: Market> Engine<M> {
-    pub fn new(
+    pub(crate) fn new(
         market: Arc<M>,
         store: Store,
         clock: SharedClock,
@@ -163,12 +163,12 @@ impl<M: Market> Engine<M> {
     }
 
     /// The marketplace client.
-    pub fn market(&self) -> &Arc<M> {
+    pub(crate) fn market(&self) -> &Arc<M> {
         &self.market
     }
 
     /// The injected clock.
-    pub fn clock(&self) -> &SharedClock {
+    pub(crate) fn clock(&self) -> &SharedClock {
         &self.clock
     }
 
@@ -182,33 +182,33 @@ impl<M: Market> Engine<M> {
         &self.holder
     }
 
-    pub fn settings(&self) -> &EngineSettings {
+    pub(crate) fn settings(&self) -> &EngineSettings {
         &self.settings
     }
 
     /// Cancelled when the process stops: steps finish or abandon their call, then return.
-    pub fn cancel_token(&self) -> &CancellationToken {
+    pub(crate) fn cancel_token(&self) -> &CancellationToken {
         &self.cancel
     }
 
     /// Campaigns working at once, shared by passes and the daemon's rounds.
-    pub fn slots(&self) -> &slots::Slots {
+    pub(crate) fn slots(&self) -> &slots::Slots {
         &self.slots
     }
 
     /// Whether the marketplace could be connected to, as the last passes found.
-    pub fn reach(&self) -> &Arc<reach::MarketReach> {
+    pub(crate) fn reach(&self) -> &Arc<reach::MarketReach> {
         &self.reach
     }
 
     /// This process as a lease holder, with what tells another process of this host whether
     /// it still runs.
-    pub fn identity(&self) -> &Arc<crate::store::HolderIdentity> {
+    pub(crate) fn identity(&self) -> &Arc<crate::store::HolderIdentity> {
         &self.identity
     }
 
     /// The in-process lock of one campaign.
-    pub fn campaign_lock(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
+    pub(crate) fn campaign_lock(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut map = self.locks.lock().unwrap_or_else(|e| e.into_inner());
         map.entry(name.to_string()).or_default().clone()
     }
@@ -234,7 +234,7 @@ impl<M: Market> Clone for Engine<M> {
 }
 
 /// A holder id unique to this process: host, pid and start time.
-pub fn holder_id() -> String {
+pub(crate) fn holder_id() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let t = chrono::Utc::now().timestamp_micros();
     format!("{}:{}:{t}", host.trim(), std::process::id())

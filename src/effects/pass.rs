@@ -43,7 +43,7 @@ pub enum PassOutcome {
 }
 
 impl PassOutcome {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PassOutcome::Converged => "converged",
             PassOutcome::SpendingStopped => "spending_stopped",
@@ -124,7 +124,7 @@ impl<M: Market> Engine<M> {
 
     /// [`Self::pass`], where the campaigns of `invalid` files are held as recorded (reported
     /// `file_invalid`, nothing stopped or bought) instead of taken as removed.
-    pub async fn pass_holding<C: Borrow<LoadedCampaign>>(
+    pub(crate) async fn pass_holding<C: Borrow<LoadedCampaign>>(
         &self,
         campaigns: &[C],
         buy_round: bool,
@@ -136,7 +136,7 @@ impl<M: Market> Engine<M> {
 
     /// [`Self::pass_holding`] that says on `progress` when each campaign starts and ends
     /// (`once`'s progress display); a closed receiver changes nothing.
-    pub async fn pass_reporting<C: Borrow<LoadedCampaign>>(
+    pub(crate) async fn pass_reporting<C: Borrow<LoadedCampaign>>(
         &self,
         campaigns: &[C],
         invalid: &InvalidFiles,
@@ -148,7 +148,7 @@ impl<M: Market> Engine<M> {
 
     /// Reconciles (no buying) some campaigns; with `include_removed`, also every recorded
     /// campaign whose file is gone (those of `invalid` files are held, not removed).
-    pub async fn pass_some<C: Borrow<LoadedCampaign>>(
+    pub(crate) async fn pass_some<C: Borrow<LoadedCampaign>>(
         &self,
         campaigns: &[C],
         include_removed: bool,
@@ -304,7 +304,7 @@ impl<M: Market> Engine<M> {
     /// One campaign's pass, under its in-process lock: `c` is `None` when its file was
     /// removed; `cause` is recorded with every intent the pass begins. Never fails: how it
     /// ended is in the report.
-    pub async fn campaign_pass(
+    pub(crate) async fn campaign_pass(
         &self,
         c: Option<&Campaign>,
         name: &str,
@@ -743,7 +743,7 @@ impl<M: Market> Engine<M> {
         Ok(None)
     }
 
-    pub async fn load(&self, name: &str) -> Result<Recorded, EngineError> {
+    pub(crate) async fn load(&self, name: &str) -> Result<Recorded, EngineError> {
         Ok(Recorded::load(&self.store, name, self.clock.now().date_naive()).await?)
     }
 
@@ -777,7 +777,7 @@ impl<M: Market> Engine<M> {
 impl<M: Market> Engine<M> {
     /// A campaign whose file is not loaded: its held report when its file exists but fails
     /// validation (nothing stopped or bought), `None` when it is really removed.
-    pub async fn held_if_invalid(
+    pub(crate) async fn held_if_invalid(
         &self,
         name: &str,
         invalid: &InvalidFiles,
@@ -801,7 +801,7 @@ impl<M: Market> Engine<M> {
 
 /// What [`Engine::pass_reporting`] says while a pass works.
 #[derive(Debug, Clone)]
-pub enum PassProgress {
+pub(crate) enum PassProgress {
     /// How many campaigns the pass works on (said again when removed ones are added).
     Total(usize),
     /// A campaign got a slot and started.
@@ -860,7 +860,7 @@ fn joined(r: Result<CampaignReport, tokio::task::JoinError>) -> CampaignReport {
 
 /// Why a pass runs, with the file version it runs: `lc` is `None` for a removed file; `slot`
 /// is a scheduled round's.
-pub fn pass_cause(
+pub(crate) fn pass_cause(
     lc: Option<&LoadedCampaign>,
     kind: CauseKind,
     slot: Option<chrono::DateTime<chrono::Utc>>,

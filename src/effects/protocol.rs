@@ -31,7 +31,7 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
 impl<T> Journaled<T> {
     /// Turns everything but success into an error or a "blocked" explanation for the step `what`.
-    pub fn into_done(self, what: &str) -> Result<Option<T>, EngineError> {
+    pub(crate) fn into_done(self, what: &str) -> Result<Option<T>, EngineError> {
         use crate::store::IntentState as S;
         match self {
             Journaled::Done(v) => Ok(Some(v)),
@@ -50,7 +50,7 @@ impl<T> Journaled<T> {
 
 /// What happened to a journaled call.
 #[derive(Debug)]
-pub enum Journaled<T> {
+pub(crate) enum Journaled<T> {
     /// Sent, executed, outcome recorded.
     Done(T),
     /// The natural key is already recorded (and did not fail): nothing was sent.
@@ -69,7 +69,7 @@ pub enum Journaled<T> {
 pub(crate) type OnSuccess<T> = Box<dyn FnOnce(&T) -> Vec<Effect> + Send>;
 
 /// How to record a call's success: one outcome per intent of the batch.
-pub struct Effects<T> {
+pub(crate) struct Effects<T> {
     pub on_success: OnSuccess<T>,
     /// For a 2xx whose answer could not be read: what to record, or `None` to keep it uncertain.
     pub on_unreadable: Option<Vec<Effect>>,
@@ -77,7 +77,7 @@ pub struct Effects<T> {
 
 impl<M: Market> Engine<M> {
     /// Records `intents`, sends `call` once, records the outcome. See the module docs.
-    pub async fn journaled<T, F>(
+    pub(crate) async fn journaled<T, F>(
         &self,
         lease: &HeldLease,
         intents: Vec<NewIntent>,
@@ -298,7 +298,7 @@ impl<M: Market> Engine<M> {
     }
 
     /// A 401/403 stops all spending, for every campaign, until credentials work again.
-    pub async fn halt_for_credentials(&self, e: &MarketError) -> Result<(), StoreError> {
+    pub(crate) async fn halt_for_credentials(&self, e: &MarketError) -> Result<(), StoreError> {
         self.metrics.credentials_rejected.set(1);
         tracing::error!(
             operation = e.operation(),

@@ -13,20 +13,20 @@ use crate::market::MarketError;
 
 /// The marketplace could not be connected to: since when, and the last error.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Down {
+pub(crate) struct Down {
     pub since: DateTime<Utc>,
     pub error: String,
 }
 
 /// Shared by every clone of the engine: a daemon keeps "since" across passes.
 #[derive(Debug, Default)]
-pub struct MarketReach {
+pub(crate) struct MarketReach {
     down: Mutex<Option<Down>>,
 }
 
 impl MarketReach {
     /// Notes that connecting failed with `error`; returns since when it has been failing.
-    pub fn unreachable(&self, error: String, now: DateTime<Utc>) -> DateTime<Utc> {
+    pub(crate) fn unreachable(&self, error: String, now: DateTime<Utc>) -> DateTime<Utc> {
         let mut down = self.down.lock().unwrap_or_else(|e| e.into_inner());
         let since = down.as_ref().map_or(now, |d| d.since);
         *down = Some(Down { since, error });
@@ -34,13 +34,13 @@ impl MarketReach {
     }
 
     /// A pass reached the marketplace: it is not down (any more).
-    pub fn reachable(&self) {
+    pub(crate) fn reachable(&self) {
         if let Some(d) = self.down.lock().unwrap_or_else(|e| e.into_inner()).take() {
             tracing::info!(since = %d.since, "the marketplace can be reached again");
         }
     }
 
-    pub fn down(&self) -> Option<Down> {
+    pub(crate) fn down(&self) -> Option<Down> {
         self.down.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }

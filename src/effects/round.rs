@@ -25,7 +25,7 @@ use crate::decide::recorded::Recorded;
 pub use crate::decide::stall::RoundResult;
 
 impl<M: Market> Engine<M> {
-    pub async fn buy_round(
+    pub(crate) async fn buy_round(
         &self,
         lease: &HeldLease,
         c: &Campaign,
@@ -560,7 +560,7 @@ fn url_slot(r: &Recorded, url: &str, url_id: i64, texts: &[String], donors: Vec<
 
 /// The search parameters: the campaign's, with the rent price capped at `max_link_price`
 /// when the file does not say otherwise (no point finding donors we will never buy).
-pub fn search_params(c: &Campaign) -> SearchParams {
+pub(crate) fn search_params(c: &Campaign) -> SearchParams {
     let s = c.buy.as_ref().map(|b| b.search.clone()).unwrap_or_default();
     SearchParams {
         price_rent_from: s.price_rent_from,

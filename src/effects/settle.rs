@@ -18,7 +18,7 @@ use crate::decide::recorded::Recorded;
 impl<M: Market> Engine<M> {
     /// Settles every uncertain intent that needs no link list (all but purchases). Returns
     /// how many wait for an operator; a campaign halt lives only while one does.
-    pub async fn settle_without_list(
+    pub(crate) async fn settle_without_list(
         &self,
         campaign: &str,
         r: &Recorded,

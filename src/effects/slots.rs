@@ -19,43 +19,43 @@ tokio::task_local! {
 
 /// One slot, taken by [`Slots::take`]; [`Slot::run`] works in it.
 #[derive(Debug)]
-pub struct Slot(Option<OwnedSemaphorePermit>);
+pub(crate) struct Slot(Option<OwnedSemaphorePermit>);
 
 impl Slot {
     /// Runs `work` in this slot; a wait inside it ([`Slots::idle`]) lends the slot out.
-    pub async fn run<F: Future>(self, work: F) -> F::Output {
+    pub(crate) async fn run<F: Future>(self, work: F) -> F::Output {
         HELD.scope(RefCell::new(self.0), work).await
     }
 }
 
 /// The engine's campaign slots; clones share them.
 #[derive(Debug, Clone)]
-pub struct Slots {
+pub(crate) struct Slots {
     sem: Arc<Semaphore>,
 }
 
 impl Slots {
-    pub fn new(n: usize) -> Slots {
+    pub(crate) fn new(n: usize) -> Slots {
         Slots {
             sem: Arc::new(Semaphore::new(n.max(1))),
         }
     }
 
     /// Runs `work` holding a slot (waiting for one first).
-    pub async fn run<F: Future>(&self, work: F) -> F::Output {
+    pub(crate) async fn run<F: Future>(&self, work: F) -> F::Output {
         let slot = self.take().await;
         slot.run(work).await
     }
 
     /// Waits for a free slot: a pass takes it before it creates a campaign's task, so tasks
     /// exist only for campaigns that work or wait, never for all of them up front.
-    pub async fn take(&self) -> Slot {
+    pub(crate) async fn take(&self) -> Slot {
         Slot(self.sem.clone().acquire_owned().await.ok())
     }
 
     /// Runs `wait` without the slot the current task holds, then takes a slot again. Outside
     /// [`Self::run`] it just runs `wait`.
-    pub async fn idle<F: Future>(&self, wait: F) -> F::Output {
+    pub(crate) async fn idle<F: Future>(&self, wait: F) -> F::Output {
         let had = HELD.try_with(|h| h.borrow_mut().take()).ok().flatten();
         match had {
             Some(permit) => {
@@ -70,7 +70,7 @@ impl Slots {
     }
 
     /// Slots free right now (for tests and the benchmark).
-    pub fn available(&self) -> usize {
+    pub(crate) fn available(&self) -> usize {
         self.sem.available_permits()
     }
 }

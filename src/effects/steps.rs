@@ -41,7 +41,7 @@ fn project_id(r: &Recorded) -> Result<i64, EngineError> {
 
 /// One start or stop of an autobuyer, as [`Engine::set_autobuyer`] journals it.
 #[derive(Debug, Clone, Copy)]
-pub struct AutobuyerSwitch<'a> {
+pub(crate) struct AutobuyerSwitch<'a> {
     pub campaign: &'a str,
     /// The autobuyer's name in the campaign file.
     pub name: &'a str,
@@ -60,7 +60,11 @@ pub struct AutobuyerSwitch<'a> {
 }
 
 impl<M: Market> Engine<M> {
-    pub async fn create_project(&self, lease: &HeldLease, c: &Campaign) -> Result<(), EngineError> {
+    pub(crate) async fn create_project(
+        &self,
+        lease: &HeldLease,
+        c: &Campaign,
+    ) -> Result<(), EngineError> {
         let req = json!({ "domain": c.domain });
         let i = intent(
             &c.name,
@@ -83,7 +87,7 @@ impl<M: Market> Engine<M> {
         Ok(())
     }
 
-    pub async fn add_texts(
+    pub(crate) async fn add_texts(
         &self,
         lease: &HeldLease,
         c: &Campaign,
@@ -109,7 +113,7 @@ impl<M: Market> Engine<M> {
         Ok(())
     }
 
-    pub async fn create_filter(
+    pub(crate) async fn create_filter(
         &self,
         lease: &HeldLease,
         c: &Campaign,
@@ -136,7 +140,7 @@ impl<M: Market> Engine<M> {
 
     /// Creates an autobuyer, reserving its monthly budget first, then brings it to its desired
     /// state. An uncertain creation is never retried: see `settle`.
-    pub async fn create_autobuyer(
+    pub(crate) async fn create_autobuyer(
         &self,
         lease: &HeldLease,
         c: &Campaign,
@@ -224,7 +228,7 @@ impl<M: Market> Engine<M> {
     /// and settled (its budget left the commitment, the rent of its links stays), creates the
     /// new one of the same name and brings it to its desired state. An uncertain or unsettled
     /// stop blocks it: two autobuyers never run for one name.
-    pub async fn replace_autobuyer(
+    pub(crate) async fn replace_autobuyer(
         &self,
         lease: &HeldLease,
         c: &Campaign,
@@ -244,7 +248,7 @@ impl<M: Market> Engine<M> {
 
     /// Starts or stops an autobuyer. Starting a stopped one reserves what its budget adds
     /// first; a confirmed stop keeps its budget counted until the stop is settled (`sync.rs`).
-    pub async fn set_autobuyer(
+    pub(crate) async fn set_autobuyer(
         &self,
         lease: &HeldLease,
         switch: AutobuyerSwitch<'_>,
@@ -301,7 +305,7 @@ impl<M: Market> Engine<M> {
     }
 
     /// Classifies a failed read: credentials rejected halts spending, the rest is a market error.
-    pub fn read_error(&self, e: crate::market::MarketError) -> EngineError {
+    pub(crate) fn read_error(&self, e: crate::market::MarketError) -> EngineError {
         if e.is_auth() {
             EngineError::Auth(e)
         } else {

@@ -23,7 +23,7 @@ use crate::decide::recorded::Recorded;
 
 /// What one read settled.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ListSync {
+pub(crate) struct ListSync {
     pub bought: u32,
     pub not_bought: u32,
     pub adopted: u32,
@@ -36,7 +36,7 @@ pub struct ListSync {
 impl<M: Market> Engine<M> {
     /// Reads the project's link list once and settles what it proves. `fallback_price` is
     /// what a link no intent of ours bought counts when the list shows no price.
-    pub async fn sync_list(
+    pub(crate) async fn sync_list(
         &self,
         name: &str,
         r: &Recorded,

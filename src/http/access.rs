@@ -63,7 +63,7 @@ impl fmt::Debug for AccessToken {
 impl AccessToken {
     /// Reads the token from `path`: one line, trailing newline trimmed, at least
     /// [`MIN_TOKEN_LEN`] visible ASCII characters. The error names the file, never its content.
-    pub fn from_file(path: &Path) -> Result<AccessToken, AccessError> {
+    pub(crate) fn from_file(path: &Path) -> Result<AccessToken, AccessError> {
         let shown = path.display().to_string();
         let len = std::fs::metadata(path)
             .map_err(|source| AccessError::TokenUnreadable {
@@ -155,7 +155,7 @@ impl AllowedHosts {
 
     /// Whether a request naming `host` (a `Host` header: name or IP literal, maybe a port)
     /// is answered.
-    pub fn allows(&self, host: &str) -> bool {
+    pub(crate) fn allows(&self, host: &str) -> bool {
         let name = host_part(host.trim());
         if name.is_empty() {
             return false;

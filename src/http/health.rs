@@ -29,13 +29,13 @@ pub struct Health {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Component {
+pub(crate) struct Component {
     pub ready: bool,
     pub detail: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Readiness {
+pub(crate) struct Readiness {
     pub ready: bool,
     pub database: Component,
     pub campaigns: Component,
@@ -51,7 +51,7 @@ fn comp(ready: bool, detail: impl Into<String>) -> Component {
 }
 
 impl Health {
-    pub fn set_credentials_mode(&self, mode: Option<CredentialsMode>) {
+    pub(crate) fn set_credentials_mode(&self, mode: Option<CredentialsMode>) {
         if let Some(m) = mode {
             let _ = self.credentials_mode.set(m);
         }
@@ -60,28 +60,28 @@ impl Health {
     pub fn set_campaigns_loaded(&self) {
         self.campaigns_loaded.store(true, Ordering::SeqCst);
     }
-    pub fn set_shutting_down(&self) {
+    pub(crate) fn set_shutting_down(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
     }
-    pub fn is_shutting_down(&self) -> bool {
+    pub(crate) fn is_shutting_down(&self) -> bool {
         self.shutting_down.load(Ordering::SeqCst)
     }
-    pub fn set_next_rounds(&self, next: BTreeMap<String, DateTime<Utc>>) {
+    pub(crate) fn set_next_rounds(&self, next: BTreeMap<String, DateTime<Utc>>) {
         *self.next_rounds.lock().unwrap_or_else(|e| e.into_inner()) = next;
     }
-    pub fn next_round(&self, campaign: &str) -> Option<DateTime<Utc>> {
+    pub(crate) fn next_round(&self, campaign: &str) -> Option<DateTime<Utc>> {
         let next = self.next_rounds.lock().unwrap_or_else(|e| e.into_inner());
         next.get(campaign).copied()
     }
 
-    pub fn set_files(&self, files: FileFacts) {
+    pub(crate) fn set_files(&self, files: FileFacts) {
         *self.files.lock().unwrap_or_else(|e| e.into_inner()) = std::sync::Arc::new(files);
     }
-    pub fn files(&self) -> std::sync::Arc<FileFacts> {
+    pub(crate) fn files(&self) -> std::sync::Arc<FileFacts> {
         self.files.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    pub async fn readiness(&self, store: &Store) -> Readiness {
+    pub(crate) async fn readiness(&self, store: &Store) -> Readiness {
         let db = tokio::time::timeout(Duration::from_secs(2), store.ping()).await;
         let database = match db {
             Ok(Ok(())) => match store.write_fault() {

@@ -103,7 +103,7 @@ pub fn router_with(state: AppState, access: Access) -> Router {
 }
 
 /// The probe port: `/healthz` and `/readyz` only, for a kubelet and the systemd watchdog.
-pub fn probe_router(state: AppState) -> Router {
+pub(crate) fn probe_router(state: AppState) -> Router {
     bounded(probes().fallback(not_found)).with_state(state)
 }
 
@@ -133,7 +133,7 @@ fn bounded(r: Router<AppState>) -> Router<AppState> {
 /// Whether `/healthz` at `addr` answers 200 within `limit` (the systemd watchdog asks the
 /// probe port before each ping, so a daemon whose probes hang is restarted). An unspecified
 /// address (`0.0.0.0`, `::`) is asked on loopback.
-pub async fn self_check(addr: std::net::SocketAddr, limit: Duration) -> bool {
+pub(crate) async fn self_check(addr: std::net::SocketAddr, limit: Duration) -> bool {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut addr = addr;
     if addr.ip().is_unspecified() {

@@ -35,13 +35,13 @@ pub struct ServeLimits {
 
 impl ServeLimits {
     /// The main port: the status page, `/metrics`, the API.
-    pub const MAIN: ServeLimits = ServeLimits {
+    pub(crate) const MAIN: ServeLimits = ServeLimits {
         max_connections: 512,
         header_read_timeout: Duration::from_secs(5),
         max_connection_age: Duration::from_secs(300),
     };
     /// The probe port: `/healthz` and `/readyz` only, asked by a kubelet or the watchdog.
-    pub const PROBE: ServeLimits = ServeLimits {
+    pub(crate) const PROBE: ServeLimits = ServeLimits {
         max_connections: 32,
         header_read_timeout: Duration::from_secs(2),
         max_connection_age: Duration::from_secs(60),

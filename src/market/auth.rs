@@ -63,7 +63,7 @@ impl Credentials {
     }
 
     /// The token and the ticket, still secret.
-    pub fn into_parts(self) -> (SecretString, SecretString) {
+    pub(crate) fn into_parts(self) -> (SecretString, SecretString) {
         (self.token, self.ticket)
     }
 
@@ -76,7 +76,7 @@ impl Credentials {
     }
 
     /// A redactor for both secrets, for bodies and reasons that might echo them.
-    pub fn redactor(&self) -> Redactor {
+    pub(crate) fn redactor(&self) -> Redactor {
         Redactor::new(&[&self.token, &self.ticket])
     }
 

@@ -130,7 +130,7 @@ impl MarketClient {
 
     /// The redactor for this client's secrets, for callers that store or log marketplace
     /// text of their own (e.g. a journal of answers).
-    pub fn redactor(&self) -> &Redactor {
+    pub(crate) fn redactor(&self) -> &Redactor {
         &self.redactor
     }
 
@@ -213,17 +213,17 @@ impl MarketClient {
     }
 
     /// The client's rate limit (`--rate-limit`), in requests per second.
-    pub fn rate_limit(&self) -> u32 {
+    pub(crate) fn rate_limit(&self) -> u32 {
         u32::try_from(self.throttle.per_second()).unwrap_or(u32::MAX)
     }
 
     /// How credentials are obtained (for `/readyz` and `status`).
-    pub fn credentials_mode(&self) -> CredentialsMode {
+    pub(crate) fn credentials_mode(&self) -> CredentialsMode {
         self.credentials.mode()
     }
 
     /// See [`CredentialProvider::maintain`].
-    pub async fn maintain_credentials(&self, force: bool) {
+    pub(crate) async fn maintain_credentials(&self, force: bool) {
         self.credentials.maintain(force).await;
     }
 

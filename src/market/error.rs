@@ -75,7 +75,7 @@ impl MarketError {
     /// Worth trying again later without anyone changing anything: the marketplace was
     /// unreachable, overloaded or asked us to slow down. A rejection, an answer we cannot
     /// read or a request we cannot build will be the same next time.
-    pub fn is_transient(&self) -> bool {
+    pub(crate) fn is_transient(&self) -> bool {
         matches!(
             self,
             MarketError::RateLimited { .. }
@@ -95,7 +95,7 @@ impl MarketError {
         }
     }
 
-    pub fn operation(&self) -> &'static str {
+    pub(crate) fn operation(&self) -> &'static str {
         match self {
             MarketError::Unauthorized { op, .. }
             | MarketError::RateLimited { op, .. }

@@ -33,7 +33,7 @@ pub enum FieldKey {
 }
 
 impl FieldKey {
-    pub const ALL: [FieldKey; 12] = [
+    pub(crate) const ALL: [FieldKey; 12] = [
         FieldKey::Price,
         FieldKey::PageId,
         FieldKey::SearchId,
@@ -49,7 +49,7 @@ impl FieldKey {
     ];
 
     /// The key as written in `--field-map`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FieldKey::Price => "price",
             FieldKey::PageId => "page_id",
@@ -147,18 +147,18 @@ impl FieldMap {
     }
 
     /// Sets one name (for code that builds a map without text).
-    pub fn with(mut self, key: FieldKey, name: impl Into<String>) -> FieldMap {
+    pub(crate) fn with(mut self, key: FieldKey, name: impl Into<String>) -> FieldMap {
         self.names.insert(key, name.into());
         self
     }
 
     /// The operator's name for `key`, if any.
-    pub fn get(&self, key: FieldKey) -> Option<&str> {
+    pub(crate) fn get(&self, key: FieldKey) -> Option<&str> {
         self.names.get(&key).map(String::as_str)
     }
 
     /// The names to look up for `key`: the mapped one first, then `defaults`, without repeats.
-    pub fn names<'a>(&'a self, key: FieldKey, defaults: &[&'a str]) -> Vec<&'a str> {
+    pub(crate) fn names<'a>(&'a self, key: FieldKey, defaults: &[&'a str]) -> Vec<&'a str> {
         let mut out: Vec<&str> = self.get(key).into_iter().collect();
         for d in defaults {
             if !out.contains(d) {

@@ -34,7 +34,7 @@ const REMEMBERED_SECRETS: usize = 16;
 /// [`SecretString`]s, so its `Debug` shows none of them. Clones share what they know: the
 /// credentials provider teaches every clone a refreshed token with [`Redactor::remember`].
 #[derive(Clone, Default)]
-pub struct Redactor {
+pub(crate) struct Redactor {
     known: std::sync::Arc<std::sync::RwLock<Known>>,
 }
 
@@ -54,14 +54,14 @@ impl std::fmt::Debug for Redactor {
 
 impl Redactor {
     /// A redactor for these secrets and the forms they take on the wire.
-    pub fn new(secrets: &[&SecretString]) -> Redactor {
+    pub(crate) fn new(secrets: &[&SecretString]) -> Redactor {
         let r = Redactor::default();
         r.remember(secrets);
         r
     }
 
     /// Adds secrets (a refreshed token, a new ticket); the oldest beyond the bound are dropped.
-    pub fn remember(&self, secrets: &[&SecretString]) {
+    pub(crate) fn remember(&self, secrets: &[&SecretString]) {
         let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
         for s in secrets {
             let raw = s.expose_secret();
@@ -80,12 +80,12 @@ impl Redactor {
     }
 
     /// Redacts free text (an error reason, a message) without capping it.
-    pub fn text(&self, text: &str) -> String {
+    pub(crate) fn text(&self, text: &str) -> String {
         redact_key_values(&self.secrets(text))
     }
 
     /// Redacts an answer body and caps it at [`BODY_CAP`] bytes.
-    pub fn body(&self, body: &[u8]) -> String {
+    pub(crate) fn body(&self, body: &[u8]) -> String {
         let scrubbed = self.secrets(&String::from_utf8_lossy(body));
         let redacted = match serde_json::from_str::<Value>(&scrubbed) {
             Ok(mut v) => {

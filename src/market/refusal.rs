@@ -27,7 +27,7 @@ const MESSAGE_CAP: usize = 200;
 impl MarketError {
     /// The marketplace's own message of a refusal (`message`/`error`/… of its JSON body, else
     /// the body), redacted as the body already is and cut to 200 characters.
-    pub fn refusal_message(&self) -> Option<String> {
+    pub(crate) fn refusal_message(&self) -> Option<String> {
         let MarketError::Rejected { body, .. } = self else {
             return None;
         };
@@ -39,7 +39,7 @@ impl MarketError {
     }
 
     /// A refusal saying the balance does not cover the purchase.
-    pub fn is_insufficient_balance(&self) -> bool {
+    pub(crate) fn is_insufficient_balance(&self) -> bool {
         self.refusal_message().is_some_and(|m| {
             let m = m.to_lowercase();
             BALANCE_WORDS.iter().any(|w| m.contains(w))

@@ -35,7 +35,7 @@ pub struct BaseUrl {
 }
 
 impl BaseUrl {
-    pub fn parse(text: &str) -> Result<BaseUrl, ConfigError> {
+    pub(crate) fn parse(text: &str) -> Result<BaseUrl, ConfigError> {
         let url = url::Url::parse(text.trim()).map_err(|e| ConfigError::BadUrl(e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(ConfigError::BadScheme(url.scheme().to_string()));
@@ -59,17 +59,17 @@ impl BaseUrl {
     }
 
     /// Host and port of the marketplace: the only origin the client ever contacts.
-    pub fn origin(&self) -> url::Origin {
+    pub(crate) fn origin(&self) -> url::Origin {
         self.url.origin()
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         self.url.as_str()
     }
 
     /// Plain `http://` to a host that is not this machine (loopback IPs, `localhost`,
     /// `*.localhost`): the credentials would cross a network unencrypted.
-    pub fn is_insecure(&self) -> bool {
+    pub(crate) fn is_insecure(&self) -> bool {
         if self.url.scheme() != "http" {
             return false;
         }
@@ -116,9 +116,9 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
-    pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
-    pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
-    pub const DEFAULT_READ_RETRIES: usize = 3;
+    pub(crate) const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+    pub(crate) const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+    pub(crate) const DEFAULT_READ_RETRIES: usize = 3;
 
     /// Defaults: bearer auth, 5 requests/s, 4 in flight, 30 s per request, 10 s to connect,
     /// 4 MiB answers, 1 MiB requests, 3 read retries, Retry-After waited up to 60 s.
@@ -154,7 +154,7 @@ impl ClientConfig {
 
     /// Refuses zero limits, which would block every call forever, and plain `http://` to
     /// another machine unless [`ClientConfig::allow_insecure_http`] says so.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         if self.base_url.is_insecure() && !self.allow_insecure_http {
             let host = self.base_url.url.host_str().unwrap_or_default().to_string();
             return Err(ConfigError::InsecureHttp(host));

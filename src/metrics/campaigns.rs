@@ -108,12 +108,12 @@ impl CampaignSeries {
     }
 
     /// Makes the campaign's counters exist at zero, so `increase()` sees their first step.
-    pub fn init(&self, campaign: &str) {
+    pub(crate) fn init(&self, campaign: &str) {
         self.with_row(campaign, Row::init);
     }
 
     /// Sets the campaign's gauges (and makes its counters exist).
-    pub fn set(&self, campaign: &str, v: &CampaignGaugeValues) {
+    pub(crate) fn set(&self, campaign: &str, v: &CampaignGaugeValues) {
         debug_assert!(v.state < CAMPAIGN_STATES.len());
         self.with_row(campaign, |row| {
             row.gauges = Some(Gauges {
@@ -135,7 +135,7 @@ impl CampaignSeries {
     }
 
     /// Counts one round of the campaign with `outcome` (one of [`ROUND_OUTCOMES`]).
-    pub fn round(&self, campaign: &str, outcome: &str) {
+    pub(crate) fn round(&self, campaign: &str, outcome: &str) {
         let Some(i) = ROUND_OUTCOMES.iter().position(|o| *o == outcome) else {
             debug_assert!(false, "unknown round outcome {outcome}");
             return;
@@ -144,24 +144,24 @@ impl CampaignSeries {
     }
 
     /// Counts links the campaign bought.
-    pub fn bought(&self, campaign: &str, links: u64) {
+    pub(crate) fn bought(&self, campaign: &str, links: u64) {
         self.with_row(campaign, |row| *row.bought.get_or_insert(0) += links);
     }
 
     /// Counts links that left the project's link list, their rent released (drift).
-    pub fn links_lost(&self, campaign: &str, links: u64) {
+    pub(crate) fn links_lost(&self, campaign: &str, links: u64) {
         self.with_row(campaign, |row| *row.lost.get_or_insert(0) += links);
     }
 
     /// Sets how many of the campaign's URLs a buy round did not buy for because the link
     /// list may be incomplete while others buy there.
-    pub fn buying_stopped(&self, campaign: &str, urls: u64) {
+    pub(crate) fn buying_stopped(&self, campaign: &str, urls: u64) {
         self.with_row(campaign, |row| row.buying_stopped = Some(urls));
     }
 
     /// Appends every family in the text exposition format. The lock is taken once per family,
     /// so a round that updates a row waits for one family's lines at most.
-    pub fn render(&self, out: &mut String) {
+    pub(crate) fn render(&self, out: &mut String) {
         for family in FAMILIES {
             let rows = self.rows.lock().unwrap_or_else(|p| p.into_inner());
             family.render(&rows, out);

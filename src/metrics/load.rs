@@ -34,7 +34,7 @@ pub enum Purpose {
 }
 
 impl Purpose {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Purpose::Buy => "buy",
             Purpose::Reconcile => "reconcile",
@@ -164,7 +164,7 @@ impl LoadMetrics {
     }
 
     /// Counts one marketplace call under the current task's purpose.
-    pub fn count_call(&self) {
+    pub(crate) fn count_call(&self) {
         self.calls_by_purpose_total
             .with_label_values(&[current_purpose().as_str()])
             .inc();

@@ -206,7 +206,7 @@ impl Metrics {
     /// Sets every series whose labels are a closed set to zero, so each exists from the first
     /// scrape (a family with no series is not exported at all, and `increase()` misses a first
     /// failure on a series that appears already at 1).
-    pub fn init_series(&self) {
+    pub(crate) fn init_series(&self) {
         for op in crate::domain::op::ALL {
             for outcome in API_OUTCOMES {
                 self.api_calls_total
@@ -234,7 +234,7 @@ impl Metrics {
     }
 
     /// Records one marketplace call.
-    pub fn observe_call(&self, operation: &str, outcome: &str, seconds: f64) {
+    pub(crate) fn observe_call(&self, operation: &str, outcome: &str, seconds: f64) {
         self.api_calls_total
             .with_label_values(&[operation, outcome])
             .inc();

@@ -90,7 +90,7 @@ impl Campaigns<'_> {
 
     /// Records URL and text ids the file names in the adopted project; ids already recorded
     /// for a URL or text are kept (returns the URLs whose recorded id differs).
-    pub async fn adopt_ids(
+    pub(crate) async fn adopt_ids(
         self,
         campaign: &str,
         urls: &[(String, i64)],
@@ -258,7 +258,7 @@ impl Campaigns<'_> {
     }
 
     /// The account truth of one campaign (see [`AccountTruth`]).
-    pub async fn account_truth(self, campaign: &str) -> Result<AccountTruth, StoreError> {
+    pub(crate) async fn account_truth(self, campaign: &str) -> Result<AccountTruth, StoreError> {
         let result = async {
             let mut conn = self.pool.acquire().await.map_err(db("account_truth"))?;
             account_in(&mut conn, campaign).await

@@ -108,7 +108,7 @@ const PLAN_INTENTS: &str = "(state IN ('in_flight', 'succeeded', 'uncertain') \
 impl Reports<'_> {
     /// What the journal holds of each of `names` it knows (has a budget for); the others are
     /// left out, as `budget` answers `NotFound` for them. `day` selects `links_today`.
-    pub async fn journal_of(
+    pub(crate) async fn journal_of(
         self,
         names: &[String],
         day: NaiveDate,
@@ -117,7 +117,7 @@ impl Reports<'_> {
     }
 
     /// [`Store::journal_of`], its rows found `how`.
-    pub async fn journal_read(
+    pub(crate) async fn journal_read(
         self,
         names: &[String],
         day: NaiveDate,
@@ -146,7 +146,7 @@ impl Reports<'_> {
     /// What the gauges of each of `names` the journal knows show: the budget, counts of
     /// intents by one aggregate query (no intent decoded), the last succeeded round, the
     /// stall. A few queries for all of them, however long their history.
-    pub async fn gauges_of(
+    pub(crate) async fn gauges_of(
         self,
         names: &[String],
         day: NaiveDate,

@@ -154,7 +154,7 @@ impl Reports<'_> {
     }
 
     /// One intent by id.
-    pub async fn intent(self, id: IntentId) -> Result<Option<IntentRow>, StoreError> {
+    pub(crate) async fn intent(self, id: IntentId) -> Result<Option<IntentRow>, StoreError> {
         let sql = concat!("SELECT ", intent_columns!(), " FROM intents WHERE id = $1");
         let row = sqlx::query(sql)
             .bind(id.0)
@@ -165,7 +165,7 @@ impl Reports<'_> {
     }
 
     /// The intent that bought the link the marketplace calls `link_id`, if one of ours did.
-    pub async fn intent_of_link(self, link_id: i64) -> Result<Option<IntentId>, StoreError> {
+    pub(crate) async fn intent_of_link(self, link_id: i64) -> Result<Option<IntentId>, StoreError> {
         let row = sqlx::query("SELECT intent_id FROM held_links WHERE link_id = $1")
             .bind(link_id)
             .fetch_optional(&self.pool)
@@ -175,7 +175,10 @@ impl Reports<'_> {
     }
 
     /// The ledger entries of one intent, oldest first.
-    pub async fn ledger_of_intent(self, id: IntentId) -> Result<Vec<LedgerEntry>, StoreError> {
+    pub(crate) async fn ledger_of_intent(
+        self,
+        id: IntentId,
+    ) -> Result<Vec<LedgerEntry>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
              WHERE intent_id = $1 ORDER BY id",

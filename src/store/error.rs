@@ -54,7 +54,7 @@ impl StoreError {
     }
 
     /// A closed, secret-free label for readiness reports and logs.
-    pub fn kind_label(&self) -> &'static str {
+    pub(crate) fn kind_label(&self) -> &'static str {
         match self {
             e if e.is_unavailable() => "database unreachable",
             StoreError::Connect { .. } => "cannot connect",

@@ -16,7 +16,7 @@ pub struct CampaignFile {
 
 impl Campaigns<'_> {
     /// Every campaign the journal knows with its recorded file, by name.
-    pub async fn campaign_files(self) -> Result<Vec<CampaignFile>, StoreError> {
+    pub(crate) async fn campaign_files(self) -> Result<Vec<CampaignFile>, StoreError> {
         let rows = sqlx::query("SELECT name, file FROM campaigns ORDER BY name")
             .fetch_all(&self.pool)
             .await
@@ -36,7 +36,10 @@ impl Campaigns<'_> {
     /// Records where each of `files` was loaded from, in one transaction. Only campaigns the
     /// journal already knows are updated (a pass creates its campaign first); callers pass
     /// only the files that changed, so a pass over 10,000 unchanged campaigns writes nothing.
-    pub async fn record_campaign_files(self, files: &[CampaignFile]) -> Result<(), StoreError> {
+    pub(crate) async fn record_campaign_files(
+        self,
+        files: &[CampaignFile],
+    ) -> Result<(), StoreError> {
         if files.is_empty() {
             return Ok(());
         }

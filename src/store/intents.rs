@@ -86,7 +86,7 @@ impl Intents<'_> {
     /// `failed` (failed ones are history whose money is released; leaving them out keeps this
     /// small however long the campaign has run), and every autobuyer start or stop in any
     /// state (their count is the next generation). Ordered by id.
-    pub async fn live_intents_and_switches(
+    pub(crate) async fn live_intents_and_switches(
         self,
         campaign: &str,
     ) -> Result<Vec<IntentRow>, StoreError> {
@@ -101,7 +101,9 @@ impl Intents<'_> {
 
     /// How many intents there are per kind and state: one aggregate query, for the
     /// `linkrunner_intents` gauge.
-    pub async fn intent_counts(self) -> Result<Vec<(IntentKind, IntentState, i64)>, StoreError> {
+    pub(crate) async fn intent_counts(
+        self,
+    ) -> Result<Vec<(IntentKind, IntentState, i64)>, StoreError> {
         let rows = sqlx::query(
             "SELECT kind, state, CAST(COUNT(*) AS BIGINT) AS n FROM intents GROUP BY kind, state",
         )
@@ -120,7 +122,7 @@ impl Intents<'_> {
 
     /// Whether the campaign has an intent in flight: a pass that just took the lease reads
     /// this first, so the common case (nothing left behind) costs one read, not a write.
-    pub async fn has_in_flight(self, campaign: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn has_in_flight(self, campaign: &str) -> Result<bool, StoreError> {
         let row = sqlx::query(
             "SELECT id FROM intents WHERE campaign = $1 AND state = 'in_flight' LIMIT 1",
         )

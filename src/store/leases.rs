@@ -59,7 +59,7 @@ impl Leases<'_> {
     }
 
     /// [`Self::try_acquire_lease`], recording who `me` is for a later [`Self::take_over_lease`].
-    pub async fn try_acquire_lease_as(
+    pub(crate) async fn try_acquire_lease_as(
         self,
         campaign: &str,
         me: &HolderIdentity,
@@ -131,7 +131,7 @@ impl Leases<'_> {
     /// exactly `gone` (same holder, same fence), so two processes that both found it gone
     /// cannot both take it; the fence grows as for any change of holder, so whatever the
     /// gone holder might still send is refused by `begin_intents`.
-    pub async fn take_over_lease(
+    pub(crate) async fn take_over_lease(
         self,
         campaign: &str,
         gone: &LeaseHolder,

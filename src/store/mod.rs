@@ -117,7 +117,7 @@ type Tx = Transaction<'static, Any>;
 impl Store {
     /// The SQLite file of `url` (`None`: PostgreSQL or in memory): a command that only reads
     /// does not create it.
-    pub fn sqlite_file_of(url: &str) -> Option<std::path::PathBuf> {
+    pub(crate) fn sqlite_file_of(url: &str) -> Option<std::path::PathBuf> {
         url.starts_with("sqlite:")
             .then(|| durable::sqlite_file(url))
             .flatten()
@@ -194,7 +194,7 @@ impl Store {
     }
 
     /// Why the journal cannot be written now, as the last write found (`None`: it could).
-    pub fn write_fault(&self) -> Option<WriteFault> {
+    pub(crate) fn write_fault(&self) -> Option<WriteFault> {
         self.writes.fault()
     }
 

@@ -28,7 +28,7 @@ impl Reports<'_> {
     /// The ledger's movements with `from <= at < to`, summed by campaign, intent kind and
     /// reason. Their deltas sum to the change of the commitment over the period, as the
     /// ledger's rows do (tested in `tests/it` `engine::month`).
-    pub async fn ledger_sums(
+    pub(crate) async fn ledger_sums(
         self,
         from: DateTime<Utc>,
         to: DateTime<Utc>,

@@ -74,7 +74,10 @@ impl Intents<'_> {
 
     /// The campaign's failed purchases whose page is blocked from being bought again (they
     /// were uncertain once): few, and every link-list read looks for them.
-    pub async fn blocked_purchases(self, campaign: &str) -> Result<Vec<IntentRow>, StoreError> {
+    pub(crate) async fn blocked_purchases(
+        self,
+        campaign: &str,
+    ) -> Result<Vec<IntentRow>, StoreError> {
         let rows = sqlx::query(BLOCKED_SQL)
             .bind(campaign)
             .fetch_all(&self.pool)
@@ -84,7 +87,7 @@ impl Intents<'_> {
     }
 
     /// Says on an uncertain intent why it is still uncertain (what `status` shows).
-    pub async fn note_uncertain(self, at: AttemptRef, why: &str) -> Result<(), StoreError> {
+    pub(crate) async fn note_uncertain(self, at: AttemptRef, why: &str) -> Result<(), StoreError> {
         let done = sqlx::query(
             "UPDATE intents SET error = $3 WHERE id = $1 AND attempts = $2 AND state = 'uncertain'",
         )

@@ -30,7 +30,7 @@ impl Store {
     }
 
     /// Compares the applied migrations with this version's; changes nothing.
-    pub async fn schema_state(&self) -> Result<SchemaState, StoreError> {
+    pub(crate) async fn schema_state(&self) -> Result<SchemaState, StoreError> {
         let exists = match self.backend {
             Backend::Sqlite => {
                 "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'"

@@ -49,7 +49,7 @@ impl Campaigns<'_> {
     }
 
     /// The judgment of `campaign`'s last buy pass, if one was recorded.
-    pub async fn stall(self, campaign: &str) -> Result<Option<StallRow>, StoreError> {
+    pub(crate) async fn stall(self, campaign: &str) -> Result<Option<StallRow>, StoreError> {
         let row = sqlx::query(concat!(
             "SELECT ",
             stall_columns!(),

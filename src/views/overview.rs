@@ -41,7 +41,7 @@ pub enum CampaignState {
 }
 
 impl CampaignState {
-    pub const ALL: [CampaignState; 8] = [
+    pub(crate) const ALL: [CampaignState; 8] = [
         CampaignState::Removed,
         CampaignState::Halted,
         CampaignState::WaitingForOperator,
@@ -53,7 +53,7 @@ impl CampaignState {
     ];
 
     /// The machine word: the API's `state`, the page's `?state=` and its `data-state`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CampaignState::Removed => "removed",
             CampaignState::Halted => "halted",
@@ -67,18 +67,18 @@ impl CampaignState {
     }
 
     /// The same word for people (`status`, the page): underscores read as spaces.
-    pub fn words(self) -> String {
+    pub(crate) fn words(self) -> String {
         self.as_str().replace('_', " ")
     }
 
-    pub fn parse(text: &str) -> Option<CampaignState> {
+    pub(crate) fn parse(text: &str) -> Option<CampaignState> {
         CampaignState::ALL.into_iter().find(|s| s.as_str() == text)
     }
 
     /// The value of the `state` label of `linkrunner_campaign_state`: a coarser closed set
     /// kept as it was for dashboards and alerts (settling, stalled, failing and running are
     /// `active`; stalls have their own `linkrunner_campaign_stalled`).
-    pub fn metric_label(self) -> &'static str {
+    pub(crate) fn metric_label(self) -> &'static str {
         match self {
             CampaignState::Removed => "removed",
             CampaignState::Halted => "halted",
@@ -94,7 +94,7 @@ impl CampaignState {
 
 /// What the campaign files say about one campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileFact {
+pub(crate) enum FileFact {
     Present {
         paused: bool,
     },
@@ -106,7 +106,7 @@ pub enum FileFact {
 
 impl FileFact {
     /// `paused` as the API carries it: `null` when not known.
-    pub fn paused(self) -> Option<bool> {
+    pub(crate) fn paused(self) -> Option<bool> {
         match self {
             FileFact::Present { paused } => Some(paused),
             FileFact::Removed => Some(false),
@@ -119,7 +119,7 @@ impl FileFact {
 /// keeps its last good version there, so the set is complete), `status` the directory it
 /// reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FileFacts {
+pub(crate) struct FileFacts {
     /// Campaign name → paused, of every valid file; `None`: not read.
     paused: Option<BTreeMap<String, bool>>,
     /// Every file was valid, so a name missing is a removed file.
@@ -128,19 +128,19 @@ pub struct FileFacts {
 
 impl FileFacts {
     /// Nothing known (an API without a daemon, a `status` without a campaign directory).
-    pub fn unknown() -> FileFacts {
+    pub(crate) fn unknown() -> FileFacts {
         FileFacts::default()
     }
 
     /// The files read: `paused` by campaign name; `complete` when no file was rejected.
-    pub fn read(paused: BTreeMap<String, bool>, complete: bool) -> FileFacts {
+    pub(crate) fn read(paused: BTreeMap<String, bool>, complete: bool) -> FileFacts {
         FileFacts {
             paused: Some(paused),
             complete,
         }
     }
 
-    pub fn of(&self, name: &str) -> FileFact {
+    pub(crate) fn of(&self, name: &str) -> FileFact {
         match &self.paused {
             None => FileFact::Unknown,
             Some(m) => match m.get(name) {

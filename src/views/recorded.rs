@@ -41,7 +41,7 @@ impl Recorded {
 
     /// Reads again only `parts`: what the step just run may have written (a pass keeps its
     /// record current this way instead of reading all of it before every step).
-    pub async fn refresh(
+    pub(crate) async fn refresh(
         &mut self,
         store: &Store,
         campaign: &str,
@@ -85,7 +85,7 @@ impl Recorded {
 
     /// A campaign the journal has never seen (`plan` before the first pass): nothing created,
     /// nothing committed, its caps from the file; only the global halt can apply to it.
-    pub async fn unrecorded(
+    pub(crate) async fn unrecorded(
         store: &Store,
         caps: &crate::store::CampaignCaps,
     ) -> Result<Recorded, StoreError> {

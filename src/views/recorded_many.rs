@@ -17,7 +17,7 @@ use crate::store::{BatchRead, CampaignJournal, Halt, IntentKind, IntentState, St
 impl Recorded {
     /// As [`Recorded::load`] for each of `names`, by name; a campaign the journal has never
     /// seen (where `load` answers `NotFound`) is left out. A few queries in all.
-    pub async fn load_many(
+    pub(crate) async fn load_many(
         store: &Store,
         names: &[String],
         today: NaiveDate,

@@ -139,7 +139,7 @@ pub async fn campaign_status(
 }
 
 /// One campaign's status, its file as `files` say.
-pub async fn campaign_status_with(
+pub(crate) async fn campaign_status_with(
     store: &Store,
     name: &str,
     now: DateTime<Utc>,
@@ -152,7 +152,7 @@ pub async fn campaign_status_with(
 /// The status of each of `names` the journal knows, in their order, read [`CHUNK`]
 /// campaigns at a time (a dozen queries a batch, not a dozen per campaign): the same values
 /// [`campaign_status_with`] gives one by one.
-pub async fn campaign_statuses(
+pub(crate) async fn campaign_statuses(
     store: &Store,
     names: &[String],
     now: DateTime<Utc>,

@@ -17,11 +17,11 @@ mod pr;
 pub use pr::{Review, render_review};
 
 /// The comment's first line, also used to find and update an earlier comment.
-pub const MARKER: &str = "<!-- linkrunner-plan -->";
+pub(crate) const MARKER: &str = "<!-- linkrunner-plan -->";
 
 /// The comment's size limit in bytes: a GitHub comment holds 65,536 characters, a GitLab
 /// note about 1 MB; what does not fit in detail is one line per campaign.
-pub const MAX_COMMENT_BYTES: usize = 60_000;
+pub(crate) const MAX_COMMENT_BYTES: usize = 60_000;
 
 /// Most file problems listed one by one; the rest are counted (`linkrunner validate` lists all).
 const MAX_PROBLEM_LINES: usize = 50;
@@ -301,7 +301,7 @@ fn render_money(o: &mut String, p: &CampaignPlan) {
 
 /// Text made inert in Markdown: markup characters are backslash-escaped, `<`/`>` become
 /// entities (no HTML), `@` cannot mention, and newlines cannot start a new block.
-pub fn md(text: &str) -> String {
+pub(crate) fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

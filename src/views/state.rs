@@ -48,7 +48,7 @@ pub async fn read_state(
 }
 
 /// The state of those of `names` the journal knows (the others are left out), in one batch.
-pub async fn read_state_of(
+pub(crate) async fn read_state_of(
     store: &Store,
     names: &[String],
     now: DateTime<Utc>,
@@ -137,7 +137,7 @@ pub enum StateSource {
 impl StateSource {
     /// The campaigns the journal knows, with the file each was last loaded from (a served
     /// state does not say: a nameless invalid file then holds every campaign it may be).
-    pub async fn campaign_files(&self) -> Result<Vec<CampaignFile>, StoreError> {
+    pub(crate) async fn campaign_files(&self) -> Result<Vec<CampaignFile>, StoreError> {
         match self {
             StateSource::Journal(s) => s.campaigns().campaign_files().await,
             StateSource::Served(st) => Ok(st
@@ -152,7 +152,7 @@ impl StateSource {
     }
 
     /// The state of those of `names` it knows: from the journal in one batch read.
-    pub async fn state_of(
+    pub(crate) async fn state_of(
         &self,
         names: &[String],
         now: DateTime<Utc>,

@@ -58,7 +58,7 @@ impl From<HistoryEntry> for HistoryLine {
 }
 
 /// `2026-11-01` (midnight UTC) or `2026-11-01T09:00:00Z`: `history --since` and `?since=`.
-pub fn parse_since(text: &str) -> Result<DateTime<Utc>, String> {
+pub(crate) fn parse_since(text: &str) -> Result<DateTime<Utc>, String> {
     if let Ok(d) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc());
     }
@@ -121,7 +121,7 @@ fn signed(m: Money) -> String {
 }
 
 /// `history --format text`: one line per movement, then the sum.
-pub fn render_history_text(lines: &[HistoryLine]) -> String {
+pub(crate) fn render_history_text(lines: &[HistoryLine]) -> String {
     let mut out = String::new();
     let mut sum = Money::ZERO;
     for l in lines {
@@ -191,7 +191,7 @@ pub fn render_history_csv(lines: &[HistoryLine]) -> String {
 /// leading `'` (numbers are left alone). Control characters, escape sequences and BIDI
 /// overrides inside are written as visible escapes ([`crate::domain::shown::line`]): the file
 /// is also read on terminals.
-pub fn csv_field(f: &str) -> String {
+pub(crate) fn csv_field(f: &str) -> String {
     let numeric = f.parse::<f64>().is_ok_and(f64::is_finite);
     let guarded = !numeric && f.starts_with(['=', '+', '-', '@', '\t', '\r']);
     let f = crate::domain::shown::line(f);
@@ -238,7 +238,7 @@ pub enum Subject {
 
 impl Subject {
     /// `123`, `link:123` or `intent:123` (also `#123` for an intent).
-    pub fn parse(text: &str) -> Option<Subject> {
+    pub(crate) fn parse(text: &str) -> Option<Subject> {
         let num = |s: &str| s.trim().parse::<i64>().ok();
         if let Some(n) = text.strip_prefix("link:") {
             return num(n).map(Subject::Link);

@@ -150,7 +150,7 @@ pub async fn probe(
 
 /// [`probe`], with the redactor of the client that ran it: it knows every secret the probe
 /// used, including a token the built-in login fetched on the way, for the report's output.
-pub async fn probe_redacting(
+pub(crate) async fn probe_redacting(
     config: ClientConfig,
     opts: &ProbeOptions,
     metrics: std::sync::Arc<crate::metrics::Metrics>,
@@ -444,7 +444,7 @@ async fn raw_result(client: &MarketClient, job: &SearchJob) -> Result<Value, Mar
 /// The field of the donors that holds their price: among the first donor's fields (to three
 /// levels) whose name speaks of a price, the first with which decoding the whole answer
 /// reads every donor's price.
-pub fn price_field(raw: &Value, map: &FieldMap) -> Option<String> {
+pub(crate) fn price_field(raw: &Value, map: &FieldMap) -> Option<String> {
     let donor = first_with(raw, &["pageId"], String::new())?.1;
     let mut candidates = Vec::new();
     leaf_paths(donor, String::new(), 0, &mut candidates);
@@ -532,7 +532,7 @@ async fn links(client: &MarketClient, project: i64) -> Result<LinksFinding, Mark
 }
 
 /// The report as text for people.
-pub fn render(r: &ProbeReport) -> String {
+pub(crate) fn render(r: &ProbeReport) -> String {
     let mut o = Vec::new();
     o.push(format!("base URL: {} ({})", r.base_url, r.transport));
     o.push(format!(

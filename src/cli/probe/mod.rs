@@ -43,7 +43,7 @@ pub struct ProbeArgs {
 
 /// Exit 0: every check passed; 1: a problem was found (each printed), or the probe could
 /// not run.
-pub async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
     let config = g
         .api
         .client_config()

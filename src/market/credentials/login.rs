@@ -27,7 +27,7 @@ pub enum LoginStep {
 }
 
 impl LoginStep {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             LoginStep::Login => "login",
             LoginStep::Auth => "auth",

@@ -45,10 +45,10 @@ use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 
 /// How often credential files are re-read at most (from requests and the daemon's tick).
-pub const FILE_POLL: Duration = Duration::from_secs(2);
+pub(crate) const FILE_POLL: Duration = Duration::from_secs(2);
 
 /// The credentials in use: the header values of every request and what they were made of.
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Grows by one each time the values change, so a caller can tell whether a refresh
     /// happened since it sent its request.
     pub generation: u64,
@@ -73,13 +73,13 @@ impl Snapshot {
         &self.headers
     }
 
-    pub fn expires_at(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn expires_at(&self) -> Option<DateTime<Utc>> {
         self.expires_at
     }
 }
 
 /// The one place that knows the current token and ticket. See the module doc.
-pub struct CredentialProvider {
+pub(crate) struct CredentialProvider {
     source: CredentialSource,
     scheme: AuthScheme,
     current: RwLock<Option<Arc<Snapshot>>>,
@@ -115,7 +115,7 @@ enum Trigger {
 impl CredentialProvider {
     /// Reads what is given (files, the API key file) now, so a missing or unusable file
     /// fails the start; the built-in login itself happens at the first request.
-    pub fn new(
+    pub(crate) fn new(
         source: CredentialSource,
         scheme: AuthScheme,
         http: reqwest::Client,
@@ -161,18 +161,18 @@ impl CredentialProvider {
         Ok(p)
     }
 
-    pub fn mode(&self) -> CredentialsMode {
+    pub(crate) fn mode(&self) -> CredentialsMode {
         self.source.mode()
     }
 
     /// Knows every secret in use and the latest ones before them; shared with the client.
-    pub fn redactor(&self) -> &Redactor {
+    pub(crate) fn redactor(&self) -> &Redactor {
         &self.redactor
     }
 
     /// The credentials to send now: refreshed first when due (files not read for
     /// [`FILE_POLL`], a token about to expire, no token yet). `op` names the call in errors.
-    pub async fn current(&self, op: &'static str) -> Result<Arc<Snapshot>, MarketError> {
+    pub(crate) async fn current(&self, op: &'static str) -> Result<Arc<Snapshot>, MarketError> {
         if let Some(s) = self.snapshot()
             && !self.due(&s)
         {
@@ -185,7 +185,7 @@ impl CredentialProvider {
     /// are in use now (re-read files that changed, a new login, or another request's
     /// refresh), so the caller may send its rejected request once more. A refused login is
     /// the error to report instead of the 401.
-    pub async fn after_rejection(
+    pub(crate) async fn after_rejection(
         &self,
         generation: u64,
         op: &'static str,
@@ -212,7 +212,7 @@ impl CredentialProvider {
 
     /// The daemon's upkeep, every second: whatever is due, or everything with `force`
     /// (SIGHUP). Failures are logged and counted here; requests keep the last good values.
-    pub async fn maintain(&self, force: bool) {
+    pub(crate) async fn maintain(&self, force: bool) {
         let due = self.snapshot().is_none_or(|s| self.due(&s));
         if force || due {
             let trigger = if force { Trigger::Forced } else { Trigger::Due };

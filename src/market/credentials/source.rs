@@ -28,14 +28,14 @@ impl std::fmt::Debug for SecretOrigin {
 
 impl SecretOrigin {
     /// The current value: the fixed one, or the file's content now.
-    pub fn read(&self) -> Result<SecretString, SecretFileError> {
+    pub(crate) fn read(&self) -> Result<SecretString, SecretFileError> {
         match self {
             SecretOrigin::Fixed(v) => Ok(v.clone()),
             SecretOrigin::File(p) => read_secret_file(p),
         }
     }
 
-    pub fn is_file(&self) -> bool {
+    pub(crate) fn is_file(&self) -> bool {
         matches!(self, SecretOrigin::File(_))
     }
 }
@@ -53,8 +53,8 @@ pub struct LoginSettings {
 }
 
 impl LoginSettings {
-    pub const DEFAULT_LOGIN_PATH: &'static str = "/login";
-    pub const DEFAULT_AUTH_PATH: &'static str = "/auth";
+    pub(crate) const DEFAULT_LOGIN_PATH: &'static str = "/login";
+    pub(crate) const DEFAULT_AUTH_PATH: &'static str = "/auth";
 
     pub fn new(login: impl Into<String>, api_key: SecretOrigin) -> LoginSettings {
         LoginSettings {
@@ -91,7 +91,7 @@ impl From<Credentials> for CredentialSource {
 pub use crate::domain::credentials::CredentialsMode;
 
 impl CredentialSource {
-    pub fn mode(&self) -> CredentialsMode {
+    pub(crate) fn mode(&self) -> CredentialsMode {
         match self {
             CredentialSource::Login(_) => CredentialsMode::Login,
             CredentialSource::Given { token, ticket } if token.is_file() || ticket.is_file() => {

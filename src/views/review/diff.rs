@@ -58,7 +58,7 @@ pub struct CampaignDiff {
 
 impl CampaignDiff {
     /// The size of the money change in kopecks: how far the cap and the worst case move.
-    pub fn weight(&self) -> i64 {
+    pub(crate) fn weight(&self) -> i64 {
         let moved = |(a, b): (Option<Money>, Option<Money>)| {
             let k = |m: Option<Money>| m.map_or(0, Money::kopecks);
             (k(b) - k(a)).unsigned_abs() as i64
