@@ -233,15 +233,9 @@ mod tests {
 
     fn report(name: &str, outcome: PassOutcome, bought: u32) -> CampaignReport {
         CampaignReport {
-            campaign: name.into(),
             outcome,
-            reason: None,
-            detail: None,
             bought,
-            uncertain: 0,
-            done: Vec::new(),
-            transient: false,
-            judgment: None,
+            ..CampaignReport::new(name)
         }
     }
 

@@ -345,15 +345,10 @@ mod tests {
 
     fn report(outcome: PassOutcome, detail: Option<&str>, bought: u32) -> CampaignReport {
         CampaignReport {
-            campaign: "acme-shoes".into(),
             outcome,
-            reason: None,
             detail: detail.map(str::to_string),
             bought,
-            uncertain: 0,
-            done: Vec::new(),
-            transient: false,
-            judgment: None,
+            ..CampaignReport::new("acme-shoes")
         }
     }
 
