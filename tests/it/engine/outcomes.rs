@@ -57,7 +57,7 @@ pub async fn donors_priced_under_an_unknown_key_stall_as_no_readable_price_until
         .await
         .unwrap();
     let stalled = status.stalled.expect("status shows the stall");
-    assert_eq!(stalled.reason, "no_readable_price");
+    assert_eq!(stalled.reason.as_str(), "no_readable_price");
 
     w.engine = engine_mapping(&w, "price=costPerMonth").await;
     let mapped = w.pass(true).await;
