@@ -61,7 +61,6 @@ fn text(out: &Output) -> (String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails after merging the JSON log formatter (issue 26) with the escaping writer (issue 25): see the closing note"]
 async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
     let canary = Canary::new();
     let sandbox = start_sandbox(sandbox_config(&canary)).await;
