@@ -12,6 +12,9 @@ mod pg_outage;
 #[path = "faults/disk_full.rs"]
 mod disk_full;
 
+#[path = "faults/journal_locked.rs"]
+mod journal_locked;
+
 #[path = "faults/canary.rs"]
 mod canary;
 
