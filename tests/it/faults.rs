@@ -12,8 +12,8 @@ mod pg_outage;
 #[path = "faults/disk_full.rs"]
 mod disk_full;
 
-#[path = "faults/journal_locked.rs"]
-mod journal_locked;
+#[path = "faults/sqlite_journal.rs"]
+mod sqlite_journal;
 
 #[path = "faults/canary.rs"]
 mod canary;

@@ -1,9 +1,14 @@
-//! Issue 25, point 3: another process holds an exclusive lock on the SQLite journal in the
-//! middle of buy rounds (the `sqlite3` shell in `BEGIN EXCLUSIVE`, as an operator's
-//! inspection or a backup tool would). Every write fails cleanly once SQLite's busy timeout
-//! runs out, `/readyz` answers 503 with the reason and `linkrunner_journal_writable` is 0,
-//! nothing changing is sent meanwhile; once the lock is released the daemon recovers by
-//! itself, and the ledger shows nothing bought twice or lost.
+//! Issue 25, point 3: the SQLite journal faults besides a full disk (`disk_full.rs`), each
+//! real and in the middle of buy rounds:
+//!
+//! - locked: another process holds an exclusive lock (the `sqlite3` shell in `BEGIN
+//!   EXCLUSIVE`, as an operator's inspection or a backup tool would);
+//! - read-only: the database file and its WAL made immutable (`chattr +i`: the tests run as
+//!   root, whom mode bits do not stop; writes through the daemon's open descriptors fail).
+//!
+//! Every write fails cleanly, `/readyz` answers 503 with the reason and
+//! `linkrunner_journal_writable` is 0, nothing changing is sent meanwhile; once the fault is
+//! gone the daemon recovers by itself, and the ledger shows nothing bought twice or lost.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -47,8 +52,71 @@ impl Locker {
     }
 }
 
+/// A fault put on the journal file and taken off again.
+trait Fault: Send + 'static {
+    fn put(db: &Path) -> Self;
+    fn take_off(self);
+}
+
+impl Fault for Locker {
+    fn put(db: &Path) -> Self {
+        Locker::lock(db)
+    }
+    fn take_off(self) {
+        self.release()
+    }
+}
+
+/// The database file and its WAL immutable: every write to them fails, even root's.
+struct ReadOnly(Vec<std::path::PathBuf>);
+
+fn chattr(flag: &str, files: &[std::path::PathBuf]) {
+    let out = Command::new("chattr")
+        .arg(flag)
+        .args(files)
+        .output()
+        .expect("chattr runs");
+    assert!(
+        out.status.success(),
+        "this test needs chattr on an ext4-like filesystem, as root: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Fault for ReadOnly {
+    fn put(db: &Path) -> Self {
+        let wal = db.with_extension("db-wal");
+        let files: Vec<_> = [db.to_path_buf(), wal]
+            .into_iter()
+            .filter(|f| f.exists())
+            .collect();
+        chattr("+i", &files);
+        ReadOnly(files)
+    }
+    fn take_off(self) {
+        chattr("-i", &self.0);
+    }
+}
+
+impl Drop for ReadOnly {
+    /// A failed test must leave no file its temporary directory cannot remove.
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").args(&self.0).output();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_locked_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
+    journal_fault::<Locker>("locked").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
+    journal_fault::<ReadOnly>("").await;
+}
+
+/// The daemon meets fault `F` on its journal; `/readyz` shows `reason` while it lasts.
+async fn journal_fault<F: Fault>(reason: &str) {
     // Arrange: the daemon buying every second on an SQLite journal.
     init_logs();
     let dir = tempfile::tempdir().expect("journal dir");
@@ -63,11 +131,11 @@ async fn a_locked_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
     })
     .await;
 
-    // Act: another process takes the journal's write lock and keeps it.
+    // Act: the fault.
     let path = file.clone();
-    let locker = tokio::task::spawn_blocking(move || Locker::lock(&path))
+    let fault = tokio::task::spawn_blocking(move || F::put(&path))
         .await
-        .expect("locked");
+        .expect("the fault is on");
 
     // Assert: not ready, with the reason (after SQLite's busy timeout); the gauge says so;
     // nothing changing is sent.
@@ -80,7 +148,7 @@ async fn a_locked_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
         },
     )
     .await;
-    assert!(body.contains("locked"), "the reason is shown: {body}");
+    assert!(body.contains(reason), "the reason is shown: {body}");
     let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
     assert!(
         metrics.contains("linkrunner_journal_writable 0"),
@@ -94,12 +162,12 @@ async fn a_locked_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
         during,
         "a changing call was sent while the journal could not be written"
     );
-    assert!(d.is_running(), "the daemon exited on a locked journal");
+    assert!(d.is_running(), "the daemon exited on the fault");
 
-    // Act: the lock is released.
-    tokio::task::spawn_blocking(move || locker.release())
+    // Act: the fault is taken off.
+    tokio::task::spawn_blocking(move || fault.take_off())
         .await
-        .expect("released");
+        .expect("the fault is off");
     let released_at = chrono::Utc::now();
 
     // Assert: ready again and buying, by itself; nothing bought twice or lost.
