@@ -69,11 +69,11 @@ pub async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {
                 println!(
                     "marketplace_unreachable since {}: {}",
                     d.since.format("%Y-%m-%d %H:%M:%S UTC"),
-                    d.error
+                    crate::domain::shown::line(&d.error)
                 );
             }
             for r in &reports {
-                println!("{}", crate::domain::shown::line(&progress::report_line(r)));
+                println!("{}", progress::report_line(r));
             }
             print!(
                 "{}",

@@ -195,7 +195,10 @@ impl<M: Market> Daemon<M> {
                 .round_finish_delay_seconds
                 .observe(late.as_secs_f64());
         }
-        gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
+        let file = crate::views::overview::FileFact::Present {
+            paused: lc.campaign.paused,
+        };
+        gauges::refresh_campaign(e, name, file).await;
         self.intents_changed();
         self.emit(Event::Round { slot, report });
     }

@@ -82,7 +82,8 @@ pub async fn a_balance_too_low_stalls_as_insufficient_balance_with_the_metric_se
     w.write_campaign("acme-shoes", ACME);
 
     let reports = w.pass(true).await;
-    gauges::refresh_campaign(&w.engine, "acme-shoes", Some(false)).await;
+    let present = linkrunner::views::overview::FileFact::Present { paused: false };
+    gauges::refresh_campaign(&w.engine, "acme-shoes", present).await;
 
     let acme = &reports[0];
     assert_eq!(acme.outcome, PassOutcome::Stalled, "{reports:#?}");
