@@ -345,13 +345,7 @@ impl<M: Market> Daemon<M> {
         let urgent = match changed {
             Some(names) => names,
             None => {
-                let recorded = self
-                    .engine
-                    .store()
-                    .campaigns()
-                    .campaign_names()
-                    .await
-                    .unwrap_or_default();
+                let recorded = self.recorded_campaigns().await;
                 let set = self.set.read().await;
                 recorded
                     .into_iter()
@@ -441,14 +435,21 @@ impl<M: Market> Daemon<M> {
         });
     }
 
+    /// The campaigns the journal knows. A database error reads as none, logged and counted
+    /// (as the reconciler does): the next reload or gauge refresh reads them again.
+    async fn recorded_campaigns(&self) -> Vec<String> {
+        match self.engine.store().campaigns().campaign_names().await {
+            Ok(names) => names,
+            Err(e) => {
+                self.engine.metrics().database_errors_total.inc();
+                tracing::warn!(error = %e, "the journal's campaigns could not be read");
+                Vec::new()
+            }
+        }
+    }
+
     async fn refresh_all_gauges(&self) {
-        let names = self
-            .engine
-            .store()
-            .campaigns()
-            .campaign_names()
-            .await
-            .unwrap_or_default();
+        let names = self.recorded_campaigns().await;
         let campaigns: Vec<(String, FileFact)> = {
             let set = self.set.read().await;
             names
