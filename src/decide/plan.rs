@@ -642,15 +642,8 @@ fn replacements(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan)
         if rec.spec_fingerprint == super::caps::autobuyer_fingerprint(c, ab) {
             continue;
         }
-        if let Some(adopted) = ab.id {
-            // Replacing it would leave the file's `id` naming a stopped autobuyer.
-            p.notices.push(format!(
-                "adopted autobuyer {} (id {adopted}) changed in the file: an adopted autobuyer is not replaced; \
-                 remove its `id` from the file to have it replaced (stopped, then created anew with the new spec)",
-                ab.name
-            ));
-            continue;
-        }
+        // An adopted autobuyer (`id` in the file) is replaced like one linkrunner created: the
+        // file's `id` then names the stopped old one, which the journal keeps accepting.
         let desired_running = ab.state == AutobuyerState::Running && !c.paused;
         let why = (!desired_running)
             .then_some("the file wants it stopped")

@@ -8,7 +8,7 @@ use linkrunner::effects::pass::PassOutcome;
 use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, InUse};
 
-use super::support::{TestDb, World, sandbox_commitment, sandbox_config};
+use super::support::{TestDb, World, load_one, sandbox_commitment, sandbox_config};
 
 const DOMAIN: &str = "https://acme.example";
 
@@ -211,4 +211,76 @@ pub async fn a_changed_project_id_is_refused_and_nothing_is_re_pointed(db: TestD
     assert!(detail.contains("never re-pointed"), "{detail}");
     let r = w.recorded("acme-shoes").await;
     assert_eq!(r.ids.project.unwrap().project_id, seeded.project_id);
+}
+
+/// Issue 24 (5) on an adopted autobuyer: a changed spec replaces it like one linkrunner
+/// created (the adopted one stopped, a new one of the same name created with what is left of
+/// the file's limit after the links it bought, then started), and the file's `id`, which now
+/// names the stopped one, is not taken for a re-pointing on the next passes.
+pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    let file = adopting_file(&seeded, "running", 3000);
+    w.write_campaign("acme-shoes", &file);
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let word = ("test", "read the plan");
+    let confirmed = w
+        .store()
+        .campaigns()
+        .confirm_adoption("acme-shoes", word.0, word.1, now);
+    assert!(confirmed.await.unwrap());
+    w.converge(4).await;
+    let bought = w.sandbox.autobuy_now(2);
+    assert_eq!(bought.len(), 2, "the adopted autobuyer bought by itself");
+    assert!(
+        bought
+            .iter()
+            .all(|p| p.autobuyer_id == Some(seeded.autobuyer_id))
+    );
+    w.converge(4).await;
+
+    let changed = file.replace("monthly_budget: 500", "monthly_budget: 600");
+    assert_ne!(changed, file);
+    w.write_campaign("acme-shoes", &changed);
+    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("acme-shoes").await, false);
+    let replace = p.actions.iter().find_map(|a| match a {
+        Action::ReplaceAutobuyer { urls, adds, .. } => Some((urls.clone(), *adds)),
+        _ => None,
+    });
+    let (urls, adds) = replace.unwrap_or_else(|| panic!("a replacement is planned: {p:#?}"));
+    assert_eq!(adds, Money::from_rubles(600));
+    assert_eq!(
+        (urls[0].file_limit, urls[0].bought, urls[0].left),
+        (20, 2, 18)
+    );
+    w.converge(4).await;
+
+    let ledger = w.ledger();
+    let mut team: Vec<_> = ledger
+        .autobuyers
+        .iter()
+        .filter(|a| a.name == "team-auto")
+        .collect();
+    team.sort_by_key(|a| a.id);
+    assert_eq!(team.len(), 2, "one replacement: {team:?}");
+    assert_eq!(
+        (team[0].id, team[0].state),
+        (seeded.autobuyer_id, AutobuyerState::Stopped),
+        "the adopted one is stopped"
+    );
+    assert_eq!(team[1].state, AutobuyerState::Running);
+    assert_eq!(team[1].urls[0].total_links_limit, 18);
+    assert_eq!(team[1].urls[0].monthly_budget, Money::from_rubles(600));
+    // The file still names the adopted (stopped) id: the next pass is not blocked and
+    // creates nothing more.
+    let reports = w.pass(false).await;
+    assert_eq!(reports[0].outcome, PassOutcome::Converged, "{reports:#?}");
+    assert_eq!(w.ledger().autobuyers.len(), ledger.autobuyers.len());
+    // Money: the hand links and the old autobuyer's links at their rent, plus the new budget.
+    let c = load_one(&changed);
+    let projects = w.projects_of(&ledger, &c);
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    w.assert_invariants().await;
 }
