@@ -380,6 +380,7 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     p.cap_changes = caps;
     settle_actions(r, &mut p);
     free_creations(c, r, &mut p);
+    p.notices.extend(super::adoption::drift(r));
     let wanted = desired_states(c);
     let mut t = releases(r, &wanted, &mut p);
     let replaced = replacements(c, r, &mut t, &mut p);

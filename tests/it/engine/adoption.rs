@@ -6,7 +6,7 @@
 use linkrunner::decide::plan::{self, Action};
 use linkrunner::effects::pass::PassOutcome;
 use linkrunner::money::Money;
-use linkrunner_sandbox::{AutobuyerState, InUse};
+use linkrunner_sandbox::{AutobuyerState, InUse, LinkStatus, ListPaging};
 
 use super::support::{TestDb, World, load_one, sandbox_commitment, sandbox_config};
 
@@ -282,5 +282,85 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     let projects = w.projects_of(&ledger, &c);
     let r = w.recorded("acme-shoes").await;
     assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    w.assert_invariants().await;
+}
+
+/// Issue 24 (6), drift: a hand-bought link vanishes from the list. While the list shows no
+/// paging fields its absence proves nothing (the list may be cut): the rent stays counted
+/// and nothing is lost. Once the list is read complete (paging fields, every page), the
+/// link is released at its rent, `linkrunner_links_lost_total` counts it, and `status` and
+/// `plan` show the drift.
+pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    let file = adopting_file(&seeded, "running", 3000);
+    w.write_campaign("acme-shoes", &file);
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let confirmed =
+        w.store()
+            .campaigns()
+            .confirm_adoption("acme-shoes", "test", "read the plan", now);
+    assert!(confirmed.await.unwrap());
+    w.converge(4).await;
+    let lost_metric =
+        |n: u32| format!("linkrunner_links_lost_total{{campaign=\"acme-shoes\"}} {n}");
+    let before = w.recorded("acme-shoes").await.budget.committed;
+    let gone = seeded.hand_links[0].clone();
+    w.sandbox
+        .set_link_status(gone.link_id, LinkStatus::Removed, false)
+        .expect("the link vanishes");
+
+    // No paging fields: absence proves nothing, so the rent stays counted.
+    for _ in 0..2 {
+        w.pass(false).await;
+    }
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(
+        r.budget.committed, before,
+        "not released on a list that may be cut"
+    );
+    let metrics = w.engine.metrics().render();
+    assert!(!metrics.contains(&lost_metric(1)), "{metrics}");
+    let c = load_one(&file);
+    assert!(
+        !plan::plan_campaign(&c, &r, false)
+            .notices
+            .iter()
+            .any(|n| n.starts_with("drift")),
+        "nothing proven gone yet"
+    );
+
+    // The list is read complete: the link is gone, its rent released, counted lost.
+    let mut b = w.sandbox.behaviour();
+    b.list_page_size = Some(2);
+    b.list_paging = ListPaging::PageTotal;
+    w.sandbox.set_behaviour(b).expect("paging");
+    w.pass(false).await;
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(
+        r.budget.committed,
+        before.checked_sub(gone.price).unwrap(),
+        "released at its rent"
+    );
+    let ledger = w.ledger();
+    let projects = w.projects_of(&ledger, &c);
+    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    let metrics = w.engine.metrics().render();
+    assert!(metrics.contains(&lost_metric(1)), "{metrics}");
+    let status = linkrunner::views::report::campaign_status(w.store(), "acme-shoes", now)
+        .await
+        .unwrap();
+    assert_eq!(status.account.lost, 1, "{:?}", status.account);
+    let text = linkrunner::views::report::render_status(&status);
+    assert!(
+        text.contains("1 link(s) left the list (rent released)"),
+        "{text}"
+    );
+    let p = plan::plan_campaign(&c, &r, false);
+    let drift = p.notices.iter().find(|n| n.starts_with("drift"));
+    let drift = drift.unwrap_or_else(|| panic!("plan shows the drift: {:?}", p.notices));
+    assert!(drift.contains("1 link(s) left the list"), "{drift}");
+    assert!(linkrunner::views::report::render_plan(&p).contains("drift: "));
     w.assert_invariants().await;
 }
