@@ -119,6 +119,33 @@ pub struct LinkRecord {
     pub status: Option<String>,
 }
 
+/// Statuses that say a link left the project (any case, `-`/`_`/space ignored).
+const LEAVING: [&str; 10] = [
+    "removed",
+    "deleted",
+    "rejected",
+    "declined",
+    "cancelled",
+    "canceled",
+    "expired",
+    "refunded",
+    "inactive",
+    "archived",
+];
+
+/// Whether a link's status says it left the project.
+pub fn is_leaving(status: Option<&str>) -> bool {
+    let Some(s) = status else {
+        return false;
+    };
+    let norm: String = s
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    LEAVING.contains(&norm.as_str())
+}
+
 /// The project's links as operation 6 showed them, and whether its answers left any unread.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LinkList {
