@@ -256,6 +256,13 @@ impl SandboxHandle {
         self.shared.seed_in_use(domain).map_err(SandboxError::Link)
     }
 
+    /// The team buys a link by hand for `url_id` (with `text_id`) in project `project_id`,
+    /// outside the API's purchase call: on the cheapest page it does not hold for that URL now
+    /// (see `in_use.rs`). `None` when every page is held for it.
+    pub fn buy_by_hand(&self, project_id: i64, url_id: i64, text_id: i64) -> Option<HandLink> {
+        self.shared.buy_by_hand(project_id, url_id, text_id)
+    }
+
     /// Stops accepting, lets calls in flight finish (up to 5 s), then returns.
     pub async fn shutdown(mut self) {
         self.cancel.cancel();
