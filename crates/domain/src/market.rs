@@ -88,6 +88,11 @@ pub struct Donor {
     /// Monthly rent price. A donor without a readable price is never constructed.
     pub price: Money,
     pub tech: TechValues,
+    /// The donor site (host, lower case, without `www.`) when the search result shows it: the
+    /// API does not document such a field, so it is read from `host`, `domain`, `site` or the
+    /// host of `url`/`pageUrl` when present. One link per site and URL (`decide::choose`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// One page to buy in a purchase call.

@@ -220,6 +220,13 @@ impl SandboxHandle {
         Ok(())
     }
 
+    /// The site (domain) of donor page `page_id`, as search results show it.
+    pub fn donor_site(&self, page_id: i64) -> Option<String> {
+        let world = self.shared.world();
+        let d = world.inventory.iter().find(|d| d.page_id == page_id)?;
+        Some(d.domain.clone())
+    }
+
     pub fn behaviour(&self) -> Behaviour {
         self.shared.world().behaviour.clone()
     }

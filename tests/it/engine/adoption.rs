@@ -364,3 +364,64 @@ pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db
     assert!(linkrunner::views::report::render_plan(&p).contains("drift: "));
     w.assert_invariants().await;
 }
+
+/// Issue 24 (2): no second link from one donor site (host) to one URL, whoever holds the
+/// first. Four donor pages per site, three sites; the team holds hand-bought links; buy rounds
+/// run until the caps: the ledger shows, per URL, no site linking twice where a purchase call
+/// bought.
+pub async fn no_second_link_from_one_donor_site_to_one_url(db: TestDb) {
+    // Twelve pages on three sites: a round that ignored sites would link one twice.
+    let mut cfg = sandbox_config();
+    cfg.inventory_size = 12;
+    cfg.pages_per_site = 4;
+    let w = World::new(db, cfg).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let word = ("test", "read the plan");
+    let store = w.store().campaigns();
+    assert!(
+        store
+            .confirm_adoption("acme-shoes", word.0, word.1, now)
+            .await
+            .unwrap()
+    );
+    store
+        .vouch_list_complete("acme-shoes", 3, word, now)
+        .await
+        .unwrap();
+    for _ in 0..4 {
+        w.pass(true).await;
+    }
+    let ledger = w.ledger();
+    let bought: Vec<_> = ledger
+        .purchases_of(seeded.project_id)
+        .into_iter()
+        .filter(|p| p.status == LinkStatus::Active)
+        .collect();
+    let by_rounds = bought.iter().filter(|p| p.autobuyer_id.is_none()).count();
+    assert!(
+        by_rounds > seeded.hand_links.len(),
+        "buy rounds bought: {bought:?}"
+    );
+    let hand: Vec<i64> = seeded.hand_links.iter().map(|h| h.link_id).collect();
+    let mut seen: std::collections::BTreeMap<(i64, String), i64> = Default::default();
+    // Hand links first: they were there before (two of them may share a site).
+    let (first, rounds): (Vec<&&linkrunner_sandbox::Purchase>, Vec<_>) =
+        bought.iter().partition(|p| hand.contains(&p.link_id));
+    for p in first {
+        let site = w.sandbox.donor_site(p.page_id).expect("a donor page");
+        seen.entry((p.url_id, site)).or_insert(p.link_id);
+    }
+    for p in rounds {
+        let site = w.sandbox.donor_site(p.page_id).expect("a donor page");
+        if let Some(earlier) = seen.insert((p.url_id, site.clone()), p.link_id) {
+            panic!(
+                "link {} (page {}) is a second link from {site} to URL {} after link {earlier}: {bought:#?}",
+                p.link_id, p.page_id, p.url_id
+            );
+        }
+    }
+    w.assert_invariants().await;
+}
