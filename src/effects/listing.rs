@@ -32,32 +32,9 @@ use crate::store::{IntentRow, ListedLink};
 use super::UnpagedList;
 use crate::decide::recorded::Recorded;
 
-/// Statuses that say a link left the project (any case, `-`/`_`/space ignored).
-const LEAVING: [&str; 10] = [
-    "removed",
-    "deleted",
-    "rejected",
-    "declined",
-    "cancelled",
-    "canceled",
-    "expired",
-    "refunded",
-    "inactive",
-    "archived",
-];
-
-/// Whether a link's status says it left the project.
-pub fn is_leaving(status: Option<&str>) -> bool {
-    let Some(s) = status else {
-        return false;
-    };
-    let norm: String = s
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect();
-    LEAVING.contains(&norm.as_str())
-}
+/// Whether a link's status says it left the project (the domain's rule; the journal
+/// releases by it too).
+pub use crate::domain::market::is_leaving;
 
 /// What one read of the list shows, and what it proves.
 #[derive(Debug, Clone, PartialEq)]

@@ -625,6 +625,7 @@ mod tests {
                     force_seo_wait: json!(0),
                     mos_sites: json!("m"),
                 },
+                host: None,
             },
         }
     }
