@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::global::GlobalArgs;
 use super::progress;
-use super::shared::{EngineArgs, Format, load_campaigns};
-use crate::app::{App, AppSettings, Journal};
+use super::shared::{EngineArgs, Format, load_campaigns, spending_settings};
+use crate::app::App;
 use crate::daemon::signals::StopSignals;
 use crate::effects::pass::{CampaignReport, PassOutcome};
 
@@ -38,12 +38,7 @@ pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCod
         "stopping: no new call is sent; the call in flight finishes and is recorded, the leases are released",
     );
     let loaded = load_campaigns(g);
-    let market = g
-        .api
-        .client_config()
-        .context("marketplace client settings")?;
-    let mut settings = AppSettings::new(Journal::Url(g.database_url().to_string()), market);
-    settings.engine = a.engine.settings();
+    let settings = spending_settings(g, &a.engine)?;
     let e = tokio::select! {
         app = App::build(settings) => app?.into_engine(),
         _ = stop.cancelled() => return Ok(ExitCode::from(INTERRUPTED)),
@@ -74,11 +69,11 @@ pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCod
                 println!(
                     "marketplace_unreachable since {}: {}",
                     d.since.format("%Y-%m-%d %H:%M:%S UTC"),
-                    d.error
+                    crate::domain::shown::line(&d.error)
                 );
             }
             for r in &reports {
-                println!("{}", crate::domain::shown::line(&progress::report_line(r)));
+                println!("{}", progress::report_line(r));
             }
             print!(
                 "{}",

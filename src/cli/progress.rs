@@ -3,6 +3,10 @@
 //! campaigns by outcome, links bought, the monthly commitment against the caps, what waits for
 //! an operator and what failed, each with its reasons. Progress comes from the pass itself
 //! ([`PassProgress`]) and the client's counters; nothing here touches the marketplace.
+//!
+//! Campaign names come from files and details carry the marketplace's error bodies, so every
+//! line built here has them escaped ([`shown::line`]): a progress line on stderr reaches the
+//! terminal (or a CI log) as it is, and an ESC or CR in an error body must not act there.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use crate::domain::shown;
 use crate::effects::pass::{CampaignReport, PassOutcome, PassProgress};
 use crate::metrics::{API_OUTCOMES, Metrics};
 use crate::money::Money;
@@ -32,10 +37,7 @@ struct State {
 }
 
 /// Draws progress until `rx` closes (the pass ended). On a terminal: one line redrawn.
-pub(crate) async fn show(
-    mut rx: UnboundedReceiver<PassProgress>,
-    metrics: std::sync::Arc<Metrics>,
-) {
+pub async fn show(mut rx: UnboundedReceiver<PassProgress>, metrics: std::sync::Arc<Metrics>) {
     let tty = std::io::stderr().is_terminal();
     let mut s = State::default();
     let mut tick = tokio::time::interval(REDRAW);
@@ -72,17 +74,20 @@ pub(crate) async fn show(
     }
 }
 
-/// `acme-shoes: stalled [insufficient_balance] (bought 0, uncertain 0): detail`.
-pub(crate) fn report_line(r: &CampaignReport) -> String {
+/// `acme-shoes: stalled [insufficient_balance] (bought 0, uncertain 0): detail`, escaped.
+pub fn report_line(r: &CampaignReport) -> String {
     let detail = r
         .detail
         .as_deref()
-        .map(|d| format!(": {d}"))
+        .map(|d| format!(": {}", shown::line(d)))
         .unwrap_or_default();
     let reason = r.reason.map(|x| format!(" [{x}]")).unwrap_or_default();
     format!(
         "{}: {}{reason} (bought {}, uncertain {}){detail}",
-        r.campaign, r.outcome, r.bought, r.uncertain
+        shown::line(&r.campaign),
+        r.outcome,
+        r.bought,
+        r.uncertain
     )
 }
 
@@ -114,7 +119,7 @@ fn status_line(s: &State, m: &Metrics) -> String {
         let named: Vec<String> = oldest
             .iter()
             .take(NAMED)
-            .map(|(n, t)| format!("{n} ({} s)", t.elapsed().as_secs()))
+            .map(|(n, t)| format!("{} ({} s)", shown::line(n), t.elapsed().as_secs()))
             .collect();
         let _ = write!(line, " · waiting on: {}", named.join(", "));
         if oldest.len() > NAMED {
@@ -136,14 +141,14 @@ fn calls_and_waits(m: &Metrics) -> (u64, u64) {
 
 /// The money the journal holds after the pass, for the totals.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct MoneyTotals {
+pub struct MoneyTotals {
     pub committed: Money,
     pub caps: Money,
     pub uncertain: Money,
 }
 
 /// The totals table.
-pub(crate) fn totals(reports: &[CampaignReport], money: Option<MoneyTotals>) -> String {
+pub fn totals(reports: &[CampaignReport], money: Option<MoneyTotals>) -> String {
     let mut o = String::from("\ntotals\n");
     let mut by_outcome: BTreeMap<&str, usize> = BTreeMap::new();
     for r in reports {
@@ -208,7 +213,10 @@ fn reasons(rs: &[&CampaignReport]) -> String {
     for r in rs {
         let why = match (r.reason, r.detail.as_deref()) {
             (Some(reason), _) => reason.as_str().to_string(),
-            (None, Some(d)) => format!("{}: {}", r.outcome, d.chars().take(80).collect::<String>()),
+            (None, Some(d)) => {
+                let d: String = d.chars().take(80).collect();
+                format!("{}: {}", r.outcome, shown::line(&d))
+            }
             (None, None) => r.outcome.as_str().to_string(),
         };
         groups.entry(why).or_default().push(&r.campaign);
@@ -216,14 +224,18 @@ fn reasons(rs: &[&CampaignReport]) -> String {
     groups
         .iter()
         .map(|(why, names)| {
-            let shown: Vec<&str> = names.iter().take(NAMED).copied().collect();
+            let named: Vec<String> = names
+                .iter()
+                .take(NAMED)
+                .map(|n| shown::line(n).into_owned())
+                .collect();
             let more = names.len().saturating_sub(NAMED);
             let more = if more > 0 {
                 format!(" +{more}")
             } else {
                 String::new()
             };
-            format!("{why} ({}): {}{more}", names.len(), shown.join(", "))
+            format!("{why} ({}): {}{more}", names.len(), named.join(", "))
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -236,15 +248,32 @@ mod tests {
 
     fn report(name: &str, outcome: PassOutcome, bought: u32) -> CampaignReport {
         CampaignReport {
-            campaign: name.into(),
             outcome,
-            reason: None,
-            detail: None,
             bought,
-            uncertain: 0,
-            done: Vec::new(),
-            transient: false,
-            judgment: None,
+            ..CampaignReport::new(name)
+        }
+    }
+
+    #[test]
+    fn progress_lines_and_totals_show_hostile_names_and_details_escaped() {
+        let hostile = "\u{1b}[2Jx\r\0\u{202e}y\u{9b}";
+        let mut r = report(&format!("n{hostile}"), PassOutcome::Blocked, 0);
+        r.detail = Some(format!("refused: {hostile}"));
+        let mut s = State::default();
+        s.working.insert(r.campaign.clone(), Instant::now());
+
+        let surfaces = [
+            report_line(&r),
+            status_line(&s, &Metrics::new()),
+            totals(&[r], None),
+        ];
+
+        for text in surfaces {
+            assert!(
+                !text.chars().any(|c| c != '\n' && shown::is_unsafe(c)),
+                "{text:?}"
+            );
+            assert!(text.contains("\\x1b[2Jx\\r\\0\\u{202e}y"), "{text}");
         }
     }
 

@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::global::GlobalArgs;
 use super::ranges;
-use super::shared::EngineArgs;
-use crate::app::{App, AppSettings, Journal};
+use super::shared::{EngineArgs, spending_settings};
+use crate::app::App;
 use crate::daemon::run::DaemonOptions;
 
 #[derive(Debug, Clone, Args)]
@@ -38,13 +38,8 @@ pub struct RunArgs {
 }
 
 /// `linkrunner run`.
-pub(crate) async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
-    let market = g
-        .api
-        .client_config()
-        .context("marketplace client settings")?;
-    let mut settings = AppSettings::new(Journal::Url(g.database_url().to_string()), market);
-    settings.engine = a.engine.settings();
+pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let mut settings = spending_settings(g, &a.engine)?;
     settings.daemon = DaemonOptions {
         campaigns_dir: g.campaigns.clone(),
         reconcile_interval: Duration::from_secs(a.reconcile_interval.max(5)),

@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 
 use super::global::GlobalArgs;
 use super::ranges;
+use crate::app::{AppSettings, Journal};
 use crate::campaign::{self, LoadReport};
 use crate::effects::{EngineSettings, UnpagedList};
 use crate::metrics::Metrics;
@@ -218,6 +219,18 @@ pub(crate) async fn open_store_recorded(g: &GlobalArgs) -> anyhow::Result<Store>
             "nothing was ever recorded in this journal (no schema yet): `linkrunner once` or `run` creates it, `linkrunner migrate` alone too"
         )
     })
+}
+
+/// The settings of a command that spends (`once`, `run`): the journal named by the global
+/// flags, the marketplace client and the engine's flags.
+pub fn spending_settings(g: &GlobalArgs, engine: &EngineArgs) -> anyhow::Result<AppSettings> {
+    let market = g
+        .api
+        .client_config()
+        .context("marketplace client settings")?;
+    let mut settings = AppSettings::new(Journal::Url(g.database_url().to_string()), market);
+    settings.engine = engine.settings();
+    Ok(settings)
 }
 
 /// The campaign directory; every problem is printed on stderr.

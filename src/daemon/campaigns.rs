@@ -1,18 +1,19 @@
-//! The campaigns the daemon runs. A file that fails validation is reported and ignored; the
-//! campaign keeps running with its last good version, and one the daemon has no good version
-//! of (the file was already invalid when it started) is held as the journal recorded it:
-//! nothing stopped, nothing bought ([`crate::campaign::InvalidFiles`]). A file that is gone is
-//! dropped (the engine then treats the campaign as removed: nothing new is bought, its
-//! autobuyers stop).
+//! The campaigns the daemon runs. A file that fails validation is reported and ignored, and
+//! its campaign is held as the journal recorded it — nothing stopped, nothing bought, no round
+//! run — whether the file broke while the daemon ran or was already broken when it started
+//! ([`crate::campaign::InvalidFiles`]), as `once` and `plan` do: an operator's typo must not
+//! keep spending on a version the operator is changing. A file that is gone is dropped (the
+//! engine then treats the campaign as removed: nothing new is bought, its autobuyers stop).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::campaign::{self, Diagnostic, InvalidFiles, LoadedCampaign};
+use crate::views::overview::FileFact;
 
 #[derive(Debug, Default, Clone)]
-pub(crate) struct CampaignSet {
+pub struct CampaignSet {
     /// Shared, so a reconciliation's or a round's copy is a pointer, not a second copy of
     /// every campaign (at 10,000 campaigns that copy was 20 MiB).
     by_path: BTreeMap<PathBuf, Arc<LoadedCampaign>>,
@@ -29,37 +30,63 @@ pub(crate) struct CampaignSet {
 pub struct ReloadSummary {
     pub loaded: usize,
     pub changed: Vec<String>,
-    pub kept_last_good: Vec<PathBuf>,
+    /// Files that loaded before and fail validation now: their campaigns are held.
+    pub held: Vec<PathBuf>,
+    /// Files that are gone: their campaigns are removed.
     pub removed: Vec<PathBuf>,
     pub problems: Vec<Diagnostic>,
-    /// Files that exist but fail validation (each once), kept last good or held as recorded:
+    /// Files that exist but fail validation (each once), their campaigns held as recorded:
     /// the `linkrunner_campaign_file_invalid` gauge.
     pub invalid_files: usize,
 }
 
 impl ReloadSummary {
-    pub(crate) fn ok(&self) -> bool {
+    pub fn ok(&self) -> bool {
         self.problems.is_empty()
     }
 }
 
 impl CampaignSet {
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &LoadedCampaign> {
+    pub fn campaigns(&self) -> Vec<Arc<LoadedCampaign>> {
+        self.by_path.values().cloned().collect()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &LoadedCampaign> {
         self.by_path.values().map(|c| &**c)
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
+    pub fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
         self.by_path.get(self.by_name.get(name)?)
     }
 
     /// The files of the last reload that exist but did not load.
-    pub(crate) fn invalid(&self) -> &InvalidFiles {
+    pub fn invalid(&self) -> &InvalidFiles {
         &self.invalid
     }
 
-    /// Loads `dir` again and merges: valid files replace their old version, invalid files keep
-    /// their last good version, vanished files are dropped.
-    pub(crate) fn reload(&mut self, dir: &Path) -> ReloadSummary {
+    /// What the files say of the recorded campaign `name`: loaded (paused or not), removed,
+    /// or not known — an invalid file may be its own, and then it is held, not removed.
+    pub fn file_fact(&self, name: &str) -> FileFact {
+        match self.get(name) {
+            Some(lc) => FileFact::Present {
+                paused: lc.campaign.paused,
+            },
+            None if self.invalid.holds(name, None) => FileFact::Unknown,
+            None => FileFact::Removed,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_path.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_path.is_empty()
+    }
+
+    /// Loads `dir` again: valid files replace their old version; an invalid file's campaign
+    /// leaves the set and is held (see [`Self::invalid`]); vanished files are dropped.
+    pub fn reload(&mut self, dir: &Path) -> ReloadSummary {
         let report = campaign::load_dir(dir);
         let mut next = BTreeMap::new();
         let mut s = ReloadSummary::default();
@@ -73,23 +100,29 @@ impl CampaignSet {
             }
             next.insert(lc.path.clone(), Arc::new(lc));
         }
+        let mut invalid = report.invalid;
         for p in &report.problems {
             if let (false, Some(old)) = (next.contains_key(&p.path), self.by_path.get(&p.path)) {
-                next.insert(p.path.clone(), old.clone());
-                if !s.kept_last_good.contains(&p.path) {
-                    s.kept_last_good.push(p.path.clone());
+                // The daemon knows what this file held: a file too broken to show its name
+                // still holds that campaign, whether or not the journal recorded its path.
+                invalid.push(&p.path, Some(old.campaign.name.clone()));
+                if !s.held.contains(&p.path) {
+                    s.held.push(p.path.clone());
                 }
             }
         }
-        s.removed = self
+        // A directory that cannot be listed tells no file gone: every campaign is held.
+        let (gone, kept): (Vec<PathBuf>, Vec<PathBuf>) = self
             .by_path
             .keys()
-            .filter(|p| !next.contains_key(*p))
+            .filter(|p| !next.contains_key(*p) && !s.held.contains(p))
             .cloned()
-            .collect();
+            .partition(|_| !invalid.holds_everything());
+        s.removed = gone;
+        s.held.extend(kept);
         s.problems = report.problems;
-        s.invalid_files = report.invalid.len();
-        self.invalid = report.invalid;
+        s.invalid_files = invalid.len();
+        self.invalid = invalid;
         s.loaded = next.len();
         // The first file in path order wins a name, as a scan would find it.
         self.by_name.clear();

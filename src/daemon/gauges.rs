@@ -14,26 +14,27 @@ use crate::money::Money;
 use crate::store::{CHUNK, CampaignGauges, Halt, IntentKind, IntentState, StallReason, StoreError};
 use crate::views::overview::{FileFact, StateFacts, classify};
 
-/// Refreshes one campaign's gauges. `paused` is `None` for a campaign whose file was removed.
-pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, paused: Option<bool>) {
+/// Refreshes one campaign's gauges. `file` is what its file says: present (paused or not),
+/// removed, or not known (an invalid file holds the campaign as recorded: not removed).
+pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, file: FileFact) {
     let now = e.clock().now();
     match Recorded::load(e.store(), name, now.date_naive()).await {
-        Ok(r) => set_gauges(e, name, &Shown::of_recorded(&r), paused),
+        Ok(r) => set_gauges(e, name, &Shown::of_recorded(&r), file),
         Err(err) => not_refreshed(e, name, &err),
     }
 }
 
-/// [`refresh_campaign`] for each `(name, paused)`: the same gauges, from a read of
+/// [`refresh_campaign`] for each `(name, file)`: the same gauges, from a read of
 /// [`CHUNK`] campaigns at a time that counts intents instead of reading them (`gauges_of`,
 /// a few queries a batch), so refreshing 10,000 campaigns after a reconciliation costs
 /// little however long their history.
-pub async fn refresh_campaigns<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bool>)]) {
+pub async fn refresh_campaigns<M: Market>(e: &Engine<M>, campaigns: &[(String, FileFact)]) {
     for batch in campaigns.chunks(CHUNK) {
         refresh_batch(e, batch).await;
     }
 }
 
-async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bool>)]) {
+async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, FileFact)]) {
     let names: Vec<String> = campaigns.iter().map(|(n, _)| n.clone()).collect();
     let today = e.clock().now().date_naive();
     let read = async {
@@ -46,9 +47,9 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, Option<bo
         Ok(r) => r,
         Err(err) => return not_refreshed(e, "*", &err),
     };
-    for (name, paused) in campaigns {
+    for (name, file) in campaigns {
         match gauges.get(name) {
-            Some(g) => set_gauges(e, name, &Shown::of_gauges(name, g, &halts), *paused),
+            Some(g) => set_gauges(e, name, &Shown::of_gauges(name, g, &halts), *file),
             None => not_refreshed(
                 e,
                 name,
@@ -116,10 +117,10 @@ impl Shown {
     }
 }
 
-fn set_gauges<M: Market>(e: &Engine<M>, name: &str, r: &Shown, paused: Option<bool>) {
+fn set_gauges<M: Market>(e: &Engine<M>, name: &str, r: &Shown, file: FileFact) {
     // A removed campaign buys nothing more: whatever stalled it is no longer an operator's job.
-    let stalled = r.stalled.filter(|_| paused.is_some());
-    let state = campaign_state(r, paused);
+    let stalled = r.stalled.filter(|_| file != FileFact::Removed);
+    let state = campaign_state(r, file);
     let values = CampaignGaugeValues {
         state: CAMPAIGN_STATES
             .iter()
@@ -137,9 +138,9 @@ fn set_gauges<M: Market>(e: &Engine<M>, name: &str, r: &Shown, paused: Option<bo
 
 /// The `state` label, decided by the same `classify` as `status`, the API and the page
 /// (its coarser metric word: what is not removed, halted, waiting or paused is `active`).
-fn campaign_state(r: &Shown, paused: Option<bool>) -> &'static str {
+fn campaign_state(r: &Shown, file: FileFact) -> &'static str {
     let facts = StateFacts {
-        file: paused.map_or(FileFact::Removed, |paused| FileFact::Present { paused }),
+        file,
         halted: r.halted,
         // `waiting` already counts uncertain autobuyer creations with the campaign's halts.
         own_halt: r.waiting,

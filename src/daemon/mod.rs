@@ -3,7 +3,7 @@
 //! rules live in `engine/`; the wiring is [`crate::app`], the commands are in `cli/`.
 //!
 //! - [`schedule`]: cron slots; the store decides whether a slot ran.
-//! - [`campaigns`]: the loaded campaign set, keeping each file's last good version.
+//! - [`campaigns`]: the loaded campaign set; an invalid file's campaign is held, not run.
 //! - [`run`]: the main loop; [`rounds`]: firing rounds and reconciliations, draining;
 //!   [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
 //! - [`gauges`]: refreshing per-campaign metrics from the journal.

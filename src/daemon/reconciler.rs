@@ -28,6 +28,7 @@ use crate::effects::pass::{CampaignReport, PassOutcome, pass_cause};
 use crate::market::Market;
 use crate::metrics::Purpose;
 use crate::store::{CauseKind, IntentFilter, IntentState};
+use crate::views::overview::FileFact;
 
 use super::gauges;
 use super::run::{Daemon, Event};
@@ -340,14 +341,11 @@ impl<M: Market> Daemon<M> {
             return;
         }
         let reports = std::mem::take(batch);
-        let refreshed: Vec<(String, Option<bool>)> = {
+        let refreshed: Vec<(String, FileFact)> = {
             let set = self.set.read().await;
             reports
                 .iter()
-                .map(|r| {
-                    let paused = set.get(&r.campaign).map(|c| c.campaign.paused);
-                    (r.campaign.clone(), paused)
-                })
+                .map(|r| (r.campaign.clone(), set.file_fact(&r.campaign)))
                 .collect()
         };
         gauges::refresh_campaigns(&self.engine, &refreshed).await;

@@ -195,7 +195,10 @@ impl<M: Market> Daemon<M> {
                 .round_finish_delay_seconds
                 .observe(late.as_secs_f64());
         }
-        gauges::refresh_campaign(e, name, Some(lc.campaign.paused)).await;
+        let file = crate::views::overview::FileFact::Present {
+            paused: lc.campaign.paused,
+        };
+        gauges::refresh_campaign(e, name, file).await;
         self.intents_changed();
         self.emit(Event::Round { slot, report });
     }
@@ -345,15 +348,10 @@ mod tests {
 
     fn report(outcome: PassOutcome, detail: Option<&str>, bought: u32) -> CampaignReport {
         CampaignReport {
-            campaign: "acme-shoes".into(),
             outcome,
-            reason: None,
             detail: detail.map(str::to_string),
             bought,
-            uncertain: 0,
-            done: Vec::new(),
-            transient: false,
-            judgment: None,
+            ..CampaignReport::new("acme-shoes")
         }
     }
 

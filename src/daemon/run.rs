@@ -26,7 +26,7 @@ use crate::effects::Engine;
 use crate::effects::pass::CampaignReport;
 use crate::http::{self, AppState, Health};
 use crate::market::Market;
-use crate::views::overview::FileFacts;
+use crate::views::overview::{FileFact, FileFacts};
 
 use super::campaigns::{CampaignSet, ReloadSummary};
 use super::signals::{self, ReloadCause};
@@ -79,7 +79,7 @@ pub enum Event {
 pub(super) struct Daemon<M: Market> {
     pub(super) engine: Engine<M>,
     pub(super) opts: DaemonOptions,
-    /// The campaigns loaded from `opts.campaigns_dir`, each file's last good version.
+    /// The campaigns loaded from `opts.campaigns_dir` (an invalid file's campaign is held).
     pub(super) set: RwLock<CampaignSet>,
     /// What `/readyz` reports: campaigns loaded, shutting down.
     pub(super) health: Arc<Health>,
@@ -285,7 +285,7 @@ impl<M: Market> Daemon<M> {
     async fn reload(&self) -> Option<Vec<String>> {
         let summary = self.set.write().await.reload(&self.opts.campaigns_dir);
         for p in &summary.problems {
-            tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its campaign keeps its last good version, or is held as recorded");
+            tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its campaign is held as recorded (nothing stopped or bought) until the file is fixed or removed");
         }
         let outcome = if summary.ok() { "succeeded" } else { "failed" };
         self.engine
@@ -310,18 +310,19 @@ impl<M: Market> Daemon<M> {
         tracing::info!(
             loaded = summary.loaded,
             changed = summary.changed.len(),
-            kept_last_good = summary.kept_last_good.len(),
+            held = summary.held.len(),
             problems = summary.problems.len(),
             "campaigns loaded"
         );
         let set = self.set.read().await;
-        // The set keeps a rejected file's last good version, so it is complete: a campaign
-        // not in it has no file (removed).
+        // With every file valid the set is complete: a campaign not in it has no file
+        // (removed). An invalid file may be any held campaign's, so then none is said removed.
         let paused = set
             .iter()
             .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
             .collect();
-        self.health.set_files(FileFacts::read(paused, true));
+        let complete = set.invalid().is_empty();
+        self.health.set_files(FileFacts::read(paused, complete));
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         next.retain(|name, _| set.get(name).is_some());
         for lc in set.iter() {
@@ -344,13 +345,7 @@ impl<M: Market> Daemon<M> {
         let urgent = match changed {
             Some(names) => names,
             None => {
-                let recorded = self
-                    .engine
-                    .store()
-                    .campaigns()
-                    .campaign_names()
-                    .await
-                    .unwrap_or_default();
+                let recorded = self.recorded_campaigns().await;
                 let set = self.set.read().await;
                 recorded
                     .into_iter()
@@ -440,21 +435,28 @@ impl<M: Market> Daemon<M> {
         });
     }
 
+    /// The campaigns the journal knows. A database error reads as none, logged and counted
+    /// (as the reconciler does): the next reload or gauge refresh reads them again.
+    async fn recorded_campaigns(&self) -> Vec<String> {
+        match self.engine.store().campaigns().campaign_names().await {
+            Ok(names) => names,
+            Err(e) => {
+                self.engine.metrics().database_errors_total.inc();
+                tracing::warn!(error = %e, "the journal's campaigns could not be read");
+                Vec::new()
+            }
+        }
+    }
+
     async fn refresh_all_gauges(&self) {
-        let names = self
-            .engine
-            .store()
-            .campaigns()
-            .campaign_names()
-            .await
-            .unwrap_or_default();
-        let campaigns: Vec<(String, Option<bool>)> = {
+        let names = self.recorded_campaigns().await;
+        let campaigns: Vec<(String, FileFact)> = {
             let set = self.set.read().await;
             names
                 .into_iter()
                 .map(|n| {
-                    let paused = set.get(&n).map(|c| c.campaign.paused);
-                    (n, paused)
+                    let file = set.file_fact(&n);
+                    (n, file)
                 })
                 .collect()
         };

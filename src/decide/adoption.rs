@@ -100,6 +100,34 @@ pub(crate) fn found(r: &Recorded) -> Found {
     f
 }
 
+/// Drift, one line for `plan` (issue 24 (6)): where the marketplace disagrees with the
+/// journal. Links leaving (absent from a complete read, or listed as removed) still count
+/// until the settle grace has passed; links that left were released; links added outside
+/// linkrunner since the adoption count at their rent. `None` when there is none.
+pub fn drift(r: &Recorded) -> Option<String> {
+    let f = found(r);
+    let held = r
+        .held
+        .iter()
+        .filter(|h| h.released.is_none())
+        .map(|h| h.leaving_since);
+    let foreign = r
+        .foreign
+        .iter()
+        .filter(|l| l.released.is_none())
+        .map(|l| l.leaving_since);
+    let missing = held.chain(foreign).filter(Option::is_some).count();
+    if missing == 0 && f.lost == 0 && f.added_by_hand == 0 {
+        return None;
+    }
+    Some(format!(
+        "drift: {missing} link(s) leaving (absent from a complete read of the link list, or listed as removed: \
+         their rent stays counted until the settle grace has passed), {} link(s) left the list (rent \
+         released), {} link(s) added outside linkrunner since the adoption (counted at their rent)",
+        f.lost, f.added_by_hand
+    ))
+}
+
 impl Found {
     /// One line for `plan`: "adopt project N: …".
     pub(crate) fn describe(&self, project_id: i64) -> String {

@@ -5,6 +5,12 @@
 //! round buys at most `per_run` links and never more than the daily link limit, the total link
 //! limit and the monthly headroom allow; picks go round-robin across URLs, and within a URL to
 //! its least-used text, so anchors vary; cheapest first (ties by page id, so it is deterministic).
+//! No second link from one donor site (host) to one URL, whoever holds the first: a donor
+//! whose host is that of a page already held for the URL (ours or anyone's, as `taken` says)
+//! or picked for it in this round is passed over. The API documents no host field in search
+//! results nor in the link list, so a host is known only where a search item shows one
+//! ([`Donor::host`]), and a held page's host only when this round's searches show that page;
+//! a donor without a host is judged by its page alone.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -81,6 +87,7 @@ pub(crate) fn choose(
         .iter()
         .map(|s| eligible(s, taken, limits).into_iter())
         .collect();
+    let mut hosts = held_hosts(slots, taken);
     let mut usage: Vec<BTreeMap<usize, u32>> = slots
         .iter()
         .map(|s| {
@@ -104,10 +111,12 @@ pub(crate) fn choose(
             let Some(text_idx) = least_used(&usage[i]) else {
                 continue;
             };
-            let Some(donor) = next_affordable(&mut queues[i], spent, limits.monthly_headroom)
+            let Some(donor) =
+                next_affordable(&mut queues[i], spent, limits.monthly_headroom, &hosts[i])
             else {
                 continue;
             };
+            hosts[i].extend(donor.host.clone());
             spent = spent.checked_add(donor.price).unwrap_or(Money::MAX);
             *usage[i].entry(text_idx).or_default() += 1;
             let t = &slot.texts[text_idx];
@@ -143,18 +152,42 @@ fn eligible(slot: &UrlSlot, taken: &HashSet<(String, i64)>, limits: RoundLimits)
     out
 }
 
-/// The next donor of the queue that still fits the headroom; donors that do not fit are
-/// passed over (in "cheapest" order none after them would fit either).
+/// The next donor of the queue that still fits the headroom and whose site holds no link for
+/// the URL yet; donors that do not fit are passed over (in "cheapest" order none after them
+/// would fit either).
 fn next_affordable(
     queue: &mut std::vec::IntoIter<Donor>,
     spent: Money,
     headroom: Money,
+    hosts: &HashSet<String>,
 ) -> Option<Donor> {
     queue.find(|d| {
-        spent
-            .checked_add(d.price)
-            .is_some_and(|after| after <= headroom)
+        let site_free = d.host.as_ref().is_none_or(|h| !hosts.contains(h));
+        site_free
+            && spent
+                .checked_add(d.price)
+                .is_some_and(|after| after <= headroom)
     })
+}
+
+/// For each slot, the hosts of the pages already held for its URL, as far as the searches
+/// show them (a page's host, from any slot's donors).
+fn held_hosts(slots: &[UrlSlot], taken: &HashSet<(String, i64)>) -> Vec<HashSet<String>> {
+    let host_of: BTreeMap<i64, &String> = slots
+        .iter()
+        .flat_map(|s| &s.donors)
+        .filter_map(|d| Some((d.page_id, d.host.as_ref()?)))
+        .collect();
+    slots
+        .iter()
+        .map(|s| {
+            taken
+                .iter()
+                .filter(|(url, _)| *url == s.url)
+                .filter_map(|(_, page)| host_of.get(page).map(|h| (*h).clone()))
+                .collect()
+        })
+        .collect()
 }
 
 /// SplitMix64's finaliser: a cheap, well-spread hash for the seeded random order.
@@ -188,7 +221,55 @@ mod tests {
                 force_seo_wait: json!(0),
                 mos_sites: json!("m"),
             },
+            host: None,
         }
+    }
+
+    fn on_site(page_id: i64, rub: i64, host: &str) -> Donor {
+        Donor {
+            host: Some(host.into()),
+            ..donor(page_id, rub)
+        }
+    }
+
+    #[test]
+    fn one_link_per_donor_site_and_url_whoever_holds_the_first() {
+        // Pages 1 and 2 are on one site, 3 on another; page 9 (held by someone) shares a.example.
+        let donors = vec![
+            on_site(1, 10, "a.example"),
+            on_site(2, 11, "a.example"),
+            on_site(3, 12, "b.example"),
+            on_site(4, 13, "c.example"),
+        ];
+        let s = slot("u", 1, donors.clone());
+        let pages: Vec<i64> = choose(
+            std::slice::from_ref(&s),
+            &HashSet::new(),
+            limits(5, 100, 1000),
+        )
+        .iter()
+        .map(|p| p.donor.page_id)
+        .collect();
+        assert_eq!(pages, vec![1, 3, 4], "page 2 is on page 1's site");
+
+        // Held by someone else: page 9, which this round's search shows on c.example.
+        let mut shown = donors;
+        shown.push(on_site(9, 5, "c.example"));
+        let s = slot("u", 1, shown);
+        let taken = HashSet::from([("u".to_string(), 9)]);
+        let pages: Vec<i64> = choose(&[s], &taken, limits(5, 100, 1000))
+            .iter()
+            .map(|p| p.donor.page_id)
+            .collect();
+        assert_eq!(pages, vec![1, 3], "c.example holds a link for u already");
+    }
+
+    #[test]
+    fn the_same_site_may_link_to_another_url() {
+        let a = slot("u", 1, vec![on_site(1, 10, "a.example")]);
+        let b = slot("v", 1, vec![on_site(2, 10, "a.example")]);
+        let taken = HashSet::from([("u".to_string(), 7)]);
+        assert_eq!(choose(&[a, b], &taken, limits(5, 100, 1000)).len(), 2);
     }
 
     fn slot(url: &str, texts: usize, donors: Vec<Donor>) -> UrlSlot {

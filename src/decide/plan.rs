@@ -380,6 +380,7 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     p.cap_changes = caps;
     settle_actions(r, &mut p);
     free_creations(c, r, &mut p);
+    p.notices.extend(super::adoption::drift(r));
     let wanted = desired_states(c);
     let mut t = releases(r, &wanted, &mut p);
     let replaced = replacements(c, r, &mut t, &mut p);
@@ -642,15 +643,8 @@ fn replacements(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan)
         if rec.spec_fingerprint == super::caps::autobuyer_fingerprint(c, ab) {
             continue;
         }
-        if let Some(adopted) = ab.id {
-            // Replacing it would leave the file's `id` naming a stopped autobuyer.
-            p.notices.push(format!(
-                "adopted autobuyer {} (id {adopted}) changed in the file: an adopted autobuyer is not replaced; \
-                 remove its `id` from the file to have it replaced (stopped, then created anew with the new spec)",
-                ab.name
-            ));
-            continue;
-        }
+        // An adopted autobuyer (`id` in the file) is replaced like one linkrunner created: the
+        // file's `id` then names the stopped old one, which the journal keeps accepting.
         let desired_running = ab.state == AutobuyerState::Running && !c.paused;
         let why = (!desired_running)
             .then_some("the file wants it stopped")

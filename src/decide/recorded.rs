@@ -82,19 +82,25 @@ impl Recorded {
     /// [`Recorded::unrecorded`] with the global halts already read.
     pub(crate) fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
         let zero = crate::money::Money::ZERO;
+        let budget = BudgetSnapshot {
+            cap: caps.monthly_cap,
+            committed: zero,
+            held: zero,
+            reserved_in_flight: zero,
+            uncertain: zero,
+            links_total: 0,
+            links_today: 0,
+            daily_cap: caps.daily_links,
+            total_cap: caps.total_links,
+        };
+        Recorded::with_budget(budget, halts)
+    }
+
+    /// A campaign with nothing recorded but its budget and the global halts.
+    pub fn with_budget(budget: BudgetSnapshot, halts: Vec<Halt>) -> Recorded {
         Recorded {
             ids: RemoteIds::default(),
-            budget: BudgetSnapshot {
-                cap: caps.monthly_cap,
-                committed: zero,
-                held: zero,
-                reserved_in_flight: zero,
-                uncertain: zero,
-                links_total: 0,
-                links_today: 0,
-                daily_cap: caps.daily_links,
-                total_cap: caps.total_links,
-            },
+            budget,
             purchases: Vec::new(),
             uncertain: Vec::new(),
             halts,

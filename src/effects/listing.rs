@@ -32,36 +32,13 @@ use crate::store::{IntentRow, ListedLink};
 use super::UnpagedList;
 use crate::decide::recorded::Recorded;
 
-/// Statuses that say a link left the project (any case, `-`/`_`/space ignored).
-const LEAVING: [&str; 10] = [
-    "removed",
-    "deleted",
-    "rejected",
-    "declined",
-    "cancelled",
-    "canceled",
-    "expired",
-    "refunded",
-    "inactive",
-    "archived",
-];
-
-/// Whether a link's status says it left the project.
-pub(crate) fn is_leaving(status: Option<&str>) -> bool {
-    let Some(s) = status else {
-        return false;
-    };
-    let norm: String = s
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect();
-    LEAVING.contains(&norm.as_str())
-}
+/// Whether a link's status says it left the project (the domain's rule; the journal
+/// releases by it too).
+pub use crate::domain::market::is_leaving;
 
 /// What one read of the list shows, and what it proves.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Judgement {
+pub struct Judgement {
     pub listed: Vec<ListedLink>,
     /// The read shows every link of the project: absence of one of the links the journal
     /// knew of proves it is gone (after the grace); a stopped autobuyer's links are all here.
@@ -80,7 +57,7 @@ pub(crate) struct Judgement {
 /// Judges one read, made at `now`, against what the journal records. A held link bought
 /// less than `grace` ago and missing refutes completeness (it may be late) but does not mark
 /// the list cut.
-pub(crate) fn judge(
+pub fn judge(
     read: &LinkList,
     r: &Recorded,
     now: DateTime<Utc>,
@@ -165,11 +142,7 @@ impl Judgement {
     /// from it): the read shows every link, and — if only by the absence of paging fields —
     /// lists a link of ours bought by a purchase call after `u`'s.
     /// `purchases` are the campaign's purchase intents, to tell `u`'s call apart.
-    pub(crate) fn proves_not_bought(
-        &self,
-        u: &IntentRow,
-        purchases: &[&IntentRow],
-    ) -> Result<(), String> {
+    pub fn proves_not_bought(&self, u: &IntentRow, purchases: &[&IntentRow]) -> Result<(), String> {
         if !self.proves_absence {
             return Err(self.why_not.clone().unwrap_or_default());
         }

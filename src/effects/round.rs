@@ -119,7 +119,7 @@ impl<M: Market> Engine<M> {
         c: &Campaign,
         url_ids: &[i64],
     ) -> Result<Vec<Searched>, EngineError> {
-        let started = join_all(url_ids.iter().map(|id| self.open_or_start_search(c, *id))).await;
+        let started = self.open_or_start_searches(c, url_ids).await;
         let first = self.pace.first_wait(self.settings.poll_initial);
         let now = tokio::time::Instant::now();
         let mut pending = Vec::with_capacity(started.len());
@@ -233,14 +233,33 @@ impl<M: Market> Engine<M> {
 
     /// The URL's open search job (one a crash or an earlier step of this pass left), or a
     /// new one, recorded so that a later round or pass resumes it instead of starting another.
-    async fn open_or_start_search(
+    /// The open search of each URL, or a new one: the journal is read first, one URL after
+    /// the other, then the missing searches start together. Their requests are queued in URL
+    /// order (the client admits calls first come, first served), so with one call in flight
+    /// the marketplace sees them in file order, as a sequential start would send them.
+    async fn open_or_start_searches(
+        &self,
+        c: &Campaign,
+        url_ids: &[i64],
+    ) -> Vec<Result<crate::store::SearchRow, EngineError>> {
+        let mut open = Vec::with_capacity(url_ids.len());
+        for id in url_ids {
+            open.push(self.store.rounds().open_search(&c.name, *id).await);
+        }
+        join_all(url_ids.iter().zip(open).map(|(id, open)| async move {
+            match open? {
+                Some(row) => Ok(row),
+                None => self.start_search(c, *id).await,
+            }
+        }))
+        .await
+    }
+
+    async fn start_search(
         &self,
         c: &Campaign,
         url_id: i64,
     ) -> Result<crate::store::SearchRow, EngineError> {
-        if let Some(row) = self.store.rounds().open_search(&c.name, url_id).await? {
-            return Ok(row);
-        }
         let job = self
             .market
             .start_search(url_id, &search_params(c))
@@ -272,7 +291,7 @@ impl<M: Market> Engine<M> {
             .iter()
             .filter_map(|u| r.ids.urls.get(&u.url).copied())
             .collect();
-        let started = join_all(ids.iter().map(|id| self.open_or_start_search(c, *id))).await;
+        let started = self.open_or_start_searches(c, &ids).await;
         for (url_id, e) in ids
             .iter()
             .zip(started)
@@ -606,6 +625,7 @@ mod tests {
                     force_seo_wait: json!(0),
                     mos_sites: json!("m"),
                 },
+                host: None,
             },
         }
     }

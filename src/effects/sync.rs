@@ -66,7 +66,9 @@ impl<M: Market> Engine<M> {
         };
         self.store.links().record_link_list(name, read, now).await?;
         self.note_list_state(name, r, &list, &j, now).await?;
-        out.released_links = self.release_left(name, grace, now).await?;
+        out.released_links = self
+            .release_left(name, (grace, j.proven_complete), now)
+            .await?;
         if j.proves_absence {
             out.settled_stops = self.settle_due_stops(name, r, grace).await?;
         }
@@ -110,17 +112,17 @@ impl<M: Market> Engine<M> {
     }
 
     /// Releases the rent of links that left the list after the settle grace (drift), and
-    /// counts them lost.
+    /// counts them lost. Links gone only by absence need this read to be proven complete too.
     async fn release_left(
         &self,
         name: &str,
-        grace: Duration,
+        (grace, complete): (Duration, bool),
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<u32, EngineError> {
         let released = self
             .store
             .links()
-            .release_left_links(name, grace, now)
+            .release_left_links(name, grace, now, complete)
             .await?;
         if released > 0 {
             tracing::warn!(

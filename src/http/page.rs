@@ -183,7 +183,7 @@ fn render_autobuyers(o: &mut String, c: &CampaignStatus) {
             "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&a.name),
             a.id,
-            esc(&a.state),
+            esc(a.state.as_str()),
             if a.running {
                 "yes"
             } else {
@@ -235,7 +235,7 @@ fn render_waiting(o: &mut String, c: &CampaignStatus) {
         let _ = write!(
             o,
             "<p class=\"halt\">Stalled ({}) since {}: {}</p>",
-            esc(&st.reason),
+            esc(st.reason.as_str()),
             stamp(st.since),
             esc(&st.detail)
         );
@@ -248,7 +248,7 @@ fn render_waiting(o: &mut String, c: &CampaignStatus) {
         let _ = write!(
             o,
             "<li>{} intent #{} since {}: <code>{}</code>",
-            esc(&u.kind),
+            esc(u.kind.as_str()),
             u.intent_id,
             stamp(u.since),
             esc(&u.what_to_do)

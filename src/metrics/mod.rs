@@ -162,7 +162,7 @@ impl Metrics {
                 &["outcome"],
             ),
             campaign_files_rejected: reg(&r, IntGauge::new("linkrunner_campaign_files_rejected", "Campaign files rejected by the last reload (their last good version keeps running).").expect("valid")),
-            campaign_file_invalid: reg(&r, IntGauge::new("linkrunner_campaign_file_invalid", "Campaign files that exist but fail validation and are ignored: each one's campaign keeps its last good version, or is held as recorded (nothing stopped or bought).").expect("valid")),
+            campaign_file_invalid: reg(&r, IntGauge::new("linkrunner_campaign_file_invalid", "Campaign files that exist but fail validation and are ignored: each one's campaign is held as recorded (nothing stopped or bought) until the file loads again.").expect("valid")),
             journal_writable: {
                 let g = reg(&r, IntGauge::new("linkrunner_journal_writable", "1 while the journal can be written, 0 from a write that failed (a full disk, a read-only file, a locked or lost database) until one succeeds: nothing is sent meanwhile.").expect("valid"));
                 g.set(1);

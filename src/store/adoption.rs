@@ -142,7 +142,8 @@ impl Campaigns<'_> {
 
     /// Records an adopted autobuyer, counted as running at its declared budget (a ledger
     /// row `adopted_autobuyer`). Returns the id already recorded under that name when it
-    /// differs (nothing changed then), else `None`.
+    /// differs (nothing changed then), else `None`. After a replacement (a changed spec) the
+    /// recorded id is the new autobuyer's and the file's still the adopted one's: both match.
     pub async fn adopt_autobuyer(
         self,
         campaign: &str,
@@ -152,7 +153,7 @@ impl Campaigns<'_> {
         let result = async {
             let mut tx = self.write_tx("adopt_autobuyer").await?;
             let known = sqlx::query(
-                "SELECT autobuyer_id FROM autobuyers WHERE campaign = $1 AND name = $2",
+                "SELECT autobuyer_id, adopted_id FROM autobuyers WHERE campaign = $1 AND name = $2",
             )
             .bind(campaign)
             .bind(a.name)
@@ -161,7 +162,8 @@ impl Campaigns<'_> {
             .map_err(db("adopt_autobuyer"))?;
             if let Some(r) = known {
                 let id: i64 = col(&r, "autobuyer_id")?;
-                return Ok((id != a.id).then_some(id));
+                let adopted: Option<i64> = col(&r, "adopted_id")?;
+                return Ok((id != a.id && adopted != Some(a.id)).then_some(id));
             }
             insert_adopted(&mut tx, campaign, a, now).await?;
             tx.commit().await.map_err(db("adopt_autobuyer"))?;
@@ -277,7 +279,7 @@ async fn insert_adopted(
     let covers = serde_json::to_string(&a.covers).unwrap_or_else(|_| "[]".into());
     sqlx::query(
         "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, \
-         reserved, switch_state, adopted_at, covers) VALUES ($1, $2, $3, 1, $4, $5, $5, 'unknown', $6, $7)",
+         reserved, switch_state, adopted_at, covers, adopted_id) VALUES ($1, $2, $3, 1, $4, $5, $5, 'unknown', $6, $7, $3)",
     )
     .bind(campaign)
     .bind(a.name)

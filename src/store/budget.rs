@@ -7,9 +7,10 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use super::StoreError;
+use super::causes::ledger_from_row;
 use super::handles::Campaigns;
 use super::rows::day_text;
-use super::rows::{col, count, db, time};
+use super::rows::{col, count, db};
 use crate::clock::to_millis;
 use crate::domain::intents::IntentId;
 use crate::domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
@@ -154,21 +155,7 @@ impl Campaigns<'_> {
         .fetch_all(&self.pool)
         .await
         .map_err(db("ledger"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(LedgerEntry {
-                        id: col(r, "id")?,
-                        campaign: col(r, "campaign")?,
-                        intent_id: col::<Option<i64>>(r, "intent_id")?.map(IntentId),
-                        delta: Money::from_kopecks(col(r, "delta")?),
-                        links: col(r, "links")?,
-                        reason: col(r, "reason")?,
-                        at: time(r, "at")?,
-                    })
-                })
-                .collect()
-        }))
+        self.done(rows.and_then(|rows| rows.iter().map(ledger_from_row).collect()))
     }
 }
 

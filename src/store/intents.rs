@@ -302,25 +302,18 @@ async fn insert_new(
     conn: &mut AnyConnection,
     a: &Attempt<'_>,
 ) -> Result<Option<AttemptRef>, StoreError> {
-    let row = sqlx::query(
-        "INSERT INTO intents (campaign, kind, natural_key, state, attempts, fingerprint, request, \
-         reserved, reserved_links, reserve_day, owner, created_at, updated_at) \
-         VALUES ($1, $2, $3, 'in_flight', 1, $4, $5, $6, $7, $8, $9, $10, $10) \
+    let insert = sqlx::query(
+        "INSERT INTO intents (natural_key, fingerprint, request, reserved, reserved_links, \
+         reserve_day, owner, created_at, updated_at, campaign, kind, state, attempts) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, 'in_flight', 1) \
          ON CONFLICT (natural_key) DO NOTHING RETURNING id, attempts",
-    )
-    .bind(&a.intent.campaign)
-    .bind(a.intent.kind.as_str())
-    .bind(&a.intent.natural_key)
-    .bind(&a.intent.fingerprint)
-    .bind(a.intent.request.to_string())
-    .bind(a.amount)
-    .bind(a.links)
-    .bind(a.day.clone())
-    .bind(a.owner)
-    .bind(a.at)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("begin_intents"))?;
+    );
+    let row = bind_attempt(insert, a)
+        .bind(&a.intent.campaign)
+        .bind(a.intent.kind.as_str())
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("begin_intents"))?;
     row.map(|r| attempt_of(&r)).transpose()
 }
 
@@ -330,24 +323,32 @@ async fn rearm_failed(
     conn: &mut AnyConnection,
     a: &Attempt<'_>,
 ) -> Result<Option<AttemptRef>, StoreError> {
-    let row = sqlx::query(
+    let rearm = sqlx::query(
         "UPDATE intents SET state = 'in_flight', attempts = attempts + 1, fingerprint = $2, \
          request = $3, answer = NULL, error = NULL, reserved = $4, reserved_links = $5, \
          reserve_day = $6, owner = $7, updated_at = $8, resolution = NULL, resolved_at = NULL \
          WHERE natural_key = $1 AND state = 'failed' AND rebuy_blocked = 0 RETURNING id, attempts",
-    )
-    .bind(&a.intent.natural_key)
-    .bind(&a.intent.fingerprint)
-    .bind(a.intent.request.to_string())
-    .bind(a.amount)
-    .bind(a.links)
-    .bind(a.day.clone())
-    .bind(a.owner)
-    .bind(a.at)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("begin_intents"))?;
+    );
+    let row = bind_attempt(rearm, a)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("begin_intents"))?;
     row.map(|r| attempt_of(&r)).transpose()
+}
+
+type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// What both ways of starting an attempt write, bound as `$1`..`$8` in this order: the key,
+/// the request (fingerprint, body), the reservation (amount, links, day), the owner, the time.
+fn bind_attempt<'q>(q: AnyQuery<'q>, a: &Attempt<'_>) -> AnyQuery<'q> {
+    q.bind(a.intent.natural_key.clone())
+        .bind(a.intent.fingerprint.clone())
+        .bind(a.intent.request.to_string())
+        .bind(a.amount)
+        .bind(a.links)
+        .bind(a.day.clone())
+        .bind(a.owner.to_string())
+        .bind(a.at)
 }
 
 fn attempt_of(row: &AnyRow) -> Result<AttemptRef, StoreError> {

@@ -15,6 +15,7 @@ use super::rows::{col, db, opt_time, time};
 use crate::clock::to_millis;
 use crate::domain::intents::{IntentId, IntentRow};
 use crate::domain::market::LinkRecord;
+use crate::domain::market::is_leaving;
 use crate::domain::records::{HeldLink, ListRead, ListedLink, SyncReport};
 use crate::money::Money;
 
@@ -108,16 +109,22 @@ impl Links<'_> {
     }
 
     /// Releases the rent of every held or foreign link that has been leaving for at least
-    /// `grace`, with the evidence on its row and in the ledger. Returns how many.
+    /// `grace`, with the evidence on its row and in the ledger. Returns how many. A link
+    /// leaving because a complete read did not show it is released only on a read that is
+    /// itself `proven_complete`: a list may show a purchase late, and a later read that may be
+    /// cut neither shows nor refutes it (released on such a read, a link the project still
+    /// holds would stop counting). A link listed with a leaving status is released on any read.
     pub async fn release_left_links(
         self,
         campaign: &str,
         grace: chrono::Duration,
         now: DateTime<Utc>,
+        proven_complete: bool,
     ) -> Result<u32, StoreError> {
         let result = async {
             let mut tx = self.write_tx("release_left_links").await?;
-            let n = release_left_in(&mut tx, campaign, now - grace, now).await?;
+            let before = now - grace;
+            let n = release_left_in(&mut tx, campaign, (before, proven_complete), now).await?;
             tx.commit().await.map_err(db("release_left_links"))?;
             Ok(n)
         }
@@ -294,9 +301,11 @@ async fn recount_held(
 async fn release_left_in(
     conn: &mut AnyConnection,
     campaign: &str,
-    before: DateTime<Utc>,
+    (before, complete): (DateTime<Utc>, bool),
     now: DateTime<Utc>,
 ) -> Result<u32, StoreError> {
+    // Absent from a complete read, and this read may be cut: not proven gone.
+    let proven = |status: &Option<String>| complete || is_leaving(status.as_deref());
     let held = sqlx::query(
         "SELECT intent_id, status FROM held_links WHERE campaign = $1 AND released_at IS NULL \
          AND leaving_since IS NOT NULL AND leaving_since <= $2",
@@ -308,7 +317,11 @@ async fn release_left_in(
     .map_err(db("release_left_links"))?;
     let mut n = 0;
     for r in held {
-        let why = left_why(col(&r, "status")?);
+        let status: Option<String> = col(&r, "status")?;
+        if !proven(&status) {
+            continue;
+        }
+        let why = left_why(status);
         n += u32::from(
             release_held(conn, campaign, IntentId(col(&r, "intent_id")?), &why, now).await?,
         );
@@ -323,7 +336,11 @@ async fn release_left_in(
     .await
     .map_err(db("release_left_links"))?;
     for r in foreign {
-        let why = left_why(col(&r, "status")?);
+        let status: Option<String> = col(&r, "status")?;
+        if !proven(&status) {
+            continue;
+        }
+        let why = left_why(status);
         let key: String = col(&r, "link_key")?;
         n += u32::from(foreign::release(conn, campaign, &key, &why, now).await?);
     }

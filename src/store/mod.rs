@@ -140,7 +140,8 @@ impl Store {
                 sqlx::Error::Configuration("expected sqlite://FILE or postgres://...".into());
             return Err(connect_err(source));
         };
-        let pool = pool_options(backend, &url)
+        let writes = Arc::<writes::WriteHealth>::default();
+        let pool = pool_options(backend, &url, &writes)
             .connect(&url)
             .await
             .map_err(connect_err)?;
@@ -149,7 +150,7 @@ impl Store {
             Backend::Postgres => None,
         };
         let writer = match file {
-            Some(_) => pool_options(backend, &url)
+            Some(_) => pool_options(backend, &url, &writes)
                 .max_connections(1)
                 .connect(&url)
                 .await
@@ -163,7 +164,7 @@ impl Store {
             backend,
             shown_url,
             metrics: None,
-            writes: Arc::default(),
+            writes,
         })
     }
 
@@ -260,16 +261,20 @@ impl Store {
     }
 }
 
-fn pool_options(backend: Backend, url: &str) -> AnyPoolOptions {
+fn pool_options(backend: Backend, url: &str, writes: &Arc<writes::WriteHealth>) -> AnyPoolOptions {
     // A connection still inside a transaction when it is handed out again is closed instead:
     // after SQLite rolled back a transaction by itself (a full disk, SQLITE_FULL at COMMIT),
     // sqlx's own ROLLBACK fails, its transaction depth stays at 1, and every later `BEGIN` on
     // that connection failed with "begin_with at non-zero transaction depth" until a restart
     // (issue 25). A fresh connection starts clean. Tested by `tests/it` `faults::disk_full`.
+    // So is one that existed when a write failed (see `writes.rs`): tested by
+    // `faults::sqlite_journal`.
+    let writes = writes.clone();
     let base = AnyPoolOptions::new()
         .acquire_timeout(Duration::from_secs(15))
-        .before_acquire(|conn, _| {
-            Box::pin(async move { Ok(!sqlx::Connection::is_in_transaction(conn)) })
+        .before_acquire(move |conn, meta| {
+            let stale = writes.predates_last_fault(meta.age);
+            Box::pin(async move { Ok(!stale && !sqlx::Connection::is_in_transaction(conn)) })
         });
     match backend {
         // Each connection to `:memory:` is its own database: keep exactly one, forever.

@@ -115,9 +115,9 @@ impl FileFact {
     }
 }
 
-/// What a reader knows of the campaign files: the daemon its loaded set (a rejected file
-/// keeps its last good version there, so the set is complete), `status` the directory it
-/// reads.
+/// What a reader knows of the campaign files: the daemon its loaded set (complete while no
+/// file is rejected: a rejected file's campaign is held, not removed), `status` the
+/// directory it reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct FileFacts {
     /// Campaign name → paused, of every valid file; `None`: not read.

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::money::Money;
-use crate::store::{CHUNK, IntentKind, Store, StoreError};
+use crate::store::{CHUNK, IntentKind, RoundState, StallReason, Store, StoreError, SwitchState};
 
 use crate::decide::plan::CampaignPlan;
 use crate::decide::policy::policy;
@@ -93,7 +93,7 @@ pub struct AccountStatus {
 /// `linkrunner_campaign_stalled`), since when, and what to do.
 #[derive(Debug, Clone, Serialize)]
 pub struct StalledStatus {
-    pub reason: String,
+    pub reason: StallReason,
     pub since: DateTime<Utc>,
     pub detail: String,
 }
@@ -105,7 +105,7 @@ pub struct AutobuyerStatus {
     /// Counts as running for money (true until a confirmed stop is settled).
     pub running: bool,
     /// What the marketplace last confirmed: `running`, `stopped` or `unknown`.
-    pub state: String,
+    pub state: SwitchState,
     pub monthly_budget: Money,
     /// What it adds to the commitment now.
     pub counted: Money,
@@ -114,7 +114,7 @@ pub struct AutobuyerStatus {
 #[derive(Debug, Clone, Serialize)]
 pub struct RoundStatus {
     pub slot: DateTime<Utc>,
-    pub outcome: String,
+    pub outcome: RoundState,
     pub detail: String,
     /// Tries of the slot so far: more than 1 when a try was deferred (transient failure).
     pub attempts: u32,
@@ -123,7 +123,7 @@ pub struct RoundStatus {
 #[derive(Debug, Clone, Serialize)]
 pub struct UncertainStatus {
     pub intent_id: i64,
-    pub kind: String,
+    pub kind: IntentKind,
     pub since: DateTime<Utc>,
     pub error: Option<String>,
     pub what_to_do: String,
@@ -245,7 +245,7 @@ pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignS
                 name: n.clone(),
                 id: a.id,
                 running: a.running,
-                state: a.switch_state.as_str().to_string(),
+                state: a.switch_state,
                 monthly_budget: a.monthly_budget,
                 counted: a.reserved,
             })
@@ -263,7 +263,7 @@ pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignS
         total_links_cap: r.budget.total_cap,
         last_round: r.last_round.as_ref().map(|x| RoundStatus {
             slot: x.slot,
-            outcome: x.state.as_str().to_string(),
+            outcome: x.state,
             detail: x.detail.clone(),
             attempts: x.attempts,
         }),
@@ -271,7 +271,7 @@ pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignS
         spending_stopped: r.spending_stopped(paused == Some(true)),
         stalled: r.stall.as_ref().and_then(|s| {
             Some(StalledStatus {
-                reason: s.reason?.as_str().to_string(),
+                reason: s.reason?,
                 since: s.since,
                 detail: s.detail.clone(),
             })
@@ -351,7 +351,7 @@ fn uncertain_status(i: &crate::store::IntentRow) -> UncertainStatus {
     };
     UncertainStatus {
         intent_id: i.id.0,
-        kind: i.kind.as_str().into(),
+        kind: i.kind,
         since: i.updated_at,
         error: i.error.clone(),
         what_to_do,

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::money::Money;
 use crate::store::{
-    CauseKind, CauseRow, HistoryEntry, IntentCause, IntentId, IntentRow, LedgerEntry, Store,
-    StoreError,
+    CauseKind, CauseRow, HistoryEntry, IntentCause, IntentId, IntentKind, IntentRow, IntentState,
+    LedgerEntry, Store, StoreError,
 };
 
 /// One movement of the commitment, flat, as `history` prints it.
@@ -25,9 +25,9 @@ pub struct HistoryLine {
     /// The ledger's reason: `reserve`, `release`, `price_adjust`, `autobuyer_stop`, …
     pub reason: String,
     pub intent_id: Option<IntentId>,
-    pub kind: Option<String>,
+    pub kind: Option<IntentKind>,
     /// The intent's state now.
-    pub state: Option<String>,
+    pub state: Option<IntentState>,
     /// What it was about: a page and URL for a purchase, an autobuyer's name.
     pub subject: Option<String>,
     pub cause: Option<IntentCause>,
@@ -48,8 +48,8 @@ impl From<HistoryEntry> for HistoryLine {
             links: ledger.links,
             reason: ledger.reason,
             intent_id: ledger.intent_id,
-            kind: intent.as_ref().map(|i| i.kind.as_str().to_string()),
-            state: intent.as_ref().map(|i| i.state.as_str().to_string()),
+            kind: intent.as_ref().map(|i| i.kind),
+            state: intent.as_ref().map(|i| i.state),
             subject: intent.as_ref().and_then(subject),
             attempt: cause.as_ref().map(|c| c.attempt),
             cause: cause.map(|c| c.cause),
@@ -169,8 +169,8 @@ pub fn render_history_csv(lines: &[HistoryLine]) -> String {
             l.links.to_string(),
             l.reason.clone(),
             l.intent_id.map(|i| i.to_string()).unwrap_or_default(),
-            l.kind.clone().unwrap_or_default(),
-            l.state.clone().unwrap_or_default(),
+            l.kind.map(|k| k.to_string()).unwrap_or_default(),
+            l.state.map(|s| s.to_string()).unwrap_or_default(),
             l.subject.clone().unwrap_or_default(),
             c.map(|c| c.kind.as_str().to_string()).unwrap_or_default(),
             c.and_then(|c| c.slot).map(stamp).unwrap_or_default(),
@@ -214,8 +214,8 @@ pub struct Story {
     pub link_id: Option<i64>,
     pub intent_id: IntentId,
     pub campaign: String,
-    pub kind: String,
-    pub state: String,
+    pub kind: IntentKind,
+    pub state: IntentState,
     pub natural_key: String,
     pub subject: Option<String>,
     pub price: Option<Money>,
@@ -269,8 +269,8 @@ pub async fn explain(store: &Store, what: Subject) -> Result<Option<Story>, Stor
         link_id: link,
         intent_id: row.id,
         campaign: row.campaign.clone(),
-        kind: row.kind.as_str().to_string(),
-        state: row.state.as_str().to_string(),
+        kind: row.kind,
+        state: row.state,
         natural_key: row.natural_key.clone(),
         subject: subject(&row),
         price: row

@@ -207,3 +207,44 @@ fn settle_grace_past_a_day_is_refused_with_its_range_instead_of_a_panic() {
         "{stderr}"
     );
 }
+
+/// Issue 25, point 5: a plain `http://` base URL to another machine would carry the token in
+/// clear: the real binary refuses it at start, naming the flag that allows it, before any
+/// connection — 192.0.2.1 (TEST-NET-1) answers nothing, so a try would hang until its connect
+/// timeout. With the flag it gets past that check (to the next missing setting).
+#[test]
+fn plain_http_to_another_machine_is_refused_at_start_unless_allowed() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::create_dir(dir.path().join("campaigns")).expect("campaigns");
+    let db = format!("sqlite://{}/journal.db", dir.path().display());
+    let campaigns = dir.path().join("campaigns");
+    let once = |allow: bool| {
+        let mut cmd = binary::command_on(&binary::Target {
+            db_url: &db,
+            campaigns: &campaigns,
+            market: "http://192.0.2.1:9/api",
+            token: "insecure-test-token",
+            ticket: "insecure-test-ticket",
+        });
+        cmd.env_remove("LINKRUNNER_ALLOW_INSECURE_HTTP").arg("once");
+        if allow {
+            cmd.arg("--allow-insecure-http");
+        }
+        let started = Instant::now();
+        let out = cmd.output().expect("runs");
+        (out, started.elapsed())
+    };
+
+    let (out, took) = once(false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("192.0.2.1") && stderr.contains("--allow-insecure-http"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(5), "refused at start: {took:?}");
+
+    let (out, _) = once(true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("--allow-insecure-http"), "{stderr}");
+}

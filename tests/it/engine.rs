@@ -59,6 +59,9 @@ mod unreachable;
 on_both_backends!(
     adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,
     adoption::a_changed_project_id_is_refused_and_nothing_is_re_pointed,
+    adoption::an_adopted_autobuyer_whose_spec_changes_is_replaced,
+    adoption::no_second_link_from_one_donor_site_to_one_url,
+    adoption::a_link_vanishing_from_a_complete_list_is_lost_released_and_shown,
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
     flow::a_second_once_changes_nothing_but_a_new_round_within_the_caps,
     flow::removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing,

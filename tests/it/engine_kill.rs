@@ -121,7 +121,7 @@ on_backend!(sqlite, crate::engine_kill::support::Backend::Sqlite,
 on_backend!(postgres, crate::engine_kill::support::Backend::Postgres,
     seeds: [seed_5 = 5, seed_6 = 6, seed_7 = 7, seed_8 = 8]);
 
-/// Issue 25: signals to `once` and holders killed with SIGKILL (`host.rs`).
+/// Issue 25: signals to `once` and `run`, and holders killed with SIGKILL (`host.rs`).
 mod host_faults {
     use crate::engine_kill::host;
     use crate::engine_kill::support::Backend;
@@ -149,6 +149,11 @@ mod host_faults {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_second_signal_exits_once_at_once() {
         host::a_second_signal_exits_once_at_once(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_signal_exits_run_at_once() {
+        host::a_second_signal_exits_run_at_once(Backend::Sqlite).await;
     }
 }
 

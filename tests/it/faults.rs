@@ -12,6 +12,9 @@ mod pg_outage;
 #[path = "faults/disk_full.rs"]
 mod disk_full;
 
+#[path = "faults/sqlite_journal.rs"]
+mod sqlite_journal;
+
 #[path = "faults/canary.rs"]
 mod canary;
 

@@ -88,6 +88,11 @@ pub struct Donor {
     /// Monthly rent price. A donor without a readable price is never constructed.
     pub price: Money,
     pub tech: TechValues,
+    /// The donor site (host, lower case, without `www.`) when the search result shows it: the
+    /// API does not document such a field, so it is read from `host`, `domain`, `site` or the
+    /// host of `url`/`pageUrl` when present. One link per site and URL (`decide::choose`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// One page to buy in a purchase call.
@@ -117,6 +122,33 @@ pub struct LinkRecord {
     pub text_id: Option<i64>,
     pub price: Option<Money>,
     pub status: Option<String>,
+}
+
+/// Statuses that say a link left the project (any case, `-`/`_`/space ignored).
+const LEAVING: [&str; 10] = [
+    "removed",
+    "deleted",
+    "rejected",
+    "declined",
+    "cancelled",
+    "canceled",
+    "expired",
+    "refunded",
+    "inactive",
+    "archived",
+];
+
+/// Whether a link's status says it left the project.
+pub fn is_leaving(status: Option<&str>) -> bool {
+    let Some(s) = status else {
+        return false;
+    };
+    let norm: String = s
+        .chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect();
+    LEAVING.contains(&norm.as_str())
 }
 
 /// The project's links as operation 6 showed them, and whether its answers left any unread.

@@ -66,6 +66,9 @@ pub struct SandboxConfig {
     pub seed: u64,
     /// Size of the generated donor inventory.
     pub inventory_size: usize,
+    /// Donor pages per donor site (domain): 1 gives every page its own site; more puts
+    /// consecutive pages of the inventory on one site, so "one link per site and URL" matters.
+    pub pages_per_site: usize,
     /// At most this many donors in one search result.
     pub donors_per_search: usize,
     /// Monthly rent prices of the inventory lie in this range (inclusive).
@@ -104,6 +107,7 @@ impl SandboxConfig {
             prefix: String::new(),
             seed: 1,
             inventory_size: 500,
+            pages_per_site: 1,
             donors_per_search: 10,
             price_min: Money::from_rubles(30),
             price_max: Money::from_rubles(300),

@@ -107,6 +107,16 @@ impl Shared {
         self.world().seed_in_use(domain).map_err(|r| r.0)
     }
 
+    /// A link bought by hand (see `in_use.rs`).
+    pub fn buy_by_hand(
+        &self,
+        project_id: i64,
+        url_id: i64,
+        text_id: i64,
+    ) -> Option<super::in_use::HandLink> {
+        self.world().buy_by_hand(project_id, url_id, text_id)
+    }
+
     pub fn set_link_status(
         &self,
         link_id: i64,

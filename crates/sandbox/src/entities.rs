@@ -137,9 +137,15 @@ pub fn inventory(rng: &mut Prng, cfg: &SandboxConfig) -> Vec<Donor> {
             if rng.unit() < 0.66 {
                 kopecks = (kopecks / 100 * 100).max(lo);
             }
+            let page_id = 700_000 + i * 16 + rng.range(0, 15);
+            let tag = rng.next_u64() & 0xffff;
+            let domain = match cfg.pages_per_site.max(1) {
+                1 => format!("donor{i}-{tag:04x}.example"),
+                n => format!("site{}.example", i / n as i64),
+            };
             Donor {
-                page_id: 700_000 + i * 16 + rng.range(0, 15),
-                domain: format!("donor{i}-{:04x}.example", rng.next_u64() & 0xffff),
+                page_id,
+                domain,
                 price: Money::from_kopecks(kopecks),
             }
         })

@@ -95,6 +95,31 @@ impl World {
         })
     }
 
+    /// The team buys one link by hand (in the web UI, outside the API's purchase call) for
+    /// `url_id` with `text_id`: on the cheapest page of the inventory the project does not hold
+    /// for that URL now. `None` when it holds every page for it.
+    pub fn buy_by_hand(&mut self, project_id: i64, url_id: i64, text_id: i64) -> Option<HandLink> {
+        let mut cheapest = self.inventory.clone();
+        cheapest.sort_by_key(|d| (d.price, d.page_id));
+        let d = cheapest.into_iter().find(|d| {
+            self.held
+                .get(&(project_id, d.page_id, url_id))
+                .is_none_or(|n| *n == 0)
+        })?;
+        let page = PageRef {
+            page_id: d.page_id,
+            url_id,
+            text_id,
+        };
+        let link_id = self.place(project_id, page, d.price, None);
+        Some(HandLink {
+            link_id,
+            page_id: d.page_id,
+            url_id,
+            price: d.price,
+        })
+    }
+
     fn seed_url(&mut self, project_id: i64, url: &str, texts: &[&str]) -> InUseUrl {
         let url_id = self.insert_url(project_id, url);
         let texts = texts
@@ -153,5 +178,25 @@ mod tests {
             .filter(|p| p.project_id == seeded.project_id);
         assert_eq!(held.count(), 3);
         assert_eq!(world.duplicate_purchases, 0);
+    }
+
+    #[test]
+    fn a_hand_purchase_takes_the_cheapest_page_not_held_for_that_url() {
+        let mut world = World::new(&SandboxConfig::new("t", "k"));
+        let seeded = world.seed_in_use("https://acme.example").unwrap();
+        let shoes = &seeded.urls[1];
+        let held: Vec<i64> = seeded
+            .hand_links
+            .iter()
+            .filter(|h| h.url_id == shoes.url_id)
+            .map(|h| h.page_id)
+            .collect();
+        let h = world
+            .buy_by_hand(seeded.project_id, shoes.url_id, shoes.texts[0].1)
+            .unwrap();
+        assert!(!held.contains(&h.page_id), "{h:?} is held already");
+        assert_eq!(world.duplicate_purchases, 0);
+        let p = world.placements.iter().find(|p| p.id == h.link_id).unwrap();
+        assert_eq!((p.autobuyer_id, p.price), (None, h.price));
     }
 }

@@ -220,6 +220,13 @@ impl SandboxHandle {
         Ok(())
     }
 
+    /// The site (domain) of donor page `page_id`, as search results show it.
+    pub fn donor_site(&self, page_id: i64) -> Option<String> {
+        let world = self.shared.world();
+        let d = world.inventory.iter().find(|d| d.page_id == page_id)?;
+        Some(d.domain.clone())
+    }
+
     pub fn behaviour(&self) -> Behaviour {
         self.shared.world().behaviour.clone()
     }
@@ -254,6 +261,13 @@ impl SandboxHandle {
     /// and texts, links bought by hand, a saved filter and a running autobuyer.
     pub fn seed_in_use(&self, domain: &str) -> Result<InUse, SandboxError> {
         self.shared.seed_in_use(domain).map_err(SandboxError::Link)
+    }
+
+    /// The team buys a link by hand for `url_id` (with `text_id`) in project `project_id`,
+    /// outside the API's purchase call: on the cheapest page it does not hold for that URL now
+    /// (see `in_use.rs`). `None` when every page is held for it.
+    pub fn buy_by_hand(&self, project_id: i64, url_id: i64, text_id: i64) -> Option<HandLink> {
+        self.shared.buy_by_hand(project_id, url_id, text_id)
     }
 
     /// Stops accepting, lets calls in flight finish (up to 5 s), then returns.

@@ -2,8 +2,6 @@
 //! `plan_campaign` / [`Recorded`] without a database — what is recorded is never planned
 //! again, spending never starts while it is stopped, and applying a plan's actions converges.
 
-use std::collections::BTreeMap;
-
 use proptest::prelude::*;
 
 use super::*;
@@ -12,7 +10,7 @@ use crate::campaign::{
 };
 use crate::domain::halts::{Halt, HaltScope};
 use crate::domain::market::ProjectIds;
-use crate::domain::records::{AutobuyerRecord, BudgetSnapshot, RemoteIds, SwitchState};
+use crate::domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
 
 fn rub(r: i64) -> Money {
     Money::from_rubles(r)
@@ -107,23 +105,7 @@ fn budget_snapshot(c: &Campaign, committed: Money, total: u32, today: u32) -> Bu
 }
 
 fn recorded(budget: BudgetSnapshot) -> Recorded {
-    Recorded {
-        ids: RemoteIds::default(),
-        budget,
-        purchases: Vec::new(),
-        uncertain: Vec::new(),
-        halts: Vec::new(),
-        last_round: None,
-        last_success: None,
-        stall: None,
-        autobuyer_generations: BTreeMap::new(),
-        blocked: Vec::new(),
-        held: Vec::new(),
-        foreign: Vec::new(),
-        autobuyer_urls: BTreeMap::new(),
-        autobuyer_creations: BTreeMap::new(),
-        autobuyer_specs: BTreeMap::new(),
-    }
+    Recorded::with_budget(budget, Vec::new())
 }
 
 /// What the journal holds after each action of the plan succeeded.

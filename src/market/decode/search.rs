@@ -243,7 +243,29 @@ fn donor(item: &Map<String, Value>, map: &FieldMap, page_names: &[&str]) -> Resu
         page_id,
         price,
         tech,
+        host: host_of(item),
     })
+}
+
+/// The donor site, when the item shows it: not a documented field, so a field named `host`,
+/// `domain` or `site`, else the host of `url` or `pageUrl`; lower case, without `www.`.
+fn host_of(item: &Map<String, Value>) -> Option<String> {
+    let named = ["host", "domain", "site"]
+        .iter()
+        .find_map(|k| item.get(*k)?.as_str().map(str::to_string));
+    let from_url = || {
+        ["url", "pageUrl"].iter().find_map(|k| {
+            let u = url::Url::parse(item.get(*k)?.as_str()?).ok()?;
+            u.host_str().map(str::to_string)
+        })
+    };
+    let host = named
+        .or_else(from_url)?
+        .trim()
+        .trim_end_matches('.')
+        .to_lowercase();
+    let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
+    (!host.is_empty()).then_some(host)
 }
 
 /// Why a donor whose price fields disagree is skipped (the poll's `skipped` counts).

@@ -1,14 +1,12 @@
 //! The pull-request comment, as a snapshot: the example campaigns planned on an empty
 //! journal, and one of them with its cap already used up.
 
-use std::collections::BTreeMap;
-
 use super::pr::{Review, render_review};
 use super::*;
 use crate::campaign::{Campaign, load_dir};
 use crate::decide::plan::plan_campaign;
 use crate::decide::recorded::Recorded;
-use crate::store::{BudgetSnapshot, RemoteIds};
+use crate::store::BudgetSnapshot;
 
 fn examples() -> Vec<Campaign> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns");
@@ -18,33 +16,18 @@ fn examples() -> Vec<Campaign> {
 }
 
 fn journal(c: &Campaign, committed: Money) -> Recorded {
-    Recorded {
-        ids: RemoteIds::default(),
-        budget: BudgetSnapshot {
-            cap: c.budget.monthly,
-            committed,
-            held: committed,
-            reserved_in_flight: Money::ZERO,
-            uncertain: Money::ZERO,
-            links_total: 0,
-            links_today: 0,
-            daily_cap: c.budget.daily_links,
-            total_cap: c.budget.total_links,
-        },
-        purchases: Vec::new(),
-        uncertain: Vec::new(),
-        halts: Vec::new(),
-        last_round: None,
-        last_success: None,
-        autobuyer_generations: BTreeMap::new(),
-        blocked: Vec::new(),
-        held: Vec::new(),
-        foreign: Vec::new(),
-        autobuyer_urls: BTreeMap::new(),
-        autobuyer_creations: BTreeMap::new(),
-        autobuyer_specs: BTreeMap::new(),
-        stall: None,
-    }
+    let budget = BudgetSnapshot {
+        cap: c.budget.monthly,
+        committed,
+        held: committed,
+        reserved_in_flight: Money::ZERO,
+        uncertain: Money::ZERO,
+        links_total: 0,
+        links_today: 0,
+        daily_cap: c.budget.daily_links,
+        total_cap: c.budget.total_links,
+    };
+    Recorded::with_budget(budget, Vec::new())
 }
 
 #[test]

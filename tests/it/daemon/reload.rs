@@ -1,17 +1,103 @@
-//! Reloads: a file that becomes invalid is reported and its last good version keeps running;
-//! a Kubernetes ConfigMap update (a `..data` symlink swapped to a new directory) is picked up.
+//! Reloads: a file that becomes invalid while the daemon runs holds its campaign as recorded
+//! (no stop, no buy) until it is fixed; a Kubernetes ConfigMap update (a `..data` symlink
+//! swapped to a new directory) is picked up.
 
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::time::Duration;
 
 use linkrunner::daemon::run::Event;
+use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::support::{PATIENCE, World, at, campaign_yaml, get, rounds, series, within};
 
+/// [`campaign_yaml`] with a running autobuyer, so a stop would show on the ledger.
+fn with_autobuyer(name: &str) -> String {
+    campaign_yaml(name, "*/10 * * * *", 5000)
+        + &format!(
+            r#"filters:
+  - name: {name}-cheap
+    price_article_from: 0
+    price_article_to: 500
+    price_rent_from: 10
+    price_rent_to: 80
+autobuyers:
+  - name: {name}-auto
+    filter: {name}-cheap
+    auto_approve: false
+    state: running
+    urls:
+      - url: https://{name}.example/page
+        monthly_budget: 1000
+        total_links_limit: 20
+        daily_links_limit: 1
+"#
+        )
+}
+
+/// What the marketplace holds of `name`: links bought by purchase calls, and its autobuyers.
+fn on_the_market(ledger: &Ledger, name: &str) -> (usize, Vec<(String, AutobuyerState)>) {
+    let domain = format!("https://{name}.example");
+    let projects: Vec<i64> = ledger
+        .projects
+        .iter()
+        .filter(|p| p.domain.trim_end_matches('/') == domain)
+        .map(|p| p.id)
+        .collect();
+    let bought = ledger
+        .purchases
+        .iter()
+        .filter(|p| p.autobuyer_id.is_none() && projects.contains(&p.project_id))
+        .count();
+    let autobuyers = ledger
+        .autobuyers
+        .iter()
+        .filter(|a| a.name.starts_with(name))
+        .map(|a| (a.name.clone(), a.state))
+        .collect();
+    (bought, autobuyers)
+}
+
+/// Every way an operator's edit can break a file, as (what, how): `None` is unreadable.
+fn breakages(good: &str) -> Vec<(&'static str, Option<String>)> {
+    vec![
+        (
+            "a type error",
+            Some(good.replace("monthly: 5000", "monthly: lots")),
+        ),
+        ("an unknown key", Some(format!("{good}colour: red\n"))),
+        (
+            "a YAML syntax error",
+            Some(good.replacen("name: shop-a\n", "name: [shop-a\n", 1)),
+        ),
+        ("an empty file", Some(String::new())),
+        ("an unreadable file", None),
+    ]
+}
+
+/// Breaks `path`: new text, or mode 000 — and for a process that reads it all the same
+/// (root), a directory in its place, which cannot be read as a file either.
+fn break_file(path: &std::path::Path, how: &Option<String>, good: &str) {
+    match how {
+        Some(text) => std::fs::write(path, text).expect("write the broken file"),
+        None => {
+            std::fs::write(path, good).expect("write");
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o000))
+                .expect("chmod 000");
+            if std::fs::read(path).is_ok() {
+                std::fs::remove_file(path).expect("remove");
+                std::fs::create_dir(path).expect("a directory in its place");
+            }
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_that_becomes_invalid_is_reported_and_its_last_good_version_keeps_buying() {
-    // Arrange: two campaigns, past their 09:00 baseline.
+async fn a_file_that_becomes_invalid_holds_its_campaign_until_it_is_fixed() {
+    // Arrange: two campaigns buying every ten minutes, shop-a with a running autobuyer;
+    // both bought in a round.
     let world = World::new(at(9, 0, 30)).await;
-    world.write("a.yaml", &campaign_yaml("shop-a", "*/10 * * * *", 5000));
+    let good = with_autobuyer("shop-a");
+    world.write("a.yaml", &good);
     world.write("b.yaml", &campaign_yaml("shop-b", "*/10 * * * *", 5000));
     let mut daemon = world.start().await;
     for name in ["shop-a", "shop-b"] {
@@ -20,39 +106,6 @@ async fn a_file_that_becomes_invalid_is_reported_and_its_last_good_version_keeps
         })
         .await;
     }
-
-    // Act: shop-a's file gets a budget that is not a number.
-    let broken =
-        campaign_yaml("shop-a", "*/10 * * * *", 5000).replace("monthly: 5000", "monthly: lots");
-    world.write("a.yaml", &broken);
-    let summary = daemon
-        .next_event(|e| match e {
-            Event::Reloaded(s) if !s.problems.is_empty() => Some(s.clone()),
-            _ => None,
-        })
-        .await;
-
-    // Assert: reported in the reload and in metrics; the last good version is kept.
-    assert!(
-        summary.problems.iter().all(|p| p.path.ends_with("a.yaml")),
-        "{:?}",
-        summary.problems
-    );
-    assert!(summary.kept_last_good.iter().any(|p| p.ends_with("a.yaml")));
-    assert_eq!(summary.loaded, 2);
-    let body = daemon.metrics_body().await;
-    assert_eq!(
-        series(&body, r#"linkrunner_reloads_total{outcome="failed"}"#),
-        Some(1.0),
-        "{body}"
-    );
-    assert_eq!(
-        series(&body, "linkrunner_campaign_files_rejected"),
-        Some(1.0)
-    );
-    assert_eq!(series(&body, "linkrunner_campaigns_loaded"), Some(2.0));
-
-    // Act: the next slot comes.
     world.clock.set(at(9, 10, 30));
     let mut bought = std::collections::BTreeMap::new();
     while bought.len() < 2 {
@@ -64,10 +117,97 @@ async fn a_file_that_becomes_invalid_is_reported_and_its_last_good_version_keeps
             .await;
         bought.insert(campaign, n);
     }
+    assert!(bought.values().all(|n| *n > 0), "both bought: {bought:?}");
+    within(PATIENCE, "shop-a's autobuyer runs", || async {
+        let (_, autobuyers) = on_the_market(&world.sandbox.ledger(), "shop-a");
+        (autobuyers == [("shop-a-auto".to_string(), AutobuyerState::Running)]).then_some(())
+    })
+    .await;
+    let a = world.campaigns().join("a.yaml");
 
-    // Assert: both campaigns bought, shop-a on its last good version.
-    assert!(bought["shop-a"] > 0, "{bought:?}");
-    assert!(bought["shop-b"] > 0, "{bought:?}");
+    for (slot, (what, how)) in (2..).zip(breakages(&good)) {
+        let before = on_the_market(&world.sandbox.ledger(), "shop-a");
+
+        // Act: shop-a's file breaks; then its next slot comes.
+        break_file(&a, &how, &good);
+        let summary = daemon
+            .next_event(|e| match e {
+                Event::Reloaded(s) if !s.problems.is_empty() => Some(s.clone()),
+                _ => None,
+            })
+            .await;
+        let body = daemon.metrics_body().await;
+        let minutes = 9 * 60 + slot * 10;
+        world.clock.set(at(minutes / 60, minutes % 60, 30));
+        let mut a_rounds = Vec::new();
+        daemon
+            .next_event(|e| match e {
+                Event::Round { report, .. } if report.campaign == "shop-b" => Some(()),
+                Event::Round { report, .. } => {
+                    a_rounds.push(report.clone());
+                    None
+                }
+                _ => None,
+            })
+            .await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        a_rounds.extend(daemon.drain_events().into_iter().filter_map(|e| match e {
+            Event::Round { report, .. } => Some(report),
+            _ => None,
+        }));
+
+        // Assert: reported and held — no round, nothing bought, its autobuyer not stopped.
+        assert!(
+            summary.held.iter().any(|p| p.ends_with("a.yaml")),
+            "{what}: {summary:?}"
+        );
+        assert!(summary.removed.is_empty(), "{what}: {summary:?}");
+        assert_eq!(summary.loaded, 1, "{what}");
+        assert_eq!(
+            series(&body, "linkrunner_campaign_file_invalid"),
+            Some(1.0),
+            "{what}"
+        );
+        assert!(
+            a_rounds.is_empty(),
+            "{what}: shop-a ran a round: {a_rounds:?}"
+        );
+        assert_eq!(
+            on_the_market(&world.sandbox.ledger(), "shop-a"),
+            before,
+            "{what}"
+        );
+
+        // Act: the file is fixed.
+        if a.is_dir() {
+            std::fs::remove_dir(&a).expect("remove the directory");
+        }
+        let _ = std::fs::remove_file(&a);
+        world.write("a.yaml", &good);
+
+        // Assert: it resumes — the slot it was held through is bought.
+        daemon
+            .next_event(|e| match e {
+                Event::Reloaded(s) if s.changed.iter().any(|c| c == "shop-a") => Some(()),
+                _ => None,
+            })
+            .await;
+        let (_, bought) = daemon.next_round("shop-a").await;
+        assert!(bought > 0, "{what}: shop-a buys again once fixed");
+        let body = daemon.metrics_body().await;
+        assert_eq!(
+            series(&body, "linkrunner_campaign_file_invalid"),
+            Some(0.0),
+            "{what}"
+        );
+    }
+    let (bought, autobuyers) = on_the_market(&world.sandbox.ledger(), "shop-a");
+    assert!(
+        bought > 0
+            && autobuyers
+                .iter()
+                .all(|(_, s)| *s == AutobuyerState::Running)
+    );
     daemon.stop().await;
 }
 

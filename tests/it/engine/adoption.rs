@@ -6,9 +6,9 @@
 use linkrunner::decide::plan::{self, Action};
 use linkrunner::effects::pass::PassOutcome;
 use linkrunner::money::Money;
-use linkrunner_sandbox::{AutobuyerState, InUse};
+use linkrunner_sandbox::{AutobuyerState, InUse, LinkStatus, ListPaging};
 
-use super::support::{TestDb, World, sandbox_commitment, sandbox_config};
+use super::support::{TestDb, World, load_one, sandbox_commitment, sandbox_config};
 
 const DOMAIN: &str = "https://acme.example";
 
@@ -211,4 +211,217 @@ pub async fn a_changed_project_id_is_refused_and_nothing_is_re_pointed(db: TestD
     assert!(detail.contains("never re-pointed"), "{detail}");
     let r = w.recorded("acme-shoes").await;
     assert_eq!(r.ids.project.unwrap().project_id, seeded.project_id);
+}
+
+/// Issue 24 (5) on an adopted autobuyer: a changed spec replaces it like one linkrunner
+/// created (the adopted one stopped, a new one of the same name created with what is left of
+/// the file's limit after the links it bought, then started), and the file's `id`, which now
+/// names the stopped one, is not taken for a re-pointing on the next passes.
+pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    let file = adopting_file(&seeded, "running", 3000);
+    w.write_campaign("acme-shoes", &file);
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let word = ("test", "read the plan");
+    let confirmed = w
+        .store()
+        .campaigns()
+        .confirm_adoption("acme-shoes", word.0, word.1, now);
+    assert!(confirmed.await.unwrap());
+    w.converge(4).await;
+    let bought = w.sandbox.autobuy_now(2);
+    assert_eq!(bought.len(), 2, "the adopted autobuyer bought by itself");
+    assert!(
+        bought
+            .iter()
+            .all(|p| p.autobuyer_id == Some(seeded.autobuyer_id))
+    );
+    w.converge(4).await;
+
+    let changed = file.replace("monthly_budget: 500", "monthly_budget: 600");
+    assert_ne!(changed, file);
+    w.write_campaign("acme-shoes", &changed);
+    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("acme-shoes").await, false);
+    let replace = p.actions.iter().find_map(|a| match a {
+        Action::ReplaceAutobuyer { urls, adds, .. } => Some((urls.clone(), *adds)),
+        _ => None,
+    });
+    let (urls, adds) = replace.unwrap_or_else(|| panic!("a replacement is planned: {p:#?}"));
+    assert_eq!(adds, Money::from_rubles(600));
+    assert_eq!(
+        (urls[0].file_limit, urls[0].bought, urls[0].left),
+        (20, 2, 18)
+    );
+    w.converge(4).await;
+
+    let ledger = w.ledger();
+    let mut team: Vec<_> = ledger
+        .autobuyers
+        .iter()
+        .filter(|a| a.name == "team-auto")
+        .collect();
+    team.sort_by_key(|a| a.id);
+    assert_eq!(team.len(), 2, "one replacement: {team:?}");
+    assert_eq!(
+        (team[0].id, team[0].state),
+        (seeded.autobuyer_id, AutobuyerState::Stopped),
+        "the adopted one is stopped"
+    );
+    assert_eq!(team[1].state, AutobuyerState::Running);
+    assert_eq!(team[1].urls[0].total_links_limit, 18);
+    assert_eq!(team[1].urls[0].monthly_budget, Money::from_rubles(600));
+    // The file still names the adopted (stopped) id: the next pass is not blocked and
+    // creates nothing more.
+    let reports = w.pass(false).await;
+    assert_eq!(reports[0].outcome, PassOutcome::Converged, "{reports:#?}");
+    assert_eq!(w.ledger().autobuyers.len(), ledger.autobuyers.len());
+    // Money: the hand links and the old autobuyer's links at their rent, plus the new budget.
+    let c = load_one(&changed);
+    let projects = w.projects_of(&ledger, &c);
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    w.assert_invariants().await;
+}
+
+/// Issue 24 (6), drift: a hand-bought link vanishes from the list. While the list shows no
+/// paging fields its absence proves nothing (the list may be cut): the rent stays counted
+/// and nothing is lost. Once the list is read complete (paging fields, every page), the
+/// link is released at its rent, `linkrunner_links_lost_total` counts it, and `status` and
+/// `plan` show the drift.
+pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    let file = adopting_file(&seeded, "running", 3000);
+    w.write_campaign("acme-shoes", &file);
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let confirmed =
+        w.store()
+            .campaigns()
+            .confirm_adoption("acme-shoes", "test", "read the plan", now);
+    assert!(confirmed.await.unwrap());
+    w.converge(4).await;
+    let lost_metric =
+        |n: u32| format!("linkrunner_links_lost_total{{campaign=\"acme-shoes\"}} {n}");
+    let before = w.recorded("acme-shoes").await.budget.committed;
+    let gone = seeded.hand_links[0].clone();
+    w.sandbox
+        .set_link_status(gone.link_id, LinkStatus::Removed, false)
+        .expect("the link vanishes");
+
+    // No paging fields: absence proves nothing, so the rent stays counted.
+    for _ in 0..2 {
+        w.pass(false).await;
+    }
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(
+        r.budget.committed, before,
+        "not released on a list that may be cut"
+    );
+    let metrics = w.engine.metrics().render();
+    assert!(!metrics.contains(&lost_metric(1)), "{metrics}");
+    let c = load_one(&file);
+    assert!(
+        !plan::plan_campaign(&c, &r, false)
+            .notices
+            .iter()
+            .any(|n| n.starts_with("drift")),
+        "nothing proven gone yet"
+    );
+
+    // The list is read complete: the link is gone, its rent released, counted lost.
+    let mut b = w.sandbox.behaviour();
+    b.list_page_size = Some(2);
+    b.list_paging = ListPaging::PageTotal;
+    w.sandbox.set_behaviour(b).expect("paging");
+    w.pass(false).await;
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(
+        r.budget.committed,
+        before.checked_sub(gone.price).unwrap(),
+        "released at its rent"
+    );
+    let ledger = w.ledger();
+    let projects = w.projects_of(&ledger, &c);
+    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    let metrics = w.engine.metrics().render();
+    assert!(metrics.contains(&lost_metric(1)), "{metrics}");
+    let status = linkrunner::views::report::campaign_status(w.store(), "acme-shoes", now)
+        .await
+        .unwrap();
+    assert_eq!(status.account.lost, 1, "{:?}", status.account);
+    let text = linkrunner::views::report::render_status(&status);
+    assert!(
+        text.contains("1 link(s) left the list (rent released)"),
+        "{text}"
+    );
+    let p = plan::plan_campaign(&c, &r, false);
+    let drift = p.notices.iter().find(|n| n.starts_with("drift"));
+    let drift = drift.unwrap_or_else(|| panic!("plan shows the drift: {:?}", p.notices));
+    assert!(drift.contains("1 link(s) left the list"), "{drift}");
+    assert!(linkrunner::views::report::render_plan(&p).contains("drift: "));
+    w.assert_invariants().await;
+}
+
+/// Issue 24 (2): no second link from one donor site (host) to one URL, whoever holds the
+/// first. Four donor pages per site, three sites; the team holds hand-bought links; buy rounds
+/// run until the caps: the ledger shows, per URL, no site linking twice where a purchase call
+/// bought.
+pub async fn no_second_link_from_one_donor_site_to_one_url(db: TestDb) {
+    // Twelve pages on three sites: a round that ignored sites would link one twice.
+    let mut cfg = sandbox_config();
+    cfg.inventory_size = 12;
+    cfg.pages_per_site = 4;
+    let w = World::new(db, cfg).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let word = ("test", "read the plan");
+    let store = w.store().campaigns();
+    assert!(
+        store
+            .confirm_adoption("acme-shoes", word.0, word.1, now)
+            .await
+            .unwrap()
+    );
+    store
+        .vouch_list_complete("acme-shoes", 3, word, now)
+        .await
+        .unwrap();
+    for _ in 0..4 {
+        w.pass(true).await;
+    }
+    let ledger = w.ledger();
+    let bought: Vec<_> = ledger
+        .purchases_of(seeded.project_id)
+        .into_iter()
+        .filter(|p| p.status == LinkStatus::Active)
+        .collect();
+    let by_rounds = bought.iter().filter(|p| p.autobuyer_id.is_none()).count();
+    assert!(
+        by_rounds > seeded.hand_links.len(),
+        "buy rounds bought: {bought:?}"
+    );
+    let hand: Vec<i64> = seeded.hand_links.iter().map(|h| h.link_id).collect();
+    let mut seen: std::collections::BTreeMap<(i64, String), i64> = Default::default();
+    // Hand links first: they were there before (two of them may share a site).
+    let (first, rounds): (Vec<&&linkrunner_sandbox::Purchase>, Vec<_>) =
+        bought.iter().partition(|p| hand.contains(&p.link_id));
+    for p in first {
+        let site = w.sandbox.donor_site(p.page_id).expect("a donor page");
+        seen.entry((p.url_id, site)).or_insert(p.link_id);
+    }
+    for p in rounds {
+        let site = w.sandbox.donor_site(p.page_id).expect("a donor page");
+        if let Some(earlier) = seen.insert((p.url_id, site.clone()), p.link_id) {
+            panic!(
+                "link {} (page {}) is a second link from {site} to URL {} after link {earlier}: {bought:#?}",
+                p.link_id, p.page_id, p.url_id
+            );
+        }
+    }
+    w.assert_invariants().await;
 }

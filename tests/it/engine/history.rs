@@ -104,7 +104,7 @@ pub async fn history_and_explain_name_the_round_the_file_version_and_the_operato
     );
     let reserves: Vec<_> = lines
         .iter()
-        .filter(|l| l.reason == "reserve" && l.kind.as_deref() == Some("purchase"))
+        .filter(|l| l.reason == "reserve" && l.kind == Some(IntentKind::Purchase))
         .collect();
     assert!(!reserves.is_empty(), "{lines:#?}");
     for l in &reserves {
@@ -123,7 +123,7 @@ pub async fn history_and_explain_name_the_round_the_file_version_and_the_operato
         .expect("the link's story");
     assert_eq!(s.intent_id, resolved.id);
     assert_eq!(s.link_id, Some(link));
-    assert_eq!(s.state, IntentState::Succeeded.as_str());
+    assert_eq!(s.state, IntentState::Succeeded);
     let kinds: Vec<_> = s.causes.iter().map(|c| c.cause.kind).collect();
     assert_eq!(kinds, [CauseKind::Round, CauseKind::Resolve], "{s:#?}");
     let text = story::render_story(&s);

@@ -1,6 +1,8 @@
 //! Issue 11's model-based test: random sequences of campaign-file edits, passes, crashes and
 //! marketplace misbehaviour (answers cut after commit, 5xx, 429, "error" with ids, paged,
-//! first-page-only and lagging lists, autobuyers that buy, links that leave), checked after
+//! first-page-only and lagging lists, autobuyers that buy, links that leave, and an account
+//! already in use: an adopted project whose team buys by hand, an adopted autobuyer that
+//! buys by itself and whose spec changes), checked after
 //! every step against the sandbox's ledger ([`super::model_check`]). The engine runs
 //! in-process on an injected clock shared with the sandbox, so the settle grace and leases
 //! move only when a step moves them; a crash drops a pass's future once the sandbox got N
@@ -19,7 +21,7 @@ use linkrunner::effects::pass::{CampaignReport, PassOutcome};
 use linkrunner::effects::{Engine, EngineSettings};
 use linkrunner::market::MarketClient;
 use linkrunner::store::{IntentKind, IntentRow, Resolution};
-use linkrunner_sandbox::{Behaviour, Faults, LinkStatus, ListPaging};
+use linkrunner_sandbox::{Behaviour, Faults, InUse, LinkStatus, ListPaging};
 
 use super::model_check::{self as check, Check};
 use super::model_steps::{self as steps, FileModel, Market, Step};
@@ -139,6 +141,10 @@ struct Model {
     complete_list: bool,
     crashes: u32,
     resolved: u32,
+    /// The account in use the adopting file adopts, and the links bought by hand in it
+    /// (seeded and since): others' links, like an autobuyer's, for the invariants.
+    seeded: InUse,
+    outside: check::Outside,
 }
 
 async fn build_engine(
@@ -167,6 +173,13 @@ impl Model {
         cfg.seed = seed;
         cfg.clock = shared.clone();
         let sandbox = sandbox::start(cfg).await;
+        let seeded = sandbox
+            .seed_in_use(steps::ADOPTED_DOMAIN)
+            .expect("an account in use");
+        let outside = check::Outside {
+            hand: seeded.hand_links.iter().map(|h| h.link_id).collect(),
+            autobuyer: seeded.autobuyer_id,
+        };
         let engine = build_engine(&db.store, &sandbox.base_url(), &shared).await;
         let w = World {
             db,
@@ -182,6 +195,8 @@ impl Model {
             complete_list: true,
             crashes: 0,
             resolved: 0,
+            seeded,
+            outside,
         };
         for i in 0..m.files.len() {
             m.write(i);
@@ -193,7 +208,7 @@ impl Model {
         let f = &self.files[i];
         let path = self.w.dir.path().join(format!("{}.yaml", f.name));
         if f.present {
-            std::fs::write(path, f.yaml()).expect("write campaign");
+            std::fs::write(path, f.yaml(&self.seeded)).expect("write campaign");
         } else {
             let _ = std::fs::remove_file(path);
         }
@@ -217,7 +232,14 @@ impl Model {
     /// the cap in force and never counted less by the journal than the marketplace holds.
     async fn step(&mut self, step: &Step) -> Check {
         let ledger = self.w.ledger();
-        let before = check::money(self.w.store(), &ledger, &self.files, self.now()).await;
+        let before = check::money(
+            self.w.store(),
+            &ledger,
+            &self.files,
+            &self.outside,
+            self.now(),
+        )
+        .await;
         let new_from = ledger.purchases.len();
         match step {
             Step::Edit { file, edit } => {
@@ -234,8 +256,16 @@ impl Model {
             Step::Checkpoint => return self.checkpoint().await,
         }
         let ledger = self.w.ledger();
-        check::no_page_bought_twice(&ledger, new_from, self.lag_ms, self.complete_list)?;
-        let after = check::money(self.w.store(), &ledger, &self.files, self.now()).await;
+        let hand = &self.outside.hand;
+        check::no_page_bought_twice(&ledger, new_from, (self.lag_ms, self.complete_list), hand)?;
+        let after = check::money(
+            self.w.store(),
+            &ledger,
+            &self.files,
+            &self.outside,
+            self.now(),
+        )
+        .await;
         check::money_within_cap(&self.files, &before, &after)
     }
 
@@ -273,7 +303,7 @@ impl Model {
                 _ => false,
             };
             if done {
-                check::autobuyers_as_desired(&ledger, m, &r)
+                check::autobuyers_as_desired(&ledger, m, &r, &self.outside)
                     .map_err(|e| format!("after a pass reported {}: {e}", rep.outcome))?;
             }
         }
@@ -328,6 +358,13 @@ impl Model {
             Market::AutobuyNow(n) => {
                 sb.autobuy_now(*n);
             }
+            Market::HandBuy(u) => {
+                let url = &self.seeded.urls[*u];
+                let project = self.seeded.project_id;
+                if let Some(h) = sb.buy_by_hand(project, url.url_id, url.texts[0].1) {
+                    self.outside.hand.insert(h.link_id);
+                }
+            }
             Market::LinkLeaves { nth, listed } => {
                 let ledger = sb.ledger();
                 let active: Vec<i64> = ledger
@@ -372,13 +409,27 @@ impl Model {
             .advance(chrono::Duration::milliseconds(lag) + grace);
         for n in 0..CHECKPOINT_PASSES {
             let ledger = self.w.ledger();
-            let before = check::money(self.w.store(), &ledger, &self.files, self.now()).await;
+            let before = check::money(
+                self.w.store(),
+                &ledger,
+                &self.files,
+                &self.outside,
+                self.now(),
+            )
+            .await;
             let new_from = ledger.purchases.len();
             self.pass(false, n >= 2).await?;
             self.clock.advance(grace);
             let ledger = self.w.ledger();
-            check::no_page_bought_twice(&ledger, new_from, 0, true)?;
-            let after = check::money(self.w.store(), &ledger, &self.files, self.now()).await;
+            check::no_page_bought_twice(&ledger, new_from, (0, true), &self.outside.hand)?;
+            let after = check::money(
+                self.w.store(),
+                &ledger,
+                &self.files,
+                &self.outside,
+                self.now(),
+            )
+            .await;
             check::money_within_cap(&self.files, &before, &after)?;
             if self.nothing_left().await {
                 return self.journal_equals_ledger().await;
@@ -420,22 +471,23 @@ impl Model {
             let Some(r) = self.recorded(m.name).await else {
                 continue;
             };
-            check::journal_equals_ledger(&ledger, m, &r)?;
+            check::journal_equals_ledger(&ledger, m, &r, &self.outside)?;
             let unapplied = match load_one(self.w.dir.path(), m.name) {
                 Some(c) if m.present => !plan::plan_campaign(&c, &r, false).unapplied.is_empty(),
                 _ => false,
             };
             if !unapplied {
-                check::autobuyers_as_desired(&ledger, m, &r)
+                check::autobuyers_as_desired(&ledger, m, &r, &self.outside)
                     .map_err(|e| format!("at a checkpoint: {e}"))?;
             }
         }
         Ok(())
     }
 
-    /// What an operator does: looks at the marketplace (the ledger) and resolves each
-    /// uncertain intent the engine leaves to one; purchases only when asked (at a
-    /// checkpoint, once the engine had two passes with a complete list to settle them).
+    /// What an operator does: reads the plan of an adopted project and gives `resolve adopt`;
+    /// looks at the marketplace (the ledger) and resolves each uncertain intent the engine
+    /// leaves to one; purchases only when asked (at a checkpoint, once the engine had two
+    /// passes with a complete list to settle them).
     async fn operate(&mut self, purchases: bool) {
         let ledger = self.w.ledger();
         let max = settings().max_attempts;
@@ -443,12 +495,20 @@ impl Model {
             let Some(r) = self.recorded(m.name).await else {
                 continue;
             };
+            if r.ids.account.adoption_pending() {
+                let word = ("model", "read the plan");
+                let adopt = self.w.store().campaigns();
+                adopt
+                    .confirm_adoption(m.name, word.0, word.1, self.now())
+                    .await
+                    .expect("resolve adopt");
+            }
             let projects = check::projects(&ledger, m);
             for i in &r.uncertain {
                 if !check::waits_for_operator(i.kind, i.attempts, max, purchases) {
                     continue;
                 }
-                let resolution = truth(&ledger, &projects, &r, i);
+                let resolution = truth(&ledger, &projects, &r, i, &self.outside.hand);
                 self.w
                     .store()
                     .intents()
@@ -468,6 +528,7 @@ fn truth(
     projects: &std::collections::HashSet<i64>,
     r: &Recorded,
     i: &IntentRow,
+    hand: &std::collections::HashSet<i64>,
 ) -> Resolution {
     let get = |k: &str| i.request.get(k).and_then(|v| v.as_i64());
     let found = match i.kind {
@@ -490,6 +551,7 @@ fn truth(
             .find(|p| {
                 projects.contains(&p.project_id)
                     && p.autobuyer_id.is_none()
+                    && !hand.contains(&p.link_id)
                     && Some(p.page_id) == get("page_id")
                     && Some(p.url_id) == get("url_id")
             })

@@ -14,13 +14,29 @@ use super::model_steps::FileModel;
 
 pub type Check = Result<(), String>;
 
+/// What the account in use holds that linkrunner did not buy: the links bought by hand
+/// (seeded and since) and the autobuyer the team started in the UI.
+#[derive(Debug, Clone)]
+pub struct Outside {
+    pub hand: HashSet<i64>,
+    pub autobuyer: i64,
+}
+
 /// What the marketplace holds and the journal counts for each campaign, before a step.
 #[derive(Debug, Clone, Default)]
 pub struct Money2 {
-    /// The ledger's commitment by the rule of docs/operating.md#money, over the campaign's projects.
+    /// The ledger's commitment by the rule of docs/operating.md#money, over the campaign's
+    /// projects, less what others hold that the journal has not seen yet (links bought by
+    /// hand the list has not shown, the team's autobuyer before its adoption is recorded):
+    /// nothing can count what it was never shown.
     pub ledger: Money,
     /// The journal's monthly commitment.
     pub journal: Money,
+    /// What others hold that the journal has seen: hand links (id → rent) and whether it
+    /// knows the team's autobuyer (with its budget while it runs). What a step first shows
+    /// may lift the commitment past the cap: nothing linkrunner bought.
+    pub seen_hand: BTreeMap<i64, Money>,
+    pub seen_autobuyer: Option<Money>,
 }
 
 pub fn projects(ledger: &Ledger, m: &FileModel) -> HashSet<i64> {
@@ -42,6 +58,7 @@ pub async fn money(
     store: &Store,
     ledger: &Ledger,
     files: &[FileModel],
+    outside: &Outside,
     now: DateTime<Utc>,
 ) -> BTreeMap<&'static str, Money2> {
     let mut out = BTreeMap::new();
@@ -52,10 +69,69 @@ pub async fn money(
             .await
             .map(|b| b.committed)
             .unwrap_or(Money::ZERO);
-        let ledger = ledger_commitment(ledger, m);
-        out.insert(m.name, Money2 { ledger, journal });
+        let mut money = Money2 {
+            ledger: ledger_commitment(ledger, m),
+            journal,
+            ..Money2::default()
+        };
+        if m.adopts {
+            unseen_outside(store, ledger, m, outside, now, &mut money).await;
+        }
+        out.insert(m.name, money);
     }
     out
+}
+
+/// Takes out of `money.ledger` what others hold that the journal has not seen, and notes
+/// what it has seen.
+async fn unseen_outside(
+    store: &Store,
+    ledger: &Ledger,
+    m: &FileModel,
+    outside: &Outside,
+    now: DateTime<Utc>,
+    money: &mut Money2,
+) {
+    let r = Recorded::load(store, m.name, now.date_naive()).await.ok();
+    let seen: HashSet<i64> = r
+        .iter()
+        .flat_map(|r| r.foreign.iter())
+        .filter(|f| f.released.is_none())
+        .filter_map(|f| f.link_id)
+        .collect();
+    let projects = projects(ledger, m);
+    let hand = ledger.purchases.iter().filter(|p| {
+        projects.contains(&p.project_id)
+            && p.status == LinkStatus::Active
+            && outside.hand.contains(&p.link_id)
+    });
+    let mut unseen = Money::ZERO;
+    for p in hand {
+        match seen.contains(&p.link_id) {
+            true => {
+                money.seen_hand.insert(p.link_id, p.price);
+            }
+            false => unseen = unseen.checked_add(p.price).expect("sum"),
+        }
+    }
+    let team = ledger
+        .autobuyer(outside.autobuyer)
+        .expect("the team's autobuyer");
+    let budget = match team.state {
+        AutobuyerState::Running => team.urls.iter().fold(Money::ZERO, |a, u| {
+            a.checked_add(u.monthly_budget).expect("sum")
+        }),
+        AutobuyerState::Stopped => Money::ZERO,
+    };
+    let known = r.as_ref().is_some_and(|r| {
+        r.ids.autobuyers.values().any(|a| a.id == team.id)
+            || r.autobuyer_generations.contains_key(&team.id)
+    });
+    match known {
+        true => money.seen_autobuyer = Some(budget),
+        false => unseen = unseen.checked_add(budget).expect("sum"),
+    }
+    money.ledger = money.ledger.checked_sub(unseen).expect("within");
 }
 
 /// (1) No page bought twice for a URL by a purchase call: not after another purchase call,
@@ -65,11 +141,11 @@ pub async fn money(
 pub fn no_page_bought_twice(
     ledger: &Ledger,
     new_from: usize,
-    lag_ms: u64,
-    complete: bool,
+    (lag_ms, complete): (u64, bool),
+    hand: &HashSet<i64>,
 ) -> Check {
     for p in ledger.purchases.iter().skip(new_from) {
-        if p.autobuyer_id.is_some() {
+        if p.autobuyer_id.is_some() || hand.contains(&p.link_id) {
             continue;
         }
         let earlier = ledger.purchases.iter().filter(|q| {
@@ -78,7 +154,8 @@ pub fn no_page_bought_twice(
                 && q.at <= p.at
         });
         for q in earlier {
-            let by_us = q.autobuyer_id.is_none();
+            // A link bought by hand is known, like an autobuyer's, only from the list.
+            let by_us = q.autobuyer_id.is_none() && !hand.contains(&q.link_id);
             let shown = complete
                 && q.at < p.at
                 && q.at + chrono::Duration::milliseconds(lag_ms as i64) <= p.at;
@@ -115,7 +192,10 @@ pub fn money_within_cap(
         } else {
             Money::ZERO
         };
-        let allowed = cap.max(b.journal);
+        let allowed = cap
+            .max(b.journal)
+            .checked_add(first_shown(b, a))
+            .expect("sum");
         if a.ledger > allowed {
             return Err(format!(
                 "{}: the marketplace holds {} after the step, over the cap in force {cap} \
@@ -127,15 +207,44 @@ pub fn money_within_cap(
     Ok(())
 }
 
+/// The team's autobuyer, when no file ever adopted it: the journal never recorded its id.
+fn never_adopted(id: i64, r: &Recorded, outside: &Outside) -> bool {
+    id == outside.autobuyer
+        && !r.ids.autobuyers.values().any(|a| a.id == id)
+        && !r.autobuyer_generations.contains_key(&id)
+}
+
+/// What others hold that the journal saw first in this step (hand links, the team's
+/// autobuyer): it lifts the commitment without anything being bought.
+fn first_shown(b: &Money2, a: &Money2) -> Money {
+    let hand = a
+        .seen_hand
+        .iter()
+        .filter(|(id, _)| !b.seen_hand.contains_key(id))
+        .fold(Money::ZERO, |s, (_, m)| s.checked_add(*m).expect("sum"));
+    let team = match (b.seen_autobuyer, a.seen_autobuyer) {
+        (None, Some(budget)) => budget,
+        _ => Money::ZERO,
+    };
+    hand.checked_add(team).expect("sum")
+}
+
 /// (3) Every autobuyer of the campaign's projects is in the state the file wants: running
 /// when the (unpaused) file wants it running, else stopped — removed, renamed, unknown
-/// autobuyers and those of a removed file included.
-pub fn autobuyers_as_desired(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Check {
+/// autobuyers and those of a removed file included; but the team's own autobuyer while no
+/// file ever adopted it (linkrunner touches only what it created or a file adopted by id).
+pub fn autobuyers_as_desired(
+    ledger: &Ledger,
+    m: &FileModel,
+    r: &Recorded,
+    outside: &Outside,
+) -> Check {
     let projects = projects(ledger, m);
     for a in ledger
         .autobuyers
         .iter()
         .filter(|a| projects.contains(&a.project_id))
+        .filter(|a| !never_adopted(a.id, r, outside))
     {
         let name = r
             .ids
@@ -168,7 +277,13 @@ pub fn autobuyers_as_desired(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Ch
 /// with the state the marketplace has; and the commitment equals the ledger's, plus the rent
 /// of the links the journal could not attribute to the one autobuyer covering their URL
 /// (counted on top while that autobuyer runs: the over-count of docs/operating.md#money, never an under-count).
-pub fn journal_equals_ledger(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Check {
+pub fn journal_equals_ledger(
+    ledger: &Ledger,
+    m: &FileModel,
+    r: &Recorded,
+    outside: &Outside,
+) -> Check {
+    let hand = &outside.hand;
     if !r.uncertain.is_empty() {
         return Err(format!("{}: still uncertain: {:?}", m.name, r.uncertain));
     }
@@ -178,9 +293,10 @@ pub fn journal_equals_ledger(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Ch
         .iter()
         .filter(|p| projects.contains(&p.project_id) && p.status == LinkStatus::Active)
         .collect();
+    let others = |p: &&&Purchase| p.autobuyer_id.is_some() || hand.contains(&p.link_id);
     let sold: BTreeSet<(i64, i64)> = active
         .iter()
-        .filter(|p| p.autobuyer_id.is_none())
+        .filter(|p| !others(p))
         .map(|p| (p.page_id, p.url_id))
         .collect();
     let held: BTreeSet<(i64, i64)> = r
@@ -195,11 +311,7 @@ pub fn journal_equals_ledger(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Ch
             m.name
         ));
     }
-    let theirs: BTreeSet<i64> = active
-        .iter()
-        .filter(|p| p.autobuyer_id.is_some())
-        .map(|p| p.link_id)
-        .collect();
+    let theirs: BTreeSet<i64> = active.iter().filter(others).map(|p| p.link_id).collect();
     let foreign: BTreeSet<i64> = r
         .foreign
         .iter()
@@ -208,13 +320,27 @@ pub fn journal_equals_ledger(ledger: &Ledger, m: &FileModel, r: &Recorded) -> Ch
         .collect();
     if theirs != foreign {
         return Err(format!(
-            "{}: autobuyers' links: marketplace {theirs:?}, journal {foreign:?}",
+            "{}: others' links (autobuyers', by hand): marketplace {theirs:?}, journal {foreign:?}",
             m.name
         ));
     }
-    autobuyers_known(ledger, m, r, &projects)?;
+    autobuyers_known(ledger, m, r, (&projects, outside))?;
     let over = unattributed_running_rent(ledger, r);
-    let expected = ledger_commitment(ledger, m).checked_add(over).expect("sum");
+    // The team's autobuyer no file adopted: its budget is nobody's to count (its links are,
+    // at their rent, in `over`).
+    let unadopted = ledger
+        .autobuyer(outside.autobuyer)
+        .filter(|a| projects.contains(&a.project_id) && a.state == AutobuyerState::Running)
+        .filter(|a| never_adopted(a.id, r, outside))
+        .map_or(Money::ZERO, |a| {
+            a.urls.iter().fold(Money::ZERO, |s, u| {
+                s.checked_add(u.monthly_budget).expect("sum")
+            })
+        });
+    let expected = ledger_commitment(ledger, m)
+        .checked_sub(unadopted)
+        .and_then(|e| e.checked_add(over))
+        .expect("sum");
     if r.budget.committed != expected {
         return Err(format!(
             "{}: the journal counts {}, the ledger's commitment is {} (+{over} counted on top): {:?}",
@@ -231,12 +357,13 @@ fn autobuyers_known(
     ledger: &Ledger,
     m: &FileModel,
     r: &Recorded,
-    projects: &HashSet<i64>,
+    (projects, outside): (&HashSet<i64>, &Outside),
 ) -> Check {
     for a in ledger
         .autobuyers
         .iter()
         .filter(|a| projects.contains(&a.project_id))
+        .filter(|a| !never_adopted(a.id, r, outside))
     {
         let Some((name, rec)) = r.ids.autobuyers.iter().find(|(_, rec)| rec.id == a.id) else {
             // Replaced by a new one of the same name (a changed spec): the journal switched it

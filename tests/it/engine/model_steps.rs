@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use linkrunner_sandbox::ListPaging;
 use linkrunner_sandbox::faults::Prng;
+use linkrunner_sandbox::{InUse, ListPaging};
 
 /// One autobuyer as the file wants it.
 #[derive(Debug, Clone)]
@@ -15,6 +15,10 @@ pub struct AbModel {
     pub url: usize,
     pub budget: i64,
     pub running: bool,
+    /// Adopted by `id` (the account's autobuyer started in the UI): its file entry carries
+    /// the seeded autobuyer's id and limits. A changed spec keeps it (it is replaced); a
+    /// rename makes a new autobuyer of linkrunner's own (the adopted one, gone, is stopped).
+    pub adopted: bool,
 }
 
 /// One campaign file as the model wants it; `present: false` is a removed file.
@@ -29,6 +33,9 @@ pub struct FileModel {
     /// Whether it has buy rounds.
     pub buys: bool,
     pub autobuyers: Vec<AbModel>,
+    /// Adopts the account already in use that the sandbox seeds (`project_id`, URL and text
+    /// ids, its autobuyer by `id`): links held by others from the start.
+    pub adopts: bool,
     /// Next autobuyer number, so every new or renamed autobuyer gets a fresh name.
     next_ab: u32,
 }
@@ -37,14 +44,16 @@ const CAPS: [i64; 5] = [300, 700, 1200, 2000, 3500];
 const BUDGETS: [i64; 3] = [200, 350, 600];
 
 impl FileModel {
-    /// The two campaigns every sequence starts from: one with buy rounds and an autobuyer,
-    /// one with autobuyers only.
+    /// The three campaigns every sequence starts from: one with buy rounds and an autobuyer,
+    /// one with autobuyers only, and one adopting an account already in use (buy rounds, the
+    /// team's hand-bought links and its running autobuyer, adopted).
     pub fn initial() -> Vec<FileModel> {
         let ab = |name: &str, url, budget, running| AbModel {
             name: name.into(),
             url,
             budget,
             running,
+            adopted: false,
         };
         vec![
             FileModel {
@@ -55,6 +64,7 @@ impl FileModel {
                 monthly: 1200,
                 buys: true,
                 autobuyers: vec![ab("ada-ab1", 0, 350, true)],
+                adopts: false,
                 next_ab: 2,
             },
             FileModel {
@@ -65,13 +75,32 @@ impl FileModel {
                 monthly: 2000,
                 buys: false,
                 autobuyers: vec![ab("bea-ab1", 0, 600, true), ab("bea-ab2", 1, 350, false)],
+                adopts: false,
                 next_ab: 3,
+            },
+            FileModel {
+                name: "cid-shop",
+                domain: ADOPTED_DOMAIN,
+                present: true,
+                paused: false,
+                monthly: 2000,
+                buys: true,
+                // The seeded `team-auto`: 500 RUB on `/trail`, as the sandbox runs it.
+                autobuyers: vec![AbModel {
+                    adopted: true,
+                    ..ab("team-auto", 1, 500, true)
+                }],
+                adopts: true,
+                next_ab: 1,
             },
         ]
     }
 
     pub fn url(&self, i: usize) -> String {
-        format!("{}/page-{i}", self.domain)
+        match self.adopts {
+            true => format!("{}/{}", self.domain, ["running-shoes", "trail"][i]),
+            false => format!("{}/page-{i}", self.domain),
+        }
     }
 
     /// The least `budget.monthly` validation accepts: the running autobuyers' budgets plus
@@ -96,23 +125,35 @@ impl FileModel {
         format!("{}-ab{n}", &self.name[..3])
     }
 
-    /// The file's YAML: two URLs, one filter, the autobuyers, buy rounds if any.
-    pub fn yaml(&self) -> String {
+    /// The file's YAML: two URLs, one filter, the autobuyers, buy rounds if any; an adopting
+    /// file names the seeded account's ids (`seeded`).
+    pub fn yaml(&self, seeded: &InUse) -> String {
         let mut y = format!(
-            "name: {}\ndomain: {}\npaused: {}\nurls:\n",
+            "name: {}\ndomain: {}\npaused: {}\n",
             self.name, self.domain, self.paused
         );
+        if self.adopts {
+            y += &format!("project_id: {}\n", seeded.project_id);
+        }
+        y += "urls:\n";
         for i in 0..2 {
-            y += &format!(
-                "  - url: {}\n    texts:\n      - \"#a#{} {i}#/a#\"\n",
-                self.url(i),
-                self.name
-            );
+            y += &match self.adopts {
+                // The seeded `/running-shoes` and `/trail`, with their ids.
+                true => adopted_url(&seeded.urls[i + 1]),
+                false => format!(
+                    "  - url: {}\n    texts:\n      - \"#a#{} {i}#/a#\"\n",
+                    self.url(i),
+                    self.name
+                ),
+            };
         }
         y += &format!(
             "budget:\n  monthly: {}\n  max_link_price: 150\n  daily_links: 30\n  total_links: 60\n",
             self.monthly
         );
+        if self.adopts {
+            y += "  unknown_link_rent: 150\n";
+        }
         if self.buys {
             y += "buy:\n  schedule: \"0 9 * * *\"\n  link_type_id: 1\n  per_run: 2\n  search:\n    price_rent_to: 150\n";
         }
@@ -121,16 +162,34 @@ impl FileModel {
             y += "autobuyers:\n";
         }
         for ab in &self.autobuyers {
+            // The adopted one's limits are the seeded autobuyer's.
+            let (id, limits) = match ab.adopted {
+                true => (format!("    id: {}\n", seeded.autobuyer_id), (20, 20)),
+                false => (String::new(), (6, 3)),
+            };
             y += &format!(
-                "  - name: {}\n    filter: cheap\n    state: {}\n    urls:\n      - {{ url: \"{}\", monthly_budget: {}, total_links_limit: 6, daily_links_limit: 3 }}\n",
+                "  - name: {}\n{id}    filter: cheap\n    state: {}\n    urls:\n      - {{ url: \"{}\", monthly_budget: {}, total_links_limit: {}, daily_links_limit: {} }}\n",
                 ab.name,
                 if ab.running { "running" } else { "stopped" },
                 self.url(ab.url),
-                ab.budget
+                ab.budget,
+                limits.0,
+                limits.1
             );
         }
         y
     }
+}
+
+/// The domain of the account in use the sandbox seeds for the adopting file.
+pub const ADOPTED_DOMAIN: &str = "https://cid.example";
+
+fn adopted_url(u: &linkrunner_sandbox::InUseUrl) -> String {
+    let mut y = format!("  - url: {}\n    url_id: {}\n    texts:\n", u.url, u.url_id);
+    for (text, id) in &u.texts {
+        y += &format!("      - {{ text: \"{text}\", text_id: {id} }}\n");
+    }
+    y
 }
 
 /// An edit of one campaign file.
@@ -174,6 +233,10 @@ pub enum Market {
     Lag(u64),
     /// Every running autobuyer buys up to this many links now.
     AutobuyNow(usize),
+    /// The team buys a link by hand in the adopted project: on its main page (0), which no
+    /// file names, or on `/running-shoes` (1), which no autobuyer of the file covers (a hand
+    /// link on a URL an autobuyer covers is counted inside its budget: see the report).
+    HandBuy(usize),
     /// The n-th active link (modulo their number) leaves: removed, still listed or not.
     LinkLeaves { nth: usize, listed: bool },
 }
@@ -303,9 +366,12 @@ fn edit(rng: &mut Prng, files: &mut [FileModel]) -> Vec<Step> {
         match rng.range(0, 9) {
             0 if m.autobuyers.len() < 3 => Edit::Add(AbModel {
                 name: m.fresh_name(),
-                url: rng.range(0, 1) as usize,
+                // In the adopted project, only on `/trail`, where the adopted one buys:
+                // hand purchases stay on URLs no autobuyer covers.
+                url: rng.range(0, 1) as usize | usize::from(m.adopts),
                 budget: *pick(rng, &BUDGETS),
                 running: rng.range(0, 2) > 0,
+                adopted: false,
             }),
             1 if !ab.is_empty() => Edit::Remove(ab),
             2 if !ab.is_empty() => Edit::Rename {
@@ -349,7 +415,10 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
             .autobuyers
             .iter_mut()
             .filter(|a| &a.name == from)
-            .for_each(|a| a.name = to.clone()),
+            .for_each(|a| {
+                a.name = to.clone();
+                a.adopted = false;
+            }),
         Edit::Flip(n) => m
             .autobuyers
             .iter_mut()
@@ -369,7 +438,7 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
 
 fn market(rng: &mut Prng) -> Market {
     let rate = |rng: &mut Prng| rng.range(1, 4) as f64 / 10.0;
-    match rng.range(0, 13) {
+    match rng.range(0, 15) {
         0 => Market::Calm,
         1..=3 => Market::CutAfterCommit(rate(rng)),
         4 => Market::ServerErrors(rate(rng)),
@@ -389,6 +458,7 @@ fn market(rng: &mut Prng) -> Market {
         }
         10 => Market::Lag(*pick(rng, &[0, 400, 1200])),
         11 | 12 => Market::AutobuyNow(rng.range(1, 2) as usize),
+        13 | 14 => Market::HandBuy(rng.range(0, 1) as usize),
         _ => Market::LinkLeaves {
             nth: rng.range(0, 50) as usize,
             listed: rng.range(0, 1) > 0,

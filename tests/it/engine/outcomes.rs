@@ -57,7 +57,7 @@ pub async fn donors_priced_under_an_unknown_key_stall_as_no_readable_price_until
         .await
         .unwrap();
     let stalled = status.stalled.expect("status shows the stall");
-    assert_eq!(stalled.reason, "no_readable_price");
+    assert_eq!(stalled.reason.as_str(), "no_readable_price");
 
     w.engine = engine_mapping(&w, "price=costPerMonth").await;
     let mapped = w.pass(true).await;
@@ -82,7 +82,8 @@ pub async fn a_balance_too_low_stalls_as_insufficient_balance_with_the_metric_se
     w.write_campaign("acme-shoes", ACME);
 
     let reports = w.pass(true).await;
-    gauges::refresh_campaign(&w.engine, "acme-shoes", Some(false)).await;
+    let present = linkrunner::views::overview::FileFact::Present { paused: false };
+    gauges::refresh_campaign(&w.engine, "acme-shoes", present).await;
 
     let acme = &reports[0];
     assert_eq!(acme.outcome, PassOutcome::Stalled, "{reports:#?}");

@@ -19,6 +19,7 @@ use linkrunner::store::{
     IntentState, LeaseToken, ListRead, ListedLink, NewIntent, Outcome, Reservation, RoundOutcome,
     StallReason, Store, StoreError,
 };
+use linkrunner::views::overview::FileFact;
 use linkrunner_sandbox::Faults;
 
 use super::faults::act_as_operator;
@@ -147,12 +148,16 @@ async fn assert_gauges_alike(w: &World, names: &[String]) {
         w.engine_with_token(TOKEN).await,
         w.engine_with_token(TOKEN).await,
     );
-    let paused = |n: &String| (n != "dune-maps").then_some(n == HAND[1]);
-    let campaigns: Vec<(String, Option<bool>)> =
-        names.iter().map(|n| (n.clone(), paused(n))).collect();
+    let file = |n: &String| match n.as_str() {
+        "dune-maps" => FileFact::Removed,
+        n => FileFact::Present {
+            paused: n == HAND[1],
+        },
+    };
+    let campaigns: Vec<(String, FileFact)> = names.iter().map(|n| (n.clone(), file(n))).collect();
     gauges::refresh_campaigns(&batch, &campaigns).await;
-    for (name, paused) in &campaigns {
-        gauges::refresh_campaign(&one_by_one, name, *paused).await;
+    for (name, file) in &campaigns {
+        gauges::refresh_campaign(&one_by_one, name, *file).await;
     }
     let shown = |e: &linkrunner::effects::Engine<_>| -> Vec<String> {
         let text: String = e.metrics().render();

@@ -154,6 +154,38 @@ pub async fn a_second_signal_exits_once_at_once(backend: Backend) {
     assert_safe_and_converged(&rig, &[spec]).await;
 }
 
+pub async fn a_second_signal_exits_run_at_once(backend: Backend) {
+    // Arrange: the daemon buying every second, its first purchase held at the marketplace and
+    // never answered, with a minute's grace to let it finish.
+    let (rig, spec) = rig(backend, Faults::default()).await;
+    let tripped = rig.proxy.arm(Op::BuyLinks, Trap::Unexecuted);
+    let mut child = rig.spawn_run(&["--round-every", "1", "--shutdown-grace", "60"]);
+    let pid = child.id().expect("pid");
+    tokio::time::timeout(Duration::from_secs(60), tripped)
+        .await
+        .expect("a purchase was sent")
+        .expect("trap");
+
+    // Act: SIGTERM (the daemon waits for the call within its grace), then SIGINT.
+    signal(pid, "TERM");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(child.try_wait().expect("status").is_none(), "still waiting");
+    let sent = Instant::now();
+    signal(pid, "INT");
+    let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+
+    // Assert: out at once, with 128 + SIGINT; what it left is settled by the next runs.
+    let status = status.expect("exits at once").expect("status");
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130), "{status}");
+    rig.restart_until_converged().await;
+    assert_safe_and_converged(&rig, &[spec]).await;
+}
+
 pub async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(backend: Backend) {
     // Arrange: the marketplace holds the first search poll and never answers it; searches
     // have 3 s, requests 10 s each (retried: a poll could take 40 s).

@@ -133,6 +133,24 @@ impl Rig {
         (child, rx)
     }
 
+    /// `run` on a free loopback port with `args`, its output discarded.
+    pub fn spawn_run(&self, args: &[&str]) -> Child {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let listen = format!("127.0.0.1:{port}");
+        let mut all = vec!["run", "--listen", listen.as_str()];
+        all.extend_from_slice(args);
+        let mut cmd = self.command(&all);
+        cmd.stdout(Stdio::null()).stderr(if test_log() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        });
+        cmd.spawn().expect("linkrunner run starts")
+    }
+
     /// `once`, killed with SIGKILL where `LINKRUNNER_TEST_FAULTPOINT=point` stops it.
     pub async fn once_killed_at_faultpoint(&self, point: &str) {
         let (mut child, reached) = self.spawn_once(&[("LINKRUNNER_TEST_FAULTPOINT", point)]);

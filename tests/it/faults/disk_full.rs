@@ -60,7 +60,7 @@ impl Drop for SmallFs {
     }
 }
 
-fn changing_calls(l: &Ledger) -> u64 {
+pub(super) fn changing_calls(l: &Ledger) -> u64 {
     l.requests
         .iter()
         .filter(|(op, _)| {

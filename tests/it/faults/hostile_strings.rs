@@ -2,7 +2,7 @@
 //! sequences (colour, window title, screen clear), NUL, BEL, CR, tab, a C1 CSI, BIDI
 //! overrides and a spreadsheet formula. The real binary runs a pass through a proxy that
 //! serves it; then every surface that shows it — the binary's human and JSON logs, `once`'s
-//! output, `status`, `history` (text and CSV), `explain`, and the status page — must carry
+//! output, `status`, `history` (text and CSV), `report` (CSV), `explain`, and the status page — must carry
 //! none of those characters as they are, and still show the text (escaped).
 
 use std::process::{Command, Output};
@@ -61,7 +61,6 @@ fn text(out: &Output) -> (String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails after merging the JSON log formatter (issue 26) with the escaping writer (issue 25): see the closing note"]
 async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
     let canary = Canary::new();
     let sandbox = start_sandbox(sandbox_config(&canary)).await;
@@ -118,7 +117,8 @@ async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
         .into_iter()
         .find(|i| i.error.as_deref().is_some_and(|e| e.contains(MARKER)))
         .expect("a purchase recorded with the marketplace's message");
-    let runs: [(&str, Vec<String>); 6] = [
+    let month = chrono::Utc::now().format("%Y-%m").to_string();
+    let runs: [(&str, Vec<String>); 7] = [
         ("status", vec!["status".into()]),
         (
             "status --format json",
@@ -128,6 +128,16 @@ async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
         (
             "history --format csv",
             vec!["history".into(), "--format".into(), "csv".into()],
+        ),
+        (
+            "report --format csv",
+            vec![
+                "report".into(),
+                "--month".into(),
+                month,
+                "--format".into(),
+                "csv".into(),
+            ],
         ),
         (
             "explain",
@@ -150,6 +160,10 @@ async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
         assert_safe(&format!("{surface} (stderr)"), &stderr);
         if surface == "explain" {
             assert_shown(surface, &stdout);
+        }
+        if surface.starts_with("report") {
+            assert!(out.status.success(), "{surface}: {stderr}");
+            assert!(stdout.starts_with("month,campaign,"), "{surface}: {stdout}");
         }
         if surface.contains("csv") {
             for field in stdout.lines().flat_map(|l| l.split(',')) {

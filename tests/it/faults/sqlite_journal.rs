@@ -1,0 +1,193 @@
+//! Issue 25, point 3: the SQLite journal faults besides a full disk (`disk_full.rs`), each
+//! real and in the middle of buy rounds:
+//!
+//! - locked: another process holds an exclusive lock (the `sqlite3` shell in `BEGIN
+//!   EXCLUSIVE`, as an operator's inspection or a backup tool would);
+//! - read-only: the database file and its WAL made immutable (`chattr +i`: the tests run as
+//!   root, whom mode bits do not stop; writes through the daemon's open descriptors fail).
+//!
+//! Every write fails cleanly, `/readyz` answers 503 with the reason and
+//! `linkrunner_journal_writable` is 0, nothing changing is sent meanwhile; once the fault is
+//! gone the daemon recovers by itself, and the ledger shows nothing bought twice or lost.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::Duration;
+
+use super::disk_full::changing_calls;
+use super::support::*;
+
+/// A `sqlite3` process holding `BEGIN EXCLUSIVE` on a database until released.
+struct Locker {
+    child: Child,
+    stdin: ChildStdin,
+}
+
+impl Locker {
+    fn lock(db: &Path) -> Locker {
+        let mut child = Command::new("sqlite3")
+            .arg(db)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("this test needs the sqlite3 shell");
+        let mut stdin = child.stdin.take().expect("stdin");
+        // The shell waits for the daemon's own writes to end, then holds the lock.
+        writeln!(stdin, ".timeout 30000\nBEGIN EXCLUSIVE;\nSELECT 'locked';").expect("lock asked");
+        let mut said = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut said)
+            .expect("the shell answers");
+        assert_eq!(said.trim(), "locked", "the lock was taken");
+        Locker { child, stdin }
+    }
+
+    fn release(mut self) {
+        writeln!(self.stdin, "COMMIT;\n.quit").expect("release");
+        drop(self.stdin);
+        let status = self.child.wait().expect("the shell exits");
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// A fault put on the journal file and taken off again.
+trait Fault: Send + 'static {
+    fn put(db: &Path) -> Self;
+    fn take_off(self);
+}
+
+impl Fault for Locker {
+    fn put(db: &Path) -> Self {
+        Locker::lock(db)
+    }
+    fn take_off(self) {
+        self.release()
+    }
+}
+
+/// The database file and its WAL immutable: every write to them fails, even root's.
+struct ReadOnly(Vec<std::path::PathBuf>);
+
+fn chattr(flag: &str, files: &[std::path::PathBuf]) {
+    let out = Command::new("chattr")
+        .arg(flag)
+        .args(files)
+        .output()
+        .expect("chattr runs");
+    assert!(
+        out.status.success(),
+        "this test needs chattr on an ext4-like filesystem, as root: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Fault for ReadOnly {
+    fn put(db: &Path) -> Self {
+        let wal = db.with_extension("db-wal");
+        let files: Vec<_> = [db.to_path_buf(), wal]
+            .into_iter()
+            .filter(|f| f.exists())
+            .collect();
+        chattr("+i", &files);
+        ReadOnly(files)
+    }
+    fn take_off(self) {
+        chattr("-i", &self.0);
+    }
+}
+
+impl Drop for ReadOnly {
+    /// A failed test must leave no file its temporary directory cannot remove.
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").args(&self.0).output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
+    journal_fault::<Locker>("locked").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
+    journal_fault::<ReadOnly>("").await;
+}
+
+/// The daemon meets fault `F` on its journal; `/readyz` shows `reason` while it lasts.
+async fn journal_fault<F: Fault>(reason: &str) {
+    // Arrange: the daemon buying every second on an SQLite journal.
+    init_logs();
+    let dir = tempfile::tempdir().expect("journal dir");
+    let file = dir.path().join("journal.db");
+    let db_url = format!("sqlite://{}", file.display());
+    let canary = Canary::new();
+    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let campaigns = campaign_dir("0 9 * * *");
+    let d = in_process(&db_url, &sandbox.base_url(), &canary, campaigns.path()).await;
+    within(Duration::from_secs(30), "a first purchase", || async {
+        (!sandbox.ledger().purchases.is_empty()).then_some(())
+    })
+    .await;
+
+    // Act: the fault.
+    let path = file.clone();
+    let fault = tokio::task::spawn_blocking(move || F::put(&path))
+        .await
+        .expect("the fault is on");
+
+    // Assert: not ready, with the reason (after SQLite's busy timeout); the gauge says so;
+    // nothing changing is sent.
+    let body = within(
+        Duration::from_secs(60),
+        "/readyz 503 saying the journal cannot be written",
+        || async {
+            let (status, body) = http_get(d.addr, "/readyz").await?;
+            (status == 503 && body.contains("cannot be written")).then_some(body)
+        },
+    )
+    .await;
+    assert!(body.contains(reason), "the reason is shown: {body}");
+    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
+    assert!(
+        metrics.contains("linkrunner_journal_writable 0"),
+        "{metrics}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = changing_calls(&sandbox.ledger());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        changing_calls(&sandbox.ledger()),
+        during,
+        "a changing call was sent while the journal could not be written"
+    );
+    assert!(d.is_running(), "the daemon exited on the fault");
+
+    // Act: the fault is taken off.
+    tokio::task::spawn_blocking(move || fault.take_off())
+        .await
+        .expect("the fault is off");
+    let released_at = chrono::Utc::now();
+
+    // Assert: ready again and buying, by itself; nothing bought twice or lost.
+    within(Duration::from_secs(30), "/readyz 200 again", || async {
+        (http_get(d.addr, "/readyz").await?.0 == 200).then_some(())
+    })
+    .await;
+    within(
+        Duration::from_secs(60),
+        "a successful round after recovery, all settled",
+        || settled_round_after(&d.store, released_at),
+    )
+    .await;
+    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
+    assert!(
+        metrics.contains("linkrunner_journal_writable 1"),
+        "{metrics}"
+    );
+    let store = d.store.clone();
+    d.stop().await;
+    assert_ledger_invariants(&sandbox.ledger(), &store).await;
+    store.close().await;
+}
