@@ -20,7 +20,7 @@
 
 pub(crate) mod import;
 pub mod month;
-pub(crate) mod overview;
+pub mod overview;
 pub(crate) mod recorded;
 pub(crate) mod recorded_many;
 pub mod report;

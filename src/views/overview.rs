@@ -94,7 +94,7 @@ impl CampaignState {
 
 /// What the campaign files say about one campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileFact {
+pub enum FileFact {
     Present {
         paused: bool,
     },
