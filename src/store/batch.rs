@@ -6,7 +6,8 @@
 //! `views::recorded_many` assembles exactly as `Recorded::load` does (tested on both
 //! backends by tests/it `engine::recorded_many`).
 //!
-//! The gauges read less ([`Store::gauges_of`]): counts of intents by one aggregate query.
+//! The gauges read less ([`Store::gauges_of`]): counts of intents by one aggregate query; the
+//! status page's list reads counts of intents, links and autobuyers ([`Store::list_of`]).
 //!
 //! Which rows are read: when the campaigns asked for are most of those the journal knows,
 //! every row of each table (one query each, no parameters) and rows of other campaigns are
@@ -83,7 +84,7 @@ pub struct CampaignGauges {
 /// What the campaign list (the status page's table and summary, `/api/v1/summary`) shows of
 /// a campaign, without its rows: the budget, counts, the latest round and the stall. Each
 /// value is what [`Recorded::load`](crate::decide::recorded::Recorded) holds counted (tested
-/// against `status` on both backends by tests/it `daemon::list_rows`).
+/// against `status` on both backends by tests/it `engine::recorded_many`).
 #[derive(Debug, Clone)]
 pub struct CampaignListFacts {
     pub budget: BudgetSnapshot,
@@ -276,8 +277,9 @@ impl Reports<'_> {
                  FROM autobuyers WHERE {w} GROUP BY campaign"
             )
         };
+        type Sql = Box<dyn Fn(&str) -> String + Send + Sync>;
         type Set = fn(&mut CampaignListFacts, u32, u32);
-        let reads: [(Box<dyn Fn(&str) -> String + Send + Sync>, Set); 4] = [
+        let reads: [(Sql, Set); 4] = [
             (Box::new(intents), |f, a, b| {
                 (f.uncertain, f.uncertain_creations) = (a, b)
             }),

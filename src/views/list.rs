@@ -8,8 +8,8 @@
 //! read by [`campaign_rows`] from counts (`Store::list_of`: eight aggregate queries for all
 //! campaigns, nothing decoded per intent or link). They are not a second truth: each row is
 //! what [`CampaignRow::of`] takes from the campaign's [`CampaignStatus`], state and reason
-//! decided by the same code ([`StateInputs`]); tests/it `daemon::list_rows` holds the two
-//! reads equal on both backends, and the API's page of statuses is chosen by these rows.
+//! decided by the same code ([`StateInputs`]); tests/it `engine::recorded_many` holds the
+//! two reads equal on both backends, and the API's page of statuses is chosen by these rows.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
