@@ -216,7 +216,11 @@ async fn plan_from_a_daemon_with_a_token_reads_with_the_token_file_and_names_401
 
     // Assert: with the token the state is read and planned (0 or 2, never 1); without it, or
     // with another, a clean exit 1 naming the 401 and the URL, no panic, no token shown.
-    assert!(matches!(with.status.code(), Some(0 | 2)), "{}", shown(&with));
+    assert!(
+        matches!(with.status.code(), Some(0 | 2)),
+        "{}",
+        shown(&with)
+    );
     assert!(
         stdout(&with).contains("campaign token-shop\n"),
         "{}",
