@@ -113,13 +113,27 @@ fn report(
                 "{} {}; one project, autobuyer or domain belongs to one campaign file \
                  (see docs/adoption.md, \"a team with a duplicate project\")",
                 what(key),
-                others.join(", ")
+                named(&others)
             );
             out.push(Clash {
                 index: i,
                 diagnostic: Diagnostic::new(&files[i].0, pos, msg),
             });
         }
+    }
+}
+
+/// Most other files a clash names: each file of a clash gets its own message, so naming
+/// every other file would make n files' messages grow as n² (200 files copied from one
+/// template: 200 messages of 199 paths each).
+const NAMED_OTHERS: usize = 3;
+
+/// `a, b, c` or `a, b, c and 196 more`.
+fn named(others: &[String]) -> String {
+    let shown = others[..others.len().min(NAMED_OTHERS)].join(", ");
+    match others.len().saturating_sub(NAMED_OTHERS) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
     }
 }
 
@@ -130,6 +144,37 @@ fn display(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clash_of_many_files_names_a_few_others_and_counts_the_rest() {
+        let files: Vec<(PathBuf, Claims)> = (0..200)
+            .map(|k| {
+                let claims = Claims {
+                    domain: Some(At::new("acme.example".to_string(), Pos::FILE)),
+                    ..Claims::default()
+                };
+                (PathBuf::from(format!("c/shop-{k:03}.yaml")), claims)
+            })
+            .collect();
+        let out = clashes(&files);
+        assert_eq!(out.len(), 200, "every file of the clash has its problem");
+        let first = out[0].diagnostic.to_string();
+        assert!(
+            first.contains(
+                "is also the domain of c/shop-001.yaml, c/shop-002.yaml, c/shop-003.yaml and 196 more;"
+            ),
+            "{first}"
+        );
+        assert!(first.len() < 400, "{} bytes: {first}", first.len());
+        let two = clashes(&files[..2]);
+        assert!(
+            two[0]
+                .diagnostic
+                .to_string()
+                .contains("is also the domain of c/shop-001.yaml;"),
+            "two files name each other whole"
+        );
+    }
 
     #[test]
     fn host_case_scheme_and_default_ports_fold_into_one_site() {

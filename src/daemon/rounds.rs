@@ -286,6 +286,25 @@ impl<M: Market> Daemon<M> {
                 "shutdown grace elapsed with steps still running; their intents stay in flight and are settled at the next start"
             );
         }
+        self.release_leases().await;
+    }
+
+    /// Releases the leases of the passes the grace cut off (the others released theirs), so
+    /// the next process takes their campaigns at once. Safe although their tasks still run
+    /// until the process exits: the engine is cancelled, so they send nothing new, and a call
+    /// of theirs still in flight is what the next holder settles, as after a kill.
+    async fn release_leases(&self) {
+        let holder = self.engine.holder();
+        match self.engine.store().leases().release_leases_of(holder).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                leases = n,
+                "released the leases of passes cut off at shutdown"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "releasing the leases at shutdown failed; they expire with their TTL")
+            }
+        }
     }
 
     /// The journal is unreachable: nothing was sent; the slot is tried again shortly.

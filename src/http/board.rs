@@ -12,8 +12,9 @@
 //! | `page` | 1, 2, ... (past the last: the last) | 1 |
 //! | `per_page` | 1 to [`MAX_PER_PAGE`] | [`PER_PAGE`] |
 //!
-//! Everything shown comes from [`CampaignStatus`] and [`Summary`], the values
-//! `/api/v1/campaigns` and `/api/v1/summary` serve; text is escaped by [`esc`].
+//! Everything shown comes from [`CampaignRow`] (the list's read model: what each campaign's
+//! status in `/api/v1/campaigns` gives, read from counts) and [`Summary`] (what
+//! `/api/v1/summary` serves); text is escaped by [`esc`]. The API takes the same parameters.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -23,8 +24,8 @@ use serde::Deserialize;
 use chrono::{DateTime, Utc};
 
 use super::page::{bar, document, esc, href, stamp};
+use crate::views::list::CampaignRow;
 use crate::views::overview::CampaignState;
-use crate::views::report::CampaignStatus;
 use crate::views::summary::Summary;
 
 /// Rows on one page unless `per_page` says otherwise.
@@ -115,7 +116,7 @@ impl Column {
         }
     }
 
-    fn order(self, a: &CampaignStatus, b: &CampaignStatus) -> Ordering {
+    fn order(self, a: &CampaignRow, b: &CampaignRow) -> Ordering {
         match self {
             Column::Name => a.campaign.cmp(&b.campaign),
             Column::State => a.state.cmp(&b.state),
@@ -125,8 +126,8 @@ impl Column {
             Column::Held => held(a).cmp(&held(b)),
             Column::Today => a.links_today.cmp(&b.links_today),
             Column::Total => a.links_total.cmp(&b.links_total),
-            Column::Autobuyers => running_autobuyers(a).cmp(&running_autobuyers(b)),
-            Column::Uncertain => a.uncertain.len().cmp(&b.uncertain.len()),
+            Column::Autobuyers => a.autobuyers_running.cmp(&b.autobuyers_running),
+            Column::Uncertain => a.uncertain.cmp(&b.uncertain),
             Column::LastRound => last_slot(a).cmp(&last_slot(b)),
             Column::NextRound => a.next_round.cmp(&b.next_round),
         }
@@ -217,9 +218,18 @@ impl View {
         href(&pairs)
     }
 
+    /// Of `matching` rows in order: the page shown (past the last: the last), how many pages
+    /// there are, and the rows of that page.
+    pub fn window(&self, matching: usize) -> (usize, usize, std::ops::Range<usize>) {
+        let pages = matching.div_ceil(self.per_page).max(1);
+        let page = self.page.min(pages);
+        let first = ((page - 1) * self.per_page).min(matching);
+        (page, pages, first..(first + self.per_page).min(matching))
+    }
+
     /// The campaigns this view shows, in its order (every page, not one).
-    pub(crate) fn select<'a>(&self, all: &'a [CampaignStatus]) -> Vec<&'a CampaignStatus> {
-        let mut rows: Vec<&CampaignStatus> = all
+    pub fn select<'a>(&self, all: &'a [CampaignRow]) -> Vec<&'a CampaignRow> {
+        let mut rows: Vec<&CampaignRow> = all
             .iter()
             .filter(|c| self.state.is_none_or(|s| c.state == s))
             .filter(|c| self.q.is_empty() || c.campaign.to_lowercase().contains(&self.q))
@@ -249,30 +259,21 @@ fn number(text: Option<&str>, name: &str, min: usize, max: usize) -> Result<Opti
     }
 }
 
-fn held(c: &CampaignStatus) -> usize {
+fn held(c: &CampaignRow) -> usize {
     c.links_held + c.other_links
 }
 
-fn running_autobuyers(c: &CampaignStatus) -> usize {
-    c.autobuyers.iter().filter(|a| a.running).count()
-}
-
-fn last_slot(c: &CampaignStatus) -> Option<DateTime<Utc>> {
-    c.last_round.as_ref().map(|r| r.slot)
+fn last_slot(c: &CampaignRow) -> Option<DateTime<Utc>> {
+    c.last_round.as_ref().map(|r| r.0)
 }
 
 /// The commitment in thousandths of the cap (0 without a cap): a whole number to sort by.
-fn used_per_mille(c: &CampaignStatus) -> i64 {
+fn used_per_mille(c: &CampaignRow) -> i64 {
     super::page::percent_of(c.monthly_commitment, c.monthly_cap, 1000)
 }
 
 /// The list view: the summary, then one page of the table as `v` asks.
-pub(crate) fn render_page(
-    all: &[CampaignStatus],
-    sum: &Summary,
-    v: &View,
-    now: DateTime<Utc>,
-) -> String {
+pub fn render_page(all: &[CampaignRow], sum: &Summary, v: &View, now: DateTime<Utc>) -> String {
     let mut o = String::with_capacity(64 * 1024);
     let _ = write!(o, "<h1>linkrunner: {} campaign(s)</h1>", all.len());
     if let Some(why) = &sum.all_spending_stopped {
@@ -286,13 +287,12 @@ pub(crate) fn render_page(
 }
 
 /// The summary and one page of the table.
-pub(crate) fn render_board(o: &mut String, all: &[CampaignStatus], sum: &Summary, v: &View) {
+pub fn render_board(o: &mut String, all: &[CampaignRow], sum: &Summary, v: &View) {
     render_summary(o, sum);
     let rows = v.select(all);
-    let pages = rows.len().div_ceil(v.per_page).max(1);
-    let page = v.page.min(pages);
-    let first = (page - 1) * v.per_page;
-    let shown = &rows[first.min(rows.len())..(first + v.per_page).min(rows.len())];
+    let (page, pages, range) = v.window(rows.len());
+    let first = range.start;
+    let shown = &rows[range];
     render_filter(o, sum, v);
     let _ = write!(
         o,
@@ -443,7 +443,7 @@ fn render_filter(o: &mut String, s: &Summary, v: &View) {
     o.push_str(" <button type=\"submit\">Show</button></form>");
 }
 
-fn render_table(o: &mut String, rows: &[&CampaignStatus], v: &View) {
+fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View) {
     o.push_str("<table class=\"campaigns\" id=\"campaigns\"><thead><tr>");
     for c in Column::ALL {
         let (mark, desc) = match (c == v.sort, v.desc) {
@@ -470,11 +470,14 @@ fn render_table(o: &mut String, rows: &[&CampaignStatus], v: &View) {
     o.push_str("</tbody></table>");
 }
 
-fn render_row(o: &mut String, c: &CampaignStatus) {
+fn render_row(o: &mut String, c: &CampaignRow) {
     let st = c.state.as_str();
-    let last = c.last_round.as_ref().map_or("none".to_string(), |r| {
-        format!("{} {}", stamp(r.slot), r.outcome)
-    });
+    let last = c
+        .last_round
+        .as_ref()
+        .map_or("none".to_string(), |(slot, outcome)| {
+            format!("{} {outcome}", stamp(*slot))
+        });
     let next = c.next_round.map_or("—".to_string(), stamp);
     let _ = write!(
         o,
@@ -493,9 +496,9 @@ fn render_row(o: &mut String, c: &CampaignStatus) {
         c.daily_links_cap,
         c.links_total,
         c.total_links_cap,
-        running_autobuyers(c),
-        c.autobuyers.len(),
-        c.uncertain.len(),
+        c.autobuyers_running,
+        c.autobuyers,
+        c.uncertain,
         esc(&last),
         esc(&next),
     );
@@ -576,7 +579,7 @@ mod tests {
     }
 
     /// `n` campaigns with names of the longest kind (63 characters), in varied states.
-    fn statuses(n: usize) -> Vec<CampaignStatus> {
+    fn statuses(n: usize) -> Vec<CampaignRow> {
         use crate::decide::recorded::Recorded;
         use crate::money::Money;
         use crate::views::overview::FileFact;
@@ -594,7 +597,7 @@ mod tests {
                 c.state = CampaignState::ALL[i % CampaignState::ALL.len()];
                 c.monthly_commitment = Money::from_kopecks((i as i64 * 7919) % 100_000);
                 c.next_round = Some(chrono::Utc::now());
-                c
+                CampaignRow::of(&c)
             })
             .collect()
     }
@@ -610,14 +613,13 @@ mod tests {
             ..View::default()
         };
         let rows = v.select(&all);
-        let mut want: Vec<&CampaignStatus> = all
+        let mut want: Vec<&CampaignRow> = all
             .iter()
             .filter(|c| c.state == CampaignState::Paused && c.campaign.contains("001"))
             .collect();
         want.sort_by_key(|c| std::cmp::Reverse(c.monthly_commitment));
         assert!(!rows.is_empty());
-        let names =
-            |r: &[&CampaignStatus]| r.iter().map(|c| c.campaign.clone()).collect::<Vec<_>>();
+        let names = |r: &[&CampaignRow]| r.iter().map(|c| c.campaign.clone()).collect::<Vec<_>>();
         assert_eq!(names(&rows), names(&want));
     }
 

@@ -1,5 +1,6 @@
-//! `GET /`: reads the one read model (`super::all_statuses`, the summary) and answers the
-//! view the query asks for: the list (`super::board`) or one campaign (`super::page`).
+//! `GET /`: reads the one read model (the list's rows, `super::all_rows`, and their summary)
+//! and answers the view the query asks for: the list (`super::board`) or one campaign
+//! (`super::page`, its whole status).
 //! A query it cannot take is answered 400, naming the parameter.
 
 use axum::extract::rejection::QueryRejection;
@@ -9,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::board::{PageQuery, View, render_page};
 use super::page::{page_not_found, render_detail};
-use super::{AppState, one_status, statuses_and_summary, unavailable};
+use super::{AppState, one_status, rows_and_summary, unavailable};
 
 pub(super) async fn status_page(
     State(s): State<AppState>,
@@ -30,7 +31,7 @@ pub(super) async fn status_page(
             Err(e) => unavailable(&s, e),
         };
     }
-    match statuses_and_summary(&s).await {
+    match rows_and_summary(&s).await {
         Ok((all, sum)) => {
             html(render_page(&all, &sum, &view.unwrap_or_default(), now)).into_response()
         }

@@ -6,7 +6,8 @@
 //! `views::recorded_many` assembles exactly as `Recorded::load` does (tested on both
 //! backends by tests/it `engine::recorded_many`).
 //!
-//! The gauges read less ([`Store::gauges_of`]): counts of intents by one aggregate query.
+//! The gauges read less ([`Store::gauges_of`]): counts of intents by one aggregate query; the
+//! status page's list reads counts of intents, links and autobuyers ([`Store::list_of`]).
 //!
 //! Which rows are read: when the campaigns asked for are most of those the journal knows,
 //! every row of each table (one query each, no parameters) and rows of other campaigns are
@@ -77,6 +78,26 @@ pub struct CampaignGauges {
     /// Purchases `succeeded`.
     pub bought: u32,
     pub last_success: Option<RoundRow>,
+    pub stall: Option<StallRow>,
+}
+
+/// What the campaign list (the status page's table and summary, `/api/v1/summary`) shows of
+/// a campaign, without its rows: the budget, counts, the latest round and the stall. Each
+/// value is what [`Recorded::load`](crate::decide::recorded::Recorded) holds counted (tested
+/// against `status` on both backends by tests/it `engine::recorded_many`).
+#[derive(Debug, Clone)]
+pub struct CampaignListFacts {
+    pub budget: BudgetSnapshot,
+    /// Intents `uncertain`, of any kind, and those that are autobuyer creations.
+    pub uncertain: u32,
+    pub uncertain_creations: u32,
+    /// Held and foreign links not released.
+    pub links_held: u32,
+    pub other_links: u32,
+    /// Autobuyers recorded, and those that count as running.
+    pub autobuyers: u32,
+    pub autobuyers_running: u32,
+    pub last_round: Option<RoundRow>,
     pub stall: Option<StallRow>,
 }
 
@@ -190,6 +211,92 @@ impl Reports<'_> {
         }
         .await;
         self.done(result)
+    }
+
+    /// What the list shows of each of `names` the journal knows: the budget, counts by
+    /// aggregate queries (no intent or link decoded), the latest round, the stall. Eight
+    /// queries for all of them (whole tables when they are most of the journal's campaigns).
+    pub async fn list_of(
+        self,
+        names: &[String],
+        day: NaiveDate,
+    ) -> Result<BTreeMap<String, CampaignListFacts>, StoreError> {
+        let result = async {
+            let scope = self.scope(names).await?;
+            let mut out: BTreeMap<String, CampaignListFacts> = self
+                .budgets_of(&scope, day)
+                .await?
+                .into_iter()
+                .map(|(name, j)| (name, new_list_facts(j.budget)))
+                .collect();
+            self.list_counts(&scope, &mut out).await?;
+            for r in self.rows_of(&scope, None, latest_round("")).await? {
+                if let Some(f) = out.get_mut(&col::<String>(&r, "campaign")?) {
+                    f.last_round = Some(round_from_row(&r)?);
+                }
+            }
+            let stalls = |w: &str| {
+                format!("SELECT campaign, {STALL_COLUMNS} FROM campaign_stalls WHERE {w}")
+            };
+            for r in self.rows_of(&scope, None, stalls).await? {
+                if let Some(f) = out.get_mut(&col::<String>(&r, "campaign")?) {
+                    f.stall = Some(stall_from_row(&r)?);
+                }
+            }
+            Ok(out)
+        }
+        .await;
+        self.done(result)
+    }
+
+    /// The counts of [`CampaignListFacts`], one aggregate query a table.
+    async fn list_counts(
+        self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, CampaignListFacts>,
+    ) -> Result<(), StoreError> {
+        let intents = |w: &str| {
+            format!(
+                "SELECT campaign, CAST(COUNT(*) AS BIGINT) AS a, \
+                 CAST(SUM(CASE WHEN kind = 'create_autobuyer' THEN 1 ELSE 0 END) AS BIGINT) AS b \
+                 FROM intents WHERE state = 'uncertain' AND {w} GROUP BY campaign"
+            )
+        };
+        let live = |table: &'static str| {
+            move |w: &str| {
+                format!(
+                    "SELECT campaign, CAST(COUNT(*) AS BIGINT) AS a, CAST(0 AS BIGINT) AS b \
+                     FROM {table} WHERE released_at IS NULL AND {w} GROUP BY campaign"
+                )
+            }
+        };
+        let autobuyers = |w: &str| {
+            format!(
+                "SELECT campaign, CAST(COUNT(*) AS BIGINT) AS a, \
+                 CAST(SUM(CASE WHEN running <> 0 THEN 1 ELSE 0 END) AS BIGINT) AS b \
+                 FROM autobuyers WHERE {w} GROUP BY campaign"
+            )
+        };
+        type Sql = Box<dyn Fn(&str) -> String + Send + Sync>;
+        type Set = fn(&mut CampaignListFacts, u32, u32);
+        let reads: [(Sql, Set); 4] = [
+            (Box::new(intents), |f, a, b| {
+                (f.uncertain, f.uncertain_creations) = (a, b)
+            }),
+            (Box::new(live("held_links")), |f, a, _| f.links_held = a),
+            (Box::new(live("foreign_links")), |f, a, _| f.other_links = a),
+            (Box::new(autobuyers), |f, a, b| {
+                (f.autobuyers, f.autobuyers_running) = (a, b)
+            }),
+        ];
+        for (sql, set) in reads {
+            for r in self.rows_of(scope, None, sql).await? {
+                if let Some(f) = out.get_mut(&col::<String>(&r, "campaign")?) {
+                    set(f, count(&r, "a")?, count(&r, "b")?);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whole tables when `names` are at least half the campaigns the journal knows.
@@ -456,6 +563,20 @@ fn latest_round(only: &'static str) -> impl Fn(&str) -> String {
              MAX(slot) AS s FROM rounds WHERE {only} {w} GROUP BY campaign) m \
              ON r.campaign = m.c AND r.slot = m.s"
         )
+    }
+}
+
+fn new_list_facts(budget: BudgetSnapshot) -> CampaignListFacts {
+    CampaignListFacts {
+        budget,
+        uncertain: 0,
+        uncertain_creations: 0,
+        links_held: 0,
+        other_links: 0,
+        autobuyers: 0,
+        autobuyers_running: 0,
+        last_round: None,
+        stall: None,
     }
 }
 

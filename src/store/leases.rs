@@ -197,6 +197,20 @@ impl Leases<'_> {
             .await
     }
 
+    /// Lets go of every lease `holder` still holds; how many. For a process that is exiting
+    /// with passes cut off mid-call (the daemon's shutdown grace ran out): their leases would
+    /// otherwise block the campaigns for the TTL, or until a process of this host sees the
+    /// holder gone. The rows stay (expired) to keep their fences.
+    pub async fn release_leases_of(self, holder: &str) -> Result<u64, StoreError> {
+        let done =
+            sqlx::query("UPDATE leases SET expires_at = 0 WHERE holder = $1 AND expires_at > 0")
+                .bind(holder)
+                .execute(&self.writer)
+                .await
+                .map_err(db("release_leases_of"));
+        self.write_done(done).await.map(|r| r.rows_affected())
+    }
+
     /// Lets another holder take the campaign now. The row stays (expired) to keep the fence.
     pub async fn release_lease(self, lease: &LeaseToken) -> Result<(), StoreError> {
         let done = sqlx::query(

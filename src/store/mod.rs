@@ -60,7 +60,7 @@ pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
 pub use account::AccountBudget;
 pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
-pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal};
+pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListFacts};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
 pub use files::CampaignFile;

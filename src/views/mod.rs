@@ -11,6 +11,7 @@
 //! | [`recorded`], [`recorded_many`] | the journal read into the decisions' input, for one campaign or many |
 //! | [`overview`] | the campaign states and the summary every surface shows (one truth) |
 //! | [`report`] | `status` and `plan` output |
+//! | [`list`] | the campaign list's rows: the page's table, what the summary adds up |
 //! | [`summary`] | the summary over every campaign (the page's top, `/api/v1/summary`) |
 //! | [`review`] | `plan --format markdown`: the plan as a pull-request comment |
 //! | [`story`] | `history` and `explain`: what moved money, why, one link's story |
@@ -18,7 +19,8 @@
 //! | [`import`] | `import`: the campaign file that adopts a project, from its link list |
 //! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
 
-pub(crate) mod import;
+pub mod import;
+pub mod list;
 pub mod month;
 pub mod overview;
 pub(crate) mod recorded;

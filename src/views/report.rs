@@ -7,7 +7,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::money::Money;
-use crate::store::{CHUNK, IntentKind, RoundState, StallReason, Store, StoreError, SwitchState};
+use crate::store::{
+    CHUNK, Halt, IntentKind, RoundRow, RoundState, StallReason, StallRow, Store, StoreError,
+    SwitchState,
+};
 
 use crate::decide::plan::CampaignPlan;
 use crate::decide::policy::policy;
@@ -170,59 +173,85 @@ pub(crate) async fn campaign_statuses(
     Ok(all)
 }
 
-/// The facts the state is decided from, as this record holds them.
-fn state_facts(r: &Recorded, file: FileFact) -> StateFacts {
-    StateFacts {
-        file,
-        halted: r.halts.iter().any(|h| h.is_global()),
-        own_halt: r.halts.iter().any(|h| !h.is_global()),
-        uncertain_creations: r
-            .uncertain
-            .iter()
-            .filter(|i| i.kind == IntentKind::CreateAutobuyer)
-            .count(),
-        uncertain: r.uncertain.len(),
-        stalled: r.stall.as_ref().is_some_and(|s| s.reason.is_some()),
-        last_round: r.last_round.as_ref().map(|x| x.state),
-    }
+/// What a campaign's state and its reason are decided from: the whole record (`status`, the
+/// API) and the list's counts ([`super::list`]) both fill it, so both decide alike.
+pub(crate) struct StateInputs<'a> {
+    /// The halts that cover the campaign, in the journal's order.
+    pub halts: Vec<&'a Halt>,
+    pub uncertain: usize,
+    pub uncertain_creations: usize,
+    pub stall: Option<&'a StallRow>,
+    pub last_round: Option<&'a RoundRow>,
 }
 
-/// Why the campaign is in `state`, in words; `None` while running.
-fn state_reason(state: CampaignState, r: &Recorded) -> Option<String> {
-    let halt = |global: bool| {
-        r.halts
-            .iter()
-            .find(|h| h.is_global() == global)
-            .map(|h| h.reason.clone())
-    };
-    match state {
-        CampaignState::Running => None,
-        CampaignState::Removed => {
-            Some("its campaign file is gone: nothing new is bought, its autobuyers stop".into())
+impl<'a> StateInputs<'a> {
+    fn of(r: &'a Recorded) -> StateInputs<'a> {
+        StateInputs {
+            halts: r.halts.iter().collect(),
+            uncertain: r.uncertain.len(),
+            uncertain_creations: r
+                .uncertain
+                .iter()
+                .filter(|i| i.kind == IntentKind::CreateAutobuyer)
+                .count(),
+            stall: r.stall.as_ref(),
+            last_round: r.last_round.as_ref(),
         }
-        CampaignState::Halted => halt(true).map(|h| format!("all spending stopped: {h}")),
-        CampaignState::WaitingForOperator => Some(match halt(false) {
-            Some(h) => format!("waiting for an operator: {h}"),
-            None => "an autobuyer creation may have executed: check the marketplace, then                      `linkrunner resolve` (see its uncertain intents)"
-                .into(),
-        }),
-        CampaignState::Paused => Some("its file says `paused: true`: nothing new is bought".into()),
-        CampaignState::Settling => Some(format!(
-            "{} intent(s) may have executed and wait to be settled by the next pass",
-            r.uncertain.len()
-        )),
-        CampaignState::Stalled => r.stall.as_ref().and_then(|s| {
-            Some(format!("stalled ({}): {}", s.reason?.as_str(), s.detail))
-        }),
-        CampaignState::Failing => r.last_round.as_ref().map(|x| {
-            format!("the last round {}: {}", x.state.as_str(), x.detail)
-        }),
+    }
+
+    /// The state and why, the file as `file` says.
+    pub fn decide(&self, file: FileFact) -> (CampaignState, Option<String>) {
+        let state = classify(&StateFacts {
+            file,
+            halted: self.halts.iter().any(|h| h.is_global()),
+            own_halt: self.halts.iter().any(|h| !h.is_global()),
+            uncertain_creations: self.uncertain_creations,
+            uncertain: self.uncertain,
+            stalled: self.stall.is_some_and(|s| s.reason.is_some()),
+            last_round: self.last_round.map(|x| x.state),
+        });
+        (state, self.reason(state))
+    }
+
+    /// Why the campaign is in `state`, in words; `None` while running.
+    fn reason(&self, state: CampaignState) -> Option<String> {
+        let halt = |global: bool| {
+            self.halts
+                .iter()
+                .find(|h| h.is_global() == global)
+                .map(|h| h.reason.clone())
+        };
+        match state {
+            CampaignState::Running => None,
+            CampaignState::Removed => Some(
+                "its campaign file is gone: nothing new is bought, its autobuyers stop".into(),
+            ),
+            CampaignState::Halted => halt(true).map(|h| format!("all spending stopped: {h}")),
+            CampaignState::WaitingForOperator => Some(match halt(false) {
+                Some(h) => format!("waiting for an operator: {h}"),
+                None => "an autobuyer creation may have executed: check the marketplace, then                      `linkrunner resolve` (see its uncertain intents)"
+                    .into(),
+            }),
+            CampaignState::Paused => {
+                Some("its file says `paused: true`: nothing new is bought".into())
+            }
+            CampaignState::Settling => Some(format!(
+                "{} intent(s) may have executed and wait to be settled by the next pass",
+                self.uncertain
+            )),
+            CampaignState::Stalled => self.stall.and_then(|s| {
+                Some(format!("stalled ({}): {}", s.reason?.as_str(), s.detail))
+            }),
+            CampaignState::Failing => self
+                .last_round
+                .map(|x| format!("the last round {}: {}", x.state.as_str(), x.detail)),
+        }
     }
 }
 
 /// The status of one campaign's record, its file as `file` says.
 pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignStatus {
-    let state = classify(&state_facts(r, file));
+    let (state, state_reason) = StateInputs::of(r).decide(file);
     let paused = file.paused();
     let counted_foreign = r.foreign.iter().filter(|f| f.released.is_none()).count();
     let released = r.held.iter().filter(|h| h.released.is_some()).count()
@@ -230,7 +259,7 @@ pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignS
     CampaignStatus {
         campaign: name.to_string(),
         state,
-        state_reason: state_reason(state, r),
+        state_reason,
         paused,
         next_round: None,
         project_id: r.ids.project.as_ref().map(|p| p.project_id),

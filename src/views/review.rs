@@ -26,6 +26,12 @@ pub(crate) const MAX_COMMENT_BYTES: usize = 60_000;
 /// Most file problems listed one by one; the rest are counted (`linkrunner validate` lists all).
 const MAX_PROBLEM_LINES: usize = 50;
 
+/// Most characters of one problem shown: a message can be long (a clash names other files).
+const MAX_PROBLEM_CHARS: usize = 400;
+
+/// Most bytes the problems take, so that the campaigns' sections keep most of the comment.
+const MAX_PROBLEM_BYTES: usize = MAX_COMMENT_BYTES / 4;
+
 /// The whole comment for `plans`; `problems` are campaign files that failed validation.
 pub fn render_markdown(plans: &[CampaignPlan], problems: &[String]) -> String {
     let mut o = String::new();
@@ -79,20 +85,33 @@ fn money_moved(p: &CampaignPlan) -> i64 {
         .saturating_add(cap)
 }
 
-/// The files that fail validation, at most [`MAX_PROBLEM_LINES`] of them one by one.
+/// The files that fail validation: at most [`MAX_PROBLEM_LINES`] of them one by one, each cut
+/// at [`MAX_PROBLEM_CHARS`], all within [`MAX_PROBLEM_BYTES`] (200 files that clash each name
+/// the other 199: listed whole they would fill the comment many times over).
 fn render_problems(o: &mut String, problems: &[String]) {
     if problems.is_empty() {
         return;
     }
+    let start = o.len();
     o.push_str("### Files that fail validation (nothing of them is applied)\n\n");
+    let mut shown = 0;
     for p in problems.iter().take(MAX_PROBLEM_LINES) {
-        let _ = writeln!(o, "- {}", md(p));
+        let mut text: String = p.chars().take(MAX_PROBLEM_CHARS).collect();
+        if text.len() < p.len() {
+            text.push('…');
+        }
+        let line = format!("- {}\n", md(&text));
+        if o.len() - start + line.len() > MAX_PROBLEM_BYTES {
+            break;
+        }
+        o.push_str(&line);
+        shown += 1;
     }
-    if problems.len() > MAX_PROBLEM_LINES {
+    if problems.len() > shown {
         let _ = writeln!(
             o,
             "- … and {} more: `linkrunner validate` lists every one",
-            problems.len() - MAX_PROBLEM_LINES
+            problems.len() - shown
         );
     }
     o.push('\n');

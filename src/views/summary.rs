@@ -1,6 +1,6 @@
 //! The summary over every campaign: the top of the status page and `GET /api/v1/summary`,
-//! computed from the same statuses the table and `/api/v1/campaigns` show, so its numbers
-//! are theirs.
+//! computed from the list's rows (`super::list`), the rows the table shows and each
+//! campaign's status (`/api/v1/campaigns`) gives, so its numbers are theirs.
 
 use std::collections::BTreeMap;
 
@@ -10,15 +10,15 @@ use serde::Serialize;
 use crate::money::Money;
 use crate::store::{Store, StoreError};
 
+use super::list::CampaignRow;
 use super::month::{Month, month_report};
 use super::overview::CampaignState;
-use super::report::CampaignStatus;
 
 /// How many of the waiting campaigns the summary names (the page links to the rest).
 pub(crate) const WAITING_NAMED: usize = 20;
 
-/// The top of the status page, and `GET /api/v1/summary`: computed from the same statuses
-/// the table and `/api/v1/campaigns` show.
+/// The top of the status page, and `GET /api/v1/summary`: computed from the same rows the
+/// table shows (those of the statuses `/api/v1/campaigns` shows).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Summary {
     pub at: DateTime<Utc>,
@@ -51,8 +51,8 @@ pub(crate) struct Waiting {
 }
 
 /// The summary of `all` (every campaign, not one page of them).
-pub(crate) fn summarize(
-    all: &[CampaignStatus],
+pub fn summarize(
+    all: &[CampaignRow],
     links_bought_this_month: i64,
     month: &str,
     now: DateTime<Utc>,
@@ -78,7 +78,7 @@ pub(crate) fn summarize(
         s.monthly_commitment = add(s.monthly_commitment, c.monthly_commitment);
         s.monthly_cap = add(s.monthly_cap, c.monthly_cap);
         s.uncertain_money = add(s.uncertain_money, c.uncertain_money);
-        s.uncertain_intents += c.uncertain.len();
+        s.uncertain_intents += c.uncertain;
         if c.state == CampaignState::Halted && s.all_spending_stopped.is_none() {
             s.all_spending_stopped = c.state_reason.clone();
         }
@@ -108,7 +108,7 @@ fn add(a: Money, b: Money) -> Money {
 /// The summary with this month's links read from the journal's ledger.
 pub(crate) async fn summary(
     store: &Store,
-    all: &[CampaignStatus],
+    all: &[CampaignRow],
     now: DateTime<Utc>,
 ) -> Result<Summary, StoreError> {
     let month = Month::of(now);
@@ -128,7 +128,7 @@ mod tests {
     use crate::store::CampaignCaps;
     use crate::views::overview::FileFact;
 
-    fn status(name: &str, state: CampaignState, committed: i64, cap: i64) -> CampaignStatus {
+    fn status(name: &str, state: CampaignState, committed: i64, cap: i64) -> CampaignRow {
         let caps = CampaignCaps {
             name: name.into(),
             monthly_cap: Money::from_rubles(cap),
@@ -141,12 +141,12 @@ mod tests {
         s.state_reason = Some(format!("{name} reason"));
         s.monthly_commitment = Money::from_rubles(committed);
         s.monthly_cap = Money::from_rubles(cap);
-        s
+        CampaignRow::of(&s)
     }
 
     #[test]
     fn the_summary_adds_up_the_statuses_it_is_given() {
-        let mut all: Vec<CampaignStatus> = (0..25)
+        let mut all: Vec<CampaignRow> = (0..25)
             .map(|i| {
                 status(
                     &format!("w-{i:02}"),

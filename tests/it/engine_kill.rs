@@ -152,6 +152,25 @@ mod host_faults {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once_on_sqlite() {
+        host::sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once(Backend::Sqlite)
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once_on_postgres() {
+        host::sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once(
+            Backend::Postgres,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn once_names_a_live_holder_and_when_its_lease_expires() {
+        host::once_names_a_live_holder_and_when_its_lease_expires(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_second_signal_exits_run_at_once() {
         host::a_second_signal_exits_run_at_once(Backend::Sqlite).await;
     }

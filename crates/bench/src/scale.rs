@@ -128,7 +128,7 @@ fn print_run(backend: &str, n: usize, f: &DaemonFigures) {
     );
     match &f.page {
         Ok((took, bytes)) => println!(
-            "   {backend}: status page, its largest page (`/?per_page=200` of {n} campaigns, every campaign read and sorted): served in {:.0} ms, {:.1} KB",
+            "   {backend}: status page, its largest page (`/?per_page=200` of {n} campaigns, every campaign's row read and sorted): served in {:.0} ms, {:.1} KB",
             ms(*took),
             *bytes as f64 / 1024.0
         ),

@@ -338,3 +338,40 @@ fn a_raised_cap_the_journal_has_not_recorded_yet_is_a_change() {
         "{comment}"
     );
 }
+
+#[test]
+fn many_long_file_problems_leave_the_comment_within_its_limit() {
+    let cs = examples();
+    let plans: Vec<_> = cs
+        .iter()
+        .map(|c| plan_campaign(c, &journal(c, Money::ZERO), c.buy.is_some()))
+        .collect();
+    // 200 files that clash, each naming the others: about 9 KB a problem.
+    let others: Vec<String> = (0..199)
+        .map(|k| format!("campaigns/shop-{k:03}.yaml"))
+        .collect();
+    let problems: Vec<String> = (0..200)
+        .map(|k| {
+            format!(
+                "campaigns/shop-{k:03}.yaml:6:9: error: domain `acme.example` is also the domain of {}",
+                others.join(", ")
+            )
+        })
+        .collect();
+
+    let comment = render_markdown(&plans, &problems);
+
+    assert!(comment.len() < MAX_COMMENT_BYTES, "{} bytes", comment.len());
+    assert!(
+        comment.contains("- campaigns/shop-000.yaml:6:9: error: domain"),
+        "{comment}"
+    );
+    assert!(comment.contains("…\n"), "a cut problem says so: {comment}");
+    let more = comment.lines().find(|l| {
+        l.starts_with("- … and ") && l.ends_with("more: `linkrunner validate` lists every one")
+    });
+    assert!(more.is_some(), "the rest are counted: {comment}");
+    for c in &cs {
+        assert!(comment.contains(&format!("### `{}`", c.name)), "{comment}");
+    }
+}

@@ -2,7 +2,8 @@
 //! paused, some with autobuyers, two whose files are then removed) against the sandbox.
 //! `/api/v1/campaigns`, `linkrunner status` and the status page must say the same state
 //! for every campaign, the page's summary must be the API's, filtering the page to a state
-//! must show exactly the API's campaigns in it; and every JSON log line written inside a
+//! must show exactly the API's campaigns in it (and the API's own page of them, by the same
+//! parameters); and every JSON log line written inside a
 //! campaign's work must name the campaign at its top level.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -273,6 +274,39 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
             .collect();
         assert_eq!(shown, want, "?state={state}");
     }
+
+    // The API takes the page's parameters: one page of statuses, chosen as the table does.
+    let paused = json(&base, "/api/v1/campaigns?state=paused&per_page=200").await;
+    let want: BTreeMap<String, String> = api
+        .iter()
+        .filter(|(_, s)| *s == "paused")
+        .map(|(n, s)| (n.clone(), s.clone()))
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(states_of(&paused), want, "?state=paused");
+    let names: Vec<&String> = api.keys().collect();
+    let page = json(
+        &base,
+        "/api/v1/campaigns?sort=name&dir=desc&per_page=7&page=3",
+    )
+    .await;
+    let shown: Vec<&str> = page
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["campaign"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = names
+        .iter()
+        .rev()
+        .skip(14)
+        .take(7)
+        .map(|n| n.as_str())
+        .collect();
+    assert_eq!(shown, want, "the third page of 7 by name, descending");
+    let (status, body) = get(&format!("{base}/api/v1/campaigns?state=active")).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("state: `active` is not one of"), "{body}");
 
     // The logs: every line is JSON; every line written in a campaign's work names it.
     let (_, stderr) = daemon.stop().await;

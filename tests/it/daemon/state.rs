@@ -6,8 +6,12 @@
 use std::path::Path;
 use std::process::Output;
 
-use super::support::{PATIENCE, TICKET, TOKEN, World, campaign_yaml, get, rounds, within, write};
+use super::support::{
+    PATIENCE, TICKET, TOKEN, World, campaign_yaml, get, rounds, run_binary, start_sandbox, within,
+    write,
+};
 use crate::support::binary::{self, Target};
+use crate::support::db::TestDb;
 
 async fn plan(w: &World, db_url: &str, campaigns: &Path, args: &[&str]) -> Output {
     let mut cmd = binary::command_on(&Target {
@@ -158,5 +162,77 @@ async fn plan_from_the_daemons_state_equals_plan_on_the_journal_after_a_round() 
         "the error names the URL: {}",
         shown(&down)
     );
+    daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_from_a_daemon_with_a_token_reads_with_the_token_file_and_names_401_without() {
+    // Arrange: the real daemon with `--http-token-file`; the review job has the same token
+    // in a file of its own, and a wrong one in another.
+    crate::support::init_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let campaigns = dir.path().join("campaigns");
+    std::fs::create_dir(&campaigns).unwrap();
+    write(
+        &campaigns,
+        "a.yaml",
+        &campaign_yaml("token-shop", "0 3 * * *", 3000),
+    );
+    let secret = "state-reader-token-0123456789";
+    let token_file = dir.path().join("http-token");
+    std::fs::write(&token_file, format!("{secret}\n")).unwrap();
+    let wrong_file = dir.path().join("wrong-token");
+    std::fs::write(&wrong_file, "not-the-daemons-token-987654").unwrap();
+    let journal = TestDb::sqlite().await;
+    let sandbox = start_sandbox(0).await;
+    let token_arg = token_file.to_str().unwrap();
+    let mut daemon = run_binary(
+        &journal.url,
+        &campaigns,
+        &sandbox,
+        &["--http-token-file", token_arg],
+    )
+    .await;
+    daemon.ready().await;
+    let base = format!("http://{}", daemon.addr);
+    let nowhere = format!("sqlite://{}/no/such/dir/journal.db", dir.path().display());
+    let plan_with = |extra: Vec<String>| {
+        let mut cmd = binary::command_on(&Target {
+            db_url: &nowhere,
+            campaigns: &campaigns,
+            market: &sandbox.base_url(),
+            token: TOKEN,
+            ticket: TICKET,
+        });
+        cmd.args(["plan", "--state-from", &base]).args(extra);
+        binary::tokio(cmd).output()
+    };
+    let file_arg = |f: &Path| vec!["--state-token-file".into(), f.display().to_string()];
+
+    // Act
+    let with = plan_with(file_arg(&token_file)).await.expect("plan runs");
+    let without = plan_with(Vec::new()).await.expect("plan runs");
+    let wrong = plan_with(file_arg(&wrong_file)).await.expect("plan runs");
+
+    // Assert: with the token the state is read and planned (0 or 2, never 1); without it, or
+    // with another, a clean exit 1 naming the 401 and the URL, no panic, no token shown.
+    assert!(
+        matches!(with.status.code(), Some(0 | 2)),
+        "{}",
+        shown(&with)
+    );
+    assert!(
+        stdout(&with).contains("campaign token-shop\n"),
+        "{}",
+        shown(&with)
+    );
+    for refused in [&without, &wrong] {
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{}", shown(refused));
+        assert!(err.contains("HTTP 401"), "{}", shown(refused));
+        assert!(err.contains(&format!("{base}/api/v1/state")), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!err.contains(secret), "the token is never shown: {err}");
+    }
     daemon.stop().await;
 }

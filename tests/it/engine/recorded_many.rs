@@ -19,7 +19,9 @@ use linkrunner::store::{
     IntentState, LeaseToken, ListRead, ListedLink, NewIntent, Outcome, Reservation, RoundOutcome,
     StallReason, Store, StoreError,
 };
-use linkrunner::views::overview::FileFact;
+use linkrunner::views::list::{CampaignRow, campaign_rows};
+use linkrunner::views::overview::{FileFact, FileFacts};
+use linkrunner::views::report::campaign_statuses;
 use linkrunner_sandbox::Faults;
 
 use super::faults::act_as_operator;
@@ -101,6 +103,7 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
     halt(HaltScope::campaign("bolt-bikes")).await;
     let known = store.campaigns().campaign_names().await.unwrap();
     assert_gauges_alike(&w, &known).await;
+    assert_rows_alike(store, &known, 4).await;
     halt(HaltScope::Global).await;
     let today = now.date_naive();
     assert_journal_is_varied(store, today).await;
@@ -139,6 +142,35 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
     assert_eq!(many[0].budget.cap, fresh.budget.monthly);
 
     assert_gauges_alike(&w, &every).await;
+    assert_rows_alike(store, &every, 2).await;
+    let few: Vec<String> = ["acme-shoes", HAND[0], NEVER].map(String::from).to_vec();
+    assert_rows_alike(store, &few, 1).await;
+}
+
+/// The list's rows (`campaign_rows`: the page's table and summary, read from counts) equal
+/// the rows of the full statuses `status` and `/api/v1/campaigns` show, campaign by campaign
+/// in the same order, with a file removed and one paused; at least `states` states among them.
+async fn assert_rows_alike(store: &Store, names: &[String], states: usize) {
+    let now = Utc::now();
+    let paused = names
+        .iter()
+        .filter(|n| *n != "dune-maps")
+        .map(|n| (n.clone(), n == HAND[1]))
+        .collect();
+    let files = FileFacts::read(paused, true);
+    let rows = campaign_rows(store, names, now, &files).await.unwrap();
+    let statuses = campaign_statuses(store, names, now, &files).await.unwrap();
+    let want: Vec<CampaignRow> = statuses.iter().map(CampaignRow::of).collect();
+    assert_eq!(rows, want, "the list's rows of {names:?}");
+    let seen: std::collections::BTreeSet<_> = rows.iter().map(|r| r.state).collect();
+    assert!(seen.len() >= states, "varied states: {seen:?}");
+    if states >= 4 {
+        let some = |f: fn(&CampaignRow) -> usize| rows.iter().any(|r| f(r) > 0);
+        assert!(
+            some(|r| r.uncertain) && some(|r| r.links_held) && some(|r| r.autobuyers),
+            "counts that are not all zero: {rows:#?}"
+        );
+    }
 }
 
 /// `gauges::refresh_campaigns` (a batch read that counts intents) sets every gauge

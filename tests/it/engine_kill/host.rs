@@ -1,11 +1,12 @@
 //! Issue 25, points 1 and 2: the host around the money logic. Real signals to the real
-//! binary, and a holder killed with SIGKILL whose lease would otherwise block its campaign
-//! for the whole TTL. Every case ends with the ledger checked: no duplicate purchase, no cap
+//! binary, a holder killed with SIGKILL whose lease would otherwise block its campaign
+//! for the whole TTL, a daemon stopped by SIGTERM that must leave no lease behind, and a live
+//! holder that `once` must name with its lease's expiry. Every case ends with the ledger checked: no duplicate purchase, no cap
 //! exceeded, every purchase recorded, the campaign converged.
 
 use std::time::{Duration, Instant};
 
-use linkrunner::store::{IntentKind, IntentState};
+use linkrunner::store::{IntentKind, IntentState, LeaseHolder};
 use linkrunner_sandbox::{Faults, Op};
 use serde_json::Value;
 
@@ -209,4 +210,106 @@ pub async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(backen
         held.elapsed()
     );
     assert!(rig.sandbox.ledger().purchases.is_empty());
+}
+
+/// The lease row of `campaign` if `pid` holds it and it has not expired.
+async fn live_lease_of(rig: &Rig, campaign: &str, pid: u32) -> Option<LeaseHolder> {
+    let held = rig.journal.store.leases().lease_holder(campaign).await;
+    let held = held.expect("journal")?;
+    (held.identity.pid == Some(i64::from(pid)) && held.expires_at > chrono::Utc::now())
+        .then_some(held)
+}
+
+/// `run` buying every second with its first purchase held at the marketplace and never
+/// answered, so the round's pass holds the campaign's lease; `grace` is `--shutdown-grace`.
+/// Returns the daemon once its lease is live.
+async fn run_holding_the_lease(rig: &Rig, spec: &Spec, grace: &str) -> tokio::process::Child {
+    let tripped = rig.proxy.arm(Op::BuyLinks, Trap::Unexecuted);
+    let child = rig.spawn_run(&["--round-every", "1", "--shutdown-grace", grace]);
+    tokio::time::timeout(Duration::from_secs(60), tripped)
+        .await
+        .expect("a purchase was sent")
+        .expect("trap");
+    let pid = child.id().expect("pid");
+    assert!(
+        live_lease_of(rig, &spec.name, pid).await.is_some(),
+        "the daemon holds the lease while its purchase is held"
+    );
+    child
+}
+
+pub async fn sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once(backend: Backend) {
+    // Arrange: the daemon's purchase is held unanswered, and no grace is given, so SIGTERM
+    // cuts the pass off while it holds a lease meant to last five minutes.
+    let (rig, spec) = rig(backend, Faults::default()).await;
+    let mut child = run_holding_the_lease(&rig, &spec, "0").await;
+    let pid = child.id().expect("pid");
+
+    // Act
+    signal(pid, "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+
+    // Assert: exit 0 (docs/faults.md, exit codes); no live lease of the daemon's is left; the
+    // next `once` works the campaign at once; the ledger holds.
+    let status = status.expect("run exits after SIGTERM").expect("status");
+    assert_eq!(status.code(), Some(0), "{status}");
+    let left = live_lease_of(&rig, &spec.name, pid).await;
+    assert!(left.is_none(), "the daemon left a live lease: {left:?}");
+    let started = Instant::now();
+    let next = rig.run(&["once", "--format", "json"]).await;
+    let said = outcomes(&next);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(!said.is_empty(), "{said:?}");
+    assert!(said.iter().all(|r| !r.contains("skipped")), "{said:?}");
+    rig.restart_until_converged().await;
+    assert_safe_and_converged(&rig, &[spec]).await;
+}
+
+pub async fn once_names_a_live_holder_and_when_its_lease_expires(backend: Backend) {
+    // Arrange: a live `run` holds the campaign's lease (its purchase held unanswered).
+    let (rig, spec) = rig(backend, Faults::default()).await;
+    let mut daemon = run_holding_the_lease(&rig, &spec, "0").await;
+    let pid = daemon.id().expect("pid");
+    let before = live_lease_of(&rig, &spec.name, pid).await.expect("held");
+
+    // Act
+    let started = Instant::now();
+    let out = rig.run(&["once"]).await;
+
+    // Assert: `once` does not wait out the TTL; it says whose lease it met, that the holder
+    // runs here, and until when the lease lasts (the documented `%Y-%m-%d %H:%M:%S UTC`).
+    let after = live_lease_of(&rig, &spec.name, pid).await.expect("held");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("{}: skipped", spec.name)))
+        .unwrap_or_else(|| panic!("no skipped line: {text}"));
+    let holder = &before.identity.holder;
+    let whose = format!(
+        "another process holds this campaign's lease: {holder}, pid {pid}, running on this host; the lease expires at "
+    );
+    assert!(line.contains(&whose), "{line}");
+    let until = |h: &LeaseHolder| {
+        let t = h.expires_at.format("%Y-%m-%d %H:%M:%S UTC");
+        format!("expires at {t} unless renewed")
+    };
+    assert!(
+        line.contains(&until(&before)) || line.contains(&until(&after)),
+        "{line}\nlease: {before:?} / {after:?}"
+    );
+    signal(pid, "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(10), daemon.wait()).await;
+    assert!(status.expect("run exits").expect("status").success());
+    rig.restart_until_converged().await;
+    assert_safe_and_converged(&rig, &[spec]).await;
 }
