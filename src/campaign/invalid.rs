@@ -43,10 +43,6 @@ impl InvalidFiles {
         }
     }
 
-    pub(crate) fn files(&self) -> &[InvalidFile] {
-        &self.files
-    }
-
     pub(crate) fn holds_everything(&self) -> bool {
         self.everything
     }

@@ -31,11 +31,6 @@ pub struct Campaign {
 }
 
 impl Campaign {
-    /// Whether the campaign adopts an existing project (`project_id` in its file).
-    pub(crate) fn adopts(&self) -> bool {
-        self.project_id.is_some()
-    }
-
     /// What a held link counts when the link list shows no rent for it: the file's
     /// `unknown_link_rent` when it gives one, else `max_link_price` (a campaign that adopts
     /// nothing sees only autobuyers' links, all bought within that price).

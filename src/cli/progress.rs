@@ -37,7 +37,10 @@ struct State {
 }
 
 /// Draws progress until `rx` closes (the pass ended). On a terminal: one line redrawn.
-pub async fn show(mut rx: UnboundedReceiver<PassProgress>, metrics: std::sync::Arc<Metrics>) {
+pub(crate) async fn show(
+    mut rx: UnboundedReceiver<PassProgress>,
+    metrics: std::sync::Arc<Metrics>,
+) {
     let tty = std::io::stderr().is_terminal();
     let mut s = State::default();
     let mut tick = tokio::time::interval(REDRAW);
@@ -75,7 +78,7 @@ pub async fn show(mut rx: UnboundedReceiver<PassProgress>, metrics: std::sync::A
 }
 
 /// `acme-shoes: stalled [insufficient_balance] (bought 0, uncertain 0): detail`, escaped.
-pub fn report_line(r: &CampaignReport) -> String {
+pub(crate) fn report_line(r: &CampaignReport) -> String {
     let detail = r
         .detail
         .as_deref()
@@ -141,14 +144,14 @@ fn calls_and_waits(m: &Metrics) -> (u64, u64) {
 
 /// The money the journal holds after the pass, for the totals.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MoneyTotals {
+pub(crate) struct MoneyTotals {
     pub committed: Money,
     pub caps: Money,
     pub uncertain: Money,
 }
 
 /// The totals table.
-pub fn totals(reports: &[CampaignReport], money: Option<MoneyTotals>) -> String {
+pub(crate) fn totals(reports: &[CampaignReport], money: Option<MoneyTotals>) -> String {
     let mut o = String::from("\ntotals\n");
     let mut by_outcome: BTreeMap<&str, usize> = BTreeMap::new();
     for r in reports {

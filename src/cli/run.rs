@@ -38,7 +38,7 @@ pub struct RunArgs {
 }
 
 /// `linkrunner run`.
-pub async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut settings = spending_settings(g, &a.engine)?;
     settings.daemon = DaemonOptions {
         campaigns_dir: g.campaigns.clone(),

@@ -223,7 +223,10 @@ pub(crate) async fn open_store_recorded(g: &GlobalArgs) -> anyhow::Result<Store>
 
 /// The settings of a command that spends (`once`, `run`): the journal named by the global
 /// flags, the marketplace client and the engine's flags.
-pub fn spending_settings(g: &GlobalArgs, engine: &EngineArgs) -> anyhow::Result<AppSettings> {
+pub(crate) fn spending_settings(
+    g: &GlobalArgs,
+    engine: &EngineArgs,
+) -> anyhow::Result<AppSettings> {
     let market = g
         .api
         .client_config()

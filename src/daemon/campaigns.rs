@@ -13,7 +13,7 @@ use crate::campaign::{self, Diagnostic, InvalidFiles, LoadedCampaign};
 use crate::views::overview::FileFact;
 
 #[derive(Debug, Default, Clone)]
-pub struct CampaignSet {
+pub(crate) struct CampaignSet {
     /// Shared, so a reconciliation's or a round's copy is a pointer, not a second copy of
     /// every campaign (at 10,000 campaigns that copy was 20 MiB).
     by_path: BTreeMap<PathBuf, Arc<LoadedCampaign>>,
@@ -47,26 +47,22 @@ impl ReloadSummary {
 }
 
 impl CampaignSet {
-    pub fn campaigns(&self) -> Vec<Arc<LoadedCampaign>> {
-        self.by_path.values().cloned().collect()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &LoadedCampaign> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &LoadedCampaign> {
         self.by_path.values().map(|c| &**c)
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
         self.by_path.get(self.by_name.get(name)?)
     }
 
     /// The files of the last reload that exist but did not load.
-    pub fn invalid(&self) -> &InvalidFiles {
+    pub(crate) fn invalid(&self) -> &InvalidFiles {
         &self.invalid
     }
 
     /// What the files say of the recorded campaign `name`: loaded (paused or not), removed,
     /// or not known — an invalid file may be its own, and then it is held, not removed.
-    pub fn file_fact(&self, name: &str) -> FileFact {
+    pub(crate) fn file_fact(&self, name: &str) -> FileFact {
         match self.get(name) {
             Some(lc) => FileFact::Present {
                 paused: lc.campaign.paused,
@@ -76,17 +72,9 @@ impl CampaignSet {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.by_path.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_path.is_empty()
-    }
-
     /// Loads `dir` again: valid files replace their old version; an invalid file's campaign
     /// leaves the set and is held (see [`Self::invalid`]); vanished files are dropped.
-    pub fn reload(&mut self, dir: &Path) -> ReloadSummary {
+    pub(crate) fn reload(&mut self, dir: &Path) -> ReloadSummary {
         let report = campaign::load_dir(dir);
         let mut next = BTreeMap::new();
         let mut s = ReloadSummary::default();

@@ -104,7 +104,7 @@ pub(crate) fn found(r: &Recorded) -> Found {
 /// journal. Links leaving (absent from a complete read, or listed as removed) still count
 /// until the settle grace has passed; links that left were released; links added outside
 /// linkrunner since the adoption count at their rent. `None` when there is none.
-pub fn drift(r: &Recorded) -> Option<String> {
+pub(crate) fn drift(r: &Recorded) -> Option<String> {
     let f = found(r);
     let held = r
         .held

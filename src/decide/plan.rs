@@ -124,6 +124,7 @@ impl Action {
     }
 
     /// Whether it commits more money (creations, starts, rounds): what a cap can refuse.
+    #[cfg(test)]
     pub(crate) fn is_acquisition(&self) -> bool {
         matches!(
             self,

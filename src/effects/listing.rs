@@ -34,11 +34,11 @@ use crate::decide::recorded::Recorded;
 
 /// Whether a link's status says it left the project (the domain's rule; the journal
 /// releases by it too).
-pub use crate::domain::market::is_leaving;
+pub(crate) use crate::domain::market::is_leaving;
 
 /// What one read of the list shows, and what it proves.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Judgement {
+pub(crate) struct Judgement {
     pub listed: Vec<ListedLink>,
     /// The read shows every link of the project: absence of one of the links the journal
     /// knew of proves it is gone (after the grace); a stopped autobuyer's links are all here.
@@ -57,7 +57,7 @@ pub struct Judgement {
 /// Judges one read, made at `now`, against what the journal records. A held link bought
 /// less than `grace` ago and missing refutes completeness (it may be late) but does not mark
 /// the list cut.
-pub fn judge(
+pub(crate) fn judge(
     read: &LinkList,
     r: &Recorded,
     now: DateTime<Utc>,
@@ -142,7 +142,11 @@ impl Judgement {
     /// from it): the read shows every link, and — if only by the absence of paging fields —
     /// lists a link of ours bought by a purchase call after `u`'s.
     /// `purchases` are the campaign's purchase intents, to tell `u`'s call apart.
-    pub fn proves_not_bought(&self, u: &IntentRow, purchases: &[&IntentRow]) -> Result<(), String> {
+    pub(crate) fn proves_not_bought(
+        &self,
+        u: &IntentRow,
+        purchases: &[&IntentRow],
+    ) -> Result<(), String> {
         if !self.proves_absence {
             return Err(self.why_not.clone().unwrap_or_default());
         }

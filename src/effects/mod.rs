@@ -201,12 +201,6 @@ impl<M: Market> Engine<M> {
         &self.reach
     }
 
-    /// This process as a lease holder, with what tells another process of this host whether
-    /// it still runs.
-    pub(crate) fn identity(&self) -> &Arc<crate::store::HolderIdentity> {
-        &self.identity
-    }
-
     /// The in-process lock of one campaign.
     pub(crate) fn campaign_lock(&self, name: &str) -> Arc<tokio::sync::Mutex<()>> {
         let mut map = self.locks.lock().unwrap_or_else(|e| e.into_inner());

@@ -122,18 +122,6 @@ impl<M: Market> Engine<M> {
             .await
     }
 
-    /// [`Self::pass`], where the campaigns of `invalid` files are held as recorded (reported
-    /// `file_invalid`, nothing stopped or bought) instead of taken as removed.
-    pub(crate) async fn pass_holding<C: Borrow<LoadedCampaign>>(
-        &self,
-        campaigns: &[C],
-        buy_round: bool,
-        invalid: &InvalidFiles,
-    ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, buy_round, true, invalid, None)
-            .await
-    }
-
     /// [`Self::pass_holding`] that says on `progress` when each campaign starts and ends
     /// (`once`'s progress display); a closed receiver changes nothing.
     pub(crate) async fn pass_reporting<C: Borrow<LoadedCampaign>>(
@@ -143,18 +131,6 @@ impl<M: Market> Engine<M> {
         progress: &tokio::sync::mpsc::UnboundedSender<PassProgress>,
     ) -> Result<Vec<CampaignReport>, EngineError> {
         self.pass_with(campaigns, true, true, invalid, Some(progress))
-            .await
-    }
-
-    /// Reconciles (no buying) some campaigns; with `include_removed`, also every recorded
-    /// campaign whose file is gone (those of `invalid` files are held, not removed).
-    pub(crate) async fn pass_some<C: Borrow<LoadedCampaign>>(
-        &self,
-        campaigns: &[C],
-        include_removed: bool,
-        invalid: &InvalidFiles,
-    ) -> Result<Vec<CampaignReport>, EngineError> {
-        self.pass_with(campaigns, false, include_removed, invalid, None)
             .await
     }
 

@@ -42,6 +42,7 @@ impl Slots {
     }
 
     /// Runs `work` holding a slot (waiting for one first).
+    #[cfg(test)]
     pub(crate) async fn run<F: Future>(&self, work: F) -> F::Output {
         let slot = self.take().await;
         slot.run(work).await
@@ -54,7 +55,7 @@ impl Slots {
     }
 
     /// Runs `wait` without the slot the current task holds, then takes a slot again. Outside
-    /// [`Self::run`] it just runs `wait`.
+    /// a slot (a task that holds none) it just runs `wait`.
     pub(crate) async fn idle<F: Future>(&self, wait: F) -> F::Output {
         let had = HELD.try_with(|h| h.borrow_mut().take()).ok().flatten();
         match had {
@@ -70,6 +71,7 @@ impl Slots {
     }
 
     /// Slots free right now (for tests and the benchmark).
+    #[cfg(test)]
     pub(crate) fn available(&self) -> usize {
         self.sem.available_permits()
     }

@@ -220,7 +220,7 @@ impl View {
 
     /// Of `matching` rows in order: the page shown (past the last: the last), how many pages
     /// there are, and the rows of that page.
-    pub fn window(&self, matching: usize) -> (usize, usize, std::ops::Range<usize>) {
+    pub(crate) fn window(&self, matching: usize) -> (usize, usize, std::ops::Range<usize>) {
         let pages = matching.div_ceil(self.per_page).max(1);
         let page = self.page.min(pages);
         let first = ((page - 1) * self.per_page).min(matching);
@@ -228,7 +228,7 @@ impl View {
     }
 
     /// The campaigns this view shows, in its order (every page, not one).
-    pub fn select<'a>(&self, all: &'a [CampaignRow]) -> Vec<&'a CampaignRow> {
+    pub(crate) fn select<'a>(&self, all: &'a [CampaignRow]) -> Vec<&'a CampaignRow> {
         let mut rows: Vec<&CampaignRow> = all
             .iter()
             .filter(|c| self.state.is_none_or(|s| c.state == s))
@@ -273,7 +273,12 @@ fn used_per_mille(c: &CampaignRow) -> i64 {
 }
 
 /// The list view: the summary, then one page of the table as `v` asks.
-pub fn render_page(all: &[CampaignRow], sum: &Summary, v: &View, now: DateTime<Utc>) -> String {
+pub(crate) fn render_page(
+    all: &[CampaignRow],
+    sum: &Summary,
+    v: &View,
+    now: DateTime<Utc>,
+) -> String {
     let mut o = String::with_capacity(64 * 1024);
     let _ = write!(o, "<h1>linkrunner: {} campaign(s)</h1>", all.len());
     if let Some(why) = &sum.all_spending_stopped {
@@ -287,7 +292,7 @@ pub fn render_page(all: &[CampaignRow], sum: &Summary, v: &View, now: DateTime<U
 }
 
 /// The summary and one page of the table.
-pub fn render_board(o: &mut String, all: &[CampaignRow], sum: &Summary, v: &View) {
+pub(crate) fn render_board(o: &mut String, all: &[CampaignRow], sum: &Summary, v: &View) {
     render_summary(o, sum);
     let rows = v.select(all);
     let (page, pages, range) = v.window(rows.len());

@@ -7,7 +7,6 @@
 use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 
-use super::redact::Redactor;
 
 /// How the token goes into the `Authorization` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,11 +72,6 @@ impl Credentials {
 
     pub(crate) fn ticket(&self) -> &SecretString {
         &self.ticket
-    }
-
-    /// A redactor for both secrets, for bodies and reasons that might echo them.
-    pub(crate) fn redactor(&self) -> Redactor {
-        Redactor::new(&[&self.token, &self.ticket])
     }
 
     /// `Authorization` and `Cookie: AUTH_TICKET=…`, both marked sensitive.

@@ -54,6 +54,7 @@ impl std::fmt::Debug for Redactor {
 
 impl Redactor {
     /// A redactor for these secrets and the forms they take on the wire.
+    #[cfg(test)]
     pub(crate) fn new(secrets: &[&SecretString]) -> Redactor {
         let r = Redactor::default();
         r.remember(secrets);

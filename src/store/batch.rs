@@ -54,7 +54,7 @@ pub struct CampaignJournal {
     pub stall: Option<StallRow>,
 }
 
-/// How a batch read finds its rows. The product lets [`Store::journal_of`] choose; tests
+/// How a batch read finds its rows. The product lets [`Reports::journal_read`] choose; tests
 /// force each way (and small chunks, so their seams fall between campaigns) on one journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchRead {
@@ -127,17 +127,7 @@ const PLAN_INTENTS: &str = "(state IN ('in_flight', 'succeeded', 'uncertain') \
      OR (kind = 'purchase' AND state = 'failed' AND rebuy_blocked = 1))";
 
 impl Reports<'_> {
-    /// What the journal holds of each of `names` it knows (has a budget for); the others are
-    /// left out, as `budget` answers `NotFound` for them. `day` selects `links_today`.
-    pub(crate) async fn journal_of(
-        self,
-        names: &[String],
-        day: NaiveDate,
-    ) -> Result<BTreeMap<String, CampaignJournal>, StoreError> {
-        self.journal_read(names, day, BatchRead::Auto).await
-    }
-
-    /// [`Store::journal_of`], its rows found `how`.
+    /// [`Reports::journal_read`], its rows found `how`.
     pub(crate) async fn journal_read(
         self,
         names: &[String],

@@ -119,7 +119,7 @@ impl FileFact {
 /// file is rejected: a rejected file's campaign is held, not removed), `status` the
 /// directory it reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct FileFacts {
+pub struct FileFacts {
     /// Campaign name → paused, of every valid file; `None`: not read.
     paused: Option<BTreeMap<String, bool>>,
     /// Every file was valid, so a name missing is a removed file.
@@ -133,7 +133,7 @@ impl FileFacts {
     }
 
     /// The files read: `paused` by campaign name; `complete` when no file was rejected.
-    pub(crate) fn read(paused: BTreeMap<String, bool>, complete: bool) -> FileFacts {
+    pub fn read(paused: BTreeMap<String, bool>, complete: bool) -> FileFacts {
         FileFacts {
             paused: Some(paused),
             complete,

@@ -1,4 +1,4 @@
-//! [`Recorded`] of many campaigns from one batch read of the journal (`Store::journal_of`:
+//! [`Recorded`] of many campaigns from one batch read of the journal (`Reports::journal_read`:
 //! each table in one query for all of them): start-up, `plan`, the state a daemon serves and
 //! the gauges read every campaign at once. Each value is exactly what [`Recorded::load`]
 //! (or, for a campaign the journal has never seen, [`Recorded::load_or_new`]) returns: tested
@@ -15,17 +15,7 @@ use crate::decide::recorded::{
 use crate::store::{BatchRead, CampaignJournal, Halt, IntentKind, IntentState, Store, StoreError};
 
 impl Recorded {
-    /// As [`Recorded::load`] for each of `names`, by name; a campaign the journal has never
-    /// seen (where `load` answers `NotFound`) is left out. A few queries in all.
-    pub(crate) async fn load_many(
-        store: &Store,
-        names: &[String],
-        today: NaiveDate,
-    ) -> Result<BTreeMap<String, Recorded>, StoreError> {
-        Recorded::load_many_with(store, names, today, BatchRead::Auto).await
-    }
-
-    /// [`Recorded::load_many`], its rows found `how` (tests force each way).
+    /// [`Recorded::load_many_with`], its rows found `how` (tests force each way).
     pub async fn load_many_with(
         store: &Store,
         names: &[String],
@@ -54,7 +44,7 @@ impl Recorded {
     }
 }
 
-/// [`Recorded::load_many`] and every halt in force (read once for all campaigns).
+/// [`Recorded::load_many_with`] and every halt in force (read once for all campaigns).
 pub(crate) async fn load_with_halts(
     store: &Store,
     names: &[String],

@@ -155,7 +155,7 @@ pub(crate) async fn campaign_status_with(
 /// The status of each of `names` the journal knows, in their order, read [`CHUNK`]
 /// campaigns at a time (a dozen queries a batch, not a dozen per campaign): the same values
 /// [`campaign_status_with`] gives one by one.
-pub(crate) async fn campaign_statuses(
+pub async fn campaign_statuses(
     store: &Store,
     names: &[String],
     now: DateTime<Utc>,
@@ -200,7 +200,7 @@ impl<'a> StateInputs<'a> {
     }
 
     /// The state and why, the file as `file` says.
-    pub fn decide(&self, file: FileFact) -> (CampaignState, Option<String>) {
+    pub(crate) fn decide(&self, file: FileFact) -> (CampaignState, Option<String>) {
         let state = classify(&StateFacts {
             file,
             halted: self.halts.iter().any(|h| h.is_global()),

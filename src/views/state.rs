@@ -2,7 +2,7 @@
 //! daemon serves it read-only (`GET /api/v1/state`) and `plan --state-from URL` plans the
 //! files under review against it ([`StateSource`]). It is exactly what [`Recorded::load`]
 //! reads per campaign, plus the global halts a campaign the journal has never seen is under,
-//! read for many campaigns at once ([`Recorded::load_many`]: each table once a batch).
+//! read for many campaigns at once ([`Recorded::load_many_with`]: each table once a batch).
 //! [`plan_all`] is `plan` itself (the bench's start-up measures it).
 //! The journal holds no credentials, so neither does this (tested in `tests/it`
 //! `daemon::state`).

@@ -51,7 +51,7 @@ pub(crate) struct Waiting {
 }
 
 /// The summary of `all` (every campaign, not one page of them).
-pub fn summarize(
+pub(crate) fn summarize(
     all: &[CampaignRow],
     links_bought_this_month: i64,
     month: &str,

@@ -72,10 +72,6 @@ impl Snapshot {
     pub(crate) fn headers(&self) -> &HeaderMap {
         &self.headers
     }
-
-    pub(crate) fn expires_at(&self) -> Option<DateTime<Utc>> {
-        self.expires_at
-    }
 }
 
 /// The one place that knows the current token and ticket. See the module doc.
