@@ -156,6 +156,42 @@ impl<M: Market> Engine<M> {
         // A campaign's task is created only once a slot is free for it (waits for a search
         // lend the slot out, so campaigns that wait do not hold others back).
         let mut set = tokio::task::JoinSet::new();
+        self.spawn_file_passes(&mut set, campaigns, buy_round, &mut reports, &tell)
+            .await;
+        if !removed.is_empty() {
+            tell(PassProgress::Total(campaigns.len() + removed.len()));
+        }
+        for name in removed {
+            let slot = self.slots.take().await;
+            tell(PassProgress::Started(name.clone()));
+            let e = self.clone();
+            let cause = pass_cause(None, CauseKind::Removal, None);
+            set.spawn(slot.run(async move { e.campaign_pass(None, &name, false, cause).await }));
+        }
+        while let Some(r) = set.join_next().await {
+            let r = joined(r);
+            tell(PassProgress::Done(r.clone()));
+            reports.push(r);
+        }
+        self.note_reach(&mut reports);
+        if let Err(e) = self.record_files(campaigns, &known).await {
+            // The passes themselves are recorded; only where their files are is not (the
+            // next pass records it).
+            tracing::warn!(error = %e, "could not record the campaigns' file paths");
+        }
+        reports.sort_by(|a, b| a.campaign.cmp(&b.campaign));
+        Ok(reports)
+    }
+
+    /// Starts each file campaign's pass as a slot frees up, joining finished ones as it goes.
+    async fn spawn_file_passes<C: Borrow<LoadedCampaign>>(
+        &self,
+        set: &mut tokio::task::JoinSet<CampaignReport>,
+        campaigns: &[C],
+        buy_round: bool,
+        reports: &mut Vec<CampaignReport>,
+        tell: &(dyn Fn(PassProgress) + Sync),
+    ) {
         for lc in campaigns {
             let lc = lc.borrow();
             let slot = self.slots.take().await;
@@ -186,29 +222,6 @@ impl<M: Market> Engine<M> {
                 slot.run(async move { e.campaign_pass(Some(&c), &c.name, buy_round, cause).await }),
             );
         }
-        if !removed.is_empty() {
-            tell(PassProgress::Total(campaigns.len() + removed.len()));
-        }
-        for name in removed {
-            let slot = self.slots.take().await;
-            tell(PassProgress::Started(name.clone()));
-            let e = self.clone();
-            let cause = pass_cause(None, CauseKind::Removal, None);
-            set.spawn(slot.run(async move { e.campaign_pass(None, &name, false, cause).await }));
-        }
-        while let Some(r) = set.join_next().await {
-            let r = joined(r);
-            tell(PassProgress::Done(r.clone()));
-            reports.push(r);
-        }
-        self.note_reach(&mut reports);
-        if let Err(e) = self.record_files(campaigns, &known).await {
-            // The passes themselves are recorded; only where their files are is not (the
-            // next pass records it).
-            tracing::warn!(error = %e, "could not record the campaigns' file paths");
-        }
-        reports.sort_by(|a, b| a.campaign.cmp(&b.campaign));
-        Ok(reports)
     }
 
     /// Says the marketplace's reach once for the pass: when a campaign could not connect, its

@@ -7,7 +7,6 @@
 use reqwest::header::{AUTHORIZATION, COOKIE, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 
-
 /// How the token goes into the `Authorization` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AuthScheme {

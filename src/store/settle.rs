@@ -293,17 +293,8 @@ async fn apply_effect(
             };
             autobuyer_created(conn, c, &record, now).await
         }
-        Effect::AutobuyerRunning {
-            name,
-            running: true,
-        } => remote::autobuyer_started(conn, campaign, &name, c.row.reserved).await,
-        Effect::AutobuyerRunning {
-            name,
-            running: false,
-        } => {
-            // A stop reserves nothing; its budget stays counted until the stop is settled.
-            release(conn, c, now).await?;
-            remote::autobuyer_stop_confirmed(conn, campaign, &name, now).await
+        Effect::AutobuyerRunning { name, running } => {
+            autobuyer_running(conn, c, &name, running, now).await
         }
         Effect::AutobuyerSwitchUnknown { name } => {
             remote::autobuyer_switch_unknown(conn, campaign, &name, c.row.reserved).await
@@ -325,4 +316,22 @@ async fn apply_effect(
             links::hold(conn, &c.row, &held, now).await
         }
     }
+}
+
+/// A switch the marketplace confirmed. A start moves the reservation into the autobuyer's
+/// counted budget; a stop reserves nothing, and its budget stays counted until the stop is
+/// settled.
+async fn autobuyer_running(
+    conn: &mut AnyConnection,
+    c: &Claimed,
+    name: &str,
+    running: bool,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let campaign = c.row.campaign.as_str();
+    if running {
+        return remote::autobuyer_started(conn, campaign, name, c.row.reserved).await;
+    }
+    release(conn, c, now).await?;
+    remote::autobuyer_stop_confirmed(conn, campaign, name, now).await
 }
