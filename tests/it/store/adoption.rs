@@ -5,15 +5,11 @@
 
 use linkrunner::store::{AdoptOutcome, AdoptedAutobuyer};
 
-use super::support::{CAMPAIGN, TestDb, caps, rub, t0, today};
+use super::support::{CAMPAIGN, TestDb, budget, campaign, caps, rub, t0};
 
 pub async fn an_adopted_project_is_recorded_once_and_never_re_pointed(db: TestDb) {
     let store = &db.store;
-    store
-        .campaigns()
-        .upsert_campaign(&caps(3000, 5, 50), t0())
-        .await
-        .unwrap();
+    campaign(store, &caps(3000, 5, 50)).await;
 
     let first = store
         .campaigns()
@@ -65,11 +61,7 @@ pub async fn an_adopted_project_is_recorded_once_and_never_re_pointed(db: TestDb
 
 pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger_row(db: TestDb) {
     let store = &db.store;
-    store
-        .campaigns()
-        .upsert_campaign(&caps(3000, 5, 50), t0())
-        .await
-        .unwrap();
+    campaign(store, &caps(3000, 5, 50)).await;
     store
         .campaigns()
         .adopt_project(CAMPAIGN, 4711, t0())
@@ -112,7 +104,7 @@ pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger
         Some(9876)
     );
 
-    let b = store.campaigns().budget(CAMPAIGN, today()).await.unwrap();
+    let b = budget(store).await;
     assert_eq!(
         b.committed,
         rub(500),
@@ -129,11 +121,7 @@ pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger
 
 pub async fn the_word_on_the_list_lapses_when_a_read_shows_fewer_links(db: TestDb) {
     let store = &db.store;
-    store
-        .campaigns()
-        .upsert_campaign(&caps(3000, 5, 50), t0())
-        .await
-        .unwrap();
+    campaign(store, &caps(3000, 5, 50)).await;
     store
         .campaigns()
         .adopt_project(CAMPAIGN, 4711, t0())

@@ -36,12 +36,7 @@ pub async fn monthly_cap_holds_with_two_stores_racing(db: TestDb) {
 
     let started = race(&db, lease, 24, 150).await;
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!(started, 6, "1000 RUB fits six links at 150");
     assert_eq!(b.committed, rub(150 * started));
     assert_books_balance(&db.store).await;
@@ -52,12 +47,7 @@ pub async fn link_caps_hold_with_two_stores_racing(db: TestDb) {
 
     let started = race(&db, lease, 16, 10).await;
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!((started, b.links_today, b.links_total), (4, 4, 4));
     assert_eq!(b.committed, rub(10 * started));
     assert_books_balance(&db.store).await;
