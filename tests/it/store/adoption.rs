@@ -3,9 +3,19 @@
 //! operators' words are recorded with who and when; the word on the list lapses on a read
 //! that shows fewer links than the journal holds.
 
-use linkrunner::store::{AdoptOutcome, AdoptedAutobuyer};
+use linkrunner::store::{AdoptOutcome, AdoptedAutobuyer, Store};
 
 use super::support::{CAMPAIGN, TestDb, budget, campaign, caps, rub, t0};
+
+/// The campaign, with project 4711 adopted into it.
+async fn campaign_with_adopted_project(store: &Store) {
+    campaign(store, &caps(3000, 5, 50)).await;
+    store
+        .campaigns()
+        .adopt_project(CAMPAIGN, 4711, t0())
+        .await
+        .unwrap();
+}
 
 pub async fn an_adopted_project_is_recorded_once_and_never_re_pointed(db: TestDb) {
     let store = &db.store;
@@ -61,12 +71,7 @@ pub async fn an_adopted_project_is_recorded_once_and_never_re_pointed(db: TestDb
 
 pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger_row(db: TestDb) {
     let store = &db.store;
-    campaign(store, &caps(3000, 5, 50)).await;
-    store
-        .campaigns()
-        .adopt_project(CAMPAIGN, 4711, t0())
-        .await
-        .unwrap();
+    campaign_with_adopted_project(store).await;
     let ab = AdoptedAutobuyer {
         name: "team-auto",
         id: 9876,
@@ -121,12 +126,7 @@ pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger
 
 pub async fn the_word_on_the_list_lapses_when_a_read_shows_fewer_links(db: TestDb) {
     let store = &db.store;
-    campaign(store, &caps(3000, 5, 50)).await;
-    store
-        .campaigns()
-        .adopt_project(CAMPAIGN, 4711, t0())
-        .await
-        .unwrap();
+    campaign_with_adopted_project(store).await;
     store
         .campaigns()
         .vouch_list_complete(CAMPAIGN, 5, ("ann", "UI shows 5"), t0())

@@ -120,11 +120,7 @@ pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: Test
         1000,
     );
     let id = started(&db.store, &lease, intent).await;
-    db.store
-        .intents()
-        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
-        .await
-        .unwrap();
+    mark_in_flight_uncertain(&db.store, &lease).await;
 
     let row = db
         .store
@@ -159,11 +155,7 @@ pub async fn resolve_not_created_releases_the_reservation(db: TestDb) {
         .intents()
         .resolve_intent(id.intent, Resolution::NotCreated, "too early", t0())
         .await;
-    db.store
-        .intents()
-        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
-        .await
-        .unwrap();
+    mark_in_flight_uncertain(&db.store, &lease).await;
 
     let row = db
         .store

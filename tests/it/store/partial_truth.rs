@@ -143,11 +143,7 @@ pub async fn an_in_flight_purchase_taken_over_is_blocked_from_being_bought_again
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     started(&db.store, &lease, purchase(1, 100)).await;
 
-    db.store
-        .intents()
-        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
-        .await
-        .unwrap();
+    mark_in_flight_uncertain(&db.store, &lease).await;
 
     let rows = db
         .store
@@ -196,20 +192,15 @@ pub async fn foreign_links_count_once_whoever_bought_them(db: TestDb) {
     let auto_a = listed(link(2, 12, 10, Some(600), None), false, Some("auto"));
     let unpriced = listed(link(3, 13, 10, None, None), false, None);
 
-    sync(
-        &db.store,
-        &[manual.clone(), auto_a.clone(), unpriced.clone()],
-        false,
-        t0(),
-    )
-    .await;
-    sync(
-        &db.store,
-        &[manual.clone(), auto_a.clone(), unpriced.clone()],
-        false,
-        t0(),
-    )
-    .await;
+    for _ in 0..2 {
+        sync(
+            &db.store,
+            &[manual.clone(), auto_a.clone(), unpriced.clone()],
+            false,
+            t0(),
+        )
+        .await;
+    }
     assert_eq!(
         budget(&db.store).await.committed,
         rub(1000 + 70 + 150),

@@ -3,8 +3,8 @@
 use chrono::Duration;
 use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds, SearchJob};
 use linkrunner::store::{
-    BeginOutcome, Effect, Halt, HaltScope, IntentKind, LeaseToken, Outcome, RoundOutcome,
-    RoundRetry, RoundState, SearchState, Store,
+    Effect, Halt, HaltScope, IntentKind, LeaseToken, Outcome, RoundOutcome, RoundRetry, RoundRow,
+    RoundState, SearchState, Store,
 };
 
 use super::support::*;
@@ -13,6 +13,15 @@ use super::support::*;
 async fn bought_link(store: &Store, lease: &LeaseToken, page: i64, link: Option<i64>) {
     let at = started(store, lease, purchase(page, 10)).await;
     complete(store, at, Outcome::Succeeded(purchased(page, link, 10))).await;
+}
+
+async fn last_round(store: &Store) -> RoundRow {
+    store
+        .rounds()
+        .last_round(CAMPAIGN)
+        .await
+        .expect("last round")
+        .expect("a round")
 }
 
 pub async fn round_is_claimed_once_only(db: TestDb) {
@@ -53,13 +62,7 @@ pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
         .await
         .unwrap();
 
-    let last = db
-        .store
-        .rounds()
-        .last_round(CAMPAIGN)
-        .await
-        .unwrap()
-        .unwrap();
+    let last = last_round(&db.store).await;
     let success = db
         .store
         .rounds()
@@ -143,13 +146,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
         .finish_round(CAMPAIGN, t0(), RoundOutcome::Succeeded, "bought 0", later)
         .await
         .unwrap();
-    let last = db
-        .store
-        .rounds()
-        .last_round(CAMPAIGN)
-        .await
-        .unwrap()
-        .unwrap();
+    let last = last_round(&db.store).await;
     assert_eq!(
         (last.state, last.attempts, last.bought),
         (RoundState::Succeeded, 3, 3)
@@ -335,15 +332,7 @@ pub async fn remote_ids_are_recorded_with_their_intents(db: TestDb) {
             serde_json::json!({}),
         ),
     ];
-    let BeginOutcome::Started(ids) = db
-        .store
-        .intents()
-        .begin_intents(&lease, &batch, t0())
-        .await
-        .unwrap()
-    else {
-        panic!("not started")
-    };
+    let ids = started_all(&db.store, &lease, &batch).await;
     let url = "https://acme.example/shoes".to_string();
     let texts = vec![CreatedUrl {
         url: url.clone(),

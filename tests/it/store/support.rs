@@ -1,6 +1,8 @@
 //! Fixtures and the invariant every test checks after each step; the databases come from
 //! [`crate::support::db`].
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use linkrunner::money::Money;
 use linkrunner::store::{
@@ -70,15 +72,56 @@ pub async fn lease_at(
 
 /// Begins `intent` alone at `t0`; the test fails unless it was started.
 pub async fn started(store: &Store, lease: &LeaseToken, intent: NewIntent) -> AttemptRef {
+    started_all(store, lease, &[intent]).await[0]
+}
+
+/// Begins `batch` at `t0`; the test fails unless all of it was started.
+pub async fn started_all(
+    store: &Store,
+    lease: &LeaseToken,
+    batch: &[NewIntent],
+) -> Vec<AttemptRef> {
     match store
         .intents()
-        .begin_intents(lease, &[intent], t0())
+        .begin_intents(lease, batch, t0())
         .await
         .expect("begin")
     {
-        BeginOutcome::Started(ids) => ids[0],
+        BeginOutcome::Started(ids) => ids,
         other => panic!("expected Started, got {other:?}"),
     }
+}
+
+/// Marks the campaign's in-flight intents uncertain at `t0`, as a takeover by `lease` does.
+pub async fn mark_in_flight_uncertain(store: &Store, lease: &LeaseToken) -> u64 {
+    store
+        .intents()
+        .mark_in_flight_uncertain(CAMPAIGN, lease, t0())
+        .await
+        .expect("mark in flight uncertain")
+}
+
+/// Begins each purchase at once on its own task, through its store and lease; returns how
+/// many were started (the rest met a cap).
+pub async fn race_purchases(tasks: Vec<(Store, Arc<LeaseToken>, NewIntent)>) -> i64 {
+    let handles: Vec<_> = tasks
+        .into_iter()
+        .map(|(store, lease, intent)| {
+            tokio::spawn(async move {
+                let outcome = store
+                    .intents()
+                    .begin_intents(&lease, &[intent], t0())
+                    .await
+                    .expect("begin never errors");
+                matches!(outcome, BeginOutcome::Started(_))
+            })
+        })
+        .collect();
+    let mut started = 0;
+    for h in handles {
+        started += i64::from(h.await.expect("task"));
+    }
+    started
 }
 
 /// Records `outcome` for the attempt at `t0`, with no raw answer.
