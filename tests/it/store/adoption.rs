@@ -17,6 +17,15 @@ async fn campaign_with_adopted_project(store: &Store) {
         .unwrap();
 }
 
+/// Records the autobuyer `ab` as adopted at `t0`; the id it replaced, if any.
+async fn adopt(store: &Store, ab: &AdoptedAutobuyer<'_>) -> Option<i64> {
+    store
+        .campaigns()
+        .adopt_autobuyer(CAMPAIGN, ab, t0())
+        .await
+        .expect("adopt autobuyer")
+}
+
 pub async fn an_adopted_project_is_recorded_once_and_never_re_pointed(db: TestDb) {
     let store = &db.store;
     campaign(store, &caps(3000, 5, 50)).await;
@@ -80,34 +89,13 @@ pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger
         covers: vec![11, 12],
     };
 
-    assert_eq!(
-        store
-            .campaigns()
-            .adopt_autobuyer(CAMPAIGN, &ab, t0())
-            .await
-            .unwrap(),
-        None
-    );
-    assert_eq!(
-        store
-            .campaigns()
-            .adopt_autobuyer(CAMPAIGN, &ab, t0())
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(adopt(store, &ab).await, None);
+    assert_eq!(adopt(store, &ab).await, None);
     let moved = AdoptedAutobuyer {
         id: 9877,
         ..ab.clone()
     };
-    assert_eq!(
-        store
-            .campaigns()
-            .adopt_autobuyer(CAMPAIGN, &moved, t0())
-            .await
-            .unwrap(),
-        Some(9876)
-    );
+    assert_eq!(adopt(store, &moved).await, Some(9876));
 
     let b = budget(store).await;
     assert_eq!(

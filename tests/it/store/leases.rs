@@ -1,9 +1,20 @@
 //! Leases, fencing, takeover and operator resolution.
 
 use chrono::Duration;
-use linkrunner::store::{BeginOutcome, IntentKind, IntentState, Resolution, StoreError};
+use linkrunner::store::{
+    AttemptRef, BeginOutcome, IntentKind, IntentRow, IntentState, Resolution, Store, StoreError,
+};
 
 use super::support::*;
+
+/// The operator's word on the uncertain intent of `at`, recorded at `t0`.
+async fn resolve(store: &Store, at: AttemptRef, word: Resolution, note: &str) -> IntentRow {
+    store
+        .intents()
+        .resolve_intent(at.intent, word, note, t0())
+        .await
+        .expect("resolve")
+}
 
 pub async fn fenced_lease_writes_nothing(db: TestDb) {
     let old = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
@@ -122,17 +133,13 @@ pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: Test
     let id = started(&db.store, &lease, intent).await;
     mark_in_flight_uncertain(&db.store, &lease).await;
 
-    let row = db
-        .store
-        .intents()
-        .resolve_intent(
-            id.intent,
-            Resolution::Created { remote_id: 4242 },
-            "seen in the web UI",
-            t0(),
-        )
-        .await
-        .unwrap();
+    let row = resolve(
+        &db.store,
+        id,
+        Resolution::Created { remote_id: 4242 },
+        "seen in the web UI",
+    )
+    .await;
 
     let auto = autobuyer(&db.store, "auto").await;
     assert_eq!(
@@ -157,17 +164,13 @@ pub async fn resolve_not_created_releases_the_reservation(db: TestDb) {
         .await;
     mark_in_flight_uncertain(&db.store, &lease).await;
 
-    let row = db
-        .store
-        .intents()
-        .resolve_intent(
-            id.intent,
-            Resolution::NotCreated,
-            "not in the link list",
-            t0(),
-        )
-        .await
-        .unwrap();
+    let row = resolve(
+        &db.store,
+        id,
+        Resolution::NotCreated,
+        "not in the link list",
+    )
+    .await;
 
     assert!(in_flight.is_err(), "only uncertain intents are resolved");
     assert_eq!(row.state, IntentState::Failed);

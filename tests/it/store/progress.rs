@@ -1,6 +1,6 @@
 //! Rounds, searches, halts, link-list sync and remote ids.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds, SearchJob};
 use linkrunner::store::{
     Effect, Halt, HaltScope, IntentKind, LeaseToken, Outcome, RoundOutcome, RoundRetry, RoundRow,
@@ -22,6 +22,15 @@ async fn last_round(store: &Store) -> RoundRow {
         .await
         .expect("last round")
         .expect("a round")
+}
+
+/// `holder` claims the deferred round of slot `t0` again at `at`.
+async fn reclaim(store: &Store, holder: &str, at: DateTime<Utc>) -> Option<RoundRetry> {
+    store
+        .rounds()
+        .reclaim_round(CAMPAIGN, t0(), holder, at)
+        .await
+        .expect("reclaim round")
 }
 
 pub async fn round_is_claimed_once_only(db: TestDb) {
@@ -86,14 +95,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
             .unwrap()
     );
     // Not deferred yet: nothing to claim again.
-    assert_eq!(
-        db.store
-            .rounds()
-            .reclaim_round(CAMPAIGN, t0(), "b", later)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(reclaim(&db.store, "b", later).await, None);
     db.store
         .rounds()
         .defer_round(CAMPAIGN, t0(), "search: HTTP 503", 1, t0())
@@ -128,12 +130,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
         .defer_round(CAMPAIGN, t0(), "lease held elsewhere", 2, later)
         .await
         .unwrap();
-    let third = db
-        .store
-        .rounds()
-        .reclaim_round(CAMPAIGN, t0(), "a", later)
-        .await
-        .unwrap();
+    let third = reclaim(&db.store, "a", later).await;
     assert_eq!(
         third,
         Some(RoundRetry {
@@ -152,11 +149,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
         (RoundState::Succeeded, 3, 3)
     );
     assert_eq!(
-        db.store
-            .rounds()
-            .reclaim_round(CAMPAIGN, t0(), "b", later)
-            .await
-            .unwrap(),
+        reclaim(&db.store, "b", later).await,
         None,
         "a finished slot is not tried again"
     );
