@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle, SandboxLogin};
+use tempfile::TempDir;
 
 use super::support::{TICKET, TOKEN, campaign_yaml, series, within, write};
 use crate::support::binary::{self, Target};
@@ -29,6 +30,35 @@ async fn expiring_sandbox(ttl: Duration) -> SandboxHandle {
     cfg.login = Some(SandboxLogin::new(LOGIN, API_KEY));
     cfg.faults = Faults::default();
     sandbox::start(cfg).await
+}
+
+/// What each test starts from: a sandbox whose tokens expire after `ttl`, a directory with
+/// one campaign file, an SQLite journal and a directory for the credential files.
+struct World {
+    sandbox: SandboxHandle,
+    campaigns: TempDir,
+    journal: TestDb,
+    secrets: TempDir,
+}
+
+impl World {
+    async fn new(ttl: Duration) -> World {
+        let sandbox = expiring_sandbox(ttl).await;
+        let campaigns = tempfile::tempdir().unwrap();
+        write(
+            campaigns.path(),
+            "a.yaml",
+            &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
+        );
+        let journal = TestDb::sqlite().await;
+        let secrets = tempfile::tempdir().unwrap();
+        World {
+            sandbox,
+            campaigns,
+            journal,
+            secrets,
+        }
+    }
 }
 
 /// Writes `value` the way a Kubernetes Secret volume or a careful refresher does: a new
@@ -177,15 +207,12 @@ async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_ref
     // Arrange: tokens live 4 s; the token and ticket are in files.
     init_logs();
     let ttl = Duration::from_secs(4);
-    let sandbox = expiring_sandbox(ttl).await;
-    let campaigns = tempfile::tempdir().unwrap();
-    write(
-        campaigns.path(),
-        "a.yaml",
-        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
-    );
-    let journal = TestDb::sqlite().await;
-    let secrets = tempfile::tempdir().unwrap();
+    let World {
+        sandbox,
+        campaigns,
+        journal,
+        secrets,
+    } = World::new(ttl).await;
     let (tok, tkt) = (
         secrets.path().join("api-token"),
         secrets.path().join("auth-ticket"),
@@ -282,15 +309,12 @@ async fn the_built_in_login_keeps_buying_through_three_expiries_without_a_halt()
     // Arrange: tokens live 3 s; linkrunner logs in itself.
     init_logs();
     let ttl = Duration::from_secs(3);
-    let sandbox = expiring_sandbox(ttl).await;
-    let campaigns = tempfile::tempdir().unwrap();
-    write(
-        campaigns.path(),
-        "a.yaml",
-        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
-    );
-    let journal = TestDb::sqlite().await;
-    let secrets = tempfile::tempdir().unwrap();
+    let World {
+        sandbox,
+        campaigns,
+        journal,
+        secrets,
+    } = World::new(ttl).await;
     let key = secrets.path().join("api-key");
     replace(&key, API_KEY);
     let mut cmd = command(&journal.url, campaigns.path(), &sandbox);
@@ -357,15 +381,12 @@ async fn the_built_in_login_keeps_buying_through_three_expiries_without_a_halt()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_login_halts_spending_and_says_so() {
     init_logs();
-    let sandbox = expiring_sandbox(Duration::from_secs(60)).await;
-    let campaigns = tempfile::tempdir().unwrap();
-    write(
-        campaigns.path(),
-        "a.yaml",
-        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
-    );
-    let journal = TestDb::sqlite().await;
-    let secrets = tempfile::tempdir().unwrap();
+    let World {
+        sandbox,
+        campaigns,
+        journal,
+        secrets,
+    } = World::new(Duration::from_secs(60)).await;
     let key = secrets.path().join("api-key");
     replace(&key, "not-the-api-key");
     let mut cmd = command(&journal.url, campaigns.path(), &sandbox);
