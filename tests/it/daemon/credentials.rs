@@ -13,8 +13,8 @@ use chrono::{DateTime, Utc};
 use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle, SandboxLogin};
 use tempfile::TempDir;
 
-use super::support::{TICKET, TOKEN, campaign_yaml, series, within, write};
-use crate::support::binary::{self, Target};
+use super::support::{TICKET, TOKEN, campaign_yaml, command_on, series, within, write};
+use crate::support::binary;
 use crate::support::db::TestDb;
 use crate::support::{http_get, init_logs, sandbox, secret_forms};
 
@@ -34,31 +34,17 @@ async fn expiring_sandbox(ttl: Duration) -> SandboxHandle {
 
 /// What each test starts from: a sandbox whose tokens expire after `ttl`, a directory with
 /// one campaign file, an SQLite journal and a directory for the credential files.
-struct World {
-    sandbox: SandboxHandle,
-    campaigns: TempDir,
-    journal: TestDb,
-    secrets: TempDir,
-}
-
-impl World {
-    async fn new(ttl: Duration) -> World {
-        let sandbox = expiring_sandbox(ttl).await;
-        let campaigns = tempfile::tempdir().unwrap();
-        write(
-            campaigns.path(),
-            "a.yaml",
-            &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
-        );
-        let journal = TestDb::sqlite().await;
-        let secrets = tempfile::tempdir().unwrap();
-        World {
-            sandbox,
-            campaigns,
-            journal,
-            secrets,
-        }
-    }
+async fn world(ttl: Duration) -> (SandboxHandle, TempDir, TestDb, TempDir) {
+    let sandbox = expiring_sandbox(ttl).await;
+    let campaigns = tempfile::tempdir().unwrap();
+    write(
+        campaigns.path(),
+        "a.yaml",
+        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
+    );
+    let journal = TestDb::sqlite().await;
+    let secrets = tempfile::tempdir().unwrap();
+    (sandbox, campaigns, journal, secrets)
 }
 
 /// Writes `value` the way a Kubernetes Secret volume or a careful refresher does: a new
@@ -72,13 +58,7 @@ fn replace(path: &Path, value: &str) {
 /// `linkrunner` on the sandbox, logging at trace level, without the token and ticket
 /// variables: each test says where the credentials come from.
 fn command(db_url: &str, campaigns: &Path, sandbox: &SandboxHandle) -> std::process::Command {
-    let mut cmd = binary::command_on(&Target {
-        db_url,
-        campaigns,
-        market: &sandbox.base_url(),
-        token: TOKEN,
-        ticket: TICKET,
-    });
+    let mut cmd = command_on(db_url, campaigns, sandbox);
     cmd.env_remove("LINKRUNNER_API_TOKEN")
         .env_remove("LINKRUNNER_AUTH_TICKET")
         .env("LINKRUNNER_LOG", "trace");
@@ -207,12 +187,7 @@ async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_ref
     // Arrange: tokens live 4 s; the token and ticket are in files.
     init_logs();
     let ttl = Duration::from_secs(4);
-    let World {
-        sandbox,
-        campaigns,
-        journal,
-        secrets,
-    } = World::new(ttl).await;
+    let (sandbox, campaigns, journal, secrets) = world(ttl).await;
     let (tok, tkt) = (
         secrets.path().join("api-token"),
         secrets.path().join("auth-ticket"),
@@ -309,12 +284,7 @@ async fn the_built_in_login_keeps_buying_through_three_expiries_without_a_halt()
     // Arrange: tokens live 3 s; linkrunner logs in itself.
     init_logs();
     let ttl = Duration::from_secs(3);
-    let World {
-        sandbox,
-        campaigns,
-        journal,
-        secrets,
-    } = World::new(ttl).await;
+    let (sandbox, campaigns, journal, secrets) = world(ttl).await;
     let key = secrets.path().join("api-key");
     replace(&key, API_KEY);
     let mut cmd = command(&journal.url, campaigns.path(), &sandbox);
@@ -381,12 +351,7 @@ async fn the_built_in_login_keeps_buying_through_three_expiries_without_a_halt()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_login_halts_spending_and_says_so() {
     init_logs();
-    let World {
-        sandbox,
-        campaigns,
-        journal,
-        secrets,
-    } = World::new(Duration::from_secs(60)).await;
+    let (sandbox, campaigns, journal, secrets) = world(Duration::from_secs(60)).await;
     let key = secrets.path().join("api-key");
     replace(&key, "not-the-api-key");
     let mut cmd = command(&journal.url, campaigns.path(), &sandbox);

@@ -6,17 +6,13 @@
 use std::path::Path;
 use std::process::Output;
 
-use super::support::{PATIENCE, TICKET, TOKEN, World, campaign_yaml, get, rounds, within, write};
-use crate::support::binary::{self, Target};
+use super::support::{
+    PATIENCE, TICKET, TOKEN, World, campaign_yaml, command_on, get, rounds, within, write,
+};
+use crate::support::binary;
 
 async fn plan(w: &World, db_url: &str, campaigns: &Path, args: &[&str]) -> Output {
-    let mut cmd = binary::command_on(&Target {
-        db_url,
-        campaigns,
-        market: &w.sandbox.base_url(),
-        token: TOKEN,
-        ticket: TICKET,
-    });
+    let mut cmd = command_on(db_url, campaigns, &w.sandbox);
     cmd.arg("plan").args(args);
     binary::tokio(cmd).output().await.expect("the binary runs")
 }
