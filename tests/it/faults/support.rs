@@ -4,16 +4,22 @@
 //! and restart come from [`crate::support::pg_cluster`].
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::effects::EngineSettings;
+use linkrunner::http::{Access, AppState, Health, router_with, serve};
+use linkrunner::metrics::Metrics;
 use linkrunner::money::Money;
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, RoundOutcome, Store};
 use linkrunner_sandbox::{Ledger, Op, SandboxConfig, SandboxHandle};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
 pub use crate::support::app::InProcess;
 use crate::support::app::{self, Journal, fast_settings};
@@ -332,6 +338,54 @@ pub async fn assert_sqlite_recovers(
     d.stop().await;
     assert_ledger_invariants(&sandbox.ledger(), &store).await;
     store.close().await;
+}
+
+/// The HTTP endpoint alone (no engine) on a port of its own over a fresh SQLite journal;
+/// stops when dropped.
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    stop: CancellationToken,
+    _db: TestDb,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// [`Endpoint`] behind `access`; `campaigns_loaded` as the daemon says once it read its files.
+pub async fn endpoint(access: Access, campaigns_loaded: bool) -> Endpoint {
+    let db = TestDb::sqlite().await;
+    let (addr, stop) = serve_http(&db, access, campaigns_loaded).await;
+    Endpoint {
+        addr,
+        stop,
+        _db: db,
+    }
+}
+
+/// Serves the HTTP router alone over `db`'s journal on a port of its own, behind `access`,
+/// until the token is cancelled.
+pub async fn serve_http(
+    db: &TestDb,
+    access: Access,
+    campaigns_loaded: bool,
+) -> (SocketAddr, CancellationToken) {
+    let state = AppState {
+        metrics: Arc::new(Metrics::new()),
+        store: db.store.clone(),
+        health: Arc::new(Health::default()),
+        clock: linkrunner::clock::system(),
+    };
+    if campaigns_loaded {
+        state.health.set_campaigns_loaded();
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("port");
+    let addr = listener.local_addr().expect("addr");
+    let stop = CancellationToken::new();
+    tokio::spawn(serve(listener, router_with(state, access), stop.clone()));
+    (addr, stop)
 }
 
 /// The raw bytes of an SQLite database and its WAL: every stored string is in there verbatim.
