@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use linkrunner::market::{Executed, Market, MarketClient, MarketError};
 use linkrunner_sandbox::faults::FaultState;
-use linkrunner_sandbox::{Faults, Op, SandboxHandle};
+use linkrunner_sandbox::{Faults, Op, SandboxConfig, SandboxHandle};
 
 use super::flow::cheap_filter;
 use super::support::{
@@ -106,12 +106,9 @@ fn seed_failing_only_the_first_read(faults: &Faults) -> u64 {
         .expect("half of all seeds start with an error then a success")
 }
 
-#[tokio::test]
-async fn a_read_retried_after_an_injected_5xx_succeeds() {
-    let faults = errors_on(Op::ListLinks, 0.5);
-    let mut cfg = sandbox_config();
-    cfg.seed = seed_failing_only_the_first_read(&faults);
-    cfg.faults = faults;
+/// A link-list read on a fresh project through a sandbox with `cfg`: it succeeds (no links)
+/// after exactly one request that ended as `first`, retried once.
+async fn assert_list_read_succeeds_after_one(cfg: SandboxConfig, first: &str) {
     let (sandbox, client) = pair(cfg).await;
     let project = client.create_project("https://acme.example").await.unwrap();
 
@@ -120,10 +117,19 @@ async fn a_read_retried_after_an_injected_5xx_succeeds() {
     assert!(links.is_empty());
     let ledger = sandbox.ledger();
     let seen = (
-        ledger.requests_of(Op::ListLinks, "fault"),
+        ledger.requests_of(Op::ListLinks, first),
         ledger.requests_of(Op::ListLinks, "ok"),
     );
     assert_eq!(seen, (1, 1));
+}
+
+#[tokio::test]
+async fn a_read_retried_after_an_injected_5xx_succeeds() {
+    let faults = errors_on(Op::ListLinks, 0.5);
+    let mut cfg = sandbox_config();
+    cfg.seed = seed_failing_only_the_first_read(&faults);
+    cfg.faults = faults;
+    assert_list_read_succeeds_after_one(cfg, "fault").await;
 }
 
 // --- latency ------------------------------------------------------------------------------
@@ -194,18 +200,7 @@ async fn a_purchase_refused_by_the_rate_limit_is_rate_limited_and_not_retried() 
 async fn a_read_refused_by_the_rate_limit_is_retried_after_retry_after_and_succeeds() {
     let mut cfg = sandbox_config();
     cfg.faults.rate_limit = Some(1);
-    let (sandbox, client) = pair(cfg).await;
-    let project = client.create_project("https://acme.example").await.unwrap();
-
-    let links = client.list_links(project.project_id).await.unwrap().links;
-
-    assert!(links.is_empty());
-    let ledger = sandbox.ledger();
-    let seen = (
-        ledger.requests_of(Op::ListLinks, "rate_limited"),
-        ledger.requests_of(Op::ListLinks, "ok"),
-    );
-    assert_eq!(seen, (1, 1));
+    assert_list_read_succeeds_after_one(cfg, "rate_limited").await;
 }
 
 // --- drop_after_commit --------------------------------------------------------------------

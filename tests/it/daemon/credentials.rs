@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle, SandboxLogin};
+use tempfile::TempDir;
 
-use super::support::{TICKET, TOKEN, campaign_yaml, series, within, write};
-use crate::support::binary::{self, Target};
+use super::support::{TICKET, TOKEN, campaign_yaml, command_on, series, within, write};
+use crate::support::binary;
 use crate::support::db::TestDb;
 use crate::support::{http_get, init_logs, sandbox, secret_forms};
 
@@ -31,6 +32,21 @@ async fn expiring_sandbox(ttl: Duration) -> SandboxHandle {
     sandbox::start(cfg).await
 }
 
+/// What each test starts from: a sandbox whose tokens expire after `ttl`, a directory with
+/// one campaign file, an SQLite journal and a directory for the credential files.
+async fn world(ttl: Duration) -> (SandboxHandle, TempDir, TestDb, TempDir) {
+    let sandbox = expiring_sandbox(ttl).await;
+    let campaigns = tempfile::tempdir().unwrap();
+    write(
+        campaigns.path(),
+        "a.yaml",
+        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
+    );
+    let journal = TestDb::sqlite().await;
+    let secrets = tempfile::tempdir().unwrap();
+    (sandbox, campaigns, journal, secrets)
+}
+
 /// Writes `value` the way a Kubernetes Secret volume or a careful refresher does: a new
 /// file renamed over the old one, so a reader never sees half of it.
 fn replace(path: &Path, value: &str) {
@@ -42,13 +58,7 @@ fn replace(path: &Path, value: &str) {
 /// `linkrunner` on the sandbox, logging at trace level, without the token and ticket
 /// variables: each test says where the credentials come from.
 fn command(db_url: &str, campaigns: &Path, sandbox: &SandboxHandle) -> std::process::Command {
-    let mut cmd = binary::command_on(&Target {
-        db_url,
-        campaigns,
-        market: &sandbox.base_url(),
-        token: TOKEN,
-        ticket: TICKET,
-    });
+    let mut cmd = command_on(db_url, campaigns, sandbox);
     cmd.env_remove("LINKRUNNER_API_TOKEN")
         .env_remove("LINKRUNNER_AUTH_TICKET")
         .env("LINKRUNNER_LOG", "trace");
@@ -177,15 +187,7 @@ async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_ref
     // Arrange: tokens live 4 s; the token and ticket are in files.
     init_logs();
     let ttl = Duration::from_secs(4);
-    let sandbox = expiring_sandbox(ttl).await;
-    let campaigns = tempfile::tempdir().unwrap();
-    write(
-        campaigns.path(),
-        "a.yaml",
-        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
-    );
-    let journal = TestDb::sqlite().await;
-    let secrets = tempfile::tempdir().unwrap();
+    let (sandbox, campaigns, journal, secrets) = world(ttl).await;
     let (tok, tkt) = (
         secrets.path().join("api-token"),
         secrets.path().join("auth-ticket"),
@@ -282,15 +284,7 @@ async fn the_built_in_login_keeps_buying_through_three_expiries_without_a_halt()
     // Arrange: tokens live 3 s; linkrunner logs in itself.
     init_logs();
     let ttl = Duration::from_secs(3);
-    let sandbox = expiring_sandbox(ttl).await;
-    let campaigns = tempfile::tempdir().unwrap();
-    write(
-        campaigns.path(),
-        "a.yaml",
-        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
-    );
-    let journal = TestDb::sqlite().await;
-    let secrets = tempfile::tempdir().unwrap();
+    let (sandbox, campaigns, journal, secrets) = world(ttl).await;
     let key = secrets.path().join("api-key");
     replace(&key, API_KEY);
     let mut cmd = command(&journal.url, campaigns.path(), &sandbox);
@@ -357,15 +351,7 @@ async fn the_built_in_login_keeps_buying_through_three_expiries_without_a_halt()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_login_halts_spending_and_says_so() {
     init_logs();
-    let sandbox = expiring_sandbox(Duration::from_secs(60)).await;
-    let campaigns = tempfile::tempdir().unwrap();
-    write(
-        campaigns.path(),
-        "a.yaml",
-        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
-    );
-    let journal = TestDb::sqlite().await;
-    let secrets = tempfile::tempdir().unwrap();
+    let (sandbox, campaigns, journal, secrets) = world(Duration::from_secs(60)).await;
     let key = secrets.path().join("api-key");
     replace(&key, "not-the-api-key");
     let mut cmd = command(&journal.url, campaigns.path(), &sandbox);

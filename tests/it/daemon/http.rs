@@ -4,7 +4,7 @@ use reqwest::Method;
 
 use linkrunner::daemon::run::Event;
 
-use super::support::{World, at, campaign_yaml, get, request};
+use super::support::{Daemon, World, at, campaign_yaml, get, request};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_paths_are_404_and_other_methods_405() {
@@ -29,9 +29,8 @@ async fn unknown_paths_are_404_and_other_methods_405() {
     daemon.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn status_api_answers_404_for_an_unknown_campaign_and_the_facts_for_a_known_one() {
-    // Arrange: a campaign whose project the start reconciliation creates.
+/// The daemon on campaign `known-shop`, once its start reconciliation is done.
+async fn known_shop_reconciled() -> (World, Daemon) {
     let world = World::new(at(9, 0, 30)).await;
     world.write(
         "known.yaml",
@@ -41,6 +40,13 @@ async fn status_api_answers_404_for_an_unknown_campaign_and_the_facts_for_a_know
     daemon
         .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
         .await;
+    (world, daemon)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_api_answers_404_for_an_unknown_campaign_and_the_facts_for_a_known_one() {
+    // Arrange: a campaign whose project the start reconciliation creates.
+    let (world, daemon) = known_shop_reconciled().await;
     let base = daemon.base.clone();
     let (status, body) = get(&format!("{base}/api/v1/campaigns/known-shop")).await;
     assert_eq!(status, 200, "{body}");
@@ -72,15 +78,7 @@ async fn status_api_answers_404_for_an_unknown_campaign_and_the_facts_for_a_know
 async fn intents_follow_the_journal_within_seconds_of_a_pass_not_the_reconcile_interval() {
     // Arrange: a fresh journal; the start reconciliation creates the project (an intent).
     // The reconcile interval of this world is an hour: the gauge must not wait for it.
-    let world = World::new(at(9, 0, 30)).await;
-    world.write(
-        "known.yaml",
-        &campaign_yaml("known-shop", "0 9 * * *", 4000),
-    );
-    let mut daemon = world.start().await;
-    daemon
-        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
-        .await;
+    let (world, daemon) = known_shop_reconciled().await;
     let recorded = super::support::intent_states(&world.db_url, "create_project").await;
     let succeeded = recorded
         .iter()

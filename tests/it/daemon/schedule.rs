@@ -9,7 +9,7 @@ use chrono::Utc;
 use linkrunner::store::Store;
 use linkrunner_sandbox::Faults;
 
-use super::support::{World, at, campaign_yaml, rounds, within};
+use super::support::{Daemon, World, at, campaign_yaml, rounds, within};
 
 const NAME: &str = "tick-shop";
 
@@ -25,19 +25,26 @@ async fn slots(world: &World) -> Vec<DateTime<Utc>> {
 /// Long enough for the daemon's 1 s tick to have looked at the schedule twice.
 const TWO_TICKS: Duration = Duration::from_millis(2500);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_slot_runs_once_not_again_after_restart_and_downtime_brings_one_catch_up_round() {
-    // Arrange: every ten minutes; the daemon starts just after 09:00, which becomes the
-    // baseline, so the first buying slot is 09:10.
+/// The daemon, started just after 09:00 on a campaign buying every ten minutes, once the
+/// 09:00 baseline is recorded (the first buying slot is 09:10).
+async fn ten_minute_campaign_past_its_baseline() -> (World, Daemon) {
     let world = World::new(at(9, 0, 30)).await;
     world.write("tick.yaml", &campaign_yaml(NAME, "*/10 * * * *", 5000));
-    let mut daemon = world.start().await;
+    let daemon = world.start().await;
     within(
         super::support::PATIENCE,
         "the 09:00 baseline is recorded",
         || async { (slots(&world).await == vec![at(9, 0, 0)]).then_some(()) },
     )
     .await;
+    (world, daemon)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_runs_once_not_again_after_restart_and_downtime_brings_one_catch_up_round() {
+    // Arrange: every ten minutes; the daemon starts just after 09:00, which becomes the
+    // baseline, so the first buying slot is 09:10.
+    let (world, mut daemon) = ten_minute_campaign_past_its_baseline().await;
 
     // Act: the clock passes 09:10, then stays inside that slot for two ticks.
     world.clock.set(at(9, 10, 30));
@@ -124,15 +131,7 @@ async fn a_new_campaign_records_its_first_slot_as_a_baseline_and_buys_at_the_nex
 async fn a_round_stopped_by_a_held_lease_or_a_down_marketplace_is_tried_again_within_its_slot_once()
 {
     // Arrange: the 09:00 baseline, then another process takes the campaign's lease.
-    let world = World::new(at(9, 0, 30)).await;
-    world.write("tick.yaml", &campaign_yaml(NAME, "*/10 * * * *", 5000));
-    let mut daemon = world.start().await;
-    within(
-        super::support::PATIENCE,
-        "the 09:00 baseline is recorded",
-        || async { (slots(&world).await == vec![at(9, 0, 0)]).then_some(()) },
-    )
-    .await;
+    let (world, mut daemon) = ten_minute_campaign_past_its_baseline().await;
     let other = Store::connect(&world.db_url).await.expect("journal");
     let lease = other
         .leases()

@@ -7,20 +7,14 @@ use std::path::Path;
 use std::process::Output;
 
 use super::support::{
-    PATIENCE, TICKET, TOKEN, World, campaign_yaml, get, rounds, run_binary, start_sandbox, within,
-    write,
+    PATIENCE, TICKET, TOKEN, World, campaign_yaml, command_on, get, rounds, run_binary,
+    start_sandbox, within, write,
 };
 use crate::support::binary::{self, Target};
 use crate::support::db::TestDb;
 
 async fn plan(w: &World, db_url: &str, campaigns: &Path, args: &[&str]) -> Output {
-    let mut cmd = binary::command_on(&Target {
-        db_url,
-        campaigns,
-        market: &w.sandbox.base_url(),
-        token: TOKEN,
-        ticket: TICKET,
-    });
+    let mut cmd = command_on(db_url, campaigns, &w.sandbox);
     cmd.arg("plan").args(args);
     binary::tokio(cmd).output().await.expect("the binary runs")
 }

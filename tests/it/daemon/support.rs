@@ -207,13 +207,23 @@ pub async fn run_binary(
     sandbox: &SandboxHandle,
     extra: &[&str],
 ) -> binary::Daemon {
-    let mut cmd = binary::command_on(&Target {
+    let mut cmd = command_on(db_url, campaigns, sandbox);
+    cmd.env("LINKRUNNER_RECONCILE_INTERVAL", "3600");
+    binary::Daemon::run(cmd, extra).await
+}
+
+/// `linkrunner` (no command yet) on `db_url` and `campaigns`, against `sandbox` with this
+/// suite's token and ticket.
+pub fn command_on(
+    db_url: &str,
+    campaigns: &Path,
+    sandbox: &SandboxHandle,
+) -> std::process::Command {
+    binary::command_on(&Target {
         db_url,
         campaigns,
         market: &sandbox.base_url(),
         token: TOKEN,
         ticket: TICKET,
-    });
-    cmd.env("LINKRUNNER_RECONCILE_INTERVAL", "3600");
-    binary::Daemon::run(cmd, extra).await
+    })
 }

@@ -6,7 +6,7 @@ use std::process::Output;
 use linkrunner_sandbox::AutobuyerState;
 use tokio::process::Command;
 
-use super::fixtures::{ACME, BOLT, DUNE};
+use super::fixtures::ACME;
 use super::operator::{Waiting, autobuyer_creation_left_uncertain};
 use super::support::{TICKET, TOKEN, TestDb, World, all_requests, sandbox_config};
 use crate::support::binary::{self, Target};
@@ -101,9 +101,7 @@ pub async fn resolve_through_the_binary_lets_the_next_pass_converge(db: TestDb) 
 
 pub async fn two_once_processes_at_the_same_time_keep_the_invariants(db: TestDb) {
     let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.write_campaign("dune-maps", DUNE);
+    w.write_fixture_campaigns();
 
     let a = linkrunner(&w, &["once"]).output();
     let b = linkrunner(&w, &["once"]).output();
@@ -139,9 +137,7 @@ pub async fn two_once_processes_at_the_same_time_keep_the_invariants(db: TestDb)
 /// line per campaign and a totals table whose links bought are the sandbox's purchase calls.
 pub async fn once_shows_progress_and_ends_with_totals_that_match_the_ledger(db: TestDb) {
     let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.write_campaign("dune-maps", DUNE);
+    w.write_fixture_campaigns();
 
     let out = run(&w, &["once"]).await;
 

@@ -4,7 +4,6 @@
 use linkrunner::store::{IntentFilter, IntentKind, Resolution};
 use linkrunner_sandbox::{Faults, Ledger};
 
-use super::fixtures::{ACME, BOLT, DUNE};
 use super::support::{
     TestDb, World, assert_link_limits, assert_no_duplicate_purchase, sandbox_commitment,
     sandbox_config,
@@ -23,9 +22,7 @@ pub async fn faults_at_high_rates_never_duplicate_overspend_or_lose_a_purchase(d
         ..Faults::default()
     };
     let w = World::new(db, cfg).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.write_campaign("dune-maps", DUNE);
+    w.write_fixture_campaigns();
 
     let mut passes = 0;
     let mut resolved = 0;

@@ -14,7 +14,7 @@ use linkrunner::effects::pass::PassOutcome;
 use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, Behaviour, Faults, LinkStatus, ListPaging, Op};
 
-use super::fixtures::{ACME, BOLT, DUNE};
+use super::fixtures::{BOLT, DUNE};
 use super::support::{
     TestDb, World, assert_no_duplicate_purchase, load_one, pass_with, requests_total,
     sandbox_commitment, sandbox_config,
@@ -84,9 +84,7 @@ pub async fn a_first_page_list_and_purchases_cut_after_commit_never_buy_a_page_t
         ..Faults::default()
     };
     let w = World::new(db, cfg).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.write_campaign("dune-maps", DUNE);
+    w.write_fixture_campaigns();
     let engine = w.engine_with(with_grace(1000)).await;
 
     for _ in 0..4 {

@@ -25,7 +25,7 @@ use linkrunner::views::report::campaign_statuses;
 use linkrunner_sandbox::Faults;
 
 use super::faults::act_as_operator;
-use super::fixtures::{ACME, BOLT, DUNE};
+use super::fixtures::DUNE;
 use super::support::{TOKEN, TestDb, World, load_one, sandbox_config};
 
 const HAND: [&str; 2] = ["hand-one", "hand-two"];
@@ -41,9 +41,7 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
         ..Faults::default()
     };
     let w = World::new(db, cfg).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.write_campaign("dune-maps", DUNE);
+    w.write_fixture_campaigns();
     // Passes with buy rounds, faults and all, an operator resolving what waits for one (as
     // the faults scenario does), until the engine bought links and created an autobuyer.
     let mut seen = std::collections::HashMap::new();

@@ -68,6 +68,14 @@ impl World {
         std::fs::write(self.dir.path().join(format!("{name}.yaml")), yaml).expect("write campaign");
     }
 
+    /// The three campaigns of [`super::fixtures`]: acme-shoes, bolt-bikes and dune-maps.
+    pub fn write_fixture_campaigns(&self) {
+        use super::fixtures::{ACME, BOLT, DUNE};
+        self.write_campaign("acme-shoes", ACME);
+        self.write_campaign("bolt-bikes", BOLT);
+        self.write_campaign("dune-maps", DUNE);
+    }
+
     pub fn remove_campaign(&self, name: &str) {
         std::fs::remove_file(self.dir.path().join(format!("{name}.yaml")))
             .expect("remove campaign");

@@ -3,16 +3,13 @@
 //! per campaign.
 
 use super::binary::text;
-use super::fixtures::{ACME, BOLT, DUNE};
 use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
 use crate::support::binary::{self, Target};
 
 pub async fn an_unreachable_marketplace_is_said_once_for_the_whole_pass(db: TestDb) {
     // Arrange: three campaigns, and a marketplace address where nothing listens.
     let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.write_campaign("dune-maps", DUNE);
+    w.write_fixture_campaigns();
     let nothing = format!("http://127.0.0.1:{}", crate::support::free_port());
     let mut cmd = binary::command_on(&Target {
         db_url: &w.db.url,

@@ -10,8 +10,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use linkrunner_sandbox::{Ledger, Op};
-
 use super::support::*;
 
 /// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
@@ -60,18 +58,6 @@ impl Drop for SmallFs {
     }
 }
 
-pub(super) fn changing_calls(l: &Ledger) -> u64 {
-    l.requests
-        .iter()
-        .filter(|(op, _)| {
-            Op::ALL
-                .iter()
-                .any(|o| o.is_change() && o.name() == op.as_str())
-        })
-        .flat_map(|(_, by)| by.values())
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_under_the_sqlite_journal_fails_cleanly_and_recovers_by_itself() {
     // Arrange: the daemon buying every second, its journal on a 16 MiB filesystem.
@@ -82,38 +68,20 @@ async fn a_full_disk_under_the_sqlite_journal_fails_cleanly_and_recovers_by_itse
     let sandbox = start_sandbox(sandbox_config(&canary)).await;
     let dir = campaign_dir("0 9 * * *");
     let d = in_process(&db_url, &sandbox.base_url(), &canary, dir.path()).await;
-    within(Duration::from_secs(30), "a first purchase", || async {
-        (!sandbox.ledger().purchases.is_empty()).then_some(())
-    })
-    .await;
+    first_purchase(&sandbox).await;
 
     // Act: the filesystem fills up.
     let filler = fs.fill();
 
     // Assert: not ready, with the reason; the gauge says so; nothing changing is sent.
-    let body = within(
-        Duration::from_secs(30),
-        "/readyz 503 saying the journal cannot be written",
-        || async {
-            let (status, body) = http_get(d.addr, "/readyz").await?;
-            (status == 503 && body.contains("cannot be written")).then_some(body)
-        },
+    let body = readyz_says_not_writable(&d, Duration::from_secs(30)).await;
+    assert!(body.contains("full"), "the reason is shown: {body}");
+    assert_writable_gauge(&d, 0).await;
+    assert_no_changing_call_sent(
+        &sandbox,
+        "a changing call was sent while the journal could not be written",
     )
     .await;
-    assert!(body.contains("full"), "the reason is shown: {body}");
-    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
-    assert!(
-        metrics.contains("linkrunner_journal_writable 0"),
-        "{metrics}"
-    );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let during = changing_calls(&sandbox.ledger());
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(
-        changing_calls(&sandbox.ledger()),
-        during,
-        "a changing call was sent while the journal could not be written"
-    );
     assert!(d.is_running(), "the daemon exited on a full disk");
 
     // Act: space returns.
@@ -121,23 +89,5 @@ async fn a_full_disk_under_the_sqlite_journal_fails_cleanly_and_recovers_by_itse
     let recovered_at = chrono::Utc::now();
 
     // Assert: ready again and buying, by itself; nothing bought twice or lost.
-    within(Duration::from_secs(10), "/readyz 200 again", || async {
-        (http_get(d.addr, "/readyz").await?.0 == 200).then_some(())
-    })
-    .await;
-    within(
-        Duration::from_secs(60),
-        "a successful round after recovery, all settled",
-        || settled_round_after(&d.store, recovered_at),
-    )
-    .await;
-    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
-    assert!(
-        metrics.contains("linkrunner_journal_writable 1"),
-        "{metrics}"
-    );
-    let store = d.store.clone();
-    d.stop().await;
-    assert_ledger_invariants(&sandbox.ledger(), &store).await;
-    store.close().await;
+    assert_sqlite_recovers(d, &sandbox, recovered_at, Duration::from_secs(10)).await;
 }

@@ -2,48 +2,13 @@
 //! connections open, unknown paths and methods. `/healthz` keeps answering throughout.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use linkrunner::http::{AppState, Health, router, serve};
-use linkrunner::metrics::Metrics;
+use linkrunner::http::Access;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio_util::sync::CancellationToken;
+use tokio::net::TcpStream;
 
 use super::support::*;
-
-struct Endpoint {
-    addr: SocketAddr,
-    stop: CancellationToken,
-    _db: TestDb,
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn endpoint() -> Endpoint {
-    let db = TestDb::sqlite().await;
-    let store = db.store.clone();
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store,
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::system(),
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("port");
-    let addr = listener.local_addr().expect("addr");
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router(state), stop.clone()));
-    Endpoint {
-        addr,
-        stop,
-        _db: db,
-    }
-}
 
 /// `/healthz` answers 200 within one second.
 async fn healthz_answers(addr: SocketAddr) -> bool {
@@ -79,7 +44,7 @@ async fn send_raw(addr: SocketAddr, head: &str, body_len: usize) -> Option<Strin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_request_body_is_refused_and_healthz_keeps_answering() {
-    let e = endpoint().await;
+    let e = endpoint(Access::default(), false).await;
     let head =
         "POST /api/v1/campaigns HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 67108864\r\n\r\n";
     let huge = tokio::spawn(send_raw(e.addr, head, 64 * 1024 * 1024));
@@ -94,7 +59,7 @@ async fn a_huge_request_body_is_refused_and_healthz_keeps_answering() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_clients_holding_connections_do_not_starve_healthz() {
-    let e = endpoint().await;
+    let e = endpoint(Access::default(), false).await;
     let mut slow = Vec::new();
     for _ in 0..300 {
         let mut s = TcpStream::connect(e.addr).await.expect("connect");
@@ -121,7 +86,7 @@ async fn slow_clients_holding_connections_do_not_starve_healthz() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_paths_and_methods_get_404_and_405_and_healthz_keeps_answering() {
-    let e = endpoint().await;
+    let e = endpoint(Access::default(), false).await;
     let cases = [
         ("GET /../../etc/passwd HTTP/1.1", " 404 "),
         ("GET /api/v1/campaigns/..%2F..%2Fetc HTTP/1.1", " 404 "),

@@ -4,15 +4,12 @@
 //! route but the probes), and the access token (bearer or Basic password; probes free).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use linkrunner::http::{Access, AccessToken, AllowedHosts, AppState, Health, router_with, serve};
-use linkrunner::metrics::Metrics;
+use linkrunner::http::{Access, AccessToken, AllowedHosts};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio_util::sync::CancellationToken;
+use tokio::net::TcpStream;
 
 use super::support::*;
 use crate::support::free_port;
@@ -145,38 +142,6 @@ async fn probes_answer_on_their_own_port_while_1000_slow_clients_hit_the_connect
     daemon.stop().await;
 }
 
-struct Endpoint {
-    addr: SocketAddr,
-    stop: CancellationToken,
-    _db: TestDb,
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn endpoint(access: Access) -> Endpoint {
-    let db = TestDb::sqlite().await;
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store: db.store.clone(),
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::system(),
-    };
-    state.health.set_campaigns_loaded();
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("port");
-    let addr = listener.local_addr().expect("addr");
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router_with(state, access), stop.clone()));
-    Endpoint {
-        addr,
-        stop,
-        _db: db,
-    }
-}
-
 const GUARDED: [&str; 5] = [
     "/",
     "/metrics",
@@ -187,7 +152,7 @@ const GUARDED: [&str; 5] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebound_dns_name_is_refused_everywhere_but_the_probes() {
-    let e = endpoint(Access::default()).await;
+    let e = endpoint(Access::default(), true).await;
     for path in GUARDED {
         let (code, body) = get(e.addr, path, "evil.example", None).await;
         assert_eq!(code, 403, "{path} for evil.example: {body}");
@@ -210,7 +175,7 @@ async fn a_configured_name_is_allowed_and_others_still_refused() {
         hosts: AllowedHosts::new(&["linkrunner.team.svc"]).unwrap(),
         token: None,
     };
-    let e = endpoint(access).await;
+    let e = endpoint(access, true).await;
     let (code, _) = get(
         e.addr,
         "/api/v1/campaigns",
@@ -230,7 +195,7 @@ async fn with_a_token_every_route_but_the_probes_needs_it_as_bearer_or_basic_pas
         hosts: AllowedHosts::default(),
         token: Some(AccessToken::new(secret).unwrap()),
     };
-    let e = endpoint(access).await;
+    let e = endpoint(access, true).await;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let bearer = format!("Bearer {secret}");
     let basic = format!("Basic {}", b64(&format!("ops:{secret}")));

@@ -6,14 +6,10 @@
 //! none of those characters as they are, and still show the text (escaped).
 
 use std::process::{Command, Output};
-use std::sync::Arc;
 
 use linkrunner::domain::shown;
-use linkrunner::http::{AppState, Health, router, serve};
-use linkrunner::metrics::Metrics;
+use linkrunner::http::Access;
 use linkrunner::store::{IntentFilter, IntentKind};
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 use super::hostile_market::{Hostile, start_proxy};
 use super::support::*;
@@ -181,16 +177,7 @@ async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
 }
 
 async fn status_page(db: &TestDb) -> String {
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store: db.store.clone(),
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::system(),
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("port");
-    let addr = listener.local_addr().expect("addr");
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router(state), stop.clone()));
+    let (addr, stop) = serve_http(db, Access::default(), false).await;
     let (code, body) = http_get(addr, "/").await.expect("the page answers");
     stop.cancel();
     assert_eq!(code, 200, "{body}");

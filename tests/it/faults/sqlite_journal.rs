@@ -15,7 +15,6 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
-use super::disk_full::changing_calls;
 use super::support::*;
 
 /// A `sqlite3` process holding `BEGIN EXCLUSIVE` on a database until released.
@@ -126,10 +125,7 @@ async fn journal_fault<F: Fault>(reason: &str) {
     let sandbox = start_sandbox(sandbox_config(&canary)).await;
     let campaigns = campaign_dir("0 9 * * *");
     let d = in_process(&db_url, &sandbox.base_url(), &canary, campaigns.path()).await;
-    within(Duration::from_secs(30), "a first purchase", || async {
-        (!sandbox.ledger().purchases.is_empty()).then_some(())
-    })
-    .await;
+    first_purchase(&sandbox).await;
 
     // Act: the fault.
     let path = file.clone();
@@ -139,29 +135,14 @@ async fn journal_fault<F: Fault>(reason: &str) {
 
     // Assert: not ready, with the reason (after SQLite's busy timeout); the gauge says so;
     // nothing changing is sent.
-    let body = within(
-        Duration::from_secs(60),
-        "/readyz 503 saying the journal cannot be written",
-        || async {
-            let (status, body) = http_get(d.addr, "/readyz").await?;
-            (status == 503 && body.contains("cannot be written")).then_some(body)
-        },
+    let body = readyz_says_not_writable(&d, Duration::from_secs(60)).await;
+    assert!(body.contains(reason), "the reason is shown: {body}");
+    assert_writable_gauge(&d, 0).await;
+    assert_no_changing_call_sent(
+        &sandbox,
+        "a changing call was sent while the journal could not be written",
     )
     .await;
-    assert!(body.contains(reason), "the reason is shown: {body}");
-    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
-    assert!(
-        metrics.contains("linkrunner_journal_writable 0"),
-        "{metrics}"
-    );
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let during = changing_calls(&sandbox.ledger());
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(
-        changing_calls(&sandbox.ledger()),
-        during,
-        "a changing call was sent while the journal could not be written"
-    );
     assert!(d.is_running(), "the daemon exited on the fault");
 
     // Act: the fault is taken off.
@@ -171,23 +152,5 @@ async fn journal_fault<F: Fault>(reason: &str) {
     let released_at = chrono::Utc::now();
 
     // Assert: ready again and buying, by itself; nothing bought twice or lost.
-    within(Duration::from_secs(30), "/readyz 200 again", || async {
-        (http_get(d.addr, "/readyz").await?.0 == 200).then_some(())
-    })
-    .await;
-    within(
-        Duration::from_secs(60),
-        "a successful round after recovery, all settled",
-        || settled_round_after(&d.store, released_at),
-    )
-    .await;
-    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
-    assert!(
-        metrics.contains("linkrunner_journal_writable 1"),
-        "{metrics}"
-    );
-    let store = d.store.clone();
-    d.stop().await;
-    assert_ledger_invariants(&sandbox.ledger(), &store).await;
-    store.close().await;
+    assert_sqlite_recovers(d, &sandbox, released_at, Duration::from_secs(30)).await;
 }

@@ -3,16 +3,23 @@
 //! and the ledger invariants checked after every scenario. PostgreSQL clusters it may stop
 //! and restart come from [`crate::support::pg_cluster`].
 
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::effects::EngineSettings;
+use linkrunner::http::{Access, AppState, Health, router_with, serve};
+use linkrunner::metrics::Metrics;
 use linkrunner::money::Money;
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, RoundOutcome, Store};
-use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
+use linkrunner_sandbox::{Ledger, Op, SandboxConfig, SandboxHandle};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
 pub use crate::support::app::InProcess;
 use crate::support::app::{self, Journal, fast_settings};
@@ -252,6 +259,133 @@ pub async fn assert_ledger_invariants(ledger: &Ledger, store: &Store) {
         held, pages,
         "the journal's held links differ from what was bought"
     );
+}
+
+/// Waits (30 s at most) until the sandbox has sold a first link: the daemon is buying.
+pub async fn first_purchase(sandbox: &SandboxHandle) {
+    within(Duration::from_secs(30), "a first purchase", || async {
+        (!sandbox.ledger().purchases.is_empty()).then_some(())
+    })
+    .await;
+}
+
+/// Requests of operations that change something, by operation, whatever their outcome.
+pub fn changing_calls(l: &Ledger) -> BTreeMap<String, u64> {
+    l.requests
+        .iter()
+        .filter(|(op, _)| {
+            Op::ALL
+                .iter()
+                .any(|o| o.is_change() && o.name() == op.as_str())
+        })
+        .map(|(op, by_outcome)| (op.clone(), by_outcome.values().sum()))
+        .collect()
+}
+
+/// Fails with `failure` if a changing call reaches the sandbox in three seconds, counted from
+/// half a second on: calls sent just before the fault may still be answered.
+pub async fn assert_no_changing_call_sent(sandbox: &SandboxHandle, failure: &str) {
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during = changing_calls(&sandbox.ledger());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(changing_calls(&sandbox.ledger()), during, "{failure}");
+}
+
+/// Waits (`wait` at most) until `/readyz` answers 503 saying the journal cannot be written;
+/// returns the body.
+pub async fn readyz_says_not_writable(d: &InProcess, wait: Duration) -> String {
+    within(
+        wait,
+        "/readyz 503 saying the journal cannot be written",
+        || async {
+            let (status, body) = http_get(d.addr, "/readyz").await?;
+            (status == 503 && body.contains("cannot be written")).then_some(body)
+        },
+    )
+    .await
+}
+
+/// Asserts the `linkrunner_journal_writable` gauge shows `value`.
+pub async fn assert_writable_gauge(d: &InProcess, value: u8) {
+    let metrics = http_get(d.addr, "/metrics").await.expect("metrics").1;
+    assert!(
+        metrics.contains(&format!("linkrunner_journal_writable {value}")),
+        "{metrics}"
+    );
+}
+
+/// After an SQLite journal fault is gone: ready again within `ready_within`, a round after
+/// `since` succeeds with everything settled, the gauge is back to 1; then the daemon stops
+/// and the ledger shows nothing bought twice or lost.
+pub async fn assert_sqlite_recovers(
+    d: InProcess,
+    sandbox: &SandboxHandle,
+    since: DateTime<Utc>,
+    ready_within: Duration,
+) {
+    within(ready_within, "/readyz 200 again", || async {
+        (http_get(d.addr, "/readyz").await?.0 == 200).then_some(())
+    })
+    .await;
+    within(
+        Duration::from_secs(60),
+        "a successful round after recovery, all settled",
+        || settled_round_after(&d.store, since),
+    )
+    .await;
+    assert_writable_gauge(&d, 1).await;
+    let store = d.store.clone();
+    d.stop().await;
+    assert_ledger_invariants(&sandbox.ledger(), &store).await;
+    store.close().await;
+}
+
+/// The HTTP endpoint alone (no engine) on a port of its own over a fresh SQLite journal;
+/// stops when dropped.
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    stop: CancellationToken,
+    _db: TestDb,
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// [`Endpoint`] behind `access`; `campaigns_loaded` as the daemon says once it read its files.
+pub async fn endpoint(access: Access, campaigns_loaded: bool) -> Endpoint {
+    let db = TestDb::sqlite().await;
+    let (addr, stop) = serve_http(&db, access, campaigns_loaded).await;
+    Endpoint {
+        addr,
+        stop,
+        _db: db,
+    }
+}
+
+/// Serves the HTTP router alone over `db`'s journal on a port of its own, behind `access`,
+/// until the token is cancelled.
+pub async fn serve_http(
+    db: &TestDb,
+    access: Access,
+    campaigns_loaded: bool,
+) -> (SocketAddr, CancellationToken) {
+    let state = AppState {
+        metrics: Arc::new(Metrics::new()),
+        store: db.store.clone(),
+        health: Arc::new(Health::default()),
+        clock: linkrunner::clock::system(),
+    };
+    if campaigns_loaded {
+        state.health.set_campaigns_loaded();
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("port");
+    let addr = listener.local_addr().expect("addr");
+    let stop = CancellationToken::new();
+    tokio::spawn(serve(listener, router_with(state, access), stop.clone()));
+    (addr, stop)
 }
 
 /// The raw bytes of an SQLite database and its WAL: every stored string is in there verbatim.

@@ -146,24 +146,15 @@ pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: Test
         .unwrap();
     let stores = [db.store.clone(), db.another_store().await];
     let leases = [Arc::new(a), Arc::new(b)];
-    let mut handles = Vec::new();
-    for page in 0..24_i64 {
-        let i = (page % 2) as usize;
-        let (store, lease) = (stores[i].clone(), leases[i].clone());
-        let campaign = [CAMPAIGN, OTHER][i];
-        handles.push(tokio::spawn(async move {
-            let outcome = store
-                .intents()
-                .begin_intents(&lease, &[purchase_in(campaign, page, 150)], t0())
-                .await
-                .expect("begin never errors");
-            matches!(outcome, BeginOutcome::Started(_))
-        }));
-    }
-    let mut started = 0;
-    for h in handles {
-        started += i64::from(h.await.expect("task"));
-    }
+    let purchases = (0..24_i64)
+        .map(|page| {
+            let i = (page % 2) as usize;
+            let campaign = [CAMPAIGN, OTHER][i];
+            let purchase = purchase_in(campaign, page, 150);
+            (stores[i].clone(), leases[i].clone(), purchase)
+        })
+        .collect();
+    let started = race_purchases(purchases).await;
 
     let account = db.store.campaigns().account_budget().await.unwrap();
     assert_eq!(

@@ -3,17 +3,32 @@
 //! operators' words are recorded with who and when; the word on the list lapses on a read
 //! that shows fewer links than the journal holds.
 
-use linkrunner::store::{AdoptOutcome, AdoptedAutobuyer};
+use linkrunner::store::{AdoptOutcome, AdoptedAutobuyer, Store};
 
-use super::support::{CAMPAIGN, TestDb, caps, rub, t0, today};
+use super::support::{CAMPAIGN, TestDb, budget, campaign, caps, rub, t0};
+
+/// The campaign, with project 4711 adopted into it.
+async fn campaign_with_adopted_project(store: &Store) {
+    campaign(store, &caps(3000, 5, 50)).await;
+    store
+        .campaigns()
+        .adopt_project(CAMPAIGN, 4711, t0())
+        .await
+        .unwrap();
+}
+
+/// Records the autobuyer `ab` as adopted at `t0`; the id it replaced, if any.
+async fn adopt(store: &Store, ab: &AdoptedAutobuyer<'_>) -> Option<i64> {
+    store
+        .campaigns()
+        .adopt_autobuyer(CAMPAIGN, ab, t0())
+        .await
+        .expect("adopt autobuyer")
+}
 
 pub async fn an_adopted_project_is_recorded_once_and_never_re_pointed(db: TestDb) {
     let store = &db.store;
-    store
-        .campaigns()
-        .upsert_campaign(&caps(3000, 5, 50), t0())
-        .await
-        .unwrap();
+    campaign(store, &caps(3000, 5, 50)).await;
 
     let first = store
         .campaigns()
@@ -65,16 +80,7 @@ pub async fn an_adopted_project_is_recorded_once_and_never_re_pointed(db: TestDb
 
 pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger_row(db: TestDb) {
     let store = &db.store;
-    store
-        .campaigns()
-        .upsert_campaign(&caps(3000, 5, 50), t0())
-        .await
-        .unwrap();
-    store
-        .campaigns()
-        .adopt_project(CAMPAIGN, 4711, t0())
-        .await
-        .unwrap();
+    campaign_with_adopted_project(store).await;
     let ab = AdoptedAutobuyer {
         name: "team-auto",
         id: 9876,
@@ -83,36 +89,15 @@ pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger
         covers: vec![11, 12],
     };
 
-    assert_eq!(
-        store
-            .campaigns()
-            .adopt_autobuyer(CAMPAIGN, &ab, t0())
-            .await
-            .unwrap(),
-        None
-    );
-    assert_eq!(
-        store
-            .campaigns()
-            .adopt_autobuyer(CAMPAIGN, &ab, t0())
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(adopt(store, &ab).await, None);
+    assert_eq!(adopt(store, &ab).await, None);
     let moved = AdoptedAutobuyer {
         id: 9877,
         ..ab.clone()
     };
-    assert_eq!(
-        store
-            .campaigns()
-            .adopt_autobuyer(CAMPAIGN, &moved, t0())
-            .await
-            .unwrap(),
-        Some(9876)
-    );
+    assert_eq!(adopt(store, &moved).await, Some(9876));
 
-    let b = store.campaigns().budget(CAMPAIGN, today()).await.unwrap();
+    let b = budget(store).await;
     assert_eq!(
         b.committed,
         rub(500),
@@ -129,16 +114,7 @@ pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger
 
 pub async fn the_word_on_the_list_lapses_when_a_read_shows_fewer_links(db: TestDb) {
     let store = &db.store;
-    store
-        .campaigns()
-        .upsert_campaign(&caps(3000, 5, 50), t0())
-        .await
-        .unwrap();
-    store
-        .campaigns()
-        .adopt_project(CAMPAIGN, 4711, t0())
-        .await
-        .unwrap();
+    campaign_with_adopted_project(store).await;
     store
         .campaigns()
         .vouch_list_complete(CAMPAIGN, 5, ("ann", "UI shows 5"), t0())

@@ -1,36 +1,15 @@
 //! Caps, autobuyer budgets and price adjustments.
 
-use linkrunner::store::{
-    BeginOutcome, CapKind, Effect, IntentKind, NewIntent, Outcome, Reservation, Store,
-};
+use linkrunner::store::{BeginOutcome, CapKind, Effect, IntentKind, NewIntent, Outcome};
 
 use super::support::*;
 
-async fn started(
-    store: &Store,
-    lease: &linkrunner::store::LeaseToken,
-    i: NewIntent,
-) -> linkrunner::store::AttemptRef {
-    match store
-        .intents()
-        .begin_intents(lease, &[i], t0())
-        .await
-        .expect("begin")
-    {
-        BeginOutcome::Started(ids) => ids[0],
-        other => panic!("expected Started, got {other:?}"),
-    }
-}
-
 fn autobuyer_intent(kind: IntentKind, key: &str, budget_rub: i64) -> NewIntent {
-    let reserve = (budget_rub > 0).then(|| Reservation {
-        amount: rub(budget_rub),
-        links: 0,
-        day: today(),
-    });
-    NewIntent {
-        reserve,
-        ..free_intent(kind, key, serde_json::json!({"name": "auto"}))
+    let intent = free_intent(kind, key, serde_json::json!({"name": "auto"}));
+    if budget_rub > 0 {
+        reserving(intent, budget_rub)
+    } else {
+        intent
     }
 }
 
@@ -110,12 +89,7 @@ pub async fn daily_and_total_link_caps_refuse_a_reservation(db: TestDb) {
         ),
         "{past_total:?}"
     );
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!((b.links_total, b.links_today, b.committed), (3, 2, rub(30)));
     assert_books_balance(&db.store).await;
 }
@@ -135,17 +109,8 @@ pub async fn autobuyer_budget_is_held_until_its_confirmed_stop_is_settled(db: Te
         spec_fingerprint: "spec1".into(),
         monthly_budget: rub(1000),
     };
-    db.store
-        .intents()
-        .complete_intent(create, Outcome::Succeeded(effect), None, t0())
-        .await
-        .unwrap();
-    let running = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    complete(&db.store, create, Outcome::Succeeded(effect)).await;
+    let running = budget(&db.store).await;
     assert_books_balance(&db.store).await;
 
     let stop = started(
@@ -158,40 +123,14 @@ pub async fn autobuyer_budget_is_held_until_its_confirmed_stop_is_settled(db: Te
         name: "auto".into(),
         running: false,
     };
-    db.store
-        .intents()
-        .complete_intent(stop, Outcome::Succeeded(stopped_effect), None, t0())
-        .await
-        .unwrap();
+    complete(&db.store, stop, Outcome::Succeeded(stopped_effect)).await;
 
     // A confirmed stop keeps the budget counted: links it bought just before may not be
     // listed yet. Settling it (after the grace) releases the budget.
-    let stopped = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
-    let settled = db
-        .store
-        .campaigns()
-        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
-        .await
-        .unwrap();
-    let after = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
-    let record = db
-        .store
-        .campaigns()
-        .remote_ids(CAMPAIGN)
-        .await
-        .unwrap()
-        .autobuyers["auto"]
-        .clone();
+    let stopped = budget(&db.store).await;
+    let settled = settle_stop(&db.store, "auto").await;
+    let after = budget(&db.store).await;
+    let record = autobuyer(&db.store, "auto").await;
     assert_eq!(
         (running.held, stopped.held, after.held, after.committed),
         (rub(1000), rub(1000), rub(0), rub(0))
@@ -213,26 +152,10 @@ pub async fn autobuyer_budget_is_held_until_its_confirmed_stop_is_settled(db: Te
 pub async fn price_that_differs_from_the_reservation_adjusts_the_commitment(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let id = started(&db.store, &lease, purchase(1, 150)).await;
-    let effect = Effect::Purchased {
-        link: None,
-        page_id: 1,
-        url_id: 10,
-        text_id: 20,
-        price: rub(120),
-    };
 
-    db.store
-        .intents()
-        .complete_intent(id, Outcome::Succeeded(effect), None, t0())
-        .await
-        .unwrap();
+    complete(&db.store, id, Outcome::Succeeded(purchased(1, None, 120))).await;
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!((b.committed, b.held), (rub(120), rub(120)));
     assert_books_balance(&db.store).await;
 }
@@ -247,12 +170,7 @@ pub async fn lowering_a_cap_keeps_the_commitment(db: TestDb) {
         .await
         .unwrap();
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!(
         (b.cap, b.committed, b.daily_cap, b.total_cap),
         (rub(300), rub(400), 1, 10)

@@ -2,7 +2,9 @@
 //! history that joins them to the ledger.
 
 use chrono::Duration;
-use linkrunner::store::{BeginOutcome, CauseKind, IntentCause, Outcome, Resolution};
+use linkrunner::store::{
+    BeginOutcome, CauseKind, HistoryEntry, IntentCause, Outcome, Resolution, Store,
+};
 
 use super::support::*;
 
@@ -14,6 +16,15 @@ fn round_cause() -> IntentCause {
     c.monthly_cap = Some(rub(1000));
     c.max_link_price = Some(rub(150));
     c
+}
+
+/// The whole history of the campaign.
+async fn campaign_history(store: &Store) -> Vec<HistoryEntry> {
+    store
+        .reports()
+        .history(Some(CAMPAIGN), None)
+        .await
+        .expect("history")
 }
 
 pub async fn each_attempt_records_its_cause_and_a_resolve_adds_the_operators(db: TestDb) {
@@ -62,12 +73,7 @@ pub async fn each_attempt_records_its_cause_and_a_resolve_adds_the_operators(db:
 
     let first = db.store.reports().causes_of(ids[0].intent).await.unwrap();
     let second = db.store.reports().causes_of(ids[1].intent).await.unwrap();
-    let history = db
-        .store
-        .reports()
-        .history(Some(CAMPAIGN), None)
-        .await
-        .unwrap();
+    let history = campaign_history(&db.store).await;
     let since_later = db.store.reports().history(None, Some(later)).await.unwrap();
 
     assert_eq!(first.len(), 1);
@@ -104,22 +110,9 @@ pub async fn each_attempt_records_its_cause_and_a_resolve_adds_the_operators(db:
 
 pub async fn intents_begun_without_a_cause_have_none_and_history_still_lists_them(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let BeginOutcome::Started(ids) = db
-        .store
-        .intents()
-        .begin_intents(&lease, &[purchase(3, 50)], t0())
-        .await
-        .unwrap()
-    else {
-        panic!("started")
-    };
+    let ids = started_all(&db.store, &lease, &[purchase(3, 50)]).await;
 
-    let history = db
-        .store
-        .reports()
-        .history(Some(CAMPAIGN), None)
-        .await
-        .unwrap();
+    let history = campaign_history(&db.store).await;
 
     assert!(
         db.store

@@ -1,36 +1,13 @@
 //! Beginning and completing intents.
 
 use linkrunner::store::{
-    Backend, BeginOutcome, Effect, IntentFilter, IntentKind, IntentState, Outcome, Store,
-    StoreError,
+    Backend, BeginOutcome, IntentFilter, IntentKind, IntentState, Outcome, StoreError,
 };
 
 use super::support::*;
 
-async fn begin_one(
-    store: &Store,
-    lease: &linkrunner::store::LeaseToken,
-    intent: linkrunner::store::NewIntent,
-) -> linkrunner::store::AttemptRef {
-    match store
-        .intents()
-        .begin_intents(lease, &[intent], t0())
-        .await
-        .expect("begin")
-    {
-        BeginOutcome::Started(ids) => ids[0],
-        other => panic!("expected Started, got {other:?}"),
-    }
-}
-
 fn bought(page: i64, price: i64) -> Outcome {
-    Outcome::Succeeded(Effect::Purchased {
-        link: Some(900 + page),
-        page_id: page,
-        url_id: 10,
-        text_id: 20,
-        price: rub(price),
-    })
+    Outcome::Succeeded(purchased(page, Some(900 + page), price))
 }
 
 pub async fn migrations_are_idempotent(db: TestDb) {
@@ -44,7 +21,7 @@ pub async fn migrations_are_idempotent(db: TestDb) {
 
 pub async fn purchase_that_succeeds_becomes_a_held_link_and_keeps_its_commitment(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let id = begin_one(&db.store, &lease, purchase(1, 150)).await;
+    let id = started(&db.store, &lease, purchase(1, 150)).await;
     assert_books_balance(&db.store).await;
 
     db.store
@@ -53,12 +30,7 @@ pub async fn purchase_that_succeeds_becomes_a_held_link_and_keeps_its_commitment
         .await
         .expect("complete");
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!(
         (b.committed, b.held, b.reserved_in_flight),
         (rub(150), rub(150), rub(0))
@@ -73,54 +45,22 @@ pub async fn purchase_that_succeeds_becomes_a_held_link_and_keeps_its_commitment
 
 pub async fn failed_purchase_releases_its_reservation(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let id = begin_one(&db.store, &lease, purchase(1, 150)).await;
+    let id = started(&db.store, &lease, purchase(1, 150)).await;
 
-    db.store
-        .intents()
-        .complete_intent(
-            id,
-            Outcome::Failed {
-                error: "HTTP 400".into(),
-            },
-            None,
-            t0(),
-        )
-        .await
-        .expect("complete");
+    complete(&db.store, id, failed("HTTP 400")).await;
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!((b.committed, b.links_total, b.links_today), (rub(0), 0, 0));
     assert_books_balance(&db.store).await;
 }
 
 pub async fn uncertain_purchase_stays_counted_as_spent(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let id = begin_one(&db.store, &lease, purchase(1, 150)).await;
+    let id = started(&db.store, &lease, purchase(1, 150)).await;
 
-    db.store
-        .intents()
-        .complete_intent(
-            id,
-            Outcome::Uncertain {
-                error: "timeout".into(),
-            },
-            None,
-            t0(),
-        )
-        .await
-        .expect("complete");
+    complete(&db.store, id, uncertain("timeout")).await;
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!(
         (b.committed, b.uncertain, b.links_today),
         (rub(150), rub(150), 1)
@@ -130,7 +70,7 @@ pub async fn uncertain_purchase_stays_counted_as_spent(db: TestDb) {
 
 pub async fn duplicate_natural_key_is_not_started_again(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let first = begin_one(&db.store, &lease, purchase(1, 150)).await;
+    let first = started(&db.store, &lease, purchase(1, 150)).await;
 
     let again = db
         .store
@@ -145,35 +85,16 @@ pub async fn duplicate_natural_key_is_not_started_again(db: TestDb) {
         }
         other => panic!("expected Exists, got {other:?}"),
     }
-    assert_eq!(
-        db.store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap()
-            .committed,
-        rub(150)
-    );
+    assert_eq!(budget(&db.store).await.committed, rub(150));
     assert_books_balance(&db.store).await;
 }
 
 pub async fn failed_intent_is_rearmed_with_a_fresh_reservation(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let first = begin_one(&db.store, &lease, purchase(1, 150)).await;
-    db.store
-        .intents()
-        .complete_intent(
-            first,
-            Outcome::Failed {
-                error: "429".into(),
-            },
-            None,
-            t0(),
-        )
-        .await
-        .unwrap();
+    let first = started(&db.store, &lease, purchase(1, 150)).await;
+    complete(&db.store, first, failed("429")).await;
 
-    let second = begin_one(&db.store, &lease, purchase(1, 160)).await;
+    let second = started(&db.store, &lease, purchase(1, 160)).await;
 
     let rows = db
         .store
@@ -191,21 +112,13 @@ pub async fn failed_intent_is_rearmed_with_a_fresh_reservation(db: TestDb) {
         ),
         (1, 2, IntentState::InFlight, None)
     );
-    assert_eq!(
-        db.store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap()
-            .committed,
-        rub(160)
-    );
+    assert_eq!(budget(&db.store).await.committed, rub(160));
     assert_books_balance(&db.store).await;
 }
 
 pub async fn batch_is_all_or_nothing(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let existing = begin_one(&db.store, &lease, purchase(2, 100)).await;
+    let existing = started(&db.store, &lease, purchase(2, 100)).await;
 
     let outcome = db
         .store
@@ -224,71 +137,40 @@ pub async fn batch_is_all_or_nothing(db: TestDb) {
     );
     assert_eq!(state_of(&db.store, &purchase(1, 0).natural_key).await, None);
     assert_eq!(state_of(&db.store, &purchase(3, 0).natural_key).await, None);
-    assert_eq!(
-        db.store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap()
-            .committed,
-        rub(100)
-    );
+    assert_eq!(budget(&db.store).await.committed, rub(100));
     assert_books_balance(&db.store).await;
 }
 
 pub async fn completing_a_finished_intent_is_refused(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let id = begin_one(&db.store, &lease, purchase(1, 150)).await;
-    db.store
-        .intents()
-        .complete_intent(id, bought(1, 150), None, t0())
-        .await
-        .unwrap();
+    let id = started(&db.store, &lease, purchase(1, 150)).await;
+    complete(&db.store, id, bought(1, 150)).await;
 
     let again = db
         .store
         .intents()
-        .complete_intent(
-            id,
-            Outcome::Failed {
-                error: "late".into(),
-            },
-            None,
-            t0(),
-        )
+        .complete_intent(id, failed("late"), None, t0())
         .await;
 
     assert!(
         matches!(again, Err(StoreError::InvalidState { .. })),
         "{again:?}"
     );
-    assert_eq!(
-        db.store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap()
-            .committed,
-        rub(150)
-    );
+    assert_eq!(budget(&db.store).await.committed, rub(150));
     assert_books_balance(&db.store).await;
 }
 
 pub async fn intents_are_filtered_by_campaign_state_and_kind(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let bought_id = begin_one(&db.store, &lease, purchase(1, 100)).await;
-    begin_one(&db.store, &lease, purchase(2, 100)).await;
+    let bought_id = started(&db.store, &lease, purchase(1, 100)).await;
+    started(&db.store, &lease, purchase(2, 100)).await;
     let filter = free_intent(
         IntentKind::CreateFilter,
         "create_filter:acme-shoes:cheap",
         serde_json::json!({"name": "cheap"}),
     );
-    begin_one(&db.store, &lease, filter).await;
-    db.store
-        .intents()
-        .complete_intent(bought_id, bought(1, 100), None, t0())
-        .await
-        .unwrap();
+    started(&db.store, &lease, filter).await;
+    complete(&db.store, bought_id, bought(1, 100)).await;
 
     let in_flight_purchases = db
         .store

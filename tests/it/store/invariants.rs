@@ -126,12 +126,7 @@ async fn run(steps: Vec<Step>) {
             Err(e) => panic!("{e:?}"),
         }
         assert_books_balance(&db.store).await;
-        let b = db
-            .store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap();
+        let b = budget(&db.store).await;
         assert!(b.committed <= b.cap, "{b:?}");
         assert!(
             b.links_today <= b.daily_cap && b.links_total <= b.total_cap,

@@ -2,37 +2,24 @@
 
 use chrono::Duration;
 use linkrunner::store::{
-    BeginOutcome, IntentKind, IntentState, NewIntent, Reservation, Resolution, Store, StoreError,
+    AttemptRef, BeginOutcome, IntentKind, IntentRow, IntentState, Resolution, Store, StoreError,
 };
 
 use super::support::*;
 
-async fn started(
-    store: &Store,
-    lease: &linkrunner::store::LeaseToken,
-    i: NewIntent,
-) -> linkrunner::store::AttemptRef {
-    match store
+/// The operator's word on the uncertain intent of `at`, recorded at `t0`.
+async fn resolve(store: &Store, at: AttemptRef, word: Resolution, note: &str) -> IntentRow {
+    store
         .intents()
-        .begin_intents(lease, &[i], t0())
+        .resolve_intent(at.intent, word, note, t0())
         .await
-        .expect("begin")
-    {
-        BeginOutcome::Started(ids) => ids[0],
-        other => panic!("expected Started, got {other:?}"),
-    }
+        .expect("resolve")
 }
 
 pub async fn fenced_lease_writes_nothing(db: TestDb) {
     let old = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     let later = t0() + Duration::minutes(6);
-    let new = db
-        .store
-        .leases()
-        .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), later)
-        .await
-        .unwrap()
-        .unwrap();
+    let new = lease_at(&db.store, CAMPAIGN, "daemon-b", later).await;
 
     let outcome = db
         .store
@@ -64,13 +51,7 @@ pub async fn takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain(db: 
         .await
         .unwrap();
     let later = t0() + Duration::minutes(6);
-    let new = db
-        .store
-        .leases()
-        .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), later)
-        .await
-        .unwrap()
-        .unwrap();
+    let new = lease_at(&db.store, CAMPAIGN, "daemon-b", later).await;
 
     let marked = db
         .store
@@ -129,13 +110,7 @@ pub async fn released_lease_never_hands_out_an_old_fence(db: TestDb) {
     let first = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     db.store.leases().release_lease(&first).await.unwrap();
 
-    let next = db
-        .store
-        .leases()
-        .try_acquire_lease(CAMPAIGN, "daemon-b", Duration::minutes(5), t0())
-        .await
-        .unwrap()
-        .unwrap();
+    let next = lease(&db.store, CAMPAIGN, "daemon-b").await;
 
     assert_eq!(next.fence, first.fence + 1);
     assert_eq!(
@@ -151,42 +126,22 @@ pub async fn released_lease_never_hands_out_an_old_fence(db: TestDb) {
 pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
     let request = serde_json::json!({"name": "auto", "spec_fingerprint": "spec1"});
-    let reserve = Some(Reservation {
-        amount: rub(1000),
-        links: 0,
-        day: today(),
-    });
-    let intent = NewIntent {
-        reserve,
-        ..free_intent(IntentKind::CreateAutobuyer, "create_autobuyer:x", request)
-    };
+    let intent = reserving(
+        free_intent(IntentKind::CreateAutobuyer, "create_autobuyer:x", request),
+        1000,
+    );
     let id = started(&db.store, &lease, intent).await;
-    db.store
-        .intents()
-        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
-        .await
-        .unwrap();
+    mark_in_flight_uncertain(&db.store, &lease).await;
 
-    let row = db
-        .store
-        .intents()
-        .resolve_intent(
-            id.intent,
-            Resolution::Created { remote_id: 4242 },
-            "seen in the web UI",
-            t0(),
-        )
-        .await
-        .unwrap();
+    let row = resolve(
+        &db.store,
+        id,
+        Resolution::Created { remote_id: 4242 },
+        "seen in the web UI",
+    )
+    .await;
 
-    let auto = db
-        .store
-        .campaigns()
-        .remote_ids(CAMPAIGN)
-        .await
-        .unwrap()
-        .autobuyers["auto"]
-        .clone();
+    let auto = autobuyer(&db.store, "auto").await;
     assert_eq!(
         (row.state, row.resolution.as_deref()),
         (IntentState::Succeeded, Some("seen in the web UI"))
@@ -195,15 +150,7 @@ pub async fn resolve_created_records_the_autobuyer_and_keeps_its_budget(db: Test
         (auto.id, auto.running, auto.spec_fingerprint.as_str()),
         (4242, true, "spec1")
     );
-    assert_eq!(
-        db.store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap()
-            .held,
-        rub(1000)
-    );
+    assert_eq!(budget(&db.store).await.held, rub(1000));
     assert_books_balance(&db.store).await;
 }
 
@@ -215,34 +162,18 @@ pub async fn resolve_not_created_releases_the_reservation(db: TestDb) {
         .intents()
         .resolve_intent(id.intent, Resolution::NotCreated, "too early", t0())
         .await;
-    db.store
-        .intents()
-        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
-        .await
-        .unwrap();
+    mark_in_flight_uncertain(&db.store, &lease).await;
 
-    let row = db
-        .store
-        .intents()
-        .resolve_intent(
-            id.intent,
-            Resolution::NotCreated,
-            "not in the link list",
-            t0(),
-        )
-        .await
-        .unwrap();
+    let row = resolve(
+        &db.store,
+        id,
+        Resolution::NotCreated,
+        "not in the link list",
+    )
+    .await;
 
     assert!(in_flight.is_err(), "only uncertain intents are resolved");
     assert_eq!(row.state, IntentState::Failed);
-    assert_eq!(
-        db.store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap()
-            .committed,
-        rub(0)
-    );
+    assert_eq!(budget(&db.store).await.committed, rub(0));
     assert_books_balance(&db.store).await;
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use linkrunner::metrics::Metrics;
-use linkrunner::store::{BeginOutcome, Outcome, Store, StoreError};
+use linkrunner::store::{BeginOutcome, Store, StoreError};
 
 use super::support::*;
 
@@ -20,11 +20,7 @@ pub async fn journal_writes_and_database_errors_are_measured(db: TestDb) {
     else {
         panic!("not started")
     };
-    store
-        .intents()
-        .complete_intent(ids[0], Outcome::Failed { error: "no".into() }, None, t0())
-        .await
-        .unwrap();
+    complete(&store, ids[0], failed("no")).await;
     let unknown = lease_on_unknown_campaign(&store).await;
 
     let failed = store

@@ -2,39 +2,14 @@
 //! a page whose purchase was ever uncertain stays blocked, links no intent of ours bought
 //! count once, stops settle after the grace, links that leave are released.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use linkrunner::market::LinkRecord;
-use linkrunner::money::Money;
 use linkrunner::store::{
-    AttemptRef, BeginOutcome, Effect, IntentKind, IntentState, LinkRef, ListRead, ListedLink,
-    NewIntent, Outcome, Reservation, StopSettlement, Store, StoreError,
+    BeginOutcome, Effect, IntentKind, IntentState, LeaseToken, LinkRef, ListRead, ListedLink,
+    Outcome, StopSettlement, Store, StoreError,
 };
 
 use super::support::*;
-
-async fn begin(store: &Store, lease: &linkrunner::store::LeaseToken, i: NewIntent) -> AttemptRef {
-    match store
-        .intents()
-        .begin_intents(lease, &[i], t0())
-        .await
-        .expect("begin")
-    {
-        BeginOutcome::Started(ids) => ids[0],
-        other => panic!("expected Started, got {other:?}"),
-    }
-}
-
-fn failed(error: &str) -> Outcome {
-    Outcome::Failed {
-        error: error.into(),
-    }
-}
-
-fn uncertain() -> Outcome {
-    Outcome::Uncertain {
-        error: "answer cut short".into(),
-    }
-}
 
 fn link(id: i64, page: i64, url: i64, price_rub: Option<i64>, status: Option<&str>) -> LinkRecord {
     LinkRecord {
@@ -55,12 +30,7 @@ fn listed(l: LinkRecord, leaving: bool, autobuyer: Option<&str>) -> ListedLink {
     }
 }
 
-async fn sync(
-    store: &Store,
-    links: &[ListedLink],
-    proven_complete: bool,
-    at: chrono::DateTime<chrono::Utc>,
-) {
+async fn sync(store: &Store, links: &[ListedLink], proven_complete: bool, at: DateTime<Utc>) {
     let read = ListRead {
         links,
         proven_complete,
@@ -73,28 +43,17 @@ async fn sync(
         .expect("sync");
 }
 
-async fn committed(store: &Store) -> Money {
-    store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap()
-        .committed
-}
-
 /// A running autobuyer `auto` (id 77) holding a budget of `budget_rub`.
-async fn running_autobuyer(store: &Store, lease: &linkrunner::store::LeaseToken, budget_rub: i64) {
-    let mut i = free_intent(
-        IntentKind::CreateAutobuyer,
-        "create_autobuyer:auto",
-        serde_json::json!({"name": "auto"}),
+async fn running_autobuyer(store: &Store, lease: &LeaseToken, budget_rub: i64) {
+    let i = reserving(
+        free_intent(
+            IntentKind::CreateAutobuyer,
+            "create_autobuyer:auto",
+            serde_json::json!({"name": "auto"}),
+        ),
+        budget_rub,
     );
-    i.reserve = Some(Reservation {
-        amount: rub(budget_rub),
-        links: 0,
-        day: today(),
-    });
-    let at = begin(store, lease, i).await;
+    let at = started(store, lease, i).await;
     let effect = Effect::AutobuyerCreated {
         name: "auto".into(),
         id: 77,
@@ -102,47 +61,44 @@ async fn running_autobuyer(store: &Store, lease: &linkrunner::store::LeaseToken,
         spec_fingerprint: "spec".into(),
         monthly_budget: rub(budget_rub),
     };
-    store
-        .intents()
-        .complete_intent(at, Outcome::Succeeded(effect), None, t0())
-        .await
-        .unwrap();
+    complete(store, at, Outcome::Succeeded(effect)).await;
 }
 
-async fn switch(
-    store: &Store,
-    lease: &linkrunner::store::LeaseToken,
-    kind: IntentKind,
-    key: &str,
-    outcome: Outcome,
-) {
-    let at = begin(
-        store,
-        lease,
-        free_intent(kind, key, serde_json::json!({"name": "auto"})),
-    )
-    .await;
+/// A stop of `auto` that the marketplace confirmed (not settled yet).
+async fn confirmed_stop(store: &Store, lease: &LeaseToken) {
+    let stop = free_intent(
+        IntentKind::StopAutobuyer,
+        "stop:auto:1",
+        serde_json::json!({"name": "auto"}),
+    );
+    let at = started(store, lease, stop).await;
+    let effect = Effect::AutobuyerRunning {
+        name: "auto".into(),
+        running: false,
+    };
+    complete(store, at, Outcome::Succeeded(effect)).await;
+}
+
+/// Releases the held links that left the list at least the two-minute grace before `at`.
+/// Releases what left the list 120 s before `at`; `complete`: the latest read was complete.
+async fn release_left(store: &Store, at: DateTime<Utc>, complete: bool) -> u32 {
     store
-        .intents()
-        .complete_intent(at, outcome, None, t0())
+        .links()
+        .release_left_links(CAMPAIGN, Duration::seconds(120), at, complete)
         .await
-        .unwrap();
+        .expect("release left links")
 }
 
 pub async fn an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let first = begin(&db.store, &lease, purchase(1, 100)).await;
-    db.store
-        .intents()
-        .complete_intent(first, failed("429"), None, t0())
-        .await
-        .unwrap();
-    let second = begin(&db.store, &lease, purchase(1, 100)).await;
+    let first = started(&db.store, &lease, purchase(1, 100)).await;
+    complete(&db.store, first, failed("429")).await;
+    let second = started(&db.store, &lease, purchase(1, 100)).await;
 
     let late = db
         .store
         .intents()
-        .complete_intent(first, uncertain(), None, t0())
+        .complete_intent(first, uncertain("answer cut short"), None, t0())
         .await;
 
     assert!(matches!(late, Err(StoreError::Fenced { .. })), "{late:?}");
@@ -150,12 +106,8 @@ pub async fn an_outcome_is_recorded_only_by_the_attempt_that_sent_the_call(db: T
         state_of(&db.store, &purchase(1, 100).natural_key).await,
         Some(IntentState::InFlight)
     );
-    db.store
-        .intents()
-        .complete_intent(second, failed("no"), None, t0())
-        .await
-        .unwrap();
-    assert_eq!(committed(&db.store).await, rub(0));
+    complete(&db.store, second, failed("no")).await;
+    assert_eq!(budget(&db.store).await.committed, rub(0));
     assert_books_balance(&db.store).await;
 }
 
@@ -163,17 +115,9 @@ pub async fn a_page_whose_purchase_was_uncertain_is_never_bought_again_without_a
     db: TestDb,
 ) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let at = begin(&db.store, &lease, purchase(1, 100)).await;
-    db.store
-        .intents()
-        .complete_intent(at, uncertain(), None, t0())
-        .await
-        .unwrap();
-    db.store
-        .intents()
-        .complete_intent(at, failed("absent from a complete list"), None, t0())
-        .await
-        .unwrap();
+    let at = started(&db.store, &lease, purchase(1, 100)).await;
+    complete(&db.store, at, uncertain("answer cut short")).await;
+    complete(&db.store, at, failed("absent from a complete list")).await;
 
     let again = db
         .store
@@ -191,20 +135,16 @@ pub async fn a_page_whose_purchase_was_uncertain_is_never_bought_again_without_a
         .allow_rebuy(row.attempt(), "checked in the UI", t0())
         .await
         .unwrap();
-    let rearmed = begin(&db.store, &lease, purchase(1, 100)).await;
+    let rearmed = started(&db.store, &lease, purchase(1, 100)).await;
     assert_eq!(rearmed.attempt, 2);
     assert_books_balance(&db.store).await;
 }
 
 pub async fn an_in_flight_purchase_taken_over_is_blocked_from_being_bought_again(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    begin(&db.store, &lease, purchase(1, 100)).await;
+    started(&db.store, &lease, purchase(1, 100)).await;
 
-    db.store
-        .intents()
-        .mark_in_flight_uncertain(CAMPAIGN, &lease, t0())
-        .await
-        .unwrap();
+    mark_in_flight_uncertain(&db.store, &lease).await;
 
     let rows = db
         .store
@@ -217,18 +157,10 @@ pub async fn an_in_flight_purchase_taken_over_is_blocked_from_being_bought_again
 
 pub async fn a_listed_link_of_a_purchase_settled_as_not_bought_is_adopted_and_counted(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let at = begin(&db.store, &lease, purchase(1, 100)).await;
-    db.store
-        .intents()
-        .complete_intent(at, uncertain(), None, t0())
-        .await
-        .unwrap();
-    db.store
-        .intents()
-        .complete_intent(at, failed("absent"), None, t0())
-        .await
-        .unwrap();
-    assert_eq!(committed(&db.store).await, rub(0));
+    let at = started(&db.store, &lease, purchase(1, 100)).await;
+    complete(&db.store, at, uncertain("answer cut short")).await;
+    complete(&db.store, at, failed("absent")).await;
+    assert_eq!(budget(&db.store).await.committed, rub(0));
 
     let adopted = db
         .store
@@ -237,12 +169,7 @@ pub async fn a_listed_link_of_a_purchase_settled_as_not_bought_is_adopted_and_co
         .await
         .unwrap();
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert!(adopted);
     assert_eq!((b.committed, b.links_total), (rub(120), 1));
     assert_eq!(
@@ -266,22 +193,17 @@ pub async fn foreign_links_count_once_whoever_bought_them(db: TestDb) {
     let auto_a = listed(link(2, 12, 10, Some(600), None), false, Some("auto"));
     let unpriced = listed(link(3, 13, 10, None, None), false, None);
 
-    sync(
-        &db.store,
-        &[manual.clone(), auto_a.clone(), unpriced.clone()],
-        false,
-        t0(),
-    )
-    .await;
-    sync(
-        &db.store,
-        &[manual.clone(), auto_a.clone(), unpriced.clone()],
-        false,
-        t0(),
-    )
-    .await;
+    for _ in 0..2 {
+        sync(
+            &db.store,
+            &[manual.clone(), auto_a.clone(), unpriced.clone()],
+            false,
+            t0(),
+        )
+        .await;
+    }
     assert_eq!(
-        committed(&db.store).await,
+        budget(&db.store).await.committed,
         rub(1000 + 70 + 150),
         "once each, seen twice"
     );
@@ -300,33 +222,18 @@ pub async fn foreign_links_count_once_whoever_bought_them(db: TestDb) {
     )
     .await;
     assert_eq!(
-        committed(&db.store).await,
+        budget(&db.store).await.committed,
         rub(1100 + 70 + 150),
         "links past its budget count"
     );
 
-    switch(
-        &db.store,
-        &lease,
-        IntentKind::StopAutobuyer,
-        "stop:auto:1",
-        Outcome::Succeeded(Effect::AutobuyerRunning {
-            name: "auto".into(),
-            running: false,
-        }),
-    )
-    .await;
+    confirmed_stop(&db.store, &lease).await;
     assert_eq!(
-        committed(&db.store).await,
+        budget(&db.store).await.committed,
         rub(1100 + 70 + 150),
         "a confirmed stop is not settled yet"
     );
-    let settled = db
-        .store
-        .campaigns()
-        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
-        .await
-        .unwrap();
+    let settled = settle_stop(&db.store, "auto").await;
     assert_eq!(
         settled,
         StopSettlement::Settled {
@@ -341,20 +248,10 @@ pub async fn foreign_links_count_once_whoever_bought_them(db: TestDb) {
         Some("auto"),
     );
     sync(&db.store, &[manual, auto_a, unpriced, gone], false, t0()).await;
-    let released = db
-        .store
-        .links()
-        .release_left_links(
-            CAMPAIGN,
-            Duration::seconds(120),
-            t0() + Duration::seconds(121),
-            false,
-        )
-        .await
-        .unwrap();
+    let released = release_left(&db.store, t0() + Duration::seconds(121), false).await;
     assert_eq!(released, 1);
     assert_eq!(
-        committed(&db.store).await,
+        budget(&db.store).await.committed,
         rub(600 + 70 + 150),
         "its links count at their rent once settled"
     );
@@ -375,24 +272,9 @@ pub async fn a_stopped_autobuyer_keeps_the_rent_of_its_links_and_releases_the_re
         t0(),
     )
     .await;
-    switch(
-        &db.store,
-        &lease,
-        IntentKind::StopAutobuyer,
-        "stop:auto:1",
-        Outcome::Succeeded(Effect::AutobuyerRunning {
-            name: "auto".into(),
-            running: false,
-        }),
-    )
-    .await;
+    confirmed_stop(&db.store, &lease).await;
 
-    let settled = db
-        .store
-        .campaigns()
-        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
-        .await
-        .unwrap();
+    let settled = settle_stop(&db.store, "auto").await;
 
     assert_eq!(
         settled,
@@ -401,22 +283,11 @@ pub async fn a_stopped_autobuyer_keeps_the_rent_of_its_links_and_releases_the_re
             kept: rub(300)
         }
     );
-    assert_eq!(committed(&db.store).await, rub(300));
-    let record = db
-        .store
-        .campaigns()
-        .remote_ids(CAMPAIGN)
-        .await
-        .unwrap()
-        .autobuyers["auto"]
-        .clone();
+    assert_eq!(budget(&db.store).await.committed, rub(300));
+    let record = autobuyer(&db.store, "auto").await;
     assert!(!record.running);
     assert_eq!(
-        db.store
-            .campaigns()
-            .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
-            .await
-            .unwrap(),
+        settle_stop(&db.store, "auto").await,
         StopSettlement::NotStopped
     );
     assert_books_balance(&db.store).await;
@@ -427,38 +298,18 @@ pub async fn an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is
 ) {
     let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
     running_autobuyer(&db.store, &lease, 1000).await;
-    switch(
-        &db.store,
-        &lease,
-        IntentKind::StopAutobuyer,
-        "stop:auto:1",
-        Outcome::Succeeded(Effect::AutobuyerRunning {
-            name: "auto".into(),
-            running: false,
-        }),
-    )
-    .await;
-    db.store
-        .campaigns()
-        .settle_stopped_autobuyer(CAMPAIGN, "auto", t0())
-        .await
-        .unwrap();
-    let mut start = free_intent(
-        IntentKind::StartAutobuyer,
-        "start:auto:2",
-        serde_json::json!({"name": "auto"}),
+    confirmed_stop(&db.store, &lease).await;
+    settle_stop(&db.store, "auto").await;
+    let start = reserving(
+        free_intent(
+            IntentKind::StartAutobuyer,
+            "start:auto:2",
+            serde_json::json!({"name": "auto"}),
+        ),
+        1000,
     );
-    start.reserve = Some(Reservation {
-        amount: rub(1000),
-        links: 0,
-        day: today(),
-    });
-    let at = begin(&db.store, &lease, start).await;
-    db.store
-        .intents()
-        .complete_intent(at, uncertain(), None, t0())
-        .await
-        .unwrap();
+    let at = started(&db.store, &lease, start).await;
+    complete(&db.store, at, uncertain("answer cut short")).await;
 
     let unknown = Outcome::Indeterminate {
         error: "start outcome unknown".into(),
@@ -466,72 +317,31 @@ pub async fn an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is
             name: "auto".into(),
         },
     };
-    db.store
-        .intents()
-        .complete_intent(at, unknown, None, t0())
-        .await
-        .unwrap();
+    complete(&db.store, at, unknown).await;
 
-    let record = db
-        .store
-        .campaigns()
-        .remote_ids(CAMPAIGN)
-        .await
-        .unwrap()
-        .autobuyers["auto"]
-        .clone();
+    let record = autobuyer(&db.store, "auto").await;
     assert!(record.running);
     assert_eq!(record.switch_state, linkrunner::store::SwitchState::Unknown);
-    assert_eq!(committed(&db.store).await, rub(1000));
+    assert_eq!(budget(&db.store).await.committed, rub(1000));
     assert_books_balance(&db.store).await;
 }
 
 pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
     for page in [1, 2] {
-        let at = begin(&db.store, &lease, purchase(page, 100)).await;
-        let effect = Effect::Purchased {
-            link: Some(900 + page),
-            page_id: page,
-            url_id: 10,
-            text_id: 20,
-            price: rub(100),
-        };
-        db.store
-            .intents()
-            .complete_intent(at, Outcome::Succeeded(effect), None, t0())
-            .await
-            .unwrap();
+        let at = started(&db.store, &lease, purchase(page, 100)).await;
+        let effect = purchased(page, Some(900 + page), 100);
+        complete(&db.store, at, Outcome::Succeeded(effect)).await;
     }
     let rejected = listed(link(901, 1, 10, Some(100), Some("rejected")), true, None);
 
     // Page 2 is absent from a read with no paging proof: that proves nothing.
     sync(&db.store, std::slice::from_ref(&rejected), false, t0()).await;
-    let early = db
-        .store
-        .links()
-        .release_left_links(
-            CAMPAIGN,
-            Duration::seconds(120),
-            t0() + Duration::seconds(60),
-            false,
-        )
-        .await
-        .unwrap();
-    let late = db
-        .store
-        .links()
-        .release_left_links(
-            CAMPAIGN,
-            Duration::seconds(120),
-            t0() + Duration::seconds(120),
-            false,
-        )
-        .await
-        .unwrap();
+    let early = release_left(&db.store, t0() + Duration::seconds(60), false).await;
+    let late = release_left(&db.store, t0() + Duration::seconds(120), false).await;
 
     assert_eq!((early, late), (0, 1));
-    assert_eq!(committed(&db.store).await, rub(100));
+    assert_eq!(budget(&db.store).await.committed, rub(100));
     let held = db.store.links().held_links(CAMPAIGN).await.unwrap();
     assert!(
         held[0]
@@ -544,48 +354,18 @@ pub async fn held_links_that_leave_the_list_are_released_after_the_grace(db: Tes
     // Absent from a read proven complete, it starts leaving. A later read that may be cut
     // (a purchase shown late by the complete one, say) does not release it, however long ago.
     sync(&db.store, &[rejected], true, t0() + Duration::seconds(200)).await;
-    let cut = db
-        .store
-        .links()
-        .release_left_links(
-            CAMPAIGN,
-            Duration::seconds(120),
-            t0() + Duration::seconds(900),
-            false,
-        )
-        .await
-        .unwrap();
-    assert_eq!((cut, committed(&db.store).await), (0, rub(100)));
-    let n = db
-        .store
-        .links()
-        .release_left_links(
-            CAMPAIGN,
-            Duration::seconds(120),
-            t0() + Duration::seconds(320),
-            true,
-        )
-        .await
-        .unwrap();
-    assert_eq!((n, committed(&db.store).await), (1, rub(0)));
+    let cut = release_left(&db.store, t0() + Duration::seconds(900), false).await;
+    assert_eq!((cut, budget(&db.store).await.committed), (0, rub(100)));
+    let n = release_left(&db.store, t0() + Duration::seconds(320), true).await;
+    assert_eq!((n, budget(&db.store).await.committed), (1, rub(0)));
     assert_books_balance(&db.store).await;
 }
 
 pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
-    let at = begin(&db.store, &lease, purchase(1, 100)).await;
-    let effect = Effect::Purchased {
-        link: Some(901),
-        page_id: 1,
-        url_id: 10,
-        text_id: 20,
-        price: rub(100),
-    };
-    db.store
-        .intents()
-        .complete_intent(at, Outcome::Succeeded(effect), None, t0())
-        .await
-        .unwrap();
+    let at = started(&db.store, &lease, purchase(1, 100)).await;
+    let effect = purchased(1, Some(901), 100);
+    complete(&db.store, at, Outcome::Succeeded(effect)).await;
     sync(
         &db.store,
         &[listed(link(5, 50, 10, Some(40), None), false, None)],
@@ -593,7 +373,7 @@ pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
         t0(),
     )
     .await;
-    assert_eq!(committed(&db.store).await, rub(140));
+    assert_eq!(budget(&db.store).await.committed, rub(140));
 
     let held = db
         .store
@@ -625,7 +405,7 @@ pub async fn an_operator_releases_a_held_or_foreign_link(db: TestDb) {
         .unwrap();
 
     assert!(held && foreign && !twice);
-    assert_eq!(committed(&db.store).await, rub(0));
+    assert_eq!(budget(&db.store).await.committed, rub(0));
     assert_books_balance(&db.store).await;
 }
 
@@ -637,17 +417,13 @@ pub async fn a_cut_list_is_noted_at_its_smallest_length(db: TestDb) {
         text_id: 3,
     });
     let lease = lease(&db.store, CAMPAIGN, HOLDER).await;
-    let at = begin(
+    let at = started(
         &db.store,
         &lease,
         free_intent(IntentKind::CreateProject, "project", serde_json::json!({})),
     )
     .await;
-    db.store
-        .intents()
-        .complete_intent(at, Outcome::Succeeded(project), None, t0())
-        .await
-        .unwrap();
+    complete(&db.store, at, Outcome::Succeeded(project)).await;
 
     db.store.intents().note_list_cut(CAMPAIGN, 5).await.unwrap();
     db.store.intents().note_list_cut(CAMPAIGN, 3).await.unwrap();

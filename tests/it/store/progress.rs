@@ -1,48 +1,40 @@
 //! Rounds, searches, halts, link-list sync and remote ids.
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use linkrunner::market::{CreatedText, CreatedUrl, LinkRecord, ProjectIds, SearchJob};
 use linkrunner::store::{
-    BeginOutcome, Effect, Halt, HaltScope, IntentKind, Outcome, RoundOutcome, RoundRetry,
+    Effect, Halt, HaltScope, IntentKind, LeaseToken, Outcome, RoundOutcome, RoundRetry, RoundRow,
     RoundState, SearchState, Store,
 };
 
 use super::support::*;
 
-async fn bought_link(
-    store: &Store,
-    lease: &linkrunner::store::LeaseToken,
-    page: i64,
-    link: Option<i64>,
-) {
-    let BeginOutcome::Started(ids) = store
-        .intents()
-        .begin_intents(lease, &[purchase(page, 10)], t0())
-        .await
-        .unwrap()
-    else {
-        panic!("not started")
-    };
-    let effect = Effect::Purchased {
-        link,
-        page_id: page,
-        url_id: 10,
-        text_id: 20,
-        price: rub(10),
-    };
+/// A purchase on `page` at 10 rubles that succeeded, with the link id the answer gave.
+async fn bought_link(store: &Store, lease: &LeaseToken, page: i64, link: Option<i64>) {
+    let at = started(store, lease, purchase(page, 10)).await;
+    complete(store, at, Outcome::Succeeded(purchased(page, link, 10))).await;
+}
+
+async fn last_round(store: &Store) -> RoundRow {
     store
-        .intents()
-        .complete_intent(ids[0], Outcome::Succeeded(effect), None, t0())
+        .rounds()
+        .last_round(CAMPAIGN)
         .await
-        .unwrap();
+        .expect("last round")
+        .expect("a round")
+}
+
+/// `holder` claims the deferred round of slot `t0` again at `at`.
+async fn reclaim(store: &Store, holder: &str, at: DateTime<Utc>) -> Option<RoundRetry> {
+    store
+        .rounds()
+        .reclaim_round(CAMPAIGN, t0(), holder, at)
+        .await
+        .expect("reclaim round")
 }
 
 pub async fn round_is_claimed_once_only(db: TestDb) {
-    db.store
-        .campaigns()
-        .upsert_campaign(&caps(100, 1, 1), t0())
-        .await
-        .unwrap();
+    campaign(&db.store, &caps(100, 1, 1)).await;
     let other = db.another_store().await;
 
     let first = db
@@ -61,11 +53,7 @@ pub async fn round_is_claimed_once_only(db: TestDb) {
 }
 
 pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
-    db.store
-        .campaigns()
-        .upsert_campaign(&caps(100, 1, 1), t0())
-        .await
-        .unwrap();
+    campaign(&db.store, &caps(100, 1, 1)).await;
     let next = t0() + Duration::days(1);
     db.store
         .rounds()
@@ -83,13 +71,7 @@ pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
         .await
         .unwrap();
 
-    let last = db
-        .store
-        .rounds()
-        .last_round(CAMPAIGN)
-        .await
-        .unwrap()
-        .unwrap();
+    let last = last_round(&db.store).await;
     let success = db
         .store
         .rounds()
@@ -103,11 +85,7 @@ pub async fn last_rounds_report_latest_and_latest_success(db: TestDb) {
 }
 
 pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_bought(db: TestDb) {
-    db.store
-        .campaigns()
-        .upsert_campaign(&caps(100, 1, 1), t0())
-        .await
-        .unwrap();
+    campaign(&db.store, &caps(100, 1, 1)).await;
     let later = t0() + Duration::seconds(30);
     assert!(
         db.store
@@ -117,14 +95,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
             .unwrap()
     );
     // Not deferred yet: nothing to claim again.
-    assert_eq!(
-        db.store
-            .rounds()
-            .reclaim_round(CAMPAIGN, t0(), "b", later)
-            .await
-            .unwrap(),
-        None
-    );
+    assert_eq!(reclaim(&db.store, "b", later).await, None);
     db.store
         .rounds()
         .defer_round(CAMPAIGN, t0(), "search: HTTP 503", 1, t0())
@@ -159,12 +130,7 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
         .defer_round(CAMPAIGN, t0(), "lease held elsewhere", 2, later)
         .await
         .unwrap();
-    let third = db
-        .store
-        .rounds()
-        .reclaim_round(CAMPAIGN, t0(), "a", later)
-        .await
-        .unwrap();
+    let third = reclaim(&db.store, "a", later).await;
     assert_eq!(
         third,
         Some(RoundRetry {
@@ -177,34 +143,20 @@ pub async fn a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_b
         .finish_round(CAMPAIGN, t0(), RoundOutcome::Succeeded, "bought 0", later)
         .await
         .unwrap();
-    let last = db
-        .store
-        .rounds()
-        .last_round(CAMPAIGN)
-        .await
-        .unwrap()
-        .unwrap();
+    let last = last_round(&db.store).await;
     assert_eq!(
         (last.state, last.attempts, last.bought),
         (RoundState::Succeeded, 3, 3)
     );
     assert_eq!(
-        db.store
-            .rounds()
-            .reclaim_round(CAMPAIGN, t0(), "b", later)
-            .await
-            .unwrap(),
+        reclaim(&db.store, "b", later).await,
         None,
         "a finished slot is not tried again"
     );
 }
 
 pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
-    db.store
-        .campaigns()
-        .upsert_campaign(&caps(100, 1, 1), t0())
-        .await
-        .unwrap();
+    campaign(&db.store, &caps(100, 1, 1)).await;
     let job = SearchJob {
         job_handle_id: "job-1".into(),
         meta_data: r#"{"k":"v","cgeoip_country_iso_code":"RU"}"#.into(),
@@ -348,12 +300,7 @@ pub async fn link_list_is_matched_by_link_id_then_page_and_url(db: TestDb) {
     assert_eq!(held[1].link_id, Some(502), "a matched link learns its id");
     assert!(held[0].seen_in_list_at.is_some() && held[2].seen_in_list_at.is_none());
     assert_eq!(
-        db.store
-            .campaigns()
-            .budget(CAMPAIGN, today())
-            .await
-            .unwrap()
-            .held,
+        budget(&db.store).await.held,
         rub(30),
         "absence releases nothing"
     );
@@ -378,15 +325,7 @@ pub async fn remote_ids_are_recorded_with_their_intents(db: TestDb) {
             serde_json::json!({}),
         ),
     ];
-    let BeginOutcome::Started(ids) = db
-        .store
-        .intents()
-        .begin_intents(&lease, &batch, t0())
-        .await
-        .unwrap()
-    else {
-        panic!("not started")
-    };
+    let ids = started_all(&db.store, &lease, &batch).await;
     let url = "https://acme.example/shoes".to_string();
     let texts = vec![CreatedUrl {
         url: url.clone(),
@@ -409,11 +348,7 @@ pub async fn remote_ids_are_recorded_with_their_intents(db: TestDb) {
         },
     ];
     for (id, effect) in ids.iter().zip(effects) {
-        db.store
-            .intents()
-            .complete_intent(*id, Outcome::Succeeded(effect), None, t0())
-            .await
-            .unwrap();
+        complete(&db.store, *id, Outcome::Succeeded(effect)).await;
     }
 
     let remote = db.store.campaigns().remote_ids(CAMPAIGN).await.unwrap();

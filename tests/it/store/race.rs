@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use linkrunner::store::{BeginOutcome, Effect, LeaseToken, Outcome, Store, StoreError};
+use linkrunner::store::{LeaseToken, Outcome, StoreError};
 
 use super::support::*;
 
@@ -11,24 +11,13 @@ use super::support::*;
 async fn race(db: &TestDb, lease: LeaseToken, tasks: i64, price_rub: i64) -> i64 {
     let stores = [db.store.clone(), db.another_store().await];
     let lease = Arc::new(lease);
-    let mut handles = Vec::new();
-    for page in 0..tasks {
-        let store: Store = stores[(page % 2) as usize].clone();
-        let lease = lease.clone();
-        handles.push(tokio::spawn(async move {
-            let outcome = store
-                .intents()
-                .begin_intents(&lease, &[purchase(page, price_rub)], t0())
-                .await
-                .expect("begin never errors");
-            matches!(outcome, BeginOutcome::Started(_))
-        }));
-    }
-    let mut started = 0;
-    for h in handles {
-        started += i64::from(h.await.expect("task"));
-    }
-    started
+    let purchases = (0..tasks)
+        .map(|page| {
+            let store = stores[(page % 2) as usize].clone();
+            (store, lease.clone(), purchase(page, price_rub))
+        })
+        .collect();
+    race_purchases(purchases).await
 }
 
 pub async fn monthly_cap_holds_with_two_stores_racing(db: TestDb) {
@@ -36,12 +25,7 @@ pub async fn monthly_cap_holds_with_two_stores_racing(db: TestDb) {
 
     let started = race(&db, lease, 24, 150).await;
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!(started, 6, "1000 RUB fits six links at 150");
     assert_eq!(b.committed, rub(150 * started));
     assert_books_balance(&db.store).await;
@@ -52,12 +36,7 @@ pub async fn link_caps_hold_with_two_stores_racing(db: TestDb) {
 
     let started = race(&db, lease, 16, 10).await;
 
-    let b = db
-        .store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .unwrap();
+    let b = budget(&db.store).await;
     assert_eq!((started, b.links_today, b.links_total), (4, 4, 4));
     assert_eq!(b.committed, rub(10 * started));
     assert_books_balance(&db.store).await;
@@ -66,15 +45,7 @@ pub async fn link_caps_hold_with_two_stores_racing(db: TestDb) {
 pub async fn racing_completions_settle_each_intent_once(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(100_000, 100, 100)).await;
     let batch: Vec<_> = (0..12).map(|page| purchase(page, 10)).collect();
-    let BeginOutcome::Started(ids) = db
-        .store
-        .intents()
-        .begin_intents(&lease, &batch, t0())
-        .await
-        .unwrap()
-    else {
-        panic!("not started")
-    };
+    let ids = started_all(&db.store, &lease, &batch).await;
     let stores = [db.store.clone(), db.another_store().await];
 
     let mut handles = Vec::new();
@@ -82,17 +53,9 @@ pub async fn racing_completions_settle_each_intent_once(db: TestDb) {
         for (n, store) in stores.iter().enumerate() {
             let store = store.clone();
             let outcome = if n == 0 {
-                Outcome::Failed {
-                    error: "refused".into(),
-                }
+                failed("refused")
             } else {
-                Outcome::Succeeded(Effect::Purchased {
-                    link: None,
-                    page_id: page,
-                    url_id: 10,
-                    text_id: 20,
-                    price: rub(10),
-                })
+                Outcome::Succeeded(purchased(page, None, 10))
             };
             handles.push(tokio::spawn(async move {
                 store

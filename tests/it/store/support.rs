@@ -1,10 +1,13 @@
 //! Fixtures and the invariant every test checks after each step; the databases come from
 //! [`crate::support::db`].
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use linkrunner::money::Money;
 use linkrunner::store::{
-    CampaignCaps, IntentKind, IntentState, LeaseToken, NewIntent, Reservation, Store,
+    AttemptRef, AutobuyerRecord, BeginOutcome, BudgetSnapshot, CampaignCaps, Effect, IntentKind,
+    IntentState, LeaseToken, NewIntent, Outcome, Reservation, StopSettlement, Store,
 };
 
 pub use crate::support::db::TestDb;
@@ -33,23 +36,156 @@ pub fn caps(monthly_rub: i64, daily_links: u32, total_links: u32) -> CampaignCap
     }
 }
 
-/// The campaign with the given caps, and a lease on it for `HOLDER`.
-pub async fn campaign_with_lease(store: &Store, c: &CampaignCaps) -> LeaseToken {
+/// The campaign with the given caps, recorded at `t0`.
+pub async fn campaign(store: &Store, c: &CampaignCaps) {
     store
         .campaigns()
         .upsert_campaign(c, t0())
         .await
         .expect("campaign");
+}
+
+/// The campaign with the given caps, and a lease on it for `HOLDER`.
+pub async fn campaign_with_lease(store: &Store, c: &CampaignCaps) -> LeaseToken {
+    campaign(store, c).await;
     lease(store, &c.name, HOLDER).await
 }
 
 pub async fn lease(store: &Store, campaign: &str, holder: &str) -> LeaseToken {
+    lease_at(store, campaign, holder, t0()).await
+}
+
+/// A five-minute lease granted to `holder` at `at` (after the last one lapsed, a takeover).
+pub async fn lease_at(
+    store: &Store,
+    campaign: &str,
+    holder: &str,
+    at: DateTime<Utc>,
+) -> LeaseToken {
     store
         .leases()
-        .try_acquire_lease(campaign, holder, Duration::minutes(5), t0())
+        .try_acquire_lease(campaign, holder, Duration::minutes(5), at)
         .await
         .expect("lease query")
         .expect("lease granted")
+}
+
+/// Begins `intent` alone at `t0`; the test fails unless it was started.
+pub async fn started(store: &Store, lease: &LeaseToken, intent: NewIntent) -> AttemptRef {
+    started_all(store, lease, &[intent]).await[0]
+}
+
+/// Begins `batch` at `t0`; the test fails unless all of it was started.
+pub async fn started_all(
+    store: &Store,
+    lease: &LeaseToken,
+    batch: &[NewIntent],
+) -> Vec<AttemptRef> {
+    match store
+        .intents()
+        .begin_intents(lease, batch, t0())
+        .await
+        .expect("begin")
+    {
+        BeginOutcome::Started(ids) => ids,
+        other => panic!("expected Started, got {other:?}"),
+    }
+}
+
+/// Marks the campaign's in-flight intents uncertain at `t0`, as a takeover by `lease` does.
+pub async fn mark_in_flight_uncertain(store: &Store, lease: &LeaseToken) -> u64 {
+    store
+        .intents()
+        .mark_in_flight_uncertain(CAMPAIGN, lease, t0())
+        .await
+        .expect("mark in flight uncertain")
+}
+
+/// Begins each purchase at once on its own task, through its store and lease; returns how
+/// many were started (the rest met a cap).
+pub async fn race_purchases(tasks: Vec<(Store, Arc<LeaseToken>, NewIntent)>) -> i64 {
+    let handles: Vec<_> = tasks
+        .into_iter()
+        .map(|(store, lease, intent)| {
+            tokio::spawn(async move {
+                let outcome = store
+                    .intents()
+                    .begin_intents(&lease, &[intent], t0())
+                    .await
+                    .expect("begin never errors");
+                matches!(outcome, BeginOutcome::Started(_))
+            })
+        })
+        .collect();
+    let mut started = 0;
+    for h in handles {
+        started += i64::from(h.await.expect("task"));
+    }
+    started
+}
+
+/// Records `outcome` for the attempt at `t0`, with no raw answer.
+pub async fn complete(store: &Store, at: AttemptRef, outcome: Outcome) {
+    store
+        .intents()
+        .complete_intent(at, outcome, None, t0())
+        .await
+        .expect("complete");
+}
+
+pub fn failed(error: &str) -> Outcome {
+    Outcome::Failed {
+        error: error.into(),
+    }
+}
+
+pub fn uncertain(error: &str) -> Outcome {
+    Outcome::Uncertain {
+        error: error.into(),
+    }
+}
+
+/// The effect of a purchase of [`purchase`]'s link on `page`, at `price_rub`.
+pub fn purchased(page: i64, link: Option<i64>, price_rub: i64) -> Effect {
+    Effect::Purchased {
+        link,
+        page_id: page,
+        url_id: 10,
+        text_id: 20,
+        price: rub(price_rub),
+    }
+}
+
+/// `intent` with a reservation of `amount_rub` and no link (an autobuyer's budget).
+pub fn reserving(intent: NewIntent, amount_rub: i64) -> NewIntent {
+    NewIntent {
+        reserve: Some(Reservation {
+            amount: rub(amount_rub),
+            links: 0,
+            day: today(),
+        }),
+        ..intent
+    }
+}
+
+/// The campaign's budget as of `today`.
+pub async fn budget(store: &Store) -> BudgetSnapshot {
+    store
+        .campaigns()
+        .budget(CAMPAIGN, today())
+        .await
+        .expect("budget")
+}
+
+/// The campaign's recorded autobuyer `name`.
+pub async fn autobuyer(store: &Store, name: &str) -> AutobuyerRecord {
+    store
+        .campaigns()
+        .remote_ids(CAMPAIGN)
+        .await
+        .expect("remote ids")
+        .autobuyers[name]
+        .clone()
 }
 
 /// A purchase of one link on `page` at `price` rubles, counted against today.
@@ -79,14 +215,19 @@ pub fn free_intent(kind: IntentKind, key: &str, request: serde_json::Value) -> N
     }
 }
 
+/// Settles the confirmed stop of the campaign's autobuyer `name` at `t0`.
+pub async fn settle_stop(store: &Store, name: &str) -> StopSettlement {
+    store
+        .campaigns()
+        .settle_stopped_autobuyer(CAMPAIGN, name, t0())
+        .await
+        .expect("settle stop")
+}
+
 /// The journal's money invariant: the ledger sums to the commitment, and the commitment is
 /// exactly what is held, in flight and uncertain.
 pub async fn assert_books_balance(store: &Store) {
-    let b = store
-        .campaigns()
-        .budget(CAMPAIGN, today())
-        .await
-        .expect("budget");
+    let b = budget(store).await;
     let ledger: i64 = store
         .campaigns()
         .ledger(CAMPAIGN)
