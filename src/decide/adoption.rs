@@ -55,7 +55,8 @@ pub(crate) struct Found {
     /// URL ids the list shows links on that no URL of the file names (they count anyway).
     pub unnamed_url_ids: Vec<i64>,
     /// Drift: links first seen after the adoption's first read not attributed to an
-    /// autobuyer (bought by hand meanwhile), and links released because they left the list.
+    /// autobuyer (bought by hand meanwhile, or by an autobuyer: in an adopted project none is
+    /// attributed), and links released because they left the list.
     pub added_by_hand: u32,
     pub lost: u32,
 }

@@ -18,8 +18,9 @@
 //! `--unpaged-link-list partial`.)
 //! "Proves" is still only after `--settle-grace`: a list may show a purchase late.
 //! Links no intent of ours bought are attributed to the autobuyer that bought them when
-//! that can be told (the only autobuyer of the campaign covering the link's URL), so that
-//! each link counts once (see `store/foreign.rs`). Tested in this file and by
+//! that can be told (the only autobuyer of the campaign covering the link's URL, in a
+//! project linkrunner created), so that each link counts once (see `store/foreign.rs`); in
+//! an adopted project none is (see `coverage`). Tested in this file and by
 //! `tests/it/engine` `partial_truth::*`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -225,29 +226,18 @@ fn same_link(l: &LinkRecord, id: Option<i64>, page: Option<i64>, url: Option<i64
     }
 }
 
-/// url id → the names of the autobuyers whose spec covers it. An adopted autobuyer covers
-/// its file's URL ids only once the list was read after the adoption: links seen in that
-/// first read were there before, and count at their own rent (never inside its budget).
+/// url id → the names of the autobuyers whose spec covers it. In an adopted project, none:
+/// the team buys there by hand too, and a hand-bought link on a URL an autobuyer covers
+/// cannot be told from the autobuyer's own. Counted inside its budget, it would leave room
+/// for the autobuyer to spend its whole budget on top of it; counted at its own rent (and
+/// the autobuyer's budget beside it), the commitment is never lower than what may be held.
 fn coverage(r: &Recorded) -> BTreeMap<i64, BTreeSet<String>> {
     let mut m: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
+    if r.ids.account.adoption.is_some() {
+        return m;
+    }
     for (name, urls) in &r.autobuyer_urls {
         for u in urls {
-            m.entry(*u).or_default().insert(name.clone());
-        }
-    }
-    let first_read = r
-        .ids
-        .account
-        .adoption
-        .as_ref()
-        .is_some_and(|a| a.first_read_at.is_some());
-    let adopted = r
-        .ids
-        .autobuyers
-        .iter()
-        .filter(|(_, a)| a.adopted_at.is_some());
-    for (name, a) in adopted.filter(|_| first_read) {
-        for u in &a.covers {
             m.entry(*u).or_default().insert(name.clone());
         }
     }

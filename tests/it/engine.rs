@@ -60,6 +60,8 @@ on_both_backends!(
     adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,
     adoption::a_changed_project_id_is_refused_and_nothing_is_re_pointed,
     adoption::an_adopted_autobuyer_whose_spec_changes_is_replaced,
+    adoption::a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budget,
+    adoption::an_adopted_autobuyers_spec_changed_back_is_created_again,
     adoption::no_second_link_from_one_donor_site_to_one_url,
     adoption::a_link_vanishing_from_a_complete_list_is_lost_released_and_shown,
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,

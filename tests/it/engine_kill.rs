@@ -45,6 +45,22 @@ mod killed_between_a_replacements_stop_and_creation {
         )
         .await;
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn adopted_sqlite() {
+        crate::engine_kill::replace::killed_between_an_adopted_ones_stop_and_the_new_creation(
+            Backend::Sqlite,
+        )
+        .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn adopted_postgres() {
+        crate::engine_kill::replace::killed_between_an_adopted_ones_stop_and_the_new_creation(
+            Backend::Postgres,
+        )
+        .await;
+    }
 }
 
 /// One test per kind of call: `BACKEND::killed_when_BOUNDARY::KIND`.

@@ -133,7 +133,8 @@ pub struct HeldLink {
 
 /// A link the project's list shows that no purchase intent of ours bought: an autobuyer's,
 /// or one bought outside linkrunner. It counts once: inside the budget of the running
-/// autobuyer it is attributed to, else at its own rent (`counted`).
+/// autobuyer it is attributed to, else at its own rent (`counted`). In an adopted project
+/// none is attributed (a hand purchase cannot be told from an autobuyer's).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ForeignLink {
     pub key: String,

@@ -425,3 +425,136 @@ pub async fn no_second_link_from_one_donor_site_to_one_url(db: TestDb) {
     }
     w.assert_invariants().await;
 }
+
+/// A seeded account adopted with its autobuyer running, the operator's word given, converged.
+async fn adopted_and_running(db: TestDb) -> (World, InUse, String) {
+    let w = World::new(db, sandbox_config()).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    let file = adopting_file(&seeded, "running", 3000);
+    w.write_campaign("acme-shoes", &file);
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let confirmed =
+        w.store()
+            .campaigns()
+            .confirm_adoption("acme-shoes", "test", "read the plan", now);
+    assert!(confirmed.await.unwrap());
+    w.converge(4).await;
+    (w, seeded, file)
+}
+
+/// The team's adopted autobuyers, oldest first.
+fn team_autobuyers(
+    ledger: &linkrunner_sandbox::Ledger,
+) -> Vec<&linkrunner_sandbox::AutobuyerRecord> {
+    let mut team: Vec<_> = ledger
+        .autobuyers
+        .iter()
+        .filter(|a| a.name == "team-auto")
+        .collect();
+    team.sort_by_key(|a| a.id);
+    team
+}
+
+/// Issue 24 (3), what is counted: a link bought by hand on `/trail`, where the adopted
+/// autobuyer buys, cannot be told from the autobuyer's own. Counted inside its budget, the
+/// autobuyer could still spend all of it on top: the commitment would count less than may
+/// be held. So every such link counts at its rent beside the running autobuyer's budget (the
+/// autobuyer's own links over-counted while it runs), and exactly once after its stop.
+pub async fn a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budget(db: TestDb) {
+    let (w, seeded, file) = adopted_and_running(db).await;
+    let trail = &seeded.urls[2];
+    let by_ab = w.sandbox.autobuy_now(1);
+    assert_eq!(by_ab.len(), 1, "the adopted autobuyer bought one link");
+    let hand = w
+        .sandbox
+        .buy_by_hand(seeded.project_id, trail.url_id, trail.texts[0].1)
+        .expect("a page left to buy by hand");
+    w.converge(4).await;
+
+    let ledger = w.ledger();
+    let c = load_one(&file);
+    let projects = w.projects_of(&ledger, &c);
+    // What may be held: every link bought outside linkrunner, and the autobuyer's whole
+    // budget still to spend (it may have bought none of them).
+    let others = ledger
+        .purchases_of(seeded.project_id)
+        .iter()
+        .filter(|p| p.status == LinkStatus::Active)
+        .fold(Money::ZERO, |a, p| a.checked_add(p.price).unwrap());
+    let may_be_held = others.checked_add(seeded.autobuyer_monthly_budget).unwrap();
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(r.budget.committed, may_be_held, "{:?}", r.foreign);
+    assert_eq!(
+        r.budget.committed,
+        sandbox_commitment(&ledger, &projects)
+            .checked_add(by_ab[0].price)
+            .unwrap(),
+        "the autobuyer's own link is over-counted while it runs, never under"
+    );
+    let counted = r.foreign.iter().find(|f| f.link_id == Some(hand.link_id));
+    assert_eq!(
+        counted.map(|f| (f.autobuyer.clone(), f.counted)),
+        Some((None, hand.price)),
+        "the hand link counts at its own rent"
+    );
+    // Stopped and settled: every link once, at its rent, as the marketplace holds them.
+    let stopped = file.replace("state: running", "state: stopped");
+    assert_ne!(stopped, file);
+    w.write_campaign("acme-shoes", &stopped);
+    w.converge(4).await;
+    let ledger = w.ledger();
+    let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
+    assert_eq!(ab.state, AutobuyerState::Stopped);
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    assert_eq!(r.budget.committed, others);
+    w.assert_invariants().await;
+}
+
+/// Issue 24 (5) for an adopted autobuyer: 500 → 600 → 500 RUB. The spec changed back is
+/// created again (the creation key carries the replacement generation), with what is left of
+/// the file's limit after the links the adopted one bought; one runs, the journal counts
+/// what the marketplace holds.
+pub async fn an_adopted_autobuyers_spec_changed_back_is_created_again(db: TestDb) {
+    let (w, seeded, file) = adopted_and_running(db).await;
+    let bought = w.sandbox.autobuy_now(2);
+    assert_eq!(bought.len(), 2, "the adopted autobuyer bought two links");
+    w.converge(4).await;
+
+    let changed = file.replace("monthly_budget: 500", "monthly_budget: 600");
+    assert_ne!(changed, file);
+    for f in [&changed, &file] {
+        w.write_campaign("acme-shoes", f);
+        w.converge(4).await;
+    }
+
+    let ledger = w.ledger();
+    let team = team_autobuyers(&ledger);
+    assert_eq!(team.len(), 3, "500 → 600 → 500: {team:?}");
+    assert_eq!(
+        (team[0].id, team[0].state),
+        (seeded.autobuyer_id, AutobuyerState::Stopped),
+        "the adopted one is stopped"
+    );
+    assert_eq!(team[1].state, AutobuyerState::Stopped);
+    assert_eq!(team[1].urls[0].monthly_budget, Money::from_rubles(600));
+    assert_eq!(team[2].state, AutobuyerState::Running);
+    assert_eq!(team[2].urls[0].monthly_budget, Money::from_rubles(500));
+    assert_eq!(
+        team[2].urls[0].total_links_limit, 18,
+        "20 in the file less the 2 the adopted one bought"
+    );
+    let reports = w.pass(false).await;
+    assert_eq!(reports[0].outcome, PassOutcome::Converged, "{reports:#?}");
+    assert_eq!(
+        team_autobuyers(&w.ledger()).len(),
+        3,
+        "nothing more created"
+    );
+    let c = load_one(&file);
+    let projects = w.projects_of(&ledger, &c);
+    let r = w.recorded("acme-shoes").await;
+    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    w.assert_invariants().await;
+}

@@ -390,8 +390,9 @@ fn autobuyers_known(
     Ok(())
 }
 
-/// Rent the journal counts on top for links no single autobuyer covers, while the autobuyer
-/// that bought them runs (the ledger counts them inside its budget).
+/// Rent the journal counts on top for links no single autobuyer covers (and for every link of
+/// an adopted project, where a hand purchase cannot be told from an autobuyer's), while the
+/// autobuyer that bought them runs (the ledger counts them inside its budget).
 fn unattributed_running_rent(ledger: &Ledger, r: &Recorded) -> Money {
     r.foreign
         .iter()

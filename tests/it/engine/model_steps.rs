@@ -234,8 +234,9 @@ pub enum Market {
     /// Every running autobuyer buys up to this many links now.
     AutobuyNow(usize),
     /// The team buys a link by hand in the adopted project: on its main page (0), which no
-    /// file names, or on `/running-shoes` (1), which no autobuyer of the file covers (a hand
-    /// link on a URL an autobuyer covers is counted inside its budget: see the report).
+    /// file names, on `/running-shoes` (1) or on `/trail` (2), where the adopted autobuyer
+    /// buys (and autobuyers the files add may buy on either): the list cannot tell such a
+    /// link from the autobuyer's own.
     HandBuy(usize),
     /// The n-th active link (modulo their number) leaves: removed, still listed or not.
     LinkLeaves { nth: usize, listed: bool },
@@ -366,9 +367,8 @@ fn edit(rng: &mut Prng, files: &mut [FileModel]) -> Vec<Step> {
         match rng.range(0, 9) {
             0 if m.autobuyers.len() < 3 => Edit::Add(AbModel {
                 name: m.fresh_name(),
-                // In the adopted project, only on `/trail`, where the adopted one buys:
-                // hand purchases stay on URLs no autobuyer covers.
-                url: rng.range(0, 1) as usize | usize::from(m.adopts),
+                // In the adopted project too on either URL: hand purchases go to both.
+                url: rng.range(0, 1) as usize,
                 budget: *pick(rng, &BUDGETS),
                 running: rng.range(0, 2) > 0,
                 adopted: false,
@@ -458,7 +458,7 @@ fn market(rng: &mut Prng) -> Market {
         }
         10 => Market::Lag(*pick(rng, &[0, 400, 1200])),
         11 | 12 => Market::AutobuyNow(rng.range(1, 2) as usize),
-        13 | 14 => Market::HandBuy(rng.range(0, 1) as usize),
+        13 | 14 => Market::HandBuy(rng.range(0, 2) as usize),
         _ => Market::LinkLeaves {
             nth: rng.range(0, 50) as usize,
             listed: rng.range(0, 1) > 0,

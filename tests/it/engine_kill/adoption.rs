@@ -2,7 +2,8 @@
 //! silently at 5 entries, an adopted autobuyer that buys every few seconds, the operator's
 //! `resolve list-complete` (which must lapse once the list shows fewer links than the
 //! journal holds) and SIGKILLs in between. The sandbox's ledger must show no page bought
-//! twice for any URL, and `status` and `plan` must say why buying stopped.
+//! twice for any URL, and `status`, `plan` and the metric `linkrunner_urls_buying_stopped`
+//! (the daemon's `/metrics`) must say why buying stopped.
 
 use std::time::Duration;
 
@@ -116,5 +117,29 @@ pub async fn a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(ba
     let plan = rig.run(&["plan"]).await;
     let plan = String::from_utf8_lossy(&plan.stdout).to_string();
     assert!(plan.contains("buying stopped for"), "{plan}");
+    // The metric says it too: the daemon's `/metrics` after its first pass shows both URLs
+    // of the file (an adopted project's) stopped.
+    let stopped = buying_stopped_metric(&rig).await;
+    assert_eq!(stopped, Some(2.0), "linkrunner_urls_buying_stopped");
     eprintln!("{kills} kills, {held} links held");
+}
+
+/// `linkrunner_urls_buying_stopped{campaign="acme-shoes"}` as the daemon (`run`) exports it
+/// once a pass has set it; `None` if it never shows within 30 s.
+async fn buying_stopped_metric(rig: &Rig) -> Option<f64> {
+    let (mut child, addr) = rig.spawn_run_listening(&[]);
+    let line = "linkrunner_urls_buying_stopped{campaign=\"acme-shoes\"} ";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let mut value = None;
+    while value.is_none() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let body = crate::support::http_get(addr, "/metrics").await;
+        value = body.and_then(|(_, body)| {
+            body.lines()
+                .find_map(|l| l.strip_prefix(line))
+                .and_then(|v| v.trim().parse().ok())
+        });
+    }
+    child.kill().await.expect("the daemon is stopped");
+    value
 }

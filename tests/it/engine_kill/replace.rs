@@ -1,9 +1,10 @@
 //! Issue 24 (5): the real binary killed with SIGKILL between the old autobuyer's stop and the
-//! new one's creation when a changed spec is applied by replacement. Restarted, it settles the
-//! stop and creates the new autobuyer once: never a second one, never two running.
+//! new one's creation when a changed spec is applied by replacement — of an autobuyer it
+//! created, and of one a file adopted by id. Restarted, it settles the stop and creates the
+//! new autobuyer once: never a second one, never two running.
 
 use linkrunner::money::Money;
-use linkrunner_sandbox::{AutobuyerState, Faults};
+use linkrunner_sandbox::{AutobuyerState, Faults, InUse, Ledger};
 
 use super::campaign::Spec;
 use super::invariants::{
@@ -15,7 +16,7 @@ pub async fn killed_between_the_old_stop_and_the_new_creation(backend: Backend) 
     let mut spec = Spec::new("kill-replace", 2);
     let rig = Rig::start(backend, &[spec.file()], Faults::default()).await;
     rig.restart_until_converged().await;
-    let auto_on = |ledger: &linkrunner_sandbox::Ledger| {
+    let auto_on = |ledger: &Ledger| {
         let mut v: Vec<_> = ledger
             .autobuyers
             .iter()
@@ -50,4 +51,115 @@ pub async fn killed_between_the_old_stop_and_the_new_creation(backend: Backend) 
     assert_no_duplicate_purchase(&ledger, &spec);
     assert_within_caps(&ledger, &spec);
     assert_every_purchase_recorded(&rig, &ledger, &spec).await;
+}
+
+/// An adopting file with no buy rounds: the seeded project, `/trail` with its id, and the
+/// team's autobuyer by id, running with `budget` RUB and 20 links in all.
+fn adopting_file(s: &InUse, budget: i64) -> String {
+    let trail = &s.urls[2];
+    format!(
+        "name: acme-shoes\ndomain: {ADOPTED_DOMAIN}\nproject_id: {}\nurls:\n  - url: {}\n    url_id: {}\n    texts:\n      - {{ text: \"{}\", text_id: {} }}\n\
+         budget:\n  monthly: 3000\n  max_link_price: 150\n  unknown_link_rent: 150\n  daily_links: 2\n  total_links: 2\n\
+         filters:\n  - {{ name: team-cheap, price_rent_to: 150 }}\n\
+         autobuyers:\n  - name: team-auto\n    id: {}\n    filter: team-cheap\n    state: running\n    urls:\n      - {{ url: \"{}\", monthly_budget: {budget}, total_links_limit: 20, daily_links_limit: 20 }}\n",
+        s.project_id,
+        trail.url,
+        trail.url_id,
+        trail.texts[0].0,
+        trail.texts[0].1,
+        s.autobuyer_id,
+        trail.url,
+    )
+}
+
+const ADOPTED_DOMAIN: &str = "https://acme.example";
+
+/// The same kill for an ADOPTED autobuyer (issue 24 (5) and (3)): the team's autobuyer has
+/// bought two links on `/trail` and the team one more by hand there (the list cannot tell
+/// them apart). Killed after the adopted one's stop, restarted: one new autobuyer, created
+/// once, running, with the file's limit less all three links (conservatively), the adopted one
+/// stopped, and the journal counting exactly what the marketplace holds.
+pub async fn killed_between_an_adopted_ones_stop_and_the_new_creation(backend: Backend) {
+    let rig = Rig::start(backend, &[], Faults::default()).await;
+    let seeded = rig
+        .sandbox
+        .seed_in_use(ADOPTED_DOMAIN)
+        .expect("account seeded");
+    rig.write_file("acme-shoes.yaml", &adopting_file(&seeded, 500));
+    rig.run(&["once"]).await;
+    let adopt = rig
+        .run(&["resolve", "adopt", "acme-shoes", "--reason", "plan read"])
+        .await;
+    assert!(adopt.status.success(), "{adopt:?}");
+    // The sandbox's list is whole; without the word `once` reports buying stopped.
+    let vouch = rig
+        .run(&[
+            "resolve",
+            "list-complete",
+            "acme-shoes",
+            "--reason",
+            "UI shows 3",
+        ])
+        .await;
+    assert!(vouch.status.success(), "{vouch:?}");
+    rig.restart_until_converged().await;
+    let trail = &seeded.urls[2];
+    assert_eq!(rig.sandbox.autobuy_now(2).len(), 2);
+    let hand = rig
+        .sandbox
+        .buy_by_hand(seeded.project_id, trail.url_id, trail.texts[0].1);
+    assert!(hand.is_some(), "a page left to buy by hand");
+    rig.restart_until_converged().await;
+
+    rig.write_file("acme-shoes.yaml", &adopting_file(&seeded, 600));
+    rig.once_killed_at_faultpoint("after_complete:stop_autobuyer")
+        .await;
+    let between = rig.sandbox.ledger();
+    rig.restart_until_converged().await;
+
+    let team = |ledger: &Ledger| {
+        let mut v: Vec<_> = ledger
+            .autobuyers
+            .iter()
+            .filter(|a| a.name == "team-auto")
+            .cloned()
+            .collect();
+        v.sort_by_key(|a| a.id);
+        v
+    };
+    let between = team(&between);
+    assert_eq!(between.len(), 1, "killed before the creation: {between:?}");
+    assert_eq!(
+        (between[0].id, between[0].state),
+        (seeded.autobuyer_id, AutobuyerState::Stopped)
+    );
+    let ledger = rig.sandbox.ledger();
+    let after = team(&ledger);
+    assert_eq!(after.len(), 2, "one new autobuyer, created once: {after:?}");
+    assert_eq!(
+        (after[0].id, after[0].state),
+        (seeded.autobuyer_id, AutobuyerState::Stopped)
+    );
+    assert_eq!(after[1].state, AutobuyerState::Running);
+    assert_eq!(after[1].urls[0].monthly_budget, Money::from_rubles(600));
+    assert_eq!(
+        after[1].urls[0].total_links_limit, 17,
+        "20 less the 3 links on /trail, the hand one counted as the adopted one's"
+    );
+    let budget = rig
+        .journal
+        .store
+        .campaigns()
+        .budget("acme-shoes", chrono::Utc::now().date_naive())
+        .await
+        .expect("budget");
+    assert_eq!(
+        budget.committed,
+        ledger.commitment(seeded.project_id),
+        "journal = ledger: every link at its rent plus the new budget"
+    );
+    assert_eq!(
+        ledger.duplicates_by_purchase_calls(seeded.project_id).len(),
+        0
+    );
 }

@@ -135,11 +135,14 @@ impl Rig {
 
     /// `run` on a free loopback port with `args`, its output discarded.
     pub fn spawn_run(&self, args: &[&str]) -> Child {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let listen = format!("127.0.0.1:{port}");
+        self.spawn_run_listening(args).0
+    }
+
+    /// [`Rig::spawn_run`], and the address its HTTP endpoint (`/metrics`) listens on.
+    pub fn spawn_run_listening(&self, args: &[&str]) -> (Child, std::net::SocketAddr) {
+        let port = crate::support::free_port();
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let listen = addr.to_string();
         let mut all = vec!["run", "--listen", listen.as_str()];
         all.extend_from_slice(args);
         let mut cmd = self.command(&all);
@@ -148,7 +151,7 @@ impl Rig {
         } else {
             Stdio::null()
         });
-        cmd.spawn().expect("linkrunner run starts")
+        (cmd.spawn().expect("linkrunner run starts"), addr)
     }
 
     /// `once`, killed with SIGKILL where `LINKRUNNER_TEST_FAULTPOINT=point` stops it.
