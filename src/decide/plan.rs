@@ -782,7 +782,7 @@ fn adoption_gate(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
     let waiting = p.actions.iter().any(|a| a.waits_for_adoption());
     if pending && waiting {
         p.not_applied(format!(
-            "changes on adopted project {project_id} (the actions above but the link sync) wait for              `linkrunner resolve adopt {} --reason …`, given after reading this plan",
+            "changes on adopted project {project_id} (the actions above but the link sync) wait for `linkrunner resolve adopt {} --reason …`, given after reading this plan",
             c.name
         ));
     }
@@ -791,6 +791,11 @@ fn adoption_gate(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
 /// The round, within what is left once the pass's releases and acquisitions are counted;
 /// URLs held back while the list may be cut are said, and a round with none left is not run.
 fn buy_action(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
+    // Without buy rounds nothing is held back: a file that only adopts, or only runs
+    // autobuyers, is not blocked by a list that may be cut.
+    if c.buy.is_none() {
+        return;
+    }
     let back = super::adoption::held_back(r, &c.name);
     for b in back.iter().take(10) {
         p.notices.push(b.why.clone());

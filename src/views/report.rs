@@ -229,7 +229,7 @@ impl<'a> StateInputs<'a> {
             CampaignState::Halted => halt(true).map(|h| format!("all spending stopped: {h}")),
             CampaignState::WaitingForOperator => Some(match halt(false) {
                 Some(h) => format!("waiting for an operator: {h}"),
-                None => "an autobuyer creation may have executed: check the marketplace, then                      `linkrunner resolve` (see its uncertain intents)"
+                None => "an autobuyer creation may have executed: check the marketplace, then `linkrunner resolve` (see its uncertain intents)"
                     .into(),
             }),
             CampaignState::Paused => {

@@ -220,6 +220,42 @@ prop_compose! {
     }
 }
 
+/// An adopted project whose list may be cut holds every URL back from buy rounds; a file
+/// without buy rounds has none to hold back, so its plan is not blocked by it.
+#[test]
+fn an_adopted_campaign_without_buy_rounds_is_not_blocked_by_a_list_that_may_be_cut() {
+    let budget = Budget {
+        monthly: rub(1000),
+        max_link_price: rub(100),
+        daily_links: 5,
+        total_links: 50,
+        unknown_link_rent: Some(rub(100)),
+    };
+    let mut c = campaign(&[1], 0, &[], budget, 1, false);
+    c.project_id = Some(4711);
+    let mut r = recorded(budget_snapshot(&c, Money::ZERO, 0, 0));
+    r.ids.urls.insert(url(0), 11);
+    r.ids.account.adoption = Some(crate::domain::records::Adoption {
+        project_id: 4711,
+        recorded_at: chrono::Utc::now(),
+        first_read_at: None,
+        confirmed: None,
+    });
+    let blocked = |p: &CampaignPlan| p.unapplied.iter().any(|u| u.contains("no buy round"));
+    assert!(
+        blocked(&plan_campaign(&c, &r, true)),
+        "with buy rounds: held back"
+    );
+    c.buy = None;
+    let p = plan_campaign(&c, &r, true);
+    assert!(!blocked(&p), "{:?}", p.unapplied);
+    assert!(
+        p.notices.iter().all(|n| !n.contains("buying")),
+        "{:?}",
+        p.notices
+    );
+}
+
 prop_compose! {
     /// A campaign and what the journal recorded of it: an arbitrary point of its life.
     fn arb_state()(
