@@ -30,7 +30,8 @@ pub(crate) fn id() -> RangedI64ValueParser<i64> {
     RangedI64ValueParser::new().range(1..)
 }
 
-/// A chance from 0 to 1 (NaN and infinities refused).
+/// A chance from 0 to 1 (NaN and infinities refused): the sandbox's fault rates.
+#[cfg(feature = "sandbox")]
 pub(crate) fn probability(s: &str) -> Result<f64, String> {
     let p: f64 = s
         .trim()
@@ -43,7 +44,8 @@ pub(crate) fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// An amount of rubles from zero to a billion.
+/// An amount of rubles from zero to a billion: the sandbox's balance.
+#[cfg(feature = "sandbox")]
 pub(crate) fn rubles(s: &str) -> Result<crate::money::Money, String> {
     let m = crate::money::Money::parse_rubles(s).map_err(|e| e.to_string())?;
     if m.is_negative() || m > crate::money::Money::from_rubles(1_000_000_000) {
@@ -57,6 +59,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "sandbox")]
     fn a_probability_is_a_finite_number_from_zero_to_one() {
         assert_eq!(probability("0.25"), Ok(0.25));
         assert_eq!(probability("1"), Ok(1.0));
