@@ -128,31 +128,9 @@ pub async fn a_second_signal_exits_once_at_once(backend: Backend) {
     // Arrange: the purchase is held at the marketplace and never answered.
     let (rig, spec) = rig(backend, Faults::default()).await;
     let tripped = rig.proxy.arm(Op::BuyLinks, Trap::Unexecuted);
-    let (mut child, _) = rig.spawn_once(&[]);
-    let pid = child.id().expect("pid");
-    tokio::time::timeout(Duration::from_secs(60), tripped)
-        .await
-        .expect("a purchase was sent")
-        .expect("trap");
-
-    // Act: SIGINT, then SIGTERM while the first waits for the call.
-    signal(pid, "INT");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(child.try_wait().expect("status").is_none(), "still waiting");
-    let sent = Instant::now();
-    signal(pid, "TERM");
-    let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-
-    // Assert: out at once, with 128 + SIGTERM; what it left is settled by the next runs.
-    let status = status.expect("exits at once").expect("status");
-    assert!(
-        sent.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        sent.elapsed()
-    );
-    assert_eq!(status.code(), Some(143), "{status}");
-    rig.restart_until_converged().await;
-    assert_safe_and_converged(&rig, &[spec]).await;
+    let (child, _) = rig.spawn_once(&[]);
+    // Act and assert: SIGINT, then SIGTERM while the first waits for the call: 128 + SIGTERM.
+    second_signal_exits_at_once(&rig, &spec, child, tripped, ["INT", "TERM"], 143).await;
 }
 
 pub async fn a_second_signal_exits_run_at_once(backend: Backend) {
@@ -160,31 +138,43 @@ pub async fn a_second_signal_exits_run_at_once(backend: Backend) {
     // never answered, with a minute's grace to let it finish.
     let (rig, spec) = rig(backend, Faults::default()).await;
     let tripped = rig.proxy.arm(Op::BuyLinks, Trap::Unexecuted);
-    let mut child = rig.spawn_run(&["--round-every", "1", "--shutdown-grace", "60"]);
+    let child = rig.spawn_run(&["--round-every", "1", "--shutdown-grace", "60"]);
+    // Act and assert: SIGTERM (the daemon waits for the call within its grace), then SIGINT:
+    // 128 + SIGINT.
+    second_signal_exits_at_once(&rig, &spec, child, tripped, ["TERM", "INT"], 130).await;
+}
+
+/// Once the held purchase was sent, `signals[0]` (the process waits for the call), then
+/// `signals[1]`: the process exits at once with `code`, and what it left is settled by the
+/// next runs.
+async fn second_signal_exits_at_once(
+    rig: &Rig,
+    spec: &Spec,
+    mut child: tokio::process::Child,
+    tripped: tokio::sync::oneshot::Receiver<()>,
+    signals: [&str; 2],
+    code: i32,
+) {
     let pid = child.id().expect("pid");
     tokio::time::timeout(Duration::from_secs(60), tripped)
         .await
         .expect("a purchase was sent")
         .expect("trap");
-
-    // Act: SIGTERM (the daemon waits for the call within its grace), then SIGINT.
-    signal(pid, "TERM");
+    signal(pid, signals[0]);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(child.try_wait().expect("status").is_none(), "still waiting");
     let sent = Instant::now();
-    signal(pid, "INT");
+    signal(pid, signals[1]);
     let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-
-    // Assert: out at once, with 128 + SIGINT; what it left is settled by the next runs.
     let status = status.expect("exits at once").expect("status");
     assert!(
         sent.elapsed() < Duration::from_secs(2),
         "{:?}",
         sent.elapsed()
     );
-    assert_eq!(status.code(), Some(130), "{status}");
+    assert_eq!(status.code(), Some(code), "{status}");
     rig.restart_until_converged().await;
-    assert_safe_and_converged(&rig, &[spec]).await;
+    assert_safe_and_converged(rig, std::slice::from_ref(spec)).await;
 }
 
 pub async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(backend: Backend) {
