@@ -291,18 +291,7 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
 /// link is released at its rent, `linkrunner_links_lost_total` counts it, and `status` and
 /// `plan` show the drift.
 pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db: TestDb) {
-    let w = World::new(db, sandbox_config()).await;
-    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
-    let file = adopting_file(&seeded, "running", 3000);
-    w.write_campaign("acme-shoes", &file);
-    w.pass(false).await;
-    let now = chrono::Utc::now();
-    let confirmed =
-        w.store()
-            .campaigns()
-            .confirm_adoption("acme-shoes", "test", "read the plan", now);
-    assert!(confirmed.await.unwrap());
-    w.converge(4).await;
+    let (w, seeded, file) = adopted_and_running(db).await;
     let lost_metric =
         |n: u32| format!("linkrunner_links_lost_total{{campaign=\"acme-shoes\"}} {n}");
     let before = w.recorded("acme-shoes").await.budget.committed;
@@ -348,9 +337,10 @@ pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db
     assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
     let metrics = w.engine.metrics().render();
     assert!(metrics.contains(&lost_metric(1)), "{metrics}");
-    let status = linkrunner::views::report::campaign_status(w.store(), "acme-shoes", now)
-        .await
-        .unwrap();
+    let status =
+        linkrunner::views::report::campaign_status(w.store(), "acme-shoes", chrono::Utc::now())
+            .await
+            .unwrap();
     assert_eq!(status.account.lost, 1, "{:?}", status.account);
     let text = linkrunner::views::report::render_status(&status);
     assert!(

@@ -55,21 +55,8 @@ pub async fn a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(ba
     rig.write_file("acme-shoes.yaml", &adopting_file(&seeded));
 
     // The first pass reads; the operator adopts and vouches for the list (3 links, not cut).
-    rig.run(&["once"]).await;
-    let adopt = rig
-        .run(&["resolve", "adopt", "acme-shoes", "--reason", "plan read"])
+    rig.adopt_and_vouch("acme-shoes", "the UI shows 3 links")
         .await;
-    assert!(adopt.status.success(), "{adopt:?}");
-    let vouch = rig
-        .run(&[
-            "resolve",
-            "list-complete",
-            "acme-shoes",
-            "--reason",
-            "the UI shows 3 links",
-        ])
-        .await;
-    assert!(vouch.status.success(), "{vouch:?}");
 
     // Passes killed at random moments while the autobuyer buys every 3 s.
     let mut rng = Prng::new(24);

@@ -86,22 +86,8 @@ pub async fn killed_between_an_adopted_ones_stop_and_the_new_creation(backend: B
         .seed_in_use(ADOPTED_DOMAIN)
         .expect("account seeded");
     rig.write_file("acme-shoes.yaml", &adopting_file(&seeded, 500));
-    rig.run(&["once"]).await;
-    let adopt = rig
-        .run(&["resolve", "adopt", "acme-shoes", "--reason", "plan read"])
-        .await;
-    assert!(adopt.status.success(), "{adopt:?}");
     // The sandbox's list is whole; without the word `once` reports buying stopped.
-    let vouch = rig
-        .run(&[
-            "resolve",
-            "list-complete",
-            "acme-shoes",
-            "--reason",
-            "UI shows 3",
-        ])
-        .await;
-    assert!(vouch.status.success(), "{vouch:?}");
+    rig.adopt_and_vouch("acme-shoes", "UI shows 3").await;
     rig.restart_until_converged().await;
     let trail = &seeded.urls[2];
     assert_eq!(rig.sandbox.autobuy_now(2).len(), 2);

@@ -93,6 +93,20 @@ impl Rig {
         binary::tokio(cmd)
     }
 
+    /// The first `once` reads the adopted account; then the operator's two words: `resolve
+    /// adopt` (the plan was read) and `resolve list-complete` (the list is whole: `reason`).
+    pub async fn adopt_and_vouch(&self, campaign: &str, reason: &str) {
+        self.run(&["once"]).await;
+        let adopt = self
+            .run(&["resolve", "adopt", campaign, "--reason", "plan read"])
+            .await;
+        assert!(adopt.status.success(), "{adopt:?}");
+        let vouch = self
+            .run(&["resolve", "list-complete", campaign, "--reason", reason])
+            .await;
+        assert!(vouch.status.success(), "{vouch:?}");
+    }
+
     /// Runs the binary to completion.
     pub async fn run(&self, args: &[&str]) -> Output {
         let out = self.command(args).output().await.expect("linkrunner runs");
