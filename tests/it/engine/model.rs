@@ -11,6 +11,7 @@
 //! Seeds: a fixed set in CI; `LINKRUNNER_MODEL_SEEDS=N` runs seeds 1..=N instead,
 //! `LINKRUNNER_MODEL_SEED=S` only seed S. A failing seed panics with the whole sequence.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,9 +22,9 @@ use linkrunner::effects::pass::{CampaignReport, PassOutcome};
 use linkrunner::effects::{Engine, EngineSettings};
 use linkrunner::market::MarketClient;
 use linkrunner::store::{IntentKind, IntentRow, Resolution};
-use linkrunner_sandbox::{Behaviour, Faults, InUse, LinkStatus, ListPaging};
+use linkrunner_sandbox::{Behaviour, Faults, InUse, Ledger, LinkStatus, ListPaging};
 
-use super::model_check::{self as check, Check};
+use super::model_check::{self as check, Check, Money2};
 use super::model_steps::{self as steps, FileModel, Market, Step};
 use super::support::{TICKET, TOKEN, TestDb, World, all_requests, load, sandbox_config};
 use crate::support::app::{self, Journal, fast_settings};
@@ -228,18 +229,23 @@ impl Model {
         }
     }
 
-    /// One step, then the invariants every step keeps: no page bought twice, money within
-    /// the cap in force and never counted less by the journal than the marketplace holds.
-    async fn step(&mut self, step: &Step) -> Check {
-        let ledger = self.w.ledger();
-        let before = check::money(
+    /// What the journal counts and what the marketplace holds, per file, against `ledger`.
+    async fn money(&self, ledger: &Ledger) -> BTreeMap<&'static str, Money2> {
+        check::money(
             self.w.store(),
-            &ledger,
+            ledger,
             &self.files,
             &self.outside,
             self.now(),
         )
-        .await;
+        .await
+    }
+
+    /// One step, then the invariants every step keeps: no page bought twice, money within
+    /// the cap in force and never counted less by the journal than the marketplace holds.
+    async fn step(&mut self, step: &Step) -> Check {
+        let ledger = self.w.ledger();
+        let before = self.money(&ledger).await;
         let new_from = ledger.purchases.len();
         match step {
             Step::Edit { file, edit } => {
@@ -258,14 +264,7 @@ impl Model {
         let ledger = self.w.ledger();
         let hand = &self.outside.hand;
         check::no_page_bought_twice(&ledger, new_from, (self.lag_ms, self.complete_list), hand)?;
-        let after = check::money(
-            self.w.store(),
-            &ledger,
-            &self.files,
-            &self.outside,
-            self.now(),
-        )
-        .await;
+        let after = self.money(&ledger).await;
         check::money_within_cap(&self.files, &before, &after)
     }
 
@@ -409,27 +408,13 @@ impl Model {
             .advance(chrono::Duration::milliseconds(lag) + grace);
         for n in 0..CHECKPOINT_PASSES {
             let ledger = self.w.ledger();
-            let before = check::money(
-                self.w.store(),
-                &ledger,
-                &self.files,
-                &self.outside,
-                self.now(),
-            )
-            .await;
+            let before = self.money(&ledger).await;
             let new_from = ledger.purchases.len();
             self.pass(false, n >= 2).await?;
             self.clock.advance(grace);
             let ledger = self.w.ledger();
             check::no_page_bought_twice(&ledger, new_from, (0, true), &self.outside.hand)?;
-            let after = check::money(
-                self.w.store(),
-                &ledger,
-                &self.files,
-                &self.outside,
-                self.now(),
-            )
-            .await;
+            let after = self.money(&ledger).await;
             check::money_within_cap(&self.files, &before, &after)?;
             if self.nothing_left().await {
                 return self.journal_equals_ledger().await;
