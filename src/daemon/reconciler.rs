@@ -64,13 +64,7 @@ impl<M: Market> Daemon<M> {
             .iter()
             .map(|c| c.campaign.name.clone())
             .collect();
-        match self.engine.store().campaigns().campaign_names().await {
-            Ok(recorded) => names.extend(recorded),
-            Err(e) => {
-                self.engine.metrics().database_errors_total.inc();
-                tracing::warn!(error = %e, "could not read the recorded campaigns; removed files are reconciled later");
-            }
-        }
+        names.extend(self.recorded_campaigns().await);
         names.sort();
         names.dedup();
         self.reconciler.queue().set_roster(&names);

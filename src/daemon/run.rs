@@ -435,14 +435,15 @@ impl<M: Market> Daemon<M> {
         });
     }
 
-    /// The campaigns the journal knows. A database error reads as none, logged and counted
-    /// (as the reconciler does): the next reload or gauge refresh reads them again.
-    async fn recorded_campaigns(&self) -> Vec<String> {
+    /// The campaigns the journal knows. A database error reads as none, logged and counted:
+    /// the next roster refresh, reload or gauge refresh reads them again (campaigns whose
+    /// file is gone are reconciled then).
+    pub(super) async fn recorded_campaigns(&self) -> Vec<String> {
         match self.engine.store().campaigns().campaign_names().await {
             Ok(names) => names,
             Err(e) => {
                 self.engine.metrics().database_errors_total.inc();
-                tracing::warn!(error = %e, "the journal's campaigns could not be read");
+                tracing::warn!(error = %e, "could not read the recorded campaigns; removed files are reconciled later");
                 Vec::new()
             }
         }
