@@ -257,12 +257,7 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     w.converge(4).await;
 
     let ledger = w.ledger();
-    let mut team: Vec<_> = ledger
-        .autobuyers
-        .iter()
-        .filter(|a| a.name == "team-auto")
-        .collect();
-    team.sort_by_key(|a| a.id);
+    let team = team_autobuyers(&ledger);
     assert_eq!(team.len(), 2, "one replacement: {team:?}");
     assert_eq!(
         (team[0].id, team[0].state),
