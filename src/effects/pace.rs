@@ -4,6 +4,10 @@
 //! less than [`FLOOR`]; later polls keep the doubling of [`super::round::next_poll_wait`],
 //! and `--search-deadline` still ends a search. So on a marketplace whose searches are
 //! ready in a second, a round's tail is a second or two, not the default's two to eight.
+//!
+//! The pace survives a restart: a process's first round starts from the journal's latest
+//! ready searches ([`SearchPace::remember`]), so `once` and a restarted daemon do not go back
+//! to the default's waits.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -11,11 +15,17 @@ use std::time::Duration;
 /// The shortest first wait, whatever searches took.
 pub(crate) const FLOOR: Duration = Duration::from_millis(250);
 
+/// How many of the journal's latest ready searches a process starts from: with the
+/// smoothing's weight of a quarter, older ones would count for nothing.
+pub(crate) const MEMORY: u32 = 50;
+
 /// The learned pace; shared by every clone of the engine.
 #[derive(Debug, Default)]
 pub(crate) struct SearchPace {
     /// Smoothed age at which searches answered ready; `None` until one did.
     ready_after: Mutex<Option<Duration>>,
+    /// Set once the journal's searches were read into the pace (or the read failed).
+    remembered: tokio::sync::OnceCell<()>,
 }
 
 impl SearchPace {
@@ -26,6 +36,26 @@ impl SearchPace {
             Some(old) => old.mul_f64(0.75) + age.mul_f64(0.25),
             None => age,
         });
+    }
+
+    /// Seeds the pace, once per process, with what `recall` reads from the journal: how
+    /// long the latest searches took, oldest first. A read that fails only costs the
+    /// default's waits, so it is logged and not retried.
+    pub(crate) async fn remember<F, E>(&self, recall: F)
+    where
+        F: Future<Output = Result<Vec<Duration>, E>>,
+        E: std::fmt::Display,
+    {
+        self.remembered
+            .get_or_init(|| async {
+                match recall.await {
+                    Ok(ages) => ages.into_iter().for_each(|age| self.ready_after(age)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not read how long searches took from the journal; the first polls wait --poll-initial")
+                    }
+                }
+            })
+            .await;
     }
 
     /// The wait before a search's first poll, at most `initial` (`--poll-initial`).
@@ -66,6 +96,22 @@ mod tests {
             instant.first_wait(Duration::from_millis(20)),
             Duration::from_millis(20)
         );
+    }
+
+    #[tokio::test]
+    async fn the_journal_s_searches_seed_the_pace_once_per_process() {
+        let p = SearchPace::default();
+        let recalled = || async { Ok::<_, String>(vec![Duration::from_millis(600); 5]) };
+        p.remember(recalled()).await;
+        assert_eq!(p.first_wait(SECS(2)), Duration::from_millis(300));
+        // Later reads change nothing: the process's own rounds teach it from now on.
+        p.remember(async { Ok::<_, String>(vec![SECS(30)]) }).await;
+        assert_eq!(p.first_wait(SECS(2)), Duration::from_millis(300));
+        let failed = SearchPace::default();
+        failed
+            .remember(async { Err::<Vec<Duration>, _>("locked") })
+            .await;
+        assert_eq!(failed.first_wait(SECS(2)), SECS(2));
     }
 
     #[test]

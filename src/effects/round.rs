@@ -120,6 +120,8 @@ impl<M: Market> Engine<M> {
         url_ids: &[i64],
     ) -> Result<Vec<Searched>, EngineError> {
         let started = self.open_or_start_searches(c, url_ids).await;
+        let recall = self.store.rounds().recent_ready_ages(super::pace::MEMORY);
+        self.pace.remember(recall).await;
         let first = self.pace.first_wait(self.settings.poll_initial);
         let now = tokio::time::Instant::now();
         let mut pending = Vec::with_capacity(started.len());

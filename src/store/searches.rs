@@ -2,6 +2,8 @@
 //! `metaData` byte-for-byte) instead of queueing a new search. At most one open search per
 //! campaign and URL (a partial unique index).
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
@@ -87,6 +89,30 @@ impl Rounds<'_> {
             return Err(StoreError::invalid(format!("search {id} is not open")));
         }
         Ok(())
+    }
+
+    /// How long the latest searches took to answer ready, oldest first, at most `limit` of
+    /// them: the marketplace's pace as the journal remembers it, so a process that starts
+    /// polls at the pace the last one learned (issue 27). Newest by id, so the primary key
+    /// serves it however many searches the journal holds.
+    pub async fn recent_ready_ages(self, limit: u32) -> Result<Vec<Duration>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT created_at, updated_at FROM searches WHERE state = 'ready' ORDER BY id DESC LIMIT $1",
+        )
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("recent_ready_ages"));
+        let ages = rows.and_then(|rows| {
+            rows.iter()
+                .rev()
+                .map(|r| {
+                    let took = time(r, "updated_at")? - time(r, "created_at")?;
+                    Ok(took.to_std().unwrap_or_default())
+                })
+                .collect()
+        });
+        self.done(ages)
     }
 
     /// Counts a poll of an open search.

@@ -60,6 +60,7 @@ on_both_backends!(
     progress::last_rounds_report_latest_and_latest_success,
     progress::a_deferred_round_is_claimed_again_by_one_caller_and_keeps_what_it_bought,
     progress::search_is_resumed_by_a_new_store,
+    progress::the_latest_ready_searches_say_how_long_searches_take,
     progress::halts_are_set_listed_and_cleared,
     progress::a_campaign_named_global_does_not_share_the_credentials_halt,
     progress::link_list_is_matched_by_link_id_then_page_and_url,

@@ -210,6 +210,47 @@ pub async fn search_is_resumed_by_a_new_store(db: TestDb) {
     );
 }
 
+/// The pace a new process starts from: the latest ready searches' ages, oldest first; open,
+/// expired and older searches are left out.
+pub async fn the_latest_ready_searches_say_how_long_searches_take(db: TestDb) {
+    campaign(&db.store, &caps(100, 1, 1)).await;
+    let rounds = db.store.rounds();
+    // URL 1..=4 searched one after another; each ready `url` seconds after it started, but
+    // the third expires and the fourth stays open.
+    for url in 1..=4_i64 {
+        let job = SearchJob {
+            job_handle_id: format!("job-{url}"),
+            meta_data: "{}".into(),
+        };
+        let start = t0() + Duration::minutes(url);
+        let row = rounds
+            .record_search(CAMPAIGN, url, &job, start + Duration::minutes(10), start)
+            .await
+            .unwrap();
+        let state = match url {
+            3 => SearchState::Expired,
+            4 => continue,
+            _ => SearchState::Ready,
+        };
+        rounds
+            .finish_search(row.id, state, 1, start + Duration::seconds(url))
+            .await
+            .unwrap();
+    }
+    let secs = |s| std::time::Duration::from_secs(s);
+
+    let restarted = db.another_store().await;
+    assert_eq!(
+        restarted.rounds().recent_ready_ages(50).await.unwrap(),
+        vec![secs(1), secs(2)]
+    );
+    assert_eq!(
+        restarted.rounds().recent_ready_ages(1).await.unwrap(),
+        vec![secs(2)],
+        "the newest first when there are more than asked for"
+    );
+}
+
 pub async fn halts_are_set_listed_and_cleared(db: TestDb) {
     db.store
         .set_halt(&HaltScope::Global, "HTTP 401 from the marketplace", t0())
