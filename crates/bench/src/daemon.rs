@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 use linkrunner::clock::to_millis;
 use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 
-use super::fixture::Scratch;
+use super::fixture::{self, Scratch};
 use super::procfs::Proc;
 
 /// What one run of `linkrunner run` measured.
@@ -62,20 +62,51 @@ pub struct DaemonFigures {
 #[derive(Debug, Clone)]
 pub struct SteadyFigures {
     pub window: Duration,
+    /// Every call the sandbox received in the window, and those of buy rounds (the daemon's
+    /// `linkrunner_api_calls_by_purpose_total{purpose="buy"}`).
     pub calls: u64,
+    pub buy_calls: f64,
     /// `linkrunner_reconcile_cycle_seconds`, `…_last_cycle_seconds` (0: no full cycle yet),
-    /// `…_backlog` at the end, rounds started late.
+    /// `…_backlog` at the end.
     pub cycle_planned: f64,
     pub cycle_last: f64,
     pub backlog: f64,
-    pub rounds_late: f64,
+    pub rounds: RoundFigures,
     pub rss: u64,
     pub cpu_percent: f64,
 }
 
+/// The buy rounds due during the steady state, from the daemon's own metrics.
+#[derive(Debug, Clone)]
+pub struct RoundFigures {
+    /// Rounds put inside the window by the fixture.
+    pub due: usize,
+    /// `linkrunner_round_start_delay_seconds`: rounds started, of them within a minute of
+    /// their slot; `linkrunner_rounds_started_late_total`.
+    pub started: f64,
+    pub within_a_minute: f64,
+    pub late: f64,
+    /// `linkrunner_round_finish_delay_seconds`: rounds finished, and their delays' sum.
+    pub finished: f64,
+    pub finish_delay_sum: f64,
+}
+
+impl RoundFigures {
+    /// Rounds due that did not start within a minute of their slot (not started at all, too).
+    pub fn missed(&self) -> f64 {
+        self.due as f64 - self.within_a_minute
+    }
+
+    pub fn mean_finish_delay(&self) -> f64 {
+        self.finish_delay_sum / self.finished.max(1.0)
+    }
+}
+
 impl SteadyFigures {
+    /// The reconciliation's calls (all but the buy rounds') per campaign per hour.
     pub fn calls_per_campaign_per_hour(&self, n: usize) -> f64 {
-        self.calls as f64 / n.max(1) as f64 * 3600.0 / self.window.as_secs_f64().max(0.001)
+        let steady = (self.calls as f64 - self.buy_calls).max(0.0);
+        steady / n.max(1) as f64 * 3600.0 / self.window.as_secs_f64().max(0.001)
     }
 }
 
@@ -205,8 +236,21 @@ impl Run<'_> {
         })
     }
 
-    /// The converged campaigns under `linkrunner run` with every default, for `window`.
+    /// The converged campaigns under `linkrunner run` with every default, for `window`; one
+    /// campaign in a hundred has a buy round due inside it ([`fixture::schedule_due_rounds`]),
+    /// put back on its yearly schedule afterwards.
     async fn measure_steady(&self, window: Duration) -> anyhow::Result<SteadyFigures> {
+        let due = fixture::schedule_due_rounds(self.campaigns, self.n, chrono::Utc::now(), window)?;
+        let figures = self.measure_steady_with(window, due.len()).await;
+        fixture::restore_schedules(self.campaigns, &due, fixture::FAR_SCHEDULE)?;
+        figures
+    }
+
+    async fn measure_steady_with(
+        &self,
+        window: Duration,
+        rounds_due: usize,
+    ) -> anyhow::Result<SteadyFigures> {
         let port = free_port()?;
         let mut child = Killed(self.spawn_with(port, &[], &[])?);
         let started = Instant::now();
@@ -228,18 +272,37 @@ impl Run<'_> {
             .await?
             .text()
             .await?;
-        let gauge = |name: &str| {
+        let value = |series: &str| {
             body.lines()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+                .find_map(|l| {
+                    l.strip_prefix(series)?
+                        .strip_prefix(' ')?
+                        .trim()
+                        .parse()
+                        .ok()
+                })
                 .unwrap_or(f64::NAN)
+        };
+        let by_purpose = |p: &str| {
+            value(&format!(
+                "linkrunner_api_calls_by_purpose_total{{purpose=\"{p}\"}}"
+            ))
         };
         Ok(SteadyFigures {
             window,
             calls,
-            cycle_planned: gauge("linkrunner_reconcile_cycle_seconds"),
-            cycle_last: gauge("linkrunner_reconcile_last_cycle_seconds"),
-            backlog: gauge("linkrunner_reconcile_backlog"),
-            rounds_late: gauge("linkrunner_rounds_started_late_total"),
+            buy_calls: by_purpose("buy"),
+            cycle_planned: value("linkrunner_reconcile_cycle_seconds"),
+            cycle_last: value("linkrunner_reconcile_last_cycle_seconds"),
+            backlog: value("linkrunner_reconcile_backlog"),
+            rounds: RoundFigures {
+                due: rounds_due,
+                started: value("linkrunner_round_start_delay_seconds_count"),
+                within_a_minute: value("linkrunner_round_start_delay_seconds_bucket{le=\"60\"}"),
+                late: value("linkrunner_rounds_started_late_total"),
+                finished: value("linkrunner_round_finish_delay_seconds_count"),
+                finish_delay_sum: value("linkrunner_round_finish_delay_seconds_sum"),
+            },
             rss: pid.rss(),
             cpu_percent: cpu.as_secs_f64() / window.as_secs_f64() * 100.0,
         })

@@ -4,6 +4,12 @@
 //! buy round of `per_run: 5` whose caps allow exactly those five links.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Datelike as _, DurationRound as _, Timelike as _, Utc};
+
+/// Once a year, so no buy round falls inside a measurement unless one is put there.
+pub const FAR_SCHEDULE: &str = "0 9 1 1 *";
 
 /// Links one buy round of a generated campaign buys.
 pub const LINKS_PER_ROUND: u32 = 5;
@@ -68,11 +74,111 @@ autobuyers:
 
 /// Writes `n` campaign files into `dir`.
 pub fn write_campaigns(dir: &Path, n: usize, schedule: &str) -> std::io::Result<()> {
-    for i in 0..n {
-        std::fs::write(
-            dir.join(format!("bench-{i:05}.yaml")),
-            campaign_yaml(i, schedule),
-        )?;
+    (0..n).try_for_each(|i| write_campaign(dir, i, schedule))
+}
+
+fn write_campaign(dir: &Path, i: usize, schedule: &str) -> std::io::Result<()> {
+    std::fs::write(
+        dir.join(format!("bench-{i:05}.yaml")),
+        campaign_yaml(i, schedule),
+    )
+}
+
+/// A campaign whose buy round falls due inside a measured window.
+#[derive(Debug, Clone, Copy)]
+pub struct DueRound {
+    pub index: usize,
+    pub slot: DateTime<Utc>,
+}
+
+/// Gives one campaign in a hundred (at least one) of the `n` in `dir` a buy round due once,
+/// at a minute between 30 s after `from` and 20 s before `from + window` (so it starts and
+/// finishes inside the window), spread over those minutes; the others keep their files.
+/// None when no minute fits the window.
+pub fn schedule_due_rounds(
+    dir: &Path,
+    n: usize,
+    from: DateTime<Utc>,
+    window: Duration,
+) -> std::io::Result<Vec<DueRound>> {
+    let slots = minutes_within(
+        from + Duration::from_secs(30),
+        from + window.saturating_sub(Duration::from_secs(20)),
+    );
+    if slots.is_empty() || n == 0 {
+        return Ok(Vec::new());
     }
-    Ok(())
+    let k = (n / 100).max(1);
+    let due: Vec<DueRound> = (0..k)
+        .map(|j| DueRound {
+            index: j * n / k,
+            slot: slots[j % slots.len()],
+        })
+        .collect();
+    for d in &due {
+        let cron = format!(
+            "{} {} {} {} *",
+            d.slot.minute(),
+            d.slot.hour(),
+            d.slot.day(),
+            d.slot.month()
+        );
+        write_campaign(dir, d.index, &cron)?;
+    }
+    Ok(due)
+}
+
+/// Puts the campaigns of `due` back on `schedule`.
+pub fn restore_schedules(dir: &Path, due: &[DueRound], schedule: &str) -> std::io::Result<()> {
+    due.iter()
+        .try_for_each(|d| write_campaign(dir, d.index, schedule))
+}
+
+/// Every whole minute in `[from, to]`.
+fn minutes_within(from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<DateTime<Utc>> {
+    let minute = chrono::Duration::minutes(1);
+    let Ok(floor) = from.duration_trunc(minute) else {
+        return Vec::new();
+    };
+    let mut t = if floor < from { floor + minute } else { floor };
+    let mut out = Vec::new();
+    while t <= to {
+        out.push(t);
+        t += minute;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(h: u32, m: u32, s: u32) -> DateTime<Utc> {
+        chrono::NaiveDate::from_ymd_opt(2026, 11, 25)
+            .and_then(|d| d.and_hms_opt(h, m, s))
+            .map(|t| t.and_utc())
+            .expect("a valid time")
+    }
+
+    #[test]
+    fn due_rounds_fall_on_whole_minutes_inside_the_window_and_are_spread() {
+        let dir = Scratch::new("fixture-test").unwrap();
+        write_campaigns(dir.path(), 300, FAR_SCHEDULE).unwrap();
+        let due =
+            schedule_due_rounds(dir.path(), 300, at(10, 0, 50), Duration::from_secs(200)).unwrap();
+        // Whole minutes in [10:01:20, 10:03:50]: 10:02 and 10:03; 3 campaigns of 300.
+        let slots: Vec<_> = due.iter().map(|d| (d.index, d.slot)).collect();
+        assert_eq!(
+            slots,
+            vec![(0, at(10, 2, 0)), (100, at(10, 3, 0)), (200, at(10, 2, 0))]
+        );
+        let file = std::fs::read_to_string(dir.path().join("bench-00100.yaml")).unwrap();
+        assert!(file.contains(r#"schedule: "3 10 25 11 *""#), "{file}");
+        restore_schedules(dir.path(), &due, FAR_SCHEDULE).unwrap();
+        let file = std::fs::read_to_string(dir.path().join("bench-00100.yaml")).unwrap();
+        assert!(file.contains(FAR_SCHEDULE));
+        let short =
+            schedule_due_rounds(dir.path(), 300, at(10, 0, 50), Duration::from_secs(40)).unwrap();
+        assert!(short.is_empty(), "no minute fits a 40 s window");
+    }
 }

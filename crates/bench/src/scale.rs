@@ -22,9 +22,6 @@ use super::procfs::mib;
 use super::report::{Verdict, fmt_num, ms};
 use super::settings::BenchSettings;
 
-/// Once a year, so no buy round falls inside the measurement.
-const FAR_SCHEDULE: &str = "0 9 1 1 *";
-
 /// Issue 13's goals for 10,000 campaigns.
 const GOAL_CALLS_PER_SECOND: f64 = 500.0;
 const GOAL_RECONCILE_AT_10K_S: f64 = 100.0;
@@ -60,7 +57,7 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
 
 async fn measure_size(n: usize, idle: Duration, steady: Option<Duration>) -> anyhow::Result<Size> {
     let dir = Scratch::new("scale")?;
-    fixture::write_campaigns(dir.path(), n, FAR_SCHEDULE)?;
+    fixture::write_campaigns(dir.path(), n, fixture::FAR_SCHEDULE)?;
     println!("-- {n} campaigns");
     let (startup, load) = startup(dir.path()).await?;
     println!(
@@ -141,16 +138,32 @@ fn print_steady(n: usize, f: &DaemonFigures) {
         return;
     };
     println!(
-        "   steady state with run's defaults (--rate-limit 5, --reconcile-interval 300) over {:.0} s: {} calls, {} per campaign per hour; reconciliation cycle planned {:.0} s, last full cycle {:.0} s (0: none finished yet), backlog {:.0}; rounds started late {:.0}; resident memory {:.1} MiB; CPU {:.2}% of a core",
+        "   steady state with run's defaults (--rate-limit 5, --reconcile-interval 300) over {:.0} s: {} calls ({} of buy rounds), {} per campaign per hour without the rounds; reconciliation cycle planned {:.0} s, last full cycle {:.0} s (0: none finished yet), backlog {:.0}; resident memory {:.1} MiB; CPU {:.2}% of a core",
         s.window.as_secs_f64(),
         s.calls,
+        fmt_num(s.buy_calls),
         fmt_num(s.calls_per_campaign_per_hour(n)),
         s.cycle_planned,
         s.cycle_last,
         s.backlog,
-        s.rounds_late,
         mib(s.rss),
         s.cpu_percent
+    );
+    let r = &s.rounds;
+    if r.due == 0 {
+        println!(
+            "   steady state: no buy round due (a window under 110 s holds no whole minute for one)"
+        );
+        return;
+    }
+    println!(
+        "   steady state: {} buy round(s) due in the window (1 campaign in 100, spread over its minutes): {:.0} started, {:.0} within a minute of the slot, {:.0} late; {:.0} finished, {:.1} s after the slot on average",
+        r.due,
+        r.started,
+        r.within_a_minute,
+        r.late,
+        r.finished,
+        r.mean_finish_delay()
     );
 }
 
@@ -254,6 +267,19 @@ fn verdicts(s: &Size) -> Vec<Verdict> {
     } else {
         " (100 s at 10000, in proportion)".to_string()
     };
+    if let Some(steady) = s.runs.first().and_then(|(_, f)| f.steady.as_ref())
+        && steady.rounds.due > 0
+    {
+        v.push(Verdict::exactly(
+            3,
+            &format!(
+                "steady state at {n} campaigns, run's defaults: buy rounds due not started within a minute (of {})",
+                steady.rounds.due
+            ),
+            steady.rounds.missed(),
+            0.0,
+        ));
+    }
     for (b, f) in &s.runs {
         v.push(Verdict::at_most(
             3,
