@@ -66,6 +66,9 @@ pub struct SteadyFigures {
     /// `linkrunner_api_calls_by_purpose_total{purpose="buy"}`).
     pub calls: u64,
     pub buy_calls: f64,
+    /// `linkrunner_reconciliations_total`: campaigns reconciled in the window (a restarted
+    /// daemon reconciles every campaign once in its first cycle).
+    pub reconciliations: f64,
     /// `linkrunner_reconcile_cycle_seconds`, `…_last_cycle_seconds` (0: no full cycle yet),
     /// `…_backlog` at the end.
     pub cycle_planned: f64,
@@ -103,6 +106,11 @@ impl RoundFigures {
 }
 
 impl SteadyFigures {
+    /// Calls per reconciliation: all but the buy rounds', over the campaigns reconciled.
+    pub fn calls_per_reconciliation(&self) -> f64 {
+        (self.calls as f64 - self.buy_calls).max(0.0) / self.reconciliations.max(1.0)
+    }
+
     /// The reconciliation's calls (all but the buy rounds') per campaign per hour.
     pub fn calls_per_campaign_per_hour(&self, n: usize) -> f64 {
         let steady = (self.calls as f64 - self.buy_calls).max(0.0);
@@ -292,6 +300,7 @@ impl Run<'_> {
             window,
             calls,
             buy_calls: by_purpose("buy"),
+            reconciliations: value("linkrunner_reconciliations_total"),
             cycle_planned: value("linkrunner_reconcile_cycle_seconds"),
             cycle_last: value("linkrunner_reconcile_last_cycle_seconds"),
             backlog: value("linkrunner_reconcile_backlog"),

@@ -138,11 +138,13 @@ fn print_steady(n: usize, f: &DaemonFigures) {
         return;
     };
     println!(
-        "   steady state with run's defaults (--rate-limit 5, --reconcile-interval 300) over {:.0} s: {} calls ({} of buy rounds), {} per campaign per hour without the rounds; reconciliation cycle planned {:.0} s, last full cycle {:.0} s (0: none finished yet), backlog {:.0}; resident memory {:.1} MiB; CPU {:.2}% of a core",
+        "   steady state with run's defaults (--rate-limit 5, --reconcile-interval 300) over {:.0} s: {} calls ({} of buy rounds), {} per campaign per hour without the rounds; {:.0} reconciliations, {} calls each; reconciliation cycle planned {:.0} s, last full cycle {:.0} s (0: none finished yet), backlog {:.0}; resident memory {:.1} MiB; CPU {:.2}% of a core",
         s.window.as_secs_f64(),
         s.calls,
         fmt_num(s.buy_calls),
         fmt_num(s.calls_per_campaign_per_hour(n)),
+        s.reconciliations,
+        fmt_num(s.calls_per_reconciliation()),
         s.cycle_planned,
         s.cycle_last,
         s.backlog,
@@ -211,9 +213,12 @@ fn print_growth(sizes: &[Size]) {
         .collect();
     if steady.len() == sizes.len() {
         type Steady = fn(usize, &crate::daemon::SteadyFigures) -> f64;
-        let figures: [(&str, Steady); 4] = [
+        let figures: [(&str, Steady); 5] = [
             ("steady calls per campaign per hour", |n, s| {
                 s.calls_per_campaign_per_hour(n)
+            }),
+            ("steady calls per reconciliation", |_, s| {
+                s.calls_per_reconciliation()
             }),
             ("steady reconciliation cycle planned (s)", |_, s| {
                 s.cycle_planned
@@ -267,6 +272,15 @@ fn verdicts(s: &Size) -> Vec<Verdict> {
     } else {
         " (100 s at 10000, in proportion)".to_string()
     };
+    if let Some(steady) = s.runs.first().and_then(|(_, f)| f.steady.as_ref()) {
+        v.push(Verdict::at_most(
+            3,
+            &format!("steady state at {n} campaigns, run's defaults: calls per reconciliation of a converged campaign"),
+            steady.calls_per_reconciliation(),
+            1.0,
+            "",
+        ));
+    }
     if let Some(steady) = s.runs.first().and_then(|(_, f)| f.steady.as_ref())
         && steady.rounds.due > 0
     {
