@@ -46,6 +46,8 @@ pub struct DaemonFigures {
     pub peak_rss: u64,
     pub rss_after_reconcile: u64,
     pub rss_idle: u64,
+    /// The peak before the status page was served: the page's own cost is the difference.
+    pub peak_rss_before_page: u64,
     /// From the reconciliation's end until the daemon was quiet (see [`settle`]).
     pub settled_after: Duration,
     pub idle_window: Duration,
@@ -223,6 +225,7 @@ impl Run<'_> {
             child.try_wait()?.is_none(),
             "`linkrunner run` exited while idle"
         );
+        let (peak_rss_before_page, rss_idle) = (pid.peak_rss(), pid.rss());
         let page = status_page(port).await;
         Ok(DaemonFigures {
             pid: child.id(),
@@ -235,7 +238,8 @@ impl Run<'_> {
             cpu_reconciling,
             peak_rss: pid.peak_rss(),
             rss_after_reconcile,
-            rss_idle: pid.rss(),
+            rss_idle,
+            peak_rss_before_page,
             settled_after,
             idle_window,
             idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,

@@ -113,8 +113,9 @@ fn print_run(backend: &str, n: usize, f: &DaemonFigures) {
         join(f.intents.iter().map(|(state, c)| format!("{c} {state}")))
     );
     println!(
-        "   {backend}: resident memory peak {:.1} MiB, after reconciliation {:.1} MiB, idle {:.1} MiB; CPU {:.2} s until reconciled ({} ms per call); quiet {:.0} s later; idle CPU over {:.0} s: {:.2}% of a core",
+        "   {backend}: resident memory peak {:.1} MiB ({:.1} MiB before the status page below was served), after reconciliation {:.1} MiB, idle {:.1} MiB; CPU {:.2} s until reconciled ({} ms per call); quiet {:.0} s later; idle CPU over {:.0} s: {:.2}% of a core",
         mib(f.peak_rss),
+        mib(f.peak_rss_before_page),
         mib(f.rss_after_reconcile),
         mib(f.rss_idle),
         f.cpu_reconciling.as_secs_f64(),
