@@ -325,13 +325,17 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
 
 /// The process's own lines: start, the reconciliation's plan, credentials, reloads,
 /// shutdown. No campaign's work.
-const PROCESS_LINES: [(&str, &str); 7] = [
+const PROCESS_LINES: [(&str, &str); 8] = [
     ("linkrunner::cli::run", "linkrunner daemon starting"),
     ("linkrunner::cli::run", "linkrunner daemon stopped"),
     ("linkrunner::daemon::run", "campaigns loaded"),
     (
         "linkrunner::daemon::reconciler",
         "reconciliation planned within --rate-limit",
+    ),
+    (
+        "linkrunner::daemon::reconciler",
+        "every campaign reconciled once",
     ),
     ("linkrunner::daemon::signals", "SIGTERM: shutting down"),
     (
