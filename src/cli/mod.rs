@@ -1,7 +1,7 @@
 //! `cli/`: the command layer. Clap types live here and nowhere below: each command turns its
 //! flags into the plain settings of the module that owns the work ([`crate::app`], `engine`,
-//! `daemon`, `campaign`, and the sandbox crate) and prints the result. Nothing outside `cli/` and
-//! `main.rs` imports it.
+//! `daemon`, `campaign`, and the sandbox crate) and prints the result. Besides `cli/` and
+//! `main.rs`, only the benchmark's binary imports it (it runs the measured daemon as itself).
 //!
 //! | file | what |
 //! |---|---|

@@ -1,6 +1,7 @@
 //! `daemon/`: what `linkrunner run` and `linkrunner demo` run around the engine — schedules,
 //! reloads, signals, systemd notifications and the HTTP endpoint. Thin by design: business
-//! rules live in `engine/`; the wiring is [`crate::app`], the commands are in `cli/`.
+//! rules live in `decide/` and the engine in `effects/`; the wiring is [`crate::app`], the
+//! commands are in `cli/`.
 //!
 //! - [`schedule`]: cron slots; the store decides whether a slot ran.
 //! - [`campaigns`]: the loaded campaign set; an invalid file's campaign is held, not run.

@@ -1,4 +1,4 @@
-//! Test-only crash points for the kill suite (`tests/engine_kill.rs`), compiled only with the
+//! Test-only crash points for the kill suite (`tests/it/engine_kill.rs`), compiled only with the
 //! `test-hooks` cargo feature (which `cargo test` turns on; `cargo build` and releases do not):
 //! a production binary neither reads the variable nor can hang on it.
 //!

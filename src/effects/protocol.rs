@@ -10,7 +10,7 @@
 //!    have executed → uncertain, money kept until settled (`settle`).
 //!
 //! A crash between 1 and 3 leaves the intent `in_flight`; the next holder of the campaign's
-//! lease turns it `uncertain` and settles it. Proved by `tests/engine_kill.rs`.
+//! lease turns it `uncertain` and settles it. Proved by `tests/it/engine_kill.rs`.
 
 use std::future::Future;
 use std::time::Duration;

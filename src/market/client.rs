@@ -53,7 +53,7 @@ pub(crate) struct Answer {
 
 /// The marketplace over HTTP. Contacts only the configured origin, never follows a
 /// redirect, never retries a call that changes something (proved by the `expect(1)` tests
-/// in `tests/market_client.rs`) — except once after a 401/403, which executes nothing, when
+/// in `tests/it/market_client.rs`) — except once after a 401/403, which executes nothing, when
 /// other credentials are in use since (`client_sandbox::expiry`) — and never shows the
 /// token or ticket.
 pub struct MarketClient {

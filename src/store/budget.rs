@@ -1,6 +1,6 @@
 //! Caps and the append-only ledger. Every change of `budgets.committed` goes with a `ledger`
 //! row in the same transaction, so `sum(ledger.delta) == committed` always (checked after
-//! every step in `tests/store.rs`, and by a proptest over random sequences).
+//! every step in `tests/it/store.rs`, and by a proptest over random sequences).
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::AnyConnection;

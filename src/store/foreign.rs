@@ -8,7 +8,7 @@
 //! - attributed to none: at its own rent, in the link's `counted`.
 //!
 //! Every change of a part moves `budgets.committed` with a ledger row, in the transaction that
-//! changes it. Tested by `tests/store` `foreign_links_count_once_whoever_bought_them`.
+//! changes it. Tested by `tests/it/store` `foreign_links_count_once_whoever_bought_them`.
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;

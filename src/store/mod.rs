@@ -17,7 +17,7 @@
 //!
 //! Why runtime-checked queries: sqlx's `query!` checks against one database per crate; one SQL
 //! text per query, accepted by both dialects, is checked instead by one test suite run on both
-//! backends (`tests/store.rs`). Values are limited to what `Any` carries: `i64`, `String`,
+//! backends (`tests/it/store.rs`). Values are limited to what `Any` carries: `i64`, `String`,
 //! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
 
 mod account;

@@ -1,4 +1,4 @@
-//! The committed invalid corpus: `tests/campaigns/invalid/NN-what.yaml`. Each file is a
+//! The committed invalid corpus: `tests/campaigns/invalid/*.yaml` (`NN-what.yaml`). Each file is a
 //! valid campaign with one thing wrong; its test asserts that the file yields no campaign
 //! and exactly one problem, and snapshots that problem's text.
 
