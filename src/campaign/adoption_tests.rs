@@ -181,3 +181,23 @@ fn one_domain_in_two_files_is_an_error_with_case_and_default_port_folded() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn one_domain_in_two_files_is_an_error_with_a_leading_www_folded() {
+    let a = ADOPTING
+        .replace("project_id: 4711\n", "")
+        .replace("    url_id: 11\n", "")
+        .replace("{ text: \"#a#a#/a#\", text_id: 21 }", "\"#a#a#/a#\"")
+        .replace("    id: 9876\n", "");
+    let b = a
+        .replace("name: t", "name: u")
+        .replace("https://t.example", "https://www.t.example");
+    let errs = load_two(&a, &b);
+    assert_eq!(
+        errs.iter()
+            .filter(|e| e.contains("domain `t.example` is also the domain of"))
+            .count(),
+        2,
+        "{errs:?}"
+    );
+}

@@ -34,12 +34,15 @@ impl Claims {
     }
 }
 
-/// The site a domain names, folded so that `https://ACME.example:443` and
-/// `https://acme.example` (or `http://acme.example`) are one site: host case, the scheme and
-/// its default port do not make a second site.
+/// The site a domain names, folded so that `https://ACME.example:443`,
+/// `https://www.acme.example` and `https://acme.example` (or `http://acme.example`) are one
+/// site: host case, a leading `www.`, the scheme and its default port do not make a second
+/// site. A team that writes the domain with `www.` in one file and without it in another has
+/// one site, and two projects for it would each buy against their own cap.
 pub(super) fn site_key(domain: &str) -> Option<String> {
     let u = url::Url::parse(domain.trim()).ok()?;
     let host = u.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    let host = host.strip_prefix("www.").unwrap_or(&host).to_string();
     Some(match u.port() {
         Some(port) => format!("{host}:{port}"),
         None => host,
@@ -191,7 +194,17 @@ mod tests {
             site_key("http://acme.example/").as_deref(),
             Some(k.as_str())
         );
+        assert_eq!(
+            site_key("https://WWW.acme.example").as_deref(),
+            Some(k.as_str()),
+            "a leading www. is the same site"
+        );
         assert_ne!(site_key("https://acme.example:8443"), Some(k.clone()));
+        assert_ne!(
+            site_key("https://wwwacme.example"),
+            Some(k.clone()),
+            "only a whole `www.` label folds"
+        );
         assert_ne!(site_key("https://shop.acme.example"), Some(k));
     }
 }
