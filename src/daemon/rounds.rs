@@ -7,10 +7,11 @@ use std::sync::atomic::Ordering;
 use chrono::{DateTime, Utc};
 use tracing::Instrument as _;
 
-use crate::campaign::{Campaign, LoadedCampaign};
+use crate::campaign::LoadedCampaign;
+use crate::decide::round::{left_of_slot, retry_delay};
 use crate::effects::pass::{CampaignReport, PassOutcome, pass_cause};
 use crate::market::Market;
-use crate::store::{CauseKind, RoundOutcome, RoundRetry, RoundState};
+use crate::store::{CauseKind, RoundOutcome, RoundState};
 
 use super::gauges;
 use super::run::{Daemon, Event};
@@ -318,25 +319,6 @@ impl<M: Market> Daemon<M> {
     }
 }
 
-/// How long after its `attempt`-th try a deferred round is tried again: 30 s, doubling, at
-/// most 15 min. The slot ends at the schedule's next occurrence; a round still deferred then
-/// is superseded by that slot's round (which buys `per_run` once, not twice).
-fn retry_delay(attempt: u32) -> chrono::Duration {
-    let secs = 30i64.saturating_mul(1 << attempt.saturating_sub(1).min(5));
-    chrono::Duration::seconds(secs.min(15 * 60))
-}
-
-/// The campaign as this try of the slot should buy it: earlier tries of the same slot bought
-/// `retry.bought` links (an uncertain purchase counted as bought), so only the rest of
-/// `per_run` is left. The whole slot never buys more than one round's worth.
-fn left_of_slot(c: &Campaign, retry: Option<RoundRetry>) -> Campaign {
-    let mut c = c.clone();
-    if let (Some(buy), Some(r)) = (c.buy.as_mut(), retry) {
-        buy.per_run = buy.per_run.saturating_sub(r.bought);
-    }
-    c
-}
-
 /// What the journal records for a finished try. `paused`: the campaign is paused and its
 /// pass converged, so nothing was bought by design. A try that did not converge for a
 /// transient reason is deferred.
@@ -415,40 +397,6 @@ mod tests {
         );
         assert_eq!(round_record(&down, false).0, RoundOutcome::Deferred);
         assert_eq!(round_record(&capped, false).0, RoundOutcome::Failed);
-    }
-
-    #[test]
-    fn retries_back_off_from_30_seconds_to_at_most_15_minutes() {
-        let secs: Vec<i64> = (1..=8).map(|a| retry_delay(a).num_seconds()).collect();
-        assert_eq!(secs, vec![30, 60, 120, 240, 480, 900, 900, 900]);
-        assert_eq!(retry_delay(u32::MAX).num_seconds(), 900);
-    }
-
-    #[test]
-    fn a_retry_buys_only_what_is_left_of_the_slots_per_run() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/campaigns/acme-shoes.yaml");
-        let loaded = crate::campaign::load_paths(&[path.into()]);
-        let c: Campaign = loaded.campaigns[0].campaign.clone();
-        let per_run = c.buy.as_ref().expect("it buys").per_run;
-        assert!(per_run >= 2, "the example must buy at least two per run");
-        let first = left_of_slot(&c, None);
-        let second = left_of_slot(
-            &c,
-            Some(RoundRetry {
-                attempt: 2,
-                bought: 1,
-            }),
-        );
-        let spent = left_of_slot(
-            &c,
-            Some(RoundRetry {
-                attempt: 3,
-                bought: per_run + 4,
-            }),
-        );
-        assert_eq!(first.buy.unwrap().per_run, per_run);
-        assert_eq!(second.buy.unwrap().per_run, per_run - 1);
-        assert_eq!(spent.buy.unwrap().per_run, 0);
     }
 
     #[test]

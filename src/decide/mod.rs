@@ -16,6 +16,8 @@
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
+//! | [`pass`] | what a pass reads first (the link list before planning, and whether that settles something) and which of the plan's actions it runs |
+//! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
@@ -24,8 +26,10 @@ pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;
 pub(crate) mod keys;
+pub(crate) mod pass;
 pub mod plan;
 pub(crate) mod policy;
 pub mod recorded;
 pub(crate) mod replace;
+pub mod round;
 pub(crate) mod stall;

@@ -1,7 +1,7 @@
 //! How long searches take on this marketplace, learned as rounds finish them (issue 27): the
 //! age at which a search answered ready, smoothed. A round's first poll of a search waits
 //! no longer than `--poll-initial` and no longer than half what searches took lately, never
-//! less than [`FLOOR`]; later polls keep the doubling of [`super::round::next_poll_wait`],
+//! less than [`FLOOR`]; later polls keep the doubling of [`crate::decide::round::next_poll_wait`],
 //! and `--search-deadline` still ends a search. So on a marketplace whose searches are
 //! ready in a second, a round's tail is a second or two, not the default's two to eight.
 //!

@@ -14,6 +14,7 @@ use crate::store::{CampaignFile, CauseKind, Halt, HaltScope, IntentCause, StallR
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
+use crate::decide::pass::{needs_list_first, runnable_actions, settles_something};
 use crate::decide::plan::{self, Action};
 use crate::decide::recorded::{Parts, Recorded};
 use crate::decide::stall::Judgment;
@@ -878,39 +879,6 @@ fn written_by(action: &Action) -> Parts {
     }
 }
 
-/// Whether the list read before the plan settles something uncertain (its calls count as
-/// `settle`): an uncertain or blocked purchase, a link leaving, a stop waiting to be settled.
-fn settles_something(r: &Recorded) -> bool {
-    r.uncertain
-        .iter()
-        .any(|i| i.kind == crate::store::IntentKind::Purchase)
-        || !r.blocked.is_empty()
-        || r.held
-            .iter()
-            .any(|h| h.released.is_none() && h.leaving_since.is_some())
-        || r.ids
-            .autobuyers
-            .values()
-            .any(|a| a.running && a.stopped_at.is_some())
-}
-
-/// Whether the pass reads the link list before it plans: something waits for it (an
-/// uncertain or blocked purchase, a link leaving), or autobuyers may have bought pages the
-/// round must not buy again (and their stops wait to be settled), or the project is adopted
-/// (the team buys there by hand: every pass reads what it holds before anything is decided).
-fn needs_list_first(r: &Recorded) -> bool {
-    r.ids.project.is_some()
-        && (r.ids.account.adoption.is_some()
-            || r.uncertain
-                .iter()
-                .any(|i| i.kind == crate::store::IntentKind::Purchase)
-            || !r.blocked.is_empty()
-            || r.has_autobuyers()
-            || r.held
-                .iter()
-                .any(|h| h.released.is_none() && h.leaving_since.is_some()))
-}
-
 /// One pass's plan as it is being run: the lease, the campaign (none when its file is
 /// gone), the plan and which of its actions this pass runs.
 struct PlanRun<'a> {
@@ -919,29 +887,4 @@ struct PlanRun<'a> {
     name: &'a str,
     plan: &'a plan::CampaignPlan,
     runnable: Vec<usize>,
-}
-
-/// The plan's actions this pass runs: not the ones only recorded (settlements the pass did
-/// already, an adoption), and, on an adopted project the operator has not confirmed yet,
-/// none that changes it (the link sync still runs).
-fn runnable_actions(
-    p: &plan::CampaignPlan,
-    r: &Recorded,
-    removed: bool,
-    name: &str,
-    not_done: &mut Vec<String>,
-) -> Vec<usize> {
-    let gated = r.ids.account.adoption_pending();
-    let skipped = |a: &Action| {
-        matches!(a, Action::Settle { .. } | Action::AdoptProject { .. })
-            || (gated && a.waits_for_adoption())
-    };
-    if gated && removed && p.actions.iter().any(Action::waits_for_adoption) {
-        not_done.push(format!(
-            "changes on adopted project wait for `linkrunner resolve adopt {name}`"
-        ));
-    }
-    (0..p.actions.len())
-        .filter(|&i| !skipped(&p.actions[i]))
-        .collect()
 }

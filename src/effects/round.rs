@@ -2,14 +2,13 @@
 //! pending), choose within the limits, and buy — one purchase call per group of donors that
 //! share their technical values, each link its own intent with its own reservation.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures_util::future::join_all;
 use serde_json::json;
 
 use crate::campaign::Campaign;
-use crate::market::{Donor, Market, PageTarget, PurchaseOrder, SearchParams, SearchPoll};
+use crate::market::{Donor, Market, PageTarget, PurchaseOrder, SearchPoll};
 use crate::store::{Effect, IntentKind, NewIntent, Reservation, SearchState};
 
 use super::Engine;
@@ -21,6 +20,7 @@ use crate::decide::choose::{Pick, TextSlot, UrlSlot, choose};
 use crate::decide::keys;
 use crate::decide::plan;
 use crate::decide::recorded::Recorded;
+use crate::decide::round::{group_by_tech, next_poll_wait, search_params};
 
 pub use crate::decide::stall::RoundResult;
 
@@ -545,16 +545,6 @@ fn purchase_intent(
     }
 }
 
-/// Picks grouped by their technical values: one purchase call may only carry donors whose
-/// `searchId`, `forceSeoWait` and `mosSites` are all equal.
-pub fn group_by_tech(picks: Vec<Pick>) -> Vec<Vec<Pick>> {
-    let mut groups: BTreeMap<String, Vec<Pick>> = BTreeMap::new();
-    for p in picks {
-        groups.entry(p.donor.tech.group_key()).or_default().push(p);
-    }
-    groups.into_values().collect()
-}
-
 fn url_slot(r: &Recorded, url: &str, url_id: i64, texts: &[String], donors: Vec<Donor>) -> UrlSlot {
     let usage = r.text_usage();
     let texts = texts
@@ -579,58 +569,9 @@ fn url_slot(r: &Recorded, url: &str, url_id: i64, texts: &[String], donors: Vec<
     }
 }
 
-/// The search parameters: the campaign's, with the rent price capped at `max_link_price`
-/// when the file does not say otherwise (no point finding donors we will never buy).
-pub(crate) fn search_params(c: &Campaign) -> SearchParams {
-    let s = c.buy.as_ref().map(|b| b.search.clone()).unwrap_or_default();
-    SearchParams {
-        price_rent_from: s.price_rent_from,
-        price_rent_to: Some(
-            s.price_rent_to
-                .unwrap_or(c.budget.max_link_price)
-                .min(c.budget.max_link_price),
-        ),
-        extra: s.extra,
-    }
-}
-
-/// The wait after a "pending" answer: twice the last wait, but no longer than the job has
-/// existed, within `[poll_initial, poll_max]`. A job found pending at 2 s is polled again at
-/// 4 s rather than 6 s (the first reconciliation's last campaigns idled for those seconds,
-/// issue 13), while a job first polled late (its campaign queued behind the rate limit) waits
-/// no longer than it did: never later than doubling, never sooner than twice the job's age.
-pub fn next_poll_wait(
-    last: Duration,
-    age: Duration,
-    (initial, max): (Duration, Duration),
-) -> Duration {
-    (last * 2).min(age.max(initial)).min(max)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::market::TechValues;
-    use crate::money::Money;
-
-    fn pick(page: i64, search_id: i64) -> Pick {
-        Pick {
-            url: "u".into(),
-            url_id: 1,
-            text: "t".into(),
-            text_id: 1,
-            donor: Donor {
-                page_id: page,
-                price: Money::from_rubles(10),
-                tech: TechValues {
-                    search_id: json!(search_id),
-                    force_seo_wait: json!(0),
-                    mos_sites: json!("m"),
-                },
-                host: None,
-            },
-        }
-    }
 
     #[test]
     fn a_search_given_up_says_whether_it_was_pending_or_not_found() {
@@ -642,33 +583,5 @@ mod tests {
             expiry_reason(&not_found),
             "the marketplace kept answering 'not found' for this job (job not found or not finished)"
         );
-    }
-
-    #[test]
-    fn donors_with_different_technical_values_never_share_a_purchase_call() {
-        let groups = group_by_tech(vec![pick(1, 7), pick(2, 8), pick(3, 7)]);
-        assert_eq!(groups.len(), 2);
-        for g in &groups {
-            assert!(g.iter().all(|p| p.donor.tech == g[0].donor.tech));
-        }
-        assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), 3);
-    }
-
-    #[test]
-    fn a_young_job_is_polled_again_at_twice_its_age_and_an_old_one_as_before() {
-        let s = super::super::EngineSettings::default();
-        let b = (s.poll_initial, s.poll_max);
-        let secs = Duration::from_secs;
-        assert_eq!(s.poll_initial, secs(2));
-        // Pending at 2 s: again at 4 s, then 8 s, 16 s.
-        assert_eq!(next_poll_wait(secs(2), secs(2), b), secs(2));
-        assert_eq!(next_poll_wait(secs(2), secs(4), b), secs(4));
-        assert_eq!(next_poll_wait(secs(4), secs(8), b), secs(8));
-        // First polled at 9 s (queued behind the limit): the doubled wait, not 9 s.
-        assert_eq!(next_poll_wait(secs(2), secs(9), b), secs(4));
-        // Never sooner than the first wait (a job resumed at once after a restart) …
-        assert_eq!(next_poll_wait(secs(2), Duration::ZERO, b), secs(2));
-        // … never later than the longest.
-        assert_eq!(next_poll_wait(secs(20), secs(60), b), s.poll_max);
     }
 }

@@ -97,7 +97,7 @@ impl FlowSetup {
         for _ in 0..self.polls_per_search() {
             total += wait;
             // At best each poll comes right on time, so the job's age is the waits so far.
-            wait = linkrunner::effects::round::next_poll_wait(wait, total, bounds);
+            wait = linkrunner::decide::round::next_poll_wait(wait, total, bounds);
         }
         total
     }

@@ -3,7 +3,7 @@
 //! `vary_technical_values` every donor of a search has its own set.
 
 use linkrunner::decide::choose::Pick;
-use linkrunner::effects::round::group_by_tech;
+use linkrunner::decide::round::group_by_tech;
 use linkrunner::market::{CreatedUrl, Donor, Executed, Market, MarketError};
 use linkrunner_sandbox::Op;
 
