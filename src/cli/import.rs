@@ -12,8 +12,8 @@ use anyhow::Context;
 use clap::Args;
 
 use super::global::GlobalArgs;
+use crate::decide::listing::is_leaving;
 use crate::domain::market::LinkRecord;
-use crate::effects::listing::is_leaving;
 use crate::market::{Market, MarketClient};
 use crate::metrics::Metrics;
 use crate::money::Money;

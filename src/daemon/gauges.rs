@@ -81,6 +81,8 @@ struct Shown {
 }
 
 impl Shown {
+    /// Not a rule: the gauges copy what the journal recorded, as [`Shown::of_gauges`] does
+    /// from the batch read.
     fn of_recorded(r: &Recorded) -> Shown {
         Shown {
             committed: r.budget.committed,

@@ -16,6 +16,7 @@
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
+//! | [`listing`] | what one read of the project's link list shows and proves (absence only when shown complete) |
 //! | [`pass`] | what a pass reads first (the link list before planning, and whether that settles something) and which of the plan's actions it runs |
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
@@ -26,6 +27,7 @@ pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;
 pub(crate) mod keys;
+pub mod listing;
 pub(crate) mod pass;
 pub mod plan;
 pub(crate) mod policy;

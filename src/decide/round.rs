@@ -1,16 +1,23 @@
 //! A buy round's rules: which donors may share one purchase call, what a search asks for,
-//! how long to wait before polling a pending search again, and how much of a slot a retry may
-//! still buy. Pure: the engine (`effects/round.rs`) and the daemon's round timer
-//! (`daemon/rounds.rs`) act on what these say.
+//! how long to wait before polling a pending search again, how much of a slot a retry may
+//! still buy, which URLs running autobuyers cover, the slots a round chooses among and the
+//! intent (natural key and reservation) of each purchase. Pure: the engine
+//! (`effects/round.rs`) and the daemon's round timer (`daemon/rounds.rs`) act on what these
+//! say.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use serde_json::json;
+
 use crate::campaign::Campaign;
-use crate::domain::market::SearchParams;
+use crate::domain::intents::{IntentKind, NewIntent, Reservation};
+use crate::domain::market::{Donor, SearchParams};
 use crate::domain::records::RoundRetry;
 
-use super::choose::Pick;
+use super::choose::{Pick, TextSlot, UrlSlot};
+use super::keys;
+use super::recorded::Recorded;
 
 /// Picks grouped by their technical values: one purchase call may only carry donors whose
 /// `searchId`, `forceSeoWait` and `mosSites` are all equal.
@@ -69,10 +76,84 @@ pub(crate) fn left_of_slot(c: &Campaign, retry: Option<RoundRetry>) -> Campaign 
     c
 }
 
+/// The URL ids an autobuyer that counts as running covers (created ones, from their
+/// creation; adopted ones, from their file).
+pub(crate) fn running_coverage(r: &Recorded) -> std::collections::BTreeSet<i64> {
+    let running = |name: &str| r.ids.autobuyers.get(name).is_some_and(|a| a.running);
+    let created = r
+        .autobuyer_urls
+        .iter()
+        .filter(|(n, _)| running(n))
+        .flat_map(|(_, u)| u.iter().copied());
+    let adopted = r
+        .ids
+        .autobuyers
+        .values()
+        .filter(|a| a.running)
+        .flat_map(|a| a.covers.iter().copied());
+    created.chain(adopted).collect()
+}
+
+/// One purchase of a call to buy `p`: `call` names the call (the natural key of its first
+/// purchase), so that the link list can tell purchases of one call from later ones.
+pub(crate) fn purchase_intent(
+    c: &Campaign,
+    (project, call): (i64, &str),
+    link_type_id: i64,
+    p: &Pick,
+    day: chrono::NaiveDate,
+) -> NewIntent {
+    let request = json!({
+        "project_id": project, "url": p.url, "url_id": p.url_id, "text": p.text, "text_id": p.text_id,
+        "page_id": p.donor.page_id, "price": p.donor.price, "tech": p.donor.tech, "link_type_id": link_type_id,
+        "call": call,
+    });
+    NewIntent {
+        campaign: c.name.clone(),
+        kind: IntentKind::Purchase,
+        natural_key: keys::purchase(&c.name, &p.url, p.donor.page_id),
+        fingerprint: keys::fingerprint(&request),
+        request,
+        reserve: Some(Reservation {
+            amount: p.donor.price,
+            links: 1,
+            day,
+        }),
+    }
+}
+
+pub(crate) fn url_slot(
+    r: &Recorded,
+    url: &str,
+    url_id: i64,
+    texts: &[String],
+    donors: Vec<Donor>,
+) -> UrlSlot {
+    let usage = r.text_usage();
+    let texts = texts
+        .iter()
+        .filter_map(|t| {
+            let text_id = *r.ids.texts.get(&(url.to_string(), t.clone()))?;
+            Some(TextSlot {
+                text: t.clone(),
+                text_id,
+                used: usage
+                    .get(&(url.to_string(), t.clone()))
+                    .copied()
+                    .unwrap_or(0),
+            })
+        })
+        .collect();
+    UrlSlot {
+        url: url.to_string(),
+        url_id,
+        texts,
+        donors,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::domain::market::{Donor, TechValues};
     use crate::money::Money;

@@ -157,7 +157,8 @@ impl<M: Market> Engine<M> {
 }
 
 /// A start or stop of autobuyer `ab` (id `id`) of `campaign`, with its budget, what a start
-/// reserves and its generation as the journal records them.
+/// reserves and its generation as the journal records them. Not a rule: it copies what the
+/// plan decided and the journal recorded into the step's arguments.
 fn autobuyer_switch<'a>(
     r: &Recorded,
     campaign: &'a str,

@@ -11,7 +11,7 @@
 //!   (releases before acquisitions).
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy ([`pace`]:
 //!   how long searches take here, learned);
-//!   [`settle`]: uncertain intents; [`sync`], [`listing`]: the link list read and what it proves.
+//!   [`settle`]: uncertain intents; [`sync`]: the link list read, and what it proves (judged by `decide::listing`).
 //! - [`adopt`]: what a file adopts in an account already in use, recorded before the pass plans.
 //! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
 //!   it, and whether a holder of this host is gone (then its lease is taken over at once).
@@ -25,7 +25,6 @@ pub(crate) mod error;
 pub(crate) mod faultpoint;
 pub(crate) mod holder;
 pub(crate) mod lease;
-pub(crate) mod listing;
 pub(crate) mod pace;
 pub mod pass;
 pub(crate) mod protocol;
@@ -68,7 +67,7 @@ pub struct EngineSettings {
     /// resolved by `App::build`.
     pub campaign_concurrency: usize,
     /// Whether a link list that carries no paging fields may be taken as complete when it
-    /// shows every link the journal holds (see `listing.rs`).
+    /// shows every link the journal holds (see `decide/listing.rs`).
     pub unpaged_list: UnpagedList,
 }
 
@@ -78,18 +77,9 @@ pub fn default_campaign_concurrency(max_in_flight: usize) -> usize {
     2 * max_in_flight.max(1)
 }
 
-/// What an answer of the link list that carries no paging field is taken to show: the
-/// marketplace does not say (`--unpaged-link-list`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum UnpagedList {
-    /// Every link of the project, once it shows every link the journal holds (and, for an
-    /// uncertain purchase, more links than the journal knew when the purchase was sent).
-    #[default]
-    Complete,
-    /// Possibly a first page only: absence from it proves nothing; what waits for it waits
-    /// for an operator.
-    Partial,
-}
+/// What an answer of the link list without paging fields shows (`--unpaged-link-list`):
+/// decided in `decide::listing`, set here with the engine's other settings.
+pub use crate::decide::listing::UnpagedList;
 
 impl Default for EngineSettings {
     fn default() -> Self {

@@ -849,7 +849,7 @@ fn joined(r: Result<CampaignReport, tokio::task::JoinError>) -> CampaignReport {
 }
 
 /// Why a pass runs, with the file version it runs: `lc` is `None` for a removed file; `slot`
-/// is a scheduled round's.
+/// is a scheduled round's. Not a rule: it records the file version behind each attempt.
 pub(crate) fn pass_cause(
     lc: Option<&LoadedCampaign>,
     kind: CauseKind,

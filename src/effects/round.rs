@@ -5,22 +5,23 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use serde_json::json;
 
 use crate::campaign::Campaign;
 use crate::market::{Donor, Market, PageTarget, PurchaseOrder, SearchPoll};
-use crate::store::{Effect, IntentKind, NewIntent, Reservation, SearchState};
+use crate::store::{Effect, NewIntent, SearchState};
 
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use super::protocol::{Effects, Journaled};
 use crate::decide::adoption::held_back;
-use crate::decide::choose::{Pick, TextSlot, UrlSlot, choose};
+use crate::decide::choose::{Pick, choose};
 use crate::decide::keys;
 use crate::decide::plan;
 use crate::decide::recorded::Recorded;
-use crate::decide::round::{group_by_tech, next_poll_wait, search_params};
+use crate::decide::round::{
+    group_by_tech, next_poll_wait, purchase_intent, running_coverage, search_params, url_slot,
+};
 
 pub use crate::decide::stall::RoundResult;
 
@@ -434,24 +435,6 @@ impl<M: Market> Engine<M> {
     }
 }
 
-/// The URL ids an autobuyer that counts as running covers (created ones, from their
-/// creation; adopted ones, from their file).
-fn running_coverage(r: &Recorded) -> std::collections::BTreeSet<i64> {
-    let running = |name: &str| r.ids.autobuyers.get(name).is_some_and(|a| a.running);
-    let created = r
-        .autobuyer_urls
-        .iter()
-        .filter(|(n, _)| running(n))
-        .flat_map(|(_, u)| u.iter().copied());
-    let adopted = r
-        .ids
-        .autobuyers
-        .values()
-        .filter(|a| a.running)
-        .flat_map(|a| a.covers.iter().copied());
-    created.chain(adopted).collect()
-}
-
 /// The least time a poll sent at (or past) its search's deadline may take.
 const MIN_LAST_POLL: Duration = Duration::from_secs(1);
 
@@ -514,58 +497,6 @@ fn purchased(p: &Pick, link: Option<i64>) -> Effect {
         url_id: p.url_id,
         text_id: p.text_id,
         price: p.donor.price,
-    }
-}
-
-/// One purchase of a call to buy `p`: `call` names the call (the natural key of its first
-/// purchase), so that the link list can tell purchases of one call from later ones.
-fn purchase_intent(
-    c: &Campaign,
-    (project, call): (i64, &str),
-    link_type_id: i64,
-    p: &Pick,
-    day: chrono::NaiveDate,
-) -> NewIntent {
-    let request = json!({
-        "project_id": project, "url": p.url, "url_id": p.url_id, "text": p.text, "text_id": p.text_id,
-        "page_id": p.donor.page_id, "price": p.donor.price, "tech": p.donor.tech, "link_type_id": link_type_id,
-        "call": call,
-    });
-    NewIntent {
-        campaign: c.name.clone(),
-        kind: IntentKind::Purchase,
-        natural_key: keys::purchase(&c.name, &p.url, p.donor.page_id),
-        fingerprint: keys::fingerprint(&request),
-        request,
-        reserve: Some(Reservation {
-            amount: p.donor.price,
-            links: 1,
-            day,
-        }),
-    }
-}
-
-fn url_slot(r: &Recorded, url: &str, url_id: i64, texts: &[String], donors: Vec<Donor>) -> UrlSlot {
-    let usage = r.text_usage();
-    let texts = texts
-        .iter()
-        .filter_map(|t| {
-            let text_id = *r.ids.texts.get(&(url.to_string(), t.clone()))?;
-            Some(TextSlot {
-                text: t.clone(),
-                text_id,
-                used: usage
-                    .get(&(url.to_string(), t.clone()))
-                    .copied()
-                    .unwrap_or(0),
-            })
-        })
-        .collect();
-    UrlSlot {
-        url: url.to_string(),
-        url_id,
-        texts,
-        donors,
     }
 }
 

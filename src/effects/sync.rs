@@ -1,4 +1,4 @@
-//! One read of the project's link list, and everything it can settle (`listing.rs` judges
+//! One read of the project's link list, and everything it can settle (`decide/listing.rs` judges
 //! what it proves):
 //!
 //! 1. uncertain purchases: listed → bought; absent from a read that proves absence, once the
@@ -18,7 +18,7 @@ use crate::store::{Effect, IntentRow, ListRead, Outcome, StopSettlement, SwitchS
 
 use super::Engine;
 use super::error::EngineError;
-use super::listing::{self, Judgement};
+use crate::decide::listing::{self, Judgement};
 use crate::decide::recorded::Recorded;
 
 /// What one read settled.

@@ -1,4 +1,5 @@
-//! Judging one read of the project's link list (operation 6) — pure, no I/O.
+//! Judging one read of the project's link list (operation 6) — pure, no I/O; the engine
+//! (`effects/sync.rs`) reads the list and records what this says.
 //!
 //! A list may be paged, filtered or late, so what it shows proves a link exists, and what it
 //! does not show proves nothing, unless the read is shown to be complete:
@@ -27,11 +28,24 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::market::{LinkList, LinkRecord, ListCompleteness};
-use crate::store::{IntentRow, ListedLink};
+use crate::domain::intents::IntentRow;
+use crate::domain::market::{LinkList, LinkRecord, ListCompleteness};
+use crate::domain::records::ListedLink;
 
-use super::UnpagedList;
-use crate::decide::recorded::Recorded;
+use super::recorded::Recorded;
+
+/// What an answer of the link list that carries no paging field is taken to show: the
+/// marketplace does not say (`--unpaged-link-list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnpagedList {
+    /// Every link of the project, once it shows every link the journal holds (and, for an
+    /// uncertain purchase, more links than the journal knew when the purchase was sent).
+    #[default]
+    Complete,
+    /// Possibly a first page only: absence from it proves nothing; what waits for it waits
+    /// for an operator.
+    Partial,
+}
 
 /// Whether a link's status says it left the project (the domain's rule; the journal
 /// releases by it too).
