@@ -23,8 +23,6 @@
 //! The sandbox marketplace (`linkrunner-sandbox`) and the benchmark (`linkrunner-bench`) are
 //! crates of their own; the binary has `sandbox` and `demo` with the default feature `sandbox`.
 
-#![warn(unreachable_pub)]
-
 pub mod app;
 pub mod campaign;
 pub mod cli;

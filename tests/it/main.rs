@@ -6,6 +6,11 @@
 //! [`support`] is what the suites share: databases, the sandbox, the app, the binary and
 //! waiting. The suites run in one process, `--test-threads` at a time.
 
+// The suites' `pub` items are shared between the modules of this one binary, which no other
+// crate links: the workspace's `unreachable_pub` (a `pub` is a promise to another crate) has
+// nothing to say here.
+#![allow(unreachable_pub)]
+
 #[macro_use]
 mod support;
 

@@ -301,14 +301,14 @@ mod pairs {
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+    pub(super) fn serialize<K: Serialize, V: Serialize, S: Serializer>(
         m: &BTreeMap<K, V>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_seq(m.iter())
     }
 
-    pub fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    pub(super) fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
     where
         K: Deserialize<'de> + Ord,
         V: Deserialize<'de>,

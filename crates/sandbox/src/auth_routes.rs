@@ -23,7 +23,7 @@ struct LoginAsk {
 }
 
 /// `POST {prefix}/login`, `GET {prefix}/auth` and `POST {prefix}/__sandbox/token`.
-pub fn router(prefix: &str) -> Router<Arc<Shared>> {
+pub(crate) fn router(prefix: &str) -> Router<Arc<Shared>> {
     Router::new()
         .route(&format!("{prefix}/login"), post(login))
         .route(&format!("{prefix}/auth"), get(token))

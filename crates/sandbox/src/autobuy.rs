@@ -3,13 +3,18 @@
 //! The API has no update, delete or list for autobuyers; the sandbox keeps their settings
 //! and running state so tests can see exactly what a client created and switched.
 
-pub use super::entities::{Autobuyer, AutobuyerSpec, AutobuyerUrl, Filter, Range};
+pub(crate) use super::entities::{Autobuyer, AutobuyerSpec, AutobuyerUrl, Filter, Range};
 use super::state::{Outcome, Params, Rejection, World};
 use crate::money::Money;
 
 impl World {
     /// Operation 7: a named filter; price bounds non-negative and ordered.
-    pub fn add_filter(&mut self, name: &str, ranges: &[Range], params: Params) -> Outcome<i64> {
+    pub(crate) fn add_filter(
+        &mut self,
+        name: &str,
+        ranges: &[Range],
+        params: Params,
+    ) -> Outcome<i64> {
         if name.trim().is_empty() {
             return Err(Rejection::new("filter name is blank"));
         }
@@ -38,7 +43,11 @@ impl World {
     }
 
     /// Operation 8: stopped when created, unless the sandbox was configured otherwise.
-    pub fn create_autobuyer(&mut self, project_id: i64, spec: AutobuyerSpec) -> Outcome<i64> {
+    pub(crate) fn create_autobuyer(
+        &mut self,
+        project_id: i64,
+        spec: AutobuyerSpec,
+    ) -> Outcome<i64> {
         self.project(project_id)?;
         if spec.name.trim().is_empty() {
             return Err(Rejection::new("autobuyer name is blank"));
@@ -78,7 +87,7 @@ impl World {
     }
 
     /// Operations 9 and 10: every id must exist, else nothing changes.
-    pub fn switch_autobuyers(&mut self, ids: &[i64], running: bool) -> Outcome<Vec<i64>> {
+    pub(crate) fn switch_autobuyers(&mut self, ids: &[i64], running: bool) -> Outcome<Vec<i64>> {
         if ids.is_empty() {
             return Err(Rejection::new("autobuyersIds is empty"));
         }

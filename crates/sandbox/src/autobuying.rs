@@ -35,7 +35,7 @@ struct Usage {
 impl World {
     /// Every running autobuyer buys now, up to `max_each` links each, in id order. Returns
     /// the ids of the links bought.
-    pub fn autobuy_now(&mut self, max_each: usize) -> Vec<i64> {
+    pub(crate) fn autobuy_now(&mut self, max_each: usize) -> Vec<i64> {
         let running: Vec<Autobuyer> = self
             .autobuyers
             .values()

@@ -7,13 +7,13 @@
 //! `duplicate_purchases`, so tests catch a client that buys twice.
 
 use super::entities::{LinkStatus, Offer};
-pub use super::entities::{PageRef, Placement};
+pub(crate) use super::entities::{PageRef, Placement};
 use super::state::{Outcome, Rejection, World};
 use crate::money::Money;
 
 /// The whole purchase call, as the wire carries it.
 #[derive(Debug, Clone)]
-pub struct BuyRequest {
+pub(crate) struct BuyRequest {
     pub search_id: i64,
     pub force_seo_wait: i64,
     pub mos_sites: String,
@@ -34,7 +34,7 @@ impl BuyRequest {
 
 impl World {
     /// Operation 5: all pages or none.
-    pub fn buy(&mut self, project_id: i64, req: &BuyRequest) -> Outcome<Vec<i64>> {
+    pub(crate) fn buy(&mut self, project_id: i64, req: &BuyRequest) -> Outcome<Vec<i64>> {
         self.project(project_id)?;
         if !(1..=3).contains(&req.link_type_id) {
             return Err(Rejection::new(format!(
@@ -106,7 +106,7 @@ impl World {
     }
 
     /// Records one bought link, by a purchase call or by `autobuyer`.
-    pub fn place(
+    pub(crate) fn place(
         &mut self,
         project_id: i64,
         page: PageRef,

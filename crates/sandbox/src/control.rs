@@ -75,7 +75,7 @@ impl From<TakenBack> for LinkStatus {
     }
 }
 
-pub fn router(prefix: &str) -> Router<Arc<Shared>> {
+pub(crate) fn router(prefix: &str) -> Router<Arc<Shared>> {
     let p = |path: &str| format!("{prefix}/__sandbox/{path}");
     Router::new()
         .route(&p("ledger"), get(ledger))
@@ -88,7 +88,7 @@ pub fn router(prefix: &str) -> Router<Arc<Shared>> {
 
 impl Shared {
     /// Replaces the behaviour from the next request on; wakes the periodic autobuyer.
-    pub fn set_behaviour(&self, behaviour: Behaviour) -> Result<(), String> {
+    pub(crate) fn set_behaviour(&self, behaviour: Behaviour) -> Result<(), String> {
         behaviour.validate()?;
         self.world().behaviour = behaviour;
         self.behaviour_changed.notify_one();
@@ -96,19 +96,19 @@ impl Shared {
     }
 
     /// Every running autobuyer buys now (see `autobuying.rs`); the purchases made.
-    pub fn autobuy(&self, max_per_autobuyer: usize) -> Vec<Purchase> {
+    pub(crate) fn autobuy(&self, max_per_autobuyer: usize) -> Vec<Purchase> {
         let mut world = self.world();
         let ids = world.autobuy_now(max_per_autobuyer);
         world.purchases_by_id(&ids)
     }
 
     /// Seeds an account already in use (see `in_use.rs`).
-    pub fn seed_in_use(&self, domain: &str) -> Result<super::in_use::InUse, String> {
+    pub(crate) fn seed_in_use(&self, domain: &str) -> Result<super::in_use::InUse, String> {
         self.world().seed_in_use(domain).map_err(|r| r.0)
     }
 
     /// A link bought by hand (see `in_use.rs`).
-    pub fn buy_by_hand(
+    pub(crate) fn buy_by_hand(
         &self,
         project_id: i64,
         url_id: i64,
@@ -117,7 +117,7 @@ impl Shared {
         self.world().buy_by_hand(project_id, url_id, text_id)
     }
 
-    pub fn set_link_status(
+    pub(crate) fn set_link_status(
         &self,
         link_id: i64,
         status: LinkStatus,

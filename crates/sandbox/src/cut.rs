@@ -44,7 +44,7 @@ impl http_body::Body for CutBody {
 }
 
 /// `body` answered with `status`, cut in the middle; `Content-Length` promises all of it.
-pub fn cut_short(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn cut_short(status: StatusCode, body: &Value) -> Response {
     let text = serde_json::to_vec(body).unwrap_or_default();
     let part = Bytes::copy_from_slice(&text[..text.len() / 2]);
     let cut = CutBody {
@@ -63,7 +63,7 @@ pub fn cut_short(status: StatusCode, body: &Value) -> Response {
 
 /// `body` answered with `status`, but only its first half, with a `Content-Length` that
 /// matches: the HTTP answer is complete, its JSON is not (a proxy or an overloaded server).
-pub fn truncated(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn truncated(status: StatusCode, body: &Value) -> Response {
     let text = serde_json::to_vec(body).unwrap_or_default();
     let part = text[..text.len() / 2].to_vec();
     (status, [(header::CONTENT_TYPE, "application/json")], part).into_response()

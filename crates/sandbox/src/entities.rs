@@ -15,14 +15,14 @@ use crate::money::Money;
 
 /// A price range of a filter, e.g. `priceRentFrom` / `priceRentTo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Range {
+pub(crate) struct Range {
     pub name: &'static str,
     pub from: Option<Money>,
     pub to: Option<Money>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Filter {
+pub(crate) struct Filter {
     pub id: i64,
     pub name: String,
     pub params: Params,
@@ -38,7 +38,7 @@ pub struct AutobuyerUrl {
 }
 
 #[derive(Debug, Clone)]
-pub struct AutobuyerSpec {
+pub(crate) struct AutobuyerSpec {
     pub name: String,
     pub is_auto_approve: bool,
     pub filter_id: i64,
@@ -46,7 +46,7 @@ pub struct AutobuyerSpec {
 }
 
 #[derive(Debug, Clone)]
-pub struct Autobuyer {
+pub(crate) struct Autobuyer {
     pub id: i64,
     pub project_id: i64,
     pub spec: AutobuyerSpec,
@@ -104,7 +104,7 @@ impl LinkStatus {
 
 /// A donor page in the inventory.
 #[derive(Debug, Clone)]
-pub struct Donor {
+pub(crate) struct Donor {
     pub page_id: i64,
     pub domain: String,
     pub price: Money,
@@ -112,7 +112,7 @@ pub struct Donor {
 
 /// What a finished search offered for one donor page: the values a purchase must echo.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Offer {
+pub(crate) struct Offer {
     pub search_id: i64,
     pub force_seo_wait: i64,
     pub mos_sites: String,
@@ -120,7 +120,7 @@ pub struct Offer {
 }
 
 #[derive(Debug, Clone)]
-pub struct Search {
+pub(crate) struct Search {
     pub url_id: i64,
     pub meta_data: String,
     pub polls: u32,
@@ -129,7 +129,7 @@ pub struct Search {
 }
 
 /// The seeded inventory: page ids, domains and monthly prices, about a third with kopecks.
-pub fn inventory(rng: &mut Prng, cfg: &SandboxConfig) -> Vec<Donor> {
+pub(crate) fn inventory(rng: &mut Prng, cfg: &SandboxConfig) -> Vec<Donor> {
     let (lo, hi) = (cfg.price_min.kopecks(), cfg.price_max.kopecks());
     (0..cfg.inventory_size as i64)
         .map(|i| {
@@ -153,4 +153,4 @@ pub fn inventory(rng: &mut Prng, cfg: &SandboxConfig) -> Vec<Donor> {
 }
 
 /// Filter parameters are free-form JSON objects; keep them as sent.
-pub type Params = serde_json::Map<String, Value>;
+pub(crate) type Params = serde_json::Map<String, Value>;

@@ -48,7 +48,7 @@ impl World {
     /// on `/running-shoes` and one on the main page (the cheapest pages of the inventory), a
     /// filter `team-cheap` and a running autobuyer `team-auto` on `/trail` (monthly budget
     /// 500 RUB, 20 links in all and a day: with periodic autobuying on, it keeps buying).
-    pub fn seed_in_use(&mut self, domain: &str) -> Outcome<InUse> {
+    pub(crate) fn seed_in_use(&mut self, domain: &str) -> Outcome<InUse> {
         let domain = domain.trim_end_matches('/');
         let (project_id, main_url, main_text) = self.add_project(domain)?;
         let main = InUseUrl {
@@ -98,7 +98,12 @@ impl World {
     /// The team buys one link by hand (in the web UI, outside the API's purchase call) for
     /// `url_id` with `text_id`: on the cheapest page of the inventory the project does not hold
     /// for that URL now. `None` when it holds every page for it.
-    pub fn buy_by_hand(&mut self, project_id: i64, url_id: i64, text_id: i64) -> Option<HandLink> {
+    pub(crate) fn buy_by_hand(
+        &mut self,
+        project_id: i64,
+        url_id: i64,
+        text_id: i64,
+    ) -> Option<HandLink> {
         let mut cheapest = self.inventory.clone();
         cheapest.sort_by_key(|d| (d.price, d.page_id));
         let d = cheapest.into_iter().find(|d| {

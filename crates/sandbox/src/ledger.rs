@@ -138,7 +138,7 @@ impl Ledger {
 }
 
 impl World {
-    pub fn ledger(&self) -> Ledger {
+    pub(crate) fn ledger(&self) -> Ledger {
         let mut requests: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
         for ((op, outcome), n) in &self.requests {
             requests
@@ -199,7 +199,7 @@ impl World {
     }
 
     /// The ledger entries of the links with these ids, oldest first.
-    pub fn purchases_by_id(&self, ids: &[i64]) -> Vec<Purchase> {
+    pub(crate) fn purchases_by_id(&self, ids: &[i64]) -> Vec<Purchase> {
         let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
         self.placements
             .iter()

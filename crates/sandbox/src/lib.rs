@@ -49,10 +49,10 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use auth::AuthStats;
-pub use autobuy::AutobuyerUrl;
 pub use behaviour::{Behaviour, ListPaging};
 pub use commitment::Commitment;
 pub use config::{SandboxAuth, SandboxConfig, SandboxLogin};
+pub use entities::AutobuyerUrl;
 pub use faults::Faults;
 pub use in_use::{HandLink, InUse, InUseUrl};
 pub use ledger::{AutobuyerRecord, AutobuyerState, Ledger, Purchase};

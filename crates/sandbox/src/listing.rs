@@ -16,7 +16,7 @@ use super::state::{Outcome, Params, Rejection, World};
 
 /// Which part of the list a request asks for; `None` fields take their defaults.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PageAsk {
+pub(crate) struct PageAsk {
     pub page: Option<usize>,
     pub page_size: Option<usize>,
     pub offset: Option<usize>,
@@ -25,7 +25,7 @@ pub struct PageAsk {
 
 impl PageAsk {
     /// Reads the paging parameters of a body; other keys are ignored (they may be filters).
-    pub fn from_params(params: &Params) -> Result<PageAsk, String> {
+    pub(crate) fn from_params(params: &Params) -> Result<PageAsk, String> {
         Ok(PageAsk {
             page: count(params, "page", 1)?,
             page_size: count(params, "pageSize", 1)?,
@@ -51,7 +51,7 @@ fn count(params: &Params, key: &str, min: u64) -> Result<Option<usize>, String> 
 
 /// The paging fields of one answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Paging {
+pub(crate) enum Paging {
     PageTotal {
         page: usize,
         page_size: usize,
@@ -66,14 +66,14 @@ pub enum Paging {
 
 /// One answer of operation 6.
 #[derive(Debug, Clone)]
-pub struct ListPage {
+pub(crate) struct ListPage {
     pub links: Vec<Placement>,
     pub paging: Option<Paging>,
 }
 
 impl World {
     /// Operation 6: the project's visible links, oldest first, the part `ask` names.
-    pub fn links(&self, project_id: i64, ask: &PageAsk) -> Outcome<ListPage> {
+    pub(crate) fn links(&self, project_id: i64, ask: &PageAsk) -> Outcome<ListPage> {
         self.project(project_id)?;
         let visible = self.visible_links(project_id);
         let Some(size) = self.behaviour.list_page_size else {
@@ -127,7 +127,7 @@ impl World {
     /// A link the marketplace took back: `removed` or `rejected`, leaving operation 6's list
     /// (`listed: false`) or staying in it with its new status. It no longer counts as held,
     /// so buying its page again is not a duplicate. A link cannot become active again.
-    pub fn set_link_status(
+    pub(crate) fn set_link_status(
         &mut self,
         link_id: i64,
         status: LinkStatus,

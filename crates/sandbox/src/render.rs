@@ -27,7 +27,7 @@ fn donor(shape: &Shape, d: &Donor, o: &Offer) -> Value {
     item
 }
 
-pub fn search_ready(shape: &Shape, found: &[(Donor, Offer)]) -> Value {
+pub(crate) fn search_ready(shape: &Shape, found: &[(Donor, Offer)]) -> Value {
     let items: Vec<Value> = found.iter().map(|(d, o)| donor(shape, d, o)).collect();
     match shape.results {
         Nesting::Pages => json!({"status": "done", "result": {"pages": items}}),
@@ -41,7 +41,7 @@ pub fn search_ready(shape: &Shape, found: &[(Donor, Offer)]) -> Value {
     }
 }
 
-pub fn search_pending(shape: &Shape) -> (StatusCode, Value) {
+pub(crate) fn search_pending(shape: &Shape) -> (StatusCode, Value) {
     match shape.pending {
         Pending::StatusField => (StatusCode::OK, json!({"status": "processing"})),
         Pending::Http202 => (StatusCode::ACCEPTED, json!({"status": "pending"})),
@@ -53,15 +53,15 @@ pub fn search_pending(shape: &Shape) -> (StatusCode, Value) {
     }
 }
 
-pub fn search_queued(job: &str, meta_data: &str) -> Value {
+pub(crate) fn search_queued(job: &str, meta_data: &str) -> Value {
     json!({"jobHandleId": job, "message": "Task added to queue", "metaData": meta_data})
 }
 
-pub fn project_created(id: i64, url_id: i64, text_id: i64) -> Value {
+pub(crate) fn project_created(id: i64, url_id: i64, text_id: i64) -> Value {
     json!({"id": id, "urlId": url_id, "textId": text_id, "isError": false})
 }
 
-pub fn texts_added(shape: &Shape, added: &[AddedUrl]) -> Value {
+pub(crate) fn texts_added(shape: &Shape, added: &[AddedUrl]) -> Value {
     match shape.texts {
         TextsAnswer::Nested => {
             let result: Vec<Value> = added
@@ -111,7 +111,7 @@ fn texts_as_id_value_pairs(added: &[AddedUrl]) -> Value {
 }
 
 /// Filter and autobuyer create answers; `named_key` is `searchFilterId` or `autobuyerId`.
-pub fn created(shape: &Shape, named_key: &str, id: i64) -> Value {
+pub(crate) fn created(shape: &Shape, named_key: &str, id: i64) -> Value {
     let key = match shape.ids {
         CreateIds::Id => "id",
         CreateIds::Named => named_key,
@@ -119,7 +119,7 @@ pub fn created(shape: &Shape, named_key: &str, id: i64) -> Value {
     json!({ key: id, "isError": false })
 }
 
-pub fn bought(shape: &Shape, ids: &[i64]) -> Value {
+pub(crate) fn bought(shape: &Shape, ids: &[i64]) -> Value {
     match shape.buy {
         BuyAnswer::PlacementIds => json!({"isError": false, "placementIds": ids}),
         BuyAnswer::ResultIds => json!({"result": {"ids": ids}}),
@@ -128,7 +128,7 @@ pub fn bought(shape: &Shape, ids: &[i64]) -> Value {
 
 /// Operation 6. Paging fields, when the list is paged, sit beside the items: at the top for
 /// `links`, inside `data` for `data_items`.
-pub fn links(shape: &Shape, page: &ListPage) -> Value {
+pub(crate) fn links(shape: &Shape, page: &ListPage) -> Value {
     let id_key = match shape.links {
         LinkList::Links => "id",
         LinkList::DataItems => "placementId",
@@ -188,7 +188,7 @@ fn add_paging(holder: &mut Map<String, Value>, paging: Paging) {
 
 /// A change that was made, answered as an error all the same: the success answer with
 /// `isError: true` and a message (200), or with `"error"` and HTTP 422 in the `http` style.
-pub fn executed_error(shape: &Shape, success: Value) -> (StatusCode, Value) {
+pub(crate) fn executed_error(shape: &Shape, success: Value) -> (StatusCode, Value) {
     let mut body = match success {
         Value::Object(o) => o,
         other => Map::from_iter([("result".to_string(), other)]),
@@ -207,11 +207,11 @@ pub fn executed_error(shape: &Shape, success: Value) -> (StatusCode, Value) {
     }
 }
 
-pub fn switched(ids: &[i64]) -> Value {
+pub(crate) fn switched(ids: &[i64]) -> Value {
     json!({"isError": false, "autobuyersIds": ids})
 }
 
-pub fn rejection(shape: &Shape, message: &str) -> (StatusCode, Value) {
+pub(crate) fn rejection(shape: &Shape, message: &str) -> (StatusCode, Value) {
     match shape.errors {
         ErrorStyle::IsError => (StatusCode::OK, json!({"isError": true, "message": message})),
         ErrorStyle::Http => (StatusCode::UNPROCESSABLE_ENTITY, json!({"error": message})),
@@ -219,6 +219,6 @@ pub fn rejection(shape: &Shape, message: &str) -> (StatusCode, Value) {
 }
 
 /// Transport-level refusals (auth, malformed input, faults): always an HTTP status.
-pub fn error(message: &str) -> Value {
+pub(crate) fn error(message: &str) -> Value {
     json!({"error": message})
 }

@@ -25,7 +25,7 @@ use crate::money::Money;
 
 type App = State<Arc<Shared>>;
 
-pub fn router(shared: Arc<Shared>, prefix: &str, body_limit: usize) -> Router {
+pub(crate) fn router(shared: Arc<Shared>, prefix: &str, body_limit: usize) -> Router {
     let p = |path: &str| format!("{prefix}{path}");
     Router::new()
         .route(&p("/rest/Project/addSimpleProjectAndContent"), post(add_project))

@@ -7,21 +7,21 @@
 use base64::Engine as _;
 use tokio::time::Instant;
 
-pub use super::entities::{Donor, Offer, Search};
+pub(crate) use super::entities::{Donor, Offer, Search};
 use super::faults::Prng;
 use super::state::{Outcome, World};
 use crate::money::Money;
 
 /// One poll's answer.
 #[derive(Debug, Clone)]
-pub enum Poll {
+pub(crate) enum Poll {
     Pending,
     Ready(Vec<(Donor, Offer)>),
 }
 
 /// Why a poll is refused outright (not a pending answer).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PollError {
+pub(crate) enum PollError {
     UnknownJob,
     MetaDataChanged,
 }
@@ -41,7 +41,7 @@ fn meta_data(rng: &mut Prng, seq: u64) -> String {
 
 impl World {
     /// Operation 3: queues a search for donors priced within `[from, to]`.
-    pub fn start_search(
+    pub(crate) fn start_search(
         &mut self,
         url_id: i64,
         from: Option<Money>,
@@ -103,7 +103,7 @@ impl World {
     }
 
     /// Operation 4: `meta_data` must be exactly what operation 3 gave for this job.
-    pub fn poll_search(
+    pub(crate) fn poll_search(
         &mut self,
         job: &str,
         meta_data: &str,

@@ -26,7 +26,7 @@ use super::state::{Rejection, World};
 
 /// Why an operation did not succeed, by how it is answered.
 #[derive(Debug)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// Unreadable input: 400 (or 415 for a missing JSON content type).
     Malformed(StatusCode, String),
     /// Readable but refused: `isError: true` or 422, per the error style.
@@ -42,7 +42,7 @@ impl From<Rejection> for Refusal {
 }
 
 impl Refusal {
-    pub fn bad(message: impl Into<String>) -> Self {
+    pub(crate) fn bad(message: impl Into<String>) -> Self {
         Refusal::Malformed(StatusCode::BAD_REQUEST, message.into())
     }
 
@@ -55,9 +55,9 @@ impl Refusal {
     }
 }
 
-pub type Answer = Result<(StatusCode, Value), Refusal>;
+pub(crate) type Answer = Result<(StatusCode, Value), Refusal>;
 
-pub struct Shared {
+pub(crate) struct Shared {
     world: Mutex<World>,
     /// Woken when the behaviour changes, so the periodic autobuyer reads its new period.
     pub behaviour_changed: tokio::sync::Notify,
@@ -80,7 +80,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    pub fn new(cfg: &SandboxConfig) -> Arc<Self> {
+    pub(crate) fn new(cfg: &SandboxConfig) -> Arc<Self> {
         Arc::new(Shared {
             world: Mutex::new(World::new(cfg)),
             behaviour_changed: tokio::sync::Notify::new(),
@@ -90,20 +90,20 @@ impl Shared {
         })
     }
 
-    pub fn world(&self) -> MutexGuard<'_, World> {
+    pub(crate) fn world(&self) -> MutexGuard<'_, World> {
         lock(&self.world)
     }
 
-    pub fn faults(&self) -> MutexGuard<'_, FaultState> {
+    pub(crate) fn faults(&self) -> MutexGuard<'_, FaultState> {
         lock(&self.faults)
     }
 
-    pub fn auth(&self) -> MutexGuard<'_, Auth> {
+    pub(crate) fn auth(&self) -> MutexGuard<'_, Auth> {
         lock(&self.auth)
     }
 
     /// Runs one operation through the whole pipeline.
-    pub async fn handle<F>(&self, op: Op, headers: &HeaderMap, execute: F) -> Response
+    pub(crate) async fn handle<F>(&self, op: Op, headers: &HeaderMap, execute: F) -> Response
     where
         F: FnOnce(&mut World, &Shape) -> Answer,
     {
@@ -206,7 +206,10 @@ impl Drop for Abandoned<'_> {
 }
 
 /// The body as `T`: a JSON content type is required (415), and the JSON must fit `T` (400).
-pub fn json_body<T: DeserializeOwned>(headers: &HeaderMap, body: &Bytes) -> Result<T, Refusal> {
+pub(crate) fn json_body<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<T, Refusal> {
     let is_json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -224,7 +227,7 @@ pub fn json_body<T: DeserializeOwned>(headers: &HeaderMap, body: &Bytes) -> Resu
     serde_json::from_slice(body).map_err(|e| Refusal::bad(format!("malformed JSON body: {e}")))
 }
 
-pub fn reply(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn reply(status: StatusCode, body: &Value) -> Response {
     let text = serde_json::to_vec(body).unwrap_or_default();
     (status, [(header::CONTENT_TYPE, "application/json")], text).into_response()
 }

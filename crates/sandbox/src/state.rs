@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use crate::clock::SharedClock;
 
 use super::config::SandboxConfig;
-pub use super::entities::Params;
+pub(crate) use super::entities::Params;
 use super::entities::{Autobuyer, Donor, Filter, Offer, Placement, Search};
 use super::faults::Prng;
 use super::ops::Op;
@@ -22,32 +22,32 @@ use crate::money::Money;
 
 /// A request the marketplace refuses (`isError: true`, or 422 in the `http` error style).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection(pub String);
+pub(crate) struct Rejection(pub String);
 
 impl Rejection {
-    pub fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         Rejection(message.into())
     }
 }
 
-pub type Outcome<T> = Result<T, Rejection>;
+pub(crate) type Outcome<T> = Result<T, Rejection>;
 
 #[derive(Debug, Clone)]
-pub struct Project {
+pub(crate) struct Project {
     pub id: i64,
     pub domain: String,
     pub host: String,
 }
 
 #[derive(Debug, Clone)]
-pub struct PromotedUrl {
+pub(crate) struct PromotedUrl {
     pub id: i64,
     pub project_id: i64,
     pub url: String,
 }
 
 #[derive(Debug, Clone)]
-pub struct Text {
+pub(crate) struct Text {
     pub id: i64,
     pub url_id: i64,
     pub text: String,
@@ -55,7 +55,7 @@ pub struct Text {
 
 /// Settings that shape behaviour but never change after start.
 #[derive(Debug, Clone)]
-pub struct Rules {
+pub(crate) struct Rules {
     pub donors_per_search: usize,
     pub ready_after_polls: u32,
     pub ready_after: Duration,
@@ -64,7 +64,7 @@ pub struct Rules {
     pub max_entities: usize,
 }
 
-pub struct World {
+pub(crate) struct World {
     pub rules: Rules,
     /// Switchable at run time (`__sandbox/behaviour`), unlike `rules`.
     pub behaviour: super::behaviour::Behaviour,
@@ -97,7 +97,7 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(cfg: &SandboxConfig) -> Self {
+    pub(crate) fn new(cfg: &SandboxConfig) -> Self {
         let mut rng = Prng::new(cfg.seed);
         let inventory = super::entities::inventory(&mut rng, cfg);
         World {
@@ -137,31 +137,31 @@ impl World {
     }
 
     /// Ids are unique across every kind of entity, so a client that mixes them up is caught.
-    pub fn fresh_id(&mut self) -> i64 {
+    pub(crate) fn fresh_id(&mut self) -> i64 {
         self.next_id += 1;
         self.next_id
     }
 
-    pub fn count(&mut self, op: Op, outcome: &'static str) {
+    pub(crate) fn count(&mut self, op: Op, outcome: &'static str) {
         *self.requests.entry((op, outcome)).or_default() += 1;
     }
 
     /// Refuses growth past the configured cap so a runaway client cannot exhaust memory.
-    pub fn ensure_room(&self, len: usize, what: &str) -> Outcome<()> {
+    pub(crate) fn ensure_room(&self, len: usize, what: &str) -> Outcome<()> {
         if len >= self.rules.max_entities {
             return Err(Rejection::new(format!("too many {what} in the sandbox")));
         }
         Ok(())
     }
 
-    pub fn project(&self, id: i64) -> Outcome<&Project> {
+    pub(crate) fn project(&self, id: i64) -> Outcome<&Project> {
         self.projects
             .get(&id)
             .ok_or_else(|| Rejection::new(format!("project {id} does not exist")))
     }
 
     /// Operation 1: a project with its main page URL and a text that is the domain name.
-    pub fn add_project(&mut self, domain: &str) -> Outcome<(i64, i64, i64)> {
+    pub(crate) fn add_project(&mut self, domain: &str) -> Outcome<(i64, i64, i64)> {
         let url = validate::absolute_http_url(domain).map_err(Rejection)?;
         self.ensure_room(self.projects.len(), "projects")?;
         let host = validate::host_of(&url);
@@ -181,7 +181,7 @@ impl World {
     }
 
     /// The id of `url` in the project, creating it when new.
-    pub fn insert_url(&mut self, project_id: i64, url: &str) -> i64 {
+    pub(crate) fn insert_url(&mut self, project_id: i64, url: &str) -> i64 {
         let key = (project_id, url.to_string());
         if let Some(id) = self.url_index.get(&key) {
             return *id;
@@ -201,7 +201,7 @@ impl World {
     }
 
     /// The id of `text` on the URL, creating it when new.
-    pub fn insert_text(&mut self, url_id: i64, text: &str) -> i64 {
+    pub(crate) fn insert_text(&mut self, url_id: i64, text: &str) -> i64 {
         let key = (url_id, text.to_string());
         if let Some(id) = self.text_index.get(&key) {
             return *id;
@@ -214,7 +214,7 @@ impl World {
     }
 
     /// Operation 2, validated as a whole before anything is added.
-    pub fn add_texts(
+    pub(crate) fn add_texts(
         &mut self,
         project_id: i64,
         items: &[(String, Vec<String>)],
@@ -256,7 +256,7 @@ impl World {
             .collect())
     }
 
-    pub fn url_in_project(&self, project_id: i64, url_id: i64) -> Outcome<&PromotedUrl> {
+    pub(crate) fn url_in_project(&self, project_id: i64, url_id: i64) -> Outcome<&PromotedUrl> {
         match self.urls.get(&url_id) {
             Some(u) if u.project_id == project_id => Ok(u),
             _ => Err(Rejection::new(format!(
@@ -265,14 +265,14 @@ impl World {
         }
     }
 
-    pub fn now(&self) -> DateTime<Utc> {
+    pub(crate) fn now(&self) -> DateTime<Utc> {
         self.clock.now()
     }
 }
 
 /// What operation 2 answers for one URL: its id and `(textId, text)` pairs.
 #[derive(Debug, Clone)]
-pub struct AddedUrl {
+pub(crate) struct AddedUrl {
     pub url_id: i64,
     pub url: String,
     pub texts: Vec<(i64, String)>,

@@ -5,7 +5,7 @@
 use url::Url;
 
 /// Parses an absolute http(s) URL with a host; the error says what is wrong.
-pub fn absolute_http_url(text: &str) -> Result<Url, String> {
+pub(crate) fn absolute_http_url(text: &str) -> Result<Url, String> {
     let url = Url::parse(text).map_err(|e| format!("`{text}` is not an absolute URL: {e}"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!("`{text}` is not an http(s) URL"));
@@ -17,18 +17,18 @@ pub fn absolute_http_url(text: &str) -> Result<Url, String> {
 }
 
 /// The host a project's URLs must live on (lower-cased by the URL parser).
-pub fn host_of(url: &Url) -> String {
+pub(crate) fn host_of(url: &Url) -> String {
     url.host_str().unwrap_or_default().to_string()
 }
 
 /// `url` is on `domain_host` itself or one of its subdomains.
-pub fn on_domain(url: &Url, domain_host: &str) -> bool {
+pub(crate) fn on_domain(url: &Url, domain_host: &str) -> bool {
     let host = host_of(url);
     host == domain_host || host.ends_with(&format!(".{domain_host}"))
 }
 
 /// Exactly one `#a#`, then exactly one `#/a#`, with a non-blank anchor between them.
-pub fn anchor_text(text: &str) -> Result<(), String> {
+pub(crate) fn anchor_text(text: &str) -> Result<(), String> {
     let opens = text.matches("#a#").count();
     let closes = text.matches("#/a#").count();
     if opens != 1 || closes != 1 {

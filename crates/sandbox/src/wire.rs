@@ -8,31 +8,31 @@ use super::state::Params;
 use crate::money::Money;
 
 #[derive(Debug, Deserialize)]
-pub struct AddProject {
+pub(crate) struct AddProject {
     pub domain: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AddTexts {
+pub(crate) struct AddTexts {
     pub urls_texts: Vec<UrlTexts>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct UrlTexts {
+pub(crate) struct UrlTexts {
     pub url: String,
     pub texts: Vec<TextItem>,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct TextItem {
+pub(crate) struct TextItem {
     pub text: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 /// `pagesExtra` (null in the known use, type otherwise unknown) is accepted and ignored.
-pub struct Buy {
+pub(crate) struct Buy {
     pub force_seo_wait: i64,
     pub link_type_id: i64,
     #[serde(default)]
@@ -44,7 +44,7 @@ pub struct Buy {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BuyPage {
+pub(crate) struct BuyPage {
     pub page_id: i64,
     pub url_id: i64,
     pub text_id: i64,
@@ -52,7 +52,7 @@ pub struct BuyPage {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CreateAutobuyer {
+pub(crate) struct CreateAutobuyer {
     pub autobuyer_common: AutobuyerCommon,
     pub search_filter_id: i64,
     pub urls: Vec<AutobuyerUrl>,
@@ -60,21 +60,21 @@ pub struct CreateAutobuyer {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AutobuyerCommon {
+pub(crate) struct AutobuyerCommon {
     pub name: String,
     pub is_auto_approve: bool,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AutobuyerUrl {
+pub(crate) struct AutobuyerUrl {
     pub url_id: i64,
     pub settings: AutobuyerSettings,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AutobuyerSettings {
+pub(crate) struct AutobuyerSettings {
     pub monthly_budget: Number,
     pub total_links_limit: i64,
     pub daily_links_limit: i64,
@@ -82,13 +82,13 @@ pub struct AutobuyerSettings {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct AutobuyerIds {
+pub(crate) struct AutobuyerIds {
     pub autobuyers_ids: Vec<i64>,
 }
 
 /// Reads an optional rubles field of a free-form object: absent or null is `None`; a value
 /// that is not a number with at most two decimals is malformed.
-pub fn rubles_field(params: &Params, key: &str) -> Result<Option<Money>, String> {
+pub(crate) fn rubles_field(params: &Params, key: &str) -> Result<Option<Money>, String> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => Money::from_json_number(n)
@@ -99,7 +99,7 @@ pub fn rubles_field(params: &Params, key: &str) -> Result<Option<Money>, String>
 }
 
 /// Reads a required string field of a free-form object.
-pub fn string_field(params: &Params, key: &str) -> Result<String, String> {
+pub(crate) fn string_field(params: &Params, key: &str) -> Result<String, String> {
     match params.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(format!("{key} must be a string, got {other}")),
