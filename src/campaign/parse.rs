@@ -350,7 +350,10 @@ mod tests {
         let found = messages(yaml);
 
         assert_eq!(found.len(), 2, "{found:#?}");
-        assert!(found[0].starts_with("7:12: `lots` is not an amount"), "{found:#?}");
+        assert!(
+            found[0].starts_with("7:12: `lots` is not an amount"),
+            "{found:#?}"
+        );
         assert!(
             found[1].starts_with("14:3: unknown key `per_rnu`: did you mean `per_run`?"),
             "{found:#?}"

@@ -16,6 +16,7 @@
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
+//! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
@@ -28,4 +29,5 @@ pub mod plan;
 pub(crate) mod policy;
 pub mod recorded;
 pub(crate) mod replace;
+pub mod spread;
 pub(crate) mod stall;

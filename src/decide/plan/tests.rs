@@ -101,6 +101,8 @@ fn budget_snapshot(c: &Campaign, committed: Money, total: u32, today: u32) -> Bu
         links_today: today,
         daily_cap: c.budget.daily_links,
         total_cap: c.budget.total_links,
+        day: None,
+        committed_today: Money::ZERO,
     }
 }
 
@@ -216,7 +218,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
 prop_compose! {
     fn arb_budget()(monthly in 0i64..5000, max_price in 1i64..300, daily in 1u32..10, total in 1u32..50)
         -> Budget {
-        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None }
+        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None, pacing: Default::default() }
     }
 }
 
@@ -230,6 +232,7 @@ fn an_adopted_campaign_without_buy_rounds_is_not_blocked_by_a_list_that_may_be_c
         daily_links: 5,
         total_links: 50,
         unknown_link_rent: Some(rub(100)),
+        pacing: Default::default(),
     };
     let mut c = campaign(&[1], 0, &[], budget, 1, false);
     c.project_id = Some(4711);
