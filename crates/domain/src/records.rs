@@ -94,7 +94,7 @@ pub struct BudgetSnapshot {
     #[serde(default)]
     pub day: Option<chrono::NaiveDate>,
     /// The rent buy rounds' purchases reserved on `day` and did not release: in flight,
-    /// uncertain or bought (issue 33; what even pacing counts against the day's share).
+    /// uncertain or bought (issue 33; what an even spread counts against the day's share).
     #[serde(default)]
     pub committed_today: Money,
 }
