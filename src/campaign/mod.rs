@@ -50,7 +50,7 @@ pub use invalid::{InvalidFile, InvalidFiles, file_key};
 pub use load::{MAX_FILES, load_bytes, load_dir, load_paths};
 pub use model::{
     Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,
-    LoadReport, LoadedCampaign, PromotedUrl, SearchSettings,
+    LoadReport, LoadedCampaign, Pacing, PromotedUrl, SearchSettings,
 };
 pub use parse::MAX_FILE_BYTES;
 pub use revision::{AtRevision, RevisionError, load_at_revision};

@@ -66,6 +66,29 @@ pub struct Budget {
     /// What a held link the list shows without a rent counts (required with `project_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unknown_link_rent: Option<Money>,
+    // --- pacing (issue 33) ---
+    /// How buy rounds spend what is left of `monthly` (`asap` is left out of the serialized
+    /// campaign, so files without the key serialize as before).
+    #[serde(skip_serializing_if = "Pacing::is_asap")]
+    pub pacing: Pacing,
+}
+
+/// How buy rounds spend what is left of the cap over a month.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// As soon as rounds find links within the caps.
+    #[default]
+    Asap,
+    /// Each day at most its share: what is left over the days left in the month
+    /// (`decide::spread`).
+    Even,
+}
+
+impl Pacing {
+    fn is_asap(&self) -> bool {
+        *self == Pacing::Asap
+    }
 }
 
 /// Invariants: `1 <= per_run <= budget.daily_links`, `schedule` parses with [`super::parse_schedule`]

@@ -125,8 +125,9 @@ fn every_problem(text: &str, first: YamlError) -> Problems {
 }
 
 /// `text` read past the problem at `pos`: without its line, or with the first stand-in after
-/// which the parser no longer stops at `pos` (a stand-in that only moves the error to a
-/// syntax error is not taken).
+/// which the parser goes on past it (a stand-in that only moves the error to a syntax error,
+/// or to a problem at or before the stand-in's own end, is not taken: that problem would be
+/// the stand-in's, a type the file does not have).
 fn get_past(text: &str, pos: Pos, how: &Recovery) -> Option<String> {
     let lines: Vec<&str> = text.split('\n').collect();
     let at = pos.line.checked_sub(1).filter(|&i| i < lines.len())?;
@@ -149,27 +150,39 @@ fn get_past(text: &str, pos: Pos, how: &Recovery) -> Option<String> {
                 let mut next = lines.clone();
                 next[at] = &line;
                 let candidate = next.join("\n");
+                let past = Pos::new(pos.line, pos.column + stand_in.chars().count());
                 match serde_saphyr::from_str_with_options::<RawCampaign>(&candidate, options()) {
                     Ok(_) => Some(candidate),
-                    Err(e) if error_pos(&e) != pos && recovery(&e).is_some() => Some(candidate),
+                    Err(e) if after(error_pos(&e), past) && recovery(&e).is_some() => {
+                        Some(candidate)
+                    }
                     Err(_) => None,
                 }
             }),
     }
 }
 
+/// Whether `a` comes at or after `b` in the file.
+fn after(a: Pos, b: Pos) -> bool {
+    (a.line, a.column) >= (b.line, b.column)
+}
+
 /// `line` with the value starting at character `column` (1-based) replaced: up to the next
-/// `,`, `}` or `]` inside a flow collection, else up to a comment or the end of the line.
+/// `,`, `}` or `]` inside a flow collection, else up to a comment or the end of the line. The
+/// blanks before a comment are kept: `1# …` would be one plain scalar, comment and all.
 fn replace_value(line: &str, column: usize, stand_in: &str) -> Option<String> {
     let chars: Vec<char> = line.chars().collect();
     let start = column.checked_sub(1).filter(|&c| c < chars.len())?;
     let in_flow = chars[..start].iter().any(|c| *c == '{' || *c == '[');
-    let end = (start..chars.len())
+    let mut end = (start..chars.len())
         .find(|&i| {
             (in_flow && matches!(chars[i], ',' | '}' | ']'))
-                || (chars[i] == '#' && i > start && chars[i - 1] == ' ')
+                || (chars[i] == '#' && i > start && chars[i - 1].is_whitespace())
         })
         .unwrap_or(chars.len());
+    while end > start && chars[end - 1].is_whitespace() {
+        end -= 1;
+    }
     let before: String = chars[..start].iter().collect();
     let after: String = chars[end..].iter().collect();
     Some(format!("{before}{stand_in}{after}"))
@@ -327,6 +340,36 @@ mod tests {
             typo.len(),
             1,
             "the typo, not also `missing key budget`: {typo:#?}"
+        );
+    }
+
+    #[test]
+    fn a_type_error_before_a_comment_does_not_hide_a_misspelt_key_nor_invent_a_type() {
+        let yaml = "name: t\ndomain: https://t.example\nurls:\n  - url: https://t.example/a\n    texts: [\"#a#a#/a#\"]\nbudget:\n  monthly: lots     # the cap: held links + autobuyers\n  max_link_price: 100\n  daily_links: 5\n  total_links: 50\nbuy:\n  schedule: \"0 9 * * *\"\n  link_type_id: 1\n  per_rnu: 5   # per round\n";
+
+        let found = messages(yaml);
+
+        assert_eq!(found.len(), 2, "{found:#?}");
+        assert!(
+            found[0].starts_with("7:12: `lots` is not an amount"),
+            "{found:#?}"
+        );
+        assert!(
+            found[1].starts_with("14:3: unknown key `per_rnu`: did you mean `per_run`?"),
+            "{found:#?}"
+        );
+        assert!(!found.iter().any(|f| f.contains("sequence")), "{found:#?}");
+    }
+
+    #[test]
+    fn a_stand_in_keeps_the_blanks_before_a_comment() {
+        assert_eq!(
+            replace_value("  monthly: lots   # rubles", 12, "1").as_deref(),
+            Some("  monthly: 1   # rubles")
+        );
+        assert_eq!(
+            replace_value("budget: {monthly: lots , daily_links: 5}", 19, "1").as_deref(),
+            Some("budget: {monthly: 1 , daily_links: 5}")
         );
     }
 

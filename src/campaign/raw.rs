@@ -93,6 +93,18 @@ pub(super) struct RawBudget {
     /// What a held link counts against `monthly` when the link list shows no rent for it (rubles). Required with `project_id`: links bought by hand or by an adopted autobuyer count at their own rent, or at this, never at a lower guess.
     #[serde(default)]
     pub unknown_link_rent: Option<At<Money>>,
+    // --- pacing (issue 33) ---
+    /// How buy rounds spend what is left of `monthly`: `asap` (default) as soon as rounds find links; `even`: each day at most what is left divided over the days left in the month (UTC), counting the rent of the links rounds bought that day. Autobuyers' budgets count when they start, either way.
+    #[serde(default)]
+    pub pacing: Option<At<RawPacing>>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(rename = "Pacing")]
+pub(super) enum RawPacing {
+    Asap,
+    Even,
 }
 
 /// Buy rounds run by the daemon on a schedule.

@@ -12,9 +12,9 @@ use super::checks::{
 use super::diag::Problems;
 use super::extra::Split;
 use super::model::{
-    Autobuyer, AutobuyerState, Budget, BuyRounds, DonorOrder, Filter, SearchSettings,
+    Autobuyer, AutobuyerState, Budget, BuyRounds, DonorOrder, Filter, Pacing, SearchSettings,
 };
-use super::raw::{RawBudget, RawBuy, RawFilter, RawOrder};
+use super::raw::{RawBudget, RawBuy, RawFilter, RawOrder, RawPacing};
 use super::rules;
 use super::span::{At, Pos};
 use crate::money::Money;
@@ -57,6 +57,10 @@ pub(super) fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
         daily_links,
         total_links,
         unknown_link_rent: raw.unknown_link_rent.as_ref().map(|m| m.value),
+        pacing: match raw.pacing.as_ref().map(|p| p.value) {
+            None | Some(RawPacing::Asap) => Pacing::Asap,
+            Some(RawPacing::Even) => Pacing::Even,
+        },
     };
     CheckedBudget {
         value,

@@ -19,6 +19,7 @@
 //! | [`listing`] | what one read of the project's link list shows and proves (absence only when shown complete) |
 //! | [`pass`] | what a pass reads first (the link list before planning, and whether that settles something) and which of the plan's actions it runs |
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
+//! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
@@ -34,4 +35,5 @@ pub(crate) mod policy;
 pub mod recorded;
 pub(crate) mod replace;
 pub mod round;
+pub mod spread;
 pub(crate) mod stall;

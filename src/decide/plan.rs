@@ -15,13 +15,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::campaign::{AutobuyerState, Campaign};
+use crate::campaign::{AutobuyerState, Campaign, Pacing};
 use crate::domain::market::UrlTexts;
-use crate::domain::records::{AutobuyerRecord, SwitchState};
+use crate::domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
 use crate::money::Money;
 
 use super::choose::RoundLimits;
 use super::recorded::Recorded;
+use super::spread::TodayShare;
 
 /// One thing the engine will do for a campaign. A pass runs them in the order `plan`
 /// lists them: settle, free creations, releases, acquisitions, the round, the link sync.
@@ -233,6 +234,10 @@ pub struct MoneyView {
     pub total_links_cap: u32,
     pub links_today: u32,
     pub daily_links_cap: u32,
+    /// Under even pacing, today's share for buy rounds after this pass's releases and
+    /// acquisitions (issue 33); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub today_share: Option<TodayShare>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -318,18 +323,39 @@ impl CampaignPlan {
 }
 
 /// What the next round may buy, given the campaign and what is already committed.
+/// Under even pacing the money is also bounded by what is left of today's share.
 pub(crate) fn round_limits(c: &Campaign, r: &Recorded) -> Option<RoundLimits> {
     let buy = c.buy.as_ref()?;
     let b = &r.budget;
+    let headroom = Money::saturating_headroom(b.cap, b.committed);
+    let monthly_headroom = match (c.budget.pacing, today_share(c, b)) {
+        (Pacing::Asap, _) => headroom,
+        (Pacing::Even, Some(s)) => headroom.min(s.left),
+        // No day read (never from the journal the engine buys with): nothing, not everything.
+        (Pacing::Even, None) => Money::ZERO,
+    };
     Some(RoundLimits {
         order: buy.order,
         seed: r.budget.links_total as u64 ^ r.budget.committed.kopecks() as u64,
         per_run: buy.per_run,
         max_price: c.budget.max_link_price,
-        monthly_headroom: Money::saturating_headroom(b.cap, b.committed),
+        monthly_headroom,
         daily_left: b.daily_cap.saturating_sub(b.links_today),
         total_left: b.total_cap.saturating_sub(b.links_total),
     })
+}
+
+/// Today's share of what is left for buy rounds, when the campaign paces evenly and the
+/// journal was read for a day (`None` otherwise).
+pub(crate) fn today_share(c: &Campaign, b: &BudgetSnapshot) -> Option<TodayShare> {
+    match (c.budget.pacing, b.day) {
+        (Pacing::Even, Some(day)) => Some(super::spread::today_share(
+            day,
+            Money::saturating_headroom(b.cap, b.committed),
+            b.committed_today,
+        )),
+        _ => None,
+    }
 }
 
 /// The money a pass moves, in the order it moves it: releases first, then acquisitions
@@ -400,6 +426,9 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     {
         p.money = money_view(r, &t, *worst_case);
     }
+    let mut after = r.budget.clone();
+    after.committed = t.after();
+    p.money.today_share = today_share(c, &after);
     p.actions.push(Action::SyncLinks);
     p
 }
@@ -818,6 +847,16 @@ fn buy_action(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
     };
     let max_links = limits.max_links();
     let worst = limits.worst_case();
+    if let Some(s) = today_share(c, &after.budget).filter(|s| s.left == Money::ZERO)
+        && max_links > 0
+        && Money::saturating_headroom(after.budget.cap, after.budget.committed) > Money::ZERO
+    {
+        p.notices.push(format!(
+            "the next buy round can buy nothing today: even pacing's share for {} ({} RUB) is used              ({} RUB); rounds buy again tomorrow",
+            s.day, s.share, s.used
+        ));
+        return;
+    }
     if max_links == 0 || worst == Money::ZERO {
         p.notices
             .push("the next buy round can buy nothing: a link or money limit is reached".into());
@@ -848,6 +887,7 @@ fn money_view(r: &Recorded, t: &Tally, round_worst: Money) -> MoneyView {
         total_links_cap: b.total_cap,
         links_today: b.links_today,
         daily_links_cap: b.daily_cap,
+        today_share: None,
     }
 }
 

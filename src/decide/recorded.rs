@@ -92,6 +92,8 @@ impl Recorded {
             links_today: 0,
             daily_cap: caps.daily_links,
             total_cap: caps.total_links,
+            day: None,
+            committed_today: zero,
         };
         Recorded::with_budget(budget, halts)
     }

@@ -343,15 +343,17 @@ impl Reports<'_> {
         scope: &Scope<'_>,
         day: NaiveDate,
     ) -> Result<BTreeMap<String, CampaignJournal>, StoreError> {
-        let day = day_text(day);
+        let day_param = day_text(day);
         let rows = self
-            .rows_of(scope, Some(&day), |w| format!("{BUDGET_SELECT} WHERE {w}"))
+            .rows_of(scope, Some(&day_param), |w| {
+                format!("{BUDGET_SELECT} WHERE {w}")
+            })
             .await?;
         let mut out = BTreeMap::new();
         for r in &rows {
             let name: String = col(r, "campaign")?;
             if scope.wants(&name) {
-                out.insert(name, new_journal(snapshot_from_row(r)?));
+                out.insert(name, new_journal(snapshot_from_row(r, day)?));
             }
         }
         Ok(out)

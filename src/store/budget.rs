@@ -139,7 +139,7 @@ impl Campaigns<'_> {
             .await
             .map_err(db("budget"));
         match self.done(row)? {
-            Some(row) => snapshot_from_row(&row),
+            Some(row) => snapshot_from_row(&row, day),
             None => Err(StoreError::NotFound {
                 what: format!("campaign `{campaign}`"),
             }),
@@ -160,7 +160,8 @@ impl Campaigns<'_> {
 }
 
 /// The budget rows and, computed independently of `committed`, where the money stands; `$1`
-/// is the day of `links_today`. Shared with the batch read (`batch.rs`), so both compute it alike.
+/// is the day of `links_today` and `committed_today` (purchases reserved that day and not
+/// released: a failed one's reservation went back). Shared with the batch read (`batch.rs`), so both compute it alike.
 macro_rules! budget_select {
     () => {
         "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
@@ -169,15 +170,20 @@ macro_rules! budget_select {
     CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS held_links, \
     CAST(COALESCE((SELECT SUM(counted) FROM foreign_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS foreign_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM autobuyers WHERE campaign = b.campaign), 0) AS BIGINT) AS autobuyers, \
-    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $1), 0) AS BIGINT) AS links_today \
+    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $1), 0) AS BIGINT) AS links_today, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND kind = 'purchase' \
+        AND reserve_day = $1 AND state IN ('in_flight', 'uncertain', 'succeeded')), 0) AS BIGINT) AS committed_today \
     FROM budgets b"
     };
 }
 pub(super) const BUDGET_SELECT: &str = budget_select!();
 pub(super) const BUDGET_SQL: &str = concat!(budget_select!(), " WHERE b.campaign = $2");
 
-/// A row of [`BUDGET_SELECT`].
-pub(super) fn snapshot_from_row(row: &AnyRow) -> Result<BudgetSnapshot, StoreError> {
+/// A row of [`BUDGET_SELECT`] read for `day`.
+pub(super) fn snapshot_from_row(
+    row: &AnyRow,
+    day: NaiveDate,
+) -> Result<BudgetSnapshot, StoreError> {
     let money = |name| col::<i64>(row, name).map(Money::from_kopecks);
     Ok(BudgetSnapshot {
         cap: money("cap")?,
@@ -193,5 +199,7 @@ pub(super) fn snapshot_from_row(row: &AnyRow) -> Result<BudgetSnapshot, StoreErr
         links_today: count(row, "links_today")?,
         daily_cap: count(row, "daily_links")?,
         total_cap: count(row, "total_links")?,
+        day: Some(day),
+        committed_today: money("committed_today")?,
     })
 }

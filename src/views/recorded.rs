@@ -77,7 +77,9 @@ impl Recorded {
     ) -> Result<Recorded, StoreError> {
         match Recorded::load(store, &c.name, today).await {
             Err(StoreError::NotFound { .. }) => {
-                Recorded::unrecorded(store, &crate::decide::caps::caps(c)).await
+                let mut r = Recorded::unrecorded(store, &crate::decide::caps::caps(c)).await?;
+                r.budget.day = Some(today);
+                Ok(r)
             }
             other => other,
         }

@@ -38,7 +38,12 @@ impl Recorded {
             .iter()
             .map(|c| match known.remove(&c.name) {
                 Some(r) => r,
-                None => Recorded::unrecorded_with(&crate::decide::caps::caps(c), global.clone()),
+                None => {
+                    let mut r =
+                        Recorded::unrecorded_with(&crate::decide::caps::caps(c), global.clone());
+                    r.budget.day = Some(today);
+                    r
+                }
             })
             .collect())
     }

@@ -548,5 +548,12 @@ pub fn render_plan(p: &CampaignPlan) -> String {
         "  links: today {}/{}, total {}/{}",
         m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap
     );
+    if let Some(s) = &m.today_share {
+        let _ = writeln!(
+            o,
+            "  today's share ({}, spread evenly over the month): {} RUB/month, buy rounds used {}, {} left",
+            s.day, s.share, s.used, s.left
+        );
+    }
     o
 }

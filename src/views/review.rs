@@ -316,6 +316,13 @@ fn render_money(o: &mut String, p: &CampaignPlan) {
         "Links: today {}/{}, total {}/{}.\n",
         m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap
     );
+    if let Some(s) = &m.today_share {
+        let _ = writeln!(
+            o,
+            "Today's share ({}, spread evenly over the month): {} RUB/month; buy rounds used {}, {} left.\n",
+            s.day, s.share, s.used, s.left
+        );
+    }
 }
 
 /// Text made inert in Markdown: markup characters are backslash-escaped, `<`/`>` become

@@ -70,7 +70,10 @@ impl RecordedState {
         match self.campaigns.remove(&c.name) {
             Some(r) => r,
             None => {
-                Recorded::unrecorded_with(&crate::decide::caps::caps(c), self.global_halts.clone())
+                let caps = crate::decide::caps::caps(c);
+                let mut r = Recorded::unrecorded_with(&caps, self.global_halts.clone());
+                r.budget.day = Some(self.at.date_naive());
+                r
             }
         }
     }

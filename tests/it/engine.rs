@@ -37,6 +37,8 @@ mod month;
 mod operator;
 #[path = "engine/outcomes.rs"]
 mod outcomes;
+#[path = "engine/pacing.rs"]
+mod pacing;
 #[path = "engine/partial_truth.rs"]
 mod partial_truth;
 #[path = "engine/probe.rs"]
@@ -104,6 +106,7 @@ on_both_backends!(
     replace::a_spec_changed_back_is_created_again,
     replace::a_replacement_the_cap_refuses_stops_nothing,
     steady_state::a_converged_campaign_costs_one_link_list_call_per_reconciliation,
+    pacing::even_pacing_spreads_the_cap_over_the_days_left_in_the_month,
 );
 
 /// `plan` on an SQLite journal that does not exist yet (the backend is the point).

@@ -48,6 +48,7 @@ on_both_backends!(
     budget::autobuyer_budget_is_held_until_its_confirmed_stop_is_settled,
     budget::price_that_differs_from_the_reservation_adjusts_the_commitment,
     budget::lowering_a_cap_keeps_the_commitment,
+    budget::committed_today_counts_the_days_purchases_that_kept_their_reservation,
     leases::fenced_lease_writes_nothing,
     leases::takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain,
     leases::lease_is_renewed_by_its_holder_only,

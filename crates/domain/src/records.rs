@@ -89,6 +89,14 @@ pub struct BudgetSnapshot {
     pub links_today: u32,
     pub daily_cap: u32,
     pub total_cap: u32,
+    /// The UTC day `links_today` and `committed_today` are of; `None` when nothing was read
+    /// for a day (a campaign the journal has not seen).
+    #[serde(default)]
+    pub day: Option<chrono::NaiveDate>,
+    /// The rent buy rounds' purchases reserved on `day` and did not release: in flight,
+    /// uncertain or bought (issue 33; what an even spread counts against the day's share).
+    #[serde(default)]
+    pub committed_today: Money,
 }
 
 impl BudgetSnapshot {

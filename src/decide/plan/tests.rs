@@ -101,6 +101,8 @@ fn budget_snapshot(c: &Campaign, committed: Money, total: u32, today: u32) -> Bu
         links_today: today,
         daily_cap: c.budget.daily_links,
         total_cap: c.budget.total_links,
+        day: None,
+        committed_today: Money::ZERO,
     }
 }
 
@@ -216,7 +218,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
 prop_compose! {
     fn arb_budget()(monthly in 0i64..5000, max_price in 1i64..300, daily in 1u32..10, total in 1u32..50)
         -> Budget {
-        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None }
+        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None, pacing: Default::default() }
     }
 }
 
@@ -230,6 +232,7 @@ fn an_adopted_campaign_without_buy_rounds_is_not_blocked_by_a_list_that_may_be_c
         daily_links: 5,
         total_links: 50,
         unknown_link_rent: Some(rub(100)),
+        pacing: Default::default(),
     };
     let mut c = campaign(&[1], 0, &[], budget, 1, false);
     c.project_id = Some(4711);
@@ -441,5 +444,90 @@ proptest! {
         apply(&c, &mut r, &p.actions);
         let again = plan_campaign(&c, &r, false);
         prop_assert!(!again.has_changes(), "{:?}", again.actions);
+    }
+}
+
+fn paced(budget: Budget) -> Budget {
+    Budget {
+        pacing: crate::campaign::Pacing::Even,
+        ..budget
+    }
+}
+
+fn round_worst(p: &CampaignPlan) -> Option<Money> {
+    p.actions.iter().find_map(|a| match a {
+        Action::BuyRound { worst_case, .. } => Some(*worst_case),
+        _ => None,
+    })
+}
+
+/// Even pacing: 1000 RUB left on the 21st of a 30-day month is 100 a day; a round of three
+/// links at 100 may add 100, and once rounds reserved it today, nothing until tomorrow.
+#[test]
+fn even_pacing_bounds_the_round_by_what_is_left_of_todays_share() {
+    let budget = arb_budget_of(1000, 100, 5, 50);
+    let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 21);
+    let asap = campaign(&[1], 0, &[], budget, 3, false);
+    let even = campaign(&[1], 0, &[], paced(budget), 3, false);
+    let mut r = recorded(budget_snapshot(&even, Money::ZERO, 0, 0));
+    r.budget.day = day;
+
+    assert_eq!(round_worst(&plan_campaign(&asap, &r, true)), Some(rub(300)));
+    let p = plan_campaign(&even, &r, true);
+    assert_eq!(round_worst(&p), Some(rub(100)));
+    let share = p.money.today_share.expect("shown under even pacing");
+    assert_eq!(
+        (share.share, share.used, share.left),
+        (rub(100), rub(0), rub(100))
+    );
+
+    let mut used = recorded(budget_snapshot(&even, rub(100), 1, 1));
+    used.budget.day = day;
+    used.budget.committed_today = rub(100);
+    let p = plan_campaign(&even, &used, true);
+    assert_eq!(round_worst(&p), None, "{:?}", p.actions);
+    assert!(
+        p.notices
+            .iter()
+            .any(|n| n.contains("can buy nothing today")),
+        "{:?}",
+        p.notices
+    );
+    assert_eq!(plan_campaign(&asap, &used, true).money.today_share, None);
+}
+
+fn arb_budget_of(monthly: i64, max_price: i64, daily: u32, total: u32) -> Budget {
+    Budget {
+        monthly: rub(monthly),
+        max_link_price: rub(max_price),
+        daily_links: daily,
+        total_links: total,
+        unknown_link_rent: None,
+        pacing: Default::default(),
+    }
+}
+
+proptest! {
+    /// Whatever the day and the money, a planned round under even pacing adds at most what
+    /// is left of today's share, and that is never more than the cap's headroom.
+    #[test]
+    fn an_evenly_paced_round_never_adds_more_than_todays_share_left(
+        budget in arb_budget(),
+        committed in 0i64..5000,
+        today_used in 0i64..5000,
+        day_of_year in 0u64..1096,
+        per_run in 1u32..5,
+    ) {
+        let c = campaign(&[1], 0, &[], paced(budget), per_run.min(budget.daily_links), false);
+        let mut r = recorded(budget_snapshot(&c, rub(committed), 0, 0));
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + chrono::Days::new(day_of_year);
+        r.budget.day = Some(day);
+        r.budget.committed_today = rub(today_used.min(committed));
+        let p = plan_campaign(&c, &r, true);
+        let share = p.money.today_share.expect("shown under even pacing");
+        prop_assert!(share.left <= Money::saturating_headroom(r.budget.cap, r.budget.committed));
+        if let Some(worst) = round_worst(&p) {
+            prop_assert!(worst <= share.left, "{worst} over {share:?}");
+        }
     }
 }

@@ -26,6 +26,8 @@ fn journal(c: &Campaign, committed: Money) -> Recorded {
         links_today: 0,
         daily_cap: c.budget.daily_links,
         total_cap: c.budget.total_links,
+        day: None,
+        committed_today: Money::ZERO,
     };
     Recorded::with_budget(budget, Vec::new())
 }

@@ -121,6 +121,8 @@ invalid_cases! {
     invalid_83_search_price_not_money_is_refused => "83-search-price-not-money",
     invalid_84_overcommit_autobuyers_plus_round_is_refused => "84-overcommit-autobuyers-plus-round",
     invalid_85_overcommit_autobuyers_alone_is_refused => "85-overcommit-autobuyers-alone",
+    invalid_86_budget_pacing_misspelt_is_refused => "86-budget-pacing-misspelt",
+    invalid_87_budget_pacing_key_misspelt_is_refused => "87-budget-pacing-key-misspelt",
 }
 
 #[test]

@@ -88,6 +88,16 @@ fn validate_reports_every_problem_of_a_file_with_line_and_column() {
     assert_snapshot_named("many-problems", &rendered(&report, ""));
 }
 
+/// Issue 33, item 7: after `monthly: lots` the misspelt `per_rnu` is still reported, and no
+/// stand-in's type ("invalid type: sequence") is named: the file has no sequence there.
+#[test]
+fn validate_after_a_type_error_reports_the_misspelt_key_and_no_invented_type() {
+    let report = load_paths(&[PathBuf::from("tests/campaigns/type-error-and-typo.yaml")]);
+    let text = rendered(&report, "");
+    assert!(!text.contains("invalid type"), "{text}");
+    assert_snapshot_named("type-error-and-typo", &text);
+}
+
 fn linkrunner(args: &[&str]) -> std::process::Output {
     crate::support::binary::command()
         .args(args)

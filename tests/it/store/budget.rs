@@ -181,3 +181,44 @@ pub async fn lowering_a_cap_keeps_the_commitment(db: TestDb) {
     );
     assert_books_balance(&db.store).await;
 }
+
+/// Issue 33: `committed_today` (what even pacing counts against the day's share) is the rent
+/// purchases reserved on the day read and did not release: bought, in flight and uncertain
+/// ones count; a failed one (its reservation went back), another day's and an autobuyer's
+/// budget do not.
+pub async fn committed_today_counts_the_days_purchases_that_kept_their_reservation(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(10_000, 10, 50)).await;
+    let bought = started(&db.store, &lease, purchase(1, 100)).await;
+    complete(
+        &db.store,
+        bought,
+        Outcome::Succeeded(purchased(1, Some(501), 100)),
+    )
+    .await;
+    started(&db.store, &lease, purchase(2, 30)).await;
+    let cut = started(&db.store, &lease, purchase(3, 20)).await;
+    complete(&db.store, cut, uncertain("timeout")).await;
+    let refused = started(&db.store, &lease, purchase(4, 7)).await;
+    complete(&db.store, refused, failed("rejected")).await;
+    let mut tomorrow = purchase(5, 1000);
+    tomorrow.reserve.as_mut().unwrap().day = today().succ_opt().unwrap();
+    started(&db.store, &lease, tomorrow).await;
+    let autobuyer = autobuyer_intent(IntentKind::CreateAutobuyer, "ab-today", 500);
+    started(&db.store, &lease, autobuyer).await;
+
+    let b = budget(&db.store).await;
+    assert_eq!(b.day, Some(today()));
+    assert_eq!(
+        b.committed_today,
+        rub(150),
+        "100 bought + 30 in flight + 20 uncertain"
+    );
+    let next = db
+        .store
+        .campaigns()
+        .budget(CAMPAIGN, today().succ_opt().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(next.committed_today, rub(1000));
+    assert_books_balance(&db.store).await;
+}
