@@ -23,6 +23,7 @@ pub(crate) mod board;
 pub(crate) mod health;
 mod history;
 pub(crate) mod page;
+pub(crate) mod picture;
 mod report;
 mod serve;
 mod site;
