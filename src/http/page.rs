@@ -114,7 +114,7 @@ pub(crate) fn render_detail(c: &CampaignStatus, days: &MonthDays, now: DateTime<
             o,
             "<h2>The month: commitment per day, {}</h2>{}",
             esc(&s.month),
-            super::picture::month_chart(&s, "campaign-month", &c.campaign)
+            super::picture::month_chart(&s, "campaign-month", &esc(&c.campaign))
         );
     }
     render_autobuyers(&mut o, c);

@@ -11,14 +11,13 @@
 //!   in its `<title>`.
 //!
 //! Pure functions of a [`DaySeries`] (`views::days`); pixel positions are floating point,
-//! the figures shown are the journal's kopecks.
+//! the figures shown are the journal's kopecks. A leaf of `http/`: the page's helpers
+//! (`super::page`) draw it, so it takes their text already escaped and imports none of them.
 
 use std::fmt::Write as _;
 
 use crate::money::Money;
 use crate::views::days::DaySeries;
-
-use super::page::esc;
 
 /// The chart's size in CSS pixels (it scales down on a narrow screen).
 const WIDTH: f64 = 640.0;
@@ -35,9 +34,10 @@ const TICKS: i64 = 4;
 const SPARK_WIDTH: f64 = 93.0;
 const SPARK_HEIGHT: f64 = 18.0;
 
-/// The month's chart of `s`: `id` names its elements (unique on the page), `what` says whose
-/// commitment it is ("every campaign", a campaign's name).
-pub(crate) fn month_chart(s: &DaySeries, id: &str, what: &str) -> String {
+/// The month's chart of `s`: `id` names its elements (unique on the page, `[a-z-]`),
+/// `what_html` says whose commitment it is ("every campaign", a campaign's name), already
+/// escaped for HTML.
+pub(crate) fn month_chart(s: &DaySeries, id: &str, what_html: &str) -> String {
     let mut o = String::with_capacity(4096);
     let top = axis_top(s);
     let pw = WIDTH - LEFT - RIGHT;
@@ -55,9 +55,9 @@ pub(crate) fn month_chart(s: &DaySeries, id: &str, what: &str) -> String {
          <desc id=\"{id}-desc\">{}</desc>",
         s.days,
         s.cap,
-        esc(what),
+        what_html,
         s.month,
-        esc(&figures(s))
+        figures(s)
     );
     for i in 0..=TICKS {
         let m = Money::from_kopecks(top.kopecks() / TICKS * i);
@@ -115,14 +115,15 @@ pub(crate) fn month_chart(s: &DaySeries, id: &str, what: &str) -> String {
     let _ = write!(
         o,
         "<figcaption id=\"{id}-text\">{}</figcaption>",
-        esc(&figures(s))
+        figures(s)
     );
     day_table(&mut o, s);
     o.push_str("</figure>");
     o
 }
 
-/// The figures of the month in words: the text alternative of the chart.
+/// The figures of the month in words: the text alternative of the chart. Only the month and
+/// amounts: nothing in it needs escaping.
 pub(crate) fn figures(s: &DaySeries) -> String {
     let day = s.closes.len();
     let now = s.closes.last().copied().unwrap_or(s.start);
@@ -131,12 +132,7 @@ pub(crate) fn figures(s: &DaySeries) -> String {
         s.month, s.start, s.days
     );
     if s.cap.kopecks() > 0 {
-        let _ = write!(
-            t,
-            " ({}% of the {} RUB cap)",
-            super::page::percent_of(now, s.cap, 100),
-            s.cap
-        );
+        let _ = write!(t, " ({}% of the {} RUB cap)", percent(now, s.cap), s.cap);
     } else {
         t.push_str(" (no cap)");
     }
@@ -236,6 +232,11 @@ fn nice_step(kopecks: i64) -> i64 {
     }
 }
 
+/// `used` in whole percent of `cap` (positive), rounded down, as the page's bars have it.
+fn percent(used: Money, cap: Money) -> i128 {
+    i128::from(used.kopecks().max(0)) * 100 / i128::from(cap.kopecks().max(1))
+}
+
 /// `m` as a share of `top`, 0 to 1.
 fn share(m: Money, top: Money) -> f64 {
     if top.kopecks() <= 0 {
@@ -324,9 +325,9 @@ mod tests {
     #[test]
     fn days_over_the_cap_are_marked_and_a_release_is_told_as_a_fall() {
         let s = november(&[3500, -1200], 2300, 3000);
-        let svg = month_chart(&s, "m", "<every campaign>");
+        let svg = month_chart(&s, "m", "every campaign");
         assert_eq!(svg.matches("class=\"day over\"").count(), 1, "{svg}");
-        assert!(svg.contains("of &lt;every campaign&gt; per day"), "{svg}");
+        assert!(svg.contains("of every campaign per day"), "{svg}");
         assert!(
             figures(&s).ends_with("the biggest move of a day: +3500 RUB on day 1."),
             "{}",
