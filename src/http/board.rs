@@ -345,9 +345,14 @@ pub(crate) fn render_board(
     render_pager(o, v, page, pages);
 }
 
-/// Every campaign's commitment per day of the month against the sum of their caps.
+/// Every campaign's commitment per day of the month against the cap that binds them: the
+/// account-wide cap when one is set below the sum of their caps, else that sum.
 fn render_month(o: &mut String, sum: &Summary, days: &MonthDays) {
-    let s = days.account(sum.monthly_commitment, sum.monthly_cap);
+    let (cap, whose) = match days.account_cap() {
+        Some(account) if account < sum.monthly_cap => (account, "the account cap"),
+        _ => (sum.monthly_cap, "the sum of their caps"),
+    };
+    let s = days.account(sum.monthly_commitment, cap);
     let _ = write!(
         o,
         "<section class=\"month\" id=\"month\"><h2>The month: commitment per day, {}</h2>{}</section>",
@@ -355,7 +360,7 @@ fn render_month(o: &mut String, sum: &Summary, days: &MonthDays) {
         month_chart(
             &s,
             "month-picture",
-            "every campaign (the cap: the sum of their caps)"
+            &format!("every campaign (the cap: {whose})")
         )
     );
 }
@@ -705,6 +710,26 @@ mod tests {
             "data-matching=\"10000\" data-total=\"10000\" data-page=\"7\" data-pages=\"50\""
         ));
         assert!(html.contains(">next</a>") && html.contains(">previous</a>"));
+    }
+
+    #[test]
+    fn the_months_picture_is_drawn_against_the_account_cap_when_it_binds() {
+        use crate::money::Money;
+        let all = statuses(3);
+        let now = chrono::Utc::now();
+        let sum = crate::views::summary::summarize(&all, 0, "2026-11", now);
+        let cap_of = |account: Option<i64>| {
+            let days = MonthDays::new(now, []).with_account_cap(account.map(Money::from_rubles));
+            let html = render_page(&all, &sum, &View::default(), &days, now);
+            let hook = "id=\"month-picture-cap\" data-value=\"";
+            let at = html.find(hook).unwrap() + hook.len();
+            let cap = html[at..].split('"').next().unwrap().to_string();
+            (cap, html.contains("(the cap: the account cap)"))
+        };
+        assert_eq!(sum.monthly_cap, Money::from_rubles(3003));
+        assert_eq!(cap_of(None), ("3003".to_string(), false));
+        assert_eq!(cap_of(Some(2500)), ("2500".to_string(), true));
+        assert_eq!(cap_of(Some(9000)), ("3003".to_string(), false));
     }
 
     #[test]

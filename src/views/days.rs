@@ -69,6 +69,8 @@ pub(crate) struct MonthDays {
     today: usize,
     account: Vec<i64>,
     campaigns: BTreeMap<String, Vec<i64>>,
+    /// The account-wide cap (issue 24), when one is set and was read (the list's month).
+    account_cap: Option<Money>,
 }
 
 impl MonthDays {
@@ -84,7 +86,19 @@ impl MonthDays {
                 .into_iter()
                 .map(|c| (c.to_string(), vec![0; today + 1]))
                 .collect(),
+            account_cap: None,
         }
+    }
+
+    /// With the account-wide cap `cap` (none: not set).
+    pub(crate) fn with_account_cap(mut self, cap: Option<Money>) -> Self {
+        self.account_cap = cap;
+        self
+    }
+
+    /// The account-wide cap, if one is set.
+    pub(crate) fn account_cap(&self) -> Option<Money> {
+        self.account_cap
     }
 
     /// The month whose days these are.
@@ -147,7 +161,8 @@ fn days_in(month: Month) -> u32 {
 }
 
 /// The current month's days read from the journal: one aggregate query, `kept` campaigns
-/// kept apart (the page's rows; one campaign on its own page).
+/// kept apart (the page's rows; one campaign on its own page). Of every campaign (`only`
+/// none), also the account-wide cap.
 pub(crate) async fn month_days(
     store: &Store,
     now: DateTime<Utc>,
@@ -160,7 +175,11 @@ pub(crate) async fn month_days(
         .reports()
         .ledger_days(month.start(), month.end(), only, |row| days.add(&row))
         .await?;
-    Ok(days)
+    if only.is_some() {
+        return Ok(days);
+    }
+    let cap = store.campaigns().account_budget().await?.cap;
+    Ok(days.with_account_cap(cap))
 }
 
 #[cfg(test)]
