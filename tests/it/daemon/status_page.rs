@@ -308,10 +308,26 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
     // Act
     let (status, list) = get(&format!("http://{addr}/")).await;
     let (detail_status, detail) = get(&format!("http://{addr}/?campaign=acme-shoes")).await;
+    db.store
+        .campaigns()
+        .set_account_cap(
+            Some(linkrunner::money::Money::from_rubles(2500)),
+            "test",
+            at(12, 0, 0),
+        )
+        .await
+        .unwrap();
+    let (_, under_account_cap) = get(&format!("http://{addr}/")).await;
 
     // Assert
     stop.cancel();
     assert_eq!((status, detail_status), (200, 200), "{list}{detail}");
+    assert!(
+        under_account_cap
+            .contains("<line class=\"cap\" id=\"month-picture-cap\" data-value=\"2500\"")
+            && under_account_cap.contains("(the cap: the account cap)"),
+        "an account cap below the campaigns' caps is the line: {under_account_cap}"
+    );
     assert!(
         list.contains(
             "<svg class=\"chart\" id=\"month-picture\" viewBox=\"0 0 640 190\" width=\"640\" height=\"190\" \
