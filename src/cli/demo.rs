@@ -158,7 +158,10 @@ fn print_banner(sandbox: &SandboxHandle, db: &str, http: std::net::SocketAddr, g
     println!("  sandbox marketplace: {}", sandbox.base_url());
     println!("  campaigns:           {}", g.campaigns.display());
     println!("  journal:             {db}");
-    println!("  look at:             http://{http}/metrics");
+    println!(
+        "  look at:             http://{http}/   (the status page: every campaign, the month's picture)"
+    );
+    println!("                       http://{http}/metrics");
     println!("                       http://{http}/api/v1/campaigns");
     println!("                       http://{http}/readyz");
     println!("                       linkrunner --database-url {db} status");

@@ -13,8 +13,10 @@
 //! | `per_page` | 1 to [`MAX_PER_PAGE`] | [`PER_PAGE`] |
 //!
 //! Everything shown comes from [`CampaignRow`] (the list's read model: what each campaign's
-//! status in `/api/v1/campaigns` gives, read from counts) and [`Summary`] (what
-//! `/api/v1/summary` serves); text is escaped by [`esc`]. The API takes the same parameters.
+//! status in `/api/v1/campaigns` gives, read from counts), [`Summary`] (what
+//! `/api/v1/summary` serves) and [`MonthDays`] (the month's commitment per day: the picture
+//! of every campaign under the summary, a sparkline in each row shown); text is escaped by
+//! [`esc`]. The API takes the same parameters.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -24,6 +26,8 @@ use serde::Deserialize;
 use chrono::{DateTime, Utc};
 
 use super::page::{bar, document, esc, href, stamp};
+use super::picture::{month_chart, sparkline};
+use crate::views::days::MonthDays;
 use crate::views::list::CampaignRow;
 use crate::views::overview::CampaignState;
 use crate::views::summary::Summary;
@@ -227,6 +231,15 @@ impl View {
         (page, pages, first..(first + self.per_page).min(matching))
     }
 
+    /// The rows of the page this view shows, in its order.
+    pub(crate) fn page_rows<'a>(&self, all: &'a [CampaignRow]) -> Vec<&'a CampaignRow> {
+        let mut rows = self.select(all);
+        let (_, _, range) = self.window(rows.len());
+        rows.truncate(range.end);
+        rows.drain(..range.start);
+        rows
+    }
+
     /// The campaigns this view shows, in its order (every page, not one).
     pub(crate) fn select<'a>(&self, all: &'a [CampaignRow]) -> Vec<&'a CampaignRow> {
         let mut rows: Vec<&CampaignRow> = all
@@ -272,11 +285,13 @@ fn used_per_mille(c: &CampaignRow) -> i64 {
     super::page::percent_of(c.monthly_commitment, c.monthly_cap, 1000)
 }
 
-/// The list view: the summary, then one page of the table as `v` asks.
+/// The list view: the summary, the month's picture, then one page of the table as `v` asks;
+/// `days` holds the month of every campaign and of those on the page.
 pub(crate) fn render_page(
     all: &[CampaignRow],
     sum: &Summary,
     v: &View,
+    days: &MonthDays,
     now: DateTime<Utc>,
 ) -> String {
     let mut o = String::with_capacity(64 * 1024);
@@ -287,13 +302,20 @@ pub(crate) fn render_page(
     if all.is_empty() {
         o.push_str("<p>No campaign is recorded yet.</p>");
     }
-    render_board(&mut o, all, sum, v);
+    render_board(&mut o, all, sum, v, days);
     document("linkrunner status", now, &o)
 }
 
-/// The summary and one page of the table.
-pub(crate) fn render_board(o: &mut String, all: &[CampaignRow], sum: &Summary, v: &View) {
+/// The summary, the month's picture and one page of the table.
+pub(crate) fn render_board(
+    o: &mut String,
+    all: &[CampaignRow],
+    sum: &Summary,
+    v: &View,
+    days: &MonthDays,
+) {
     render_summary(o, sum);
+    render_month(o, sum, days);
     let rows = v.select(all);
     let (page, pages, range) = v.window(rows.len());
     let first = range.start;
@@ -319,8 +341,28 @@ pub(crate) fn render_board(o: &mut String, all: &[CampaignRow], sum: &Summary, v
         }
     }
     o.push_str("</p>");
-    render_table(o, shown, v);
+    render_table(o, shown, v, days);
     render_pager(o, v, page, pages);
+}
+
+/// Every campaign's commitment per day of the month against the cap that binds them: the
+/// account-wide cap when one is set below the sum of their caps, else that sum.
+fn render_month(o: &mut String, sum: &Summary, days: &MonthDays) {
+    let (cap, whose) = match days.account_cap() {
+        Some(account) if account < sum.monthly_cap => (account, "the account cap"),
+        _ => (sum.monthly_cap, "the sum of their caps"),
+    };
+    let s = days.account(sum.monthly_commitment, cap);
+    let _ = write!(
+        o,
+        "<section class=\"month\" id=\"month\"><h2>The month: commitment per day, {}</h2>{}</section>",
+        esc(&s.month),
+        month_chart(
+            &s,
+            "month-picture",
+            &format!("every campaign (the cap: {whose})")
+        )
+    );
 }
 
 fn render_summary(o: &mut String, s: &Summary) {
@@ -448,7 +490,7 @@ fn render_filter(o: &mut String, s: &Summary, v: &View) {
     o.push_str(" <button type=\"submit\">Show</button></form>");
 }
 
-fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View) {
+fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View, days: &MonthDays) {
     o.push_str("<table class=\"campaigns\" id=\"campaigns\"><thead><tr>");
     for c in Column::ALL {
         let (mark, desc) = match (c == v.sort, v.desc) {
@@ -468,14 +510,14 @@ fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View) {
             c.heading()
         );
     }
-    o.push_str("</tr></thead><tbody>");
+    o.push_str("<th>This month</th></tr></thead><tbody>");
     for c in rows {
-        render_row(o, c);
+        render_row(o, c, days);
     }
     o.push_str("</tbody></table>");
 }
 
-fn render_row(o: &mut String, c: &CampaignRow) {
+fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays) {
     let st = c.state.as_str();
     let last = c
         .last_round
@@ -489,7 +531,7 @@ fn render_row(o: &mut String, c: &CampaignRow) {
         "<tr data-state=\"{st}\"><td><a href=\"{}\">{}</a></td><td><span class=\"state s-{st}\">{}</span></td>\
          <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}%</td><td class=\"n\">{}</td>\
          <td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}</td>\
-         <td>{}</td><td>{}</td></tr>",
+         <td>{}</td><td>{}</td><td>{}</td></tr>",
         esc(&href(&[("campaign", c.campaign.clone())])),
         esc(&c.campaign),
         c.state.words(),
@@ -506,6 +548,8 @@ fn render_row(o: &mut String, c: &CampaignRow) {
         c.uncertain,
         esc(&last),
         esc(&next),
+        days.campaign(&c.campaign, c.monthly_commitment, c.monthly_cap)
+            .map_or(String::new(), |s| sparkline(&s)),
     );
 }
 
@@ -637,13 +681,55 @@ mod tests {
             page: 7,
             ..View::default()
         };
-        let html = render_page(&all, &sum, &v, chrono::Utc::now());
+        let now = chrono::Utc::now();
+        let names: Vec<&str> = v
+            .page_rows(&all)
+            .iter()
+            .map(|c| c.campaign.as_str())
+            .collect();
+        let mut days = MonthDays::new(now, names.iter().copied());
+        for c in &all {
+            for day in 0..=i64::from(chrono::Datelike::day0(&now)) {
+                days.add(&crate::store::DaySum {
+                    campaign: c.campaign.clone(),
+                    day,
+                    delta: crate::money::Money::from_kopecks(day * 10_001),
+                });
+            }
+        }
+        let html = render_page(&all, &sum, &v, &days, now);
         assert!(html.len() <= 200 * 1024, "{} bytes", html.len());
         assert_eq!(html.matches("<tr data-state=").count(), MAX_PER_PAGE);
+        assert_eq!(html.matches("<svg class=\"spark\"").count(), MAX_PER_PAGE);
+        assert_eq!(
+            html.matches("<svg class=\"chart\" id=\"month-picture\"")
+                .count(),
+            1
+        );
         assert!(html.contains(
             "data-matching=\"10000\" data-total=\"10000\" data-page=\"7\" data-pages=\"50\""
         ));
         assert!(html.contains(">next</a>") && html.contains(">previous</a>"));
+    }
+
+    #[test]
+    fn the_months_picture_is_drawn_against_the_account_cap_when_it_binds() {
+        use crate::money::Money;
+        let all = statuses(3);
+        let now = chrono::Utc::now();
+        let sum = crate::views::summary::summarize(&all, 0, "2026-11", now);
+        let cap_of = |account: Option<i64>| {
+            let days = MonthDays::new(now, []).with_account_cap(account.map(Money::from_rubles));
+            let html = render_page(&all, &sum, &View::default(), &days, now);
+            let hook = "id=\"month-picture-cap\" data-value=\"";
+            let at = html.find(hook).unwrap() + hook.len();
+            let cap = html[at..].split('"').next().unwrap().to_string();
+            (cap, html.contains("(the cap: the account cap)"))
+        };
+        assert_eq!(sum.monthly_cap, Money::from_rubles(3003));
+        assert_eq!(cap_of(None), ("3003".to_string(), false));
+        assert_eq!(cap_of(Some(2500)), ("2500".to_string(), true));
+        assert_eq!(cap_of(Some(9000)), ("3003".to_string(), false));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! | path | answers |
 //! |---|---|
-//! | `GET /[?state=&q=&sort=&dir=&page=&per_page=]`, `GET /?campaign=NAME` | the status page: the summary and one page of the campaign table ([`board`]), or one campaign ([`page`]); HTML, read-only, no scripts or external assets ([`site`] picks the view) |
+//! | `GET /[?state=&q=&sort=&dir=&page=&per_page=]`, `GET /?campaign=NAME` | the status page: the summary, the month's picture ([`picture`]: inline SVG) and one page of the campaign table ([`board`]), or one campaign ([`page`]); HTML, read-only, no scripts or external assets ([`site`] picks the view) |
 //! | `GET /healthz` | 200 while the process is alive; no I/O |
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
 //! | `GET /metrics` | Prometheus text format |
@@ -23,6 +23,7 @@ pub(crate) mod board;
 pub(crate) mod health;
 mod history;
 pub(crate) mod page;
+pub(crate) mod picture;
 mod report;
 mod serve;
 mod site;

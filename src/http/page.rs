@@ -23,6 +23,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use crate::money::Money;
+use crate::views::days::MonthDays;
 use crate::views::report::CampaignStatus;
 
 /// How often the page reloads itself.
@@ -41,7 +42,12 @@ table{border-collapse:collapse;background:#fff;width:100%}th,td{border-bottom:1p
 th{background:#f0f0f0;white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 .s-running{color:#271}.s-paused{color:#666}.s-settling,.s-failing,.s-stalled{color:#a60}\
 .s-waiting_for_operator,.s-halted{color:#b11}.s-removed{color:#888}.state{font-weight:bold}\
-form.filter{margin:0 0 .6em}nav.pager{margin:.6em 0}";
+form.filter{margin:0 0 .6em}nav.pager{margin:.6em 0}\
+figure.month{margin:0}svg.chart{max-width:100%;height:auto;font-size:11px}svg .grid{stroke:#e4e4e4}\
+svg .day{fill:#3a7}svg .day.over{fill:#c33}svg .cap{stroke:#c33;stroke-dasharray:6 3;stroke-width:1.5}\
+svg .ylabel{text-anchor:end;fill:#555}svg .xlabel{text-anchor:middle;fill:#555}svg .caplabel{text-anchor:end;fill:#b11}\
+svg.spark{vertical-align:middle;width:93px;height:18px}svg.spark polyline{fill:none;stroke:#3a7;stroke-width:1.5}\
+figcaption{margin:.3em 0}table.days{width:auto}";
 
 /// Escapes text for HTML element content and quoted attribute values; control characters
 /// and BIDI overrides (which would reorder what the page shows) become visible escapes first
@@ -87,8 +93,9 @@ pub(super) fn page_not_found(name: &str, now: DateTime<Utc>) -> String {
     document("linkrunner: no such campaign", now, &content)
 }
 
-/// One campaign: everything `status` shows about it.
-pub(crate) fn render_detail(c: &CampaignStatus, now: DateTime<Utc>) -> String {
+/// One campaign: everything `status` shows about it, and its month's picture (`days` holds
+/// its days).
+pub(crate) fn render_detail(c: &CampaignStatus, days: &MonthDays, now: DateTime<Utc>) -> String {
     let mut o = String::with_capacity(4096);
     let st = c.state.as_str();
     let _ = write!(
@@ -102,6 +109,14 @@ pub(crate) fn render_detail(c: &CampaignStatus, now: DateTime<Utc>) -> String {
         let _ = write!(o, "<p>{}</p>", esc(why));
     }
     render_facts(&mut o, c);
+    if let Some(s) = days.campaign(&c.campaign, c.monthly_commitment, c.monthly_cap) {
+        let _ = write!(
+            o,
+            "<h2>The month: commitment per day, {}</h2>{}",
+            esc(&s.month),
+            super::picture::month_chart(&s, "campaign-month", &esc(&c.campaign))
+        );
+    }
     render_autobuyers(&mut o, c);
     render_waiting(&mut o, c);
     let _ = write!(

@@ -68,7 +68,7 @@ pub use halts::{Halt, HaltScope};
 pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
 pub use leases::{HolderIdentity, LeaseHolder};
 pub use links::LinkRef;
-pub use month::LedgerSum;
+pub use month::{DaySum, LedgerSum};
 pub use remote::StopSettlement;
 use rows::db;
 pub use schema::SchemaState;

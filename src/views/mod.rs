@@ -16,9 +16,11 @@
 //! | [`review`] | `plan --format markdown`: the plan as a pull-request comment |
 //! | [`story`] | `history` and `explain`: what moved money, why, one link's story |
 //! | [`month`] | `report --month`: the month's money for finance |
+//! | [`days`] | the month's commitment per UTC day against the cap: the status page's picture |
 //! | [`import`] | `import`: the campaign file that adopts a project, from its link list |
 //! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
 
+pub(crate) mod days;
 pub mod import;
 pub mod list;
 pub mod month;

@@ -1,5 +1,5 @@
 //! The commands an operator runs by hand, through the real binary: `demo` run twice in one
-//! directory.
+//! directory, naming the status page first among the addresses to look at.
 
 use crate::support::binary;
 
@@ -49,6 +49,11 @@ fn the_demo_runs_again_in_the_same_directory_and_buys_again() {
             "run {n} bought: {stdout}"
         );
         assert!(!stdout.contains(": failed"), "run {n}: {stdout}");
+        let first_address = stdout.lines().find(|l| l.contains("look at:"));
+        assert!(
+            first_address.is_some_and(|l| l.contains("/   (the status page")),
+            "run {n} names the status page first: {stdout}"
+        );
     }
     assert!(
         String::from_utf8_lossy(&second.stdout).contains("last demo's journal"),

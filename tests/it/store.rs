@@ -16,6 +16,8 @@ mod intents;
 mod invariants;
 #[path = "store/leases.rs"]
 mod leases;
+#[path = "store/month_days.rs"]
+mod month_days;
 #[path = "store/observe.rs"]
 mod observe;
 #[path = "store/partial_truth.rs"]
@@ -55,6 +57,7 @@ on_both_backends!(
     leases::released_lease_never_hands_out_an_old_fence,
     leases::resolve_created_records_the_autobuyer_and_keeps_its_budget,
     leases::resolve_not_created_releases_the_reservation,
+    month_days::the_month_is_summed_per_utc_day_from_its_first_millisecond_to_its_last,
     observe::journal_writes_and_database_errors_are_measured,
     observe::ping_answers_while_the_database_is_up,
     progress::round_is_claimed_once_only,

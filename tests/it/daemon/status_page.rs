@@ -226,3 +226,154 @@ async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
         "the command to run: {detail}"
     );
 }
+
+/// A purchase of `page` at `price_rub` begun at `when` by `acme-shoes`, under a lease taken then.
+async fn bought_at(
+    db: &TestDb,
+    page: i64,
+    price_rub: i64,
+    when: chrono::DateTime<chrono::Utc>,
+) -> linkrunner::store::AttemptRef {
+    let s = &db.store;
+    let lease = s
+        .leases()
+        .try_acquire_lease("acme-shoes", "h", Duration::minutes(5), when)
+        .await
+        .unwrap()
+        .unwrap();
+    let intent = NewIntent {
+        campaign: "acme-shoes".into(),
+        kind: IntentKind::Purchase,
+        natural_key: format!("purchase:acme-shoes:{page}:10:20"),
+        fingerprint: format!("fp-{page}"),
+        request: serde_json::json!({"page_id": page, "url_id": 10, "text_id": 20}),
+        reserve: Some(linkrunner::store::Reservation {
+            amount: linkrunner::money::Money::from_rubles(price_rub),
+            links: 1,
+            day: when.date_naive(),
+        }),
+    };
+    let BeginOutcome::Started(ids) = s
+        .intents()
+        .begin_intents(&lease, &[intent], when)
+        .await
+        .unwrap()
+    else {
+        panic!("started")
+    };
+    ids[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
+    // Arrange: 150 RUB on the 3rd, a jump of 2000 on the 10th, the 150 released on the 15th.
+    let db = TestDb::sqlite().await;
+    let day = |d: u32| at(12, 0, 0) - Duration::days(22 - i64::from(d));
+    let caps = CampaignCaps {
+        name: "acme-shoes".into(),
+        monthly_cap: linkrunner::money::Money::from_rubles(3000),
+        daily_links: 10,
+        total_links: 100,
+    };
+    db.store
+        .campaigns()
+        .upsert_campaign(&caps, day(1))
+        .await
+        .unwrap();
+    let small = bought_at(&db, 1, 150, day(3)).await;
+    bought_at(&db, 2, 2000, day(10)).await;
+    db.store
+        .intents()
+        .complete_intent(
+            small,
+            Outcome::Failed {
+                error: "refused".into(),
+            },
+            None,
+            day(15),
+        )
+        .await
+        .unwrap();
+    let state = AppState {
+        metrics: Arc::new(Metrics::new()),
+        store: db.store.clone(),
+        health: Arc::new(Health::default()),
+        clock: linkrunner::clock::ManualClock::new(at(12, 0, 0)),
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    tokio::spawn(serve(listener, router(state), stop.clone()));
+
+    // Act
+    let (status, list) = get(&format!("http://{addr}/")).await;
+    let (detail_status, detail) = get(&format!("http://{addr}/?campaign=acme-shoes")).await;
+    db.store
+        .campaigns()
+        .set_account_cap(
+            Some(linkrunner::money::Money::from_rubles(2500)),
+            "test",
+            at(12, 0, 0),
+        )
+        .await
+        .unwrap();
+    let (_, under_account_cap) = get(&format!("http://{addr}/")).await;
+
+    // Assert
+    stop.cancel();
+    assert_eq!((status, detail_status), (200, 200), "{list}{detail}");
+    assert!(
+        under_account_cap
+            .contains("<line class=\"cap\" id=\"month-picture-cap\" data-value=\"2500\"")
+            && under_account_cap.contains("(the cap: the account cap)"),
+        "an account cap below the campaigns' caps is the line: {under_account_cap}"
+    );
+    assert!(
+        list.contains(
+            "<svg class=\"chart\" id=\"month-picture\" viewBox=\"0 0 640 190\" width=\"640\" height=\"190\" \
+             role=\"img\" aria-labelledby=\"month-picture-title month-picture-desc\" data-days=\"30\" \
+             data-today=\"22\" data-cap=\"3000\" data-committed=\"2000\">"
+        ),
+        "{list}"
+    );
+    for (page, id) in [(&list, "month-picture"), (&detail, "campaign-month")] {
+        assert!(page.contains(&format!("id=\"{id}\"")), "{page}");
+        assert_eq!(page.matches("<rect class=\"day").count(), 22, "{page}");
+        for (d, rub) in [
+            (2, 0),
+            (3, 150),
+            (10, 2150),
+            (14, 2150),
+            (15, 2000),
+            (22, 2000),
+        ] {
+            assert!(
+                page.contains(&format!("data-day=\"{d}\" data-value=\"{rub}\"")),
+                "day {d}: {rub} RUB: {page}"
+            );
+        }
+        assert!(
+            page.contains(&format!(
+                "<line class=\"cap\" id=\"{id}-cap\" data-value=\"3000\""
+            )),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "at the end of day 22 of 30 the commitment is 2000 RUB (66% of the 3000 RUB cap); \
+                 the biggest move of a day: +2000 RUB on day 10."
+            ),
+            "the text alternative: {page}"
+        );
+    }
+    assert!(
+        list.contains("<title>2026-11: from 0 to 2000 RUB</title>"),
+        "the row's sparkline: {list}"
+    );
+    for page in [&list, &detail] {
+        assert!(
+            !page.contains("<script") && !page.contains("http://"),
+            "{page}"
+        );
+    }
+}

@@ -126,6 +126,9 @@ impl World {
 }
 
 pub fn http() -> reqwest::Client {
+    // The TLS provider the client needs: a test that starts no sandbox (which installs it)
+    // would otherwise fail when run alone.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(5))
