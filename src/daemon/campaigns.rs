@@ -38,6 +38,8 @@ pub struct ReloadSummary {
     /// Files that exist but fail validation (each once), their campaigns held as recorded:
     /// the `linkrunner_campaign_file_invalid` gauge.
     pub invalid_files: usize,
+    /// Why the removal of the campaigns whose files are gone is held (issue 32), if it is.
+    pub removal_held: Option<String>,
 }
 
 impl ReloadSummary {
@@ -58,6 +60,11 @@ impl CampaignSet {
     /// The files of the last reload that exist but did not load.
     pub(crate) fn invalid(&self) -> &InvalidFiles {
         &self.invalid
+    }
+
+    /// Replaces what is held: the removals judged held (`effects::removals`) are in it.
+    pub(crate) fn set_invalid(&mut self, invalid: InvalidFiles) {
+        self.invalid = invalid;
     }
 
     /// What the files say of the recorded campaign `name`: loaded (paused or not), removed,

@@ -16,6 +16,7 @@
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
+//! | [`removal`] | whether campaigns whose files are gone are removed or held (many gone at once: a failed checkout) |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
@@ -27,5 +28,6 @@ pub(crate) mod keys;
 pub mod plan;
 pub(crate) mod policy;
 pub mod recorded;
+pub mod removal;
 pub(crate) mod replace;
 pub(crate) mod stall;
