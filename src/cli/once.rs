@@ -70,9 +70,7 @@ pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCod
     }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let shown = tokio::spawn(progress::show(rx, e.metrics().clone()));
-    let reports = e
-        .pass_reporting(&loaded.campaigns, &invalid, &tx)
-        .await;
+    let reports = e.pass_reporting(&loaded.campaigns, &invalid, &tx).await;
     drop(tx);
     let _ = shown.await;
     let reports = reports?;

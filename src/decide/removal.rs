@@ -174,9 +174,7 @@ mod tests {
     #[test]
     fn every_file_gone_holds_even_a_single_campaign() {
         let v = judge(0, &pending(&["a"], 0), &RULE, at(0));
-        let Verdict::Hold(h) = v else {
-            panic!("{v:?}")
-        };
+        let Verdict::Hold(h) = v else { panic!("{v:?}") };
         assert!(h.every_file_gone);
         assert_eq!(h.held, vec!["a".to_string()]);
         assert!(h.reason(&RULE).contains("every campaign file is gone"));
@@ -209,9 +207,7 @@ mod tests {
         ];
         rows.extend(pending(&["d", "e", "f"], 300));
         let v = judge(4, &rows, &RULE, at(300));
-        let Verdict::Hold(h) = v else {
-            panic!("{v:?}")
-        };
+        let Verdict::Hold(h) = v else { panic!("{v:?}") };
         assert_eq!((h.burst, h.live), (6, 10));
         assert_eq!(h.held, vec!["d", "e", "f"]);
         // Past the window the old ones no longer count: three of seven proceed.

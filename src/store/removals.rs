@@ -25,8 +25,8 @@ impl Campaigns<'_> {
     pub async fn removals(self) -> Result<Vec<RemovalRow>, StoreError> {
         let rows = sqlx::query(SELECT_ALL)
             .fetch_all(&self.pool)
-        .await
-        .map_err(db("removals"));
+            .await
+            .map_err(db("removals"));
         self.done(rows.and_then(|rows| rows.iter().map(removal_row).collect()))
     }
 
@@ -164,7 +164,10 @@ impl Campaigns<'_> {
 }
 
 fn removal_row(r: &AnyRow) -> Result<RemovalRow, StoreError> {
-    let resolved = match (col::<Option<String>>(r, "resolved_by")?, opt_time(r, "resolved_at")?) {
+    let resolved = match (
+        col::<Option<String>>(r, "resolved_by")?,
+        opt_time(r, "resolved_at")?,
+    ) {
         (Some(by), Some(at)) => Some(OperatorWord {
             by,
             at,
