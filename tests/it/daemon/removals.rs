@@ -63,7 +63,7 @@ fn autobuyers(sandbox: &SandboxHandle) -> Vec<(String, AutobuyerState)> {
         .iter()
         .map(|a| (a.name.clone(), a.state))
         .collect();
-    all.sort();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
     all
 }
 
