@@ -21,8 +21,10 @@ impl<M: Market> Daemon<M> {
             Ok(j) => {
                 if let Some(why) = &j.held {
                     tracing::warn!(campaigns = ?j.campaigns, "{why}");
-                } else if !j.campaigns.is_empty() {
-                    tracing::info!(campaigns = ?j.campaigns, "campaign files removed: their campaigns are reconciled as removed (nothing new bought, autobuyers stopped)");
+                } else {
+                    for name in &j.campaigns {
+                        tracing::info!(campaign = %name, "campaign file removed: the campaign is reconciled as removed (nothing new bought, its autobuyers stopped)");
+                    }
                 }
                 j.held
             }
