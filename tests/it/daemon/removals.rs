@@ -88,6 +88,17 @@ fn take_away(dir: &Path, aside: &Path, shops: &[&str]) {
     }
 }
 
+/// SIGHUP, and waits until the daemon counted one more successful reload.
+async fn reload(daemon: &binary::Daemon) {
+    let reloads = r#"linkrunner_reloads_total{outcome="succeeded"}"#;
+    let before = series(&daemon.metrics_body().await, reloads).unwrap_or(0.0);
+    daemon.signal("HUP");
+    within(PATIENCE, "the reload is counted", || async {
+        (series(&daemon.metrics_body().await, reloads).unwrap_or(0.0) > before).then_some(())
+    })
+    .await;
+}
+
 async fn held_gauge(daemon: &binary::Daemon) -> Option<f64> {
     series(&daemon.metrics_body().await, "linkrunner_removals_held")
 }
@@ -138,9 +149,15 @@ async fn an_emptied_campaign_directory_stops_no_autobuyer_and_the_files_return_r
 
     // Act: every file vanishes (a failed checkout).
     take_away(dir.path(), aside.path(), &SHOPS);
-    daemon.signal("HUP");
+    reload(&daemon).await;
 
-    // Assert: held, said so, and nothing stopped while watched.
+    // Assert: nothing stopped while watched; held, and said so.
+    tokio::time::sleep(WATCH).await;
+    assert_eq!(
+        autobuyers(&sandbox),
+        before,
+        "a held removal stopped nothing"
+    );
     gauge_is(&daemon, 4.0, "the hold of four removals is on /metrics").await;
     assert!(
         readyz_removals(&daemon)
@@ -148,12 +165,6 @@ async fn an_emptied_campaign_directory_stops_no_autobuyer_and_the_files_return_r
             .contains("every campaign file is gone"),
         "{}",
         readyz_removals(&daemon).await
-    );
-    tokio::time::sleep(WATCH).await;
-    assert_eq!(
-        autobuyers(&sandbox),
-        before,
-        "a held removal stopped nothing"
     );
     let rows = removal_rows(&journal.url).await;
     assert!(
@@ -199,9 +210,12 @@ async fn one_removal_proceeds_more_than_half_within_the_window_hold_until_resolv
 
     // Act: two more vanish within the window: three of four in ten minutes.
     take_away(dir.path(), aside.path(), &["rm-b", "rm-c"]);
-    daemon.signal("HUP");
+    reload(&daemon).await;
 
-    // Assert: held; their autobuyers run on.
+    // Assert: their autobuyers run on; held, and said so.
+    tokio::time::sleep(WATCH).await;
+    assert!(running(&sandbox, "rm-b") && running(&sandbox, "rm-c"));
+    assert!(running(&sandbox, "rm-d"));
     gauge_is(&daemon, 2.0, "the two later removals are held").await;
     assert!(
         readyz_removals(&daemon)
@@ -210,9 +224,6 @@ async fn one_removal_proceeds_more_than_half_within_the_window_hold_until_resolv
         "{}",
         readyz_removals(&daemon).await
     );
-    tokio::time::sleep(WATCH).await;
-    assert!(running(&sandbox, "rm-b") && running(&sandbox, "rm-c"));
-    assert!(running(&sandbox, "rm-d"));
 
     // Act: the operator's word, from another process.
     let mut resolve = command_on(&journal.url, dir.path(), &sandbox);
