@@ -197,6 +197,22 @@ mod tests {
     }
 
     #[test]
+    fn resolve_removals_needs_a_reason_and_names_who() {
+        assert!(parse(&["resolve", "removals"]).is_err());
+        let cli = parse(&["resolve", "removals", "--reason", "retired", "--by", "ann"]).unwrap();
+        let Command::Resolve(a) = cli.command else {
+            panic!("not resolve")
+        };
+        match a.word {
+            Some(super::ResolveWord::Removals(r)) => {
+                assert_eq!(r.reason, "retired");
+                assert_eq!(super::who(r.by.as_deref()), "ann");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn resolve_list_complete_needs_a_reason_and_the_intent_form_still_parses() {
         assert!(parse(&["resolve", "list-complete", "acme"]).is_err());
         assert!(parse(&["resolve", "list-complete", "acme", "--reason", "UI shows 7"]).is_ok());
