@@ -16,7 +16,8 @@ impl<M: Market> Daemon<M> {
     pub(super) async fn judge_removals(&self, set: &mut CampaignSet) -> Option<String> {
         let names: Vec<String> = set.iter().map(|c| c.campaign.name.clone()).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let mut invalid = set.invalid().clone();
+        // From the files' own account each time: a hold of an earlier judgement is not input.
+        let mut invalid = set.files_invalid().clone();
         let held = match self.engine.judge_removals(&names, &mut invalid).await {
             Ok(j) => {
                 if let Some(why) = &j.held {
@@ -53,7 +54,9 @@ impl<M: Market> Daemon<M> {
         }
         let held = {
             let mut set = self.set.write().await;
-            self.judge_removals(&mut set).await
+            let held = self.judge_removals(&mut set).await;
+            self.publish_files(&set);
+            held
         };
         if held.is_none() {
             self.reconcile_changed(None).await;

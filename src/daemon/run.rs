@@ -334,14 +334,7 @@ impl<M: Market> Daemon<M> {
             "campaigns loaded"
         );
         let set = self.set.read().await;
-        // With every file valid the set is complete: a campaign not in it has no file
-        // (removed). An invalid file may be any held campaign's, so then none is said removed.
-        let paused = set
-            .iter()
-            .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
-            .collect();
-        let complete = set.invalid().is_empty();
-        self.health.set_files(FileFacts::read(paused, complete));
+        self.publish_files(&set);
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         next.retain(|name, _| set.get(name).is_some());
         for lc in set.iter() {
@@ -355,6 +348,18 @@ impl<M: Market> Daemon<M> {
         };
         self.emit(Event::Reloaded(summary));
         to_reconcile
+    }
+
+    /// Tells `/api/v1/campaigns` and the page what the files say. With every file valid and no
+    /// removal held the set is complete: a campaign not in it has no file (removed). An invalid
+    /// file may be any held campaign's, so then none is said removed.
+    pub(super) fn publish_files(&self, set: &CampaignSet) {
+        let paused = set
+            .iter()
+            .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
+            .collect();
+        let complete = set.invalid().is_empty();
+        self.health.set_files(FileFacts::read(paused, complete));
     }
 
     /// After a reload: the changed campaigns go first; when a file disappeared, the
