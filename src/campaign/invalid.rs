@@ -7,7 +7,11 @@
 //! the file path the journal recorded for it (`campaigns.file`), so a file too broken to show
 //! its `name` still holds the campaign last loaded from that path. When the directory itself
 //! cannot be listed, nothing can be told gone, so every campaign is held.
+//!
+//! A file that is really gone is held too while its removal is held (issue 32,
+//! `decide::removal`: many files gone at once, a failed checkout): [`InvalidFiles::hold_removals`].
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// One file that exists but contributed no campaign.
@@ -25,6 +29,9 @@ pub struct InvalidFile {
 pub struct InvalidFiles {
     files: Vec<InvalidFile>,
     everything: bool,
+    /// Campaigns whose file is gone but whose removal is held, and why.
+    removals: BTreeSet<String>,
+    removal_reason: Option<String>,
 }
 
 impl InvalidFiles {
@@ -43,6 +50,21 @@ impl InvalidFiles {
         }
     }
 
+    /// Holds the campaigns `names`, whose files are gone, as recorded: their removal is held
+    /// (`decide::removal`) for `reason`. Replaces the removals held before.
+    pub(crate) fn hold_removals(&mut self, names: impl IntoIterator<Item = String>, reason: &str) {
+        self.removals = names.into_iter().collect();
+        self.removal_reason = (!self.removals.is_empty()).then(|| reason.to_string());
+    }
+
+    /// Why the removal of `name` is held, when it is.
+    pub(crate) fn removal_held(&self, name: &str) -> Option<&str> {
+        match self.removals.contains(name) {
+            true => self.removal_reason.as_deref(),
+            false => None,
+        }
+    }
+
     pub(crate) fn holds_everything(&self) -> bool {
         self.everything
     }
@@ -53,7 +75,7 @@ impl InvalidFiles {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.files.is_empty() && !self.everything
+        self.files.is_empty() && !self.everything && self.removals.is_empty()
     }
 
     /// Whether the recorded campaign `name`, last loaded from `recorded_file` (`None`: the
@@ -61,6 +83,7 @@ impl InvalidFiles {
     /// Without a recorded path, any invalid file that shows no name may be its file: held.
     pub(crate) fn holds(&self, name: &str, recorded_file: Option<&str>) -> bool {
         self.everything
+            || self.removals.contains(name)
             || self.files.iter().any(|f| {
                 f.name.as_deref() == Some(name)
                     || match recorded_file {

@@ -195,6 +195,8 @@ mod tests {
                 UnpagedList::Complete => "complete".into(),
                 UnpagedList::Partial => "partial".into(),
             },
+            "--removal-hold-share" => e.removals.share.to_string(),
+            "--removal-window" => e.removals.window.as_secs().to_string(),
             "--reconcile-interval" => d.reconcile_interval.as_secs().to_string(),
             "--shutdown-grace" => d.shutdown_grace.as_secs().to_string(),
             "--campaigns" => d.campaigns_dir.display().to_string(),

@@ -54,11 +54,23 @@ pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCod
     e.metrics()
         .campaign_file_invalid
         .set(loaded.invalid.len() as i64);
+    // Before anything is stopped: many files gone at once hold their removal.
+    let mut invalid = loaded.invalid.clone();
+    let names: Vec<&str> = loaded
+        .campaigns
+        .iter()
+        .map(|c| c.campaign.name.as_str())
+        .collect();
+    let removals = e
+        .judge_removals(&names, &mut invalid)
+        .await
+        .context("judging the removed campaign files")?;
+    if let Some(why) = &removals.held {
+        eprintln!("linkrunner once: {why}");
+    }
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let shown = tokio::spawn(progress::show(rx, e.metrics().clone()));
-    let reports = e
-        .pass_reporting(&loaded.campaigns, &loaded.invalid, &tx)
-        .await;
+    let reports = e.pass_reporting(&loaded.campaigns, &invalid, &tx).await;
     drop(tx);
     let _ = shown.await;
     let reports = reports?;
@@ -118,7 +130,7 @@ async fn money_totals<M: crate::market::Market>(
 /// 0: every campaign converged. 3: every campaign converged or stalled, and at least one
 /// stalled (an operator must act; each stalled line names its reason). 1: anything else — a
 /// campaign blocked, stopped or failed, or an invalid campaign file (its campaign is held
-/// as recorded: `file_invalid`).
+/// as recorded: `file_invalid`), or a held removal (`removal_held`: many files gone at once).
 fn exit_code(files_valid: bool, reports: &[CampaignReport]) -> ExitCode {
     let ok_or_stalled = reports
         .iter()

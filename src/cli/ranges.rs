@@ -30,8 +30,8 @@ pub(crate) fn id() -> RangedI64ValueParser<i64> {
     RangedI64ValueParser::new().range(1..)
 }
 
-/// A chance from 0 to 1 (NaN and infinities refused): the sandbox's fault rates.
-#[cfg(feature = "sandbox")]
+/// A chance or share from 0 to 1 (NaN and infinities refused): the sandbox's fault rates,
+/// `--removal-hold-share`.
 pub(crate) fn probability(s: &str) -> Result<f64, String> {
     let p: f64 = s
         .trim()

@@ -7,6 +7,8 @@
 //! - `list-complete`: the project's link list shows every link (checked in the marketplace's
 //!   web UI): buying resumes on URLs where others buy. It lapses by itself when a later read
 //!   shows fewer links than the journal counts (then or at that read).
+//! - `removals` (issue 32): the campaign files that vanished together really were removed:
+//!   the held removals proceed (their autobuyers stop), on every replica and after a restart.
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -25,6 +27,19 @@ pub enum ResolveWord {
     /// Say that the campaign's link list shows every link: buying resumes on URLs where
     /// others buy, until a read shows fewer links than the journal counts now.
     ListComplete(WordArgs),
+    /// Let the held removals proceed: the campaign files that vanished together (see
+    /// `linkrunner status`) really were removed; their campaigns stop spending.
+    Removals(RemovalsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RemovalsArgs {
+    /// Why you know: recorded in the journal with the time and who gave it.
+    #[arg(long)]
+    pub reason: String,
+    /// Who gives the word (default: the `USER` of this shell).
+    #[arg(long, value_name = "WHO")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -41,12 +56,16 @@ pub struct WordArgs {
 
 impl WordArgs {
     fn who(&self) -> String {
-        self.by
-            .clone()
-            .or_else(|| std::env::var("USER").ok())
-            .filter(|w| !w.trim().is_empty())
-            .unwrap_or_else(|| "unknown operator".into())
+        who(self.by.as_deref())
     }
+}
+
+/// `--by`, else the shell's `USER`.
+fn who(by: Option<&str>) -> String {
+    by.map(str::to_string)
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|w| !w.trim().is_empty())
+        .unwrap_or_else(|| "unknown operator".into())
 }
 
 pub(crate) async fn resolve_word(g: &GlobalArgs, w: &ResolveWord) -> anyhow::Result<()> {
@@ -54,7 +73,28 @@ pub(crate) async fn resolve_word(g: &GlobalArgs, w: &ResolveWord) -> anyhow::Res
     match w {
         ResolveWord::Adopt(a) => adopt(&store, a).await,
         ResolveWord::ListComplete(a) => list_complete(&store, a).await,
+        ResolveWord::Removals(a) => removals(&store, a).await,
     }
+}
+
+async fn removals(store: &Store, a: &RemovalsArgs) -> anyhow::Result<()> {
+    let now = clock::system().now();
+    let who = who(a.by.as_deref());
+    let names = store
+        .campaigns()
+        .resolve_removals(&who, &a.reason, now)
+        .await
+        .context("recording the word on the held removals")?;
+    if names.is_empty() {
+        println!("no removal is held: nothing to let proceed");
+        return Ok(());
+    }
+    println!(
+        "{} removal(s) proceed (recorded: by {who}, {now}): {}; each campaign is reconciled as removed (nothing new bought, its autobuyers stopped)",
+        names.len(),
+        names.join(", ")
+    );
+    Ok(())
 }
 
 async fn adopt(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
@@ -151,6 +191,22 @@ mod tests {
                     ("acme", "read the plan")
                 );
                 assert_eq!(w.who(), "ann");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn resolve_removals_needs_a_reason_and_names_who() {
+        assert!(parse(&["resolve", "removals"]).is_err());
+        let cli = parse(&["resolve", "removals", "--reason", "retired", "--by", "ann"]).unwrap();
+        let Command::Resolve(a) = cli.command else {
+            panic!("not resolve")
+        };
+        match a.word {
+            Some(super::ResolveWord::Removals(r)) => {
+                assert_eq!(r.reason, "retired");
+                assert_eq!(super::who(r.by.as_deref()), "ann");
             }
             other => panic!("{other:?}"),
         }

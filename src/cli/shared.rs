@@ -71,6 +71,25 @@ pub struct EngineArgs {
     /// --account-monthly-cap); read at start.
     #[arg(long, env = "LINKRUNNER_ACCOUNT_FILE")]
     pub account_file: Option<PathBuf>,
+    /// Hold removals when more than this share (0 to 1) of the campaigns vanish within
+    /// --removal-window (always when every file is gone): nothing of them is stopped until
+    /// the files return or `linkrunner resolve removals`.
+    #[arg(long, env = "LINKRUNNER_REMOVAL_HOLD_SHARE", default_value_t = 0.5, value_parser = ranges::probability)]
+    pub removal_hold_share: f64,
+    /// Seconds within which campaign files that vanish count together for
+    /// --removal-hold-share, so removals spread over several reloads do not dodge it.
+    #[arg(long, env = "LINKRUNNER_REMOVAL_WINDOW", default_value_t = 600, value_parser = ranges::u64_in(0..=ranges::DAY_SECS))]
+    pub removal_window: u64,
+}
+
+impl EngineArgs {
+    /// `--removal-hold-share` and `--removal-window`.
+    pub(crate) fn removal_rule(&self) -> crate::decide::removal::RemovalRule {
+        crate::decide::removal::RemovalRule {
+            share: self.removal_hold_share,
+            window: std::time::Duration::from_secs(self.removal_window),
+        }
+    }
 }
 
 /// `--account-monthly-cap`: RUB, or `none` to remove the cap.
@@ -117,6 +136,7 @@ impl EngineArgs {
                 UnpagedListArg::Complete => UnpagedList::Complete,
                 UnpagedListArg::Partial => UnpagedList::Partial,
             },
+            removals: self.removal_rule(),
         }
     }
 }

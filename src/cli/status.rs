@@ -45,6 +45,10 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
                 );
             }
             println!("campaign files: {read}");
+            let removals = store.campaigns().removals().await?;
+            if let Some(line) = held_removals_line(&removals) {
+                println!("{line}");
+            }
             all.iter()
                 .for_each(|s| super::shared::print_text(&render_status(s)))
         }
@@ -74,4 +78,20 @@ fn read_files(dir: &std::path::Path) -> (FileFacts, String) {
         ),
     };
     (FileFacts::read(paused, report.is_clean()), line)
+}
+
+/// The journal's held removals (issue 32) in one line, if any are held.
+fn held_removals_line(rows: &[crate::store::RemovalRow]) -> Option<String> {
+    let held: Vec<&crate::store::RemovalRow> = rows
+        .iter()
+        .filter(|r| r.state == crate::store::RemovalState::Held)
+        .collect();
+    let since = held.iter().map(|r| r.seen_at).min()?;
+    let names: Vec<&str> = held.iter().map(|r| r.campaign.as_str()).collect();
+    Some(format!(
+        "removals held: {} campaign file(s) gone since {} together with many others ({}): nothing of them is stopped until the files return or `linkrunner resolve removals --reason …`",
+        held.len(),
+        since.format("%Y-%m-%d %H:%M:%S UTC"),
+        names.join(", ")
+    ))
 }

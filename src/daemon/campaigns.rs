@@ -23,6 +23,9 @@ pub(crate) struct CampaignSet {
     /// The files of the last reload that exist but did not load: the engine holds their
     /// recorded campaigns instead of removing them.
     invalid: InvalidFiles,
+    /// [`Self::invalid`] as the last reload found the files, before removals were judged
+    /// (each judgement starts from it; [`Self::set_invalid`] adds the held removals).
+    files_invalid: InvalidFiles,
 }
 
 /// What a reload did.
@@ -38,6 +41,8 @@ pub struct ReloadSummary {
     /// Files that exist but fail validation (each once), their campaigns held as recorded:
     /// the `linkrunner_campaign_file_invalid` gauge.
     pub invalid_files: usize,
+    /// Why the removal of the campaigns whose files are gone is held (issue 32), if it is.
+    pub removal_held: Option<String>,
 }
 
 impl ReloadSummary {
@@ -58,6 +63,16 @@ impl CampaignSet {
     /// The files of the last reload that exist but did not load.
     pub(crate) fn invalid(&self) -> &InvalidFiles {
         &self.invalid
+    }
+
+    /// The files of the last reload that exist but did not load, before any removal was held.
+    pub(crate) fn files_invalid(&self) -> &InvalidFiles {
+        &self.files_invalid
+    }
+
+    /// Replaces what is held: the removals judged held (`effects::removals`) are in it.
+    pub(crate) fn set_invalid(&mut self, invalid: InvalidFiles) {
+        self.invalid = invalid;
     }
 
     /// What the files say of the recorded campaign `name`: loaded (paused or not), removed,
@@ -110,6 +125,7 @@ impl CampaignSet {
         s.held.extend(kept);
         s.problems = report.problems;
         s.invalid_files = invalid.len();
+        self.files_invalid = invalid.clone();
         self.invalid = invalid;
         s.loaded = next.len();
         // The first file in path order wins a name, as a scan would find it.

@@ -8,6 +8,7 @@
 //! - [`run`]: the main loop; [`rounds`]: firing rounds and reconciliations, draining;
 //!   [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
 //! - [`gauges`]: refreshing per-campaign metrics from the journal.
+//! - [`removals`]: campaigns whose files are gone, judged before any is removed (issue 32).
 //! - [`reconciler`]: reconciles campaigns paced within `--rate-limit` (planned by
 //!   `crate::decide::capacity`), the changed and uncertain first, buy rounds before all;
 //!   [`turns`]: whose turn it is.
@@ -15,6 +16,7 @@
 pub(crate) mod campaigns;
 pub mod gauges;
 pub(crate) mod reconciler;
+pub(crate) mod removals;
 pub(crate) mod rounds;
 pub mod run;
 pub(crate) mod schedule;

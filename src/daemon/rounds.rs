@@ -327,9 +327,10 @@ fn round_record(report: &CampaignReport, paused: bool) -> (RoundOutcome, String)
         PassOutcome::Converged if paused => RoundOutcome::Skipped,
         PassOutcome::Converged => RoundOutcome::Succeeded,
         _ if report.transient => RoundOutcome::Deferred,
-        PassOutcome::SpendingStopped | PassOutcome::Skipped | PassOutcome::FileInvalid => {
-            RoundOutcome::Skipped
-        }
+        PassOutcome::SpendingStopped
+        | PassOutcome::Skipped
+        | PassOutcome::FileInvalid
+        | PassOutcome::RemovalHeld => RoundOutcome::Skipped,
         PassOutcome::Stalled => RoundOutcome::Stalled,
         PassOutcome::Blocked | PassOutcome::Failed | PassOutcome::MarketplaceUnreachable => {
             RoundOutcome::Failed

@@ -109,7 +109,13 @@ pub(super) struct Daemon<M: Market> {
     pub(super) intents_stale: AtomicBool,
     /// A count of intents is running: at most one at a time, however many passes end.
     pub(super) intents_counting: Arc<AtomicBool>,
+    /// Removals are held (or could not be judged): judged again every few seconds
+    /// (`removals.rs`), so another process's `resolve removals` is honoured here too.
+    pub(super) removals_unsettled: AtomicBool,
 }
+
+/// How often held removals are judged again (an operator's word given elsewhere, files back).
+const REJUDGE_REMOVALS: Duration = Duration::from_secs(2);
 
 /// Per buying campaign: its parsed schedule and when its next round is due.
 pub(super) type NextRounds = HashMap<String, (Arc<Cron>, DateTime<Utc>)>;
@@ -158,6 +164,7 @@ pub(crate) async fn run<M: Market>(
         rounds_running: Default::default(),
         intents_stale: AtomicBool::new(false),
         intents_counting: Arc::new(AtomicBool::new(false)),
+        removals_unsettled: AtomicBool::new(false),
     });
     let upkeep = tokio::spawn(credentials_upkeep(
         d.engine.market().clone(),
@@ -250,6 +257,7 @@ impl<M: Market> Daemon<M> {
         self.tracker
             .spawn(async move { d.reconcile_forever().await });
         let mut last_reconcile = tokio::time::Instant::now();
+        let mut last_removals = tokio::time::Instant::now();
         // An interval, not a sleep in the select: reload requests must not postpone the tick.
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -267,6 +275,10 @@ impl<M: Market> Daemon<M> {
                 }
                 _ = tick.tick() => {
                     self.fire_due_rounds().await;
+                    if last_removals.elapsed() >= REJUDGE_REMOVALS {
+                        last_removals = tokio::time::Instant::now();
+                        self.rejudge_held_removals().await;
+                    }
                     if last_reconcile.elapsed() >= self.opts.reconcile_interval {
                         last_reconcile = tokio::time::Instant::now();
                         // Also what another process (`resolve`, a replica) wrote meanwhile.
@@ -283,7 +295,14 @@ impl<M: Market> Daemon<M> {
     /// Reloads the campaign directory. Returns the campaigns to reconcile: those whose file
     /// changed or is new, or `None` (all, and the removed ones) when a file disappeared.
     async fn reload(&self) -> Option<Vec<String>> {
-        let summary = self.set.write().await.reload(&self.opts.campaigns_dir);
+        // The removals are judged before the set is let go: no reconciliation may remove a
+        // campaign whose removal is about to be held.
+        let summary = {
+            let mut set = self.set.write().await;
+            let mut summary = set.reload(&self.opts.campaigns_dir);
+            summary.removal_held = self.judge_removals(&mut set).await;
+            summary
+        };
         for p in &summary.problems {
             tracing::error!(path = %p.path.display(), line = p.line, column = p.column, message = %p.message, "campaign file rejected; its campaign is held as recorded (nothing stopped or bought) until the file is fixed or removed");
         }
@@ -315,14 +334,7 @@ impl<M: Market> Daemon<M> {
             "campaigns loaded"
         );
         let set = self.set.read().await;
-        // With every file valid the set is complete: a campaign not in it has no file
-        // (removed). An invalid file may be any held campaign's, so then none is said removed.
-        let paused = set
-            .iter()
-            .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
-            .collect();
-        let complete = set.invalid().is_empty();
-        self.health.set_files(FileFacts::read(paused, complete));
+        self.publish_files(&set);
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         next.retain(|name, _| set.get(name).is_some());
         for lc in set.iter() {
@@ -338,9 +350,21 @@ impl<M: Market> Daemon<M> {
         to_reconcile
     }
 
+    /// Tells `/api/v1/campaigns` and the page what the files say. With every file valid and no
+    /// removal held the set is complete: a campaign not in it has no file (removed). An invalid
+    /// file may be any held campaign's, so then none is said removed.
+    pub(super) fn publish_files(&self, set: &CampaignSet) {
+        let paused = set
+            .iter()
+            .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
+            .collect();
+        let complete = set.invalid().is_empty();
+        self.health.set_files(FileFacts::read(paused, complete));
+    }
+
     /// After a reload: the changed campaigns go first; when a file disappeared, the
     /// campaigns recorded without a file (their autobuyers stop) go first too.
-    async fn reconcile_changed(&self, changed: Option<Vec<String>>) {
+    pub(super) async fn reconcile_changed(&self, changed: Option<Vec<String>>) {
         self.refresh_roster().await;
         let urgent = match changed {
             Some(names) => names,

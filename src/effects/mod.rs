@@ -17,6 +17,7 @@
 //!   it, and whether a holder of this host is gone (then its lease is taken over at once).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
+//! - [`removals`]: campaigns whose files are gone, judged (`decide::removal`) before anything is stopped.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub(crate) mod actions;
@@ -29,6 +30,7 @@ pub(crate) mod pace;
 pub mod pass;
 pub(crate) mod protocol;
 pub(crate) mod reach;
+pub(crate) mod removals;
 pub mod round;
 pub(crate) mod settle;
 pub(crate) mod slots;
@@ -69,6 +71,9 @@ pub struct EngineSettings {
     /// Whether a link list that carries no paging fields may be taken as complete when it
     /// shows every link the journal holds (see `decide/listing.rs`).
     pub unpaged_list: UnpagedList,
+    /// When campaigns whose files are gone are held rather than removed (issue 32:
+    /// `--removal-hold-share`, `--removal-window`).
+    pub removals: crate::decide::removal::RemovalRule,
 }
 
 /// `campaign_concurrency` when the operator does not say: twice the client's requests in
@@ -92,6 +97,7 @@ impl Default for EngineSettings {
             max_attempts: 3,
             campaign_concurrency: 8,
             unpaged_list: UnpagedList::Complete,
+            removals: crate::decide::removal::RemovalRule::default(),
         }
     }
 }

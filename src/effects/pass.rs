@@ -38,6 +38,10 @@ pub enum PassOutcome {
     /// The campaign's file exists but fails validation: the campaign is kept exactly as
     /// recorded (nothing stopped, nothing bought) until the file is fixed or removed.
     FileInvalid,
+    /// The campaign's file is gone, but so are many others at once (a failed checkout, an
+    /// empty mount): its removal is held (`decide::removal`), nothing stopped or bought,
+    /// until the files return or an operator's `resolve removals`.
+    RemovalHeld,
     /// The marketplace could not be connected to (nothing was sent); said once for the pass
     /// with since when and the last error (`Engine::reach`).
     MarketplaceUnreachable,
@@ -53,6 +57,7 @@ impl PassOutcome {
             PassOutcome::Skipped => "skipped",
             PassOutcome::Failed => "failed",
             PassOutcome::FileInvalid => "file_invalid",
+            PassOutcome::RemovalHeld => "removal_held",
             PassOutcome::MarketplaceUnreachable => "marketplace_unreachable",
         }
     }
@@ -241,7 +246,10 @@ impl<M: Market> Engine<M> {
             if reports.iter().any(|r| {
                 !matches!(
                     r.outcome,
-                    PassOutcome::Skipped | PassOutcome::FileInvalid | PassOutcome::Failed
+                    PassOutcome::Skipped
+                        | PassOutcome::FileInvalid
+                        | PassOutcome::RemovalHeld
+                        | PassOutcome::Failed
                 )
             }) {
                 self.reach.reachable();
@@ -826,6 +834,11 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
 /// recorded, its lease not even taken.
 fn held_report(invalid: &InvalidFiles, k: &CampaignFile) -> CampaignReport {
     let mut r = CampaignReport::new(&k.name);
+    if let Some(why) = invalid.removal_held(&k.name) {
+        r.outcome = PassOutcome::RemovalHeld;
+        r.detail = Some(format!("its file is gone; {why}"));
+        return r;
+    }
     r.outcome = PassOutcome::FileInvalid;
     let file = invalid
         .file_of(&k.name, k.file.as_deref())

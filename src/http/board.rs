@@ -299,6 +299,9 @@ pub(crate) fn render_page(
     if let Some(why) = &sum.all_spending_stopped {
         let _ = write!(o, "<p class=\"halt\">{}</p>", esc(why));
     }
+    if let Some(why) = &sum.removals_held {
+        let _ = write!(o, "<p class=\"halt\">{}</p>", esc(why));
+    }
     if all.is_empty() {
         o.push_str("<p>No campaign is recorded yet.</p>");
     }

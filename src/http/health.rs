@@ -26,6 +26,8 @@ pub struct Health {
     files: Mutex<std::sync::Arc<FileFacts>>,
     /// How the marketplace credentials are obtained; set once at start.
     credentials_mode: std::sync::OnceLock<CredentialsMode>,
+    /// Why the removal of campaigns whose files are gone is held (issue 32), if it is.
+    removal_hold: Mutex<Option<String>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +43,9 @@ pub(crate) struct Readiness {
     pub campaigns: Component,
     pub credentials: Component,
     pub shutdown: Component,
+    /// Held removals (issue 32): ready all the same (the other campaigns run); the detail
+    /// says which hold and why.
+    pub removals: Component,
 }
 
 fn comp(ready: bool, detail: impl Into<String>) -> Component {
@@ -72,6 +77,16 @@ impl Health {
     pub(crate) fn next_round(&self, campaign: &str) -> Option<DateTime<Utc>> {
         let next = self.next_rounds.lock().unwrap_or_else(|e| e.into_inner());
         next.get(campaign).copied()
+    }
+
+    pub(crate) fn set_removal_hold(&self, why: Option<String>) {
+        *self.removal_hold.lock().unwrap_or_else(|e| e.into_inner()) = why;
+    }
+    pub(crate) fn removal_hold(&self) -> Option<String> {
+        self.removal_hold
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub(crate) fn set_files(&self, files: FileFacts) {
@@ -126,12 +141,17 @@ impl Health {
             if stopping { "shutting down" } else { "running" },
         );
         let ready = database.ready && campaigns.ready && credentials.ready && shutdown.ready;
+        let removals = match self.removal_hold() {
+            Some(why) => comp(true, why),
+            None => comp(true, "none held"),
+        };
         Readiness {
             ready,
             database,
             campaigns,
             credentials,
             shutdown,
+            removals,
         }
     }
 }

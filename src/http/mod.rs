@@ -214,7 +214,8 @@ pub(crate) async fn rows_and_summary(
     s: &AppState,
 ) -> Result<(Vec<CampaignRow>, Summary), crate::store::StoreError> {
     let all = all_rows(s).await?;
-    let sum = summary(&s.store, &all, s.clock.now()).await?;
+    let mut sum = summary(&s.store, &all, s.clock.now()).await?;
+    sum.removals_held = s.health.removal_hold();
     Ok((all, sum))
 }
 

@@ -45,6 +45,7 @@ pub struct Metrics {
     pub reloads_total: IntCounterVec,
     pub campaign_files_rejected: IntGauge,
     pub campaign_file_invalid: IntGauge,
+    pub removals_held: IntGauge,
     pub database_errors_total: IntCounter,
     pub journal_writable: IntGauge,
     pub credentials_rejected: IntGauge,
@@ -163,6 +164,7 @@ impl Metrics {
             ),
             campaign_files_rejected: reg(&r, IntGauge::new("linkrunner_campaign_files_rejected", "Campaign files rejected by the last reload (their last good version keeps running).").expect("valid")),
             campaign_file_invalid: reg(&r, IntGauge::new("linkrunner_campaign_file_invalid", "Campaign files that exist but fail validation and are ignored: each one's campaign is held as recorded (nothing stopped or bought) until the file loads again.").expect("valid")),
+            removals_held: reg(&r, IntGauge::new("linkrunner_removals_held", "Campaigns whose file is gone but whose removal is held because many files vanished at once (a failed checkout, an empty mount): nothing of them is stopped until the files return or `linkrunner resolve removals`.").expect("valid")),
             journal_writable: {
                 let g = reg(&r, IntGauge::new("linkrunner_journal_writable", "1 while the journal can be written, 0 from a write that failed (a full disk, a read-only file, a locked or lost database) until one succeeds: nothing is sent meanwhile.").expect("valid"));
                 g.set(1);

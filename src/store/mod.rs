@@ -41,6 +41,7 @@ mod month;
 mod plans;
 mod purchases;
 mod remote;
+mod removals;
 mod reserve;
 mod rounds;
 mod rows;

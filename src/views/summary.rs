@@ -35,6 +35,9 @@ pub(crate) struct Summary {
     pub links_bought_this_month: i64,
     /// All spending stopped, and why (credentials rejected).
     pub all_spending_stopped: Option<String>,
+    /// Why the removal of campaigns whose files are gone is held (issue 32), as the daemon
+    /// serving this judged it; `null` when none is held.
+    pub removals_held: Option<String>,
     /// Campaigns halted or waiting for an operator.
     pub waiting_for_operator: usize,
     /// Intents that wait to be settled, over all campaigns.
@@ -69,6 +72,7 @@ pub(crate) fn summarize(
         month: month.to_string(),
         links_bought_this_month,
         all_spending_stopped: None,
+        removals_held: None,
         waiting_for_operator: 0,
         uncertain_intents: 0,
         waiting: Vec::new(),

@@ -16,6 +16,8 @@ mod operator;
 mod readiness;
 #[path = "daemon/reload.rs"]
 mod reload;
+#[path = "daemon/removals.rs"]
+mod removals;
 #[path = "daemon/replicas.rs"]
 mod replicas;
 #[path = "daemon/schedule.rs"]

@@ -378,3 +378,28 @@ pub struct OperatorWord {
     /// For `list-complete`: the links the journal counted when it was given.
     pub links: Option<u32>,
 }
+
+text_enum!(
+    /// Where a campaign's removal stands (issue 32): its file was seen gone and the decision
+    /// (`decide::removal`) is not made yet (`pending`), was to hold it (`held`: nothing of the
+    /// campaign is stopped), or to let it proceed (`proceeded`: the campaign is reconciled as
+    /// removed); `resolved`: an operator's `resolve removals` let it proceed.
+    RemovalState {
+        Pending => "pending",
+        Held => "held",
+        Proceeded => "proceeded",
+        Resolved => "resolved",
+    }
+);
+
+/// A recorded campaign whose file was seen gone (issue 32). The row lives until the file
+/// returns, so a restart or a replica judges the same removals the same way.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RemovalRow {
+    pub campaign: String,
+    /// When a process first found the file gone (the first writer's time wins).
+    pub seen_at: DateTime<Utc>,
+    pub state: RemovalState,
+    /// The operator's `resolve removals`, when given.
+    pub resolved: Option<OperatorWord>,
+}
