@@ -290,7 +290,7 @@ impl<M: Market> Engine<M> {
         let halts = self.store.halts().await?;
         match halts.iter().find(|h| h.scope.covers(campaign)) {
             Some(h) => Err(EngineError::Blocked(match &h.scope {
-                HaltScope::Global => format!("all spending stopped: {}", h.reason),
+                HaltScope::Global => format!("all spending stopped: {}", h.describe()),
                 HaltScope::Campaign(_) => format!("waiting for an operator: {}", h.reason),
             })),
             None => Ok(()),
