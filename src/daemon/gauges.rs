@@ -85,7 +85,7 @@ struct Shown {
     held: usize,
     stalled: Option<StallReason>,
     last_success: Option<DateTime<Utc>>,
-    /// A global halt applies (credentials rejected).
+    /// A global halt applies (credentials rejected, or an operator's halt).
     halted: bool,
     /// An autobuyer creation is uncertain, or a halt of its own applies.
     waiting: bool,
