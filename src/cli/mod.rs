@@ -16,6 +16,7 @@
 //! | [`progress`] | `once`'s progress display and totals table |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
 //! | [`history`] | `history` and `explain`: what moved money and why |
+//! | [`halt`] | `halt` and `resume`: the operator's stop button |
 //! | [`report`] | `report --month`: the month's money for finance |
 //! | `sandbox`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`crates/bench`) |
 
@@ -23,6 +24,7 @@ pub(crate) mod api;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo;
 pub(crate) mod global;
+pub(crate) mod halt;
 pub(crate) mod history;
 pub(crate) mod http_args;
 pub(crate) mod import;
@@ -84,6 +86,11 @@ pub enum Command {
     Status(status::StatusArgs),
     /// Record an operator's word: settle an uncertain intent, let a page be bought again, release a link.
     Resolve(resolve::ResolveArgs),
+    /// Stop all spending on every process of this journal, and their running autobuyers,
+    /// until `resume`; reads, settling and stops go on. Recorded with who and why.
+    Halt(halt::HaltArgs),
+    /// Lift an operator's halt: buying resumes, autobuyers the files want running start again.
+    Resume(halt::HaltArgs),
     /// What moved money and why: the ledger with each movement's intent and cause.
     History(history::HistoryArgs),
     /// One link's or intent's story: file version, rule, price against cap, every attempt.
@@ -118,6 +125,8 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => run::run(&g, &a).await,
         Command::Status(a) => status::status(&g, &a).await,
         Command::Resolve(a) => resolve::resolve(&g, &a).await,
+        Command::Halt(a) => halt::halt(&g, &a).await,
+        Command::Resume(a) => halt::resume(&g, &a).await,
         Command::History(a) => history::history(&g, &a).await,
         Command::Explain(a) => history::explain(&g, &a).await,
         Command::Report(a) => report::report(&g, &a).await,

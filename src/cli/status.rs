@@ -37,6 +37,10 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
             // file); no secret is read. The journal holds no credentials to ask.
             let mode = g.api.credentials_mode(&|name| std::env::var_os(name));
             println!("marketplace credentials: {}", mode.describe());
+            if let Some(h) = store.halts().await?.iter().find(|h| h.is_operator()) {
+                println!("ALL SPENDING STOPPED: {}", h.describe());
+            }
+            print_halt_history(&store).await?;
             let account = store.campaigns().account_budget().await?;
             if let Some(cap) = account.cap {
                 println!(
@@ -55,6 +59,28 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The last halts and resumes, newest first, so an operator sees later who pressed what.
+async fn print_halt_history(store: &crate::store::Store) -> anyhow::Result<()> {
+    let events = store.halt_events(HALT_HISTORY).await?;
+    if events.is_empty() {
+        return Ok(());
+    }
+    println!("halts and resumes (newest first):");
+    for e in events {
+        println!(
+            "  {} {} by {}: {}",
+            e.at.format("%Y-%m-%d %H:%M:%S UTC"),
+            e.action,
+            e.by,
+            e.reason
+        );
+    }
+    Ok(())
+}
+
+/// How many halts and resumes `status` lists.
+const HALT_HISTORY: u32 = 5;
 
 /// What the campaign directory says (paused, removed), as the daemon reading it knows, and
 /// a line saying how far it could be read. A directory that is missing or has a rejected

@@ -19,7 +19,11 @@ use crate::views::overview::{FileFact, StateFacts, classify};
 pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, file: FileFact) {
     let now = e.clock().now();
     match Recorded::load(e.store(), name, now.date_naive()).await {
-        Ok(r) => set_gauges(e, name, &Shown::of_recorded(&r), file),
+        Ok(r) => {
+            // Every operator's halt is global, so it covers each campaign's record.
+            show_operator_halt(e, &r.halts);
+            set_gauges(e, name, &Shown::of_recorded(&r), file)
+        }
         Err(err) => not_refreshed(e, name, &err),
     }
 }
@@ -47,6 +51,7 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, FileFact)
         Ok(r) => r,
         Err(err) => return not_refreshed(e, "*", &err),
     };
+    show_operator_halt(e, &halts);
     for (name, file) in campaigns {
         match gauges.get(name) {
             Some(g) => set_gauges(e, name, &Shown::of_gauges(name, g, &halts), *file),
@@ -59,6 +64,12 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, FileFact)
             ),
         }
     }
+}
+
+/// `linkrunner_operator_halt`: read with the campaigns' gauges, from the halts just read.
+fn show_operator_halt<M: Market>(e: &Engine<M>, halts: &[Halt]) {
+    let halted = halts.iter().any(Halt::is_operator);
+    e.metrics().operator_halt.set(i64::from(halted));
 }
 
 fn not_refreshed<M: Market>(e: &Engine<M>, name: &str, err: &StoreError) {
@@ -74,7 +85,7 @@ struct Shown {
     held: usize,
     stalled: Option<StallReason>,
     last_success: Option<DateTime<Utc>>,
-    /// A global halt applies (credentials rejected).
+    /// A global halt applies (credentials rejected, or an operator's halt).
     halted: bool,
     /// An autobuyer creation is uncertain, or a halt of its own applies.
     waiting: bool,

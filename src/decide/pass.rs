@@ -84,6 +84,8 @@ mod tests {
                 links_today: 0,
                 daily_cap: c.budget.daily_links,
                 total_cap: c.budget.total_links,
+                day: None,
+                committed_today: Money::ZERO,
             },
             Vec::new(),
         );

@@ -408,7 +408,7 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     settle_actions(r, &mut p);
     free_creations(c, r, &mut p);
     p.notices.extend(super::adoption::drift(r));
-    let wanted = desired_states(c);
+    let wanted = desired_states(c, r);
     let mut t = releases(r, &wanted, &mut p);
     let replaced = replacements(c, r, &mut t, &mut p);
     over_cap_notice(&t, &mut p);
@@ -521,14 +521,20 @@ fn free_creations(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
     }
 }
 
-/// Each autobuyer of the file, by name: whether it is wanted running, and why not.
-fn desired_states(c: &Campaign) -> BTreeMap<String, (bool, &'static str)> {
+/// Each autobuyer of the file, by name: whether it is wanted running, and why not. An
+/// operator's halt stops running autobuyers too; once `resume` lifts it, the file's wish
+/// holds again and the plan starts those it still wants running.
+fn desired_states(c: &Campaign, r: &Recorded) -> BTreeMap<String, (bool, &'static str)> {
+    let halted = r.operator_halt().is_some();
     c.autobuyers
         .iter()
         .map(|ab| {
-            let running = ab.state == AutobuyerState::Running && !c.paused;
-            let why = if c.paused && ab.state == AutobuyerState::Running {
+            let wanted = ab.state == AutobuyerState::Running;
+            let running = wanted && !c.paused && !halted;
+            let why = if c.paused && wanted {
                 "the campaign is paused"
+            } else if halted && wanted {
+                "an operator halted all spending (`linkrunner resume` lifts it)"
             } else {
                 "desired state in the file"
             };
@@ -608,6 +614,12 @@ fn acquisitions(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan)
     for ab in &c.autobuyers {
         let desired_running = ab.state == AutobuyerState::Running && !c.paused;
         match r.ids.autobuyers.get(&ab.name) {
+            // No autobuyer is created under an operator's halt, not even a stopped one: its
+            // creation reserves its budget, and may start it.
+            None if r.operator_halt().is_some() => p.notices.push(format!(
+                "autobuyer {} is not created while an operator's halt stops all spending",
+                ab.name
+            )),
             None => create_autobuyer(ab, desired_running, spending_ok, t, p),
             // Replaced, or said why not, by `replacements`.
             Some(rec) if rec.spec_fingerprint != super::caps::autobuyer_fingerprint(c, ab) => {}

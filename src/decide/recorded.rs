@@ -119,10 +119,16 @@ impl Recorded {
         }
     }
 
+    /// Whether an operator halted spending (`linkrunner halt`): its running autobuyers are
+    /// stopped too, and none is created, until `linkrunner resume`.
+    pub(crate) fn operator_halt(&self) -> Option<&Halt> {
+        self.halts.iter().find(|h| h.is_operator())
+    }
+
     /// Why this campaign may not spend now, if it may not.
     pub(crate) fn spending_stopped(&self, paused: bool) -> Option<String> {
         if let Some(h) = self.halts.iter().find(|h| h.is_global()) {
-            return Some(format!("all spending stopped: {}", h.reason));
+            return Some(format!("all spending stopped: {}", h.describe()));
         }
         if let Some(h) = self.halts.first() {
             return Some(format!("waiting for an operator: {}", h.reason));

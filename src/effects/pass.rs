@@ -709,7 +709,8 @@ impl<M: Market> Engine<M> {
             report.outcome = PassOutcome::SpendingStopped;
             // The credentials halt clears itself once a read works again; a campaign's own
             // halt waits for an operator.
-            report.transient |= r.halts.iter().any(|h| h.is_global());
+            // An operator's halt waits for `resume`.
+            report.transient |= r.halts.iter().any(Halt::is_credentials);
             report.detail = Some(why);
             return;
         }
@@ -748,7 +749,8 @@ impl<M: Market> Engine<M> {
     /// While credentials are known to be rejected, a cheap read tells whether they work again;
     /// if it does, the halt is lifted, else nothing changing is attempted.
     async fn check_credentials(&self, r: &Recorded) -> Result<(), EngineError> {
-        if !r.halts.iter().any(Halt::is_global) {
+        // An operator's halt is global too, but no read lifts it: only `resume` does.
+        if !r.halts.iter().any(Halt::is_credentials) {
             return Ok(());
         }
         let probe = match r.ids.project.as_ref() {

@@ -97,7 +97,11 @@ impl<M: Market> Engine<M> {
             ));
         };
         if intents.iter().any(|i| i.reserve.is_some()) {
-            self.ensure_not_halted(&intents[0].campaign).await?;
+            self.ensure_not_halted(&intents[0].campaign, false).await?;
+        } else if intents.iter().any(|i| starts_spending(i.kind)) {
+            // A start that reserves nothing (its budget still counts) lets an autobuyer buy
+            // again all the same: an operator's halt refuses it too.
+            self.ensure_not_halted(&intents[0].campaign, true).await?;
         }
         let mut retries = 0;
         loop {
@@ -285,12 +289,20 @@ impl<M: Market> Engine<M> {
 
     /// Money is never committed while spending is stopped — checked right before every
     /// spending call, not only at the start of a pass, so a 401 seen by one campaign stops the
-    /// others at their next call.
-    async fn ensure_not_halted(&self, campaign: &str) -> Result<(), EngineError> {
+    /// others at their next call, and an operator's halt every process at its next call.
+    /// `operator_only`: only an operator's halt counts (a start that reserves nothing).
+    async fn ensure_not_halted(
+        &self,
+        campaign: &str,
+        operator_only: bool,
+    ) -> Result<(), EngineError> {
         let halts = self.store.halts().await?;
-        match halts.iter().find(|h| h.scope.covers(campaign)) {
+        let applies = |h: &&crate::store::Halt| {
+            h.scope.covers(campaign) && (!operator_only || h.is_operator())
+        };
+        match halts.iter().find(applies) {
             Some(h) => Err(EngineError::Blocked(match &h.scope {
-                HaltScope::Global => format!("all spending stopped: {}", h.reason),
+                HaltScope::Global => format!("all spending stopped: {}", h.describe()),
                 HaltScope::Campaign(_) => format!("waiting for an operator: {}", h.reason),
             })),
             None => Ok(()),
@@ -312,6 +324,15 @@ impl<M: Market> Engine<M> {
             )
             .await
     }
+}
+
+/// Whether a call of this kind lets money flow: an autobuyer buys once created or started.
+fn starts_spending(kind: crate::store::IntentKind) -> bool {
+    use crate::store::IntentKind;
+    matches!(
+        kind,
+        IntentKind::StartAutobuyer | IntentKind::CreateAutobuyer
+    )
 }
 
 fn pick(list: &[Effect], i: usize) -> Effect {

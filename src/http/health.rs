@@ -1,6 +1,8 @@
 //! Readiness: the database answers and can be written, campaigns are loaded, the marketplace has not rejected
 //! our credentials, and the process is not shutting down. Each is reported separately; the
-//! credentials' detail also says how they are obtained (fixed, files, login).
+//! credentials' detail also says how they are obtained (fixed, files, login). An operator's
+//! halt is shown (`halt`) but never makes the process unready: it is a decision, not a fault,
+//! and the status page that explains it must stay reachable.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -42,6 +44,8 @@ pub(crate) struct Readiness {
     pub database: Component,
     pub campaigns: Component,
     pub credentials: Component,
+    /// An operator's halt: shown, never unready (the status page must stay reachable).
+    pub halt: Component,
     pub shutdown: Component,
     /// Held removals (issue 32): ready all the same (the other campaigns run); the detail
     /// says which hold and why.
@@ -115,16 +119,24 @@ impl Health {
             Ok(Err(e)) => comp(false, format!("unreachable: {}", e.kind_label())),
             Err(_) => comp(false, "unreachable: no answer within 2s"),
         };
-        let credentials = if database.ready {
-            match tokio::time::timeout(Duration::from_secs(2), store.halts()).await {
-                Ok(Ok(h)) if h.iter().any(|h| h.is_global()) => {
-                    comp(false, "rejected by the marketplace; spending stopped")
-                }
-                Ok(Ok(_)) => comp(true, "not rejected"),
-                _ => comp(false, "unknown: journal unavailable"),
+        let halts = match database.ready {
+            true => tokio::time::timeout(Duration::from_secs(2), store.halts())
+                .await
+                .ok()
+                .and_then(Result::ok),
+            false => None,
+        };
+        let credentials = match &halts {
+            Some(h) if h.iter().any(|h| h.is_credentials()) => {
+                comp(false, "rejected by the marketplace; spending stopped")
             }
-        } else {
-            comp(false, "unknown: journal unavailable")
+            Some(_) => comp(true, "not rejected"),
+            None => comp(false, "unknown: journal unavailable"),
+        };
+        let halt = match halts.as_ref().map(|h| h.iter().find(|h| h.is_operator())) {
+            Some(Some(h)) => comp(true, format!("all spending stopped: {}", h.describe())),
+            Some(None) => comp(true, "none"),
+            None => comp(true, "unknown: journal unavailable"),
         };
         let credentials = match self.credentials_mode.get() {
             Some(m) => comp(
@@ -150,6 +162,7 @@ impl Health {
             database,
             campaigns,
             credentials,
+            halt,
             shutdown,
             removals,
         }

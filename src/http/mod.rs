@@ -1,4 +1,5 @@
-//! `http/`: the daemon's read-only HTTP endpoint, on loopback by default.
+//! `http/`: the daemon's HTTP endpoint, on loopback by default; read-only but for the halt
+//! and resume routes, which exist only behind a token.
 //!
 //! | path | answers |
 //! |---|---|
@@ -11,6 +12,7 @@
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |
+//! | `POST /api/v1/halt`, `POST /api/v1/resume` | only with `--http-token-file`: what `linkrunner halt` and `resume` do ([`halt`]) |
 //!
 //! Other methods get 405, unknown paths 404. Every route but the probes is behind the Host
 //! allow-list and, when set, the token ([`access`]). Bodies, header time, request time,
@@ -20,6 +22,7 @@
 
 pub(crate) mod access;
 pub(crate) mod board;
+mod halt;
 pub(crate) mod health;
 mod history;
 pub(crate) mod page;
@@ -35,7 +38,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 
 pub use access::{Access, AccessToken, AllowedHosts};
@@ -50,7 +53,8 @@ use crate::views::report::{CampaignStatus, campaign_status_with, campaign_status
 use crate::views::summary::{Summary, summary};
 use board::{PageQuery, View};
 
-/// What the handlers read. Nothing here can change the journal.
+/// What the handlers read. Only the halt and resume routes, behind the token, write to the
+/// journal.
 #[derive(Clone)]
 pub struct AppState {
     pub metrics: Arc<Metrics>,
@@ -85,11 +89,18 @@ pub fn router(state: AppState) -> Router {
 
 /// The main port: the probes as they are, everything else behind `access`.
 pub fn router_with(state: AppState, access: Access) -> Router {
+    // Without a token the endpoint stays read-only: the write routes do not exist (404).
+    let writes = match access.token {
+        Some(_) => Router::new()
+            .route("/api/v1/halt", post(halt::halt))
+            .route("/api/v1/resume", post(halt::resume)),
+        None => Router::new(),
+    };
     let guard = access::Guard {
         access: std::sync::Arc::new(access),
         metrics: state.metrics.clone(),
     };
-    let guarded = Router::new()
+    let guarded = writes
         .route("/", get(site::status_page))
         .route("/metrics", get(metrics))
         .route("/api/v1/campaigns", get(campaigns))

@@ -49,6 +49,7 @@ pub struct Metrics {
     pub database_errors_total: IntCounter,
     pub journal_writable: IntGauge,
     pub credentials_rejected: IntGauge,
+    pub operator_halt: IntGauge,
     pub ready: IntGauge,
     pub journal_write_duration_seconds: HistogramVec,
     pub credentials: CredentialMetrics,
@@ -183,6 +184,14 @@ impl Metrics {
                 IntGauge::new(
                     "linkrunner_credentials_rejected",
                     "1 while the marketplace rejects our credentials; all spending is stopped.",
+                )
+                .expect("valid"),
+            ),
+            operator_halt: reg(
+                &r,
+                IntGauge::new(
+                    "linkrunner_operator_halt",
+                    "1 while an operator's halt (linkrunner halt) stops all spending and running autobuyers; only linkrunner resume lifts it.",
                 )
                 .expect("valid"),
             ),

@@ -1,6 +1,11 @@
 //! Spending halts: while a halt is set (e.g. the marketplace rejected our credentials),
 //! nothing is bought. A halt stops every campaign ([`HaltScope::Global`]) or one. Kept in the
 //! database so every replica sees it and a restart does not forget it.
+//!
+//! Two tables, two kinds ([`HaltKind`]): `halts` holds the automatic halts, which
+//! [`Store::set_halt`] and [`Store::clear_halt`] move with their causes; `operator_halts`
+//! holds an operator's halt, which only [`Store::operator_resume`] deletes, with every halt
+//! and resume kept in `operator_halt_events`. [`Store::halts`] reads both.
 
 use chrono::{DateTime, Utc};
 
@@ -8,7 +13,7 @@ use super::rows::{col, db, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
 
-pub use crate::domain::halts::{Halt, HaltScope};
+pub use crate::domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
 
 impl Store {
     /// Sets or updates the halt's reason; `since` stays the first time it was set.
@@ -40,25 +45,141 @@ impl Store {
         self.write_done(done).await.map(|_| ())
     }
 
-    /// Every halt in force, the global one first, then by campaign (sorted here, not by the
-    /// database, whose collation may place `*` anywhere).
+    /// Every halt in force, the global ones first (an operator's before the credentials'),
+    /// then by campaign (sorted here, not by the database, whose collation may place `*`
+    /// anywhere).
     pub async fn halts(&self) -> Result<Vec<Halt>, StoreError> {
-        let rows = sqlx::query("SELECT scope, reason, since FROM halts")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("halts"));
+        // One statement, so a pass never sees one table's state without the other's.
+        let rows = sqlx::query(
+            "SELECT scope, reason, since, NULL AS halted_by FROM halts \
+             UNION ALL SELECT scope, reason, since, halted_by FROM operator_halts",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("halts"));
         let mut halts: Vec<Halt> = self.done(rows.and_then(|rows| {
             rows.iter()
                 .map(|r| {
+                    let by: Option<String> = col(r, "halted_by")?;
                     Ok(Halt {
                         scope: HaltScope::from_key(col(r, "scope")?),
                         reason: col(r, "reason")?,
                         since: time(r, "since")?,
+                        kind: match by {
+                            Some(_) => HaltKind::Operator,
+                            None => HaltKind::Automatic,
+                        },
+                        by,
                     })
                 })
                 .collect()
         }))?;
-        halts.sort_by(|a, b| a.scope.cmp(&b.scope));
+        halts.sort_by(|a, b| (&a.scope, !a.is_operator()).cmp(&(&b.scope, !b.is_operator())));
         Ok(halts)
     }
+
+    /// An operator halts all spending (`linkrunner halt`, `POST /api/v1/halt`): set, or its
+    /// reason and author updated with `since` kept, and the press recorded, in one transaction.
+    pub async fn operator_halt(
+        &self,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let scope = HaltScope::Global;
+        let result = async {
+            let mut tx = self.write_tx("operator_halt").await?;
+            sqlx::query(
+                "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (scope) DO UPDATE SET reason = excluded.reason, halted_by = excluded.halted_by",
+            )
+            .bind(scope.key())
+            .bind(reason)
+            .bind(by)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("operator_halt"))?;
+            record_event(&mut tx, "halt", &scope, by, reason, now).await?;
+            tx.commit().await.map_err(db("operator_halt"))
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// An operator lifts their halt (`linkrunner resume`). Whether one was in force: only
+    /// then is the resume recorded (a resume of nothing changes nothing).
+    pub async fn operator_resume(
+        &self,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let scope = HaltScope::Global;
+        let result = async {
+            let mut tx = self.write_tx("operator_resume").await?;
+            let lifted = sqlx::query("DELETE FROM operator_halts WHERE scope = $1")
+                .bind(scope.key())
+                .execute(&mut *tx)
+                .await
+                .map_err(db("operator_resume"))?
+                .rows_affected()
+                > 0;
+            if lifted {
+                record_event(&mut tx, "resume", &scope, by, reason, now).await?;
+            }
+            tx.commit().await.map_err(db("operator_resume"))?;
+            Ok(lifted)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// The last `limit` halts and resumes, newest first.
+    pub async fn halt_events(&self, limit: u32) -> Result<Vec<HaltEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT action, scope, actor, reason, at FROM operator_halt_events \
+             ORDER BY id DESC LIMIT $1",
+        )
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("halt_events"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    Ok(HaltEvent {
+                        action: col(r, "action")?,
+                        scope: HaltScope::from_key(col(r, "scope")?),
+                        by: col(r, "actor")?,
+                        reason: col(r, "reason")?,
+                        at: time(r, "at")?,
+                    })
+                })
+                .collect()
+        }))
+    }
+}
+
+async fn record_event(
+    tx: &mut super::Tx,
+    action: &str,
+    scope: &HaltScope,
+    by: &str,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO operator_halt_events (action, scope, actor, reason, at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(action)
+    .bind(scope.key())
+    .bind(by)
+    .bind(reason)
+    .bind(to_millis(now))
+    .execute(&mut **tx)
+    .await
+    .map_err(db("record_halt_event"))?;
+    Ok(())
 }

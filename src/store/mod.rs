@@ -65,7 +65,7 @@ pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListF
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
 pub use files::CampaignFile;
-pub use halts::{Halt, HaltScope};
+pub use halts::{Halt, HaltEvent, HaltKind, HaltScope};
 pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
 pub use leases::{HolderIdentity, LeaseHolder};
 pub use links::LinkRef;

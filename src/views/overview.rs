@@ -157,7 +157,7 @@ impl FileFacts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct StateFacts {
     pub file: FileFact,
-    /// A global halt applies (credentials rejected).
+    /// A global halt applies (credentials rejected, or an operator's halt).
     pub halted: bool,
     /// A halt of its own applies.
     pub own_halt: bool,

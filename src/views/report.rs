@@ -219,7 +219,7 @@ impl<'a> StateInputs<'a> {
             self.halts
                 .iter()
                 .find(|h| h.is_global() == global)
-                .map(|h| h.reason.clone())
+                .map(|h| h.describe())
         };
         match state {
             CampaignState::Running => None,

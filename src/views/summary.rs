@@ -33,7 +33,7 @@ pub(crate) struct Summary {
     /// `/api/v1/report?month=` totals them).
     pub month: String,
     pub links_bought_this_month: i64,
-    /// All spending stopped, and why (credentials rejected).
+    /// All spending stopped, and why (an operator's halt, credentials rejected).
     pub all_spending_stopped: Option<String>,
     /// Why the removal of campaigns whose files are gone is held (issue 32), as the daemon
     /// serving this judged it; `null` when none is held.
@@ -117,12 +117,13 @@ pub(crate) async fn summary(
 ) -> Result<Summary, StoreError> {
     let month = Month::of(now);
     let report = month_report(store, month).await?;
-    Ok(summarize(
-        all,
-        report.total.links_bought,
-        &month.to_string(),
-        now,
-    ))
+    let mut s = summarize(all, report.total.links_bought, &month.to_string(), now);
+    // An operator's halt is shown even before any campaign is recorded, and before the
+    // credentials' halt: only `resume` lifts it.
+    if let Some(h) = store.halts().await?.into_iter().find(|h| h.is_operator()) {
+        s.all_spending_stopped = Some(format!("all spending stopped: {}", h.describe()));
+    }
+    Ok(s)
 }
 
 #[cfg(test)]

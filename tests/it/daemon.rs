@@ -8,6 +8,8 @@
 mod capacity;
 #[path = "daemon/credentials.rs"]
 mod credentials;
+#[path = "daemon/halt.rs"]
+mod halt;
 #[path = "daemon/http.rs"]
 mod http;
 #[path = "daemon/operator.rs"]

@@ -8,6 +8,8 @@ mod account;
 mod adoption;
 #[path = "store/budget.rs"]
 mod budget;
+#[path = "store/halts.rs"]
+mod halts;
 #[path = "store/history.rs"]
 mod history;
 #[path = "store/intents.rs"]
@@ -69,6 +71,8 @@ on_both_backends!(
     progress::the_latest_ready_searches_say_how_long_searches_take,
     progress::halts_are_set_listed_and_cleared,
     progress::a_campaign_named_global_does_not_share_the_credentials_halt,
+    halts::an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept,
+    halts::the_operators_halt_is_listed_before_the_credentials_halt,
     progress::link_list_is_matched_by_link_id_then_page_and_url,
     progress::remote_ids_are_recorded_with_their_intents,
     race::monthly_cap_holds_with_two_stores_racing,

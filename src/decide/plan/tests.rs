@@ -106,6 +106,15 @@ fn budget_snapshot(c: &Campaign, committed: Money, total: u32, today: u32) -> Bu
     }
 }
 
+/// `linkrunner halt` by an operator.
+fn operator_halt() -> Halt {
+    Halt {
+        kind: crate::domain::halts::HaltKind::Operator,
+        by: Some("night-operator".into()),
+        ..Halt::automatic(HaltScope::Global, "double charges", chrono::Utc::now())
+    }
+}
+
 fn recorded(budget: BudgetSnapshot) -> Recorded {
     Recorded::with_budget(budget, Vec::new())
 }
@@ -276,7 +285,7 @@ prop_compose! {
         let c = campaign(&texts, filters, &autobuyers, budget, per_run, paused);
         let mut r = recorded(budget_snapshot(&c, rub(committed), links.0, links.1));
         if let Some(scope) = halt {
-            r.halts.push(Halt { scope, reason: "test".into(), since: chrono::Utc::now() });
+            r.halts.push(Halt::automatic(scope, "test", chrono::Utc::now()));
         }
         // Record an arbitrary part of what the plan would create, in arbitrary states.
         let mut bits = seed;
@@ -434,6 +443,60 @@ proptest! {
                 let settles = p.actions.iter().any(|a| matches!(a, Action::SettleStop { id, .. } if *id == rec.id));
                 prop_assert!(settles, "{name} keeps counting as running: {:?}", p.actions);
             }
+        }
+    }
+
+    #[test]
+    fn an_operators_halt_stops_every_autobuyer_and_resume_starts_those_the_file_wants((c, mut r) in arb_state()) {
+        // Halted: stops of every autobuyer not confirmed stopped, their settlement, and
+        // nothing that acquires (issue 33).
+        r.halts = vec![operator_halt()];
+        let p = plan_campaign(&c, &r, true);
+        prop_assert!(p.spending_stopped.is_some());
+        for a in &p.actions {
+            let acquires = matches!(
+                a,
+                Action::CreateAutobuyer { .. } | Action::ReplaceAutobuyer { .. } | Action::BuyRound { .. }
+                    | Action::SetAutobuyer { running: true, .. }
+            );
+            prop_assert!(!acquires, "{} while halted", a.describe());
+        }
+        for (name, rec) in &r.ids.autobuyers {
+            let stopped = rec.switch_state == SwitchState::Stopped || p.actions.iter().any(|a| matches!(
+                a, Action::SetAutobuyer { id, running: false, .. } if *id == rec.id));
+            prop_assert!(stopped, "{name} keeps running while halted: {:?}", p.actions);
+            let settled = !rec.running || p.actions.iter().any(|a| matches!(
+                a, Action::SettleStop { id, .. } if *id == rec.id));
+            prop_assert!(settled, "{name} keeps counting as running: {:?}", p.actions);
+        }
+        // Resumed: each autobuyer the file wants running is started, replaced or created,
+        // or the plan says why not (the cap).
+        apply(&c, &mut r, &p.actions);
+        r.halts.clear();
+        let resumed = plan_campaign(&c, &r, false);
+        for ab in c.autobuyers.iter().filter(|ab| ab.state == crate::campaign::AutobuyerState::Running && !c.paused) {
+            let acts = resumed.actions.iter().any(|a| match a {
+                Action::SetAutobuyer { name, running: true, .. }
+                | Action::ReplaceAutobuyer { name, .. }
+                | Action::CreateAutobuyer { name, running: true, .. } => name == &ab.name,
+                _ => false,
+            });
+            let said = resumed.unapplied.iter().chain(&resumed.notices).any(|n| n.contains(&ab.name));
+            prop_assert!(acts || said, "{} not started after resume: {:?}", ab.name, resumed.actions);
+        }
+    }
+
+    #[test]
+    fn a_credentials_halt_leaves_running_autobuyers_running((c, mut r) in arb_state()) {
+        // Unchanged by issue 33: only an operator's halt stops autobuyers.
+        r.halts = vec![Halt::automatic(HaltScope::Global, "credentials rejected", chrono::Utc::now())];
+        let p = plan_campaign(&c, &r, false);
+        for ab in c.autobuyers.iter().filter(|ab| ab.state == crate::campaign::AutobuyerState::Running && !c.paused) {
+            let stops = p.actions.iter().any(|a| matches!(
+                a, Action::SetAutobuyer { name, running: false, .. } if name == &ab.name));
+            let replaced = r.ids.autobuyers.get(&ab.name).is_some_and(|rec|
+                rec.spec_fingerprint != crate::decide::caps::autobuyer_fingerprint(&c, ab));
+            prop_assert!(!stops || replaced, "{} stopped by the credentials halt", ab.name);
         }
     }
 

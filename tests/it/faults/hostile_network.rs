@@ -224,3 +224,85 @@ async fn with_a_token_every_route_but_the_probes_needs_it_as_bearer_or_basic_pas
         assert_eq!(code, 200, "{path} needs no token");
     }
 }
+
+/// `POST path` with a JSON body, `Host: 127.0.0.1` and optional `Authorization`.
+async fn post(addr: SocketAddr, path: &str, auth: Option<&str>, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    let auth = auth
+        .map(|a| format!("Authorization: {a}\r\n"))
+        .unwrap_or_default();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("send");
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf))
+        .await
+        .expect("an answer within 5 s")
+        .expect("read");
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let code = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn halt_and_resume_routes_exist_only_behind_the_token() {
+    // Arrange: one endpoint without a token, one with.
+    let secret = "tok-0123456789abcdef";
+    let open_db = TestDb::sqlite().await;
+    let (open, _stop_open) = serve_http(&open_db, Access::default(), true).await;
+    let guarded_db = TestDb::sqlite().await;
+    let access = Access {
+        hosts: AllowedHosts::default(),
+        token: Some(AccessToken::new(secret).unwrap()),
+    };
+    let (guarded, _stop_guarded) = serve_http(&guarded_db, access, true).await;
+    let bearer = format!("Bearer {secret}");
+    let press = r#"{"by": "night-operator", "reason": "double charges"}"#;
+
+    // Act + Assert: without a token the endpoint stays read-only, the routes are absent.
+    for path in ["/api/v1/halt", "/api/v1/resume"] {
+        let (code, _) = post(open, path, None, press).await;
+        assert_eq!(code, 404, "{path} without a token file");
+    }
+    assert!(open_db.store.halts().await.unwrap().is_empty());
+
+    // With one: refused without it, a blank reason refused, then halt and resume work.
+    let (code, _) = post(guarded, "/api/v1/halt", None, press).await;
+    assert_eq!(code, 401);
+    let blank = r#"{"by": "night-operator", "reason": " "}"#;
+    let (code, _) = post(guarded, "/api/v1/halt", Some(&bearer), blank).await;
+    assert_eq!(code, 400);
+    assert!(guarded_db.store.halts().await.unwrap().is_empty());
+    let (code, body) = post(guarded, "/api/v1/halt", Some(&bearer), press).await;
+    assert_eq!(code, 200, "{body}");
+    let halts = guarded_db.store.halts().await.unwrap();
+    assert_eq!(halts.len(), 1, "{halts:?}");
+    assert!(halts[0].is_operator());
+    assert_eq!(halts[0].by.as_deref(), Some("night-operator"));
+    let (code, readyz) = get(guarded, "/readyz", "127.0.0.1", None).await;
+    assert_eq!(
+        code, 200,
+        "a halt never makes the process unready: {readyz}"
+    );
+    assert!(readyz.contains("halted by night-operator"), "{readyz}");
+    let (code, page) = get(guarded, "/", "127.0.0.1", Some(&bearer)).await;
+    assert_eq!(code, 200);
+    assert!(
+        page.contains("halted by night-operator"),
+        "the banner: {page}"
+    );
+    let (code, body) = post(guarded, "/api/v1/resume", Some(&bearer), press).await;
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"resumed\":true"), "{body}");
+    assert!(guarded_db.store.halts().await.unwrap().is_empty());
+    let events = guarded_db.store.halt_events(10).await.unwrap();
+    let actions: Vec<&str> = events.iter().map(|e| e.action.as_str()).collect();
+    assert_eq!(actions, ["resume", "halt"]);
+}

@@ -275,11 +275,11 @@ pub async fn halts_are_set_listed_and_cleared(db: TestDb) {
     let halts = db.store.halts().await.unwrap();
     assert_eq!(
         halts,
-        vec![Halt {
-            scope: HaltScope::Global,
-            reason: "HTTP 403 from the marketplace".to_string(),
-            since: t0()
-        }]
+        vec![Halt::automatic(
+            HaltScope::Global,
+            "HTTP 403 from the marketplace",
+            t0()
+        )]
     );
 }
 

@@ -1,0 +1,80 @@
+//! `POST /api/v1/halt` and `POST /api/v1/resume`: the stop button over HTTP (issue 33), what
+//! `linkrunner halt` and `linkrunner resume` do. Mounted only when `--http-token-file` is set
+//! ([`super::router_with`]): without a token the endpoint stays read-only and these paths are
+//! 404. The body is JSON (`{"by": "NAME", "reason": "WHY"}`, both required and not blank), so
+//! a form on another site cannot post it without a CORS preflight this server never grants.
+
+use axum::Json;
+use axum::extract::State;
+use axum::extract::rejection::JsonRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use super::AppState;
+
+/// Who presses the button and why; both recorded in the journal's history of halts.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Press {
+    by: String,
+    reason: String,
+}
+
+/// `POST /api/v1/halt`: all spending stops on every process of this journal.
+pub(crate) async fn halt(
+    State(s): State<AppState>,
+    body: Result<Json<Press>, JsonRejection>,
+) -> Response {
+    let (by, reason) = match pressed(body) {
+        Ok(p) => p,
+        Err(why) => return refused(why),
+    };
+    match s.store.operator_halt(&by, &reason, s.clock.now()).await {
+        Ok(()) => {
+            tracing::warn!(by = %by, reason = %reason, "all spending halted over HTTP");
+            let answer = serde_json::json!({ "halted": true, "by": by, "reason": reason });
+            Json(answer).into_response()
+        }
+        Err(e) => super::unavailable(&s, e),
+    }
+}
+
+/// `POST /api/v1/resume`: lifts the operator's halt; `resumed: false` when none was in force.
+pub(crate) async fn resume(
+    State(s): State<AppState>,
+    body: Result<Json<Press>, JsonRejection>,
+) -> Response {
+    let (by, reason) = match pressed(body) {
+        Ok(p) => p,
+        Err(why) => return refused(why),
+    };
+    match s.store.operator_resume(&by, &reason, s.clock.now()).await {
+        Ok(lifted) => {
+            if lifted {
+                tracing::warn!(by = %by, reason = %reason, "halt lifted over HTTP");
+            }
+            let answer = serde_json::json!({ "resumed": lifted, "by": by, "reason": reason });
+            Json(answer).into_response()
+        }
+        Err(e) => super::unavailable(&s, e),
+    }
+}
+
+/// The body's `by` and `reason`, trimmed; what is wrong otherwise.
+fn pressed(body: Result<Json<Press>, JsonRejection>) -> Result<(String, String), &'static str> {
+    let Ok(Json(p)) = body else {
+        return Err("the body must be JSON: {\"by\": \"NAME\", \"reason\": \"WHY\"}");
+    };
+    let (by, reason) = (p.by.trim().to_string(), p.reason.trim().to_string());
+    if by.is_empty() || reason.is_empty() {
+        return Err("`by` and `reason` must not be blank");
+    }
+    Ok((by, reason))
+}
+
+/// 400 with what is wrong with the body.
+fn refused(why: &str) -> Response {
+    let body = serde_json::json!({ "error": why });
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
