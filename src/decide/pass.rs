@@ -67,28 +67,12 @@ mod tests {
     use super::*;
     use crate::campaign::load_dir;
     use crate::decide::plan::plan_campaign;
-    use crate::domain::records::BudgetSnapshot;
-    use crate::money::Money;
+    use crate::decide::caps::caps;
 
     fn example_plan() -> (CampaignPlan, Recorded) {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns");
         let c = load_dir(&dir).campaigns.remove(0).campaign;
-        let r = Recorded::with_budget(
-            BudgetSnapshot {
-                cap: c.budget.monthly,
-                committed: Money::ZERO,
-                held: Money::ZERO,
-                reserved_in_flight: Money::ZERO,
-                uncertain: Money::ZERO,
-                links_total: 0,
-                links_today: 0,
-                daily_cap: c.budget.daily_links,
-                total_cap: c.budget.total_links,
-                day: None,
-                committed_today: Money::ZERO,
-            },
-            Vec::new(),
-        );
+        let r = Recorded::unrecorded_with(&caps(&c), Vec::new());
         (plan_campaign(&c, &r, true), r)
     }
 
