@@ -51,12 +51,16 @@ pub(super) fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
             format!("`daily_links` {daily_links} is above `total_links` {total_links}"),
         );
     }
+    if let Some(above) = &raw.approve_above {
+        positive_money(above, "approve_above", MAX_MONTHLY, p);
+    }
     let value = Budget {
         monthly: raw.monthly.value,
         max_link_price: raw.max_link_price.value,
         daily_links,
         total_links,
         unknown_link_rent: raw.unknown_link_rent.as_ref().map(|m| m.value),
+        approve_above: raw.approve_above.as_ref().map(|m| m.value),
     };
     CheckedBudget {
         value,

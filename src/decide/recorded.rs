@@ -92,6 +92,7 @@ impl Recorded {
             links_today: 0,
             daily_cap: caps.daily_links,
             total_cap: caps.total_links,
+            approval: None,
         };
         Recorded::with_budget(budget, halts)
     }

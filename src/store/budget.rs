@@ -89,6 +89,18 @@ impl Campaigns<'_> {
         c: &CampaignCaps,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        self.record_caps(c, None, now).await
+    }
+
+    /// [`Self::upsert_campaign`] with the file's approval threshold (issue 33, see
+    /// `approvals.rs`): the monthly cap recorded is the file's, never above the approved
+    /// amount plus `approve_above`.
+    pub async fn record_caps(
+        self,
+        c: &CampaignCaps,
+        approve_above: Option<Money>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
         let result = async {
             let mut tx = self.write_tx("upsert_campaign").await?;
             sqlx::query(
@@ -100,13 +112,16 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("upsert_campaign"))?;
+            let cap =
+                super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, approve_above, now)
+                    .await?;
             sqlx::query(
                 "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \
                  VALUES ($1, $2, 0, 0, $3, $4) ON CONFLICT (campaign) DO UPDATE SET \
                  cap = excluded.cap, total_links = excluded.total_links, daily_links = excluded.daily_links",
             )
             .bind(&c.name)
-            .bind(c.monthly_cap.kopecks())
+            .bind(cap.kopecks())
             .bind(i64::from(c.total_links))
             .bind(i64::from(c.daily_links))
             .execute(&mut *tx)
@@ -163,14 +178,17 @@ impl Campaigns<'_> {
 /// is the day of `links_today`. Shared with the batch read (`batch.rs`), so both compute it alike.
 macro_rules! budget_select {
     () => {
-        "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
+        concat!(
+            "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'in_flight'), 0) AS BIGINT) AS in_flight, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'uncertain'), 0) AS BIGINT) AS uncertain, \
     CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS held_links, \
     CAST(COALESCE((SELECT SUM(counted) FROM foreign_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS foreign_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM autobuyers WHERE campaign = b.campaign), 0) AS BIGINT) AS autobuyers, \
-    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $1), 0) AS BIGINT) AS links_today \
-    FROM budgets b"
+    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $1), 0) AS BIGINT) AS links_today, ",
+            super::approvals::approval_columns!(),
+            " FROM budgets b"
+        )
     };
 }
 pub(super) const BUDGET_SELECT: &str = budget_select!();
@@ -193,5 +211,6 @@ pub(super) fn snapshot_from_row(row: &AnyRow) -> Result<BudgetSnapshot, StoreErr
         links_today: count(row, "links_today")?,
         daily_cap: count(row, "daily_links")?,
         total_cap: count(row, "total_links")?,
+        approval: super::approvals::approval_of_budget_row(row)?,
     })
 }

@@ -22,6 +22,7 @@
 
 mod account;
 mod adoption;
+mod approvals;
 mod batch;
 mod budget;
 mod causes;

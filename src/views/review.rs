@@ -12,6 +12,7 @@ use crate::decide::plan::{Action, CampaignPlan, CapChange};
 
 pub(crate) mod diff;
 mod fit;
+pub mod gate;
 mod pr;
 
 pub use pr::{Review, render_review};

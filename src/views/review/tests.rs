@@ -26,6 +26,7 @@ fn journal(c: &Campaign, committed: Money) -> Recorded {
         links_today: 0,
         daily_cap: c.budget.daily_links,
         total_cap: c.budget.total_links,
+        approval: None,
     };
     Recorded::with_budget(budget, Vec::new())
 }
@@ -223,6 +224,7 @@ fn review_of(base: &[Campaign], head: &[Campaign]) -> String {
         problems: &[],
         base_problems: 0,
         campaigns: head.len(),
+        fail_above: None,
     })
 }
 
