@@ -84,6 +84,7 @@ pub(crate) async fn append_ledger(
 impl Campaigns<'_> {
     /// Creates the campaign and its budget (nothing committed) or updates its caps; the
     /// commitment is never touched. A lowered cap refuses new reservations, nothing more.
+    /// An approval threshold recorded earlier no longer applies ([`Self::record_caps`]).
     pub async fn upsert_campaign(
         self,
         c: &CampaignCaps,
@@ -94,11 +95,11 @@ impl Campaigns<'_> {
 
     /// [`Self::upsert_campaign`] with the file's approval threshold (issue 33, see
     /// `approvals.rs`): the monthly cap recorded is the file's, never above the approved
-    /// amount plus `approve_above`.
+    /// amount plus the threshold.
     pub async fn record_caps(
         self,
         c: &CampaignCaps,
-        approve_above: Option<Money>,
+        threshold: Option<Money>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let result = async {
@@ -113,7 +114,7 @@ impl Campaigns<'_> {
             .await
             .map_err(db("upsert_campaign"))?;
             let cap =
-                super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, approve_above, now)
+                super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
                     .await?;
             sqlx::query(
                 "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \

@@ -19,14 +19,14 @@ pub struct CampaignCaps {
     pub total_links: u32,
 }
 
-/// A campaign's approval above a threshold (issue 33, `budget.approve_above`), as the journal
+/// A campaign's approval above a threshold (issue 33), as the journal
 /// keeps it: what a person approved, the threshold and the cap its file asks, as the last
 /// pass recorded them. The rule over these is `decide::approval` in the product crate.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Approval {
     /// The monthly commitment approved: the baseline, then each `resolve approve`.
     pub approved: Money,
-    /// The file's `approve_above`; `None` once the file no longer sets it.
+    /// The file's approval threshold; `None` once the file no longer sets it.
     pub above: Option<Money>,
     /// The monthly cap the file asks (`budget.monthly`).
     pub wanted: Money,
