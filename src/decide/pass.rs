@@ -86,6 +86,7 @@ mod tests {
                 total_cap: c.budget.total_links,
                 day: None,
                 committed_today: Money::ZERO,
+                approval: None,
             },
             Vec::new(),
         );

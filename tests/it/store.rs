@@ -6,6 +6,8 @@
 mod account;
 #[path = "store/adoption.rs"]
 mod adoption;
+#[path = "store/approvals.rs"]
+mod approvals;
 #[path = "store/budget.rs"]
 mod budget;
 #[path = "store/halts.rs"]
@@ -34,6 +36,8 @@ mod removals;
 mod support;
 
 on_both_backends!(
+    approvals::an_approval_is_recorded_with_who_and_when_and_raises_the_recorded_cap,
+    approvals::small_raises_add_up_against_the_same_approval,
     adoption::an_adopted_project_is_recorded_once_and_never_re_pointed,
     adoption::an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger_row,
     adoption::the_word_on_the_list_lapses_when_a_read_shows_fewer_links,
