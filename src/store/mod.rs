@@ -37,6 +37,7 @@ mod intents;
 mod leases;
 mod links;
 mod month;
+mod notices;
 #[cfg(test)]
 mod plans;
 mod purchases;
@@ -69,6 +70,7 @@ pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
 pub use leases::{HolderIdentity, LeaseHolder};
 pub use links::LinkRef;
 pub use month::LedgerSum;
+pub use notices::NoticeRow;
 pub use remote::StopSettlement;
 use rows::db;
 pub use schema::SchemaState;

@@ -16,6 +16,8 @@ mod intents;
 mod invariants;
 #[path = "store/leases.rs"]
 mod leases;
+#[path = "store/notices.rs"]
+mod notices;
 #[path = "store/observe.rs"]
 mod observe;
 #[path = "store/partial_truth.rs"]
@@ -54,6 +56,7 @@ on_both_backends!(
     leases::released_lease_never_hands_out_an_old_fence,
     leases::resolve_created_records_the_autobuyer_and_keeps_its_budget,
     leases::resolve_not_created_releases_the_reservation,
+    notices::a_notice_is_claimed_once_across_stores_until_it_is_cleared,
     observe::journal_writes_and_database_errors_are_measured,
     observe::ping_answers_while_the_database_is_up,
     progress::round_is_claimed_once_only,
