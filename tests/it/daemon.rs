@@ -10,6 +10,8 @@ mod capacity;
 mod credentials;
 #[path = "daemon/http.rs"]
 mod http;
+#[path = "daemon/notify.rs"]
+mod notify;
 #[path = "daemon/operator.rs"]
 mod operator;
 #[path = "daemon/readiness.rs"]
