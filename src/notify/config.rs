@@ -128,7 +128,9 @@ pub fn load_notify_file(path: &Path) -> Result<NotifySettings, String> {
 /// Parses a notify file's bytes; the error is `line:column: message`.
 pub fn parse_notify_file(bytes: &[u8]) -> Result<NotifySettings, String> {
     if bytes.len() as u64 > MAX_NOTIFY_FILE_BYTES {
-        return Err(format!("1:1: file is larger than {MAX_NOTIFY_FILE_BYTES} bytes"));
+        return Err(format!(
+            "1:1: file is larger than {MAX_NOTIFY_FILE_BYTES} bytes"
+        ));
     }
     let text =
         std::str::from_utf8(bytes).map_err(|_| "1:1: file is not valid UTF-8".to_string())?;
@@ -170,7 +172,8 @@ fn endpoint(n: usize, e: RawEndpoint) -> Result<Endpoint, String> {
         }
         _ => {}
     }
-    let timeout = bounded("timeout_seconds", e.timeout_seconds, 10, 1..=120).map_err(|m| whose(&m))?;
+    let timeout =
+        bounded("timeout_seconds", e.timeout_seconds, 10, 1..=120).map_err(|m| whose(&m))?;
     let retries = e.retries.unwrap_or(5);
     if retries > 10 {
         return Err(whose("`retries` must be at most 10"));
@@ -251,12 +254,16 @@ mod tests {
         assert_eq!(s.endpoints[1].chat_id, Some(ChatId::Id(-100)));
         assert!(s.endpoints[1].wants(EventKind::Halted));
         assert!(!s.endpoints[1].wants(EventKind::Uncertain));
-        assert!(!format!("{s:?}").contains("canary"), "Debug shows no address");
+        assert!(
+            !format!("{s:?}").contains("canary"),
+            "Debug shows no address"
+        );
     }
 
     #[test]
     fn json_is_a_notify_file_too() {
-        let text = format!(r#"{{"interval_seconds": 5, "endpoints": [{{"address": "{SECRET}"}}]}}"#);
+        let text =
+            format!(r#"{{"interval_seconds": 5, "endpoints": [{{"address": "{SECRET}"}}]}}"#);
         let s = parse_notify_file(text.as_bytes()).unwrap();
         assert_eq!(s.interval, Duration::from_secs(5));
         assert_eq!(s.endpoints[0].format, Format::Generic);

@@ -122,7 +122,12 @@ pub(crate) fn needs_status(row: &CampaignRow) -> bool {
 
 /// Every event in force.
 pub(crate) fn derive(o: &Observed<'_>) -> Vec<Event> {
-    let mut events: Vec<Event> = o.halts.iter().filter(|h| h.is_global()).map(halted).collect();
+    let mut events: Vec<Event> = o
+        .halts
+        .iter()
+        .filter(|h| h.is_global())
+        .map(halted)
+        .collect();
     for row in o.rows {
         let status = o.statuses.get(&row.campaign);
         events.extend(of_state(row, status));
@@ -171,7 +176,8 @@ fn caps_reached(row: &CampaignRow) -> Vec<Event> {
     let mut out = Vec::new();
     if row.monthly_cap.kopecks() > 0 && row.monthly_commitment >= row.monthly_cap {
         out.push(Event {
-            key: format!("cap_reached:monthly:{name}"),
+            // The cap in the key: a raised cap reached again is a new thing to tell.
+            key: format!("cap_reached:monthly:{name}:{}", row.monthly_cap.kopecks()),
             kind: EventKind::CapReached,
             campaign: Some(name.clone()),
             reason: format!(
@@ -186,7 +192,7 @@ fn caps_reached(row: &CampaignRow) -> Vec<Event> {
     }
     if row.total_links_cap > 0 && row.links_total >= row.total_links_cap {
         out.push(Event {
-            key: format!("cap_reached:total_links:{name}"),
+            key: format!("cap_reached:total_links:{name}:{}", row.total_links_cap),
             kind: EventKind::CapReached,
             campaign: Some(name.clone()),
             reason: format!(
@@ -203,7 +209,11 @@ fn caps_reached(row: &CampaignRow) -> Vec<Event> {
 }
 
 fn uncertain(s: &CampaignStatus, now: DateTime<Utc>, grace: chrono::Duration) -> Option<Event> {
-    let old: Vec<_> = s.uncertain.iter().filter(|u| now - u.since >= grace).collect();
+    let old: Vec<_> = s
+        .uncertain
+        .iter()
+        .filter(|u| now - u.since >= grace)
+        .collect();
     let oldest = old.iter().min_by_key(|u| u.since)?;
     let name = &s.campaign;
     Some(Event {
@@ -298,15 +308,26 @@ mod tests {
     #[test]
     fn states_an_operator_must_act_on_are_told_with_their_reason_and_a_command() {
         let rows = [
-            row("w", CampaignState::WaitingForOperator, Some("waiting for an operator: x")),
-            row("s", CampaignState::Stalled, Some("stalled (insufficient_balance): y")),
+            row(
+                "w",
+                CampaignState::WaitingForOperator,
+                Some("waiting for an operator: x"),
+            ),
+            row(
+                "s",
+                CampaignState::Stalled,
+                Some("stalled (insufficient_balance): y"),
+            ),
             row("r", CampaignState::Running, None),
             row("p", CampaignState::Paused, Some("paused")),
             row("f", CampaignState::Failing, Some("the last round failed")),
             row("t", CampaignState::Settling, Some("1 intent(s)")),
         ];
         let events = derive_of(&[], &rows);
-        let kinds: Vec<_> = events.iter().map(|e| (e.campaign.clone().unwrap(), e.kind)).collect();
+        let kinds: Vec<_> = events
+            .iter()
+            .map(|e| (e.campaign.clone().unwrap(), e.kind))
+            .collect();
         assert_eq!(
             kinds,
             [
@@ -317,7 +338,12 @@ mod tests {
         assert_eq!(events[0].reason, "waiting for an operator: x");
         assert!(events[0].command.contains("linkrunner status w"));
         let text = events[1].text();
-        assert!(text.contains("campaign s") && text.contains("insufficient_balance") && text.contains("linkrunner status s"), "{text}");
+        assert!(
+            text.contains("campaign s")
+                && text.contains("insufficient_balance")
+                && text.contains("linkrunner status s"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -334,7 +360,13 @@ mod tests {
         full.links_total = full.total_links_cap;
         let events = derive_of(&[], std::slice::from_ref(&full));
         let keys: Vec<_> = events.iter().map(|e| e.key.as_str()).collect();
-        assert_eq!(keys, ["cap_reached:monthly:c", "cap_reached:total_links:c"]);
+        assert_eq!(
+            keys,
+            [
+                "cap_reached:monthly:c:100000",
+                "cap_reached:total_links:c:10"
+            ]
+        );
         assert!(events[0].command.contains("budget.monthly"));
         assert!(events[1].command.contains("budget.total_links"));
         let paused = CampaignRow {
@@ -351,7 +383,10 @@ mod tests {
         let formats: Vec<_> = Format::ALL.iter().map(|f| f.as_str()).collect();
         assert_eq!(formats, NOTIFY_FORMATS);
         for k in EventKind::ALL {
-            assert_eq!(serde_json::to_value(k).unwrap(), serde_json::json!(k.as_str()));
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                serde_json::json!(k.as_str())
+            );
         }
     }
 }

@@ -63,7 +63,11 @@ impl Notifier {
             settle_grace: cx.settle_grace,
             outboxes,
         };
-        tasks.push(tokio::spawn(watch_every(watcher, settings.interval, stop.clone())));
+        tasks.push(tokio::spawn(watch_every(
+            watcher,
+            settings.interval,
+            stop.clone(),
+        )));
         Ok(Notifier { stop, tasks })
     }
 

@@ -84,7 +84,12 @@ pub(crate) fn spawn_outbox(
         .connect_timeout(endpoint.timeout)
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|_| anyhow::anyhow!("building the HTTP client of notify endpoint `{}`", endpoint.name))?;
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "building the HTTP client of notify endpoint `{}`",
+                endpoint.name
+            )
+        })?;
     let endpoint = Arc::new(endpoint);
     let (tx, rx) = mpsc::channel(QUEUE);
     let task = tokio::spawn(deliver_all(endpoint.clone(), http, rx, metrics, stop));
@@ -122,7 +127,11 @@ async fn deliver_all(
 }
 
 /// One message, tried with backoff.
-async fn deliver(endpoint: &Endpoint, http: &reqwest::Client, event: &Event) -> Result<(), DeliveryError> {
+async fn deliver(
+    endpoint: &Endpoint,
+    http: &reqwest::Client,
+    event: &Event,
+) -> Result<(), DeliveryError> {
     let body = body(endpoint, event);
     let backoff = ExponentialBuilder::default()
         .with_min_delay(Duration::from_millis(500))
@@ -135,7 +144,11 @@ async fn deliver(endpoint: &Endpoint, http: &reqwest::Client, event: &Event) -> 
         .await
 }
 
-async fn post(endpoint: &Endpoint, http: &reqwest::Client, body: &serde_json::Value) -> Result<(), DeliveryError> {
+async fn post(
+    endpoint: &Endpoint,
+    http: &reqwest::Client,
+    body: &serde_json::Value,
+) -> Result<(), DeliveryError> {
     let answer = http
         .post(endpoint.address.expose_secret())
         .json(body)

@@ -74,7 +74,11 @@ impl Watcher {
     /// Claims `e` and, when this daemon won the claim, queues it for every endpoint that
     /// wants it. An event no endpoint wants is not claimed.
     async fn tell_once(&self, e: &Event, now: DateTime<Utc>) -> Result<(), StoreError> {
-        let to: Vec<&Outbox> = self.outboxes.iter().filter(|o| o.endpoint.wants(e.kind)).collect();
+        let to: Vec<&Outbox> = self
+            .outboxes
+            .iter()
+            .filter(|o| o.endpoint.wants(e.kind))
+            .collect();
         if to.is_empty() {
             return Ok(());
         }
@@ -89,7 +93,11 @@ impl Watcher {
         for o in to {
             if !o.offer(e.clone()) {
                 let labels = [kind, o.endpoint.format.as_str()];
-                self.metrics.notify.failed_total.with_label_values(&labels).inc();
+                self.metrics
+                    .notify
+                    .failed_total
+                    .with_label_values(&labels)
+                    .inc();
                 tracing::warn!(endpoint = %o.endpoint.name, event = kind, key = %e.key, "notification dropped: the endpoint's queue is full");
             }
         }

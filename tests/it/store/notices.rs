@@ -37,10 +37,7 @@ pub async fn a_notice_is_claimed_once_across_stores_until_it_is_cleared(db: Test
         .unwrap();
     assert_eq!(db.store.notices().await.unwrap().len(), 1);
     // ... one that began after it clears it, and the recurrence is claimed again.
-    other
-        .clear_notice(KEY, t0())
-        .await
-        .unwrap();
+    other.clear_notice(KEY, t0()).await.unwrap();
     assert!(db.store.notices().await.unwrap().is_empty());
     assert!(claim(&other, "daemon-b", t0() + Duration::minutes(2)).await);
     assert!(!claim(&db.store, "daemon-a", t0() + Duration::minutes(2)).await);
