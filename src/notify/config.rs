@@ -10,7 +10,7 @@
 //!   - name: ops-slack           # shown in logs instead of the address
 //!     format: slack             # generic (default) | slack | telegram
 //!     address: https://hooks.slack.com/services/T000/B000/XXXX
-//!     events: [halted, waiting_for_operator, uncertain]   # default: every kind
+//!     events: [halted, waiting_for_operator, uncertain, links_lost]   # default: every kind
 //!   - name: ops-telegram
 //!     format: telegram
 //!     address: https://api.telegram.org/bot123:ABC/sendMessage

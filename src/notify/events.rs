@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::store::Halt;
+use crate::store::{Halt, LostLinks};
 use crate::views::list::CampaignRow;
 use crate::views::report::CampaignStatus;
 
@@ -32,18 +32,21 @@ pub enum EventKind {
     CapReached,
     /// Intents that may have executed are still unsettled after the settle grace.
     Uncertain,
+    /// Links left a project's link list (removed or rejected in the marketplace) lately.
+    LinksLost,
     /// A campaign state this version does not name (added by a later change): told with the
     /// state's own reason.
     Other,
 }
 
 impl EventKind {
-    pub(crate) const ALL: [EventKind; 6] = [
+    pub(crate) const ALL: [EventKind; 7] = [
         EventKind::Halted,
         EventKind::WaitingForOperator,
         EventKind::Stalled,
         EventKind::CapReached,
         EventKind::Uncertain,
+        EventKind::LinksLost,
         EventKind::Other,
     ];
 
@@ -54,6 +57,7 @@ impl EventKind {
             EventKind::Stalled => "stalled",
             EventKind::CapReached => "cap_reached",
             EventKind::Uncertain => "uncertain",
+            EventKind::LinksLost => "links_lost",
             EventKind::Other => "other",
         }
     }
@@ -103,12 +107,18 @@ impl Event {
     }
 }
 
+/// How long links that left the list are told as lost: a loss older than this is not told
+/// (nor, after a restart on an old journal, the losses of long ago).
+pub(crate) const LOST_WINDOW: chrono::Duration = chrono::Duration::hours(24);
+
 /// What [`derive`] reads.
 pub(crate) struct Observed<'a> {
     pub halts: &'a [Halt],
     pub rows: &'a [CampaignRow],
     /// The full status of the campaigns whose rows need one (waiting, uncertain), by name.
     pub statuses: &'a BTreeMap<String, CampaignStatus>,
+    /// Links lost within [`LOST_WINDOW`], per campaign.
+    pub lost: &'a [LostLinks],
     pub now: DateTime<Utc>,
     /// Uncertain intents older than this are told.
     pub settle_grace: chrono::Duration,
@@ -136,7 +146,28 @@ pub(crate) fn derive(o: &Observed<'_>) -> Vec<Event> {
         }
         events.extend(status.and_then(|s| uncertain(s, o.now, o.settle_grace)));
     }
+    events.extend(o.lost.iter().filter(|l| l.links > 0).map(links_lost));
     events
+}
+
+fn links_lost(l: &LostLinks) -> Event {
+    let name = &l.campaign;
+    Event {
+        // The latest loss in the key: a later one is a new thing to tell.
+        key: format!("links_lost:{name}:{}", l.latest.timestamp_millis()),
+        kind: EventKind::LinksLost,
+        campaign: Some(name.clone()),
+        reason: format!(
+            "{} link(s) left the project's link list in the last {} h (removed or rejected in the marketplace), the latest at {}: their rent is released",
+            l.links,
+            LOST_WINDOW.num_hours(),
+            l.latest.to_rfc3339()
+        ),
+        command: format!(
+            "`linkrunner history {name}` shows which; check them in the marketplace (the next buy rounds buy replacements within the caps)"
+        ),
+        since: Some(l.latest),
+    }
 }
 
 fn halted(h: &Halt) -> Event {
@@ -275,6 +306,7 @@ mod tests {
             halts,
             rows,
             statuses: &BTreeMap::new(),
+            lost: &[],
             now: t0(),
             settle_grace: chrono::Duration::seconds(120),
         })
@@ -374,6 +406,32 @@ mod tests {
             ..full
         };
         assert!(derive_of(&[], &[paused]).is_empty());
+    }
+
+    #[test]
+    fn links_lost_are_told_once_per_latest_loss() {
+        let lost = |latest| LostLinks {
+            campaign: "l".into(),
+            links: 2,
+            latest,
+        };
+        let told = |l: LostLinks| {
+            derive(&Observed {
+                halts: &[],
+                rows: &[],
+                statuses: &BTreeMap::new(),
+                lost: &[l],
+                now: t0(),
+                settle_grace: chrono::Duration::seconds(120),
+            })
+        };
+        let first = told(lost(t0()));
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].kind, EventKind::LinksLost);
+        assert!(first[0].reason.starts_with("2 link(s) left"));
+        assert!(first[0].command.contains("linkrunner history l"));
+        let later = told(lost(t0() + chrono::Duration::minutes(1)));
+        assert_ne!(later[0].key, first[0].key);
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! The watcher: every `interval` it reads the journal's read models (the halts, every
-//! campaign's row, the full status of the few that need one), derives the events in force
-//! (`events::derive`), claims each new one in the journal (`Store::claim_notice`: of all
-//! replicas exactly one wins) and hands it to the endpoints that want it; then it clears the
-//! claims whose condition is gone, so a recurrence is told again. It runs in its own task
-//! and only reads besides its claims: a pass never waits for it.
+//! campaign's row, the full status of the few that need one, the links lost lately),
+//! derives the events in force (`events::derive`), claims each new one in the journal
+//! (`Store::claim_notice`: of all replicas exactly one wins) and hands it to the endpoints
+//! that want it; then it clears the claims whose condition is gone, so a recurrence is told
+//! again. It runs in its own task and only reads besides its claims: a pass never waits for
+//! it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use super::events::{Event, Observed, derive, needs_status};
+use super::events::{Event, LOST_WINDOW, Observed, derive, needs_status};
 use super::send::Outbox;
 use crate::clock::SharedClock;
 use crate::metrics::Metrics;
@@ -62,10 +63,12 @@ impl Watcher {
             .into_iter()
             .map(|s| (s.campaign.clone(), s))
             .collect();
+        let lost = self.store.links_lost_since(now - LOST_WINDOW).await?;
         Ok(derive(&Observed {
             halts: &halts,
             rows: &rows,
             statuses: &statuses,
+            lost: &lost,
             now,
             settle_grace: self.settle_grace,
         }))

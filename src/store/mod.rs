@@ -70,7 +70,7 @@ pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
 pub use leases::{HolderIdentity, LeaseHolder};
 pub use links::LinkRef;
 pub use month::LedgerSum;
-pub use notices::NoticeRow;
+pub use notices::{LostLinks, NoticeRow};
 pub use remote::StopSettlement;
 use rows::db;
 pub use schema::SchemaState;

@@ -6,9 +6,18 @@
 
 use chrono::{DateTime, Utc};
 
-use super::rows::{col, db, time};
+use super::rows::{col, count, db, time};
 use super::{Store, StoreError};
 use crate::clock::to_millis;
+
+/// A campaign's links (its own and others') that left the project's link list lately.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostLinks {
+    pub campaign: String,
+    pub links: u32,
+    /// When the latest of them was released.
+    pub latest: DateTime<Utc>,
+}
 
 /// One event claimed for sending.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +75,39 @@ impl Store {
                         campaign: col(r, "campaign")?,
                         claimed_by: col(r, "claimed_by")?,
                         claimed_at: time(r, "claimed_at")?,
+                    })
+                })
+                .collect()
+        }))
+    }
+
+    /// Per campaign, the held and foreign links released since `since` because they left the
+    /// project's link list (`links::release_left_links`; an operator's release is not a loss).
+    /// The two reasons are the ones `links.rs` `left_why` writes.
+    pub async fn links_lost_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<LostLinks>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT campaign, COUNT(*) AS n, MAX(released_at) AS latest FROM ( \
+               SELECT campaign, released_at, released_why FROM held_links WHERE released_at >= $1 \
+               UNION ALL \
+               SELECT campaign, released_at, released_why FROM foreign_links WHERE released_at >= $1 \
+             ) lost WHERE released_why LIKE 'left the project''s link list%' \
+               OR released_why LIKE 'absent from complete reads%' \
+             GROUP BY campaign ORDER BY campaign",
+        )
+        .bind(to_millis(since))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("links_lost_since"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    Ok(LostLinks {
+                        campaign: col(r, "campaign")?,
+                        links: count(r, "n")?,
+                        latest: time(r, "latest")?,
                     })
                 })
                 .collect()

@@ -80,6 +80,7 @@ on_both_backends!(
     partial_truth::an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is_settled,
     partial_truth::held_links_that_leave_the_list_are_released_after_the_grace,
     partial_truth::an_operator_releases_a_held_or_foreign_link,
+    partial_truth::links_that_leave_the_list_are_lost_and_an_operators_release_is_not,
     partial_truth::a_cut_list_is_noted_at_its_smallest_length,
     account::account_cap_refuses_a_reservation_that_two_campaigns_together_would_pass,
     account::removing_the_account_cap_lets_the_campaign_caps_alone_decide,
