@@ -39,6 +39,7 @@ mod intents;
 mod leases;
 mod links;
 mod month;
+mod notices;
 #[cfg(test)]
 mod plans;
 mod purchases;
@@ -72,6 +73,7 @@ pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
 pub use leases::{HolderIdentity, LeaseHolder};
 pub use links::LinkRef;
 pub use month::{DaySum, LedgerSum};
+pub use notices::{LostLinks, NoticeRow};
 pub use remote::StopSettlement;
 use rows::db;
 pub use schema::SchemaState;
