@@ -29,6 +29,7 @@
 //! | `clock` | the system clock |
 //! | `daemon` | [`DaemonOptions::default`]: `./campaigns`, watched, signal handlers on |
 //! | `http` | [`HttpOptions::default`]: loopback names and IP literals, no token, default connection caps |
+//! | `notify` | `None`: no notifications; a [`NotifySettings`] (`--notify-file`) sends them beside the daemon |
 //!
 //! Every [`App`] has its own [`Metrics`] registry, shared by the journal, the client and the
 //! engine, and its own holder id: two apps on one journal behave as two processes.
@@ -46,6 +47,7 @@ use crate::effects::{Engine, EngineSettings};
 use crate::http::HttpOptions;
 use crate::market::{ClientConfig, Credentials, MarketClient};
 use crate::metrics::Metrics;
+use crate::notify::{Notifier, NotifyContext, NotifySettings};
 use crate::store::Store;
 
 /// Where the journal is.
@@ -67,6 +69,8 @@ pub struct AppSettings {
     pub daemon: DaemonOptions,
     /// Who may read the daemon's HTTP endpoint, and what its listeners hold.
     pub http: HttpOptions,
+    /// Where notifications go (`--notify-file`); `None`: nowhere. Only the daemon sends them.
+    pub notify: Option<NotifySettings>,
 }
 
 impl AppSettings {
@@ -79,6 +83,7 @@ impl AppSettings {
             clock: clock::system(),
             daemon: DaemonOptions::default(),
             http: HttpOptions::default(),
+            notify: None,
         }
     }
 }
@@ -89,6 +94,7 @@ pub struct App {
     engine: Engine<MarketClient>,
     daemon: DaemonOptions,
     http: HttpOptions,
+    notify: Option<NotifySettings>,
 }
 
 impl App {
@@ -121,6 +127,7 @@ impl App {
             engine,
             daemon: settings.daemon,
             http: settings.http,
+            notify: settings.notify,
         })
     }
 
@@ -158,7 +165,26 @@ impl App {
             listener,
             probe,
         };
-        run(self.engine, self.daemon, web, shutdown, events).await
+        // Beside the daemon, not in it: the notifier reads the journal on its own clock and
+        // no pass waits for it or for a receiver.
+        let notifier = match self.notify {
+            Some(settings) => Some(Notifier::start(
+                settings,
+                NotifyContext {
+                    store: self.engine.store().clone(),
+                    clock: self.engine.clock().clone(),
+                    metrics: self.engine.metrics().clone(),
+                    holder: self.engine.holder().to_string(),
+                    settle_grace: self.engine.settings().settle_grace,
+                },
+            )?),
+            None => None,
+        };
+        let done = run(self.engine, self.daemon, web, shutdown, events).await;
+        if let Some(n) = notifier {
+            n.stop().await;
+        }
+        done
     }
 }
 

@@ -16,6 +16,7 @@
 //! | boundary | [`market`] | the marketplace wire: paths, JSON names, auth, tolerant decoding, error classes, rate limit |
 //! | boundary | [`store`] | the journal: intents, budget ledger, searches, leases; PostgreSQL and SQLite |
 //! | boundary | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...`, the status page (read-only) |
+//! | boundary | [`notify`] | webhooks for what a person must act on, each event once across replicas |
 //! | boundary | [`metrics`], [`telemetry`] | the metrics registry; logging to stderr, human or JSON |
 //! | wiring | [`app`], [`daemon`] | metrics → journal → client → engine; `run`: schedules, reload, signals, systemd |
 //! | wiring | [`cli`] | the commands: clap flags → plain settings of the modules above; nothing imports it |
@@ -32,6 +33,7 @@ pub mod effects;
 pub mod http;
 pub mod market;
 pub mod metrics;
+pub mod notify;
 pub mod store;
 pub mod telemetry;
 pub mod views;

@@ -66,6 +66,11 @@ pub struct Budget {
     /// What a held link the list shows without a rent counts (required with `project_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unknown_link_rent: Option<Money>,
+    // --- guardrails (issue 33) ---
+    /// The most that changes may add to the monthly commitment since the last approval
+    /// without a person (`decide::approval`). Invariant: positive when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approve_above: Option<Money>,
     // --- pacing (issue 33) ---
     /// How buy rounds spend what is left of `monthly` (`asap` is left out of the serialized
     /// campaign, so files without the key serialize as before).

@@ -93,6 +93,10 @@ pub(super) struct RawBudget {
     /// What a held link counts against `monthly` when the link list shows no rent for it (rubles). Required with `project_id`: links bought by hand or by an adopted autobuyer count at their own rent, or at this, never at a lower guess.
     #[serde(default)]
     pub unknown_link_rent: Option<At<Money>>,
+    // --- guardrails (issue 33) ---
+    /// The most that changes may add to the monthly commitment since the last approval without a person (rubles, cumulative): a raised `monthly` past it is spent only up to the approved amount plus this, until `linkrunner resolve approve NAME --reason ...`. The first time a campaign is seen with it, the cap already recorded (or, for a new campaign, `monthly`) is the approved baseline.
+    #[serde(default)]
+    pub approve_above: Option<At<Money>>,
     // --- pacing (issue 33) ---
     /// How buy rounds spend what is left of `monthly`: `asap` (default) as soon as rounds find links; `even`: each day at most what is left divided over the days left in the month (UTC), counting the rent of the links rounds bought that day. Autobuyers' budgets count when they start, either way.
     #[serde(default)]

@@ -51,6 +51,9 @@ pub(super) fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
             format!("`daily_links` {daily_links} is above `total_links` {total_links}"),
         );
     }
+    if let Some(above) = &raw.approve_above {
+        positive_money(above, "approve_above", MAX_MONTHLY, p);
+    }
     let value = Budget {
         monthly: raw.monthly.value,
         max_link_price: raw.max_link_price.value,
@@ -61,6 +64,7 @@ pub(super) fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {
             None | Some(RawPacing::Asap) => Pacing::Asap,
             Some(RawPacing::Even) => Pacing::Even,
         },
+        approve_above: raw.approve_above.as_ref().map(|m| m.value),
     };
     CheckedBudget {
         value,

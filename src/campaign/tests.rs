@@ -200,3 +200,35 @@ autobuyers:
         }
     }
 }
+
+#[test]
+fn approve_above_is_a_positive_amount_of_rubles() {
+    let at = |v: &str| {
+        check(&with(
+            "total_links: 50}",
+            &format!("total_links: 50, approve_above: {v}}}"),
+        ))
+    };
+    assert_eq!(
+        at("\"1000.50\"").unwrap().budget.approve_above,
+        Some(Money::from_kopecks(100_050))
+    );
+    assert_eq!(
+        at("1000").unwrap().budget.approve_above,
+        Some(Money::from_rubles(1000))
+    );
+    assert_eq!(check(BASE).unwrap().budget.approve_above, None);
+    for bad in ["0", "-5"] {
+        let errs = at(bad).unwrap_err();
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("`approve_above` must be more than 0")),
+            "{bad}: {errs:?}"
+        );
+    }
+    assert!(
+        at("1000.001").is_err(),
+        "at most two decimals, like every amount"
+    );
+    assert!(at("lots").is_err());
+}

@@ -1,5 +1,6 @@
 //! `linkrunner plan`: what the next pass would do, and the money; changes nothing.
-//! Exit 0: nothing pending; 2: changes pending; 1: a campaign file has a problem.
+//! Exit 0: nothing pending; 2: changes pending; 1: a campaign file has a problem; 5: with
+//! `--fail-above AMOUNT --base REV`, the caps rise by more than AMOUNT against REV.
 
 use std::process::ExitCode;
 
@@ -13,8 +14,10 @@ use crate::campaign::{Campaign, load_at_revision};
 use crate::clock;
 use crate::decide::capacity::round_warnings;
 use crate::decide::plan::CampaignPlan;
+use crate::money::Money;
 use crate::views::report::render_plan;
 use crate::views::review::diff::diff_campaigns;
+use crate::views::review::gate::FailAbove;
 use crate::views::review::{Review, render_markdown, render_review};
 use crate::views::state::{RecordedState, StateSource, plan_all};
 
@@ -40,6 +43,10 @@ pub struct PlanArgs {
     /// field by field with their money effect. Runs `git` in the campaigns directory.
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
+    /// With `--base REV` (text or markdown): exit 5 when the campaign files' caps together
+    /// rise by more than AMOUNT rubles a month against REV (the pull request's cost guard).
+    #[arg(long, value_name = "AMOUNT", requires = "base", value_parser = super::ranges::rubles)]
+    pub fail_above: Option<crate::money::Money>,
 }
 
 /// `plan --format`.
@@ -52,8 +59,16 @@ pub enum PlanFormat {
 }
 
 pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCode> {
-    if a.base.is_some() && a.format != PlanFormat::Markdown {
-        anyhow::bail!("--base compares for a pull-request comment: use it with --format markdown");
+    if a.base.is_some() {
+        match (a.format, a.fail_above) {
+            (PlanFormat::Markdown, _) | (PlanFormat::Text, Some(_)) => {}
+            (PlanFormat::Json, Some(_)) => anyhow::bail!(
+                "--fail-above says its verdict in text or markdown: use it with --format text or markdown"
+            ),
+            _ => anyhow::bail!(
+                "--base compares for a pull-request comment: use it with --format markdown (or text with --fail-above)"
+            ),
+        }
     }
     let source = match &a.state_from {
         Some(url) => StateSource::Served(fetch_state(url, a.state_token_file.as_deref()).await?),
@@ -76,23 +91,34 @@ pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCod
     for w in round_warnings(&campaigns, now, g.api.rate_limit) {
         eprintln!("warning: {w}");
     }
+    let base = match &a.base {
+        Some(rev) => Some(Base::read(g, rev, &campaigns, a.fail_above)?),
+        None => None,
+    };
+    let gate = base.as_ref().and_then(|b| b.gate.as_ref());
     match a.format {
         PlanFormat::Json => super::shared::print_json(&plans)?,
-        PlanFormat::Text => plans
-            .iter()
-            .for_each(|p| super::shared::print_text(&render_plan(p))),
+        PlanFormat::Text => {
+            plans
+                .iter()
+                .for_each(|p| super::shared::print_text(&render_plan(p)));
+            if let (Some(b), Some(f)) = (&base, gate) {
+                println!("{}", f.sentence(&b.commit));
+            }
+        }
         PlanFormat::Markdown => {
             let problems: Vec<String> = loaded.problems.iter().map(|d| d.to_string()).collect();
-            match &a.base {
-                Some(rev) => super::shared::print_text(&review_against(
-                    g, rev, &campaigns, &plans, &problems,
-                )?),
+            match &base {
+                Some(b) => super::shared::print_text(&b.review(&plans, &problems, gate)),
                 None => super::shared::print_text(&render_markdown(&plans, &problems)),
             }
         }
     }
     if !loaded.problems.is_empty() {
         return Ok(ExitCode::from(1));
+    }
+    if gate.is_some_and(FailAbove::fails) {
+        return Ok(ExitCode::from(5));
     }
     Ok(if plans.iter().any(|p| p.has_changes()) {
         ExitCode::from(2)
@@ -101,24 +127,52 @@ pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCod
     })
 }
 
-/// The comment for `--base REV`: the files of `rev` against the working tree's `campaigns`.
-fn review_against(
-    g: &GlobalArgs,
-    rev: &str,
-    campaigns: &[&Campaign],
-    plans: &[CampaignPlan],
-    problems: &[String],
-) -> anyhow::Result<String> {
-    let base = load_at_revision(&g.campaigns, rev)
-        .with_context(|| format!("reading the campaign files at {rev}"))?;
-    let head: Vec<Campaign> = campaigns.iter().map(|c| (*c).clone()).collect();
-    let diffs = diff_campaigns(&base.campaigns, &head);
-    Ok(render_review(&Review {
-        base: &base.commit,
-        diffs: &diffs,
-        plans,
-        problems,
-        base_problems: base.problems.len(),
-        campaigns: head.len(),
-    }))
+/// The campaign files of `--base REV` against the working tree's `campaigns`.
+struct Base {
+    commit: String,
+    diffs: Vec<crate::views::review::diff::CampaignDiff>,
+    base_problems: usize,
+    campaigns: usize,
+    /// `--fail-above`: the caps' rise against the limit.
+    gate: Option<FailAbove>,
+}
+
+impl Base {
+    fn read(
+        g: &GlobalArgs,
+        rev: &str,
+        campaigns: &[&Campaign],
+        fail_above: Option<Money>,
+    ) -> anyhow::Result<Base> {
+        let base = load_at_revision(&g.campaigns, rev)
+            .with_context(|| format!("reading the campaign files at {rev}"))?;
+        let head: Vec<Campaign> = campaigns.iter().map(|c| (*c).clone()).collect();
+        let diffs = diff_campaigns(&base.campaigns, &head);
+        let gate = fail_above.map(|limit| FailAbove::of(&diffs, limit));
+        Ok(Base {
+            commit: base.commit,
+            diffs,
+            base_problems: base.problems.len(),
+            campaigns: head.len(),
+            gate,
+        })
+    }
+
+    /// The pull-request comment.
+    fn review(
+        &self,
+        plans: &[CampaignPlan],
+        problems: &[String],
+        fail_above: Option<&FailAbove>,
+    ) -> String {
+        render_review(&Review {
+            base: &self.commit,
+            diffs: &self.diffs,
+            plans,
+            problems,
+            base_problems: self.base_problems,
+            campaigns: self.campaigns,
+            fail_above,
+        })
+    }
 }

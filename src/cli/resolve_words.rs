@@ -1,9 +1,11 @@
-//! `linkrunner resolve adopt CAMPAIGN` and `linkrunner resolve list-complete CAMPAIGN`
-//! (issue 24): an operator's word about an account already in use, recorded in the journal
-//! with who gave it, when and why.
+//! `linkrunner resolve adopt CAMPAIGN`, `linkrunner resolve list-complete CAMPAIGN` (issue 24)
+//! and `linkrunner resolve approve CAMPAIGN` (issue 33): an operator's word, recorded in the
+//! journal with who gave it, when and why.
 //!
 //! - `adopt`: the operator read the plan that shows what the adopted project holds; changes
 //!   on it (buying, creating, stopping, starting) may begin.
+//! - `approve` (issue 33): the monthly cap the campaign's file asks, past its approval
+//!   threshold, is approved; spending may go up to it.
 //! - `list-complete`: the project's link list shows every link (checked in the marketplace's
 //!   web UI): buying resumes on URLs where others buy. It lapses by itself when a later read
 //!   shows fewer links than the journal counts (then or at that read).
@@ -27,6 +29,9 @@ pub enum ResolveWord {
     /// Say that the campaign's link list shows every link: buying resumes on URLs where
     /// others buy, until a read shows fewer links than the journal counts now.
     ListComplete(WordArgs),
+    /// Approve the monthly cap the campaign's file asks past its approval threshold (issue
+    /// 33): spending may then go up to it.
+    Approve(WordArgs),
     /// Let the held removals proceed: the campaign files that vanished together (see
     /// `linkrunner status`) really were removed; their campaigns stop spending.
     Removals(RemovalsArgs),
@@ -74,6 +79,7 @@ pub(crate) async fn resolve_word(g: &GlobalArgs, w: &ResolveWord) -> anyhow::Res
         ResolveWord::Adopt(a) => adopt(&store, a).await,
         ResolveWord::ListComplete(a) => list_complete(&store, a).await,
         ResolveWord::Removals(a) => removals(&store, a).await,
+        ResolveWord::Approve(a) => approve(&store, a).await,
     }
 }
 
@@ -132,6 +138,35 @@ async fn adopt(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
     println!(
         "campaign {}: changes on project {} may begin (recorded: by {who}, {now})",
         a.campaign, adoption.project_id
+    );
+    Ok(())
+}
+
+/// Approves what the file asks, as the last pass recorded it; the next pass records the cap.
+async fn approve(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
+    let now = clock::system().now();
+    let before = store
+        .campaigns()
+        .approval(&a.campaign)
+        .await
+        .context("reading the campaign's approval")?;
+    let who = a.who();
+    let Some(after) = store
+        .campaigns()
+        .approve(&a.campaign, &who, &a.reason, now)
+        .await?
+    else {
+        bail!(
+            "campaign {} has no approval threshold in the journal: its file sets none, or no pass has recorded it yet \
+             (the daemon, or `linkrunner once`, records it)",
+            a.campaign
+        );
+    };
+    let was = before.map_or(after.approved, |b| b.approved);
+    println!(
+        "campaign {}: a monthly commitment of {} RUB is approved (was {was} RUB; recorded: by {who}, {now}); \
+         the next pass records the cap",
+        a.campaign, after.approved
     );
     Ok(())
 }

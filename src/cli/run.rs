@@ -35,6 +35,11 @@ pub struct RunArgs {
     /// which cannot wait for minute-granular cron slots.
     #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
     pub round_every: Option<u64>,
+    /// A YAML (or JSON) file of webhooks to notify of what a person must act on (halts,
+    /// campaigns waiting for an operator, caps reached, uncertain intents); read at start.
+    /// Its addresses are secrets: keep the file like a credential.
+    #[arg(long, env = "LINKRUNNER_NOTIFY_FILE")]
+    pub notify_file: Option<std::path::PathBuf>,
 }
 
 /// `linkrunner run`.
@@ -49,6 +54,10 @@ pub(crate) async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode>
         signals: true,
     };
     settings.http = a.http.options()?;
+    settings.notify = match &a.notify_file {
+        Some(path) => Some(crate::notify::load_notify_file(path).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
     let app = App::build(settings).await?;
     a.engine
         .apply_account_cap(app.engine().store(), app.engine().clock().now())

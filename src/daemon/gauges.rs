@@ -87,7 +87,8 @@ struct Shown {
     last_success: Option<DateTime<Utc>>,
     /// A global halt applies (credentials rejected, or an operator's halt).
     halted: bool,
-    /// An autobuyer creation is uncertain, or a halt of its own applies.
+    /// An autobuyer creation is uncertain, a halt of its own applies, or the file asks more
+    /// than is approved (`resolve approve`).
     waiting: bool,
 }
 
@@ -111,7 +112,8 @@ impl Shown {
                 .uncertain
                 .iter()
                 .any(|i| i.kind == IntentKind::CreateAutobuyer)
-                || r.halts.iter().any(|h| !h.is_global()),
+                || r.halts.iter().any(|h| !h.is_global())
+                || crate::decide::approval::waiting_in(&r.budget).is_some(),
         }
     }
 
@@ -125,7 +127,9 @@ impl Shown {
             stalled: g.stall.as_ref().and_then(|s| s.reason),
             last_success: g.last_success.as_ref().map(|l| l.slot),
             halted: covering().any(Halt::is_global),
-            waiting: g.uncertain_creations > 0 || covering().any(|h| !h.is_global()),
+            waiting: g.uncertain_creations > 0
+                || covering().any(|h| !h.is_global())
+                || crate::decide::approval::waiting_in(&g.budget).is_some(),
         }
     }
 }
@@ -155,9 +159,11 @@ fn campaign_state(r: &Shown, file: FileFact) -> &'static str {
     let facts = StateFacts {
         file,
         halted: r.halted,
-        // `waiting` already counts uncertain autobuyer creations with the campaign's halts.
+        // `waiting` already counts uncertain autobuyer creations and a wait for approval with
+        // the campaign's halts.
         own_halt: r.waiting,
         uncertain_creations: 0,
+        awaiting_approval: false,
         uncertain: r.uncertain,
         stalled: r.stalled.is_some(),
         last_round: None,

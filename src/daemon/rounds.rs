@@ -131,7 +131,11 @@ impl<M: Market> Daemon<M> {
         if let Err(err) = e
             .store()
             .campaigns()
-            .upsert_campaign(&crate::decide::caps::caps(&lc.campaign), now)
+            .record_caps(
+                &crate::decide::caps::caps(&lc.campaign),
+                crate::decide::approval::threshold(&lc.campaign),
+                now,
+            )
             .await
         {
             return self.db_error(name, "upsert_campaign", &err);

@@ -13,6 +13,7 @@
 //! | [`stall`] | whether a round that could buy and did not is stalled, and why |
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
 //! | [`adoption`] | an adopted project: never re-pointed, what it holds, where buying waits for a complete list |
+//! | [`approval`] | approval above a threshold: the cap a pass spends under, whether it waits for `resolve approve` |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
@@ -25,6 +26,7 @@
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
 pub(crate) mod adoption;
+pub mod approval;
 pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;

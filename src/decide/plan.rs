@@ -255,6 +255,10 @@ pub struct CampaignPlan {
     /// them. A money edit is a change even when nothing is created, started or bought.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cap_changes: Vec<CapChange>,
+    /// The file asks more than may be committed without a person (issue 33): the amount and
+    /// what is spent meanwhile; also a notice and unapplied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for_approval: Option<super::approval::Waiting>,
     pub money: MoneyView,
 }
 
@@ -289,10 +293,13 @@ impl CapChange {
 fn cap_changes(c: &Campaign, r: &Recorded) -> Vec<CapChange> {
     let b = &r.budget;
     let mut v = Vec::new();
-    if b.cap != c.budget.monthly {
+    // Past what is approved, the cap recorded is the most that may be committed without a
+    // person (`approval.rs`): that is what the next pass records.
+    let monthly = super::approval::monthly_cap(c, b);
+    if b.cap != monthly {
         v.push(CapChange::Monthly {
             recorded: b.cap,
-            file: c.budget.monthly,
+            file: monthly,
         });
     }
     if b.daily_cap != c.budget.daily_links {
@@ -393,8 +400,11 @@ impl Tally {
 /// than what the journal last recorded.
 pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPlan {
     let caps = cap_changes(c, r);
+    let waiting = super::approval::approval_for(c, &r.budget)
+        .as_ref()
+        .and_then(super::approval::waiting);
     let mut r = r.clone();
-    r.budget.cap = c.budget.monthly;
+    r.budget.cap = super::approval::monthly_cap(c, &r.budget);
     r.budget.daily_cap = c.budget.daily_links;
     r.budget.total_cap = c.budget.total_links;
     let r = &r;
@@ -405,6 +415,10 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     }
     let mut p = new_plan(&c.name, r, r.spending_stopped(c.paused));
     p.cap_changes = caps;
+    if let Some(w) = waiting {
+        p.not_applied(w.describe(&c.name));
+        p.waiting_for_approval = Some(w);
+    }
     settle_actions(r, &mut p);
     free_creations(c, r, &mut p);
     p.notices.extend(super::adoption::drift(r));
@@ -470,6 +484,7 @@ fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> Campa
         unapplied: Vec::new(),
         spending_stopped,
         cap_changes: Vec::new(),
+        waiting_for_approval: None,
         money: money_view(r, &t, Money::ZERO),
     }
 }

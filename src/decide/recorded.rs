@@ -94,6 +94,7 @@ impl Recorded {
             total_cap: caps.total_links,
             day: None,
             committed_today: zero,
+            approval: None,
         };
         Recorded::with_budget(budget, halts)
     }

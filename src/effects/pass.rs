@@ -395,7 +395,11 @@ impl<M: Market> Engine<M> {
         if let Some(c) = c {
             self.store
                 .campaigns()
-                .upsert_campaign(&crate::decide::caps::caps(c), self.clock.now())
+                .record_caps(
+                    &crate::decide::caps::caps(c),
+                    crate::decide::approval::threshold(c),
+                    self.clock.now(),
+                )
                 .await?;
         }
         let token = match self.acquire_lease(name).await? {

@@ -7,6 +7,7 @@
 mod campaigns;
 pub(crate) mod http;
 pub(crate) mod load;
+pub(crate) mod notify;
 mod process;
 
 use std::sync::Arc;
@@ -57,6 +58,8 @@ pub struct Metrics {
     pub load: LoadMetrics,
     /// Connections and refusals of the HTTP listeners.
     pub http: http::HttpMetrics,
+    /// Notifications sent and failed (`notify.rs`).
+    pub notify: notify::NotifyMetrics,
     /// The per-campaign series, kept as rows rather than as the crate's vectors.
     pub campaigns: Arc<CampaignSeries>,
     /// `process_*`; `None` where `/proc/self` cannot be read.
@@ -206,6 +209,7 @@ impl Metrics {
             credentials: CredentialMetrics::register(&r),
             load: LoadMetrics::register(&r),
             http: http::HttpMetrics::register(&r),
+            notify: notify::NotifyMetrics::register(&r),
             campaigns: Arc::default(),
             process: process::ProcessMetrics::register(&r),
             registry: r,

@@ -84,9 +84,22 @@ pub(crate) async fn append_ledger(
 impl Campaigns<'_> {
     /// Creates the campaign and its budget (nothing committed) or updates its caps; the
     /// commitment is never touched. A lowered cap refuses new reservations, nothing more.
+    /// An approval threshold recorded earlier no longer applies ([`Self::record_caps`]).
     pub async fn upsert_campaign(
         self,
         c: &CampaignCaps,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.record_caps(c, None, now).await
+    }
+
+    /// [`Self::upsert_campaign`] with the file's approval threshold (issue 33, see
+    /// `approvals.rs`): the monthly cap recorded is the file's, never above the approved
+    /// amount plus the threshold.
+    pub async fn record_caps(
+        self,
+        c: &CampaignCaps,
+        threshold: Option<Money>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let result = async {
@@ -100,13 +113,16 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("upsert_campaign"))?;
+            let cap =
+                super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
+                    .await?;
             sqlx::query(
                 "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \
                  VALUES ($1, $2, 0, 0, $3, $4) ON CONFLICT (campaign) DO UPDATE SET \
                  cap = excluded.cap, total_links = excluded.total_links, daily_links = excluded.daily_links",
             )
             .bind(&c.name)
-            .bind(c.monthly_cap.kopecks())
+            .bind(cap.kopecks())
             .bind(i64::from(c.total_links))
             .bind(i64::from(c.daily_links))
             .execute(&mut *tx)
@@ -164,7 +180,8 @@ impl Campaigns<'_> {
 /// released: a failed one's reservation went back). Shared with the batch read (`batch.rs`), so both compute it alike.
 macro_rules! budget_select {
     () => {
-        "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
+        concat!(
+            "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'in_flight'), 0) AS BIGINT) AS in_flight, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'uncertain'), 0) AS BIGINT) AS uncertain, \
     CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS held_links, \
@@ -172,8 +189,10 @@ macro_rules! budget_select {
     CAST(COALESCE((SELECT SUM(reserved) FROM autobuyers WHERE campaign = b.campaign), 0) AS BIGINT) AS autobuyers, \
     CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $1), 0) AS BIGINT) AS links_today, \
     CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND kind = 'purchase' \
-        AND reserve_day = $1 AND state IN ('in_flight', 'uncertain', 'succeeded')), 0) AS BIGINT) AS committed_today \
-    FROM budgets b"
+        AND reserve_day = $1 AND state IN ('in_flight', 'uncertain', 'succeeded')), 0) AS BIGINT) AS committed_today, ",
+            super::approvals::approval_columns!(),
+            " FROM budgets b"
+        )
     };
 }
 pub(super) const BUDGET_SELECT: &str = budget_select!();
@@ -201,5 +220,6 @@ pub(super) fn snapshot_from_row(
         total_cap: count(row, "total_links")?,
         day: Some(day),
         committed_today: money("committed_today")?,
+        approval: super::approvals::approval_of_budget_row(row)?,
     })
 }

@@ -12,6 +12,7 @@
 //!   history of the ledger with its causes; `plans` (tests): the reads that grow with a
 //!   campaign's history use an index;
 //!   `account`: the account-wide cap over every campaign's commitment;
+//!   `approvals`: approval above a threshold (the approved commitment, `resolve approve`);
 //!   `batch`: what the journal holds of many campaigns,
 //!   each table read once for all of them (start-up, `plan`).
 //!
@@ -22,6 +23,7 @@
 
 mod account;
 mod adoption;
+mod approvals;
 mod batch;
 mod budget;
 mod causes;
@@ -37,6 +39,7 @@ mod intents;
 mod leases;
 mod links;
 mod month;
+mod notices;
 #[cfg(test)]
 mod plans;
 mod purchases;
@@ -70,6 +73,7 @@ pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
 pub use leases::{HolderIdentity, LeaseHolder};
 pub use links::LinkRef;
 pub use month::{DaySum, LedgerSum};
+pub use notices::{LostLinks, NoticeRow};
 pub use remote::StopSettlement;
 use rows::db;
 pub use schema::SchemaState;

@@ -77,8 +77,9 @@ impl CampaignRow {
             uncertain_creations: f.uncertain_creations as usize,
             stall: f.stall.as_ref(),
             last_round: f.last_round.as_ref(),
+            approval: crate::decide::approval::waiting_in(&f.budget),
         };
-        let (state, state_reason) = inputs.decide(files.of(name));
+        let (state, state_reason) = inputs.decide(name, files.of(name));
         let b = &f.budget;
         CampaignRow {
             campaign: name.to_string(),

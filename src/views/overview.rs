@@ -163,6 +163,8 @@ pub(crate) struct StateFacts {
     pub own_halt: bool,
     /// Uncertain autobuyer creations: only an operator settles them.
     pub uncertain_creations: usize,
+    /// The file asks more than may be committed without a person (`resolve approve`).
+    pub awaiting_approval: bool,
     /// Uncertain intents of any kind.
     pub uncertain: usize,
     /// The last buy pass stalled.
@@ -178,7 +180,7 @@ pub(crate) fn classify(f: &StateFacts) -> CampaignState {
     if f.halted {
         return CampaignState::Halted;
     }
-    if f.own_halt || f.uncertain_creations > 0 {
+    if f.own_halt || f.uncertain_creations > 0 || f.awaiting_approval {
         return CampaignState::WaitingForOperator;
     }
     if f.file == (FileFact::Present { paused: true }) {
@@ -206,10 +208,21 @@ mod tests {
             halted: false,
             own_halt: false,
             uncertain_creations: 0,
+            awaiting_approval: false,
             uncertain: 0,
             stalled: false,
             last_round: Some(RoundState::Succeeded),
         }
+    }
+
+    #[test]
+    fn a_campaign_awaiting_approval_waits_for_an_operator_even_when_paused() {
+        let f = StateFacts {
+            file: FileFact::Present { paused: true },
+            awaiting_approval: true,
+            ..facts()
+        };
+        assert_eq!(classify(&f), CampaignState::WaitingForOperator);
     }
 
     #[test]

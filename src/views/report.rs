@@ -66,6 +66,14 @@ pub struct CampaignStatus {
     // --- adoption (issue 24) ---
     /// What the account holds beyond linkrunner's own links, and how far the list is trusted.
     pub account: AccountStatus,
+    // --- guardrails (issue 33) ---
+    /// The approved monthly commitment, when the file ever set a threshold: who approved it,
+    /// when and why (`linkrunner` for the baseline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::domain::records::Approval>,
+    /// The file asks more than may be committed without a person: the amount and the ceiling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for_approval: Option<crate::decide::approval::Waiting>,
 }
 
 /// An account already in use, as `status`, the API and the status page show it.
@@ -182,6 +190,8 @@ pub(crate) struct StateInputs<'a> {
     pub uncertain_creations: usize,
     pub stall: Option<&'a StallRow>,
     pub last_round: Option<&'a RoundRow>,
+    /// The file asks more than may be committed without a person (issue 33).
+    pub approval: Option<crate::decide::approval::Waiting>,
 }
 
 impl<'a> StateInputs<'a> {
@@ -196,25 +206,27 @@ impl<'a> StateInputs<'a> {
                 .count(),
             stall: r.stall.as_ref(),
             last_round: r.last_round.as_ref(),
+            approval: crate::decide::approval::waiting_in(&r.budget),
         }
     }
 
-    /// The state and why, the file as `file` says.
-    pub(crate) fn decide(&self, file: FileFact) -> (CampaignState, Option<String>) {
+    /// The state and why, the file as `file` says; `name` goes into the command to run.
+    pub(crate) fn decide(&self, name: &str, file: FileFact) -> (CampaignState, Option<String>) {
         let state = classify(&StateFacts {
             file,
             halted: self.halts.iter().any(|h| h.is_global()),
             own_halt: self.halts.iter().any(|h| !h.is_global()),
             uncertain_creations: self.uncertain_creations,
+            awaiting_approval: self.approval.is_some(),
             uncertain: self.uncertain,
             stalled: self.stall.is_some_and(|s| s.reason.is_some()),
             last_round: self.last_round.map(|x| x.state),
         });
-        (state, self.reason(state))
+        (state, self.reason(name, state))
     }
 
     /// Why the campaign is in `state`, in words; `None` while running.
-    fn reason(&self, state: CampaignState) -> Option<String> {
+    fn reason(&self, name: &str, state: CampaignState) -> Option<String> {
         let halt = |global: bool| {
             self.halts
                 .iter()
@@ -227,9 +239,10 @@ impl<'a> StateInputs<'a> {
                 "its campaign file is gone: nothing new is bought, its autobuyers stop".into(),
             ),
             CampaignState::Halted => halt(true).map(|h| format!("all spending stopped: {h}")),
-            CampaignState::WaitingForOperator => Some(match halt(false) {
-                Some(h) => format!("waiting for an operator: {h}"),
-                None => "an autobuyer creation may have executed: check the marketplace, then `linkrunner resolve` (see its uncertain intents)"
+            CampaignState::WaitingForOperator => Some(match (halt(false), &self.approval) {
+                (Some(h), _) => format!("waiting for an operator: {h}"),
+                (None, Some(w)) if self.uncertain_creations == 0 => w.describe(name),
+                _ => "an autobuyer creation may have executed: check the marketplace, then `linkrunner resolve` (see its uncertain intents)"
                     .into(),
             }),
             CampaignState::Paused => {
@@ -251,7 +264,7 @@ impl<'a> StateInputs<'a> {
 
 /// The status of one campaign's record, its file as `file` says.
 pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignStatus {
-    let (state, state_reason) = StateInputs::of(r).decide(file);
+    let (state, state_reason) = StateInputs::of(r).decide(name, file);
     let paused = file.paused();
     let counted_foreign = r.foreign.iter().filter(|f| f.released.is_none()).count();
     let released = r.held.iter().filter(|h| h.released.is_some()).count()
@@ -308,6 +321,8 @@ pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignS
         rounds_without_purchase: r.stall.as_ref().map_or(0, |s| s.rounds_without_purchase),
         uncertain: r.uncertain.iter().map(uncertain_status).collect(),
         account: account_status(name, r),
+        approval: r.budget.approval.clone(),
+        waiting_for_approval: crate::decide::approval::waiting_in(&r.budget),
     }
 }
 
@@ -444,6 +459,7 @@ pub fn render_status(s: &CampaignStatus) -> String {
         s.links_total,
         s.total_links_cap
     );
+    render_approval(&mut o, s);
     match &s.last_round {
         Some(r) => {
             let tries = match (r.outcome.as_str(), r.attempts) {
@@ -486,6 +502,26 @@ pub fn render_status(s: &CampaignStatus) -> String {
         }
     }
     o
+}
+
+/// The approved commitment and, while the file asks more, what to run.
+fn render_approval(o: &mut String, s: &CampaignStatus) {
+    let Some(a) = &s.approval else { return };
+    let more = a
+        .above
+        .map(|x| format!("; up to {x} RUB/month more without a person"))
+        .unwrap_or_else(|| "; no threshold set now".into());
+    let _ = writeln!(
+        o,
+        "  approved commitment: {} RUB/month by {} at {} ({}){more}",
+        a.approved,
+        a.by,
+        a.at.to_rfc3339(),
+        a.reason
+    );
+    if let Some(w) = &s.waiting_for_approval {
+        let _ = writeln!(o, "  WAITING FOR APPROVAL: {}", w.describe(&s.campaign));
+    }
 }
 
 fn render_account(o: &mut String, a: &AccountStatus) {

@@ -3,6 +3,8 @@
 //! not be applied and why, and the money (commitment now, worst case after the next pass,
 //! headroom). Text from campaign files is escaped so a file under review cannot inject
 //! markup, mentions or links into the comment.
+//!
+//! `gate`: `--fail-above`, the caps' rise against a limit (exit 5).
 
 use std::fmt::Write as _;
 
@@ -12,6 +14,7 @@ use crate::decide::plan::{Action, CampaignPlan, CapChange};
 
 pub(crate) mod diff;
 mod fit;
+pub mod gate;
 mod pr;
 
 pub use pr::{Review, render_review};

@@ -12,6 +12,8 @@ mod credentials;
 mod halt;
 #[path = "daemon/http.rs"]
 mod http;
+#[path = "daemon/notify.rs"]
+mod notify;
 #[path = "daemon/operator.rs"]
 mod operator;
 #[path = "daemon/readiness.rs"]

@@ -7,6 +7,8 @@
 
 #[path = "engine/adoption.rs"]
 mod adoption;
+#[path = "engine/approval.rs"]
+mod approval;
 #[path = "engine/binary.rs"]
 mod binary;
 #[path = "engine/credentials.rs"]
@@ -59,6 +61,7 @@ mod surfaces;
 mod unreachable;
 
 on_both_backends!(
+    approval::a_raised_cap_waits_for_approval_and_small_raises_add_up,
     adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,
     adoption::a_changed_project_id_is_refused_and_nothing_is_re_pointed,
     adoption::an_adopted_autobuyer_whose_spec_changes_is_replaced,

@@ -140,3 +140,83 @@ fn a_base_that_is_not_a_revision_is_an_error_that_says_so() {
         shown(&text)
     );
 }
+
+/// `plan --fail-above AMOUNT --base REV` (issue 33): exit 5 when the caps rise by more than
+/// AMOUNT against the base, in text and in markdown (which says so under its headline); a
+/// rise within AMOUNT keeps the usual exit code (2: changes pending).
+#[test]
+fn fail_above_exits_5_when_the_caps_rise_past_the_amount_in_text_and_markdown() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("campaigns");
+    std::fs::create_dir_all(&dir).unwrap();
+    for k in 0..3 {
+        std::fs::write(dir.join(format!("shop-{k:03}.yaml")), campaign(k, "3000")).unwrap();
+    }
+    git(t.path(), &["init", "-q", "-b", "main"]);
+    git(t.path(), &["add", "."]);
+    git(t.path(), &["commit", "-q", "-m", "3 campaigns"]);
+    // 3,000 → 30,000 on one, 3,000 → 3,600 on another: +27,600 RUB/month in all.
+    std::fs::write(dir.join("shop-001.yaml"), campaign(1, "30000")).unwrap();
+    std::fs::write(dir.join("shop-002.yaml"), campaign(2, "3600")).unwrap();
+
+    let md = plan(
+        t.path(),
+        &[
+            "--format",
+            "markdown",
+            "--base",
+            "main",
+            "--fail-above",
+            "1000",
+        ],
+    );
+    assert_eq!(md.status.code(), Some(5), "{}", shown(&md));
+    let comment = String::from_utf8_lossy(&md.stdout);
+    let head: Vec<&str> = comment.lines().take(4).collect();
+    assert!(
+        head.iter()
+            .any(|l| l.contains("❌ Fails `--fail-above 1,000`") && l.contains("+27,600 RUB/month")),
+        "said right under the headline: {comment}"
+    );
+
+    let text = plan(t.path(), &["--base", "main", "--fail-above", "1000"]);
+    assert_eq!(text.status.code(), Some(5), "{}", shown(&text));
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        out.contains("--fail-above 1,000 RUB/month FAILS (exit 5)")
+            && out.contains("6,000 → 33,600"),
+        "{out}"
+    );
+
+    // Within the amount: the plan's own exit code (changes pending), in both formats.
+    for format in ["text", "markdown"] {
+        let within = plan(
+            t.path(),
+            &[
+                "--format",
+                format,
+                "--base",
+                "main",
+                "--fail-above",
+                "27600",
+            ],
+        );
+        assert_eq!(
+            within.status.code(),
+            Some(2),
+            "{format}: {}",
+            shown(&within)
+        );
+    }
+    let json = plan(
+        t.path(),
+        &["--format", "json", "--base", "main", "--fail-above", "1000"],
+    );
+    assert_eq!(json.status.code(), Some(1), "{}", shown(&json));
+    let without_base = plan(t.path(), &["--fail-above", "1000"]);
+    assert!(
+        String::from_utf8_lossy(&without_base.stderr).contains("--base"),
+        "it needs a base: {}",
+        shown(&without_base)
+    );
+}

@@ -6,6 +6,8 @@
 mod account;
 #[path = "store/adoption.rs"]
 mod adoption;
+#[path = "store/approvals.rs"]
+mod approvals;
 #[path = "store/budget.rs"]
 mod budget;
 #[path = "store/halts.rs"]
@@ -20,6 +22,8 @@ mod invariants;
 mod leases;
 #[path = "store/month_days.rs"]
 mod month_days;
+#[path = "store/notices.rs"]
+mod notices;
 #[path = "store/observe.rs"]
 mod observe;
 #[path = "store/partial_truth.rs"]
@@ -34,6 +38,8 @@ mod removals;
 mod support;
 
 on_both_backends!(
+    approvals::an_approval_is_recorded_with_who_and_when_and_raises_the_recorded_cap,
+    approvals::small_raises_add_up_against_the_same_approval,
     adoption::an_adopted_project_is_recorded_once_and_never_re_pointed,
     adoption::an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger_row,
     adoption::the_word_on_the_list_lapses_when_a_read_shows_fewer_links,
@@ -62,6 +68,7 @@ on_both_backends!(
     leases::resolve_created_records_the_autobuyer_and_keeps_its_budget,
     leases::resolve_not_created_releases_the_reservation,
     month_days::the_month_is_summed_per_utc_day_from_its_first_millisecond_to_its_last,
+    notices::a_notice_is_claimed_once_across_stores_until_it_is_cleared,
     observe::journal_writes_and_database_errors_are_measured,
     observe::ping_answers_while_the_database_is_up,
     progress::round_is_claimed_once_only,
@@ -87,6 +94,7 @@ on_both_backends!(
     partial_truth::an_uncertain_switch_counts_the_autobuyer_as_running_until_a_stop_is_settled,
     partial_truth::held_links_that_leave_the_list_are_released_after_the_grace,
     partial_truth::an_operator_releases_a_held_or_foreign_link,
+    partial_truth::links_that_leave_the_list_are_lost_and_an_operators_release_is_not,
     partial_truth::a_cut_list_is_noted_at_its_smallest_length,
     account::account_cap_refuses_a_reservation_that_two_campaigns_together_would_pass,
     account::removing_the_account_cap_lets_the_campaign_caps_alone_decide,

@@ -19,6 +19,54 @@ pub struct CampaignCaps {
     pub total_links: u32,
 }
 
+/// A campaign's approval above a threshold (issue 33), as the journal
+/// keeps it: what a person approved, the threshold and the cap its file asks, as the last
+/// pass recorded them. The rule over these is `decide::approval` in the product crate.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Approval {
+    /// The monthly commitment approved: the baseline, then each `resolve approve`.
+    pub approved: Money,
+    /// The file's approval threshold; `None` once the file no longer sets it.
+    pub above: Option<Money>,
+    /// The monthly cap the file asks (`budget.monthly`).
+    pub wanted: Money,
+    /// Who approved (`linkrunner` for the baseline), when and why.
+    pub by: String,
+    pub at: DateTime<Utc>,
+    pub reason: String,
+}
+
+impl Approval {
+    /// The most the commitment may reach without a person: the approved amount plus the
+    /// threshold (the approved amount alone once no threshold is set).
+    pub fn ceiling(&self) -> Money {
+        approval_ceiling(self.approved, self.above)
+    }
+
+    /// The monthly cap the engine spends under when the file asks `file_cap`: the file's,
+    /// never past [`Approval::ceiling`]. The journal records this one, so the reservation
+    /// the database checks holds it even with two daemons racing.
+    pub fn cap_for(&self, file_cap: Money) -> Money {
+        approval_cap(file_cap, self.approved, self.above)
+    }
+}
+
+/// Who the baseline approval is recorded as given by.
+pub const APPROVAL_BASELINE_BY: &str = "linkrunner";
+
+/// [`Approval::ceiling`] of an approved amount and a threshold: no ceiling without one.
+pub fn approval_ceiling(approved: Money, above: Option<Money>) -> Money {
+    match above {
+        Some(above) => approved.checked_add(above).unwrap_or(Money::MAX),
+        None => Money::MAX,
+    }
+}
+
+/// [`Approval::cap_for`] of an approved amount and a threshold.
+pub fn approval_cap(file_cap: Money, approved: Money, above: Option<Money>) -> Money {
+    file_cap.min(approval_ceiling(approved, above))
+}
+
 /// What the marketplace already created for a campaign, by the campaign's own names.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RemoteIds {
@@ -97,6 +145,9 @@ pub struct BudgetSnapshot {
     /// uncertain or bought (issue 33; what an even spread counts against the day's share).
     #[serde(default)]
     pub committed_today: Money,
+    /// The campaign's approval above a threshold (issue 33), when its file ever set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
 }
 
 impl BudgetSnapshot {

@@ -101,6 +101,7 @@ fn budget_snapshot(c: &Campaign, committed: Money, total: u32, today: u32) -> Bu
         links_today: today,
         daily_cap: c.budget.daily_links,
         total_cap: c.budget.total_links,
+        approval: None,
         day: None,
         committed_today: Money::ZERO,
     }
@@ -227,7 +228,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
 prop_compose! {
     fn arb_budget()(monthly in 0i64..5000, max_price in 1i64..300, daily in 1u32..10, total in 1u32..50)
         -> Budget {
-        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None, pacing: Default::default() }
+        Budget { monthly: rub(monthly), max_link_price: rub(max_price), daily_links: daily, total_links: total, unknown_link_rent: None, pacing: Default::default(), approve_above: None }
     }
 }
 
@@ -242,6 +243,7 @@ fn an_adopted_campaign_without_buy_rounds_is_not_blocked_by_a_list_that_may_be_c
         total_links: 50,
         unknown_link_rent: Some(rub(100)),
         pacing: Default::default(),
+        approve_above: None,
     };
     let mut c = campaign(&[1], 0, &[], budget, 1, false);
     c.project_id = Some(4711);
@@ -567,6 +569,7 @@ fn arb_budget_of(monthly: i64, max_price: i64, daily: u32, total: u32) -> Budget
         total_links: total,
         unknown_link_rent: None,
         pacing: Default::default(),
+        approve_above: None,
     }
 }
 
@@ -593,4 +596,54 @@ proptest! {
             prop_assert!(worst <= share.left, "{worst} over {share:?}");
         }
     }
+}
+
+/// A cap raised past what is approved plus `approve_above` (issue 33): the plan waits with
+/// the amount and the command, and spends only up to the approved amount plus the threshold.
+#[test]
+fn a_cap_raised_past_the_approval_is_spent_only_up_to_the_threshold() {
+    let budget = Budget {
+        monthly: rub(30_000),
+        max_link_price: rub(1000),
+        daily_links: 10,
+        total_links: 100,
+        unknown_link_rent: None,
+        approve_above: Some(rub(1000)),
+        pacing: Default::default(),
+    };
+    let c = campaign(&[1], 0, &[], budget, 10, false);
+    let mut r = recorded(budget_snapshot(&c, rub(3000), 0, 0));
+    // The journal recorded 3,000 before the raise: that is the baseline.
+    r.budget.cap = rub(3000);
+    let p = plan_campaign(&c, &r, true);
+    let w = p.waiting_for_approval.as_ref().expect("waits for approval");
+    assert_eq!((w.to_approve, w.ceiling), (rub(27_000), rub(4000)));
+    assert!(
+        p.unapplied
+            .iter()
+            .any(|u| u.contains("resolve approve acme-shoes")),
+        "{p:?}"
+    );
+    assert_eq!(p.money.cap, rub(4000));
+    assert!(p.money.worst_after_round <= rub(4000), "{:?}", p.money);
+    assert_eq!(
+        p.cap_changes,
+        vec![CapChange::Monthly {
+            recorded: rub(3000),
+            file: rub(4000)
+        }]
+    );
+    // Approved: the file's cap holds, nothing waits.
+    r.budget.cap = rub(4000);
+    r.budget.approval = Some(crate::domain::records::Approval {
+        approved: rub(30_000),
+        above: Some(rub(1000)),
+        wanted: rub(30_000),
+        by: "ops".into(),
+        at: chrono::DateTime::UNIX_EPOCH,
+        reason: "approved".into(),
+    });
+    let p = plan_campaign(&c, &r, true);
+    assert_eq!(p.waiting_for_approval, None);
+    assert_eq!(p.money.cap, rub(30_000));
 }

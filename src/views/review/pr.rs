@@ -32,6 +32,8 @@ pub struct Review<'a> {
     pub base_problems: usize,
     /// Campaign files of the working tree that loaded.
     pub campaigns: usize,
+    /// `--fail-above`: the verdict, said right under the headline.
+    pub fail_above: Option<&'a super::gate::FailAbove>,
 }
 
 /// The whole comment.
@@ -40,6 +42,9 @@ pub fn render_review(r: &Review) -> String {
         r.plans.iter().map(|p| (p.campaign.as_str(), p)).collect();
     let mut o = String::new();
     let _ = writeln!(o, "{MARKER}\n{}\n", headline(r));
+    if let Some(f) = r.fail_above {
+        let _ = writeln!(o, "{}\n", f.markdown());
+    }
     render_problems(&mut o, r.problems);
     let tail = unchanged_line(r);
     let mut diffs: Vec<&CampaignDiff> = r.diffs.iter().collect();

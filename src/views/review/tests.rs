@@ -28,6 +28,7 @@ fn journal(c: &Campaign, committed: Money) -> Recorded {
         total_cap: c.budget.total_links,
         day: None,
         committed_today: Money::ZERO,
+        approval: None,
     };
     Recorded::with_budget(budget, Vec::new())
 }
@@ -225,6 +226,7 @@ fn review_of(base: &[Campaign], head: &[Campaign]) -> String {
         problems: &[],
         base_problems: 0,
         campaigns: head.len(),
+        fail_above: None,
     })
 }
 

@@ -82,3 +82,94 @@ async fn canary_secrets_appear_in_no_output_log_endpoint_or_database_dump() {
         "the status API showed the campaign"
     );
 }
+
+/// The notify file's addresses are secrets too: the marketplace rejects the credentials (a
+/// global halt, which stands while it does), the receiver fails (so the failure is logged
+/// after its retries), the logs are at trace level; the address shows in no output, log,
+/// endpoint or the journal's bytes, while the receiver did get the event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notify_address_appears_in_no_output_log_endpoint_or_database_dump() {
+    use crate::support::binary;
+    use crate::support::receiver::{Answer, Receiver};
+    use linkrunner_sandbox::SandboxConfig;
+
+    init_logs();
+    let canary = Canary::new();
+    let secret = format!("Notify{}", canary.token);
+    let receiver = Receiver::start(Answer::Status(500)).await;
+    let address = receiver.url(&format!("hook/{secret}"));
+    let conf = tempfile::tempdir().unwrap();
+    let file = conf.path().join("notify.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"interval_seconds": 1, "endpoints": [{{"name": "ops", "address": "{address}", "retries": 1, "timeout_seconds": 2}}]}}"#
+        ),
+    )
+    .unwrap();
+    // A marketplace that knows other credentials: every call is a 401.
+    let sandbox = start_sandbox(SandboxConfig::new("not-the-canary", "not-the-canary")).await;
+    let campaigns = campaign_dir("0 9 * * *");
+    let journal = TestDb::sqlite().await;
+    let db_file = journal.sqlite_file().expect("a SQLite journal");
+    let db_url = journal.url.clone();
+    let store = journal.store.clone();
+
+    let args = [
+        "--reconcile-interval",
+        "5",
+        "--shutdown-grace",
+        "10",
+        "--notify-file",
+        file.to_str().unwrap(),
+    ];
+    let daemon = binary::Daemon::run(
+        linkrunner(&db_url, campaigns.path(), &sandbox, &canary),
+        &args,
+    )
+    .await;
+    within(Duration::from_secs(30), "the halt tried twice", || async {
+        (receiver.received().len() >= 2).then_some(())
+    })
+    .await;
+    within(Duration::from_secs(20), "the failure counted", || async {
+        let (_, body) = http_get(daemon.addr, "/metrics").await?;
+        body.contains(r#"linkrunner_notifications_failed_total{event="halted",format="generic"} 1"#)
+            .then_some(())
+    })
+    .await;
+    let mut seen: Vec<(String, Vec<u8>)> = Vec::new();
+    for path in ["/metrics", "/api/v1/campaigns", "/api/v1/state"] {
+        let (_, body) = http_get(daemon.addr, path).await.expect("endpoint answers");
+        seen.push((path.to_string(), body.into_bytes()));
+    }
+    let (stdout, stderr) = daemon.stop().await;
+    store.close().await;
+    seen.push(("run stdout".into(), stdout));
+    seen.push(("run stderr".into(), stderr.clone()));
+    seen.push(("the journal database".into(), sqlite_bytes(&db_file)));
+
+    let leaks: Vec<_> = seen
+        .iter()
+        .filter(|(_, bytes)| bytes.windows(secret.len()).any(|w| w == secret.as_bytes()))
+        .map(|(what, _)| what)
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "the notify address leaked into: {leaks:?}"
+    );
+    let stderr = String::from_utf8_lossy(&stderr);
+    assert!(
+        stderr.contains("notification not delivered") && stderr.contains("TRACE"),
+        "the run logged the failure at trace level"
+    );
+    let (path, body) = &receiver.received()[0];
+    assert_eq!(path, &format!("/hook/{secret}"));
+    assert_eq!(body["event"], "halted");
+    assert!(
+        body["reason"]
+            .as_str()
+            .unwrap()
+            .contains("credentials rejected")
+    );
+}

@@ -439,3 +439,46 @@ pub async fn a_cut_list_is_noted_at_its_smallest_length(db: TestDb) {
         Some(3)
     );
 }
+
+/// What notifications tell as links lost (issue 33): links released because they left the
+/// list, from the time asked; not what an operator released.
+pub async fn links_that_leave_the_list_are_lost_and_an_operators_release_is_not(db: TestDb) {
+    let lease = campaign_with_lease(&db.store, &caps(1000, 5, 50)).await;
+    let mut attempts = Vec::new();
+    for page in [1, 2, 3] {
+        let at = started(&db.store, &lease, purchase(page, 100)).await;
+        complete(
+            &db.store,
+            at,
+            Outcome::Succeeded(purchased(page, Some(900 + page), 100)),
+        )
+        .await;
+        attempts.push(at);
+    }
+    assert!(db.store.links_lost_since(t0()).await.unwrap().is_empty());
+    let listed_links = [
+        listed(link(901, 1, 10, Some(100), Some("rejected")), true, None),
+        listed(link(902, 2, 10, Some(100), None), false, None),
+        listed(link(903, 3, 10, Some(100), None), false, None),
+    ];
+    sync(&db.store, &listed_links, false, t0()).await;
+    let released_at = t0() + Duration::seconds(120);
+    assert_eq!(release_left(&db.store, released_at, false).await, 1);
+    db.store
+        .links()
+        .release_link(
+            CAMPAIGN,
+            &LinkRef::Held(attempts[1].intent),
+            "cancelled in the UI",
+            released_at,
+        )
+        .await
+        .unwrap();
+
+    let lost = db.store.links_lost_since(t0()).await.unwrap();
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    assert_eq!((lost[0].campaign.as_str(), lost[0].links), (CAMPAIGN, 1));
+    assert_eq!(lost[0].latest, released_at);
+    let later = released_at + Duration::seconds(1);
+    assert!(db.store.links_lost_since(later).await.unwrap().is_empty());
+}

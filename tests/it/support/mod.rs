@@ -7,6 +7,7 @@
 //! | [`sandbox`] | the in-process sandbox marketplace on port 0 |
 //! | [`app`] | the application built by `App::build` (the engine, or the daemon in-process), the fast settings |
 //! | [`binary`] | the real `linkrunner` as a child process, every setting in its environment |
+//! | [`receiver`] | a webhook receiver on loopback (notifications), answering as told |
 //! | [`wait`] | polling with a deadline |
 //!
 //! Each suite's own `support.rs` keeps what only that suite needs (its fixtures, its
@@ -17,6 +18,7 @@ pub mod binary;
 #[macro_use]
 pub mod db;
 pub mod pg_cluster;
+pub mod receiver;
 pub mod sandbox;
 pub mod wait;
 

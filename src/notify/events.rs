@@ -1,0 +1,455 @@
+//! What a person must act on, derived from the journal's read models and nothing else: the
+//! halts in force (`Store::halts`), each campaign's state and reason (the list's rows,
+//! `views::list`), its uncertain intents and the "what to run" texts of its status
+//! (`views::report`), its caps. So a new halt kind or a new campaign state is told without a
+//! line here: a global halt is a halt whatever set it, and a state word this module does not
+//! know is an [`EventKind::Other`] with the state's own reason.
+//!
+//! Pure: [`derive`] takes what was read and the time and returns the events; `watch.rs`
+//! reads and claims.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Halt, LostLinks};
+use crate::views::list::CampaignRow;
+use crate::views::report::CampaignStatus;
+
+/// The kinds of event: a closed set, the `event` label of the notification counters and
+/// the words of the notify file's `events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A halt that stops every campaign (credentials rejected, or any halt kind to come).
+    Halted,
+    /// A campaign waits for an operator (a halt of its own, an uncertain autobuyer creation).
+    WaitingForOperator,
+    /// A buy round could buy and did not, for a reason an operator should look at.
+    Stalled,
+    /// A campaign's monthly cap or total links cap is reached: nothing more is bought.
+    CapReached,
+    /// Intents that may have executed are still unsettled after the settle grace.
+    Uncertain,
+    /// Links left a project's link list (removed or rejected in the marketplace) lately.
+    LinksLost,
+    /// A campaign state this version does not name (added by a later change): told with the
+    /// state's own reason.
+    Other,
+}
+
+impl EventKind {
+    pub(crate) const ALL: [EventKind; 7] = [
+        EventKind::Halted,
+        EventKind::WaitingForOperator,
+        EventKind::Stalled,
+        EventKind::CapReached,
+        EventKind::Uncertain,
+        EventKind::LinksLost,
+        EventKind::Other,
+    ];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Halted => "halted",
+            EventKind::WaitingForOperator => "waiting_for_operator",
+            EventKind::Stalled => "stalled",
+            EventKind::CapReached => "cap_reached",
+            EventKind::Uncertain => "uncertain",
+            EventKind::LinksLost => "links_lost",
+            EventKind::Other => "other",
+        }
+    }
+
+    /// The kind a campaign state is told as; `None` for the states nobody must act on
+    /// (running, paused, removed, settling by itself, failing and retried) and for `halted`,
+    /// told once for all campaigns by its halt. A state word not listed here is `Other`.
+    fn of_state(word: &str) -> Option<EventKind> {
+        match word {
+            "running" | "paused" | "removed" | "settling" | "failing" | "halted" => None,
+            "waiting_for_operator" => Some(EventKind::WaitingForOperator),
+            "stalled" => Some(EventKind::Stalled),
+            _ => Some(EventKind::Other),
+        }
+    }
+}
+
+/// One event: what happened, to which campaign, why, and what resolves it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Event {
+    /// Its identity in the journal (`notices.key`): the same condition has the same key, so
+    /// it is claimed once however many replicas see it.
+    pub key: String,
+    pub kind: EventKind,
+    /// `None`: every campaign (a global halt).
+    pub campaign: Option<String>,
+    pub reason: String,
+    /// What an operator runs or does to resolve it.
+    pub command: String,
+    /// When the condition began, where the journal says.
+    pub since: Option<DateTime<Utc>>,
+}
+
+impl Event {
+    /// One line for a chat: campaign, reason and command.
+    pub(crate) fn text(&self) -> String {
+        let whom = match &self.campaign {
+            Some(c) => format!("campaign {c}"),
+            None => "all campaigns".to_string(),
+        };
+        format!(
+            "linkrunner: {whom}: {} — {}. To resolve: {}",
+            self.kind.as_str().replace('_', " "),
+            self.reason,
+            self.command
+        )
+    }
+}
+
+/// How long links that left the list are told as lost: a loss older than this is not told
+/// (nor, after a restart on an old journal, the losses of long ago).
+pub(crate) const LOST_WINDOW: chrono::Duration = chrono::Duration::hours(24);
+
+/// What [`derive`] reads.
+pub(crate) struct Observed<'a> {
+    pub halts: &'a [Halt],
+    pub rows: &'a [CampaignRow],
+    /// The full status of the campaigns whose rows need one (waiting, uncertain), by name.
+    pub statuses: &'a BTreeMap<String, CampaignStatus>,
+    /// Links lost within [`LOST_WINDOW`], per campaign.
+    pub lost: &'a [LostLinks],
+    pub now: DateTime<Utc>,
+    /// Uncertain intents older than this are told.
+    pub settle_grace: chrono::Duration,
+}
+
+/// The campaigns whose full status [`derive`] uses: their "what to run" texts and the age
+/// of their uncertain intents are only in it.
+pub(crate) fn needs_status(row: &CampaignRow) -> bool {
+    row.uncertain > 0 || EventKind::of_state(row.state.as_str()).is_some()
+}
+
+/// Every event in force.
+pub(crate) fn derive(o: &Observed<'_>) -> Vec<Event> {
+    let mut events: Vec<Event> = o
+        .halts
+        .iter()
+        .filter(|h| h.is_global())
+        .map(halted)
+        .collect();
+    for row in o.rows {
+        let status = o.statuses.get(&row.campaign);
+        events.extend(of_state(row, status));
+        if !matches!(row.state.as_str(), "removed" | "paused") {
+            events.extend(caps_reached(row));
+        }
+        events.extend(status.and_then(|s| uncertain(s, o.now, o.settle_grace)));
+    }
+    events.extend(o.lost.iter().filter(|l| l.links > 0).map(links_lost));
+    events
+}
+
+fn links_lost(l: &LostLinks) -> Event {
+    let name = &l.campaign;
+    Event {
+        // The latest loss in the key: a later one is a new thing to tell.
+        key: format!("links_lost:{name}:{}", l.latest.timestamp_millis()),
+        kind: EventKind::LinksLost,
+        campaign: Some(name.clone()),
+        reason: format!(
+            "{} link(s) left the project's link list in the last {} h (removed or rejected in the marketplace), the latest at {}: their rent is released",
+            l.links,
+            LOST_WINDOW.num_hours(),
+            l.latest.to_rfc3339()
+        ),
+        command: format!(
+            "`linkrunner history {name}` shows which; check them in the marketplace (the next buy rounds buy replacements within the caps)"
+        ),
+        since: Some(l.latest),
+    }
+}
+
+fn halted(h: &Halt) -> Event {
+    Event {
+        key: format!("halted:{}:{}", h.scope.key(), h.since.timestamp_millis()),
+        kind: EventKind::Halted,
+        campaign: None,
+        reason: h.describe(),
+        command: if h.is_operator() {
+            // Only `resume` lifts an operator's halt (the stop button or the anomaly brake).
+            "`linkrunner resume --reason …` once its cause is dealt with (`linkrunner status` shows who halted and why)".into()
+        } else {
+            "`linkrunner status` says what stopped it; a credentials halt lifts itself at the first pass the marketplace accepts renewed credentials (their files are re-read, SIGHUP at once)".into()
+        },
+        since: Some(h.since),
+    }
+}
+
+fn of_state(row: &CampaignRow, status: Option<&CampaignStatus>) -> Option<Event> {
+    let kind = EventKind::of_state(row.state.as_str())?;
+    let name = &row.campaign;
+    let first_to_do = status.and_then(|s| s.uncertain.first().map(|u| u.what_to_do.clone()));
+    let command = match kind {
+        EventKind::WaitingForOperator => first_to_do,
+        _ => None,
+    };
+    Some(Event {
+        key: format!("state:{}:{name}", row.state.as_str()),
+        kind,
+        campaign: Some(name.clone()),
+        reason: row
+            .state_reason
+            .clone()
+            .unwrap_or_else(|| row.state.words()),
+        command: command.unwrap_or_else(|| format!("`linkrunner status {name}` says what to run")),
+        since: None,
+    })
+}
+
+fn caps_reached(row: &CampaignRow) -> Vec<Event> {
+    let name = &row.campaign;
+    let mut out = Vec::new();
+    if row.monthly_cap.kopecks() > 0 && row.monthly_commitment >= row.monthly_cap {
+        out.push(Event {
+            // The cap in the key: a raised cap reached again is a new thing to tell.
+            key: format!("cap_reached:monthly:{name}:{}", row.monthly_cap.kopecks()),
+            kind: EventKind::CapReached,
+            campaign: Some(name.clone()),
+            reason: format!(
+                "the monthly commitment {} RUB reached the cap {} RUB: nothing more is bought",
+                row.monthly_commitment, row.monthly_cap
+            ),
+            command: format!(
+                "raise `budget.monthly` in {name}'s campaign file (`linkrunner plan` shows the change), or let links lapse"
+            ),
+            since: None,
+        });
+    }
+    if row.total_links_cap > 0 && row.links_total >= row.total_links_cap {
+        out.push(Event {
+            key: format!("cap_reached:total_links:{name}:{}", row.total_links_cap),
+            kind: EventKind::CapReached,
+            campaign: Some(name.clone()),
+            reason: format!(
+                "{} link(s) bought of `budget.total_links` {}: nothing more is bought",
+                row.links_total, row.total_links_cap
+            ),
+            command: format!(
+                "raise `budget.total_links` in {name}'s campaign file (`linkrunner plan` shows the change)"
+            ),
+            since: None,
+        });
+    }
+    out
+}
+
+fn uncertain(s: &CampaignStatus, now: DateTime<Utc>, grace: chrono::Duration) -> Option<Event> {
+    let old: Vec<_> = s
+        .uncertain
+        .iter()
+        .filter(|u| now - u.since >= grace)
+        .collect();
+    let oldest = old.iter().min_by_key(|u| u.since)?;
+    let name = &s.campaign;
+    Some(Event {
+        key: format!("uncertain:{name}"),
+        kind: EventKind::Uncertain,
+        campaign: Some(name.clone()),
+        reason: format!(
+            "{} intent(s) may have executed and are unsettled after the settle grace ({} s); the oldest is intent {} ({}) since {}",
+            old.len(),
+            grace.num_seconds(),
+            oldest.intent_id,
+            oldest.kind.as_str(),
+            oldest.since.to_rfc3339()
+        ),
+        command: oldest.what_to_do.clone(),
+        since: Some(oldest.since),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone as _;
+
+    use super::*;
+    use crate::metrics::notify::{NOTIFY_EVENTS, NOTIFY_FORMATS};
+    use crate::money::Money;
+    use crate::notify::config::Format;
+    use crate::store::HaltScope;
+    use crate::views::overview::CampaignState;
+
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 28, 3, 0, 0).unwrap()
+    }
+
+    fn row(name: &str, state: CampaignState, reason: Option<&str>) -> CampaignRow {
+        CampaignRow {
+            campaign: name.into(),
+            state,
+            state_reason: reason.map(str::to_string),
+            next_round: None,
+            monthly_commitment: Money::from_rubles(100),
+            monthly_cap: Money::from_rubles(1000),
+            uncertain_money: Money::ZERO,
+            links_held: 1,
+            other_links: 0,
+            links_today: 1,
+            daily_links_cap: 5,
+            links_total: 1,
+            total_links_cap: 10,
+            autobuyers: 0,
+            autobuyers_running: 0,
+            uncertain: 0,
+            last_round: None,
+        }
+    }
+
+    fn derive_of(halts: &[Halt], rows: &[CampaignRow]) -> Vec<Event> {
+        derive(&Observed {
+            halts,
+            rows,
+            statuses: &BTreeMap::new(),
+            lost: &[],
+            now: t0(),
+            settle_grace: chrono::Duration::seconds(120),
+        })
+    }
+
+    #[test]
+    fn a_global_halt_is_one_event_for_all_campaigns_not_one_per_campaign() {
+        let halt = Halt::automatic(
+            HaltScope::Global,
+            "credentials rejected during list_links",
+            t0(),
+        );
+        let rows = [
+            row("a", CampaignState::Halted, Some("all spending stopped")),
+            row("b", CampaignState::Halted, Some("all spending stopped")),
+        ];
+        let events = derive_of(std::slice::from_ref(&halt), &rows);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].kind, EventKind::Halted);
+        assert_eq!(events[0].campaign, None);
+        assert!(events[0].text().contains("credentials rejected"));
+        // A halt set again later is another event; the same one keeps its key.
+        let again = Halt {
+            since: t0() + chrono::Duration::minutes(5),
+            ..halt.clone()
+        };
+        assert_ne!(derive_of(&[again], &[])[0].key, events[0].key);
+        assert_eq!(derive_of(&[halt], &[])[0].key, events[0].key);
+    }
+
+    #[test]
+    fn states_an_operator_must_act_on_are_told_with_their_reason_and_a_command() {
+        let rows = [
+            row(
+                "w",
+                CampaignState::WaitingForOperator,
+                Some("waiting for an operator: x"),
+            ),
+            row(
+                "s",
+                CampaignState::Stalled,
+                Some("stalled (insufficient_balance): y"),
+            ),
+            row("r", CampaignState::Running, None),
+            row("p", CampaignState::Paused, Some("paused")),
+            row("f", CampaignState::Failing, Some("the last round failed")),
+            row("t", CampaignState::Settling, Some("1 intent(s)")),
+        ];
+        let events = derive_of(&[], &rows);
+        let kinds: Vec<_> = events
+            .iter()
+            .map(|e| (e.campaign.clone().unwrap(), e.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("w".to_string(), EventKind::WaitingForOperator),
+                ("s".to_string(), EventKind::Stalled)
+            ]
+        );
+        assert_eq!(events[0].reason, "waiting for an operator: x");
+        assert!(events[0].command.contains("linkrunner status w"));
+        let text = events[1].text();
+        assert!(
+            text.contains("campaign s")
+                && text.contains("insufficient_balance")
+                && text.contains("linkrunner status s"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_state_this_version_does_not_name_is_told_as_other() {
+        assert_eq!(EventKind::of_state("removals_held"), Some(EventKind::Other));
+        assert_eq!(EventKind::of_state("running"), None);
+        assert_eq!(EventKind::of_state("halted"), None);
+    }
+
+    #[test]
+    fn caps_reached_are_told_while_the_campaign_buys() {
+        let mut full = row("c", CampaignState::Running, None);
+        full.monthly_commitment = full.monthly_cap;
+        full.links_total = full.total_links_cap;
+        let events = derive_of(&[], std::slice::from_ref(&full));
+        let keys: Vec<_> = events.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "cap_reached:monthly:c:100000",
+                "cap_reached:total_links:c:10"
+            ]
+        );
+        assert!(events[0].command.contains("budget.monthly"));
+        assert!(events[1].command.contains("budget.total_links"));
+        let paused = CampaignRow {
+            state: CampaignState::Paused,
+            ..full
+        };
+        assert!(derive_of(&[], &[paused]).is_empty());
+    }
+
+    #[test]
+    fn links_lost_are_told_once_per_latest_loss() {
+        let lost = |latest| LostLinks {
+            campaign: "l".into(),
+            links: 2,
+            latest,
+        };
+        let told = |l: LostLinks| {
+            derive(&Observed {
+                halts: &[],
+                rows: &[],
+                statuses: &BTreeMap::new(),
+                lost: &[l],
+                now: t0(),
+                settle_grace: chrono::Duration::seconds(120),
+            })
+        };
+        let first = told(lost(t0()));
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].kind, EventKind::LinksLost);
+        assert!(first[0].reason.starts_with("2 link(s) left"));
+        assert!(first[0].command.contains("linkrunner history l"));
+        let later = told(lost(t0() + chrono::Duration::minutes(1)));
+        assert_ne!(later[0].key, first[0].key);
+    }
+
+    #[test]
+    fn every_kind_and_format_is_a_label_of_the_counters() {
+        let kinds: Vec<_> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(kinds, NOTIFY_EVENTS);
+        let formats: Vec<_> = Format::ALL.iter().map(|f| f.as_str()).collect();
+        assert_eq!(formats, NOTIFY_FORMATS);
+        for k in EventKind::ALL {
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                serde_json::json!(k.as_str())
+            );
+        }
+    }
+}
