@@ -66,8 +66,8 @@ pub(crate) fn runnable_actions(
 mod tests {
     use super::*;
     use crate::campaign::load_dir;
-    use crate::decide::plan::plan_campaign;
     use crate::decide::caps::caps;
+    use crate::decide::plan::plan_campaign;
 
     fn example_plan() -> (CampaignPlan, Recorded) {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns");
