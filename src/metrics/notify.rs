@@ -7,13 +7,14 @@ use prometheus::{IntCounterVec, Registry};
 use super::counter_vec;
 
 /// `event` label values: the notifier's event kinds (`notify::events::EventKind`).
-pub(crate) const NOTIFY_EVENTS: [&str; 7] = [
+pub(crate) const NOTIFY_EVENTS: [&str; 8] = [
     "halted",
     "waiting_for_operator",
     "stalled",
     "cap_reached",
     "uncertain",
     "links_lost",
+    "removals_held",
     "other",
 ];
 /// `format` label values: the notify file's body formats.

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::domain::records::{RemovalRow, RemovalState};
 use crate::store::{Halt, LostLinks};
 use crate::views::list::CampaignRow;
 use crate::views::report::CampaignStatus;
@@ -34,19 +35,23 @@ pub enum EventKind {
     Uncertain,
     /// Links left a project's link list (removed or rejected in the marketplace) lately.
     LinksLost,
+    /// Many campaign files vanished at once: their removals are held until the files return
+    /// or an operator says they really were removed.
+    RemovalsHeld,
     /// A campaign state this version does not name (added by a later change): told with the
     /// state's own reason.
     Other,
 }
 
 impl EventKind {
-    pub(crate) const ALL: [EventKind; 7] = [
+    pub(crate) const ALL: [EventKind; 8] = [
         EventKind::Halted,
         EventKind::WaitingForOperator,
         EventKind::Stalled,
         EventKind::CapReached,
         EventKind::Uncertain,
         EventKind::LinksLost,
+        EventKind::RemovalsHeld,
         EventKind::Other,
     ];
 
@@ -58,6 +63,7 @@ impl EventKind {
             EventKind::CapReached => "cap_reached",
             EventKind::Uncertain => "uncertain",
             EventKind::LinksLost => "links_lost",
+            EventKind::RemovalsHeld => "removals_held",
             EventKind::Other => "other",
         }
     }
@@ -119,6 +125,8 @@ pub(crate) struct Observed<'a> {
     pub statuses: &'a BTreeMap<String, CampaignStatus>,
     /// Links lost within [`LOST_WINDOW`], per campaign.
     pub lost: &'a [LostLinks],
+    /// The journal's removals (`campaign_removals`): the held ones are told, once per hold.
+    pub removals: &'a [RemovalRow],
     pub now: DateTime<Utc>,
     /// Uncertain intents older than this are told.
     pub settle_grace: chrono::Duration,
@@ -147,7 +155,37 @@ pub(crate) fn derive(o: &Observed<'_>) -> Vec<Event> {
         events.extend(status.and_then(|s| uncertain(s, o.now, o.settle_grace)));
     }
     events.extend(o.lost.iter().filter(|l| l.links > 0).map(links_lost));
+    events.extend(removals_held(o.removals));
     events
+}
+
+/// One event for every removal held at once (one failed checkout is one thing to tell), keyed
+/// by the names and the first time one was seen gone, so a later, different hold is told
+/// again.
+fn removals_held(removals: &[RemovalRow]) -> Option<Event> {
+    let held: Vec<&RemovalRow> = removals
+        .iter()
+        .filter(|r| r.state == RemovalState::Held)
+        .collect();
+    let since = held.iter().map(|r| r.seen_at).min()?;
+    let names: Vec<&str> = held.iter().map(|r| r.campaign.as_str()).collect();
+    const SHOWN: usize = 5;
+    let mut shown = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        shown.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    Some(Event {
+        key: format!("removals_held:{}:{}", since.timestamp_millis(), names.join(",")),
+        kind: EventKind::RemovalsHeld,
+        campaign: None,
+        reason: format!(
+            "the files of {} campaign(s) vanished together ({shown}), gone since {}: nothing of them is stopped",
+            names.len(),
+            since.to_rfc3339()
+        ),
+        command: "restore the campaign files (a failed checkout or mount), or `linkrunner resolve removals --reason …` if they really were removed".into(),
+        since: Some(since),
+    })
 }
 
 fn links_lost(l: &LostLinks) -> Event {
@@ -312,6 +350,7 @@ mod tests {
             rows,
             statuses: &BTreeMap::new(),
             lost: &[],
+            removals: &[],
             now: t0(),
             settle_grace: chrono::Duration::seconds(120),
         })
@@ -426,6 +465,7 @@ mod tests {
                 rows: &[],
                 statuses: &BTreeMap::new(),
                 lost: &[l],
+                removals: &[],
                 now: t0(),
                 settle_grace: chrono::Duration::seconds(120),
             })
@@ -437,6 +477,51 @@ mod tests {
         assert!(first[0].command.contains("linkrunner history l"));
         let later = told(lost(t0() + chrono::Duration::minutes(1)));
         assert_ne!(later[0].key, first[0].key);
+    }
+
+    #[test]
+    fn removals_held_together_are_one_event_naming_them_and_the_way_out() {
+        let removal = |name: &str, state| RemovalRow {
+            campaign: name.into(),
+            seen_at: t0(),
+            state,
+            resolved: None,
+        };
+        let told = |removals: &[RemovalRow]| {
+            derive(&Observed {
+                halts: &[],
+                rows: &[],
+                statuses: &BTreeMap::new(),
+                lost: &[],
+                removals,
+                now: t0(),
+                settle_grace: chrono::Duration::seconds(120),
+            })
+        };
+        let held = [
+            removal("a", RemovalState::Held),
+            removal("b", RemovalState::Held),
+            removal("c", RemovalState::Proceeded),
+        ];
+        let events = told(&held);
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].kind, EventKind::RemovalsHeld);
+        assert!(
+            events[0]
+                .reason
+                .contains("2 campaign(s) vanished together (a, b)")
+        );
+        assert!(events[0].command.contains("linkrunner resolve removals"));
+        assert!(
+            told(&held[2..]).is_empty(),
+            "a removal that went ahead is not held"
+        );
+        let more = [held[0].clone(), removal("d", RemovalState::Held)];
+        assert_ne!(
+            told(&more)[0].key,
+            events[0].key,
+            "another hold is told again"
+        );
     }
 
     #[test]

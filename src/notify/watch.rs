@@ -64,11 +64,13 @@ impl Watcher {
             .map(|s| (s.campaign.clone(), s))
             .collect();
         let lost = self.store.links_lost_since(now - LOST_WINDOW).await?;
+        let removals = self.store.campaigns().removals().await?;
         Ok(derive(&Observed {
             halts: &halts,
             rows: &rows,
             statuses: &statuses,
             lost: &lost,
+            removals: &removals,
             now,
             settle_grace: self.settle_grace,
         }))
