@@ -1,9 +1,11 @@
-//! The account file (`--account-file`): settings that bound every campaign together, today
-//! only `monthly_cap`, the account-wide cap over the sum of every campaign's commitment.
-//! Small, strict (unknown keys are an error, with their position) and size-limited.
+//! The account file (`--account-file`): settings that bound every campaign together:
+//! `monthly_cap`, the account-wide cap over the sum of every campaign's commitment, and
+//! `approve_above`, the most a raise of it may add without a person (issue 33). Small, strict
+//! (unknown keys are an error, with their position) and size-limited.
 //!
 //! ```yaml
 //! monthly_cap: 50000   # RUB a month, for all campaign files together
+//! approve_above: 5000  # a raise past the approved cap plus this waits for `resolve approve --account`
 //! ```
 
 use std::io::Read;
@@ -23,6 +25,10 @@ pub const MAX_ACCOUNT_FILE_BYTES: u64 = 16 * 1024;
 pub struct AccountFile {
     /// RUB a month that every campaign's commitment together may reach.
     pub monthly_cap: Money,
+    /// The most that raises of `monthly_cap` may add since the last approval without a
+    /// person (cumulative); positive when set.
+    #[serde(default)]
+    pub approve_above: Option<Money>,
 }
 
 /// Reads and checks an account file; the error is `path:line:column: message`.
@@ -51,6 +57,9 @@ pub fn parse_account_file(bytes: &[u8]) -> Result<AccountFile, String> {
     if file.monthly_cap.is_negative() {
         return Err("1:1: monthly_cap must not be negative".into());
     }
+    if file.approve_above.is_some_and(|a| a <= Money::ZERO) {
+        return Err("1:1: approve_above must be more than 0".into());
+    }
     Ok(file)
 }
 
@@ -69,6 +78,20 @@ mod tests {
         let e = parse_account_file(b"monthly_cap: 10\nmonthly_cup: 5\n").unwrap_err();
         assert!(e.starts_with("2:"), "{e}");
         assert!(e.contains("monthly_cup"), "{e}");
+    }
+
+    #[test]
+    fn an_account_file_may_set_a_positive_approval_threshold() {
+        let f = parse_account_file(b"monthly_cap: 50000\napprove_above: 5000\n").unwrap();
+        assert_eq!(f.approve_above, Some(Money::from_rubles(5_000)));
+        assert_eq!(
+            parse_account_file(b"monthly_cap: 1\n")
+                .unwrap()
+                .approve_above,
+            None
+        );
+        let e = parse_account_file(b"monthly_cap: 10\napprove_above: 0\n").unwrap_err();
+        assert!(e.contains("approve_above must be more than 0"), "{e}");
     }
 
     #[test]

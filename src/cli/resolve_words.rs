@@ -30,11 +30,27 @@ pub enum ResolveWord {
     /// others buy, until a read shows fewer links than the journal counts now.
     ListComplete(WordArgs),
     /// Approve the monthly cap the campaign's file asks past its approval threshold (issue
-    /// 33): spending may then go up to it.
-    Approve(WordArgs),
+    /// 33): spending may then go up to it. `--account` approves the account file's cap.
+    Approve(ApproveArgs),
     /// Let the held removals proceed: the campaign files that vanished together (see
     /// `linkrunner status`) really were removed; their campaigns stop spending.
     Removals(RemovalsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ApproveArgs {
+    /// The campaign's name (or `--account`).
+    #[arg(required_unless_present = "account", conflicts_with = "account")]
+    pub campaign: Option<String>,
+    /// Approve the account-wide cap the account file asks past its `approve_above`.
+    #[arg(long)]
+    pub account: bool,
+    /// Why you know: recorded in the journal with the time and who gave it.
+    #[arg(long)]
+    pub reason: String,
+    /// Who gives the word (default: the `USER` of this shell).
+    #[arg(long, value_name = "WHO")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -143,7 +159,15 @@ async fn adopt(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
 }
 
 /// Approves what the file asks, as the last pass recorded it; the next pass records the cap.
-async fn approve(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
+async fn approve(store: &Store, a: &ApproveArgs) -> anyhow::Result<()> {
+    let Some(campaign) = a.campaign.clone() else {
+        return approve_account(store, a).await;
+    };
+    let a = &WordArgs {
+        campaign,
+        reason: a.reason.clone(),
+        by: a.by.clone(),
+    };
     let now = clock::system().now();
     let before = store
         .campaigns()
@@ -167,6 +191,34 @@ async fn approve(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
         "campaign {}: a monthly commitment of {} RUB is approved (was {was} RUB; recorded: by {who}, {now}); \
          the next pass records the cap",
         a.campaign, after.approved
+    );
+    Ok(())
+}
+
+/// `resolve approve --account`: the account cap the account file asks becomes the approved
+/// amount and the cap every reservation checks.
+async fn approve_account(store: &Store, a: &ApproveArgs) -> anyhow::Result<()> {
+    let now = clock::system().now();
+    let before = store
+        .campaigns()
+        .account_approval()
+        .await
+        .context("reading the account's approval")?;
+    let who = who(a.by.as_deref());
+    let Some(after) = store
+        .campaigns()
+        .approve_account(&who, &a.reason, now)
+        .await?
+    else {
+        bail!(
+            "the account has no approval threshold in the journal: the account file sets no `approve_above`, \
+             or no `run`/`once` has applied it yet"
+        );
+    };
+    let was = before.map_or(after.approved, |b| b.approved);
+    println!(
+        "account: a monthly cap of {} RUB is approved and in force (was {was} RUB; recorded: by {who}, {now})",
+        after.approved
     );
     Ok(())
 }
@@ -244,6 +296,34 @@ mod tests {
                 assert_eq!(super::who(r.by.as_deref()), "ann");
             }
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn resolve_approve_names_a_campaign_or_the_account_never_both() {
+        assert!(parse(&["resolve", "approve", "--reason", "r"]).is_err());
+        assert!(parse(&["resolve", "approve", "acme", "--account", "--reason", "r"]).is_err());
+        for (args, campaign, account) in [
+            (
+                &["resolve", "approve", "acme", "--reason", "r"][..],
+                Some("acme"),
+                false,
+            ),
+            (
+                &["resolve", "approve", "--account", "--reason", "r"][..],
+                None,
+                true,
+            ),
+        ] {
+            let Command::Resolve(a) = parse(args).unwrap().command else {
+                panic!("not resolve")
+            };
+            match a.word {
+                Some(super::ResolveWord::Approve(w)) => {
+                    assert_eq!((w.campaign.as_deref(), w.account), (campaign, account));
+                }
+                other => panic!("{other:?}"),
+            }
         }
     }
 

@@ -150,25 +150,32 @@ impl EngineArgs {
         store: &Store,
         now: chrono::DateTime<chrono::Utc>,
     ) -> anyhow::Result<()> {
-        let (cap, source) = match (&self.account_monthly_cap, &self.account_file) {
-            (Some(AccountCapArg::Remove), _) => (None, "--account-monthly-cap".to_string()),
-            (Some(AccountCapArg::Cap(m)), _) => (Some(*m), "--account-monthly-cap".to_string()),
-            (None, Some(path)) => {
-                let f = campaign::load_account_file(path).map_err(anyhow::Error::msg)?;
-                (Some(f.monthly_cap), path.display().to_string())
-            }
-            (None, None) => return Ok(()),
+        // The account file's threshold holds whichever setting gives the cap.
+        let file = match &self.account_file {
+            Some(path) => Some(campaign::load_account_file(path).map_err(anyhow::Error::msg)?),
+            None => None,
         };
-        store
+        let above = file.as_ref().and_then(|f| f.approve_above);
+        let (cap, source) = match (&self.account_monthly_cap, &file, &self.account_file) {
+            (Some(AccountCapArg::Remove), _, _) => (None, "--account-monthly-cap".to_string()),
+            (Some(AccountCapArg::Cap(m)), _, _) => (Some(*m), "--account-monthly-cap".to_string()),
+            (None, Some(f), Some(path)) => (Some(f.monthly_cap), path.display().to_string()),
+            _ => return Ok(()),
+        };
+        let set = store
             .campaigns()
-            .set_account_cap(cap, &source, now)
+            .set_account_cap_approving(cap, above, &source, now)
             .await
             .context("recording the account cap")?;
-        match cap {
-            Some(cap) => {
+        match (set.recorded, set.waiting) {
+            (Some(cap), Some(asked)) => tracing::warn!(
+                cap_rub = %cap, asked_rub = %asked, source = %source,
+                "account-wide monthly cap raised past what is approved: spending stays within {cap} RUB until `linkrunner resolve approve --account --reason …` approves {asked} RUB"
+            ),
+            (Some(cap), None) => {
                 tracing::info!(cap_rub = %cap, source = %source, "account-wide monthly cap set")
             }
-            None => tracing::info!("account-wide monthly cap removed"),
+            (None, _) => tracing::info!("account-wide monthly cap removed"),
         }
         Ok(())
     }

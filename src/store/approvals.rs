@@ -111,7 +111,7 @@ impl Campaigns<'_> {
     }
 }
 
-fn approval_from_row(row: &AnyRow) -> Result<Approval, StoreError> {
+pub(super) fn approval_from_row(row: &AnyRow) -> Result<Approval, StoreError> {
     Ok(Approval {
         approved: Money::from_kopecks(col(row, "approved")?),
         above: col::<Option<i64>>(row, "above")?.map(Money::from_kopecks),

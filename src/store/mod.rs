@@ -62,7 +62,7 @@ use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
-pub use account::AccountBudget;
+pub use account::{AccountBudget, AccountCapSet};
 pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListFacts};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};

@@ -99,5 +99,6 @@ on_both_backends!(
     account::account_cap_refuses_a_reservation_that_two_campaigns_together_would_pass,
     account::removing_the_account_cap_lets_the_campaign_caps_alone_decide,
     account::account_cap_holds_with_two_stores_racing_for_two_campaigns,
+    account::a_raised_account_cap_waits_for_approval_and_small_raises_add_up,
     removals::a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_returns,
 );

@@ -164,3 +164,91 @@ pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: Test
     assert_eq!(account.committed, rub(150 * started));
     assert_books_balance(&db.store).await;
 }
+
+/// The account cap the reservations check, as the journal holds it.
+async fn account_cap(store: &Store) -> Option<linkrunner::money::Money> {
+    store.campaigns().account_budget().await.unwrap().cap
+}
+
+/// The account file's `approve_above` (issue 33): a raise of the account cap is spent only up
+/// to the approved cap plus the threshold — raises add up against the same approval — until
+/// `resolve approve --account` approves what the file asks.
+pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db: TestDb) {
+    let (a, _) = two_campaigns(&db.store).await;
+    let campaigns = db.store.campaigns();
+    campaigns
+        .set_account_cap(Some(rub(500)), "test", t0())
+        .await
+        .unwrap();
+
+    // The threshold first seen with a raise: the cap held before is the baseline.
+    let set = campaigns
+        .set_account_cap_approving(Some(rub(700)), Some(rub(150)), "test", t0())
+        .await
+        .unwrap();
+    assert_eq!(
+        (set.recorded, set.waiting),
+        (Some(rub(650)), Some(rub(700)))
+    );
+    let refused = db
+        .store
+        .intents()
+        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 660)], t0())
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            refused,
+            BeginOutcome::CapExceeded {
+                cap: CapKind::Account,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+
+    // A small raise within the threshold applies at once; another one past it does not.
+    let small = campaigns
+        .set_account_cap_approving(Some(rub(600)), Some(rub(150)), "test", t0())
+        .await
+        .unwrap();
+    assert_eq!((small.recorded, small.waiting), (Some(rub(600)), None));
+    let again = campaigns
+        .set_account_cap_approving(Some(rub(800)), Some(rub(150)), "test", t0())
+        .await
+        .unwrap();
+    assert_eq!(
+        again.recorded,
+        Some(rub(650)),
+        "raises add up against the approval"
+    );
+
+    let approved = campaigns
+        .approve_account("ann", "budget for the spring sale", t0())
+        .await
+        .unwrap()
+        .expect("a threshold is in force");
+    assert_eq!((approved.approved, approved.by.as_str()), (rub(800), "ann"));
+    assert_eq!(account_cap(&db.store).await, Some(rub(800)));
+    let bought = db
+        .store
+        .intents()
+        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 660)], t0())
+        .await
+        .unwrap();
+    assert!(matches!(bought, BeginOutcome::Started(_)), "{bought:?}");
+
+    // Without the threshold the file's cap holds again; the approval is kept.
+    let plain = campaigns
+        .set_account_cap_approving(Some(rub(5000)), None, "test", t0())
+        .await
+        .unwrap();
+    assert_eq!((plain.recorded, plain.waiting), (Some(rub(5000)), None));
+    assert!(
+        campaigns
+            .approve_account("ann", "again", t0())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
