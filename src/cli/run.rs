@@ -13,7 +13,7 @@ use super::global::GlobalArgs;
 use super::ranges;
 use super::shared::{EngineArgs, spending_settings};
 use crate::app::App;
-use crate::daemon::run::DaemonOptions;
+use crate::daemon::run::{DEFAULT_ANOMALY_MULTIPLE, DaemonOptions};
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -35,6 +35,20 @@ pub struct RunArgs {
     /// which cannot wait for minute-granular cron slots.
     #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
     pub round_every: Option<u64>,
+    /// The anomaly brake: halt a campaign (or the account) whose commitment or appearing
+    /// links over the last hour or 24 h run above this multiple of what its schedules and
+    /// autobuyers' budgets explain, until `linkrunner resume` (0: off).
+    #[arg(long, env = "LINKRUNNER_ANOMALY_MULTIPLE", default_value_t = DEFAULT_ANOMALY_MULTIPLE, value_parser = anomaly_multiple)]
+    pub anomaly_multiple: f64,
+}
+
+/// `--anomaly-multiple`: 0 (off), or from 1 to 1000.
+pub(crate) fn anomaly_multiple(s: &str) -> Result<f64, String> {
+    let m: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    match m == 0.0 || (1.0..=1000.0).contains(&m) {
+        true => Ok(m),
+        false => Err(format!("{m} is neither 0 (off) nor from 1 to 1000")),
+    }
 }
 
 /// `linkrunner run`.
@@ -47,6 +61,7 @@ pub(crate) async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode>
         round_every: a.round_every.map(|s| Duration::from_secs(s.max(1))),
         watch: true,
         signals: true,
+        anomaly_multiple: a.anomaly_multiple,
     };
     settings.http = a.http.options()?;
     let app = App::build(settings).await?;

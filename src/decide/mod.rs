@@ -20,6 +20,7 @@
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
 pub(crate) mod adoption;
+pub(crate) mod anomaly;
 pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;

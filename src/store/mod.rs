@@ -22,6 +22,7 @@
 
 mod account;
 mod adoption;
+mod anomaly;
 mod batch;
 mod budget;
 mod causes;
@@ -60,6 +61,7 @@ pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
 pub use account::AccountBudget;
 pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
+pub use anomaly::Observed;
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListFacts};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;
