@@ -11,10 +11,13 @@
 //!   journal, so any daemon on it sees it.
 //! - A window starts no earlier than the last `resume` of the scope (or of the account): what
 //!   an operator looked at and resumed does not trip the brake again.
+//! - Account-wide: the sums over the campaigns not halted (a campaign's anomaly is handled by
+//!   its own halt, and must not halt every other campaign), plus what campaigns without a
+//!   file committed, which nothing explains.
 //! - A scope already halted by an operator (or the brake) is not halted again: the counter
 //!   `linkrunner_anomaly_brake_trips_total` and the log line come once per halt.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -97,11 +100,12 @@ impl<M: Market> Daemon<M> {
                 .await?
                 .into_iter()
                 .collect();
-            let mut account = (Figures::default(), Figures::default());
+            // A campaign halted already is left out of the account's sums: its anomaly is
+            // handled by its own halt, and one campaign must not halt every other one.
+            let (mut explained_sum, mut observed_sum) = (Figures::default(), Figures::default());
             for (c, trigger) in &campaigns {
                 let explained =
                     anomaly::expected(c, self.slots(trigger.as_deref(), since, now), window);
-                account.1 = account.1.plus(explained);
                 let scope = HaltScope::campaign(&c.name);
                 if halted(&scope) {
                     continue;
@@ -111,15 +115,24 @@ impl<M: Market> Daemon<M> {
                     Some(r) => observed_of(store.reports().observed_since(r, now).await?, &c.name),
                     None => figures(observed.get(&c.name)),
                 };
-                if let Some(trip) = anomaly::judge(own, explained, multiple, window) {
-                    self.trip(&scope, "campaign", &trip.reason(multiple), now)
-                        .await?;
+                match anomaly::judge(own, explained, multiple, window) {
+                    Some(trip) => {
+                        self.trip(&scope, "campaign", &trip.reason(multiple), now)
+                            .await?;
+                    }
+                    None => {
+                        explained_sum = explained_sum.plus(explained);
+                        observed_sum = observed_sum.plus(own);
+                    }
                 }
             }
-            account.0 = observed
-                .values()
-                .fold(Figures::default(), |a, o| a.plus(figures(Some(o))));
-            if let Some(trip) = anomaly::judge(account.0, account.1, multiple, window) {
+            // What campaigns without a file committed counts too: nothing explains it.
+            let loaded: HashSet<&str> = campaigns.iter().map(|(c, _)| c.name.as_str()).collect();
+            observed_sum = observed
+                .iter()
+                .filter(|(name, _)| !loaded.contains(name.as_str()))
+                .fold(observed_sum, |a, (_, o)| a.plus(figures(Some(o))));
+            if let Some(trip) = anomaly::judge(observed_sum, explained_sum, multiple, window) {
                 self.trip(&HaltScope::Global, "account", &trip.reason(multiple), now)
                     .await?;
                 return Ok(());

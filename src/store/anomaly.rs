@@ -23,22 +23,22 @@ pub struct Observed {
 }
 
 impl Reports<'_> {
-    /// Per campaign that committed or saw links appear with `since <= at < until`.
-    pub(crate) async fn observed_since(
+    /// Per campaign that committed or saw links appear with `since <= at <= until` (a frozen test clock writes at `until` itself).
+    pub async fn observed_since(
         self,
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<(String, Observed)>, StoreError> {
         let rows = sqlx::query(
             "SELECT campaign, 'c' AS what, CAST(SUM(delta) AS BIGINT) AS n FROM ledger \
-             WHERE at >= $1 AND at < $2 AND delta > 0 AND (reason IN ('reserve', 'adopted_from_list') \
+             WHERE at >= $1 AND at <= $2 AND delta > 0 AND (reason IN ('reserve', 'adopted_from_list') \
                OR (reason IN ('foreign_link', 'autobuyer_links') \
                    AND campaign NOT IN (SELECT campaign FROM adoptions))) \
              GROUP BY campaign \
              UNION ALL SELECT campaign, 'l' AS what, CAST(COUNT(*) AS BIGINT) AS n FROM held_links \
-             WHERE bought_at >= $1 AND bought_at < $2 GROUP BY campaign \
+             WHERE bought_at >= $1 AND bought_at <= $2 GROUP BY campaign \
              UNION ALL SELECT campaign, 'l' AS what, CAST(COUNT(*) AS BIGINT) AS n FROM foreign_links \
-             WHERE first_seen_at >= $1 AND first_seen_at < $2 \
+             WHERE first_seen_at >= $1 AND first_seen_at <= $2 \
                AND campaign NOT IN (SELECT campaign FROM adoptions) GROUP BY campaign",
         )
         .bind(to_millis(since))
