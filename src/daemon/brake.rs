@@ -36,14 +36,6 @@ pub(crate) const CHECK_EVERY: Duration = Duration::from_secs(10);
 /// Who the brake's halts say set them.
 pub(crate) const BY: &str = "anomaly brake";
 
-/// When the brake last checked, whether a pass wrote since, whether a check runs.
-#[derive(Debug, Default)]
-pub(crate) struct BrakeState {
-    pub(super) due: std::sync::atomic::AtomicBool,
-    running: Arc<std::sync::atomic::AtomicBool>,
-    last: std::sync::Mutex<Option<tokio::time::Instant>>,
-}
-
 impl<M: Market> Daemon<M> {
     /// From the main loop's tick: starts a check when one is due and none runs.
     pub(super) fn maybe_check_brake(self: &Arc<Self>) {

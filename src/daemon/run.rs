@@ -117,7 +117,16 @@ pub(super) struct Daemon<M: Market> {
     /// A count of intents is running: at most one at a time, however many passes end.
     pub(super) intents_counting: Arc<AtomicBool>,
     /// The anomaly brake's checks (`brake.rs`).
-    pub(super) brake: super::brake::BrakeState,
+    pub(super) brake: BrakeState,
+}
+
+/// The anomaly brake's checks (`brake.rs`): when it last checked, whether a pass wrote
+/// since, whether a check runs. Kept here so `brake.rs` and this file do not import each other.
+#[derive(Debug, Default)]
+pub(super) struct BrakeState {
+    pub(super) due: AtomicBool,
+    pub(super) running: Arc<AtomicBool>,
+    pub(super) last: Mutex<Option<tokio::time::Instant>>,
 }
 
 /// Per buying campaign: its parsed schedule and when its next round is due.
