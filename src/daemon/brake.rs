@@ -6,7 +6,7 @@
 //!
 //! - The expectation uses the *effective* trigger of each campaign: the slots of the timer
 //!   the daemon really runs (`--round-every` when set), so tests and the demo do not trip it.
-//! - It checks soon after a pass wrote (within a second) and at least every
+//! - It checks soon after a pass wrote ([`CHECK_AFTER_WRITES`]) and at least every
 //!   [`CHECK_EVERY`], one check at a time; another replica's or `once`'s buying is in the
 //!   journal, so any daemon on it sees it.
 //! - A window starts no earlier than the last `resume` of the scope (or of the account): what
@@ -32,7 +32,10 @@ use crate::market::Market;
 use crate::store::{HaltScope, Observed, StoreError};
 
 /// The brake checks at least this often, whatever wrote the journal.
-pub(crate) const CHECK_EVERY: Duration = Duration::from_secs(10);
+pub(crate) const CHECK_EVERY: Duration = Duration::from_secs(30);
+/// After a pass wrote, the brake checks again once this long passed since the last check: a
+/// reconciliation that writes all the time does not make it read the journal every second.
+pub(crate) const CHECK_AFTER_WRITES: Duration = Duration::from_secs(2);
 /// Who the brake's halts say set them.
 pub(crate) const BY: &str = "anomaly brake";
 
@@ -49,8 +52,7 @@ impl<M: Market> Daemon<M> {
             let due = match since {
                 None => true,
                 Some(s) => {
-                    s >= CHECK_EVERY
-                        || (s >= Duration::from_secs(1) && b.due.load(Ordering::Acquire))
+                    s >= CHECK_EVERY || (s >= CHECK_AFTER_WRITES && b.due.load(Ordering::Acquire))
                 }
             };
             if !due || b.running.swap(true, Ordering::AcqRel) {
@@ -96,8 +98,8 @@ impl<M: Market> Daemon<M> {
             // handled by its own halt, and one campaign must not halt every other one.
             let (mut explained_sum, mut observed_sum) = (Figures::default(), Figures::default());
             for (c, trigger) in &campaigns {
-                let explained =
-                    anomaly::expected(c, self.slots(trigger.as_deref(), since, now), window);
+                let slots = self.slots(c, trigger.as_deref(), since, now);
+                let explained = anomaly::expected(c, slots, window);
                 let scope = HaltScope::campaign(&c.name);
                 if halted(&scope) {
                     continue;
@@ -174,24 +176,38 @@ impl<M: Market> Daemon<M> {
     }
 
     /// The slots of a campaign's effective trigger in `[since, now]`.
-    fn slots(&self, cron: Option<&Cron>, since: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
-        let Some(cron) = cron else { return 0 };
+    fn slots(
+        &self,
+        c: &Campaign,
+        cron: Option<&Cron>,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> u64 {
+        let (Some(cron), Some(buy)) = (cron, &c.buy) else {
+            return 0;
+        };
         match self.opts.round_every {
             Some(every) => {
                 let every = every.as_millis().max(1) as i64;
                 ((now - since).num_milliseconds().max(0) / every) as u64 + 1
             }
-            None => count_slots(cron, since, now),
+            // Beyond the rounds that fill `daily_links`, more slots explain nothing more.
+            None => count_slots(
+                cron,
+                since,
+                now,
+                u64::from(c.budget.daily_links).div_ceil(u64::from(buy.per_run.max(1))),
+            ),
         }
     }
 }
 
-/// Occurrences of `cron` in `[since, now]`, counted up to a day's worth of minutes (beyond
-/// that, `daily_links` bounds the expectation anyway).
-fn count_slots(cron: &Cron, since: DateTime<Utc>, now: DateTime<Utc>) -> u64 {
+/// Occurrences of `cron` in `[since, now]`, counted up to `enough` (at 10,000 campaigns a
+/// count of every minute's slot at every check would cost seconds).
+fn count_slots(cron: &Cron, since: DateTime<Utc>, now: DateTime<Utc>, enough: u64) -> u64 {
     let mut n = 0;
     let mut at = since;
-    while n < 1440 {
+    while n < enough {
         match cron.find_next_occurrence(&at, n == 0) {
             Ok(next) if next <= now => {
                 n += 1;
@@ -219,4 +235,27 @@ fn figures(o: Option<&Observed>) -> Figures {
 
 fn observed_of(all: Vec<(String, Observed)>, name: &str) -> Figures {
     figures(all.iter().find(|(n, _)| n == name).map(|(_, o)| o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::schedule;
+    use chrono::TimeZone;
+
+    fn t(d: u32, h: u32, m: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, d, h, m, 0).unwrap()
+    }
+
+    #[test]
+    fn a_schedules_slots_in_a_window_are_counted_up_to_enough() {
+        let daily = schedule::parse("0 9 * * *").unwrap();
+        assert_eq!(count_slots(&daily, t(21, 12, 0), t(22, 12, 0), 10), 1);
+        // A slot at the window's start counts: the window is closed at both ends.
+        assert_eq!(count_slots(&daily, t(21, 9, 0), t(22, 9, 0), 10), 2);
+        assert_eq!(count_slots(&daily, t(22, 11, 0), t(22, 12, 0), 10), 0);
+        let often = schedule::parse("*/10 * * * *").unwrap();
+        assert_eq!(count_slots(&often, t(22, 11, 0), t(22, 12, 0), 100), 7);
+        assert_eq!(count_slots(&often, t(21, 12, 0), t(22, 12, 0), 3), 3);
+    }
 }
