@@ -117,6 +117,12 @@ async fn autobuyers_buying_far_above_their_budgets_brake_the_campaign_until_resu
         Some(1.0),
         "{body}"
     );
+    // A campaign's brake is not "all spending stopped".
+    assert_eq!(
+        series(&body, "linkrunner_operator_halt"),
+        Some(0.0),
+        "{body}"
+    );
     let events = daemon.store.halt_events(10).await.unwrap();
     assert_eq!(
         events.iter().filter(|e| e.by == "anomaly brake").count(),
