@@ -5,7 +5,8 @@
 //! - **Rounds' worth**: the slots of the *effective* trigger in the window (the schedule, or
 //!   the daemon's `--round-every`; the caller counts them) × `per_run` links, at most
 //!   `daily_links`, each at most `max_link_price`.
-//! - **Autobuyers' worth**: each autobuyer the file wants running may reserve its monthly
+//! - **Autobuyers' worth**: each autobuyer of the file (running or not: it may have run earlier
+//!   in the window, as a paused campaign may have bought) may reserve its monthly
 //!   budget once in the window (a create or a start), and its URLs' `daily_links_limit` of
 //!   links may appear in it, all at once if it likes.
 //! - A window straddling midnight may legitimately see two days' worth of `daily_links`: the
@@ -15,7 +16,7 @@
 //! It trips when an observed figure is above `multiple` × its expectation **and** above a
 //! small absolute floor, so a link or two against an expectation of nearly nothing does not.
 
-use crate::campaign::{AutobuyerState, Campaign};
+use crate::campaign::Campaign;
 use crate::money::Money;
 
 use super::caps::autobuyer_budget;
@@ -65,9 +66,9 @@ impl Figures {
 /// `slots` slots. `adopted`: the team buys by hand in an adopted project, so its foreign
 /// links are not observed at all (the caller leaves them out) and nothing is added here.
 pub(crate) fn expected(c: &Campaign, slots: u64, window: Window) -> Figures {
-    if c.paused {
-        return Figures::default();
-    }
+    // The window looks back: a campaign paused, or an autobuyer stopped, a minute ago bought
+    // before that, and its links may appear later still. The file's state now says nothing
+    // of the window, so it is not read.
     let rounds = match &c.buy {
         Some(b) => {
             let slots = match window {
@@ -88,7 +89,6 @@ pub(crate) fn expected(c: &Campaign, slots: u64, window: Window) -> Figures {
     let autobuyers = c
         .autobuyers
         .iter()
-        .filter(|ab| ab.state == AutobuyerState::Running)
         .map(|ab| Figures {
             committed: autobuyer_budget(ab),
             links: ab.urls.iter().map(|u| u64::from(u.daily_links_limit)).sum(),
