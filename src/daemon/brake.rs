@@ -26,7 +26,7 @@ use chrono::{DateTime, Utc};
 use croner::Cron;
 
 use super::run::Daemon;
-use crate::campaign::Campaign;
+use crate::campaign::{Campaign, LoadedCampaign};
 use crate::decide::anomaly::{self, Figures, Window};
 use crate::market::Market;
 use crate::store::{HaltScope, Observed, StoreError};
@@ -97,7 +97,8 @@ impl<M: Market> Daemon<M> {
             // A campaign halted already is left out of the account's sums: its anomaly is
             // handled by its own halt, and one campaign must not halt every other one.
             let (mut explained_sum, mut observed_sum) = (Figures::default(), Figures::default());
-            for (c, trigger) in &campaigns {
+            for (lc, trigger) in &campaigns {
+                let c = &lc.campaign;
                 let slots = self.slots(c, trigger.as_deref(), since, now);
                 let explained = anomaly::expected(c, slots, window);
                 let scope = HaltScope::campaign(&c.name);
@@ -121,7 +122,10 @@ impl<M: Market> Daemon<M> {
                 }
             }
             // What campaigns without a file committed counts too: nothing explains it.
-            let loaded: HashSet<&str> = campaigns.iter().map(|(c, _)| c.name.as_str()).collect();
+            let loaded: HashSet<&str> = campaigns
+                .iter()
+                .map(|(lc, _)| lc.campaign.name.as_str())
+                .collect();
             observed_sum = observed
                 .iter()
                 .filter(|(name, _)| !loaded.contains(name.as_str()))
@@ -159,7 +163,7 @@ impl<M: Market> Daemon<M> {
 
     /// Every loaded campaign with its effective trigger: the parsed schedule the timer runs
     /// (`None`: it has no buy rounds).
-    async fn buying_triggers(&self) -> Vec<(Campaign, Option<Arc<Cron>>)> {
+    async fn buying_triggers(&self) -> Vec<(Arc<LoadedCampaign>, Option<Arc<Cron>>)> {
         let crons: HashMap<String, Arc<Cron>> = {
             let next = self.next.lock().unwrap_or_else(|e| e.into_inner());
             next.iter()
@@ -167,11 +171,8 @@ impl<M: Market> Daemon<M> {
                 .collect()
         };
         let set = self.set.read().await;
-        set.iter()
-            .map(|lc| {
-                let cron = crons.get(&lc.campaign.name).cloned();
-                (lc.campaign.clone(), cron)
-            })
+        set.shared()
+            .map(|lc| (lc.clone(), crons.get(&lc.campaign.name).cloned()))
             .collect()
     }
 
