@@ -199,3 +199,45 @@ async fn a_second_linkrunner_with_one_second_rounds_on_the_journal_is_braked_by_
     runaway.stop().await;
     scheduled.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_with_a_campaign_lifts_that_campaigns_brake_and_leaves_the_account_halted() {
+    // Arrange: the brake's halt of a campaign and an operator's account-wide halt.
+    let db = crate::support::db::TestDb::sqlite().await;
+    let now = chrono::Utc::now();
+    db.store
+        .brake(
+            &HaltScope::campaign(NAME),
+            "anomaly brake",
+            "anomaly: …",
+            now,
+        )
+        .await
+        .unwrap();
+    db.store.operator_halt("alice", "stop", now).await.unwrap();
+
+    // Act: `linkrunner resume --campaign NAME`, as an operator in a shell.
+    let out = crate::support::binary::command()
+        .env("LINKRUNNER_DATABASE_URL", &db.url)
+        .args([
+            "resume",
+            "--campaign",
+            NAME,
+            "--by",
+            "bob",
+            "--reason",
+            "refunded",
+        ])
+        .output()
+        .expect("linkrunner runs");
+
+    // Assert: the campaign's halt is gone, the account's stays.
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let halts = db.store.halts().await.unwrap();
+    let scopes: Vec<&HaltScope> = halts.iter().map(|h| &h.scope).collect();
+    assert_eq!(scopes, vec![&HaltScope::Global], "{halts:?}");
+}
