@@ -113,6 +113,7 @@ pub(crate) async fn demo(g: &GlobalArgs, a: &DemoArgs) -> anyhow::Result<ExitCod
         round_every: Some(Duration::from_secs(a.round_every.max(1))),
         watch: true,
         signals: true,
+        anomaly_multiple: crate::daemon::run::DEFAULT_ANOMALY_MULTIPLE,
     };
     let app = App::build(settings).await?;
     refuse_used_journal(&app, &db).await?;

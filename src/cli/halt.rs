@@ -12,6 +12,7 @@ use clap::Args;
 use super::global::GlobalArgs;
 use super::shared::open_store;
 use crate::clock;
+use crate::store::HaltScope;
 
 #[derive(Debug, Clone, Args)]
 pub struct HaltArgs {
@@ -21,6 +22,17 @@ pub struct HaltArgs {
     /// Who presses it, recorded with the reason (default: the `USER` of this shell).
     #[arg(long, value_name = "NAME")]
     pub by: Option<String>,
+}
+
+/// `linkrunner resume`'s arguments: `halt`'s, and the scope.
+#[derive(Debug, Clone, Args)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    pub halt: HaltArgs,
+    /// Lift the halt of this campaign alone (the anomaly brake's); without it, the
+    /// account-wide halt is lifted and campaigns' halts stay.
+    #[arg(long, value_name = "NAME")]
+    pub campaign: Option<String>,
 }
 
 /// `linkrunner halt`: all spending stops, on every replica.
@@ -41,11 +53,15 @@ pub(crate) async fn halt(g: &GlobalArgs, a: &HaltArgs) -> anyhow::Result<ExitCod
 
 /// `linkrunner resume`: lifts the operator's halt; the autobuyers it stopped that the files
 /// still want running start again at the next reconciliation.
-pub(crate) async fn resume(g: &GlobalArgs, a: &HaltArgs) -> anyhow::Result<ExitCode> {
-    let (by, reason) = who_and_why(a)?;
+pub(crate) async fn resume(g: &GlobalArgs, a: &ResumeArgs) -> anyhow::Result<ExitCode> {
+    let (by, reason) = who_and_why(&a.halt)?;
     let store = open_store(g).await?;
+    let scope = match &a.campaign {
+        Some(name) => HaltScope::campaign(name),
+        None => HaltScope::Global,
+    };
     let lifted = store
-        .operator_resume(&by, &reason, clock::system().now())
+        .operator_resume_scope(&scope, &by, &reason, clock::system().now())
         .await
         .context("recording the resume")?;
     match lifted {
@@ -53,9 +69,19 @@ pub(crate) async fn resume(g: &GlobalArgs, a: &HaltArgs) -> anyhow::Result<ExitC
             "halt lifted by {by}: {reason}\n\
              spending resumes; autobuyers the files want running start again at the next reconciliation"
         ),
-        false => println!("no operator's halt was in force: nothing changed"),
+        false => println!(
+            "no operator's halt of {} was in force: nothing changed",
+            scope_words(&scope)
+        ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn scope_words(scope: &HaltScope) -> String {
+    match scope {
+        HaltScope::Global => "the account".to_string(),
+        HaltScope::Campaign(c) => format!("campaign `{c}`"),
+    }
 }
 
 /// `--by` (else `$USER`, else `$LOGNAME`) and `--reason`, neither blank.

@@ -89,8 +89,9 @@ pub enum Command {
     /// Stop all spending on every process of this journal, and their running autobuyers,
     /// until `resume`; reads, settling and stops go on. Recorded with who and why.
     Halt(halt::HaltArgs),
-    /// Lift an operator's halt: buying resumes, autobuyers the files want running start again.
-    Resume(halt::HaltArgs),
+    /// Lift an operator's or the anomaly brake's halt, account-wide or of one campaign
+    /// (`--campaign`): buying resumes, autobuyers the files want running start again.
+    Resume(halt::ResumeArgs),
     /// What moved money and why: the ledger with each movement's intent and cause.
     History(history::HistoryArgs),
     /// One link's or intent's story: file version, rule, price against cap, every attempt.

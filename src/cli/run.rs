@@ -13,7 +13,7 @@ use super::global::GlobalArgs;
 use super::ranges;
 use super::shared::{EngineArgs, spending_settings};
 use crate::app::App;
-use crate::daemon::run::DaemonOptions;
+use crate::daemon::run::{DEFAULT_ANOMALY_MULTIPLE, DaemonOptions};
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -40,6 +40,20 @@ pub struct RunArgs {
     /// Its addresses are secrets: keep the file like a credential.
     #[arg(long, env = "LINKRUNNER_NOTIFY_FILE")]
     pub notify_file: Option<std::path::PathBuf>,
+    /// The anomaly brake: halt a campaign (or the account) whose commitment or appearing
+    /// links over the last hour or 24 h run above this multiple of what its schedules and
+    /// autobuyers' budgets explain, until `linkrunner resume` (0: off).
+    #[arg(long, env = "LINKRUNNER_ANOMALY_MULTIPLE", default_value_t = DEFAULT_ANOMALY_MULTIPLE, value_parser = anomaly_multiple)]
+    pub anomaly_multiple: f64,
+}
+
+/// `--anomaly-multiple`: 0 (off), or from 1 to 1000.
+pub(crate) fn anomaly_multiple(s: &str) -> Result<f64, String> {
+    let m: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    match m == 0.0 || (1.0..=1000.0).contains(&m) {
+        true => Ok(m),
+        false => Err(format!("{m} is neither 0 (off) nor from 1 to 1000")),
+    }
 }
 
 /// `linkrunner run`.
@@ -52,6 +66,7 @@ pub(crate) async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode>
         round_every: a.round_every.map(|s| Duration::from_secs(s.max(1))),
         watch: true,
         signals: true,
+        anomaly_multiple: a.anomaly_multiple,
     };
     settings.http = a.http.options()?;
     settings.notify = match &a.notify_file {

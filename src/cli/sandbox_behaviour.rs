@@ -24,6 +24,9 @@ pub struct BehaviourArgs {
     /// Autobuyers also buy pages the project already holds for the same URL.
     #[arg(long)]
     pub autobuy_buys_held: bool,
+    /// Autobuyers buy past their budgets and links limits (a faulty marketplace).
+    #[arg(long)]
+    pub autobuy_ignores_limits: bool,
     /// Chance (0..1) that an executed change is answered as an error that carries its ids.
     #[arg(long, default_value_t = 0.0, value_parser = super::ranges::probability)]
     pub executed_error_rate: f64,
@@ -37,6 +40,7 @@ impl BehaviourArgs {
             list_lag_ms: self.list_lag_ms,
             autobuy_every_ms: self.autobuy_every_ms,
             autobuy_buys_held: self.autobuy_buys_held,
+            autobuy_ignores_limits: self.autobuy_ignores_limits,
         };
         cfg.faults.executed_error_rate = self.executed_error_rate;
     }

@@ -37,7 +37,12 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
             // file); no secret is read. The journal holds no credentials to ask.
             let mode = g.api.credentials_mode(&|name| std::env::var_os(name));
             println!("marketplace credentials: {}", mode.describe());
-            if let Some(h) = store.halts().await?.iter().find(|h| h.is_operator()) {
+            if let Some(h) = store
+                .halts()
+                .await?
+                .iter()
+                .find(|h| h.is_operator() && h.is_global())
+            {
                 println!("ALL SPENDING STOPPED: {}", h.describe());
             }
             print_halt_history(&store).await?;

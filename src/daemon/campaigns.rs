@@ -56,6 +56,12 @@ impl CampaignSet {
         self.by_path.values().map(|c| &**c)
     }
 
+    /// Every loaded campaign, shared: a reader that outlives the lock (the anomaly brake's
+    /// check) takes these rather than copies of thousands of campaigns.
+    pub(crate) fn shared(&self) -> impl Iterator<Item = &Arc<LoadedCampaign>> {
+        self.by_path.values()
+    }
+
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
         self.by_path.get(self.by_name.get(name)?)
     }

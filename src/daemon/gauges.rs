@@ -20,7 +20,7 @@ pub async fn refresh_campaign<M: Market>(e: &Engine<M>, name: &str, file: FileFa
     let now = e.clock().now();
     match Recorded::load(e.store(), name, now.date_naive()).await {
         Ok(r) => {
-            // Every operator's halt is global, so it covers each campaign's record.
+            // The account-wide operator's halt covers each campaign's record.
             show_operator_halt(e, &r.halts);
             set_gauges(e, name, &Shown::of_recorded(&r), file)
         }
@@ -68,7 +68,10 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, FileFact)
 
 /// `linkrunner_operator_halt`: read with the campaigns' gauges, from the halts just read.
 fn show_operator_halt<M: Market>(e: &Engine<M>, halts: &[Halt]) {
-    let halted = halts.iter().any(Halt::is_operator);
+    // The account-wide one: a campaign's (the anomaly brake's) stops that campaign alone.
+    let halted = halts
+        .iter()
+        .any(|h| h.is_operator() && h.scope == crate::store::HaltScope::Global);
     e.metrics().operator_halt.set(i64::from(halted));
 }
 

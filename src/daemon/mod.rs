@@ -7,12 +7,14 @@
 //! - [`campaigns`]: the loaded campaign set; an invalid file's campaign is held, not run.
 //! - [`run`]: the main loop; [`rounds`]: firing rounds and reconciliations, draining;
 //!   [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
+//! - [`brake`]: the anomaly brake, halting a scope that commits far more than its files explain.
 //! - [`gauges`]: refreshing per-campaign metrics from the journal.
 //! - [`removals`]: campaigns whose files are gone, judged before any is removed (issue 32).
 //! - [`reconciler`]: reconciles campaigns paced within `--rate-limit` (planned by
 //!   `crate::decide::capacity`), the changed and uncertain first, buy rounds before all;
 //!   [`turns`]: whose turn it is.
 
+pub(crate) mod brake;
 pub(crate) mod campaigns;
 pub mod gauges;
 pub(crate) mod reconciler;

@@ -32,6 +32,9 @@ use super::campaigns::{CampaignSet, ReloadSummary};
 use super::signals::{self, ReloadCause};
 use super::{gauges, schedule};
 
+/// `--anomaly-multiple`'s default: above 2, which a window straddling midnight may see.
+pub const DEFAULT_ANOMALY_MULTIPLE: f64 = 3.0;
+
 /// How the daemon runs.
 #[derive(Debug, Clone)]
 pub struct DaemonOptions {
@@ -45,6 +48,9 @@ pub struct DaemonOptions {
     pub round_every: Option<Duration>,
     /// Reload when a file in `campaigns_dir` changes.
     pub watch: bool,
+    /// The anomaly brake halts a campaign, or the account, whose commitment or appearing
+    /// links run above this multiple of what its schedules and budgets explain (0: off).
+    pub anomaly_multiple: f64,
     /// Install SIGTERM/SIGINT/SIGHUP handlers (the binary, not tests in one process).
     pub signals: bool,
 }
@@ -60,6 +66,7 @@ impl Default for DaemonOptions {
             round_every: None,
             watch: true,
             signals: true,
+            anomaly_multiple: DEFAULT_ANOMALY_MULTIPLE,
         }
     }
 }
@@ -112,6 +119,17 @@ pub(super) struct Daemon<M: Market> {
     /// Removals are held (or could not be judged): judged again every few seconds
     /// (`removals.rs`), so another process's `resolve removals` is honoured here too.
     pub(super) removals_unsettled: AtomicBool,
+    /// The anomaly brake's checks (`brake.rs`).
+    pub(super) brake: BrakeState,
+}
+
+/// The anomaly brake's checks (`brake.rs`): when it last checked, whether a pass wrote
+/// since, whether a check runs. Kept here so `brake.rs` and this file do not import each other.
+#[derive(Debug, Default)]
+pub(super) struct BrakeState {
+    pub(super) due: AtomicBool,
+    pub(super) running: Arc<AtomicBool>,
+    pub(super) last: Mutex<Option<tokio::time::Instant>>,
 }
 
 /// How often held removals are judged again (an operator's word given elsewhere, files back).
@@ -165,6 +183,7 @@ pub(crate) async fn run<M: Market>(
         intents_stale: AtomicBool::new(false),
         intents_counting: Arc::new(AtomicBool::new(false)),
         removals_unsettled: AtomicBool::new(false),
+        brake: Default::default(),
     });
     let upkeep = tokio::spawn(credentials_upkeep(
         d.engine.market().clone(),
@@ -287,6 +306,7 @@ impl<M: Market> Daemon<M> {
                     if self.intents_stale.load(Ordering::Acquire) {
                         self.spawn_intents_count();
                     }
+                    self.maybe_check_brake();
                 }
             }
         }
@@ -443,6 +463,7 @@ impl<M: Market> Daemon<M> {
     /// A pass may have written intents: `linkrunner_intents` is counted again within a second.
     pub(super) fn intents_changed(&self) {
         self.intents_stale.store(true, Ordering::Release);
+        self.brake.due.store(true, Ordering::Release);
     }
 
     /// Counts intents for `linkrunner_intents` in a task of its own (one aggregate query),

@@ -27,6 +27,7 @@
 
 pub(crate) mod adoption;
 pub mod approval;
+pub(crate) mod anomaly;
 pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;

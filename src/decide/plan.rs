@@ -540,7 +540,9 @@ fn free_creations(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
 /// operator's halt stops running autobuyers too; once `resume` lifts it, the file's wish
 /// holds again and the plan starts those it still wants running.
 fn desired_states(c: &Campaign, r: &Recorded) -> BTreeMap<String, (bool, &'static str)> {
-    let halted = r.operator_halt().is_some();
+    let halt = r.operator_halt();
+    let halted = halt.is_some();
+    let account_wide = halt.is_some_and(|h| h.is_global());
     c.autobuyers
         .iter()
         .map(|ab| {
@@ -548,8 +550,10 @@ fn desired_states(c: &Campaign, r: &Recorded) -> BTreeMap<String, (bool, &'stati
             let running = wanted && !c.paused && !halted;
             let why = if c.paused && wanted {
                 "the campaign is paused"
-            } else if halted && wanted {
+            } else if halted && wanted && account_wide {
                 "an operator halted all spending (`linkrunner resume` lifts it)"
+            } else if halted && wanted {
+                "this campaign is halted (`linkrunner resume --campaign` lifts it)"
             } else {
                 "desired state in the file"
             };

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::AppState;
+use crate::store::HaltScope;
 
 /// Who presses the button and why; both recorded in the journal's history of halts.
 #[derive(Debug, Deserialize)]
@@ -19,6 +20,9 @@ use super::AppState;
 pub(crate) struct Press {
     by: String,
     reason: String,
+    /// Resume only: lift this campaign's halt (the anomaly brake's) instead of the account's.
+    #[serde(default)]
+    campaign: Option<String>,
 }
 
 /// `POST /api/v1/halt`: all spending stops on every process of this journal.
@@ -26,10 +30,13 @@ pub(crate) async fn halt(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
 ) -> Response {
-    let (by, reason) = match pressed(body) {
+    let (by, reason, campaign) = match pressed(body) {
         Ok(p) => p,
         Err(why) => return refused(why),
     };
+    if campaign.is_some() {
+        return refused("`halt` is account-wide: `campaign` is for resume");
+    }
     match s.store.operator_halt(&by, &reason, s.clock.now()).await {
         Ok(()) => {
             tracing::warn!(by = %by, reason = %reason, "all spending halted over HTTP");
@@ -40,19 +47,28 @@ pub(crate) async fn halt(
     }
 }
 
-/// `POST /api/v1/resume`: lifts the operator's halt; `resumed: false` when none was in force.
+/// `POST /api/v1/resume`: lifts the operator's account-wide halt, or with `"campaign"` the
+/// anomaly brake's halt of that campaign; `resumed: false` when none was in force.
 pub(crate) async fn resume(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
 ) -> Response {
-    let (by, reason) = match pressed(body) {
+    let (by, reason, campaign) = match pressed(body) {
         Ok(p) => p,
         Err(why) => return refused(why),
     };
-    match s.store.operator_resume(&by, &reason, s.clock.now()).await {
+    let scope = match &campaign {
+        Some(name) => HaltScope::campaign(name),
+        None => HaltScope::Global,
+    };
+    let resumed = s
+        .store
+        .operator_resume_scope(&scope, &by, &reason, s.clock.now())
+        .await;
+    match resumed {
         Ok(lifted) => {
             if lifted {
-                tracing::warn!(by = %by, reason = %reason, "halt lifted over HTTP");
+                tracing::warn!(by = %by, reason = %reason, scope = scope.key(), "halt lifted over HTTP");
             }
             let answer = serde_json::json!({ "resumed": lifted, "by": by, "reason": reason });
             Json(answer).into_response()
@@ -61,8 +77,10 @@ pub(crate) async fn resume(
     }
 }
 
-/// The body's `by` and `reason`, trimmed; what is wrong otherwise.
-fn pressed(body: Result<Json<Press>, JsonRejection>) -> Result<(String, String), &'static str> {
+/// The body's `by`, `reason` and `campaign`, trimmed; what is wrong otherwise.
+fn pressed(
+    body: Result<Json<Press>, JsonRejection>,
+) -> Result<(String, String, Option<String>), &'static str> {
     let Ok(Json(p)) = body else {
         return Err("the body must be JSON: {\"by\": \"NAME\", \"reason\": \"WHY\"}");
     };
@@ -70,7 +88,7 @@ fn pressed(body: Result<Json<Press>, JsonRejection>) -> Result<(String, String),
     if by.is_empty() || reason.is_empty() {
         return Err("`by` and `reason` must not be blank");
     }
-    Ok((by, reason))
+    Ok((by, reason, p.campaign.map(|c| c.trim().to_string())))
 }
 
 /// 400 with what is wrong with the body.

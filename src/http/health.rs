@@ -133,7 +133,10 @@ impl Health {
             Some(_) => comp(true, "not rejected"),
             None => comp(false, "unknown: journal unavailable"),
         };
-        let halt = match halts.as_ref().map(|h| h.iter().find(|h| h.is_operator())) {
+        let halt = match halts
+            .as_ref()
+            .map(|h| h.iter().find(|h| h.is_operator() && h.is_global()))
+        {
             Some(Some(h)) => comp(true, format!("all spending stopped: {}", h.describe())),
             Some(None) => comp(true, "none"),
             None => comp(true, "unknown: journal unavailable"),

@@ -51,6 +51,8 @@ pub struct Metrics {
     pub journal_writable: IntGauge,
     pub credentials_rejected: IntGauge,
     pub operator_halt: IntGauge,
+    /// The anomaly brake's halts, by `scope` (`campaign`, `account`).
+    pub anomaly_brake_trips_total: IntCounterVec,
     pub ready: IntGauge,
     pub journal_write_duration_seconds: HistogramVec,
     pub credentials: CredentialMetrics,
@@ -198,6 +200,19 @@ impl Metrics {
                 )
                 .expect("valid"),
             ),
+            anomaly_brake_trips_total: {
+                let c = counter_vec(
+                    &r,
+                    "linkrunner_anomaly_brake_trips_total",
+                    "Halts the anomaly brake set: what was committed or appeared ran above --anomaly-multiple times what schedules and budgets explain (scope: campaign, account).",
+                    &["scope"],
+                );
+                // Both series from the start, so the alert's increase() sees the first trip.
+                for scope in ["campaign", "account"] {
+                    c.with_label_values(&[scope]);
+                }
+                c
+            },
             ready: reg(
                 &r,
                 IntGauge::new("linkrunner_ready", "1 when /readyz reports ready.").expect("valid"),

@@ -107,6 +107,41 @@ impl Store {
         self.write_done(result).await
     }
 
+    /// The anomaly brake halts `scope` as an operator would, unless an operator's halt of that
+    /// scope is already in force: then nothing changes (its reason and `since` stay those of
+    /// the first press). Whether it set one, so the brake counts and alerts once.
+    pub async fn brake(
+        &self,
+        scope: &HaltScope,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("brake").await?;
+            let set = sqlx::query(
+                "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (scope) DO NOTHING",
+            )
+            .bind(scope.key())
+            .bind(reason)
+            .bind(by)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("brake"))?
+            .rows_affected()
+                > 0;
+            if set {
+                record_event(&mut tx, "halt", scope, by, reason, now).await?;
+            }
+            tx.commit().await.map_err(db("brake"))?;
+            Ok(set)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
     /// An operator lifts their halt (`linkrunner resume`). Whether one was in force: only
     /// then is the resume recorded (a resume of nothing changes nothing).
     pub async fn operator_resume(
@@ -115,7 +150,19 @@ impl Store {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let scope = HaltScope::Global;
+        self.operator_resume_scope(&HaltScope::Global, by, reason, now)
+            .await
+    }
+
+    /// [`Store::operator_resume`] of one scope: `linkrunner resume --campaign NAME` lifts the
+    /// anomaly brake of one campaign.
+    pub async fn operator_resume_scope(
+        &self,
+        scope: &HaltScope,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
         let result = async {
             let mut tx = self.write_tx("operator_resume").await?;
             let lifted = sqlx::query("DELETE FROM operator_halts WHERE scope = $1")
@@ -126,13 +173,31 @@ impl Store {
                 .rows_affected()
                 > 0;
             if lifted {
-                record_event(&mut tx, "resume", &scope, by, reason, now).await?;
+                record_event(&mut tx, "resume", scope, by, reason, now).await?;
             }
             tx.commit().await.map_err(db("operator_resume"))?;
             Ok(lifted)
         }
         .await;
         self.write_done(result).await
+    }
+
+    /// When each scope was last resumed: the anomaly brake's windows start no earlier.
+    pub async fn last_resumes(
+        &self,
+    ) -> Result<std::collections::HashMap<HaltScope, DateTime<Utc>>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT scope, MAX(at) AS at FROM operator_halt_events WHERE action = 'resume' \
+             GROUP BY scope",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("last_resumes"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| Ok((HaltScope::from_key(col(r, "scope")?), time(r, "at")?)))
+                .collect()
+        }))
     }
 
     /// The last `limit` halts and resumes, newest first.

@@ -24,6 +24,7 @@
 mod account;
 mod adoption;
 mod approvals;
+mod anomaly;
 mod batch;
 mod budget;
 mod causes;
@@ -64,6 +65,7 @@ pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
 pub use account::{AccountBudget, AccountCapSet};
 pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
+pub use anomaly::Observed;
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListFacts};
 pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use error::StoreError;

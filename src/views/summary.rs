@@ -120,7 +120,12 @@ pub(crate) async fn summary(
     let mut s = summarize(all, report.total.links_bought, &month.to_string(), now);
     // An operator's halt is shown even before any campaign is recorded, and before the
     // credentials' halt: only `resume` lifts it.
-    if let Some(h) = store.halts().await?.into_iter().find(|h| h.is_operator()) {
+    if let Some(h) = store
+        .halts()
+        .await?
+        .into_iter()
+        .find(|h| h.is_operator() && h.is_global())
+    {
         s.all_spending_stopped = Some(format!("all spending stopped: {}", h.describe()));
     }
     Ok(s)

@@ -80,6 +80,8 @@ on_both_backends!(
     progress::a_campaign_named_global_does_not_share_the_credentials_halt,
     halts::an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept,
     halts::the_operators_halt_is_listed_before_the_credentials_halt,
+    halts::the_anomaly_brake_halts_a_scope_once_and_a_campaigns_resume_lifts_it_alone,
+    halts::the_brake_observes_what_was_committed_and_bought_by_time,
     progress::link_list_is_matched_by_link_id_then_page_and_url,
     progress::remote_ids_are_recorded_with_their_intents,
     race::monthly_cap_holds_with_two_stores_racing,

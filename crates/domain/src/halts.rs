@@ -110,9 +110,13 @@ impl Halt {
     pub fn describe(&self) -> String {
         match (&self.kind, &self.by) {
             (HaltKind::Operator, Some(by)) => format!(
-                "halted by {by} at {}: {} (`linkrunner resume` lifts it)",
+                "halted by {by} at {}: {} (`linkrunner resume{}` lifts it)",
                 self.since.format("%Y-%m-%d %H:%M:%S UTC"),
-                self.reason
+                self.reason,
+                match &self.scope {
+                    HaltScope::Global => String::new(),
+                    HaltScope::Campaign(c) => format!(" --campaign {c}"),
+                }
             ),
             _ => self.reason.clone(),
         }

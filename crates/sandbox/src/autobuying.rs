@@ -7,7 +7,8 @@
 //! - `totalLinksLimit`: links it ever bought for the URL, whatever became of them;
 //! - `dailyLinksLimit`: links it bought for the URL on the current UTC day (sandbox clock).
 //!
-//! A limit of 0 buys nothing. It never buys the same page twice for a URL, and by default
+//! A limit of 0 buys nothing. `Behaviour::autobuy_ignores_limits` makes it a faulty autobuyer
+//! that buys past all three. It never buys the same page twice for a URL, and by default
 //! skips pages the project already holds for that URL (`Behaviour::autobuy_buys_held` turns
 //! that off). It looks first at the pages rent searches offered for the URL (lowest page id
 //! first), then at the rest of the inventory in order — it searches the same inventory, so it
@@ -63,8 +64,9 @@ impl World {
         let mut usage = self.usage(a.id, u.url_id);
         let mut out = Vec::new();
         for (page_id, price) in self.candidates(u.url_id) {
-            let limits_left = usage.total < u.total_links_limit
-                && usage.today < u.daily_links_limit
+            let careless = self.behaviour.autobuy_ignores_limits;
+            let limits_left = (careless
+                || (usage.total < u.total_links_limit && usage.today < u.daily_links_limit))
                 && out.len() < max;
             if !limits_left
                 || self
@@ -74,10 +76,11 @@ impl World {
                 break;
             }
             let in_range = from.is_none_or(|f| price >= f) && to.is_none_or(|t| price <= t);
-            let within_budget = usage
-                .rent
-                .checked_add(price)
-                .is_some_and(|r| r <= u.monthly_budget);
+            let within_budget = careless
+                || usage
+                    .rent
+                    .checked_add(price)
+                    .is_some_and(|r| r <= u.monthly_budget);
             let held = self
                 .held
                 .get(&(a.project_id, page_id, u.url_id))

@@ -149,6 +149,23 @@ fn the_daily_limit_holds_until_the_next_utc_day() {
 }
 
 #[test]
+fn a_faulty_autobuyer_buys_past_its_budget_and_daily_and_total_limits() {
+    let mut f = fixture();
+    f.world.behaviour.autobuy_ignores_limits = true;
+    // 100 RUB a month, 1 link a day, 1 in all.
+    let id = f.autobuyer(100, 1, 1, (100, 150));
+
+    f.world.autobuy_now(3);
+
+    let mine = f.mine(id);
+    assert_eq!(mine.len(), 3, "three links on a budget of one");
+    let rent = mine
+        .iter()
+        .fold(Money::ZERO, |a, p| a.checked_add(p.price).unwrap());
+    assert!(rent > rubles(100), "{rent} within the budget");
+}
+
+#[test]
 fn it_buys_only_within_its_filter_rent_range_and_never_a_page_twice_even_when_careless() {
     let mut f = fixture();
     f.world.behaviour.autobuy_buys_held = true;

@@ -57,6 +57,10 @@ pub struct Behaviour {
     /// round or another autobuyer), as a careless marketplace would. Off by default: a real
     /// autobuyer searches the same inventory but skips donors where the URL already has a link.
     pub autobuy_buys_held: bool,
+    /// Autobuyers buy past their URLs' monthly budget and daily and total links limits, as a
+    /// marketplace fault would (the anomaly brake's test). Off by default; the filter's range,
+    /// a page once per URL and the balance still hold.
+    pub autobuy_ignores_limits: bool,
 }
 
 /// Largest page size and lag accepted, so a typo cannot freeze the list for days.

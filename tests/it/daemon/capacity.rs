@@ -50,6 +50,7 @@ async fn start(world: &World) -> Daemon {
         round_every: None,
         watch: false,
         signals: false,
+        ..DaemonOptions::default()
     };
     InProcess::start(settings).await
 }

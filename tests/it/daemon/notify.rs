@@ -147,6 +147,7 @@ async fn calm_run(notify: Option<String>) -> (InProcess, SandboxHandle, TestDb, 
         round_every: Some(Duration::from_secs(1)),
         watch: false,
         signals: false,
+        ..DaemonOptions::default()
     };
     settings.notify = notify.map(|t| parse_notify_file(t.as_bytes()).expect("notify file"));
     (InProcess::start(settings).await, sandbox, db, campaigns)

@@ -120,6 +120,7 @@ impl World {
             round_every: None,
             watch: true,
             signals: false,
+            ..DaemonOptions::default()
         };
         InProcess::start(settings).await
     }

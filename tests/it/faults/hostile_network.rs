@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use linkrunner::http::{Access, AccessToken, AllowedHosts};
+use linkrunner::store::HaltScope;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -305,4 +306,28 @@ async fn halt_and_resume_routes_exist_only_behind_the_token() {
     let events = guarded_db.store.halt_events(10).await.unwrap();
     let actions: Vec<&str> = events.iter().map(|e| e.action.as_str()).collect();
     assert_eq!(actions, ["resume", "halt"]);
+
+    // A campaign's brake is lifted with its name; `halt` takes none.
+    guarded_db
+        .store
+        .brake(
+            &HaltScope::campaign("acme"),
+            "anomaly brake",
+            "anomaly: …",
+            chrono::Utc::now(),
+        )
+        .await
+        .unwrap();
+    let of_campaign = r#"{"by": "night-operator", "reason": "refunded", "campaign": "acme"}"#;
+    let (code, _) = post(guarded, "/api/v1/halt", Some(&bearer), of_campaign).await;
+    assert_eq!(code, 400);
+    let (code, body) = post(guarded, "/api/v1/resume", Some(&bearer), press).await;
+    assert!(
+        code == 200 && body.contains("\"resumed\":false"),
+        "the account's resume left the campaign's brake: {body}"
+    );
+    let (code, body) = post(guarded, "/api/v1/resume", Some(&bearer), of_campaign).await;
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"resumed\":true"), "{body}");
+    assert!(guarded_db.store.halts().await.unwrap().is_empty());
 }

@@ -132,6 +132,7 @@ pub async fn in_process(db_url: &str, base: &str, c: &Canary, dir: &Path) -> InP
         round_every: Some(Duration::from_secs(1)),
         watch: false,
         signals: false,
+        ..DaemonOptions::default()
     };
     InProcess::start(app).await
 }

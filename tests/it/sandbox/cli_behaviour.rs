@@ -18,6 +18,7 @@ async fn behaviour_flags_are_in_force_when_the_command_serves() {
         "--autobuy-every-ms",
         "60000",
         "--autobuy-buys-held",
+        "--autobuy-ignores-limits",
         "--executed-error-rate",
         "0.5",
     ])
@@ -32,7 +33,8 @@ async fn behaviour_flags_are_in_force_when_the_command_serves() {
     assert_eq!(
         behaviour,
         json!({"list_page_size": 3, "list_paging": "offset_has_more", "list_lag_ms": 250,
-               "autobuy_every_ms": 60000, "autobuy_buys_held": true})
+               "autobuy_every_ms": 60000, "autobuy_buys_held": true,
+               "autobuy_ignores_limits": true})
     );
     assert_eq!(faults["executed_error_rate"], json!(0.5));
 }

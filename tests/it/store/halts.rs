@@ -2,7 +2,7 @@
 //! resume, and every press kept with who, when and why.
 
 use chrono::Duration;
-use linkrunner::store::{HaltKind, HaltScope};
+use linkrunner::store::{HaltKind, HaltScope, IntentKind, Outcome};
 
 use super::support::*;
 
@@ -89,4 +89,103 @@ pub async fn the_operators_halt_is_listed_before_the_credentials_halt(db: TestDb
     let kinds: Vec<HaltKind> = halts.iter().map(|h| h.kind).collect();
     assert_eq!(kinds, vec![HaltKind::Operator, HaltKind::Automatic]);
     assert!(halts.iter().all(|h| h.is_global()));
+}
+
+pub async fn the_anomaly_brake_halts_a_scope_once_and_a_campaigns_resume_lifts_it_alone(
+    db: TestDb,
+) {
+    // Arrange: an operator's account-wide halt, then the brake on a campaign, twice.
+    let store = &db.store;
+    let scope = HaltScope::campaign(CAMPAIGN);
+    store.operator_halt("alice", "stop", t0()).await.unwrap();
+    let first = store
+        .brake(&scope, "anomaly brake", "committed 4500 RUB", t0())
+        .await
+        .unwrap();
+    let again = store
+        .brake(
+            &scope,
+            "anomaly brake",
+            "committed 9000 RUB",
+            t0() + Duration::minutes(1),
+        )
+        .await
+        .unwrap();
+
+    // Act: the campaign is resumed, then the account.
+    let at = t0() + Duration::minutes(5);
+    let campaign_lifted = store
+        .operator_resume_scope(&scope, "bob", "a marketplace bug, fixed", at)
+        .await
+        .unwrap();
+    let left = store.halts().await.unwrap();
+    let resumes = store.last_resumes().await.unwrap();
+
+    // Assert: set once, with the first figures; the campaign's resume left the account's halt.
+    assert!(first, "the brake set its halt");
+    assert!(!again, "a halt in force is not set again");
+    assert!(campaign_lifted);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].scope, HaltScope::Global);
+    assert_eq!(resumes.get(&scope), Some(&at));
+    assert_eq!(resumes.get(&HaltScope::Global), None);
+    let events = store.halt_events(10).await.unwrap();
+    let seen: Vec<(&str, &str, &str)> = events
+        .iter()
+        .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("resume", "bob", "a marketplace bug, fixed"),
+            ("halt", "anomaly brake", "committed 4500 RUB"),
+            ("halt", "alice", "stop"),
+        ]
+    );
+}
+
+pub async fn the_brake_observes_what_was_committed_and_bought_by_time(db: TestDb) {
+    // Arrange: two purchases at t0, one of them bought; an autobuyer's budget reserved.
+    let store = &db.store;
+    let lease = campaign_with_lease(store, &caps(100_000, 100, 1000)).await;
+    let bought = started(store, &lease, purchase(1, 300)).await;
+    started(store, &lease, purchase(2, 200)).await;
+    started(
+        store,
+        &lease,
+        reserving(
+            free_intent(
+                IntentKind::CreateAutobuyer,
+                "ab:auto",
+                serde_json::json!({}),
+            ),
+            500,
+        ),
+    )
+    .await;
+    complete(
+        store,
+        bought,
+        Outcome::Succeeded(purchased(1, Some(77), 300)),
+    )
+    .await;
+
+    // Act
+    let since_t0 = store
+        .reports()
+        .observed_since(t0(), t0() + Duration::minutes(1))
+        .await
+        .unwrap();
+    let after = store
+        .reports()
+        .observed_since(t0() + Duration::seconds(1), t0() + Duration::minutes(1))
+        .await
+        .unwrap();
+
+    // Assert: 1,000 RUB reserved and one link bought in the window; nothing after it.
+    assert_eq!(since_t0.len(), 1, "{since_t0:?}");
+    assert_eq!(since_t0[0].0, CAMPAIGN);
+    assert_eq!(since_t0[0].1.committed, rub(1_000));
+    assert_eq!(since_t0[0].1.links, 1);
+    assert!(after.is_empty(), "{after:?}");
 }
