@@ -26,8 +26,8 @@
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
 pub(crate) mod adoption;
-pub mod approval;
 pub(crate) mod anomaly;
+pub mod approval;
 pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;

@@ -23,8 +23,8 @@
 
 mod account;
 mod adoption;
-mod approvals;
 mod anomaly;
+mod approvals;
 mod batch;
 mod budget;
 mod causes;
