@@ -13,6 +13,7 @@
 //! | [`stall`] | whether a round that could buy and did not is stalled, and why |
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
 //! | [`adoption`] | an adopted project: never re-pointed, what it holds, where buying waits for a complete list |
+//! | [`anomaly`] | the anomaly brake: what schedules and autobuyers' budgets explain per hour and day, and whether what was committed or appeared runs past a multiple of it |
 //! | [`approval`] | approval above a threshold: the cap a pass spends under, whether it waits for `resolve approve` |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
