@@ -449,14 +449,31 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
 
 /// Plans a campaign whose file is gone: nothing is destroyed, but no money keeps flowing —
 /// its running autobuyers are stopped (and their stops settled), and nothing new is bought.
+///
+/// A campaign held by its file (invalid, or its removal held) is planned so too while an
+/// operator's halt covers it: the halt stops every running autobuyer, and says so.
 pub fn plan_removed(name: &str, r: &Recorded) -> CampaignPlan {
-    let mut p = new_plan(name, r, Some("campaign file removed".into()));
-    p.notices.push(
-        "campaign file removed: nothing new is bought; held links stay (the API has no delete)"
-            .into(),
-    );
+    let halt = r.halts.iter().find(|h| h.is_operator());
+    let (stopped, why) = match halt {
+        Some(h) => (h.describe(), "all spending halted by an operator"),
+        None => (
+            "campaign file removed".into(),
+            "removed from the campaign file",
+        ),
+    };
+    let mut p = new_plan(name, r, Some(stopped));
+    p.notices.push(match halt {
+        Some(_) => "no campaign file loaded (removed, invalid, or its removal held), under an operator's halt: its autobuyers stop, nothing new is bought; held links stay".into(),
+        None => "campaign file removed: nothing new is bought; held links stay (the API has no delete)".into(),
+    });
     settle_actions(r, &mut p);
-    let t = releases(r, &BTreeMap::new(), &mut p);
+    let stop_all: BTreeMap<String, (bool, &'static str)> = r
+        .ids
+        .autobuyers
+        .keys()
+        .map(|n| (n.clone(), (false, why)))
+        .collect();
+    let t = releases(r, &stop_all, &mut p);
     p.money = money_view(r, &t, Money::ZERO);
     if r.ids.project.is_some() {
         p.actions.push(Action::SyncLinks);

@@ -155,8 +155,9 @@ impl<M: Market> Engine<M> {
         };
         tell(PassProgress::Total(campaigns.len()));
         let known = self.store.campaigns().campaign_files().await?;
+        let halts = self.store.halts().await?;
         let (removed, mut reports) = match include_removed {
-            true => removed_or_held(campaigns, &known, invalid),
+            true => removed_or_held(campaigns, &known, invalid, &halts),
             false => (Vec::new(), Vec::new()),
         };
         // A campaign's task is created only once a slot is free for it (waits for a search
@@ -786,6 +787,9 @@ impl<M: Market> Engine<M> {
         name: &str,
         invalid: &InvalidFiles,
     ) -> Result<Option<CampaignReport>, EngineError> {
+        if stops_under_halt(&self.store.halts().await?, name) {
+            return Ok(None);
+        }
         let known = self.store.campaigns().campaign_files().await?;
         let file = known.iter().find(|k| k.name == name);
         let held = match file {
@@ -820,6 +824,7 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
     campaigns: &[C],
     known: &[CampaignFile],
     invalid: &InvalidFiles,
+    halts: &[Halt],
 ) -> (Vec<String>, Vec<CampaignReport>) {
     let loaded: std::collections::HashSet<&str> = campaigns
         .iter()
@@ -827,13 +832,24 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
         .collect();
     let (mut removed, mut held) = (Vec::new(), Vec::new());
     for k in known.iter().filter(|k| !loaded.contains(k.name.as_str())) {
-        if invalid.holds(&k.name, k.file.as_deref()) {
+        if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, &k.name) {
             held.push(held_report(invalid, k));
         } else {
             removed.push(k.name.clone());
         }
     }
     (removed, held)
+}
+
+/// Whether a held campaign (its file invalid, or its removal held) gets the pass of a
+/// campaign without a file all the same: an operator's halt (the stop button, the anomaly
+/// brake) stops every running autobuyer, whatever its file says or fails to say. Its plan
+/// (`plan_removed`) stops them and buys nothing; after `resume` a held campaign is held again,
+/// its autobuyers stopped until its file loads and wants them running.
+fn stops_under_halt(halts: &[Halt], name: &str) -> bool {
+    halts
+        .iter()
+        .any(|h| h.is_operator() && h.scope.covers(name))
 }
 
 /// The report of a recorded campaign whose file exists but fails validation: held as

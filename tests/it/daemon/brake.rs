@@ -3,10 +3,12 @@
 //! their budgets, and a second linkrunner on the same journal started by mistake with the
 //! demo's one-second rounds — with the figures in the halt's reason, once, and nothing of
 //! ours is bought after it until `resume`. Asserted on the journal's halts and the sandbox's
-//! ledger.
+//! ledger. Also: an operator's halt (the brake's kind) stops the autobuyers of a campaign
+//! whose file fails validation, which is otherwise held as recorded.
 
 use std::time::Duration;
 
+use linkrunner::clock::Clock;
 use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::store::{Halt, HaltScope, Store};
 use linkrunner_sandbox::{AutobuyerState, Behaviour};
@@ -240,4 +242,40 @@ async fn resume_with_a_campaign_lifts_that_campaigns_brake_and_leaves_the_accoun
     let halts = db.store.halts().await.unwrap();
     let scopes: Vec<&HaltScope> = halts.iter().map(|h| &h.scope).collect();
     assert_eq!(scopes, vec![&HaltScope::Global], "{halts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operators_halt_stops_the_autobuyers_of_a_campaign_whose_file_fails_validation() {
+    // Arrange: a campaign whose autobuyer runs, then its file broken (an unknown key: the
+    // campaign is held as recorded, its autobuyer left running) and the account halted.
+    let world = World::new(at(12, 0, 0)).await;
+    let mut yaml = campaign_yaml(NAME, "0 9 * * *", 100_000);
+    yaml.push_str(&format!(
+        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
+         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
+         \x20     - url: https://{NAME}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
+    ));
+    world.write("braked.yaml", &yaml);
+    let daemon = start(&world, None, 0.0).await;
+    within(PATIENCE, "the autobuyer running", || async {
+        (autobuyer_state(&world) == Some(AutobuyerState::Running)).then_some(())
+    })
+    .await;
+    daemon.stop().await;
+    world.write("braked.yaml", &format!("{yaml}budjet: 1\n"));
+    let daemon = start(&world, None, 0.0).await;
+
+    // Act: the stop button.
+    daemon
+        .store
+        .operator_halt("alice", "double charges", world.clock.now())
+        .await
+        .unwrap();
+
+    // Assert: the held campaign's autobuyer is stopped in the marketplace all the same.
+    within(Duration::from_secs(15), "the autobuyer stopped", || async {
+        (autobuyer_state(&world) == Some(AutobuyerState::Stopped)).then_some(())
+    })
+    .await;
+    daemon.stop().await;
 }
