@@ -17,7 +17,7 @@
 //! - A scope already halted by an operator (or the brake) is not halted again: the counter
 //!   `linkrunner_anomaly_brake_trips_total` and the log line come once per halt.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -121,15 +121,10 @@ impl<M: Market> Daemon<M> {
                     }
                 }
             }
-            // What campaigns without a file committed counts too: nothing explains it.
-            let loaded: HashSet<&str> = campaigns
-                .iter()
-                .map(|(lc, _)| lc.campaign.name.as_str())
-                .collect();
-            observed_sum = observed
-                .iter()
-                .filter(|(name, _)| !loaded.contains(name.as_str()))
-                .fold(observed_sum, |a, (_, o)| a.plus(figures(Some(o))));
+            // Campaigns without a loaded file are left out of both sums: what they committed
+            // in the window their file explained while it was loaded, and a file that
+            // vanished or broke a moment after a round (a failed checkout) is no anomaly. (A
+            // removed campaign's autobuyers are stopped by its removal pass.)
             if let Some(trip) = anomaly::judge(observed_sum, explained_sum, multiple, window) {
                 self.trip(&HaltScope::Global, "account", &trip.reason(multiple), now)
                     .await?;
