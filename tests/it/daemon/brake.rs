@@ -44,6 +44,17 @@ async fn brake_of(store: &Store) -> Option<Halt> {
         .find(|h| h.scope == HaltScope::campaign(NAME) && h.by.as_deref() == Some("anomaly brake"))
 }
 
+/// The campaign with a daily 09:00 round and a running autobuyer of 500 RUB, one link a day.
+fn with_an_autobuyer() -> String {
+    let mut yaml = campaign_yaml(NAME, "0 9 * * *", 100_000);
+    yaml.push_str(&format!(
+        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
+         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
+         \x20     - url: https://{NAME}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
+    ));
+    yaml
+}
+
 /// Links bought by purchase calls (ours), not by autobuyers.
 fn ours(world: &World) -> usize {
     let l = world.sandbox.ledger();
@@ -66,12 +77,7 @@ async fn autobuyers_buying_far_above_their_budgets_brake_the_campaign_until_resu
     // Arrange: a daily 09:00 round (the clock is at noon: none due) and an autobuyer of
     // 500 RUB and one link a day, on a marketplace whose autobuyers ignore their limits.
     let world = World::new(at(12, 0, 0)).await;
-    let mut yaml = campaign_yaml(NAME, "0 9 * * *", 100_000);
-    yaml.push_str(&format!(
-        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
-         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
-         \x20     - url: https://{NAME}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
-    ));
+    let yaml = with_an_autobuyer();
     world.write("braked.yaml", &yaml);
     world
         .sandbox
@@ -249,12 +255,7 @@ async fn an_operators_halt_stops_the_autobuyers_of_a_campaign_whose_file_fails_v
     // Arrange: a campaign whose autobuyer runs, then its file broken (an unknown key: the
     // campaign is held as recorded, its autobuyer left running) and the account halted.
     let world = World::new(at(12, 0, 0)).await;
-    let mut yaml = campaign_yaml(NAME, "0 9 * * *", 100_000);
-    yaml.push_str(&format!(
-        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
-         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
-         \x20     - url: https://{NAME}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
-    ));
+    let yaml = with_an_autobuyer();
     world.write("braked.yaml", &yaml);
     let daemon = start(&world, None, 0.0).await;
     within(PATIENCE, "the autobuyer running", || async {
