@@ -209,6 +209,7 @@ mod tests {
             "--removal-window" => e.removals.window.as_secs().to_string(),
             "--reconcile-interval" => d.reconcile_interval.as_secs().to_string(),
             "--shutdown-grace" => d.shutdown_grace.as_secs().to_string(),
+            "--anomaly-multiple" => d.anomaly_multiple.to_string(),
             "--campaigns" => d.campaigns_dir.display().to_string(),
             "--rate-limit" => c.rate_limit.to_string(),
             "--request-timeout" => c.request_timeout.as_secs().to_string(),
