@@ -179,40 +179,8 @@ impl<M: Market> Daemon<M> {
         since: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> u64 {
-        let (Some(cron), Some(buy)) = (cron, &c.buy) else {
-            return 0;
-        };
-        match self.opts.round_every {
-            Some(every) => {
-                let every = every.as_millis().max(1) as i64;
-                ((now - since).num_milliseconds().max(0) / every) as u64 + 1
-            }
-            // Beyond the rounds that fill `daily_links`, more slots explain nothing more.
-            None => count_slots(
-                cron,
-                since,
-                now,
-                u64::from(c.budget.daily_links).div_ceil(u64::from(buy.per_run.max(1))),
-            ),
-        }
+        anomaly::slots_in(c, cron, self.opts.round_every, since, now)
     }
-}
-
-/// Occurrences of `cron` in `[since, now]`, counted up to `enough` (at 10,000 campaigns a
-/// count of every minute's slot at every check would cost seconds).
-fn count_slots(cron: &Cron, since: DateTime<Utc>, now: DateTime<Utc>, enough: u64) -> u64 {
-    let mut n = 0;
-    let mut at = since;
-    while n < enough {
-        match cron.find_next_occurrence(&at, n == 0) {
-            Ok(next) if next <= now => {
-                n += 1;
-                at = next;
-            }
-            _ => break,
-        }
-    }
-    n
 }
 
 fn span(window: Window) -> chrono::Duration {
@@ -229,29 +197,7 @@ fn figures(o: Option<&Observed>) -> Figures {
     })
 }
 
-fn observed_of(all: Vec<(String, Observed)>, name: &str) -> Figures {
+/// One campaign's figures in what `observed_since` read (`pub` for the fake-clock month test).
+pub fn observed_of(all: Vec<(String, Observed)>, name: &str) -> Figures {
     figures(all.iter().find(|(n, _)| n == name).map(|(_, o)| o))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::daemon::schedule;
-    use chrono::TimeZone;
-
-    fn t(d: u32, h: u32, m: u32) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, d, h, m, 0).unwrap()
-    }
-
-    #[test]
-    fn a_schedules_slots_in_a_window_are_counted_up_to_enough() {
-        let daily = schedule::parse("0 9 * * *").unwrap();
-        assert_eq!(count_slots(&daily, t(21, 12, 0), t(22, 12, 0), 10), 1);
-        // A slot at the window's start counts: the window is closed at both ends.
-        assert_eq!(count_slots(&daily, t(21, 9, 0), t(22, 9, 0), 10), 2);
-        assert_eq!(count_slots(&daily, t(22, 11, 0), t(22, 12, 0), 10), 0);
-        let often = schedule::parse("*/10 * * * *").unwrap();
-        assert_eq!(count_slots(&often, t(22, 11, 0), t(22, 12, 0), 100), 7);
-        assert_eq!(count_slots(&often, t(21, 12, 0), t(22, 12, 0), 3), 3);
-    }
 }

@@ -14,7 +14,7 @@
 //!   `crate::decide::capacity`), the changed and uncertain first, buy rounds before all;
 //!   [`turns`]: whose turn it is.
 
-pub(crate) mod brake;
+pub mod brake;
 pub(crate) mod campaigns;
 pub mod gauges;
 pub(crate) mod reconciler;

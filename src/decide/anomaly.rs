@@ -16,6 +16,11 @@
 //! It trips when an observed figure is above `multiple` × its expectation **and** above a
 //! small absolute floor, so a link or two against an expectation of nearly nothing does not.
 
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use croner::Cron;
+
 use crate::campaign::Campaign;
 use crate::money::Money;
 
@@ -28,7 +33,7 @@ pub(crate) const MONEY_FLOOR: Money = Money::from_rubles(1_000);
 
 /// The two windows the brake watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Window {
+pub enum Window {
     Hour,
     Day,
 }
@@ -44,14 +49,14 @@ impl Window {
 
 /// What a scope's files explain, or what its journal shows, over one window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Figures {
+pub struct Figures {
     pub committed: Money,
     pub links: u64,
 }
 
 impl Figures {
     /// The sum of two scopes' figures (the account's is the sum over its campaigns).
-    pub(crate) fn plus(self, o: Figures) -> Figures {
+    pub fn plus(self, o: Figures) -> Figures {
         Figures {
             committed: self
                 .committed
@@ -65,7 +70,7 @@ impl Figures {
 /// What one campaign's file explains in a window in which its effective trigger has
 /// `slots` slots. `adopted`: the team buys by hand in an adopted project, so its foreign
 /// links are not observed at all (the caller leaves them out) and nothing is added here.
-pub(crate) fn expected(c: &Campaign, slots: u64, window: Window) -> Figures {
+pub fn expected(c: &Campaign, slots: u64, window: Window) -> Figures {
     // The window looks back: a campaign paused, or an autobuyer stopped, a minute ago bought
     // before that, and its links may appear later still. The file's state now says nothing
     // of the window, so it is not read.
@@ -175,6 +180,56 @@ fn times(price: Money, n: u64) -> Money {
         .ok()
         .and_then(|n| price.checked_mul(n))
         .unwrap_or(Money::MAX)
+}
+
+/// The slots of `cron`, the campaign's effective trigger (or every `round_every` when the
+/// daemon runs with `--round-every`), in `[since, now]`, as the brake counts them (`pub` for
+/// the fake-clock month test, which checks the brake's figures).
+pub fn slots_in(
+    c: &Campaign,
+    cron: Option<&Cron>,
+    round_every: Option<Duration>,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> u64 {
+    let (Some(cron), Some(buy)) = (cron, &c.buy) else {
+        return 0;
+    };
+    match round_every {
+        Some(every) => {
+            let every = every.as_millis().max(1) as i64;
+            ((now - since).num_milliseconds().max(0) / every) as u64 + 1
+        }
+        // Beyond the rounds that fill `daily_links`, more slots explain nothing more.
+        None => count_slots(
+            cron,
+            since,
+            now,
+            u64::from(c.budget.daily_links).div_ceil(u64::from(buy.per_run.max(1))),
+        ),
+    }
+}
+
+/// Occurrences of `cron` in `[since, now]`, counted up to `enough` (at 10,000 campaigns a
+/// count of every minute's slot at every check would cost seconds).
+pub(crate) fn count_slots(
+    cron: &Cron,
+    since: DateTime<Utc>,
+    now: DateTime<Utc>,
+    enough: u64,
+) -> u64 {
+    let mut n = 0;
+    let mut at = since;
+    while n < enough {
+        match cron.find_next_occurrence(&at, n == 0) {
+            Ok(next) if next <= now => {
+                n += 1;
+                at = next;
+            }
+            _ => break,
+        }
+    }
+    n
 }
 
 #[cfg(test)]

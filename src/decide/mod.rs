@@ -27,7 +27,7 @@
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
 pub(crate) mod adoption;
-pub(crate) mod anomaly;
+pub mod anomaly;
 pub mod approval;
 pub(crate) mod capacity;
 pub(crate) mod caps;

@@ -11,6 +11,8 @@ mod adoption;
 mod approval;
 #[path = "engine/binary.rs"]
 mod binary;
+#[path = "engine/brake_month.rs"]
+mod brake_month;
 #[path = "engine/credentials.rs"]
 mod credentials;
 #[path = "engine/faults.rs"]
@@ -110,6 +112,7 @@ on_both_backends!(
     replace::a_replacement_the_cap_refuses_stops_nothing,
     steady_state::a_converged_campaign_costs_one_link_list_call_per_reconciliation,
     pacing::even_pacing_spreads_the_cap_over_the_days_left_in_the_month,
+    brake_month::the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_month,
 );
 
 /// `plan` on an SQLite journal that does not exist yet (the backend is the point).

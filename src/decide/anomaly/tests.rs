@@ -163,3 +163,17 @@ proptest! {
         prop_assert_eq!(judge(observed, explained, 3.0, window), None);
     }
 }
+
+#[test]
+fn a_schedules_slots_in_a_window_are_counted_up_to_enough() {
+    use chrono::TimeZone;
+    let t = |d: u32, h: u32, m: u32| Utc.with_ymd_and_hms(2026, 11, d, h, m, 0).unwrap();
+    let daily = crate::campaign::parse_schedule("0 9 * * *").unwrap();
+    assert_eq!(count_slots(&daily, t(21, 12, 0), t(22, 12, 0), 10), 1);
+    // A slot at the window's start counts: the window is closed at both ends.
+    assert_eq!(count_slots(&daily, t(21, 9, 0), t(22, 9, 0), 10), 2);
+    assert_eq!(count_slots(&daily, t(22, 11, 0), t(22, 12, 0), 10), 0);
+    let often = crate::campaign::parse_schedule("*/10 * * * *").unwrap();
+    assert_eq!(count_slots(&often, t(22, 11, 0), t(22, 12, 0), 100), 7);
+    assert_eq!(count_slots(&often, t(21, 12, 0), t(22, 12, 0), 3), 3);
+}
