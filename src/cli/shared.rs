@@ -150,17 +150,19 @@ impl EngineArgs {
         store: &Store,
         now: chrono::DateTime<chrono::Utc>,
     ) -> anyhow::Result<()> {
-        // The account file's threshold holds whichever setting gives the cap.
-        let file = match &self.account_file {
-            Some(path) => Some(campaign::load_account_file(path).map_err(anyhow::Error::msg)?),
-            None => None,
-        };
-        let above = file.as_ref().and_then(|f| f.approve_above);
-        let (cap, source) = match (&self.account_monthly_cap, &file, &self.account_file) {
-            (Some(AccountCapArg::Remove), _, _) => (None, "--account-monthly-cap".to_string()),
-            (Some(AccountCapArg::Cap(m)), _, _) => (Some(*m), "--account-monthly-cap".to_string()),
-            (None, Some(f), Some(path)) => (Some(f.monthly_cap), path.display().to_string()),
-            _ => return Ok(()),
+        let flag = || "--account-monthly-cap".to_string();
+        let (cap, above, source) = match (&self.account_monthly_cap, &self.account_file) {
+            (Some(AccountCapArg::Remove), _) => (None, None, flag()),
+            (Some(AccountCapArg::Cap(m)), _) => (Some(*m), None, flag()),
+            (None, Some(path)) => {
+                let f = campaign::load_account_file(path).map_err(anyhow::Error::msg)?;
+                (
+                    Some(f.monthly_cap),
+                    f.approve_above,
+                    path.display().to_string(),
+                )
+            }
+            (None, None) => return Ok(()),
         };
         let set = store
             .campaigns()
