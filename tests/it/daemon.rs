@@ -4,6 +4,8 @@
 //! helps; the real binary where signals or separate processes are the point.
 //! Logs only with `TEST_LOG=1`.
 
+#[path = "daemon/account_approval.rs"]
+mod account_approval;
 #[path = "daemon/brake.rs"]
 mod brake;
 #[path = "daemon/capacity.rs"]
