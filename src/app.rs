@@ -114,8 +114,8 @@ impl App {
             engine_settings.campaign_concurrency =
                 crate::effects::default_campaign_concurrency(settings.market.max_concurrency);
         }
-        let market = MarketClient::new(settings.market, metrics.clone())
-            .context("building the marketplace client")?;
+        let market =
+            market_client(settings.market, &metrics).context("building the marketplace client")?;
         let engine = Engine::new(
             Arc::new(market),
             store,
@@ -199,6 +199,16 @@ pub async fn open_journal(url: &str, metrics: &Arc<Metrics>) -> anyhow::Result<S
         .context("migrating the journal database")?;
     store.set_metrics(metrics.clone());
     Ok(store)
+}
+
+/// The marketplace client for `config`, reporting to `metrics`: the one place a client is
+/// built, so `run`, `once`, `import` and `probe` send requests with the same limits, headers
+/// and redaction.
+pub fn market_client(
+    config: ClientConfig,
+    metrics: &Arc<Metrics>,
+) -> Result<MarketClient, crate::market::BuildError> {
+    MarketClient::new(config, metrics.clone())
 }
 
 /// A client configuration with default limits for `base_url` and these credentials (the

@@ -14,7 +14,7 @@ use clap::Args;
 use super::global::GlobalArgs;
 use crate::decide::listing::is_leaving;
 use crate::domain::market::LinkRecord;
-use crate::market::{Market, MarketClient};
+use crate::market::Market;
 use crate::metrics::Metrics;
 use crate::money::Money;
 use crate::views::import::{ImportInput, campaign_file};
@@ -51,7 +51,7 @@ pub(crate) async fn import(g: &GlobalArgs, a: &ImportArgs) -> anyhow::Result<Exi
         .api
         .client_config()
         .context("marketplace client settings")?;
-    let client = MarketClient::new(market, Arc::new(Metrics::new()))
+    let client = crate::app::market_client(market, &Arc::new(Metrics::new()))
         .context("building the marketplace client")?;
     let list = client
         .list_links(a.project_id)

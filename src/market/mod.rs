@@ -19,7 +19,8 @@
 //!   bodies; `throttle`: client-side rate limit and concurrency bound; `test_hooks`: what only
 //!   tests use (`MarketClient::poll_search`), compiled with the `test-hooks` feature.
 //! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
-//!   `linkrunner probe`'s checks are the command's own (`cli/probe/`), over [`client::MarketClient`]'s raw calls.
+//!   `inspect`: the raw answers `linkrunner probe` reads and the shapes it finds in them (its
+//!   checks are the command's own, `cli/probe/`).
 
 pub(crate) mod auth;
 pub(crate) mod body;
@@ -29,6 +30,7 @@ pub mod credentials;
 pub(crate) mod decode;
 pub(crate) mod error;
 pub(crate) mod field_map;
+pub(crate) mod inspect;
 mod list_pages;
 pub(crate) mod ops;
 pub(crate) mod paths;

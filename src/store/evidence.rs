@@ -1,6 +1,7 @@
 //! The effect an operator's evidence implies. `linkrunner resolve` gives one remote id; the
 //! rest comes from the intent's stored request (top-level `name`, `spec_fingerprint`,
-//! `running`, `page_id`/`pageId`, `url_id`/`urlId`, `text_id`/`textId`) and its reservation.
+//! `running`, `page_id`, `url_id`, `text_id`: the keys the engine writes, never the wire's) and
+//! its reservation.
 
 use serde_json::Value;
 
@@ -39,9 +40,9 @@ pub(crate) fn effect_from_request(row: &IntentRow, remote_id: i64) -> Result<Eff
         }),
         IntentKind::Purchase => Ok(Effect::Purchased {
             link: Some(remote_id),
-            page_id: id_field(row, "page_id", "pageId")?,
-            url_id: id_field(row, "url_id", "urlId")?,
-            text_id: id_field(row, "text_id", "textId")?,
+            page_id: id_field(row, "page_id")?,
+            url_id: id_field(row, "url_id")?,
+            text_id: id_field(row, "text_id")?,
             price: row.reserved,
         }),
         IntentKind::CreateProject | IntentKind::AddTexts => Err(StoreError::invalid(format!(
@@ -60,10 +61,9 @@ fn text_field(row: &IntentRow, key: &str) -> Result<String, StoreError> {
         .ok_or_else(|| missing(row, key))
 }
 
-fn id_field(row: &IntentRow, key: &str, wire_key: &str) -> Result<i64, StoreError> {
+fn id_field(row: &IntentRow, key: &str) -> Result<i64, StoreError> {
     row.request
         .get(key)
-        .or_else(|| row.request.get(wire_key))
         .and_then(Value::as_i64)
         .ok_or_else(|| missing(row, key))
 }

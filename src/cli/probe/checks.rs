@@ -17,19 +17,16 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use reqwest::Method;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::domain::market::{ListCompleteness, SearchJob, SearchParams, SearchPoll};
-use crate::market::body::json_of;
-use crate::market::client::{Call, MarketClient};
-use crate::market::decode;
+use crate::market::client::MarketClient;
 use crate::market::error::MarketError;
 use crate::market::field_map::{FieldKey, FieldMap};
 use crate::market::seen::{PendingForm, PollSeen};
 use crate::market::settings::ClientConfig;
-use crate::market::{AuthScheme, Market, op, paths};
+use crate::market::{AuthScheme, Market, inspect};
 
 /// What to probe beyond the credentials.
 #[derive(Debug, Clone)]
@@ -182,7 +179,7 @@ pub(crate) async fn probe_redacting(
         problems: Vec::new(),
         notes: Vec::new(),
     };
-    let mut client = MarketClient::new(config.clone(), metrics.clone())?;
+    let mut client = crate::app::market_client(config.clone(), &metrics)?;
     let Some(scheme) = check_auth(&mut client, &config, opts, &mut report, metrics).await? else {
         report.settings.flags = flags(&report.settings);
         return Ok((report, client.redactor().clone()));
@@ -240,7 +237,7 @@ async fn check_auth(
     }
     let mut alt = config.clone();
     alt.auth_scheme = other(configured);
-    let second_client = MarketClient::new(alt, metrics)?;
+    let second_client = crate::app::market_client(alt, &metrics)?;
     let second = auth_read(&second_client, opts.project).await;
     report
         .auth
@@ -409,96 +406,12 @@ async fn ready(
         .map(|d| d.tech.group_key())
         .collect::<BTreeSet<_>>()
         .len();
-    found.technical_values = donors.first().map(|d| {
-        let mos: String = match &d.tech.mos_sites {
-            Value::String(s) => s.chars().take(40).collect(),
-            other => other.to_string().chars().take(40).collect(),
-        };
-        serde_json::json!({"searchId": d.tech.search_id, "forceSeoWait": d.tech.force_seo_wait, "mosSites": mos})
-    });
+    found.technical_values = donors.first().map(inspect::technical_values);
     if found.skipped.get("price").copied().unwrap_or(0) > 0 {
-        let raw = raw_result(client, job).await?;
-        found.price_field_found = price_field(&raw, map);
+        let raw = inspect::search_result(client, job).await?;
+        found.price_field_found = inspect::price_field(&raw, map);
     }
     Ok(())
-}
-
-/// The search result's body again, as JSON (a read).
-async fn raw_result(client: &MarketClient, job: &SearchJob) -> Result<Value, MarketError> {
-    let path = paths::search_result(&job.job_handle_id, &job.meta_data).map_err(|e| {
-        MarketError::InvalidRequest {
-            op: op::SEARCH_RESULT,
-            reason: e.0.to_string(),
-        }
-    })?;
-    let call = Call {
-        op: op::SEARCH_RESULT,
-        method: Method::GET,
-        path,
-        body: None,
-        answer_statuses: &[],
-    };
-    Ok(json_of(&client.read(&call).await?.body))
-}
-
-/// The field of the donors that holds their price: among the first donor's fields (to three
-/// levels) whose name speaks of a price, the first with which decoding the whole answer
-/// reads every donor's price.
-pub(crate) fn price_field(raw: &Value, map: &FieldMap) -> Option<String> {
-    let donor = first_with(raw, &["pageId"], String::new())?.1;
-    let mut candidates = Vec::new();
-    leaf_paths(donor, String::new(), 0, &mut candidates);
-    candidates.into_iter().find(|path| {
-        let lower = path.to_lowercase();
-        let named = ["price", "cost", "rent", "amount", "sum"]
-            .iter()
-            .any(|w| lower.contains(w));
-        let fixed = map.clone().with(FieldKey::Price, path.clone());
-        named
-            && matches!(
-                decode::search::poll(raw, &fixed).map(|p| p.poll),
-                Ok(SearchPoll::Ready { unpriced: 0, ref donors }) if !donors.is_empty()
-            )
-    })
-}
-
-/// Dotted paths to the number-like leaves of `v`, at most three levels down.
-fn leaf_paths(v: &Map<String, Value>, prefix: String, depth: usize, out: &mut Vec<String>) {
-    for (k, val) in v {
-        let path = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match val {
-            Value::Number(_) | Value::String(_) => out.push(path),
-            Value::Object(m) if depth < 2 => leaf_paths(m, path, depth + 1, out),
-            _ => {}
-        }
-    }
-}
-
-/// The first object holding one of `keys`, depth first, with its path (`result.pages[]`).
-fn first_with<'a>(
-    v: &'a Value,
-    keys: &[&str],
-    at: String,
-) -> Option<(String, &'a Map<String, Value>)> {
-    match v {
-        Value::Object(m) if keys.iter().any(|k| m.contains_key(*k)) => Some((at, m)),
-        Value::Object(m) => m.iter().find_map(|(k, x)| {
-            let next = if at.is_empty() {
-                k.clone()
-            } else {
-                format!("{at}.{k}")
-            };
-            first_with(x, keys, next)
-        }),
-        Value::Array(items) => items
-            .iter()
-            .find_map(|x| first_with(x, keys, format!("{at}[]"))),
-        _ => None,
-    }
 }
 
 fn meta_keys(meta: &str) -> Vec<String> {
@@ -510,20 +423,8 @@ fn meta_keys(meta: &str) -> Vec<String> {
 
 async fn links(client: &MarketClient, project: i64) -> Result<LinksFinding, MarketError> {
     let list = client.list_links(project).await?;
-    let call = crate::market::ops::post(
-        op::LIST_LINKS,
-        paths::list_links(project),
-        crate::market::wire::list_links(Map::new()),
-    );
-    let raw = json_of(&client.read(&call).await?.body);
-    let records_at =
-        first_with(&raw, &["pageId", "linkId", "placementId"], String::new()).map(|(path, _)| {
-            if path.is_empty() {
-                "(top level)".into()
-            } else {
-                path
-            }
-        });
+    let raw = inspect::link_list(client, project).await?;
+    let records_at = inspect::link_records_at(&raw);
     Ok(LinksFinding {
         links: list.links.len(),
         records_at,
@@ -613,51 +514,5 @@ fn pending_text(f: &PendingForm) -> String {
             "'not found'{}: {message}",
             status.map(|s| format!(" (HTTP {s})")).unwrap_or_default()
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn donor(extra: Value) -> Value {
-        let mut d = json!({"pageId": 7, "searchId": 1, "forceSeoWait": 0, "mosSites": "m"});
-        d.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        d
-    }
-
-    #[test]
-    fn a_price_under_an_unknown_key_or_nested_is_found_and_proved() {
-        let flat =
-            json!({"status": "done", "result": {"pages": [donor(json!({"costPerMonth": 120}))]}});
-        let nested =
-            json!([{"group": "g", "items": [donor(json!({"prices": {"rent": "99.50"}}))]}]);
-        assert_eq!(
-            price_field(&flat, &FieldMap::default()).as_deref(),
-            Some("costPerMonth")
-        );
-        assert_eq!(
-            price_field(&nested, &FieldMap::default()).as_deref(),
-            Some("prices.rent")
-        );
-    }
-
-    #[test]
-    fn a_field_that_does_not_read_as_a_price_is_never_suggested() {
-        let v =
-            json!({"status": "done", "result": {"pages": [donor(json!({"priceNote": "ask us"}))]}});
-        assert_eq!(price_field(&v, &FieldMap::default()), None);
-    }
-
-    #[test]
-    fn the_link_records_path_names_their_nesting() {
-        let v = json!({"data": {"items": [{"placementId": 1}], "page": 1}});
-        assert_eq!(
-            first_with(&v, &["placementId"], String::new()).unwrap().0,
-            "data.items[]"
-        );
     }
 }
