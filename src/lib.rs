@@ -19,14 +19,26 @@
 //! | boundary | [`notify`] | webhooks for what a person must act on, each event once across replicas |
 //! | boundary | [`metrics`], [`telemetry`] | the metrics registry; logging to stderr, human or JSON |
 //! | wiring | [`app`], [`daemon`] | metrics → journal → client → engine; `run`: schedules, reload, signals, systemd |
-//! | wiring | [`cli`] | the commands: clap flags → plain settings of the modules above; nothing imports it |
+//! | wiring | `cli` | the commands: clap flags → plain settings of the modules above; private: the binary and the benchmark enter through [`main_with_args`] |
 //!
 //! The sandbox marketplace (`linkrunner-sandbox`) and the benchmark (`linkrunner-bench`) are
 //! crates of their own; the binary has `sandbox` and `demo` with the default feature `sandbox`.
+//!
+//! The front door: the `linkrunner` binary and the benchmark's `linkrunner-bench linkrunner …`
+//! enter through [`main_with_args`] (it lives with the commands, in `cli`); the benchmark's own command line shares [`LogArgs`] and
+//! [`run_logged`]. The command modules stay private (public only with the feature
+//! `test-hooks`, for the flag and probe tests), so nothing outside the crate reaches behind the
+//! commands.
 
 pub mod app;
 pub mod campaign;
+#[cfg(feature = "test-hooks")]
 pub mod cli;
+// Without `test-hooks` the commands are the crate's own; their `pub` items are reached through
+// the front door below.
+#[cfg(not(feature = "test-hooks"))]
+#[allow(unreachable_pub)]
+mod cli;
 pub mod daemon;
 pub mod decide;
 pub mod effects;
@@ -40,3 +52,5 @@ pub mod views;
 
 pub use linkrunner_domain as domain;
 pub use linkrunner_domain::{clock, money};
+
+pub use cli::{LogArgs, main_with_args, run_logged};

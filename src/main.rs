@@ -1,8 +1,6 @@
-//! The `linkrunner` binary: parse the command line, set up logging, run, map to an exit code.
+//! The `linkrunner` binary: the library's front door with the product's allocator.
 
 use std::process::ExitCode;
-
-use clap::Parser;
 
 /// jemalloc instead of glibc's malloc. With a thread per SQLite connection and tokio's
 /// workers, glibc keeps freed memory in per-thread arenas: at 10,000 campaigns the daemon
@@ -13,29 +11,5 @@ use clap::Parser;
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
-    let cli = linkrunner::cli::Cli::parse();
-    let log = &cli.global.log;
-    if let Err(e) = linkrunner::telemetry::init(log.log_format.into(), &log.log_level) {
-        eprintln!("error: {e:#}");
-        return ExitCode::from(1);
-    }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    match runtime.block_on(linkrunner::cli::dispatch(cli)) {
-        Ok(code) => code,
-        Err(e) => {
-            // An error may quote the marketplace or a file: escaped like every other output.
-            let text = format!("{e:#}");
-            eprintln!("error: {}", linkrunner::domain::shown::block(&text));
-            ExitCode::from(1)
-        }
-    }
+    linkrunner::main_with_args(std::env::args_os())
 }

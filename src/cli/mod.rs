@@ -1,11 +1,12 @@
 //! `cli/`: the command layer. Clap types live here and nowhere below: each command turns its
 //! flags into the plain settings of the module that owns the work ([`crate::app`], `engine`,
-//! `daemon`, `campaign`, and the sandbox crate) and prints the result. Besides `cli/` and
-//! `main.rs`, only the benchmark's binary imports it (it runs the measured daemon as itself).
+//! `daemon`, `campaign`, and the sandbox crate) and prints the result. Private to the crate: the
+//! `linkrunner` binary and the benchmark (which runs the measured daemon as itself) enter through
+//! [`main_with_args`] and [`run_logged`], which `lib.rs` re-exports as the front door.
 //!
 //! | file | what |
 //! |---|---|
-//! | `mod.rs` | [`Cli`], [`Command`], [`dispatch`] |
+//! | `mod.rs` | [`Cli`], [`Command`], [`dispatch`]; the front door [`main_with_args`], [`run_logged`] |
 //! | [`global`] | [`GlobalArgs`]: journal, campaign directory, logging, marketplace client |
 //! | [`api`], [`secrets`] | marketplace flags → [`crate::market::ClientConfig`]; token and ticket from files or the environment |
 //! | [`state_from`] | `plan --state-from`: the recorded state a daemon serves |
@@ -48,6 +49,7 @@ pub(crate) mod state_from;
 pub(crate) mod status;
 pub(crate) mod validate;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -138,6 +140,46 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(a) => demo::demo(&g, &a).await,
         #[cfg(feature = "sandbox")]
         Command::Sandbox(a) => sandbox::sandbox(a).await.map(|()| ExitCode::SUCCESS),
+    }
+}
+
+/// linkrunner's whole command line: parse `args` (the program name first), set up logging,
+/// run the command on a fresh runtime, and map the outcome to the exit code. A bad flag prints
+/// clap's message and exits 2.
+pub fn main_with_args<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::parse_from(args);
+    let log = cli.global.log.clone();
+    run_logged(&log, dispatch(cli))
+}
+
+/// Logging set up from `log`, then `work` on a multi-threaded runtime; an error is printed
+/// escaped (it may quote the marketplace or a file) and exits 1.
+pub fn run_logged(log: &LogArgs, work: impl Future<Output = anyhow::Result<ExitCode>>) -> ExitCode {
+    if let Err(e) = crate::telemetry::init(log.log_format.into(), &log.log_level) {
+        eprintln!("error: {e:#}");
+        return ExitCode::from(1);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(work) {
+        Ok(code) => code,
+        Err(e) => {
+            let text = format!("{e:#}");
+            eprintln!("error: {}", crate::domain::shown::block(&text));
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -20,49 +20,19 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 )]
 struct BenchCli {
     #[command(flatten)]
-    log: linkrunner::cli::LogArgs,
+    log: linkrunner::LogArgs,
     #[command(flatten)]
     bench: linkrunner_bench::args::BenchArgs,
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args_os();
     let as_linkrunner = std::env::args_os()
         .nth(1)
         .is_some_and(|a| a == "linkrunner");
     if as_linkrunner {
-        args.next();
-        let cli = linkrunner::cli::Cli::parse_from(args);
-        let log = cli.global.log.clone();
-        return block_on(&log, linkrunner::cli::dispatch(cli));
+        // `linkrunner-bench linkrunner ARGS…`: the program name is the word `linkrunner`.
+        return linkrunner::main_with_args(std::env::args_os().skip(1));
     }
     let cli = BenchCli::parse();
-    block_on(&cli.log, linkrunner_bench::args::bench(&cli.bench))
-}
-
-fn block_on(
-    log: &linkrunner::cli::LogArgs,
-    work: impl Future<Output = anyhow::Result<ExitCode>>,
-) -> ExitCode {
-    if let Err(e) = linkrunner::telemetry::init(log.log_format.into(), &log.log_level) {
-        eprintln!("error: {e:#}");
-        return ExitCode::from(1);
-    }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    match runtime.block_on(work) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(1)
-        }
-    }
+    linkrunner::run_logged(&cli.log, linkrunner_bench::args::bench(&cli.bench))
 }

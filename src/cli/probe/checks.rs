@@ -136,7 +136,9 @@ fn other(s: AuthScheme) -> AuthScheme {
     }
 }
 
-/// Probes the marketplace of `config`. Never fails: what went wrong is in `problems`.
+/// Probes the marketplace of `config`. Never fails: what went wrong is in `problems`. The
+/// command uses [`probe_redacting`]; this is the tests' way in.
+#[cfg(feature = "test-hooks")]
 pub async fn probe(
     config: ClientConfig,
     opts: &ProbeOptions,
