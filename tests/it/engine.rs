@@ -77,6 +77,7 @@ on_both_backends!(
     faults::faults_at_high_rates_never_duplicate_overspend_or_lose_a_purchase,
     credentials::rejected_credentials_stop_all_spending_until_they_work_again,
     credentials::credentials_rejected_on_a_read_halt_every_campaign,
+    credentials::a_403_on_one_project_halts_that_campaign_only,
     operator::uncertain_autobuyer_creation_waits_for_an_operator_and_is_never_resent,
     history::history_and_explain_name_the_round_the_file_version_and_the_operators_resolve,
     month::the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers,
