@@ -23,9 +23,9 @@ use serde::Serialize;
 
 use super::listing::missing_known;
 use super::recorded::Recorded;
+use crate::campaign::Campaign;
 use crate::domain::market::LinkRecord;
 use crate::domain::records::OperatorWord;
-use crate::campaign::Campaign;
 use crate::money::Money;
 
 /// Why the campaign's project cannot be what its file says, when it cannot.

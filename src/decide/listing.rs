@@ -259,7 +259,6 @@ fn same_link(l: &LinkRecord, id: Option<i64>, page: Option<i64>, url: Option<i64
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,9 +12,7 @@ use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, InUse, LinkStatus, ListPaging};
 
 use super::binary::{run, text};
-use super::support::{
-    TestDb, World, load_one, pass_with, sandbox_commitment, sandbox_config,
-};
+use super::support::{TestDb, World, load_one, pass_with, sandbox_commitment, sandbox_config};
 use crate::support::app::fast_settings;
 
 const DOMAIN: &str = "https://acme.example";
@@ -689,7 +687,10 @@ pub async fn an_adopted_autobuyers_stop_waits_for_a_list_shown_complete(db: Test
     w.pass(false).await;
     let r = w.recorded("acme-shoes").await;
     assert!(!r.ids.autobuyers["team-auto"].running, "settled");
-    assert_eq!(r.budget.committed, sandbox_commitment(&w.ledger(), &projects));
+    assert_eq!(
+        r.budget.committed,
+        sandbox_commitment(&w.ledger(), &projects)
+    );
     w.assert_invariants().await;
 }
 
@@ -697,9 +698,7 @@ pub async fn an_adopted_autobuyers_stop_waits_for_a_list_shown_complete(db: Test
 /// hand on a URL its autobuyer covers counts at its own rent on top of the autobuyer's
 /// budget, as in an adopted project (it cannot be told from the autobuyer's own; counted
 /// inside the budget, the autobuyer could still spend all of it on top: an under-count).
-pub async fn a_hand_link_on_an_autobuyers_url_counts_on_top_in_a_created_project_too(
-    db: TestDb,
-) {
+pub async fn a_hand_link_on_an_autobuyers_url_counts_on_top_in_a_created_project_too(db: TestDb) {
     let w = World::new(db, sandbox_config()).await;
     w.write_campaign("acme-shoes", super::fixtures::ACME);
     w.converge(4).await;

@@ -124,7 +124,11 @@ pub async fn the_word_on_the_list_lapses_when_a_read_shows_fewer_links(db: TestD
         .unwrap();
     let ids = store.campaigns().remote_ids(CAMPAIGN).await.unwrap();
     assert!(ids.account.list_shown_complete());
-    assert_eq!(ids.account.vouch.as_ref().unwrap().links, Some(5), "the count seen");
+    assert_eq!(
+        ids.account.vouch.as_ref().unwrap().links,
+        Some(5),
+        "the count seen"
+    );
 
     let lapsed = store
         .campaigns()
