@@ -6,9 +6,11 @@
 //!   on it (buying, creating, stopping, starting) may begin.
 //! - `approve` (issue 33): the monthly cap the campaign's file asks, past its approval
 //!   threshold, is approved; spending may go up to it.
-//! - `list-complete`: the project's link list shows every link (checked in the marketplace's
-//!   web UI): buying resumes on URLs where others buy. It lapses by itself when a later read
-//!   shows fewer links than the journal counts (then or at that read).
+//! - `list-complete --links N`: the project's link list shows every link, N of them (counted
+//!   in the marketplace's web UI): buying resumes on URLs where others buy. It lapses by itself
+//!   when a later read shows fewer than N plus the links linkrunner bought since that the list
+//!   could already show (`decide::adoption::word_lapses`: links bought within the settle grace
+//!   do not count, so a list that lags behind purchases does not lapse it).
 //! - `removals` (issue 32): the campaign files that vanished together really were removed:
 //!   the held removals proceed (their autobuyers stop), on every replica and after a restart.
 
@@ -26,9 +28,10 @@ pub enum ResolveWord {
     /// Let changes begin on the project (and autobuyers) the campaign adopts, after reading
     /// the plan that shows what it holds.
     Adopt(WordArgs),
-    /// Say that the campaign's link list shows every link: buying resumes on URLs where
-    /// others buy, until a read shows fewer links than the journal counts now.
-    ListComplete(WordArgs),
+    /// Say that the campaign's link list shows every link, `--links N` of them: buying
+    /// resumes on URLs where others buy, until a read shows fewer than N (plus what linkrunner
+    /// bought since that the list could already show).
+    ListComplete(ListCompleteArgs),
     /// Approve the monthly cap the campaign's file asks past its approval threshold (issue
     /// 33): spending may then go up to it. `--account` approves the account file's cap.
     Approve(ApproveArgs),
@@ -73,6 +76,16 @@ pub struct WordArgs {
     /// Who gives the word (default: the `USER` of this shell).
     #[arg(long, value_name = "WHO")]
     pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ListCompleteArgs {
+    #[command(flatten)]
+    pub word: WordArgs,
+    /// How many links you counted in the project's list in the marketplace's web UI (every
+    /// page). The word lapses when a read shows fewer (plus what linkrunner bought since).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32))]
+    pub links: u32,
 }
 
 impl WordArgs {
@@ -223,25 +236,29 @@ async fn approve_account(store: &Store, a: &ApproveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn list_complete(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
+async fn list_complete(store: &Store, a: &ListCompleteArgs) -> anyhow::Result<()> {
     let now = clock::system().now();
-    let r = Recorded::load(store, &a.campaign, now.date_naive())
+    let w = &a.word;
+    let r = Recorded::load(store, &w.campaign, now.date_naive())
         .await
-        .with_context(|| format!("reading campaign {}", a.campaign))?;
+        .with_context(|| format!("reading campaign {}", w.campaign))?;
     if r.ids.project.is_none() {
-        bail!("campaign {} has no project yet", a.campaign);
+        bail!("campaign {} has no project yet", w.campaign);
     }
-    let held = r.held.iter().filter(|h| h.released.is_none()).count();
-    let others = r.foreign.iter().filter(|f| f.released.is_none()).count();
-    let links = u32::try_from(held + others).unwrap_or(u32::MAX);
-    let who = a.who();
+    let who = w.who();
     store
         .campaigns()
-        .vouch_list_complete(&a.campaign, links, (&who, &a.reason), now)
+        .vouch_list_complete(&w.campaign, a.links, (&who, &w.reason), now)
         .await?;
+    let last = r
+        .ids
+        .account
+        .last_read_links
+        .map_or(String::new(), |n| format!(" (its last read showed {n})"));
     println!(
-        "campaign {}: its link list is taken as complete (by {who}, {now}) until a read shows fewer than {links} link(s)",
-        a.campaign
+        "campaign {}: its link list is taken as complete with {} link(s){last} (by {who}, {now}) until a read \
+         shows fewer than {} plus the links linkrunner buys from now on once the list could show them",
+        w.campaign, a.links, a.links
     );
     Ok(())
 }
@@ -328,9 +345,31 @@ mod tests {
     }
 
     #[test]
-    fn resolve_list_complete_needs_a_reason_and_the_intent_form_still_parses() {
+    fn resolve_list_complete_needs_a_reason_and_the_count_seen_and_the_intent_form_still_parses() {
         assert!(parse(&["resolve", "list-complete", "acme"]).is_err());
-        assert!(parse(&["resolve", "list-complete", "acme", "--reason", "UI shows 7"]).is_ok());
+        assert!(
+            parse(&["resolve", "list-complete", "acme", "--reason", "UI shows 7"]).is_err(),
+            "the count the operator saw is required"
+        );
+        let cli = parse(&[
+            "resolve",
+            "list-complete",
+            "acme",
+            "--links",
+            "7",
+            "--reason",
+            "UI shows 7",
+        ])
+        .unwrap();
+        let Command::Resolve(a) = cli.command else {
+            panic!("not resolve")
+        };
+        match a.word {
+            Some(super::ResolveWord::ListComplete(l)) => {
+                assert_eq!((l.word.campaign.as_str(), l.links), ("acme", 7));
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(parse(&["resolve", "12", "--not-created", "--reason", "r"]).is_ok());
         assert!(parse(&["resolve", "12", "--not-created"]).is_err());
     }

@@ -27,6 +27,9 @@ pub struct BehaviourArgs {
     /// Autobuyers buy past their budgets and links limits (a faulty marketplace).
     #[arg(long)]
     pub autobuy_ignores_limits: bool,
+    /// A project of another account: every path naming it answers 403 (repeatable).
+    #[arg(long = "foreign-project", value_name = "PROJECT_ID", value_parser = super::ranges::id())]
+    pub foreign_projects: Vec<i64>,
     /// Chance (0..1) that an executed change is answered as an error that carries its ids.
     #[arg(long, default_value_t = 0.0, value_parser = super::ranges::probability)]
     pub executed_error_rate: f64,
@@ -41,6 +44,7 @@ impl BehaviourArgs {
             autobuy_every_ms: self.autobuy_every_ms,
             autobuy_buys_held: self.autobuy_buys_held,
             autobuy_ignores_limits: self.autobuy_ignores_limits,
+            foreign_projects: self.foreign_projects.iter().copied().collect(),
         };
         cfg.faults.executed_error_rate = self.executed_error_rate;
     }

@@ -11,14 +11,21 @@
 //!   from the list, so while it may be incomplete, buying there could take a page twice.
 //!   A list is shown complete by paging, an operator's word, or (a project linkrunner
 //!   created, `--unpaged-link-list complete`) a read that proves absence (`effects::sync`).
+//! - [`word_lapses`]: whether a read of the list lapses the operator's word that it is
+//!   complete (`resolve list-complete --links N`): it shows fewer than N plus the links
+//!   linkrunner bought since that the list could already show.
 //!   Tested in this file and by `tests/it` `engine::adoption::*`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
+use super::listing::missing_known;
 use super::recorded::Recorded;
 use crate::campaign::Campaign;
+use crate::domain::market::LinkRecord;
+use crate::domain::records::OperatorWord;
 use crate::money::Money;
 
 /// Why the campaign's project cannot be what its file says, when it cannot.
@@ -221,6 +228,33 @@ pub(crate) fn held_back(r: &Recorded, campaign: &str) -> Vec<HeldBack> {
         .collect()
 }
 
+/// Whether a read that lists `links` lapses `word`, the operator's `resolve list-complete
+/// --links N` (N: the links they counted in the marketplace's UI). The read must show at
+/// least N, plus every link linkrunner bought since the word that the list could already
+/// show (bought more than `grace` before `now`, not released); and every link the journal
+/// holds that the list could already show must be in it (one missing: the list is cut, or
+/// the link left — either way the word no longer describes the list). A link bought within
+/// the grace may not be listed yet (a list that lags behind purchases), so it counts against
+/// neither: a lagging list does not lapse the word, a cut one does.
+pub(crate) fn word_lapses(
+    word: &OperatorWord,
+    links: &[LinkRecord],
+    r: &Recorded,
+    now: DateTime<Utc>,
+    grace: Duration,
+) -> bool {
+    let Some(seen) = word.links else {
+        return false;
+    };
+    let since = r
+        .held
+        .iter()
+        .filter(|h| h.released.is_none() && h.bought_at > word.at && h.bought_at <= now - grace)
+        .count();
+    let fewer = (links.len() as u64) < u64::from(seen) + since as u64;
+    fewer || missing_known(links, r, Some(now - grace)) > 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +316,77 @@ mod tests {
         r.ids.account.adoption.as_mut().unwrap().first_read_at = Some(chrono::Utc::now());
         let text = found(&r).describe(4711);
         assert!(text.contains("0 link(s) held by others"), "{text}");
+    }
+
+    fn held_at(r: &mut Recorded, intent: i64, at: chrono::DateTime<chrono::Utc>) {
+        r.held.push(crate::domain::records::HeldLink {
+            intent_id: crate::domain::intents::IntentId(intent),
+            link_id: None,
+            page_id: intent,
+            url_id: 11,
+            text_id: 1,
+            price: Money::from_rubles(50),
+            bought_at: at,
+            seen_in_list_at: None,
+            status: None,
+            leaving_since: None,
+            released: None,
+        });
+    }
+
+    /// `n` listed links: ours by page id (`ours`), the rest someone else's.
+    fn listed(n: i64, ours: &[i64]) -> Vec<LinkRecord> {
+        let mut out: Vec<LinkRecord> = ours
+            .iter()
+            .map(|p| LinkRecord {
+                page_id: Some(*p),
+                url_id: Some(11),
+                ..LinkRecord::default()
+            })
+            .collect();
+        for i in 0..n - ours.len() as i64 {
+            out.push(LinkRecord {
+                link_id: Some(900 + i),
+                page_id: Some(500 + i),
+                url_id: Some(12),
+                ..LinkRecord::default()
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn the_word_lapses_on_fewer_than_it_saw_plus_what_could_already_be_shown() {
+        let t0 = chrono::Utc::now();
+        let grace = chrono::Duration::seconds(60);
+        let word = OperatorWord {
+            by: "op".into(),
+            at: t0,
+            reason: "the UI shows 3".into(),
+            links: Some(3),
+        };
+        let mut r = recorded();
+        assert!(!word_lapses(&word, &listed(3, &[]), &r, t0, grace));
+        assert!(
+            word_lapses(&word, &listed(2, &[]), &r, t0, grace),
+            "fewer than it saw"
+        );
+        // Two of ours bought since, 10 s ago: a lagging list may not show them yet.
+        let now = t0 + chrono::Duration::seconds(30);
+        held_at(&mut r, 1, now - chrono::Duration::seconds(10));
+        held_at(&mut r, 2, now - chrono::Duration::seconds(10));
+        assert!(
+            !word_lapses(&word, &listed(3, &[]), &r, now, grace),
+            "a lagging list"
+        );
+        // Past the grace the list could show them: a read without them is cut.
+        let later = now + chrono::Duration::seconds(120);
+        assert!(word_lapses(&word, &listed(4, &[1]), &r, later, grace));
+        assert!(
+            word_lapses(&word, &listed(5, &[1]), &r, later, grace),
+            "as many as expected, but a link of ours it could show is missing"
+        );
+        assert!(!word_lapses(&word, &listed(5, &[1, 2]), &r, later, grace));
     }
 
     #[test]

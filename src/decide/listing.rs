@@ -18,13 +18,19 @@
 //! the journal knows, is the case this cannot tell: run such a marketplace with
 //! `--unpaged-link-list partial`.)
 //! "Proves" is still only after `--settle-grace`: a list may show a purchase late.
-//! Links no intent of ours bought are attributed to the autobuyer that bought them when
-//! that can be told (the only autobuyer of the campaign covering the link's URL, in a
-//! project linkrunner created), so that each link counts once (see `store/foreign.rs`); in
-//! an adopted project none is (see `coverage`). Tested in this file and by
-//! `tests/it/engine` `partial_truth::*`.
+//! Links no intent of ours bought are never attributed to an autobuyer, in a project
+//! linkrunner created as in an adopted one (one rule, [`judge`]): each counts at its own rent,
+//! on top of the running autobuyers' budgets (see `store/foreign.rs`). A link on a URL an
+//! autobuyer covers may have been bought by hand — the team buys in the marketplace's UI in
+//! any project — and cannot be told from the autobuyer's own; counted inside its budget, it
+//! would leave room for the autobuyer to spend its whole budget on top of it (an
+//! under-count). Counted on top, the commitment is never lower than what may be held (the
+//! autobuyer's own links are over-counted while it runs, and counted once after its stop is
+//! settled). Links an earlier version attributed keep counting as recorded.
+//! Tested in this file and by `tests/it/engine` `partial_truth::*` and
+//! `adoption::a_hand_link_on_an_autobuyers_url_counts_on_top_in_a_created_project_too`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -79,14 +85,14 @@ pub(crate) fn judge(
     grace: Duration,
     unpaged: UnpagedList,
 ) -> Judgement {
-    let coverage = coverage(r);
+    // Never attributed to an autobuyer: counted on top of its budget (see the module docs).
     let listed = read
         .links
         .iter()
         .map(|l| ListedLink {
             record: l.clone(),
             leaving: is_leaving(l.status.as_deref()),
-            autobuyer: attribute(l, &coverage),
+            autobuyer: None,
         })
         .collect();
     let listed_ours = listed_ours(&read.links, r);
@@ -153,6 +159,19 @@ fn completeness(
 }
 
 impl Judgement {
+    /// Whether this read may settle a confirmed stop (the stopped autobuyer's budget leaves
+    /// the commitment; only the links the list shows stay counted): it must show every link
+    /// the autobuyer bought. Every page read does; a read that proves absence only by the
+    /// absence of paging fields does in a project linkrunner created (the journal knows what
+    /// was bought there), but in an adopted project what the journal knows came from the list
+    /// itself, so such a read proves nothing unless the operator's word that the list is
+    /// complete is in force (`word_in_force`: given, and not lapsed by this read). Until then
+    /// the stopped autobuyer's budget stays reserved: links it bought past a cut are covered.
+    pub(crate) fn settles_stops(&self, r: &Recorded, word_in_force: bool) -> bool {
+        let adopted = r.ids.account.adoption.is_some();
+        self.proven_complete || (self.proves_absence && (!adopted || word_in_force))
+    }
+
     /// Whether this read proves that the uncertain purchase `u` bought nothing (it is absent
     /// from it): the read shows every link, and — if only by the absence of paging fields —
     /// lists a link of ours bought by a purchase call after `u`'s.
@@ -204,7 +223,7 @@ fn listed_ours(links: &[LinkRecord], r: &Recorded) -> BTreeSet<i64> {
 
 /// How many links the journal holds (held by our purchases — only those bought before
 /// `settled_before` when given — or counted foreign links) that the read does not show.
-fn missing_known(
+pub(crate) fn missing_known(
     links: &[LinkRecord],
     r: &Recorded,
     settled_before: Option<DateTime<Utc>>,
@@ -240,30 +259,48 @@ fn same_link(l: &LinkRecord, id: Option<i64>, page: Option<i64>, url: Option<i64
     }
 }
 
-/// url id → the names of the autobuyers whose spec covers it. In an adopted project, none:
-/// the team buys there by hand too, and a hand-bought link on a URL an autobuyer covers
-/// cannot be told from the autobuyer's own. Counted inside its budget, it would leave room
-/// for the autobuyer to spend its whole budget on top of it; counted at its own rent (and
-/// the autobuyer's budget beside it), the commitment is never lower than what may be held.
-fn coverage(r: &Recorded) -> BTreeMap<i64, BTreeSet<String>> {
-    let mut m: BTreeMap<i64, BTreeSet<String>> = BTreeMap::new();
-    if r.ids.account.adoption.is_some() {
-        return m;
-    }
-    for (name, urls) in &r.autobuyer_urls {
-        for u in urls {
-            m.entry(*u).or_default().insert(name.clone());
-        }
-    }
-    m
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::records::CampaignCaps;
+    use crate::money::Money;
 
-/// The autobuyer a link no intent of ours bought is attributed to: the only one covering
-/// its URL. With none or several, none: it then counts at its own rent (over-counting when
-/// an autobuyer did buy it, never under-counting).
-fn attribute(l: &LinkRecord, coverage: &BTreeMap<i64, BTreeSet<String>>) -> Option<String> {
-    let names = coverage.get(&l.url_id?)?;
-    (names.len() == 1)
-        .then(|| names.iter().next().cloned())
-        .flatten()
+    fn recorded() -> Recorded {
+        let caps = CampaignCaps {
+            name: "c".into(),
+            monthly_cap: Money::from_rubles(1000),
+            daily_links: 5,
+            total_links: 50,
+        };
+        Recorded::unrecorded_with(&caps, Vec::new())
+    }
+
+    /// Issue 32 (5): one rule for created and adopted projects — a link no intent of ours
+    /// bought, on a URL only one autobuyer covers, is not taken for that autobuyer's (it may
+    /// be a hand purchase): it counts at its own rent, on top of the autobuyer's budget.
+    #[test]
+    fn a_link_on_a_url_an_autobuyer_covers_is_never_counted_inside_its_budget() {
+        let mut r = recorded();
+        r.ids.urls.insert("https://a.example/x".into(), 11);
+        r.autobuyer_urls.insert("ab".into(), vec![11]);
+        let read = LinkList {
+            links: vec![LinkRecord {
+                link_id: Some(7),
+                page_id: Some(70),
+                url_id: Some(11),
+                price: Some(Money::from_rubles(40)),
+                ..LinkRecord::default()
+            }],
+            completeness: ListCompleteness::NoPagingFields,
+        };
+        let j = judge(
+            &read,
+            &r,
+            Utc::now(),
+            Duration::zero(),
+            UnpagedList::Complete,
+        );
+        assert_eq!(j.listed.len(), 1);
+        assert_eq!(j.listed[0].autobuyer, None, "{:?}", j.listed[0]);
+    }
 }

@@ -17,6 +17,7 @@ use super::lease::HeldLease;
 use crate::decide::pass::{needs_list_first, runnable_actions, settles_something};
 use crate::decide::plan::{self, Action};
 use crate::decide::recorded::{Parts, Recorded};
+use crate::decide::refused;
 use crate::decide::stall::Judgment;
 
 /// How one campaign's pass ended. Serialised (`once --format json`) and printed in snake_case.
@@ -358,11 +359,16 @@ impl<M: Market> Engine<M> {
                 report.detail = Some(m.to_string());
                 return report;
             }
+            let mut e = e;
             if let EngineError::Auth(m) = &e {
                 // A read answered 401/403 (a changing call has already halted): every campaign
-                // stops spending, not only this one.
-                if let Err(halt) = self.halt_for_credentials(m).await {
-                    tracing::error!(error = %halt, "could not record the credentials halt");
+                // stops spending — or, for a 403 on this campaign's project alone, this one.
+                match self.halt_for_credentials(m, name).await {
+                    Ok(Some(reason)) => e = EngineError::Blocked(reason),
+                    Ok(None) => {}
+                    Err(halt) => {
+                        tracing::error!(error = %halt, "could not record the credentials halt")
+                    }
                 }
             }
             report.outcome = match e {
@@ -537,7 +543,7 @@ impl<M: Market> Engine<M> {
             || r.uncertain
                 .iter()
                 .any(|i| i.kind != crate::store::IntentKind::Purchase);
-        self.check_credentials(&r).await?;
+        self.check_credentials(name, &r).await?;
         self.settle_without_list(name, &r).await?;
         if may_write {
             r = self.load(name).await?;
@@ -736,31 +742,24 @@ impl<M: Market> Engine<M> {
         }
     }
 
-    /// Any project the journal knows, of any campaign: a read on it tells whether the
-    /// credentials work again.
-    async fn any_project(&self) -> Result<Option<i64>, EngineError> {
-        for name in self.store.campaigns().campaign_names().await? {
-            if let Some(p) = self.store.campaigns().remote_ids(&name).await?.project {
-                return Ok(Some(p.project_id));
-            }
-        }
-        Ok(None)
-    }
-
     pub(crate) async fn load(&self, name: &str) -> Result<Recorded, EngineError> {
         Ok(Recorded::load(&self.store, name, self.clock.now().date_naive()).await?)
     }
 
     /// While credentials are known to be rejected, a cheap read tells whether they work again;
     /// if it does, the halt is lifted, else nothing changing is attempted.
-    async fn check_credentials(&self, r: &Recorded) -> Result<(), EngineError> {
+    /// A project of its own refused (403) stops the campaign until a read of it works.
+    async fn check_credentials(&self, name: &str, r: &Recorded) -> Result<(), EngineError> {
+        self.check_refused_project(name, r).await?;
         // An operator's halt is global too, but no read lifts it: only `resume` does.
         if !r.halts.iter().any(Halt::is_credentials) {
             return Ok(());
         }
+        // Any project the journal knows, this campaign's first; never one that is refused
+        // by itself (its 403 says nothing of the credentials).
         let probe = match r.ids.project.as_ref() {
             Some(p) => Some(p.project_id),
-            None => self.any_project().await?,
+            None => self.readable_project(name, 0).await?,
         };
         let Some(project) = probe else {
             // No project exists yet, so nothing can have been bought: creating the project
@@ -780,6 +779,40 @@ impl<M: Market> Engine<M> {
 }
 
 impl<M: Market> Engine<M> {
+    /// While the campaign is halted because the marketplace refused its project (403, while
+    /// another project read), a read of the project tells whether it is readable again: then
+    /// the halt is lifted; a 403 again keeps the campaign stopped (`decide::refused`).
+    async fn check_refused_project(&self, name: &str, r: &Recorded) -> Result<(), EngineError> {
+        let scope = HaltScope::campaign(name);
+        let Some(halt) = r
+            .halts
+            .iter()
+            .find(|h| h.scope == scope && refused::is_project_refusal(&h.reason))
+        else {
+            return Ok(());
+        };
+        let Some(project) = r.ids.project.as_ref().map(|p| p.project_id) else {
+            self.store.clear_halt(&scope).await?;
+            return Ok(());
+        };
+        match self.market.list_links(project).await {
+            Ok(_) => {
+                self.store.clear_halt(&scope).await?;
+                tracing::info!(
+                    campaign = name,
+                    project,
+                    "the campaign's project can be read again; its spending resumes"
+                );
+                Ok(())
+            }
+            Err(e) if e.auth_status() == Some(403) => Err(EngineError::Blocked(format!(
+                "spending stopped: {}",
+                halt.reason
+            ))),
+            Err(e) => Err(self.read_error(e)),
+        }
+    }
+
     /// A campaign whose file is not loaded: its held report when its file exists but fails
     /// validation (nothing stopped or bought), `None` when it is really removed.
     pub(crate) async fn held_if_invalid(

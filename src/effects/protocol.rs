@@ -23,6 +23,7 @@ use crate::store::{
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
+use crate::decide::refused::{self, RefusalScope};
 
 /// How often a change answered with 429 (definitely not executed) is sent again in one step.
 const RATE_LIMIT_RETRIES: u32 = 3;
@@ -124,7 +125,8 @@ impl<M: Market> Engine<M> {
                 retries += 1;
                 continue;
             }
-            let recorded = self.record_outcome(&ids, result, effects).await;
+            let campaign = intents[0].campaign.as_str();
+            let recorded = self.record_outcome(&ids, campaign, result, effects).await;
             super::faultpoint::reach("after_complete", kind).await;
             log_outcome(kind, &ids, &recorded);
             return recorded;
@@ -197,6 +199,7 @@ impl<M: Market> Engine<M> {
     async fn record_outcome<T: serde::Serialize>(
         &self,
         ids: &[AttemptRef],
+        campaign: &str,
         result: Result<T, MarketError>,
         effects: Effects<T>,
     ) -> Result<Journaled<T>, EngineError> {
@@ -214,13 +217,17 @@ impl<M: Market> Engine<M> {
                 .await?;
                 Ok(Journaled::Done(v))
             }
-            Err(e) => self.record_failure(ids, e, effects.on_unreadable).await,
+            Err(e) => {
+                self.record_failure(ids, campaign, e, effects.on_unreadable)
+                    .await
+            }
         }
     }
 
     async fn record_failure<T>(
         &self,
         ids: &[AttemptRef],
+        campaign: &str,
         e: MarketError,
         on_unreadable: Option<Vec<Effect>>,
     ) -> Result<Journaled<T>, EngineError> {
@@ -231,8 +238,10 @@ impl<M: Market> Engine<M> {
                 self.complete_all(ids, |_| Outcome::Failed { error: msg.clone() }, None, now)
                     .await?;
                 if e.is_auth() {
-                    self.halt_for_credentials(&e).await?;
-                    return Err(EngineError::Auth(e));
+                    return Err(match self.halt_for_credentials(&e, campaign).await? {
+                        Some(reason) => EngineError::Blocked(reason),
+                        None => EngineError::Auth(e),
+                    });
                 }
                 Ok(Journaled::NotExecuted(e))
             }
@@ -303,14 +312,27 @@ impl<M: Market> Engine<M> {
         match halts.iter().find(applies) {
             Some(h) => Err(EngineError::Blocked(match &h.scope {
                 HaltScope::Global => format!("all spending stopped: {}", h.describe()),
+                HaltScope::Campaign(_) if refused::is_project_refusal(&h.reason) => {
+                    format!("spending stopped: {}", h.reason)
+                }
                 HaltScope::Campaign(_) => format!("waiting for an operator: {}", h.reason),
             })),
             None => Ok(()),
         }
     }
 
-    /// A 401/403 stops all spending, for every campaign, until credentials work again.
-    pub(crate) async fn halt_for_credentials(&self, e: &MarketError) -> Result<(), StoreError> {
+    /// A 401/403 seen by `campaign` stops all spending, for every campaign, until credentials
+    /// work again — unless it is a 403 on the campaign's own project while the same
+    /// credentials read another project: then only that campaign stops (`decide::refused`),
+    /// and the campaign halt's reason is returned.
+    pub(crate) async fn halt_for_credentials(
+        &self,
+        e: &MarketError,
+        campaign: &str,
+    ) -> Result<Option<String>, StoreError> {
+        if let Some(reason) = self.halt_one_project(e, campaign).await? {
+            return Ok(Some(reason));
+        }
         self.metrics.credentials_rejected.set(1);
         tracing::error!(
             operation = e.operation(),
@@ -322,7 +344,70 @@ impl<M: Market> Engine<M> {
                 &format!("credentials rejected during {}", e.operation()),
                 self.clock.now(),
             )
-            .await
+            .await?;
+        Ok(None)
+    }
+
+    /// For a 403 on a path naming the campaign's project: reads another known project, and
+    /// when that works, halts this campaign only. Its halt's reason when it did.
+    async fn halt_one_project(
+        &self,
+        e: &MarketError,
+        campaign: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let (status, operation) = (e.auth_status().unwrap_or(401), e.operation());
+        if !refused::may_be_one_project(status, operation) {
+            return Ok(None);
+        }
+        let Some(project) = self.store.campaigns().remote_ids(campaign).await?.project else {
+            return Ok(None);
+        };
+        let project = project.project_id;
+        let other = self.readable_project(campaign, project).await?;
+        let read = match other {
+            Some(p) => Some(self.market.list_links(p).await.is_ok()),
+            None => None,
+        };
+        if refused::scope(status, operation, read) != RefusalScope::Campaign {
+            return Ok(None);
+        }
+        let reason = refused::project_reason(project, operation, other.unwrap_or_default());
+        tracing::error!(
+            campaign,
+            project,
+            operation,
+            "the marketplace refuses this campaign's project (403) while the credentials read another: this campaign's spending stopped"
+        );
+        self.store
+            .set_halt(&HaltScope::campaign(campaign), &reason, self.clock.now())
+            .await?;
+        Ok(Some(reason))
+    }
+
+    /// Another campaign's project to read with the same credentials: not `project`, and not
+    /// one of a campaign already halted because its own project is refused.
+    pub(crate) async fn readable_project(
+        &self,
+        campaign: &str,
+        project: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let halts = self.store.halts().await?;
+        let refused = |name: &str| {
+            halts.iter().any(|h| {
+                h.scope == HaltScope::campaign(name) && refused::is_project_refusal(&h.reason)
+            })
+        };
+        for name in self.store.campaigns().campaign_names().await? {
+            if name == campaign || refused(&name) {
+                continue;
+            }
+            if let Some(p) = self.store.campaigns().remote_ids(&name).await?.project
+                && p.project_id != project
+            {
+                return Ok(Some(p.project_id));
+            }
+        }
+        Ok(None)
     }
 }
 

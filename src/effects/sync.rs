@@ -7,8 +7,10 @@
 //! 2. purchases settled as not bought that the list shows after all → adopted and counted;
 //! 3. every other listed link → recorded: ours matched, the rest counted once (`store/foreign.rs`);
 //! 4. links leaving for longer than the settle grace → released;
-//! 5. confirmed stops older than the settle grace, on a read that proves absence → settled:
-//!    the autobuyer's budget leaves the commitment, the rent of its links stays.
+//! 5. confirmed stops older than the settle grace, on a read that shows every link
+//!    (`Judgement::settles_stops`: in an adopted project, every page read or the operator's
+//!    word in force) → settled: the autobuyer's budget leaves the commitment, the rent of its
+//!    links stays.
 
 use chrono::Duration;
 
@@ -18,6 +20,7 @@ use crate::store::{Effect, IntentRow, ListRead, Outcome, StopSettlement, SwitchS
 
 use super::Engine;
 use super::error::EngineError;
+use crate::decide::adoption::word_lapses;
 use crate::decide::listing::{self, Judgement};
 use crate::decide::recorded::Recorded;
 
@@ -65,19 +68,21 @@ impl<M: Market> Engine<M> {
             fallback_price,
         };
         self.store.links().record_link_list(name, read, now).await?;
-        self.note_list_state(name, r, &list, &j, now).await?;
+        let lapsed = self.note_list_state(name, r, &list, &j, now).await?;
         out.released_links = self
             .release_left(name, (grace, j.proven_complete), now)
             .await?;
-        if j.proves_absence {
+        let word_in_force = r.ids.account.vouch.is_some() && !lapsed;
+        if j.settles_stops(r, word_in_force) {
             out.settled_stops = self.settle_due_stops(name, r, grace).await?;
         }
         Ok(out)
     }
 
     /// What this read says of the list for later reads: an operator's word that it is
-    /// complete lapses when it shows fewer links than then, and a list without paging
-    /// fields that misses a link the journal holds is known cut at this length.
+    /// complete lapses when it shows fewer links than they saw (`decide::adoption::word_lapses`), and a list without paging
+    /// fields that misses a link the journal holds is known cut at this length. True when
+    /// the operator's word lapsed.
     async fn note_list_state(
         &self,
         name: &str,
@@ -85,19 +90,26 @@ impl<M: Market> Engine<M> {
         list: &LinkList,
         j: &Judgement,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<bool, EngineError> {
         let len = u32::try_from(list.links.len()).unwrap_or(u32::MAX);
-        let seen = (shown_complete(j, r), len, known_links(r));
-        if self
+        let grace = self.settings.settle_grace;
+        let lapse = r
+            .ids
+            .account
+            .vouch
+            .as_ref()
+            .filter(|w| word_lapses(w, &list.links, r, now, grace))
+            .map(|w| w.at);
+        let lapsed = self
             .store
             .campaigns()
-            .note_list_read(name, seen, now)
-            .await?
-        {
+            .note_list_read(name, (shown_complete(j, r), len), lapse, now)
+            .await?;
+        if lapsed {
             tracing::warn!(
                 campaign = name,
                 listed = len,
-                "the link list shows fewer links than when an operator said it was complete: that word lapsed, and buying stops again on URLs where others buy"
+                "the link list shows fewer links than the operator saw when they said it was complete (plus what linkrunner bought since that it could already show): that word lapsed, and buying stops again on URLs where others buy"
             );
         }
         if let Some(len) = j.cut_at {
@@ -108,7 +120,7 @@ impl<M: Market> Engine<M> {
             );
             self.store.intents().note_list_cut(name, len).await?;
         }
-        Ok(())
+        Ok(lapsed)
     }
 
     /// Releases the rent of links that left the list after the settle grace (drift), and
@@ -241,13 +253,6 @@ impl<M: Market> Engine<M> {
         }
         Ok(n)
     }
-}
-
-/// The links the journal holds for the project, ours and others', not released.
-fn known_links(r: &Recorded) -> u32 {
-    let ours = r.held.iter().filter(|h| h.released.is_none()).count();
-    let others = r.foreign.iter().filter(|f| f.released.is_none()).count();
-    u32::try_from(ours + others).unwrap_or(u32::MAX)
 }
 
 /// Whether this read shows the whole list, for where others buy (`decide::adoption::held_back`):

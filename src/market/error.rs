@@ -88,6 +88,14 @@ impl MarketError {
         matches!(self, MarketError::Unauthorized { .. })
     }
 
+    /// The HTTP status of a refused credentials answer (401 or 403).
+    pub(crate) fn auth_status(&self) -> Option<u16> {
+        match self {
+            MarketError::Unauthorized { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             MarketError::RateLimited { retry_after, .. } => *retry_after,

@@ -195,8 +195,9 @@ impl Campaigns<'_> {
         self.write_done(done).await.map(|r| r.rows_affected() > 0)
     }
 
-    /// The operator's `resolve list-complete`: the list shows every link, as long as no read
-    /// shows fewer than `links`.
+    /// The operator's `resolve list-complete --links N`: the list shows every link, as long
+    /// as no read shows fewer than the `links` they saw (plus what linkrunner bought since
+    /// that the list could show: `decide::adoption::word_lapses`).
     pub async fn vouch_list_complete(
         self,
         campaign: &str,
@@ -221,13 +222,14 @@ impl Campaigns<'_> {
     }
 
     /// Notes what a read of the link list showed: complete or not, and its length; the first
-    /// read after an adoption. An operator's word lapses when the read shows fewer links than
-    /// the journal counts (`known`: links it holds, ours and others', before this read) or
-    /// counted when the word was given. True when a word lapsed now.
+    /// read after an adoption. `lapse`: the operator's word given at that time lapses
+    /// (`decide::adoption::word_lapses` judged this read against it); a word given again
+    /// meanwhile (another time) is kept. True when a word lapsed now.
     pub async fn note_list_read(
         self,
         campaign: &str,
-        (complete, links, known): (bool, u32, u32),
+        (complete, links): (bool, u32),
+        lapse: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         let result = async {
@@ -244,16 +246,19 @@ impl Campaigns<'_> {
                 .execute(&mut *tx)
                 .await
                 .map_err(db("note_list_read"))?;
-            let lapsed = q("UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
-                            AND lapsed_at IS NULL AND (links > $3 OR $4 > $3)")
-            .bind(to_millis(now))
-            .bind(i64::from(links))
-            .bind(i64::from(known))
-            .execute(&mut *tx)
-            .await
-            .map_err(db("note_list_read"))?;
+            let mut lapsed = false;
+            if let Some(word_at) = lapse {
+                let done = q("UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
+                              AND lapsed_at IS NULL AND at = $3")
+                .bind(to_millis(now))
+                .bind(to_millis(word_at))
+                .execute(&mut *tx)
+                .await
+                .map_err(db("note_list_read"))?;
+                lapsed = done.rows_affected() > 0;
+            }
             tx.commit().await.map_err(db("note_list_read"))?;
-            Ok(lapsed.rows_affected() > 0)
+            Ok(lapsed)
         }
         .await;
         self.write_done(result).await

@@ -3,7 +3,10 @@
 //! lags behind purchases, and autobuyers that really buy. Unlike [`super::Shape`], they can
 //! change while the sandbox runs (`POST {prefix}/__sandbox/behaviour`), so a test can switch
 //! them between two steps. Everything is deterministic: no behaviour draws random numbers.
+//! Also projects of another account (`foreign_projects`): the credentials work, but every
+//! path naming such a project answers 403, as a `project_id` copied from another account does.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -61,6 +64,10 @@ pub struct Behaviour {
     /// marketplace fault would (the anomaly brake's test). Off by default; the filter's range,
     /// a page once per URL and the balance still hold.
     pub autobuy_ignores_limits: bool,
+    /// Projects that belong to another account: every operation whose path or query names
+    /// one (texts, purchase, link list, autobuyer creation) answers 403, while the same
+    /// credentials work everywhere else. Empty by default.
+    pub foreign_projects: BTreeSet<i64>,
 }
 
 /// Largest page size and lag accepted, so a typo cannot freeze the list for days.
@@ -68,6 +75,11 @@ const MAX_PAGE_SIZE: usize = 100_000;
 const MAX_LAG_MS: u64 = 24 * 3600 * 1000;
 
 impl Behaviour {
+    /// Whether `project_id` belongs to another account (answered 403).
+    pub fn is_foreign(&self, project_id: i64) -> bool {
+        self.foreign_projects.contains(&project_id)
+    }
+
     pub fn list_lag(&self) -> Duration {
         Duration::from_millis(self.list_lag_ms)
     }
@@ -109,6 +121,7 @@ mod tests {
         assert_eq!(b.list_lag(), Duration::ZERO);
         assert_eq!(b.autobuy_every(), None);
         assert!(!b.autobuy_buys_held);
+        assert!(!b.is_foreign(1));
     }
 
     #[test]

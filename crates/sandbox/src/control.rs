@@ -151,7 +151,10 @@ fn body_of<T: DeserializeOwned>(
     match empty {
         Some(default) if body.iter().all(u8::is_ascii_whitespace) => Ok(default),
         _ => json_body(headers, body).map_err(|e| match e {
-            Refusal::Malformed(_, m) | Refusal::Rejected(m) | Refusal::NotFound(m) => m,
+            Refusal::Malformed(_, m)
+            | Refusal::Rejected(m)
+            | Refusal::NotFound(m)
+            | Refusal::Forbidden(m) => m,
         }),
     }
 }

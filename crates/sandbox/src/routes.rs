@@ -53,6 +53,18 @@ fn id(text: &str, name: &str) -> Result<i64, Refusal> {
         .map_err(|_| Refusal::bad(format!("{name} `{text}` is not an integer")))
 }
 
+/// The project id a path or query names, refused with 403 when it belongs to another
+/// account (`Behaviour::foreign_projects`).
+fn own_project(world: &super::state::World, text: &str) -> Result<i64, Refusal> {
+    let project_id = id(text, "projectId")?;
+    if world.behaviour.is_foreign(project_id) {
+        return Err(Refusal::Forbidden(format!(
+            "project {project_id} belongs to another account"
+        )));
+    }
+    Ok(project_id)
+}
+
 async fn add_project(State(app): App, headers: HeaderMap, body: Bytes) -> Response {
     app.handle(Op::AddProject, &headers, |world, _| {
         let req: wire::AddProject = json_body(&headers, &body)?;
@@ -69,7 +81,7 @@ async fn add_texts(
     body: Bytes,
 ) -> Response {
     app.handle(Op::AddTexts, &headers, |world, shape| {
-        let project_id = id(&project, "projectId")?;
+        let project_id = own_project(world, &project)?;
         let req: wire::AddTexts = json_body(&headers, &body)?;
         let items: Vec<(String, Vec<String>)> = req
             .urls_texts
@@ -124,7 +136,7 @@ async fn buy(
     body: Bytes,
 ) -> Response {
     app.handle(Op::BuyLinks, &headers, |world, shape| {
-        let project_id = id(&project, "projectId")?;
+        let project_id = own_project(world, &project)?;
         let req: wire::Buy = json_body(&headers, &body)?;
         let request = BuyRequest {
             search_id: req.search_id,
@@ -160,7 +172,7 @@ async fn list_links(
             .find(|(k, _)| k == "projectId")
             .map(|(_, v)| v.into_owned())
             .ok_or_else(|| Refusal::bad("query parameter projectId is missing"))?;
-        let project_id = id(&project, "projectId")?;
+        let project_id = own_project(world, &project)?;
         // The body is empty in the known use; filters, when sent, must at least be JSON.
         let params: Params = match body.iter().all(u8::is_ascii_whitespace) {
             true => Params::new(),
@@ -199,7 +211,7 @@ async fn create_autobuyer(
     body: Bytes,
 ) -> Response {
     app.handle(Op::CreateAutobuyer, &headers, |world, shape| {
-        let project_id = id(&project, "projectId")?;
+        let project_id = own_project(world, &project)?;
         let req: wire::CreateAutobuyer = json_body(&headers, &body)?;
         let urls = req
             .urls

@@ -33,6 +33,9 @@ pub(crate) enum Refusal {
     Rejected(String),
     /// An unknown search job.
     NotFound(String),
+    /// A project of another account (`Behaviour::foreign_projects`): 403, the credentials
+    /// themselves being fine.
+    Forbidden(String),
 }
 
 impl From<Rejection> for Refusal {
@@ -51,6 +54,7 @@ impl Refusal {
             Refusal::Malformed(..) => "malformed",
             Refusal::Rejected(_) => "rejected",
             Refusal::NotFound(_) => "not_found",
+            Refusal::Forbidden(_) => "forbidden",
         }
     }
 }
@@ -183,6 +187,7 @@ impl Shared {
         match refusal {
             Refusal::Malformed(status, message) => reply(status, &render::error(&message)),
             Refusal::NotFound(message) => reply(StatusCode::NOT_FOUND, &render::error(&message)),
+            Refusal::Forbidden(message) => reply(StatusCode::FORBIDDEN, &render::error(&message)),
             Refusal::Rejected(message) => {
                 let (status, body) = render::rejection(&self.shape, &message);
                 reply(status, &body)

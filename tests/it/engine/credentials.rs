@@ -108,3 +108,102 @@ pub async fn credentials_rejected_on_a_read_halt_every_campaign(db: TestDb) {
     );
     w.assert_invariants().await;
 }
+
+/// Issue 32 (5): a 403 on one campaign's project (a `project_id` of another account), while
+/// the same credentials read another project, halts that campaign only, naming the project:
+/// the other campaign keeps buying, no global halt flaps on and off, and no credentials
+/// alert's gauge is raised. A 403 everywhere still stops all spending.
+pub async fn a_403_on_one_project_halts_that_campaign_only(db: TestDb) {
+    let w = acme_and_dune(db).await;
+    w.converge(3).await;
+    let dune = w
+        .recorded("dune-maps")
+        .await
+        .ids
+        .project
+        .expect("dune's project");
+    let acme = w
+        .recorded("acme-shoes")
+        .await
+        .ids
+        .project
+        .expect("acme's project");
+    let foreign = |ids: &[i64]| {
+        let mut b = w.sandbox.behaviour();
+        b.foreign_projects = ids.iter().copied().collect();
+        w.sandbox.set_behaviour(b).expect("behaviour");
+    };
+    foreign(&[dune.project_id]);
+    let before = w.ledger();
+
+    let first = w.pass(true).await;
+    let second = w.pass(true).await;
+
+    let of = |reports: &[linkrunner::effects::pass::CampaignReport], name: &str| {
+        reports
+            .iter()
+            .find(|r| r.campaign == name)
+            .cloned()
+            .expect(name)
+    };
+    for reports in [&first, &second] {
+        let d = of(reports, "dune-maps");
+        assert_eq!(d.outcome, PassOutcome::Blocked, "{reports:#?}");
+        let detail = d.detail.unwrap_or_default();
+        assert!(
+            detail.contains(&dune.project_id.to_string()) && detail.contains("403"),
+            "the halt names the project and the answer: {detail}"
+        );
+        assert_ne!(
+            of(reports, "acme-shoes").outcome,
+            PassOutcome::SpendingStopped,
+            "{reports:#?}"
+        );
+        assert_eq!(global_halt(&w).await, None, "no global halt: {reports:#?}");
+    }
+    let halts = w.store().halts().await.unwrap();
+    let halt = halts
+        .iter()
+        .find(|h| h.scope == linkrunner::store::HaltScope::campaign("dune-maps"))
+        .expect("dune's campaign halt");
+    assert!(
+        halt.reason.contains(&dune.project_id.to_string()),
+        "{halt:?}"
+    );
+    let metrics = w.engine.metrics().render();
+    assert!(
+        metrics.contains("linkrunner_credentials_rejected 0"),
+        "no credentials alert: {metrics}"
+    );
+    let after = w.ledger();
+    assert!(
+        after.purchases_of(acme.project_id).len() > before.purchases_of(acme.project_id).len(),
+        "acme kept buying"
+    );
+    assert_eq!(
+        after.purchases_of(dune.project_id).len(),
+        before.purchases_of(dune.project_id).len(),
+        "nothing bought for dune"
+    );
+
+    // The project readable again: the campaign's halt lifts by itself.
+    foreign(&[]);
+    w.pass(false).await;
+    let halts = w.store().halts().await.unwrap();
+    assert!(halts.is_empty(), "{halts:?}");
+
+    // A 403 on every project: the credentials may be what is refused; everything stops.
+    foreign(&[dune.project_id, acme.project_id]);
+    let reports = w.pass(true).await;
+    assert!(global_halt(&w).await.is_some(), "{reports:#?}");
+    assert!(
+        w.engine
+            .metrics()
+            .render()
+            .contains("linkrunner_credentials_rejected 1")
+    );
+    foreign(&[]);
+    w.converge(3).await;
+    assert_eq!(global_halt(&w).await, None);
+    w.assert_invariants().await;
+}

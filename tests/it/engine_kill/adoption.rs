@@ -55,7 +55,7 @@ pub async fn a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(ba
     rig.write_file("acme-shoes.yaml", &adopting_file(&seeded));
 
     // The first pass reads; the operator adopts and vouches for the list (3 links, not cut).
-    rig.adopt_and_vouch("acme-shoes", "the UI shows 3 links")
+    rig.adopt_and_vouch("acme-shoes", 3, "the UI shows 3 links")
         .await;
 
     // Passes killed at random moments while the autobuyer buys every 3 s.

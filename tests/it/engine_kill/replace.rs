@@ -87,7 +87,7 @@ pub async fn killed_between_an_adopted_ones_stop_and_the_new_creation(backend: B
         .expect("account seeded");
     rig.write_file("acme-shoes.yaml", &adopting_file(&seeded, 500));
     // The sandbox's list is whole; without the word `once` reports buying stopped.
-    rig.adopt_and_vouch("acme-shoes", "UI shows 3").await;
+    rig.adopt_and_vouch("acme-shoes", 3, "UI shows 3").await;
     rig.restart_until_converged().await;
     let trail = &seeded.urls[2];
     assert_eq!(rig.sandbox.autobuy_now(2).len(), 2);

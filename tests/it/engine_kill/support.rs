@@ -94,15 +94,24 @@ impl Rig {
     }
 
     /// The first `once` reads the adopted account; then the operator's two words: `resolve
-    /// adopt` (the plan was read) and `resolve list-complete` (the list is whole: `reason`).
-    pub async fn adopt_and_vouch(&self, campaign: &str, reason: &str) {
+    /// adopt` (the plan was read) and `resolve list-complete --links N` (the list is whole,
+    /// N links: `reason`).
+    pub async fn adopt_and_vouch(&self, campaign: &str, links: u32, reason: &str) {
         self.run(&["once"]).await;
         let adopt = self
             .run(&["resolve", "adopt", campaign, "--reason", "plan read"])
             .await;
         assert!(adopt.status.success(), "{adopt:?}");
         let vouch = self
-            .run(&["resolve", "list-complete", campaign, "--reason", reason])
+            .run(&[
+                "resolve",
+                "list-complete",
+                campaign,
+                "--links",
+                &links.to_string(),
+                "--reason",
+                reason,
+            ])
             .await;
         assert!(vouch.status.success(), "{vouch:?}");
     }

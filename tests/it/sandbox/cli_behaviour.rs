@@ -19,6 +19,10 @@ async fn behaviour_flags_are_in_force_when_the_command_serves() {
         "60000",
         "--autobuy-buys-held",
         "--autobuy-ignores-limits",
+        "--foreign-project",
+        "4711",
+        "--foreign-project",
+        "4712",
         "--executed-error-rate",
         "0.5",
     ])
@@ -34,7 +38,7 @@ async fn behaviour_flags_are_in_force_when_the_command_serves() {
         behaviour,
         json!({"list_page_size": 3, "list_paging": "offset_has_more", "list_lag_ms": 250,
                "autobuy_every_ms": 60000, "autobuy_buys_held": true,
-               "autobuy_ignores_limits": true})
+               "autobuy_ignores_limits": true, "foreign_projects": [4711, 4712]})
     );
     assert_eq!(faults["executed_error_rate"], json!(0.5));
 }

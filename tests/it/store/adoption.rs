@@ -112,6 +112,8 @@ pub async fn an_adopted_autobuyer_counts_its_budget_from_the_start_with_a_ledger
     assert_eq!((rec.id, rec.covers.clone()), (9876, vec![11, 12]));
 }
 
+/// The word lapses only as judged (`decide::adoption::word_lapses`), and only the word that
+/// was judged: one given again meanwhile is kept.
 pub async fn the_word_on_the_list_lapses_when_a_read_shows_fewer_links(db: TestDb) {
     let store = &db.store;
     campaign_with_adopted_project(store).await;
@@ -120,22 +122,20 @@ pub async fn the_word_on_the_list_lapses_when_a_read_shows_fewer_links(db: TestD
         .vouch_list_complete(CAMPAIGN, 5, ("ann", "UI shows 5"), t0())
         .await
         .unwrap();
-    assert!(
-        store
-            .campaigns()
-            .remote_ids(CAMPAIGN)
-            .await
-            .unwrap()
-            .account
-            .list_shown_complete()
+    let ids = store.campaigns().remote_ids(CAMPAIGN).await.unwrap();
+    assert!(ids.account.list_shown_complete());
+    assert_eq!(
+        ids.account.vouch.as_ref().unwrap().links,
+        Some(5),
+        "the count seen"
     );
 
     let lapsed = store
         .campaigns()
-        .note_list_read(CAMPAIGN, (false, 6, 6), t0())
+        .note_list_read(CAMPAIGN, (false, 6), None, t0())
         .await
         .unwrap();
-    assert!(!lapsed, "a longer read keeps the word");
+    assert!(!lapsed, "a read judged not to lapse it keeps the word");
     let ids = store.campaigns().remote_ids(CAMPAIGN).await.unwrap();
     assert!(
         ids.account
@@ -146,13 +146,28 @@ pub async fn the_word_on_the_list_lapses_when_a_read_shows_fewer_links(db: TestD
             .is_some()
     );
     assert!(ids.account.list_shown_complete());
+    assert_eq!(ids.account.last_read_links, Some(6));
+
+    // A read judged against the word of t0, while the operator gave it again later: kept.
+    let later = t0() + chrono::Duration::seconds(5);
+    store
+        .campaigns()
+        .vouch_list_complete(CAMPAIGN, 4, ("ann", "UI shows 4"), later)
+        .await
+        .unwrap();
+    let lapsed = store
+        .campaigns()
+        .note_list_read(CAMPAIGN, (false, 3), Some(t0()), later)
+        .await
+        .unwrap();
+    assert!(!lapsed, "the word given again is not the one judged");
 
     let lapsed = store
         .campaigns()
-        .note_list_read(CAMPAIGN, (false, 5, 7), t0())
+        .note_list_read(CAMPAIGN, (false, 3), Some(later), later)
         .await
         .unwrap();
-    assert!(lapsed, "5 shown while the journal holds 7: the list is cut");
+    assert!(lapsed, "3 shown while the operator saw 4: the list is cut");
     assert!(
         !store
             .campaigns()
