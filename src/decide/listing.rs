@@ -20,7 +20,7 @@
 //! "Proves" is still only after `--settle-grace`: a list may show a purchase late.
 //! Links no intent of ours bought are attributed to the autobuyer that bought them when
 //! that can be told (the only autobuyer of the campaign covering the link's URL, in a
-//! project linkrunner created), so that each link counts once (see `store/foreign.rs`); in
+//! project linkrunner created), so that each link counts once (see `store/links/foreign.rs`); in
 //! an adopted project none is (see `coverage`). Tested in this file and by
 //! `tests/it/engine` `partial_truth::*`.
 

@@ -9,9 +9,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::rows::{col, db, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::store::rows::{col, db, time};
+use crate::store::{Store, StoreError};
 
 pub use crate::domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
 
@@ -227,7 +227,7 @@ impl Store {
 }
 
 async fn record_event(
-    tx: &mut super::Tx,
+    tx: &mut crate::store::Tx,
     action: &str,
     scope: &HaltScope,
     by: &str,

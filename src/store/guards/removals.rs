@@ -11,11 +11,11 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::handles::Campaigns;
-use super::rows::{col, db, opt_time, parsed, time};
 use crate::clock::to_millis;
 use crate::domain::records::{OperatorWord, RemovalRow, RemovalState};
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db, opt_time, parsed, time};
 
 const SELECT_ALL: &str = "SELECT campaign, seen_at, state, resolved_by, resolved_at, reason \
      FROM campaign_removals ORDER BY campaign";

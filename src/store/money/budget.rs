@@ -6,15 +6,15 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::causes::ledger_from_row;
-use super::handles::Campaigns;
-use super::rows::day_text;
-use super::rows::{col, count, db};
 use crate::clock::to_millis;
 use crate::domain::intents::IntentId;
 use crate::domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::intents::causes::ledger_from_row;
+use crate::store::rows::day_text;
+use crate::store::rows::{col, count, db};
 
 /// One movement of the commitment, written as a ledger row.
 #[derive(Debug, Clone)]
@@ -195,11 +195,11 @@ macro_rules! budget_select {
         )
     };
 }
-pub(super) const BUDGET_SELECT: &str = budget_select!();
-pub(super) const BUDGET_SQL: &str = concat!(budget_select!(), " WHERE b.campaign = $2");
+pub(in crate::store) const BUDGET_SELECT: &str = budget_select!();
+pub(in crate::store) const BUDGET_SQL: &str = concat!(budget_select!(), " WHERE b.campaign = $2");
 
 /// A row of [`BUDGET_SELECT`] read for `day`.
-pub(super) fn snapshot_from_row(
+pub(in crate::store) fn snapshot_from_row(
     row: &AnyRow,
     day: NaiveDate,
 ) -> Result<BudgetSnapshot, StoreError> {

@@ -2,9 +2,9 @@
 //! that exists but fails validation holds the campaign recorded from its path, even when it
 //! is too broken to show its `name` (`campaign::InvalidFiles`).
 
-use super::StoreError;
-use super::handles::Campaigns;
-use super::rows::{col, db};
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db};
 
 /// A campaign the journal knows, and the file it was last loaded from (`None`: recorded
 /// before files were, filled in by the next pass that loads it).

@@ -7,14 +7,14 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::budget::{self, Movement};
-use super::handles::Campaigns;
-use super::rows::{col, db, flag, opt_time, parsed};
 use crate::clock::to_millis;
 use crate::domain::market::{CreatedUrl, ProjectIds};
 use crate::domain::records::{AccountTruth, AutobuyerRecord, RemoteIds, SwitchState};
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::{col, db, flag, opt_time, parsed};
 
 pub(crate) struct NewAutobuyer<'a> {
     pub name: &'a str,
@@ -61,7 +61,7 @@ impl Campaigns<'_> {
 }
 
 /// A campaign's URL, text and filter ids, in one query.
-pub(super) const IDS_SQL: &str = "SELECT 'url' AS what, url AS a, '' AS b, url_id AS id FROM urls WHERE campaign = $1 \
+pub(in crate::store) const IDS_SQL: &str = "SELECT 'url' AS what, url AS a, '' AS b, url_id AS id FROM urls WHERE campaign = $1 \
      UNION ALL SELECT 'text' AS what, url AS a, text AS b, text_id AS id FROM texts WHERE campaign = $1 \
      UNION ALL SELECT 'filter' AS what, name AS a, '' AS b, filter_id AS id FROM filters WHERE campaign = $1";
 
@@ -96,7 +96,7 @@ async fn project(
 }
 
 /// A `projects` row: the project's ids and where its list was seen cut.
-pub(super) fn project_from_row(
+pub(in crate::store) fn project_from_row(
     r: &AnyRow,
 ) -> Result<(Option<ProjectIds>, Option<u32>), StoreError> {
     Ok((
@@ -123,7 +123,7 @@ async fn autobuyers(
 }
 
 /// An `autobuyers` row, but its name.
-pub(super) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord, StoreError> {
+pub(in crate::store) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord, StoreError> {
     Ok(AutobuyerRecord {
         id: col(r, "autobuyer_id")?,
         running: flag(r, "running")?,
@@ -253,7 +253,7 @@ async fn detach_predecessors_links(
     campaign: &str,
     name: &str,
 ) -> Result<i64, StoreError> {
-    let rent = super::foreign::attributed_rent(conn, campaign, name).await?;
+    let rent = crate::store::links::foreign::attributed_rent(conn, campaign, name).await?;
     if rent == 0 {
         return Ok(0);
     }
@@ -393,7 +393,7 @@ async fn settle_stop_in(
         return Ok(StopSettlement::NotStopped);
     };
     let reserved: i64 = col(&row, "reserved")?;
-    let rent = super::foreign::attributed_rent(conn, campaign, name).await?;
+    let rent = crate::store::links::foreign::attributed_rent(conn, campaign, name).await?;
     sqlx::query(
         "UPDATE autobuyers SET running = 0, reserved = $3 WHERE campaign = $1 AND name = $2",
     )

@@ -9,19 +9,19 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::handles::Campaigns;
-use super::rows::{col, db};
 use crate::clock::to_millis;
 use crate::domain::records::Approval;
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db};
 
 /// Records the file's threshold (`above`) and cap (`file_cap`) for the campaign, the first
 /// time its baseline (the cap the journal recorded before, else the file's), and returns the
 /// cap to record: the file's, never above the approved amount plus the threshold. Without a
 /// threshold the file's cap, and a threshold recorded earlier no longer applies. Runs inside
 /// the caller's transaction, before the budget row is written.
-pub(super) async fn record_ask(
+pub(in crate::store) async fn record_ask(
     conn: &mut AnyConnection,
     campaign: &str,
     file_cap: Money,
@@ -111,7 +111,7 @@ impl Campaigns<'_> {
     }
 }
 
-pub(super) fn approval_from_row(row: &AnyRow) -> Result<Approval, StoreError> {
+pub(in crate::store) fn approval_from_row(row: &AnyRow) -> Result<Approval, StoreError> {
     Ok(Approval {
         approved: Money::from_kopecks(col(row, "approved")?),
         above: col::<Option<i64>>(row, "above")?.map(Money::from_kopecks),
@@ -134,10 +134,12 @@ macro_rules! approval_columns {
     (SELECT reason FROM approvals WHERE campaign = b.campaign) AS ap_reason"
     };
 }
-pub(super) use approval_columns;
+pub(in crate::store) use approval_columns;
 
 /// The approval of a budget row read with [`approval_columns`].
-pub(super) fn approval_of_budget_row(row: &AnyRow) -> Result<Option<Approval>, StoreError> {
+pub(in crate::store) fn approval_of_budget_row(
+    row: &AnyRow,
+) -> Result<Option<Approval>, StoreError> {
     let Some(approved) = col::<Option<i64>>(row, "ap_approved")? else {
         return Ok(None);
     };

@@ -12,11 +12,11 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::StoreError;
-use super::handles::Leases;
-use super::rows::{col, db, time};
 use crate::clock::to_millis;
 use crate::domain::records::LeaseToken;
+use crate::store::StoreError;
+use crate::store::handles::Leases;
+use crate::store::rows::{col, db, time};
 
 /// Who holds (or asks for) a lease: the holder id, and what tells on this host whether that
 /// process still exists. `None` where it could not be read (no `/proc`): then only the TTL

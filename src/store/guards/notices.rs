@@ -6,9 +6,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::rows::{col, count, db, time};
-use super::{Store, StoreError};
 use crate::clock::to_millis;
+use crate::store::rows::{col, count, db, time};
+use crate::store::{Store, StoreError};
 
 /// A campaign's links (its own and others') that left the project's link list lately.
 #[derive(Debug, Clone, PartialEq, Eq)]

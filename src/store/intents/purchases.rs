@@ -6,18 +6,18 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use super::StoreError;
-use super::budget::{self, Movement};
-use super::handles::Intents;
-use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
-use super::rows::db;
+use super::rows::{intent_columns, intent_from_row, reserve_day};
 use crate::clock::to_millis;
 use crate::domain::intents::{AttemptRef, IntentRow};
 use crate::domain::market::LinkRecord;
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Intents;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::db;
 
 /// The campaign's blocked purchases (`$1`), served by the index `intents_campaign_kind`.
-pub(super) const BLOCKED_SQL: &str = concat!(
+pub(in crate::store) const BLOCKED_SQL: &str = concat!(
     "SELECT ",
     intent_columns!(),
     " FROM intents WHERE campaign = $1 AND kind = 'purchase' AND state = 'failed' \

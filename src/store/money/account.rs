@@ -8,13 +8,13 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use super::StoreError;
 use super::approvals::approval_from_row;
-use super::handles::Campaigns;
-use super::rows::{col, db};
 use crate::clock::to_millis;
 use crate::domain::records::{APPROVAL_BASELINE_BY, Approval, approval_cap};
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db};
 
 /// The account cap and the commitment it bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,11 +9,11 @@
 
 use chrono::{DateTime, Utc};
 
-use super::StoreError;
-use super::handles::Reports;
-use super::rows::{col, db};
 use crate::clock::to_millis;
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Reports;
+use crate::store::rows::{col, db};
 
 /// One campaign's figures since a moment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

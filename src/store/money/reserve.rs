@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use super::StoreError;
 use super::account;
 use super::budget::{self, Movement};
-use super::rows::day_text;
-use super::rows::{col, db};
 use crate::domain::intents::{AttemptRef, BeginOutcome, CapKind, NewIntent};
+use crate::store::StoreError;
+use crate::store::rows::day_text;
+use crate::store::rows::{col, db};
 
 /// Reserves what the batch (one campaign) asks and writes one ledger row per intent; or
 /// says which cap refused, and the caller rolls everything back.

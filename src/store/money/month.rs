@@ -8,12 +8,12 @@ use chrono::{DateTime, Utc};
 use futures_util::TryStreamExt as _;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::handles::Reports;
-use super::rows::{col, db};
 use crate::clock::to_millis;
 use crate::domain::intents::IntentKind;
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Reports;
+use crate::store::rows::{col, db};
 
 /// The movements of one campaign, of one intent kind (none: movements no intent made, such as
 /// a settled autobuyer stop) and one ledger reason, summed over a period.

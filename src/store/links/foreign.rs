@@ -14,14 +14,14 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::budget::{self, Movement};
-use super::handles::Links;
-use super::rows::{col, db, opt_time, time};
 use crate::clock::to_millis;
 use crate::domain::market::LinkRecord;
 use crate::domain::records::ForeignLink;
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Links;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::{col, db, opt_time, time};
 
 /// A listed link that matched no held link, as the engine judged it.
 pub(crate) struct Unmatched<'a> {
@@ -50,7 +50,7 @@ macro_rules! foreign_columns {
          price_estimated, first_seen_at, last_seen_at, leaving_since, released_at, released_why"
     };
 }
-pub(super) use foreign_columns;
+pub(in crate::store) use foreign_columns;
 
 impl Links<'_> {
     /// Every foreign link of the campaign, released ones included, oldest first.
@@ -372,7 +372,7 @@ pub(crate) async fn by_key(
         .transpose()
 }
 
-pub(super) fn foreign_from_row(r: &AnyRow) -> Result<ForeignLink, StoreError> {
+pub(in crate::store) fn foreign_from_row(r: &AnyRow) -> Result<ForeignLink, StoreError> {
     let released_at = opt_time(r, "released_at")?;
     let why: Option<String> = col(r, "released_why")?;
     Ok(ForeignLink {

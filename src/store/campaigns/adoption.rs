@@ -11,13 +11,13 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::budget::{self, Movement};
-use super::handles::Campaigns;
-use super::rows::{col, db, opt_time, time};
 use crate::clock::to_millis;
 use crate::domain::records::{AccountTruth, Adoption, OperatorWord};
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::{col, db, opt_time, time};
 
 /// An autobuyer a file adopts by id.
 #[derive(Debug, Clone)]
@@ -302,7 +302,7 @@ async fn insert_adopted(
     budget::apply(conn, &m, now).await
 }
 
-pub(super) async fn account_in(
+pub(in crate::store) async fn account_in(
     conn: &mut AnyConnection,
     campaign: &str,
 ) -> Result<AccountTruth, StoreError> {
@@ -330,7 +330,7 @@ pub(super) async fn account_in(
 
 /// `remote_ids`' read of the project: its ids, where its list was seen cut, what its last
 /// read showed, its adoption and the operator's current word on its list.
-pub(super) const PROJECT_SQL: &str = "SELECT p.project_id, p.url_id, p.text_id, p.list_cut_at, \
+pub(in crate::store) const PROJECT_SQL: &str = "SELECT p.project_id, p.url_id, p.text_id, p.list_cut_at, \
      p.last_read_complete, p.last_read_links, a.project_id AS adopted_project, a.recorded_at, \
      a.first_read_at, a.confirmed_by, a.confirmed_at, a.confirmed_reason, v.links AS vouched_links, \
      v.by_whom, v.reason AS vouch_reason, v.at AS vouched_at FROM projects p \
@@ -339,7 +339,7 @@ pub(super) const PROJECT_SQL: &str = "SELECT p.project_id, p.url_id, p.text_id, 
      WHERE p.campaign = $1";
 
 /// The account truth from a row of [`PROJECT_SQL`].
-pub(super) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTruth, StoreError> {
+pub(in crate::store) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTruth, StoreError> {
     let mut truth = AccountTruth::default();
     read_project(&mut truth, r)?;
     if let Some(project_id) = col::<Option<i64>>(r, "adopted_project")? {
@@ -370,19 +370,22 @@ pub(super) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTruth, StoreE
     Ok(truth)
 }
 
-pub(super) const ADOPTION_SQL: &str = "SELECT campaign, project_id, recorded_at, first_read_at, confirmed_by, \
+pub(in crate::store) const ADOPTION_SQL: &str = "SELECT campaign, project_id, recorded_at, first_read_at, confirmed_by, \
      confirmed_at, confirmed_reason FROM adoptions WHERE campaign = $1";
-pub(super) const VOUCH_SQL: &str = "SELECT campaign, links, by_whom, reason, at FROM list_vouches \
+pub(in crate::store) const VOUCH_SQL: &str = "SELECT campaign, links, by_whom, reason, at FROM list_vouches \
      WHERE campaign = $1 AND lapsed_at IS NULL";
 
-pub(super) fn read_project(truth: &mut AccountTruth, r: &AnyRow) -> Result<(), StoreError> {
+pub(in crate::store) fn read_project(
+    truth: &mut AccountTruth,
+    r: &AnyRow,
+) -> Result<(), StoreError> {
     truth.last_read_complete = col::<i64>(r, "last_read_complete")? != 0;
     truth.last_read_links =
         col::<Option<i64>>(r, "last_read_links")?.map(|n| n.clamp(0, i64::from(u32::MAX)) as u32);
     Ok(())
 }
 
-pub(super) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreError> {
+pub(in crate::store) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreError> {
     let confirmed = match opt_time(r, "confirmed_at")? {
         Some(at) => Some(OperatorWord {
             by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
@@ -400,7 +403,7 @@ pub(super) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreError> {
     })
 }
 
-pub(super) fn vouch_from_row(r: &AnyRow) -> Result<OperatorWord, StoreError> {
+pub(in crate::store) fn vouch_from_row(r: &AnyRow) -> Result<OperatorWord, StoreError> {
     let links: i64 = col(r, "links")?;
     Ok(OperatorWord {
         by: col(r, "by_whom")?,

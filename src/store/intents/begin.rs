@@ -9,18 +9,18 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
 use super::causes::{IntentCause, insert_causes};
-use super::handles::Intents;
-use super::intent_rows::{intent_columns, intent_from_row};
-use super::reserve;
-use super::rows::day_text;
-use super::rows::{col, count, db, parsed};
+use super::rows::{intent_columns, intent_from_row};
 use crate::clock::to_millis;
 use crate::domain::intents::{
     AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
 };
 use crate::domain::records::LeaseToken;
+use crate::store::StoreError;
+use crate::store::handles::Intents;
+use crate::store::money::reserve;
+use crate::store::rows::day_text;
+use crate::store::rows::{col, count, db, parsed};
 
 impl Intents<'_> {
     /// Records a batch of intents before their call, all or nothing. Never starts an intent
@@ -207,7 +207,7 @@ async fn begin_in(
 /// ([`Store::live_intents_and_switches`]). Two index ranges, not one condition with OR: a
 /// campaign may hold millions of failed intents, and neither half may have to read them
 /// (indexes `intents_campaign_state` and `intents_campaign_kind`).
-pub(super) const LIVE_AND_SWITCHES_SQL: &str = concat!(
+pub(in crate::store) const LIVE_AND_SWITCHES_SQL: &str = concat!(
     "SELECT ",
     intent_columns!(),
     " FROM intents WHERE campaign = $1 AND state IN ('in_flight', 'succeeded', 'uncertain') \
@@ -217,7 +217,7 @@ pub(super) const LIVE_AND_SWITCHES_SQL: &str = concat!(
      AND state = 'failed' ORDER BY id"
 );
 
-pub(super) fn intents_sql(filter: &IntentFilter) -> String {
+pub(in crate::store) fn intents_sql(filter: &IntentFilter) -> String {
     let mut states = if filter.states.is_empty() {
         IntentState::ALL.to_vec()
     } else {

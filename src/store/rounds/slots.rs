@@ -6,11 +6,11 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::handles::Rounds;
-use super::rows::{col, db, opt_time, parsed, time};
 use crate::clock::to_millis;
 use crate::domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
+use crate::store::StoreError;
+use crate::store::handles::Rounds;
+use crate::store::rows::{col, db, opt_time, parsed, time};
 
 /// The columns [`round_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! round_columns {
@@ -18,7 +18,7 @@ macro_rules! round_columns {
         "campaign, slot, holder, state, detail, claimed_at, finished_at, attempts, bought"
     };
 }
-pub(super) const ROUND_COLUMNS: &str = round_columns!();
+pub(in crate::store) const ROUND_COLUMNS: &str = round_columns!();
 const LAST_ROUND: &str = concat!(
     "SELECT ",
     round_columns!(),
@@ -167,7 +167,7 @@ impl Rounds<'_> {
     }
 }
 
-pub(super) fn round_from_row(r: &AnyRow) -> Result<RoundRow, StoreError> {
+pub(in crate::store) fn round_from_row(r: &AnyRow) -> Result<RoundRow, StoreError> {
     Ok(RoundRow {
         campaign: col(r, "campaign")?,
         slot: time(r, "slot")?,

@@ -7,17 +7,17 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
-use super::budget::{self, Movement};
 use super::foreign;
-use super::handles::Links;
-use super::rows::{col, db, opt_time, time};
 use crate::clock::to_millis;
 use crate::domain::intents::{IntentId, IntentRow};
 use crate::domain::market::LinkRecord;
 use crate::domain::market::is_leaving;
 use crate::domain::records::{HeldLink, ListRead, ListedLink, SyncReport};
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Links;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::{col, db, opt_time, time};
 
 pub(crate) struct NewHeld {
     pub link: Option<i64>,
@@ -68,7 +68,7 @@ macro_rules! held_columns {
          seen_in_list_at, status, leaving_since, released_at, released_why"
     };
 }
-pub(super) const HELD_COLUMNS: &str = held_columns!();
+pub(in crate::store) const HELD_COLUMNS: &str = held_columns!();
 
 const HELD_SQL: &str = concat!(
     "SELECT ",
@@ -401,7 +401,7 @@ async fn campaign_of(conn: &mut AnyConnection, intent: IntentId) -> Result<Strin
     col(&row, "campaign")
 }
 
-pub(super) fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError> {
+pub(in crate::store) fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError> {
     let released_at = opt_time(r, "released_at")?;
     let why: Option<String> = col(r, "released_why")?;
     Ok(HeldLink {

@@ -5,11 +5,11 @@
 
 use chrono::{DateTime, Utc};
 
-use super::StoreError;
-use super::handles::Campaigns;
-use super::rows::{col, count, db, time};
 use crate::clock::to_millis;
 use crate::domain::records::{StallReason, StallRow};
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, count, db, time};
 
 /// The columns [`stall_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! stall_columns {
@@ -17,7 +17,7 @@ macro_rules! stall_columns {
         "reason, detail, rounds_without_purchase, since, updated_at"
     };
 }
-pub(super) const STALL_COLUMNS: &str = stall_columns!();
+pub(in crate::store) const STALL_COLUMNS: &str = stall_columns!();
 
 impl Campaigns<'_> {
     /// Records the judgment of `campaign`'s buy pass.
@@ -63,7 +63,7 @@ impl Campaigns<'_> {
     }
 }
 
-pub(super) fn stall_from_row(r: &sqlx::any::AnyRow) -> Result<StallRow, StoreError> {
+pub(in crate::store) fn stall_from_row(r: &sqlx::any::AnyRow) -> Result<StallRow, StoreError> {
     let reason: Option<String> = col(r, "reason")?;
     let reason = match reason {
         None => None,

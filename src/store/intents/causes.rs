@@ -9,13 +9,13 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use super::handles::Reports;
-use super::intent_rows::{intent_columns, intent_from_row};
-use super::rows::{col, count, db, parsed, time};
-use super::{LedgerEntry, StoreError};
+use super::rows::{intent_columns, intent_from_row};
 use crate::clock::{from_millis, to_millis};
 use crate::domain::intents::{AttemptRef, IntentId, IntentRow, text_enum};
 use crate::money::Money;
+use crate::store::handles::Reports;
+use crate::store::rows::{col, count, db, parsed, time};
+use crate::store::{LedgerEntry, StoreError};
 
 text_enum!(
     /// What made an intent: a scheduled buy round (with its slot) or a `once` pass that

@@ -8,16 +8,18 @@ use std::time::Instant;
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use super::budget::{self, Movement};
 use super::causes::{CauseKind, IntentCause, insert_causes};
 use super::evidence::effect_from_request;
-use super::handles::Intents;
-use super::intent_rows::{intent_columns, intent_from_row, reserve_day};
-use super::rows::db;
-use super::{StoreError, links, remote};
+use super::rows::{intent_columns, intent_from_row, reserve_day};
 use crate::clock::to_millis;
 use crate::domain::intents::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
 use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::campaigns::remote;
+use crate::store::handles::Intents;
+use crate::store::links::held;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::db;
 
 /// A claimed intent: its row as it was before this settlement, plus its reservation day.
 pub(crate) struct Claimed {
@@ -306,14 +308,14 @@ async fn apply_effect(
             text_id,
             price,
         } => {
-            let held = links::NewHeld {
+            let held = held::NewHeld {
                 link,
                 page_id,
                 url_id,
                 text_id,
                 price,
             };
-            links::hold(conn, &c.row, &held, now).await
+            held::hold(conn, &c.row, &held, now).await
         }
     }
 }

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::StoreError;
 use crate::domain::intents::{Effect, IntentKind, IntentRow};
 use crate::money::Money;
+use crate::store::StoreError;
 
 /// The effect an operator's "it was created, here is its id" implies for this intent's kind,
 /// read from the intent's stored request.
