@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Args;
 
-use super::global::GlobalArgs;
 use super::history::TableFormat;
-use super::shared::open_store_recorded;
+use crate::cli::global::GlobalArgs;
+use crate::cli::shared::open_store_recorded;
 use crate::views::month::{self, Month};
 
 #[derive(Debug, Clone, Args)]
@@ -26,9 +26,9 @@ pub(crate) async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<Exi
         .await
         .context("reading the ledger")?;
     match a.format {
-        TableFormat::Text => super::shared::print_text(&month::render_text(&r)),
-        TableFormat::Json => super::shared::print_json(&r)?,
-        TableFormat::Csv => super::shared::print_text(&month::render_csv(&r)),
+        TableFormat::Text => crate::cli::shared::print_text(&month::render_text(&r)),
+        TableFormat::Json => crate::cli::shared::print_json(&r)?,
+        TableFormat::Csv => crate::cli::shared::print_text(&month::render_csv(&r)),
     }
     Ok(ExitCode::SUCCESS)
 }

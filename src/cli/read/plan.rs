@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 
-use super::global::GlobalArgs;
-use super::shared::{load_campaigns, open_store_to_read};
 use super::state_from::fetch_state;
 use crate::campaign::{Campaign, load_at_revision};
+use crate::cli::global::GlobalArgs;
+use crate::cli::shared::{load_campaigns, open_store_to_read};
 use crate::clock;
 use crate::decide::capacity::round_warnings;
 use crate::decide::plan::CampaignPlan;
@@ -45,7 +45,7 @@ pub struct PlanArgs {
     pub base: Option<String>,
     /// With `--base REV` (text or markdown): exit 5 when the campaign files' caps together
     /// rise by more than AMOUNT rubles a month against REV (the pull request's cost guard).
-    #[arg(long, value_name = "AMOUNT", requires = "base", value_parser = super::ranges::rubles)]
+    #[arg(long, value_name = "AMOUNT", requires = "base", value_parser = crate::cli::ranges::rubles)]
     pub fail_above: Option<crate::money::Money>,
 }
 
@@ -97,11 +97,11 @@ pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCod
     };
     let gate = base.as_ref().and_then(|b| b.gate.as_ref());
     match a.format {
-        PlanFormat::Json => super::shared::print_json(&plans)?,
+        PlanFormat::Json => crate::cli::shared::print_json(&plans)?,
         PlanFormat::Text => {
             plans
                 .iter()
-                .for_each(|p| super::shared::print_text(&render_plan(p)));
+                .for_each(|p| crate::cli::shared::print_text(&render_plan(p)));
             if let (Some(b), Some(f)) = (&base, gate) {
                 println!("{}", f.sentence(&b.commit));
             }
@@ -109,8 +109,8 @@ pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCod
         PlanFormat::Markdown => {
             let problems: Vec<String> = loaded.problems.iter().map(|d| d.to_string()).collect();
             match &base {
-                Some(b) => super::shared::print_text(&b.review(&plans, &problems, gate)),
-                None => super::shared::print_text(&render_markdown(&plans, &problems)),
+                Some(b) => crate::cli::shared::print_text(&b.review(&plans, &problems, gate)),
+                None => crate::cli::shared::print_text(&render_markdown(&plans, &problems)),
             }
         }
     }

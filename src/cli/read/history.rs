@@ -7,8 +7,8 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use clap::{Args, ValueEnum};
 
-use super::global::GlobalArgs;
-use super::shared::{Format, open_store_recorded, print_json, print_text};
+use crate::cli::global::GlobalArgs;
+use crate::cli::shared::{Format, open_store_recorded, print_json, print_text};
 use crate::views::story::{self, Subject};
 
 /// `--format` of `history`: text for people, JSON and CSV for finance and scripts.

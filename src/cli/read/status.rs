@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::global::GlobalArgs;
-use super::shared::{Format, open_store_recorded};
 use crate::campaign;
+use crate::cli::global::GlobalArgs;
+use crate::cli::shared::{Format, open_store_recorded};
 use crate::clock;
 use crate::views::overview::FileFacts;
 use crate::views::report::{campaign_status_with, campaign_statuses, render_status};
@@ -31,7 +31,7 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
         }
     };
     match a.format {
-        Format::Json => super::shared::print_json(&all)?,
+        Format::Json => crate::cli::shared::print_json(&all)?,
         Format::Text => {
             // From this command's own settings (the daemon's, when they share an environment
             // file); no secret is read. The journal holds no credentials to ask.
@@ -59,7 +59,7 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
                 println!("{line}");
             }
             all.iter()
-                .for_each(|s| super::shared::print_text(&render_status(s)))
+                .for_each(|s| crate::cli::shared::print_text(&render_status(s)))
         }
     }
     Ok(ExitCode::SUCCESS)
