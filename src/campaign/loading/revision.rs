@@ -2,7 +2,7 @@
 //! branch holds, so the plan can show what the change under review changes. Read with the
 //! `git` command run in the campaigns directory (a review job has a checkout and `git`; the
 //! daemon never comes here — it reads `.git` itself, see `git`). Each file is parsed and
-//! validated exactly as [`super::load_dir`] does, under the same limits: at most
+//! validated exactly as [`crate::campaign::load_dir`] does, under the same limits: at most
 //! [`MAX_FILES`] files of at most [`MAX_FILE_BYTES`] bytes, so a hostile base cannot make
 //! `plan` read without bound.
 //!
@@ -13,11 +13,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::diag::Diagnostic;
 use super::load::{MAX_FILES, load_bytes};
-use super::model::Campaign;
-use super::parse::MAX_FILE_BYTES;
-use super::span::Pos;
+use crate::campaign::diag::Diagnostic;
+use crate::campaign::model::Campaign;
+use crate::campaign::parse::MAX_FILE_BYTES;
+use crate::campaign::span::Pos;
 
 /// The campaigns a revision holds in the directory.
 #[derive(Debug, Clone, Default)]
@@ -50,7 +50,7 @@ pub enum RevisionError {
     Batch(String),
 }
 
-/// The campaign files directly in `dir` (as [`super::load_dir`] picks them) at revision `rev`.
+/// The campaign files directly in `dir` (as [`crate::campaign::load_dir`] picks them) at revision `rev`.
 pub fn load_at_revision(dir: &Path, rev: &str) -> Result<AtRevision, RevisionError> {
     let commit = resolve(dir, rev)?;
     let entries = list(dir, &commit)?;

@@ -11,12 +11,12 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::diag::{Diagnostic, Problems};
-use super::fence;
-use super::model::{LoadReport, LoadedCampaign};
-use super::parse::{self, MAX_FILE_BYTES};
-use super::span::{At, Pos};
-use super::validate::validate;
+use crate::campaign::diag::{Diagnostic, Problems};
+use crate::campaign::fence;
+use crate::campaign::model::{LoadReport, LoadedCampaign};
+use crate::campaign::parse::{self, MAX_FILE_BYTES};
+use crate::campaign::span::{At, Pos};
+use crate::campaign::validate::validate;
 
 /// Most campaign files read from one directory.
 pub const MAX_FILES: usize = 10_000;
@@ -163,7 +163,7 @@ fn is_campaign_file_name(p: &Path) -> bool {
 
 /// One file's bytes, parsed and validated as [`load_dir`] does (the campaign files of a git
 /// revision for `plan --base`); `path` only names the file in the problems.
-pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<super::Campaign, Vec<Diagnostic>> {
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<crate::campaign::Campaign, Vec<Diagnostic>> {
     let raw = parse::parse(bytes).map_err(|p| p.into_diagnostics(path))?;
     validate(&raw).map_err(|p: Problems| p.into_diagnostics(path))
 }
