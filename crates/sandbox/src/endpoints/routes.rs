@@ -11,17 +11,17 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use tokio::time::Instant;
 
-use super::autobuy::{AutobuyerSpec, AutobuyerUrl, Range};
-use super::behaviour::ListPaging;
-use super::buy::{BuyRequest, PageRef};
-use super::listing::PageAsk;
-use super::ops::Op;
 use super::render;
-use super::search::{Poll, PollError};
-use super::server::{Refusal, Shared, json_body, reply};
-use super::state::Params;
 use super::wire;
+use crate::autobuy::{AutobuyerSpec, AutobuyerUrl, Range};
+use crate::behaviour::ListPaging;
+use crate::buy::{BuyRequest, PageRef};
+use crate::listing::PageAsk;
 use crate::money::Money;
+use crate::ops::Op;
+use crate::search::{Poll, PollError};
+use crate::server::{Refusal, Shared, json_body, reply};
+use crate::state::Params;
 
 type App = State<Arc<Shared>>;
 

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use serde_json::{Number, Value};
 
-use super::state::Params;
 use crate::money::Money;
+use crate::state::Params;
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct AddProject {

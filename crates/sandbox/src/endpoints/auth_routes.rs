@@ -1,5 +1,5 @@
 //! The login's HTTP side: `POST {prefix}/login`, `GET {prefix}/auth` and the control
-//! endpoints that issue tokens and read the counts. The rules are in [`super::auth`].
+//! endpoints that issue tokens and read the counts. The rules are in [`crate::auth`].
 
 use std::sync::Arc;
 
@@ -10,9 +10,9 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 
-use super::auth::AuthRefusal;
 use super::render;
-use super::server::{Shared, json_body, reply};
+use crate::auth::AuthRefusal;
+use crate::server::{Shared, json_body, reply};
 
 /// Body of `POST /login`.
 #[derive(Debug, serde::Deserialize)]

@@ -3,12 +3,12 @@
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
-use super::listing::{ListPage, Paging};
-use super::search::{Donor, Offer};
-use super::shapes::{
+use crate::listing::{ListPage, Paging};
+use crate::search::{Donor, Offer};
+use crate::shapes::{
     BuyAnswer, CreateIds, ErrorStyle, LinkList, Nesting, Pending, Shape, TextsAnswer,
 };
-use super::state::AddedUrl;
+use crate::state::AddedUrl;
 
 /// Donors per group in the `grouped` nesting.
 const GROUP_SIZE: usize = 4;

@@ -9,7 +9,7 @@
 //! | `POST seed_in_use` | `{"domain": "https://acme.example"}` → an account already in use (`in_use.rs`): the ids to adopt |
 //! | `POST link_status` | `{"link_id": N, "status": "removed"\|"rejected", "listed": false}` → the purchase as the ledger shows it |
 //!
-//! The same actions are methods of [`super::SandboxHandle`] for in-process tests.
+//! The same actions are methods of [`crate::SandboxHandle`] for in-process tests.
 
 use std::sync::Arc;
 
@@ -23,12 +23,12 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use super::behaviour::Behaviour;
-use super::faults::Faults;
-use super::ledger::{Ledger, Purchase};
-use super::listing::LinkStatus;
 use super::render;
-use super::server::{Refusal, Shared, json_body, reply};
+use crate::behaviour::Behaviour;
+use crate::faults::Faults;
+use crate::ledger::{Ledger, Purchase};
+use crate::listing::LinkStatus;
+use crate::server::{Refusal, Shared, json_body, reply};
 
 type App = State<Arc<Shared>>;
 
@@ -103,7 +103,7 @@ impl Shared {
     }
 
     /// Seeds an account already in use (see `in_use.rs`).
-    pub(crate) fn seed_in_use(&self, domain: &str) -> Result<super::in_use::InUse, String> {
+    pub(crate) fn seed_in_use(&self, domain: &str) -> Result<crate::in_use::InUse, String> {
         self.world().seed_in_use(domain).map_err(|r| r.0)
     }
 
@@ -113,7 +113,7 @@ impl Shared {
         project_id: i64,
         url_id: i64,
         text_id: i64,
-    ) -> Option<super::in_use::HandLink> {
+    ) -> Option<crate::in_use::HandLink> {
         self.world().buy_by_hand(project_id, url_id, text_id)
     }
 
