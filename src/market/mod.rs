@@ -20,6 +20,8 @@
 //!   tests use (`MarketClient::poll_search`), compiled with the `test-hooks` feature.
 //! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
 //!   `linkrunner probe`'s checks are the command's own (`cli/probe/`), over [`client::MarketClient`]'s raw calls.
+//!
+//! May import: crate::metrics.
 
 pub(crate) mod auth;
 pub(crate) mod body;
