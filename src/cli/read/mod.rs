@@ -5,7 +5,7 @@
 //! - [`validate`]: `validate`, `schema`;
 //! - [`plan`]: `plan`, its pull-request review and `--base`;
 //! - [`state_from`]: `plan --state-from`: the recorded state a daemon serves;
-//! - [`status`]: `status`;
+//! - [`status`]: `status`, each campaign as the journal has it;
 //! - [`history`]: `history` and `explain`: what moved money and why;
 //! - [`report`]: `report --month`: the month's money for finance.
 //!
