@@ -33,6 +33,8 @@
 //!
 //! Every [`App`] has its own [`Metrics`] registry, shared by the journal, the client and the
 //! engine, and its own holder id: two apps on one journal behave as two processes.
+//!
+//! May import: crate::campaign, crate::daemon, crate::decide, crate::effects, crate::http, crate::market, crate::metrics, crate::notify, crate::store, crate::telemetry, crate::views.
 
 use std::sync::Arc;
 

@@ -14,6 +14,8 @@
 //! level: a line written inside a campaign's work has `campaign` (and `round`, `action`,
 //! `intent` where they apply) as keys of its own, so a log system can filter one campaign's
 //! story by a plain field. The innermost span is also kept under `span`, as before.
+//!
+//! May import: nothing.
 
 use std::ffi::OsString;
 use std::fmt;

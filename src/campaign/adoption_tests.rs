@@ -1,6 +1,6 @@
 //! Adoption keys in one file and the ownership fence across files (issue 24).
 
-use super::load::load_paths;
+use super::loading::load::load_paths;
 use super::parse::parse;
 use super::validate::validate;
 

@@ -10,13 +10,13 @@
 //! | `adoption` | `project_id`, `url_id`, `text_id`, `unknown_link_rent`, autobuyer `id` (issue 24) |
 //! | `fence` | across files: one owner per project, autobuyer and domain |
 //! | `checks` | limits and positioned checks those share (a leaf: it imports none of them) |
-//! | `load` | files and directories → [`LoadReport`]; the loader the daemon uses too |
-//! | `invalid` | [`InvalidFiles`]: files that exist but did not load; their campaigns are held, never removed |
-//! | `git` | the commit checked out in the campaigns directory, read from `.git` without `git` |
-//! | `revision` | the campaign files of a git revision (`plan --base`), read with `git` |
+//! | `loading/` | where files come from: a directory or files ([`LoadReport`]), a git revision (`plan --base`), the commit checked out; [`InvalidFiles`], the files that did not load |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
 //! | `account` | the account file (`--account-file`): the account-wide cap |
+//! | `tests`, `adoption_tests` | (tests) one rule per test through `parse` + `validate`; adoption and the fence |
+//!
+//! May import: nothing.
 
 mod account;
 mod adoption;
@@ -27,14 +27,11 @@ mod checks;
 mod diag;
 mod extra;
 mod fence;
-mod git;
-mod invalid;
 mod keys;
-mod load;
+mod loading;
 mod model;
 mod parse;
 mod raw;
-mod revision;
 mod rules;
 mod schema;
 mod span;
@@ -45,15 +42,15 @@ mod validate;
 
 pub use account::{AccountFile, MAX_ACCOUNT_FILE_BYTES, load_account_file, parse_account_file};
 pub use diag::Diagnostic;
-pub use git::head_commit;
-pub use invalid::{InvalidFile, InvalidFiles, file_key};
-pub use load::{MAX_FILES, load_bytes, load_dir, load_paths};
+pub use loading::git::head_commit;
+pub use loading::invalid::{InvalidFile, InvalidFiles, file_key};
+pub use loading::load::{MAX_FILES, load_bytes, load_dir, load_paths};
+pub use loading::revision::{AtRevision, RevisionError, load_at_revision};
 pub use model::{
     Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,
     LoadReport, LoadedCampaign, Pacing, PromotedUrl, SearchSettings,
 };
 pub use parse::MAX_FILE_BYTES;
-pub use revision::{AtRevision, RevisionError, load_at_revision};
 pub use rules::{check_name, parse_schedule};
 pub use schema::schema_json;
 

@@ -189,7 +189,7 @@ pub struct LoadReport {
     pub problems: Vec<Diagnostic>,
     /// The files that exist but contributed no campaign: their campaigns are held as
     /// recorded, never taken as removed (see `invalid.rs`).
-    pub invalid: super::invalid::InvalidFiles,
+    pub invalid: super::loading::invalid::InvalidFiles,
 }
 
 impl LoadReport {

@@ -9,33 +9,33 @@
 //! | `mod.rs` | [`Cli`], [`Command`], [`dispatch`]; the front door [`main_with_args`], [`run_logged`] |
 //! | [`global`] | [`GlobalArgs`]: journal, campaign directory, logging, marketplace client |
 //! | [`api`], [`secrets`] | marketplace flags → [`crate::market::ClientConfig`]; token and ticket from files or the environment |
-//! | [`state_from`] | `plan --state-from`: the recorded state a daemon serves |
+//! | [`ranges`] | the range every numeric flag is held to |
 //! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
-//! | [`validate`] | `validate`, `schema` |
-//! | [`plan`], [`once`], [`run`], [`status`], [`resolve`], [`migrate`] | the journal and engine commands |
-//! | [`import`] | `import`: a campaign file that adopts an existing project, from its link list |
-//! | [`progress`] | `once`'s progress display and totals table |
-//! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
-//! | [`history`] | `history` and `explain`: what moved money and why |
+//! | [`read`] | the commands that only read: `validate`, `schema`, `plan` (and `--state-from`), `status`, `history`, `explain`, `report`; never the engine |
+//! | [`once`], [`progress`] | `once`, its progress display and totals table |
+//! | [`run`], [`http_args`] | `run`, the daemon; its HTTP security flags |
+//! | [`resolve`], [`resolve_words`] | `resolve`: an operator's word on an intent, a page, a link; `adopt`, `list-complete`, `approve` |
 //! | [`halt`] | `halt` and `resume`: the operator's stop button |
-//! | [`report`] | `report --month`: the month's money for finance |
-//! | `sandbox`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`crates/bench`) |
+//! | [`migrate`] | `migrate`: create or upgrade the journal's schema |
+//! | [`import`] | `import`: a campaign file that adopts an existing project, from its link list |
+//! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
+//! | `sandbox`, `sandbox_behaviour`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`crates/bench`) |
+//!
+//! May import: crate::app, crate::campaign, crate::daemon, crate::decide, crate::effects, crate::http, crate::market, crate::metrics, crate::notify, crate::store, crate::telemetry, crate::views.
 
 pub(crate) mod api;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo;
 pub(crate) mod global;
 pub(crate) mod halt;
-pub(crate) mod history;
 pub(crate) mod http_args;
 pub(crate) mod import;
 pub(crate) mod migrate;
 pub mod once;
-pub(crate) mod plan;
 pub mod probe;
 pub(crate) mod progress;
 pub(crate) mod ranges;
-pub(crate) mod report;
+pub(crate) mod read;
 pub(crate) mod resolve;
 pub(crate) mod resolve_words;
 pub(crate) mod run;
@@ -45,14 +45,13 @@ pub(crate) mod sandbox;
 pub(crate) mod sandbox_behaviour;
 pub(crate) mod secrets;
 pub(crate) mod shared;
-pub(crate) mod state_from;
-pub(crate) mod status;
-pub(crate) mod validate;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use read::{history, plan, report, status, validate};
 
 pub use global::{GlobalArgs, LogArgs};
 

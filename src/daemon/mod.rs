@@ -13,6 +13,8 @@
 //! - [`reconciler`]: reconciles campaigns paced within `--rate-limit` (planned by
 //!   `crate::decide::capacity`), the changed and uncertain first, buy rounds before all;
 //!   [`turns`]: whose turn it is.
+//!
+//! May import: crate::campaign, crate::decide, crate::effects, crate::http, crate::market, crate::metrics, crate::notify, crate::store, crate::telemetry, crate::views.
 
 pub mod brake;
 pub(crate) mod campaigns;

@@ -20,7 +20,7 @@
 //! "Proves" is still only after `--settle-grace`: a list may show a purchase late.
 //! Links no intent of ours bought are never attributed to an autobuyer, in a project
 //! linkrunner created as in an adopted one (one rule, [`judge`]): each counts at its own rent,
-//! on top of the running autobuyers' budgets (see `store/foreign.rs`). A link on a URL an
+//! on top of the running autobuyers' budgets (see `store/links/foreign.rs`). A link on a URL an
 //! autobuyer covers may have been bought by hand — the team buys in the marketplace's UI in
 //! any project — and cannot be told from the autobuyer's own; counted inside its budget, it
 //! would leave room for the autobuyer to spend its whole budget on top of it (an

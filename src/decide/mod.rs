@@ -2,9 +2,11 @@
 //! ([`recorded::Recorded`]) and the time, what should happen next — no I/O, no journal, no
 //! marketplace client; property-tested. `plan`, `once`, `run` and the API all decide here.
 //!
-//! May import: `crate::domain` (money, time, the marketplace's and the journal's nouns) and
-//! `crate::campaign` (the file model). Nothing else of linkrunner (docs/architecture.md;
-//! `scripts/check-architecture` holds it).
+//! Besides the nouns (`crate::domain`: money, time, the marketplace's and the journal's nouns)
+//! it imports the file model and nothing else of linkrunner (docs/architecture.md;
+//! `scripts/check-architecture` holds the line below).
+//!
+//! May import: crate::campaign.
 //!
 //! | module | decides |
 //! |---|---|

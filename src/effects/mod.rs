@@ -2,8 +2,10 @@
 //! client ([`crate::market::Market`]) and the journal ([`crate::store`]), and settles what may
 //! have executed.
 //!
-//! May import: everything but `crate::http`, `crate::daemon`, `crate::cli` and `crate::app`
-//! (docs/architecture.md; `scripts/check-architecture` holds it).
+//! It imports everything below it, never `crate::http`, `crate::daemon`, `crate::cli` or
+//! `crate::app` (docs/architecture.md; `scripts/check-architecture` holds the line below).
+//!
+//! May import: crate::campaign, crate::decide, crate::market, crate::metrics, crate::store, crate::views.
 //!
 //! - [`protocol`]: the money protocol — intent and reservation before the call, outcome
 //!   after; [`error`]: [`EngineError`], why a step stopped.

@@ -5,7 +5,7 @@
 //!    call is older than the settle grace → not bought (money released; the page stays
 //!    blocked); otherwise still uncertain, with the reason kept on the intent for `status`;
 //! 2. purchases settled as not bought that the list shows after all → adopted and counted;
-//! 3. every other listed link → recorded: ours matched, the rest counted once (`store/foreign.rs`);
+//! 3. every other listed link → recorded: ours matched, the rest counted once (`store/links/foreign.rs`);
 //! 4. links leaving for longer than the settle grace → released;
 //! 5. confirmed stops older than the settle grace, on a read that shows every link
 //!    (`Judgement::settles_stops`: in an adopted project, every page read or the operator's

@@ -5,11 +5,11 @@
 //! |---|---|
 //! | `GET /[?state=&q=&sort=&dir=&page=&per_page=]`, `GET /?campaign=NAME` | the status page: the summary, the month's picture ([`picture`]: inline SVG) and one page of the campaign table ([`board`]), or one campaign ([`page`]); HTML, read-only, no scripts or external assets ([`site`] picks the view) |
 //! | `GET /healthz` | 200 while the process is alive; no I/O |
-//! | `GET /readyz` | a JSON report per component; 503 when any is not ready |
+//! | `GET /readyz` | a JSON report per component; 503 when any is not ready ([`health`]) |
 //! | `GET /metrics` | Prometheus text format |
 //! | `GET /api/v1/campaigns[?state=&q=&sort=&dir=&page=&per_page=]`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows: of every campaign, or of one page of the list as the status page's table has it |
 //! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::summary::Summary`) |
-//! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints |
+//! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints ([`history`]) |
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |
 //! | `POST /api/v1/halt`, `POST /api/v1/resume` | only with `--http-token-file`: what `linkrunner halt` and `resume` do ([`halt`]) |
@@ -19,6 +19,8 @@
 //! connection age and connections are bounded ([`serve`]); the probes also have a listener
 //! of their own ([`probe_router`], `--probe-listen`) with its own connection cap, so clients
 //! holding the main port cannot starve `/healthz` and `/readyz`.
+//!
+//! May import: crate::campaign, crate::decide, crate::metrics, crate::store, crate::telemetry, crate::views.
 
 pub(crate) mod access;
 pub(crate) mod board;

@@ -21,6 +21,8 @@
 //! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
 //!   `inspect`: the raw answers `linkrunner probe` reads and the shapes it finds in them (its
 //!   checks are the command's own, `cli/probe/`).
+//!
+//! May import: crate::metrics.
 
 pub(crate) mod auth;
 pub(crate) mod body;

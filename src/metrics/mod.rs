@@ -2,7 +2,10 @@
 //! the `linkrunner_` prefix, base units, `_total` on counters, and labels from closed sets or
 //! validated campaign names — never ids, URLs or free text. The per-campaign families live
 //! in [`campaigns`] as compact rows (see there why); the standard `process_*` series are read
-//! from `/proc` on each scrape ([`process`]).
+//! from `/proc` on each scrape ([`process`]). The series of the daemon's load ([`load`]), the
+//! HTTP side ([`http`]) and notifications ([`notify`]) have files of their own.
+//!
+//! May import: nothing.
 
 mod campaigns;
 pub(crate) mod http;

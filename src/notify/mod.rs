@@ -13,6 +13,8 @@
 //!
 //! [`Notifier::start`] runs all of it beside the daemon (wired by `crate::app`); nothing in
 //! a pass waits for it.
+//!
+//! May import: crate::metrics, crate::store, crate::views.
 
 pub mod config;
 pub mod events;

@@ -21,15 +21,15 @@ use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
 use super::StoreError;
-use super::budget::{BUDGET_SELECT, snapshot_from_row};
-use super::foreign::{foreign_columns, foreign_from_row};
+use super::campaigns::remote::{autobuyer_from_row, project_from_row};
+use super::campaigns::stalls::{STALL_COLUMNS, stall_from_row};
 use super::handles::Reports;
-use super::intent_rows::{intent_columns, intent_from_row};
-use super::links::{HELD_COLUMNS, held_from_row};
-use super::remote::{autobuyer_from_row, project_from_row};
-use super::rounds::{ROUND_COLUMNS, round_from_row};
+use super::intents::rows::{intent_columns, intent_from_row};
+use super::links::foreign::{foreign_columns, foreign_from_row};
+use super::links::held::{HELD_COLUMNS, held_from_row};
+use super::money::budget::{BUDGET_SELECT, snapshot_from_row};
+use super::rounds::slots::{ROUND_COLUMNS, round_from_row};
 use super::rows::{col, count, day_text, db};
-use super::stalls::{STALL_COLUMNS, stall_from_row};
 use crate::domain::intents::IntentRow;
 use crate::domain::records::{
     BudgetSnapshot, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow,
@@ -375,7 +375,7 @@ impl Reports<'_> {
         for r in self.rows_of(scope, None, projects).await? {
             if let Some(j) = entry(out, &r)? {
                 (j.ids.project, j.ids.list_cut_at) = project_from_row(&r)?;
-                super::adoption::read_project(&mut j.ids.account, &r)?;
+                super::campaigns::adoption::read_project(&mut j.ids.account, &r)?;
             }
         }
         self.adoptions_of(scope, out).await?;
@@ -435,7 +435,7 @@ impl Reports<'_> {
         };
         for r in self.rows_of(scope, None, adoptions).await? {
             if let Some(j) = entry(out, &r)? {
-                j.ids.account.adoption = Some(super::adoption::adoption_from_row(&r)?);
+                j.ids.account.adoption = Some(super::campaigns::adoption::adoption_from_row(&r)?);
             }
         }
         let vouches = |w: &str| {
@@ -446,7 +446,7 @@ impl Reports<'_> {
         };
         for r in self.rows_of(scope, None, vouches).await? {
             if let Some(j) = entry(out, &r)? {
-                j.ids.account.vouch = Some(super::adoption::vouch_from_row(&r)?);
+                j.ids.account.vouch = Some(super::campaigns::adoption::vouch_from_row(&r)?);
             }
         }
         Ok(())

@@ -1,58 +1,42 @@
 //! `store/`: the journal. Every changing marketplace call is an intent recorded before it is
 //! sent, with its budget reservation, in one transaction; its outcome is recorded with what it
-//! implies in another. One API over PostgreSQL and SQLite through sqlx `Any`.
+//! implies in another. One API over PostgreSQL and SQLite through sqlx `Any`. [`Store`] hands
+//! out one handle per concern (`handles`); the rooms below hold their SQL.
 //!
-//! - [`types`]: intents, outcomes, effects; [`records`]: caps, remote ids, budget, links,
-//!   searches, rounds, leases; [`error`]: [`StoreError`].
-//! - `intents`: begin (fence check, unique natural key, reservation), list, takeover;
-//!   `settle`: complete and resolve, applying effects; `evidence`: the effect an operator's
-//!   resolution implies; `reserve`: reservations against the caps; `budget`: caps and the
-//!   append-only ledger; `remote`: ids the marketplace gave us; `links`: held links and list sync;
-//!   `searches`, `rounds`, `leases`, `halts`; `files`: each campaign's file; `causes`: why each attempt was made, and the
-//!   history of the ledger with its causes; `plans` (tests): the reads that grow with a
-//!   campaign's history use an index;
-//!   `account`: the account-wide cap over every campaign's commitment;
-//!   `approvals`: approval above a threshold (the approved commitment, `resolve approve`);
-//!   `batch`: what the journal holds of many campaigns,
-//!   each table read once for all of them (start-up, `plan`).
+//! - `money/`: caps, the append-only ledger, reservations, the account cap, approvals, the month's sums;
+//! - `intents/`: begin with the reservation, settle, resolve, causes and history;
+//! - `links/`: held and foreign links, the link list's sync;
+//! - `campaigns/`: remote ids, adoption, each campaign's file, stalls;
+//! - `rounds/`: buy rounds and their searches;
+//! - `guards/`: halts, leases, removals, the anomaly brake's reads, notices;
+//! - `batch`: what the journal holds of many campaigns, each table read once (start-up, `plan`);
+//! - `handles`: the front doors (`campaigns()`, `intents()`, `links()`, `leases()`, `rounds()`, `reports()`);
+//! - `schema`: where the schema stands against the migrations (the read-only commands);
+//! - `error`: [`StoreError`]; `rows`: reading `Any` rows;
+//! - `durable`: one shared `fsync` per SQLite write; `writes`: whether the journal can be written;
+//! - `plans` (tests): the reads that grow with a campaign's history use an index.
 //!
 //! Why runtime-checked queries: sqlx's `query!` checks against one database per crate; one SQL
 //! text per query, accepted by both dialects, is checked instead by one test suite run on both
 //! backends (`tests/it/store.rs`). Values are limited to what `Any` carries: `i64`, `String`,
 //! `Option<_>`; times are Unix milliseconds, money kopecks, booleans 0/1, JSON text.
+//!
+//! May import: crate::metrics.
 
-mod account;
-mod adoption;
-mod anomaly;
-mod approvals;
 mod batch;
-mod budget;
-mod causes;
+mod campaigns;
 mod durable;
 pub(crate) mod error;
-mod evidence;
-mod files;
-mod foreign;
-mod halts;
+mod guards;
 mod handles;
-mod intent_rows;
 mod intents;
-mod leases;
 mod links;
-mod month;
-mod notices;
+mod money;
 #[cfg(test)]
 mod plans;
-mod purchases;
-mod remote;
-mod removals;
-mod reserve;
 mod rounds;
 mod rows;
 mod schema;
-mod searches;
-mod settle;
-mod stalls;
 mod writes;
 
 use std::sync::Arc;
@@ -63,20 +47,20 @@ use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use crate::domain::intents::*;
 pub use crate::domain::records::*;
-pub use account::{AccountBudget, AccountCapSet};
-pub use adoption::{AdoptOutcome, AdoptedAutobuyer};
-pub use anomaly::Observed;
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListFacts};
-pub use causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
+pub use campaigns::adoption::{AdoptOutcome, AdoptedAutobuyer};
+pub use campaigns::files::CampaignFile;
+pub use campaigns::remote::StopSettlement;
 pub use error::StoreError;
-pub use files::CampaignFile;
-pub use halts::{Halt, HaltEvent, HaltKind, HaltScope};
+pub use guards::anomaly::Observed;
+pub use guards::halts::{Halt, HaltEvent, HaltKind, HaltScope};
+pub use guards::leases::{HolderIdentity, LeaseHolder};
+pub use guards::notices::{LostLinks, NoticeRow};
 pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
-pub use leases::{HolderIdentity, LeaseHolder};
-pub use links::LinkRef;
-pub use month::{DaySum, LedgerSum};
-pub use notices::{LostLinks, NoticeRow};
-pub use remote::StopSettlement;
+pub use intents::causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
+pub use links::held::LinkRef;
+pub use money::account::{AccountBudget, AccountCapSet};
+pub use money::month::{DaySum, LedgerSum};
 use rows::db;
 pub use schema::SchemaState;
 pub use writes::WriteFault;

@@ -5,10 +5,10 @@
 //! PostgreSQL's plans for the same texts were checked by hand with `EXPLAIN`
 //! (docs/contributing.md#benchmark).
 
-use super::budget::BUDGET_SQL;
-use super::intents::{LIVE_AND_SWITCHES_SQL, intents_sql};
-use super::purchases::BLOCKED_SQL;
-use super::remote::IDS_SQL;
+use super::campaigns::remote::IDS_SQL;
+use super::intents::begin::{LIVE_AND_SWITCHES_SQL, intents_sql};
+use super::intents::purchases::BLOCKED_SQL;
+use super::money::budget::BUDGET_SQL;
 use super::rows::col;
 use super::{Backend, Store};
 use crate::domain::intents::{IntentFilter, IntentKind, IntentState};

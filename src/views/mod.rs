@@ -2,9 +2,10 @@
 //! API and the status page show, read from the journal and decided by `crate::decide`; they
 //! change nothing.
 //!
-//! May import: `crate::domain`, `crate::campaign`, `crate::decide`, `crate::store` (reads).
-//! Never `crate::effects` or the marketplace client (docs/architecture.md;
-//! `scripts/check-architecture` holds it).
+//! It reads the journal (`crate::store`), never `crate::effects` or the marketplace client
+//! (docs/architecture.md; `scripts/check-architecture` holds the line below).
+//!
+//! May import: crate::campaign, crate::decide, crate::metrics, crate::store.
 //!
 //! | module | shows |
 //! |---|---|

@@ -4,7 +4,12 @@
 //! headroom). Text from campaign files is escaped so a file under review cannot inject
 //! markup, mentions or links into the comment.
 //!
-//! `gate`: `--fail-above`, the caps' rise against a limit (exit 5).
+//! - `diff`: what a pull request changes in the campaign files, field by field, and in money;
+//! - `pr`: the comment for `plan --base REV`: only the campaigns whose file changed;
+//! - `fit`: fitting the comment's sections into its size limit;
+//! - `gate`: `--fail-above`, the caps' rise against a limit (exit 5).
+//!
+//! May import: crate::campaign, crate::decide, crate::store.
 
 use std::fmt::Write as _;
 

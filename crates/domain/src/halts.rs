@@ -1,6 +1,6 @@
 //! Spending halts as linkrunner speaks of them: while a halt is set (e.g. the marketplace
 //! rejected our credentials, or an operator ran `linkrunner halt`), nothing is bought. The
-//! journal keeps them (`store/halts.rs`). A halt's [`HaltKind`] says what lifts it.
+//! journal keeps them (`store/guards/halts.rs`). A halt's [`HaltKind`] says what lifts it.
 
 use chrono::{DateTime, Utc};
 

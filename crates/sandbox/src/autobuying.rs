@@ -21,7 +21,7 @@ use super::autobuy::{Autobuyer, AutobuyerUrl};
 use super::buy::PageRef;
 use super::listing::LinkStatus;
 use super::state::World;
-use super::wire;
+use crate::endpoints::wire;
 use crate::money::Money;
 
 /// What an autobuyer already did for one URL.

@@ -4,41 +4,37 @@
 //! | file | concept |
 //! |---|---|
 //! | [`config`] | [`SandboxConfig`], [`SandboxAuth`], [`SandboxLogin`] |
-//! | `server.rs`, `cut.rs` | the request pipeline: latency, rate limit, auth, injected faults, answers cut short |
+//! | `server.rs` | the request pipeline: latency, rate limit, auth, injected faults, answers cut short |
 //! | [`auth`] | tokens that expire, the login (`POST /login`, `GET /auth`), tokens issued for tests |
-//! | `routes.rs`, `control.rs` | the ten operations at the spec's paths; the `__sandbox/` control endpoints |
-//! | `wire.rs`, `render.rs` | request bodies in, answers out in the configured [`Shape`] |
-//! | `state.rs`, `search.rs`, `buy.rs`, `listing.rs`, `autobuy.rs`, `autobuying.rs` | the marketplace's state and rules |
+//! | `endpoints/` | the ten operations at the spec's paths, the `__sandbox/` control endpoints, the login; request bodies in, answers out in the configured [`Shape`] |
+//! | `state.rs`, `entities.rs`, `validate.rs` | the marketplace's memory, its things (filters, autobuyers, placements, donors, offers), the input rules it enforces |
+//! | `search.rs`, `buy.rs`, `listing.rs`, `autobuy.rs`, `autobuying.rs` | the marketplace's rules, operation by operation |
 //! | [`faults`], [`behaviour`], [`shapes`] | fault settings, run-time behaviours (paged and lagging lists, autobuyers that buy), answer shapes |
 //! | `in_use.rs` | an account already in use (a project, hand-bought links, a filter, a running autobuyer) to adopt |
 //! | [`ledger`], `commitment.rs`, [`ops`] | the ledger snapshot and the commitment rule, operation names |
+//! | `commitment_tests.rs`, `autobuying_tests.rs` | (tests) the commitment rule; autobuyers that buy |
 //!
 //! Start one on port 0 with [`spawn`]; read what happened with [`SandboxHandle::ledger`].
 
 pub mod auth;
-mod auth_routes;
 mod autobuy;
 mod autobuying;
 pub mod behaviour;
 mod buy;
 mod commitment;
 pub mod config;
-mod control;
-mod cut;
+mod endpoints;
 mod entities;
 pub mod faults;
 mod in_use;
 pub mod ledger;
 mod listing;
 pub mod ops;
-mod render;
-mod routes;
 mod search;
 mod server;
 pub mod shapes;
 mod state;
 mod validate;
-mod wire;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -116,7 +112,7 @@ pub async fn spawn(
             source,
         })?;
     let shared = Shared::new(&config);
-    let app = routes::router(shared.clone(), &prefix, config.body_limit);
+    let app = endpoints::routes::router(shared.clone(), &prefix, config.body_limit);
     let cancel = CancellationToken::new();
     let autobuyer = tokio::spawn(autobuy_periodically(shared.clone(), cancel.clone()));
     let stop = cancel.clone().cancelled_owned();

@@ -17,12 +17,12 @@ use tokio::time::Instant;
 
 use super::auth::Auth;
 use super::config::SandboxConfig;
-use super::cut::{cut_short, truncated};
 use super::faults::FaultState;
 use super::ops::Op;
-use super::render;
 use super::shapes::Shape;
 use super::state::{Rejection, World};
+use crate::endpoints::cut::{cut_short, truncated};
+use crate::endpoints::render;
 
 /// Why an operation did not succeed, by how it is answered.
 #[derive(Debug)]

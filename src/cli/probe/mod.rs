@@ -3,6 +3,8 @@
 //! project (`--project ID`) one donor search and the link list; prints what it saw (redacted)
 //! and the settings to use, and writes a redacted report to attach to a bug report. Never
 //! buys, creates nothing. The checks are in [`checks`], over the marketplace client's raw calls.
+//!
+//! May import: crate::app, crate::market, crate::metrics, crate::telemetry.
 
 pub mod checks;
 

@@ -11,8 +11,10 @@
 //!
 //! Where secrets come from and reading them: `source`; re-reading files: `files`; the
 //! login's two requests: `login`; logging in, backoff and the refresh margin: `renew`; a
-//! JWT's `exp`: `jwt`.
+//! JWT's `exp`: `jwt`; reading one secret file, size-capped: `secret_file`.
 //! Values never reach a log line, an error or a metric: only that they changed, and when.
+//!
+//! May import: crate::metrics.
 
 mod files;
 mod jwt;

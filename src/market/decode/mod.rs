@@ -12,6 +12,8 @@
 //! - [`search`]: the search job and donor pages, pending or ready.
 //! - [`links`]: the project's link list; [`paging`]: its paging fields.
 //! - [`pending`]: "not found / not finished" answers to the result fetch.
+//!
+//! May import: nothing.
 
 pub(crate) mod executed;
 pub(crate) mod ids;

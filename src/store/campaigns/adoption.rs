@@ -1,0 +1,419 @@
+//! Accounts already in use (issue 24): the adoption of an existing project and of existing
+//! autobuyers, the operator's words (`resolve adopt`, `resolve list-complete`) and what the
+//! last read of the link list showed.
+//!
+//! An adopted autobuyer counts as running from the moment it is recorded (its budget moves
+//! the commitment with a ledger row, in the transaction that records it): the API cannot say
+//! whether it runs, so it counts until linkrunner's own stop of it is settled. Tested by
+//! `tests/it` `store::adoption::*` on PostgreSQL and SQLite.
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+
+use crate::clock::to_millis;
+use crate::domain::records::{AccountTruth, Adoption, OperatorWord};
+use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::{col, db, opt_time, time};
+
+/// An autobuyer a file adopts by id.
+#[derive(Debug, Clone)]
+pub struct AdoptedAutobuyer<'a> {
+    pub name: &'a str,
+    pub id: i64,
+    pub spec_fingerprint: &'a str,
+    pub monthly_budget: Money,
+    pub covers: Vec<i64>,
+}
+
+/// What recording an adoption found in the journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdoptOutcome {
+    /// Recorded now, or already recorded for this project.
+    Recorded,
+    /// The campaign already has another project (created by linkrunner, or adopted under
+    /// another id): nothing was changed.
+    OtherProject { recorded: i64 },
+}
+
+impl Campaigns<'_> {
+    /// Records that `campaign` adopts project `project_id`: its `projects` row (the project's
+    /// own main-page ids are not known: 0) and its `adoptions` row. Never re-points a
+    /// campaign that already has a project.
+    pub async fn adopt_project(
+        self,
+        campaign: &str,
+        project_id: i64,
+        now: DateTime<Utc>,
+    ) -> Result<AdoptOutcome, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("adopt_project").await?;
+            let row = sqlx::query("SELECT project_id FROM projects WHERE campaign = $1")
+                .bind(campaign)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(db("adopt_project"))?;
+            if let Some(r) = row {
+                let recorded: i64 = col(&r, "project_id")?;
+                if recorded != project_id {
+                    return Ok(AdoptOutcome::OtherProject { recorded });
+                }
+            } else {
+                sqlx::query(
+                    "INSERT INTO projects (campaign, project_id, url_id, text_id) VALUES ($1, $2, 0, 0)",
+                )
+                .bind(campaign)
+                .bind(project_id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("adopt_project"))?;
+            }
+            sqlx::query(
+                "INSERT INTO adoptions (campaign, project_id, recorded_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (campaign) DO NOTHING",
+            )
+            .bind(campaign)
+            .bind(project_id)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("adopt_project"))?;
+            tx.commit().await.map_err(db("adopt_project"))?;
+            Ok(AdoptOutcome::Recorded)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// Records URL and text ids the file names in the adopted project; ids already recorded
+    /// for a URL or text are kept (returns the URLs whose recorded id differs).
+    pub(crate) async fn adopt_ids(
+        self,
+        campaign: &str,
+        urls: &[(String, i64)],
+        texts: &[((String, String), i64)],
+    ) -> Result<Vec<String>, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("adopt_ids").await?;
+            let mut differ = Vec::new();
+            for (url, id) in urls {
+                sqlx::query(
+                    "INSERT INTO urls (campaign, url, url_id) VALUES ($1, $2, $3) \
+                     ON CONFLICT (campaign, url) DO NOTHING",
+                )
+                .bind(campaign)
+                .bind(url)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("adopt_ids"))?;
+                let r = sqlx::query("SELECT url_id FROM urls WHERE campaign = $1 AND url = $2")
+                    .bind(campaign)
+                    .bind(url)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(db("adopt_ids"))?;
+                if col::<i64>(&r, "url_id")? != *id {
+                    differ.push(url.clone());
+                }
+            }
+            for ((url, text), id) in texts {
+                sqlx::query(
+                    "INSERT INTO texts (campaign, url, text, text_id) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (campaign, url, text) DO NOTHING",
+                )
+                .bind(campaign)
+                .bind(url)
+                .bind(text)
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("adopt_ids"))?;
+            }
+            tx.commit().await.map_err(db("adopt_ids"))?;
+            Ok(differ)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// Records an adopted autobuyer, counted as running at its declared budget (a ledger
+    /// row `adopted_autobuyer`). Returns the id already recorded under that name when it
+    /// differs (nothing changed then), else `None`. After a replacement (a changed spec) the
+    /// recorded id is the new autobuyer's and the file's still the adopted one's: both match.
+    pub async fn adopt_autobuyer(
+        self,
+        campaign: &str,
+        a: &AdoptedAutobuyer<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<i64>, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("adopt_autobuyer").await?;
+            let known = sqlx::query(
+                "SELECT autobuyer_id, adopted_id FROM autobuyers WHERE campaign = $1 AND name = $2",
+            )
+            .bind(campaign)
+            .bind(a.name)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db("adopt_autobuyer"))?;
+            if let Some(r) = known {
+                let id: i64 = col(&r, "autobuyer_id")?;
+                let adopted: Option<i64> = col(&r, "adopted_id")?;
+                return Ok((id != a.id && adopted != Some(a.id)).then_some(id));
+            }
+            insert_adopted(&mut tx, campaign, a, now).await?;
+            tx.commit().await.map_err(db("adopt_autobuyer"))?;
+            Ok(None)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// The operator's `resolve adopt`: changes on the adopted project may begin.
+    pub async fn confirm_adoption(
+        self,
+        campaign: &str,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE adoptions SET confirmed_by = $2, confirmed_reason = $3, confirmed_at = $4 \
+             WHERE campaign = $1 AND confirmed_at IS NULL",
+        )
+        .bind(campaign)
+        .bind(by)
+        .bind(reason)
+        .bind(to_millis(now))
+        .execute(&self.writer)
+        .await
+        .map_err(db("confirm_adoption"));
+        self.write_done(done).await.map(|r| r.rows_affected() > 0)
+    }
+
+    /// The operator's `resolve list-complete --links N`: the list shows every link, as long
+    /// as no read shows fewer than the `links` they saw (plus what linkrunner bought since
+    /// that the list could show: `decide::adoption::word_lapses`).
+    pub async fn vouch_list_complete(
+        self,
+        campaign: &str,
+        links: u32,
+        (by, reason): (&str, &str),
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO list_vouches (campaign, links, by_whom, reason, at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (campaign) DO UPDATE SET links = excluded.links, by_whom = excluded.by_whom, \
+             reason = excluded.reason, at = excluded.at, lapsed_at = NULL",
+        )
+        .bind(campaign)
+        .bind(i64::from(links))
+        .bind(by)
+        .bind(reason)
+        .bind(to_millis(now))
+        .execute(&self.writer)
+        .await
+        .map_err(db("vouch_list_complete"));
+        self.write_done(done).await.map(|_| ())
+    }
+
+    /// Notes what a read of the link list showed: complete or not, and its length; the first
+    /// read after an adoption. `lapse`: the operator's word given at that time lapses
+    /// (`decide::adoption::word_lapses` judged this read against it); a word given again
+    /// meanwhile (another time) is kept. True when a word lapsed now.
+    pub async fn note_list_read(
+        self,
+        campaign: &str,
+        (complete, links): (bool, u32),
+        lapse: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("note_list_read").await?;
+            let q = |sql: &'static str| sqlx::query(sql).bind(campaign);
+            q("UPDATE projects SET last_read_complete = $2, last_read_links = $3 WHERE campaign = $1")
+                .bind(i64::from(complete))
+                .bind(i64::from(links))
+                .execute(&mut *tx)
+                .await
+                .map_err(db("note_list_read"))?;
+            q("UPDATE adoptions SET first_read_at = $2 WHERE campaign = $1 AND first_read_at IS NULL")
+                .bind(to_millis(now))
+                .execute(&mut *tx)
+                .await
+                .map_err(db("note_list_read"))?;
+            let mut lapsed = false;
+            if let Some(word_at) = lapse {
+                let done = q("UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
+                              AND lapsed_at IS NULL AND at = $3")
+                .bind(to_millis(now))
+                .bind(to_millis(word_at))
+                .execute(&mut *tx)
+                .await
+                .map_err(db("note_list_read"))?;
+                lapsed = done.rows_affected() > 0;
+            }
+            tx.commit().await.map_err(db("note_list_read"))?;
+            Ok(lapsed)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// The account truth of one campaign (see [`AccountTruth`]).
+    pub(crate) async fn account_truth(self, campaign: &str) -> Result<AccountTruth, StoreError> {
+        let result = async {
+            let mut conn = self.pool.acquire().await.map_err(db("account_truth"))?;
+            account_in(&mut conn, campaign).await
+        }
+        .await;
+        self.done(result)
+    }
+}
+
+async fn insert_adopted(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    a: &AdoptedAutobuyer<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let covers = serde_json::to_string(&a.covers).unwrap_or_else(|_| "[]".into());
+    sqlx::query(
+        "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, \
+         reserved, switch_state, adopted_at, covers, adopted_id) VALUES ($1, $2, $3, 1, $4, $5, $5, 'unknown', $6, $7, $3)",
+    )
+    .bind(campaign)
+    .bind(a.name)
+    .bind(a.id)
+    .bind(a.spec_fingerprint)
+    .bind(a.monthly_budget.kopecks())
+    .bind(to_millis(now))
+    .bind(covers)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("adopt_autobuyer"))?;
+    let m = Movement {
+        campaign,
+        intent: None,
+        amount: a.monthly_budget.kopecks(),
+        links: 0,
+        day: None,
+        reason: "adopted_autobuyer",
+    };
+    budget::apply(conn, &m, now).await
+}
+
+pub(in crate::store) async fn account_in(
+    conn: &mut AnyConnection,
+    campaign: &str,
+) -> Result<AccountTruth, StoreError> {
+    let q = |sql: &'static str| sqlx::query(sql).bind(campaign);
+    let project = q("SELECT last_read_complete, last_read_links FROM projects WHERE campaign = $1")
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("account_truth"))?;
+    let adoption = q(ADOPTION_SQL)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("account_truth"))?;
+    let vouch = q(VOUCH_SQL)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("account_truth"))?;
+    let mut truth = AccountTruth::default();
+    if let Some(r) = project {
+        read_project(&mut truth, &r)?;
+    }
+    truth.adoption = adoption.as_ref().map(adoption_from_row).transpose()?;
+    truth.vouch = vouch.as_ref().map(vouch_from_row).transpose()?;
+    Ok(truth)
+}
+
+/// `remote_ids`' read of the project: its ids, where its list was seen cut, what its last
+/// read showed, its adoption and the operator's current word on its list.
+pub(in crate::store) const PROJECT_SQL: &str = "SELECT p.project_id, p.url_id, p.text_id, p.list_cut_at, \
+     p.last_read_complete, p.last_read_links, a.project_id AS adopted_project, a.recorded_at, \
+     a.first_read_at, a.confirmed_by, a.confirmed_at, a.confirmed_reason, v.links AS vouched_links, \
+     v.by_whom, v.reason AS vouch_reason, v.at AS vouched_at FROM projects p \
+     LEFT JOIN adoptions a ON a.campaign = p.campaign \
+     LEFT JOIN list_vouches v ON v.campaign = p.campaign AND v.lapsed_at IS NULL \
+     WHERE p.campaign = $1";
+
+/// The account truth from a row of [`PROJECT_SQL`].
+pub(in crate::store) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTruth, StoreError> {
+    let mut truth = AccountTruth::default();
+    read_project(&mut truth, r)?;
+    if let Some(project_id) = col::<Option<i64>>(r, "adopted_project")? {
+        let confirmed = match opt_time(r, "confirmed_at")? {
+            Some(at) => Some(OperatorWord {
+                by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
+                at,
+                reason: col::<Option<String>>(r, "confirmed_reason")?.unwrap_or_default(),
+                links: None,
+            }),
+            None => None,
+        };
+        truth.adoption = Some(Adoption {
+            project_id,
+            recorded_at: time(r, "recorded_at")?,
+            first_read_at: opt_time(r, "first_read_at")?,
+            confirmed,
+        });
+    }
+    if let Some(links) = col::<Option<i64>>(r, "vouched_links")? {
+        truth.vouch = Some(OperatorWord {
+            by: col::<Option<String>>(r, "by_whom")?.unwrap_or_default(),
+            at: time(r, "vouched_at")?,
+            reason: col::<Option<String>>(r, "vouch_reason")?.unwrap_or_default(),
+            links: Some(links.clamp(0, i64::from(u32::MAX)) as u32),
+        });
+    }
+    Ok(truth)
+}
+
+pub(in crate::store) const ADOPTION_SQL: &str = "SELECT campaign, project_id, recorded_at, first_read_at, confirmed_by, \
+     confirmed_at, confirmed_reason FROM adoptions WHERE campaign = $1";
+pub(in crate::store) const VOUCH_SQL: &str = "SELECT campaign, links, by_whom, reason, at FROM list_vouches \
+     WHERE campaign = $1 AND lapsed_at IS NULL";
+
+pub(in crate::store) fn read_project(
+    truth: &mut AccountTruth,
+    r: &AnyRow,
+) -> Result<(), StoreError> {
+    truth.last_read_complete = col::<i64>(r, "last_read_complete")? != 0;
+    truth.last_read_links =
+        col::<Option<i64>>(r, "last_read_links")?.map(|n| n.clamp(0, i64::from(u32::MAX)) as u32);
+    Ok(())
+}
+
+pub(in crate::store) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreError> {
+    let confirmed = match opt_time(r, "confirmed_at")? {
+        Some(at) => Some(OperatorWord {
+            by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
+            at,
+            reason: col::<Option<String>>(r, "confirmed_reason")?.unwrap_or_default(),
+            links: None,
+        }),
+        None => None,
+    };
+    Ok(Adoption {
+        project_id: col(r, "project_id")?,
+        recorded_at: time(r, "recorded_at")?,
+        first_read_at: opt_time(r, "first_read_at")?,
+        confirmed,
+    })
+}
+
+pub(in crate::store) fn vouch_from_row(r: &AnyRow) -> Result<OperatorWord, StoreError> {
+    let links: i64 = col(r, "links")?;
+    Ok(OperatorWord {
+        by: col(r, "by_whom")?,
+        at: time(r, "at")?,
+        reason: col(r, "reason")?,
+        links: Some(links.clamp(0, i64::from(u32::MAX)) as u32),
+    })
+}

@@ -1,0 +1,61 @@
+//! Each campaign's file, as the last pass that loaded it found it (issue 25, point 0): a file
+//! that exists but fails validation holds the campaign recorded from its path, even when it
+//! is too broken to show its `name` (`campaign::InvalidFiles`).
+
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db};
+
+/// A campaign the journal knows, and the file it was last loaded from (`None`: recorded
+/// before files were, filled in by the next pass that loads it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CampaignFile {
+    pub name: String,
+    pub file: Option<String>,
+}
+
+impl Campaigns<'_> {
+    /// Every campaign the journal knows with its recorded file, by name.
+    pub(crate) async fn campaign_files(self) -> Result<Vec<CampaignFile>, StoreError> {
+        let rows = sqlx::query("SELECT name, file FROM campaigns ORDER BY name")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("campaign_files"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    Ok(CampaignFile {
+                        name: col(r, "name")?,
+                        file: col(r, "file")?,
+                    })
+                })
+                .collect()
+        }))
+    }
+
+    /// Records where each of `files` was loaded from, in one transaction. Only campaigns the
+    /// journal already knows are updated (a pass creates its campaign first); callers pass
+    /// only the files that changed, so a pass over 10,000 unchanged campaigns writes nothing.
+    pub(crate) async fn record_campaign_files(
+        self,
+        files: &[CampaignFile],
+    ) -> Result<(), StoreError> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let result = async {
+            let mut tx = self.write_tx("record_campaign_files").await?;
+            for f in files {
+                sqlx::query("UPDATE campaigns SET file = $1 WHERE name = $2")
+                    .bind(f.file.as_deref())
+                    .bind(&f.name)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("record_campaign_files"))?;
+            }
+            tx.commit().await.map_err(db("record_campaign_files"))
+        }
+        .await;
+        self.write_done(result).await
+    }
+}

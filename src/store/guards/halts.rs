@@ -1,0 +1,250 @@
+//! Spending halts: while a halt is set (e.g. the marketplace rejected our credentials),
+//! nothing is bought. A halt stops every campaign ([`HaltScope::Global`]) or one. Kept in the
+//! database so every replica sees it and a restart does not forget it.
+//!
+//! Two tables, two kinds ([`HaltKind`]): `halts` holds the automatic halts, which
+//! [`Store::set_halt`] and [`Store::clear_halt`] move with their causes; `operator_halts`
+//! holds an operator's halt, which only [`Store::operator_resume`] deletes, with every halt
+//! and resume kept in `operator_halt_events`. [`Store::halts`] reads both.
+
+use chrono::{DateTime, Utc};
+
+use crate::clock::to_millis;
+use crate::store::rows::{col, db, time};
+use crate::store::{Store, StoreError};
+
+pub use crate::domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
+
+impl Store {
+    /// Sets or updates the halt's reason; `since` stays the first time it was set.
+    pub async fn set_halt(
+        &self,
+        scope: &HaltScope,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO halts (scope, reason, since) VALUES ($1, $2, $3) \
+             ON CONFLICT (scope) DO UPDATE SET reason = excluded.reason",
+        )
+        .bind(scope.key())
+        .bind(reason)
+        .bind(to_millis(now))
+        .execute(&self.writer)
+        .await
+        .map_err(db("set_halt"));
+        self.write_done(done).await.map(|_| ())
+    }
+
+    pub async fn clear_halt(&self, scope: &HaltScope) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM halts WHERE scope = $1")
+            .bind(scope.key())
+            .execute(&self.writer)
+            .await
+            .map_err(db("clear_halt"));
+        self.write_done(done).await.map(|_| ())
+    }
+
+    /// Every halt in force, the global ones first (an operator's before the credentials'),
+    /// then by campaign (sorted here, not by the database, whose collation may place `*`
+    /// anywhere).
+    pub async fn halts(&self) -> Result<Vec<Halt>, StoreError> {
+        // One statement, so a pass never sees one table's state without the other's.
+        let rows = sqlx::query(
+            "SELECT scope, reason, since, NULL AS halted_by FROM halts \
+             UNION ALL SELECT scope, reason, since, halted_by FROM operator_halts",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("halts"));
+        let mut halts: Vec<Halt> = self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    let by: Option<String> = col(r, "halted_by")?;
+                    Ok(Halt {
+                        scope: HaltScope::from_key(col(r, "scope")?),
+                        reason: col(r, "reason")?,
+                        since: time(r, "since")?,
+                        kind: match by {
+                            Some(_) => HaltKind::Operator,
+                            None => HaltKind::Automatic,
+                        },
+                        by,
+                    })
+                })
+                .collect()
+        }))?;
+        halts.sort_by(|a, b| (&a.scope, !a.is_operator()).cmp(&(&b.scope, !b.is_operator())));
+        Ok(halts)
+    }
+
+    /// An operator halts all spending (`linkrunner halt`, `POST /api/v1/halt`): set, or its
+    /// reason and author updated with `since` kept, and the press recorded, in one transaction.
+    pub async fn operator_halt(
+        &self,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let scope = HaltScope::Global;
+        let result = async {
+            let mut tx = self.write_tx("operator_halt").await?;
+            sqlx::query(
+                "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (scope) DO UPDATE SET reason = excluded.reason, halted_by = excluded.halted_by",
+            )
+            .bind(scope.key())
+            .bind(reason)
+            .bind(by)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("operator_halt"))?;
+            record_event(&mut tx, "halt", &scope, by, reason, now).await?;
+            tx.commit().await.map_err(db("operator_halt"))
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// The anomaly brake halts `scope` as an operator would, unless an operator's halt of that
+    /// scope is already in force: then nothing changes (its reason and `since` stay those of
+    /// the first press). Whether it set one, so the brake counts and alerts once.
+    pub async fn brake(
+        &self,
+        scope: &HaltScope,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("brake").await?;
+            let set = sqlx::query(
+                "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (scope) DO NOTHING",
+            )
+            .bind(scope.key())
+            .bind(reason)
+            .bind(by)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("brake"))?
+            .rows_affected()
+                > 0;
+            if set {
+                record_event(&mut tx, "halt", scope, by, reason, now).await?;
+            }
+            tx.commit().await.map_err(db("brake"))?;
+            Ok(set)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// An operator lifts their halt (`linkrunner resume`). Whether one was in force: only
+    /// then is the resume recorded (a resume of nothing changes nothing).
+    pub async fn operator_resume(
+        &self,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        self.operator_resume_scope(&HaltScope::Global, by, reason, now)
+            .await
+    }
+
+    /// [`Store::operator_resume`] of one scope: `linkrunner resume --campaign NAME` lifts the
+    /// anomaly brake of one campaign.
+    pub async fn operator_resume_scope(
+        &self,
+        scope: &HaltScope,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("operator_resume").await?;
+            let lifted = sqlx::query("DELETE FROM operator_halts WHERE scope = $1")
+                .bind(scope.key())
+                .execute(&mut *tx)
+                .await
+                .map_err(db("operator_resume"))?
+                .rows_affected()
+                > 0;
+            if lifted {
+                record_event(&mut tx, "resume", scope, by, reason, now).await?;
+            }
+            tx.commit().await.map_err(db("operator_resume"))?;
+            Ok(lifted)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// When each scope was last resumed: the anomaly brake's windows start no earlier.
+    pub async fn last_resumes(
+        &self,
+    ) -> Result<std::collections::HashMap<HaltScope, DateTime<Utc>>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT scope, MAX(at) AS at FROM operator_halt_events WHERE action = 'resume' \
+             GROUP BY scope",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("last_resumes"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| Ok((HaltScope::from_key(col(r, "scope")?), time(r, "at")?)))
+                .collect()
+        }))
+    }
+
+    /// The last `limit` halts and resumes, newest first.
+    pub async fn halt_events(&self, limit: u32) -> Result<Vec<HaltEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT action, scope, actor, reason, at FROM operator_halt_events \
+             ORDER BY id DESC LIMIT $1",
+        )
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("halt_events"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    Ok(HaltEvent {
+                        action: col(r, "action")?,
+                        scope: HaltScope::from_key(col(r, "scope")?),
+                        by: col(r, "actor")?,
+                        reason: col(r, "reason")?,
+                        at: time(r, "at")?,
+                    })
+                })
+                .collect()
+        }))
+    }
+}
+
+async fn record_event(
+    tx: &mut crate::store::Tx,
+    action: &str,
+    scope: &HaltScope,
+    by: &str,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO operator_halt_events (action, scope, actor, reason, at) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(action)
+    .bind(scope.key())
+    .bind(by)
+    .bind(reason)
+    .bind(to_millis(now))
+    .execute(&mut **tx)
+    .await
+    .map_err(db("record_halt_event"))?;
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! Purchases the list settles after the fact: a page whose purchase was settled as "not
+//! bought" (absent from a complete list) and then shows up after all is adopted — the intent
+//! succeeds and its rent counts, even past a cap (the truth is recorded); an operator's word
+//! lets a page whose purchase was ever uncertain be bought again; a cut link list is noted.
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+
+use super::rows::{intent_columns, intent_from_row, reserve_day};
+use crate::clock::to_millis;
+use crate::domain::intents::{AttemptRef, IntentRow};
+use crate::domain::market::LinkRecord;
+use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Intents;
+use crate::store::money::budget::{self, Movement};
+use crate::store::rows::db;
+
+/// The campaign's blocked purchases (`$1`), served by the index `intents_campaign_kind`.
+pub(in crate::store) const BLOCKED_SQL: &str = concat!(
+    "SELECT ",
+    intent_columns!(),
+    " FROM intents WHERE campaign = $1 AND kind = 'purchase' AND state = 'failed' \
+     AND rebuy_blocked = 1 ORDER BY id"
+);
+
+impl Intents<'_> {
+    /// Adopts a listed link as the purchase a failed, rebuy-blocked intent made after all.
+    /// Returns false (and changes nothing) when the intent is not such a purchase at `at`.
+    pub async fn adopt_purchase(
+        self,
+        at: AttemptRef,
+        link: &LinkRecord,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("adopt_purchase").await?;
+            let done = adopt_in(&mut tx, at, link, now).await?;
+            tx.commit().await.map_err(db("adopt_purchase"))?;
+            Ok(done)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// An operator's word that a page whose purchase was once uncertain may be bought again.
+    pub async fn allow_rebuy(
+        self,
+        at: AttemptRef,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<IntentRow, StoreError> {
+        let sql = concat!(
+            "UPDATE intents SET rebuy_blocked = 0, resolution = $3, resolved_at = $4 WHERE id = $1 \
+             AND attempts = $2 AND kind = 'purchase' AND state = 'failed' AND rebuy_blocked = 1 RETURNING ",
+            intent_columns!()
+        );
+        let row = sqlx::query(sql)
+            .bind(at.intent.0)
+            .bind(i64::from(at.attempt))
+            .bind(reason)
+            .bind(to_millis(now))
+            .fetch_optional(&self.writer)
+            .await
+            .map_err(db("allow_rebuy"));
+        match self.write_done(row).await? {
+            Some(r) => intent_from_row(&r),
+            None => Err(StoreError::invalid(format!(
+                "intent {} is not a failed purchase whose page is blocked from being bought again",
+                at.intent
+            ))),
+        }
+    }
+
+    /// The campaign's failed purchases whose page is blocked from being bought again (they
+    /// were uncertain once): few, and every link-list read looks for them.
+    pub(crate) async fn blocked_purchases(
+        self,
+        campaign: &str,
+    ) -> Result<Vec<IntentRow>, StoreError> {
+        let rows = sqlx::query(BLOCKED_SQL)
+            .bind(campaign)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("blocked_purchases"));
+        self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
+    }
+
+    /// Says on an uncertain intent why it is still uncertain (what `status` shows).
+    pub(crate) async fn note_uncertain(self, at: AttemptRef, why: &str) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE intents SET error = $3 WHERE id = $1 AND attempts = $2 AND state = 'uncertain'",
+        )
+        .bind(at.intent.0)
+        .bind(i64::from(at.attempt))
+        .bind(why)
+        .execute(&self.writer)
+        .await
+        .map_err(db("note_uncertain"));
+        self.write_done(done).await.map(|_| ())
+    }
+
+    /// Notes that the project's list was seen cut at `len` links: no read that long or longer
+    /// proves an absence from now on.
+    pub async fn note_list_cut(self, campaign: &str, len: u32) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE projects SET list_cut_at = $2 WHERE campaign = $1 \
+             AND (list_cut_at IS NULL OR list_cut_at > $2)",
+        )
+        .bind(campaign)
+        .bind(i64::from(len))
+        .execute(&self.writer)
+        .await
+        .map_err(db("note_list_cut"));
+        self.write_done(done).await.map(|_| ())
+    }
+}
+
+/// What a purchase found in the list after it was settled as not bought counts: the price
+/// the list shows, else the one the purchase was sent at, else its reservation.
+fn adopted_price(link: &LinkRecord, intent: &IntentRow) -> Money {
+    link.price
+        .or_else(|| {
+            intent
+                .request
+                .get("price")
+                .and_then(|p| serde_json::from_value::<Money>(p.clone()).ok())
+        })
+        .unwrap_or(intent.reserved)
+}
+
+async fn adopt_in(
+    conn: &mut AnyConnection,
+    at: AttemptRef,
+    link: &LinkRecord,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = concat!(
+        "UPDATE intents SET state = 'succeeded', updated_at = $3, \
+         answer = 'found in the project''s link list after it was settled as not bought' \
+         WHERE id = $1 AND attempts = $2 AND kind = 'purchase' AND state = 'failed' \
+         AND rebuy_blocked = 1 RETURNING ",
+        intent_columns!()
+    );
+    let row = sqlx::query(sql)
+        .bind(at.intent.0)
+        .bind(i64::from(at.attempt))
+        .bind(to_millis(now))
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db("adopt_purchase"))?;
+    let Some(row) = row else {
+        return Ok(false);
+    };
+    let day = reserve_day(&row)?;
+    let intent = intent_from_row(&row)?;
+    let price = adopted_price(link, &intent);
+    let get = |k: &str| intent.request.get(k).and_then(serde_json::Value::as_i64);
+    sqlx::query(
+        "INSERT INTO held_links (campaign, intent_id, link_id, page_id, url_id, text_id, price, bought_at, \
+         seen_in_list_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)",
+    )
+    .bind(&intent.campaign)
+    .bind(intent.id.0)
+    .bind(link.link_id)
+    .bind(get("page_id").unwrap_or_default())
+    .bind(get("url_id").unwrap_or_default())
+    .bind(get("text_id").unwrap_or_default())
+    .bind(price.kopecks())
+    .bind(to_millis(now))
+    .bind(link.status.clone())
+    .execute(&mut *conn)
+    .await
+    .map_err(db("adopt_purchase"))?;
+    let m = Movement {
+        campaign: &intent.campaign,
+        intent: Some(intent.id),
+        amount: price.kopecks(),
+        links: 1,
+        day: day.as_deref(),
+        reason: "adopted_from_list",
+    };
+    budget::apply(conn, &m, now).await?;
+    Ok(true)
+}

@@ -1,0 +1,154 @@
+//! Approval above a threshold (issue 33): the approved monthly commitment of a campaign whose
+//! file sets a threshold, the threshold and the cap the file asks as the last pass recorded
+//! them, and the operator's `linkrunner resolve approve`. Recording the caps records these in
+//! the same transaction and keeps `budgets.cap` no higher than the approved amount plus the
+//! threshold, so a raised cap is never spent past it, even by two daemons racing. Tested by
+//! `tests/it` `store::approvals::*` on PostgreSQL and SQLite.
+
+use chrono::{DateTime, Utc};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+
+use crate::clock::to_millis;
+use crate::domain::records::Approval;
+use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db};
+
+/// Records the file's threshold (`above`) and cap (`file_cap`) for the campaign, the first
+/// time its baseline (the cap the journal recorded before, else the file's), and returns the
+/// cap to record: the file's, never above the approved amount plus the threshold. Without a
+/// threshold the file's cap, and a threshold recorded earlier no longer applies. Runs inside
+/// the caller's transaction, before the budget row is written.
+pub(in crate::store) async fn record_ask(
+    conn: &mut AnyConnection,
+    campaign: &str,
+    file_cap: Money,
+    above: Option<Money>,
+    now: DateTime<Utc>,
+) -> Result<Money, StoreError> {
+    let Some(above) = above else {
+        sqlx::query(
+            "UPDATE approvals SET above = NULL, wanted = $2, updated_at = $3 \
+             WHERE campaign = $1 AND above IS NOT NULL",
+        )
+        .bind(campaign)
+        .bind(file_cap.kopecks())
+        .bind(to_millis(now))
+        .execute(&mut *conn)
+        .await
+        .map_err(db("record_approval_ask"))?;
+        return Ok(file_cap);
+    };
+    let row = sqlx::query(
+        "INSERT INTO approvals (campaign, approved, above, wanted, approved_by, approved_at, reason, updated_at) \
+         VALUES ($1, COALESCE((SELECT cap FROM budgets WHERE campaign = $1), $2), $3, $2, $4, $5, $6, $5) \
+         ON CONFLICT (campaign) DO UPDATE SET above = excluded.above, wanted = excluded.wanted, \
+         updated_at = excluded.updated_at \
+         RETURNING approved",
+    )
+    .bind(campaign)
+    .bind(file_cap.kopecks())
+    .bind(above.kopecks())
+    .bind(crate::domain::records::APPROVAL_BASELINE_BY)
+    .bind(to_millis(now))
+    .bind("baseline: the monthly cap when the threshold was first seen")
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db("record_approval_ask"))?;
+    let approved = Money::from_kopecks(col(&row, "approved")?);
+    Ok(crate::domain::records::approval_cap(
+        file_cap,
+        approved,
+        Some(above),
+    ))
+}
+
+impl Campaigns<'_> {
+    /// The operator's `linkrunner resolve approve`: the cap the file asks (as the last pass
+    /// recorded it) becomes the approved amount, recorded with who, when and why. `None`: the
+    /// journal has no threshold for the campaign (its file never set one, or no pass ran).
+    pub async fn approve(
+        self,
+        campaign: &str,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Approval>, StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("approve").await?;
+            let row = sqlx::query(
+                "UPDATE approvals SET approved = wanted, approved_by = $2, approved_at = $3, reason = $4 \
+                 WHERE campaign = $1 AND above IS NOT NULL \
+                 RETURNING approved, above, wanted, approved_by, approved_at, reason",
+            )
+            .bind(campaign)
+            .bind(by)
+            .bind(to_millis(now))
+            .bind(reason)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db("approve"))?;
+            let approval = row.as_ref().map(approval_from_row).transpose()?;
+            tx.commit().await.map_err(db("approve"))?;
+            Ok(approval)
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    /// The campaign's approval as the journal keeps it, if its file ever set a threshold.
+    pub async fn approval(self, campaign: &str) -> Result<Option<Approval>, StoreError> {
+        let row = sqlx::query(
+            "SELECT approved, above, wanted, approved_by, approved_at, reason FROM approvals WHERE campaign = $1",
+        )
+        .bind(campaign)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("approval"));
+        self.done(row)?.as_ref().map(approval_from_row).transpose()
+    }
+}
+
+pub(in crate::store) fn approval_from_row(row: &AnyRow) -> Result<Approval, StoreError> {
+    Ok(Approval {
+        approved: Money::from_kopecks(col(row, "approved")?),
+        above: col::<Option<i64>>(row, "above")?.map(Money::from_kopecks),
+        wanted: Money::from_kopecks(col(row, "wanted")?),
+        by: col(row, "approved_by")?,
+        at: crate::clock::from_millis(col(row, "approved_at")?),
+        reason: col(row, "reason")?,
+    })
+}
+
+/// The approval columns of the budget read ([`super::budget::BUDGET_SELECT`]), `ap_*`: one
+/// primary-key lookup each, so the read keeps its shape for one campaign and for many.
+macro_rules! approval_columns {
+    () => {
+        "(SELECT approved FROM approvals WHERE campaign = b.campaign) AS ap_approved, \
+    (SELECT above FROM approvals WHERE campaign = b.campaign) AS ap_above, \
+    (SELECT wanted FROM approvals WHERE campaign = b.campaign) AS ap_wanted, \
+    (SELECT approved_by FROM approvals WHERE campaign = b.campaign) AS ap_by, \
+    (SELECT approved_at FROM approvals WHERE campaign = b.campaign) AS ap_at, \
+    (SELECT reason FROM approvals WHERE campaign = b.campaign) AS ap_reason"
+    };
+}
+pub(in crate::store) use approval_columns;
+
+/// The approval of a budget row read with [`approval_columns`].
+pub(in crate::store) fn approval_of_budget_row(
+    row: &AnyRow,
+) -> Result<Option<Approval>, StoreError> {
+    let Some(approved) = col::<Option<i64>>(row, "ap_approved")? else {
+        return Ok(None);
+    };
+    Ok(Some(Approval {
+        approved: Money::from_kopecks(approved),
+        above: col::<Option<i64>>(row, "ap_above")?.map(Money::from_kopecks),
+        wanted: Money::from_kopecks(col::<Option<i64>>(row, "ap_wanted")?.unwrap_or_default()),
+        by: col::<Option<String>>(row, "ap_by")?.unwrap_or_default(),
+        at: crate::clock::from_millis(col::<Option<i64>>(row, "ap_at")?.unwrap_or_default()),
+        reason: col::<Option<String>>(row, "ap_reason")?.unwrap_or_default(),
+    }))
+}

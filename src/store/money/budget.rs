@@ -1,0 +1,225 @@
+//! Caps and the append-only ledger. Every change of `budgets.committed` goes with a `ledger`
+//! row in the same transaction, so `sum(ledger.delta) == committed` always (checked after
+//! every step in `tests/it/store.rs`, and by a proptest over random sequences).
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+
+use crate::clock::to_millis;
+use crate::domain::intents::IntentId;
+use crate::domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
+use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::intents::causes::ledger_from_row;
+use crate::store::rows::day_text;
+use crate::store::rows::{col, count, db};
+
+/// One movement of the commitment, written as a ledger row.
+#[derive(Debug, Clone)]
+pub(crate) struct Movement<'a> {
+    pub campaign: &'a str,
+    pub intent: Option<IntentId>,
+    pub amount: i64,
+    pub links: i64,
+    pub day: Option<&'a str>,
+    pub reason: &'static str,
+}
+
+/// Moves the commitment by `m` (negative to release) and appends its ledger row.
+pub(crate) async fn apply(
+    conn: &mut AnyConnection,
+    m: &Movement<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if m.amount == 0 && m.links == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE budgets SET committed = committed + $1, links = links + $2 WHERE campaign = $3",
+    )
+    .bind(m.amount)
+    .bind(m.links)
+    .bind(m.campaign)
+    .execute(&mut *conn)
+    .await
+    .map_err(db("budget"))?;
+    if let (Some(day), true) = (m.day, m.links != 0) {
+        sqlx::query("UPDATE budget_days SET links = links + $1 WHERE campaign = $2 AND day = $3")
+            .bind(m.links)
+            .bind(m.campaign)
+            .bind(day)
+            .execute(&mut *conn)
+            .await
+            .map_err(db("budget"))?;
+    }
+    append_ledger(conn, m, now).await
+}
+
+/// The ledger row alone, for a reservation whose budget rows `reserve` already moved.
+pub(crate) async fn append_ledger(
+    conn: &mut AnyConnection,
+    m: &Movement<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    if m.amount == 0 && m.links == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO ledger (campaign, intent_id, delta, links, reason, at) VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(m.campaign)
+    .bind(m.intent.map(|i| i.0))
+    .bind(m.amount)
+    .bind(m.links)
+    .bind(m.reason)
+    .bind(to_millis(now))
+    .execute(&mut *conn)
+    .await
+    .map_err(db("ledger"))?;
+    Ok(())
+}
+
+impl Campaigns<'_> {
+    /// Creates the campaign and its budget (nothing committed) or updates its caps; the
+    /// commitment is never touched. A lowered cap refuses new reservations, nothing more.
+    /// An approval threshold recorded earlier no longer applies ([`Self::record_caps`]).
+    pub async fn upsert_campaign(
+        self,
+        c: &CampaignCaps,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.record_caps(c, None, now).await
+    }
+
+    /// [`Self::upsert_campaign`] with the file's approval threshold (issue 33, see
+    /// `approvals.rs`): the monthly cap recorded is the file's, never above the approved
+    /// amount plus the threshold.
+    pub async fn record_caps(
+        self,
+        c: &CampaignCaps,
+        threshold: Option<Money>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let result = async {
+            let mut tx = self.write_tx("upsert_campaign").await?;
+            sqlx::query(
+                "INSERT INTO campaigns (name, created_at, updated_at) VALUES ($1, $2, $2) \
+                 ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at",
+            )
+            .bind(&c.name)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("upsert_campaign"))?;
+            let cap =
+                super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
+                    .await?;
+            sqlx::query(
+                "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \
+                 VALUES ($1, $2, 0, 0, $3, $4) ON CONFLICT (campaign) DO UPDATE SET \
+                 cap = excluded.cap, total_links = excluded.total_links, daily_links = excluded.daily_links",
+            )
+            .bind(&c.name)
+            .bind(cap.kopecks())
+            .bind(i64::from(c.total_links))
+            .bind(i64::from(c.daily_links))
+            .execute(&mut *tx)
+            .await
+            .map_err(db("upsert_campaign"))?;
+            tx.commit().await.map_err(db("upsert_campaign"))
+        }
+        .await;
+        self.write_done(result).await
+    }
+
+    pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query("SELECT name FROM campaigns ORDER BY name")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db("campaign_names"));
+        self.done(rows.and_then(|rows| rows.iter().map(|r| col(r, "name")).collect()))
+    }
+
+    /// Where the campaign's commitment stands; `day` selects `links_today`.
+    pub async fn budget(
+        self,
+        campaign: &str,
+        day: NaiveDate,
+    ) -> Result<BudgetSnapshot, StoreError> {
+        let row = sqlx::query(BUDGET_SQL)
+            .bind(day_text(day))
+            .bind(campaign)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("budget"));
+        match self.done(row)? {
+            Some(row) => snapshot_from_row(&row, day),
+            None => Err(StoreError::NotFound {
+                what: format!("campaign `{campaign}`"),
+            }),
+        }
+    }
+
+    /// Every movement of the campaign's commitment, oldest first.
+    pub async fn ledger(self, campaign: &str) -> Result<Vec<LedgerEntry>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger WHERE campaign = $1 ORDER BY id",
+        )
+        .bind(campaign)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("ledger"));
+        self.done(rows.and_then(|rows| rows.iter().map(ledger_from_row).collect()))
+    }
+}
+
+/// The budget rows and, computed independently of `committed`, where the money stands; `$1`
+/// is the day of `links_today` and `committed_today` (purchases reserved that day and not
+/// released: a failed one's reservation went back). Shared with the batch read (`batch.rs`), so both compute it alike.
+macro_rules! budget_select {
+    () => {
+        concat!(
+            "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'in_flight'), 0) AS BIGINT) AS in_flight, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND state = 'uncertain'), 0) AS BIGINT) AS uncertain, \
+    CAST(COALESCE((SELECT SUM(price) FROM held_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS held_links, \
+    CAST(COALESCE((SELECT SUM(counted) FROM foreign_links WHERE campaign = b.campaign AND released_at IS NULL), 0) AS BIGINT) AS foreign_links, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM autobuyers WHERE campaign = b.campaign), 0) AS BIGINT) AS autobuyers, \
+    CAST(COALESCE((SELECT links FROM budget_days WHERE campaign = b.campaign AND day = $1), 0) AS BIGINT) AS links_today, \
+    CAST(COALESCE((SELECT SUM(reserved) FROM intents WHERE campaign = b.campaign AND kind = 'purchase' \
+        AND reserve_day = $1 AND state IN ('in_flight', 'uncertain', 'succeeded')), 0) AS BIGINT) AS committed_today, ",
+            super::approvals::approval_columns!(),
+            " FROM budgets b"
+        )
+    };
+}
+pub(in crate::store) const BUDGET_SELECT: &str = budget_select!();
+pub(in crate::store) const BUDGET_SQL: &str = concat!(budget_select!(), " WHERE b.campaign = $2");
+
+/// A row of [`BUDGET_SELECT`] read for `day`.
+pub(in crate::store) fn snapshot_from_row(
+    row: &AnyRow,
+    day: NaiveDate,
+) -> Result<BudgetSnapshot, StoreError> {
+    let money = |name| col::<i64>(row, name).map(Money::from_kopecks);
+    Ok(BudgetSnapshot {
+        cap: money("cap")?,
+        committed: money("committed")?,
+        held: Money::from_kopecks(
+            col::<i64>(row, "held_links")?
+                + col::<i64>(row, "foreign_links")?
+                + col::<i64>(row, "autobuyers")?,
+        ),
+        reserved_in_flight: money("in_flight")?,
+        uncertain: money("uncertain")?,
+        links_total: count(row, "links")?,
+        links_today: count(row, "links_today")?,
+        daily_cap: count(row, "daily_links")?,
+        total_cap: count(row, "total_links")?,
+        day: Some(day),
+        committed_today: money("committed_today")?,
+        approval: super::approvals::approval_of_budget_row(row)?,
+    })
+}

@@ -1,0 +1,129 @@
+//! The ledger summed over a period: for `linkrunner report --month`, one query that groups
+//! the append-only ledger's movements by campaign, the kind of the intent that made them and
+//! the ledger's reason (what each group means for finance is decided in `views::month`); for
+//! the status page's picture of the month, one query that groups them by campaign and UTC
+//! day ([`Reports::ledger_days`], drawn by `views::days`).
+
+use chrono::{DateTime, Utc};
+use futures_util::TryStreamExt as _;
+use sqlx::any::AnyRow;
+
+use crate::clock::to_millis;
+use crate::domain::intents::IntentKind;
+use crate::money::Money;
+use crate::store::StoreError;
+use crate::store::handles::Reports;
+use crate::store::rows::{col, db};
+
+/// The movements of one campaign, of one intent kind (none: movements no intent made, such as
+/// a settled autobuyer stop) and one ledger reason, summed over a period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerSum {
+    pub campaign: String,
+    pub kind: Option<IntentKind>,
+    pub reason: String,
+    pub delta: Money,
+    pub links: i64,
+    pub movements: i64,
+}
+
+impl Reports<'_> {
+    /// The ledger's movements with `from <= at < to`, summed by campaign, intent kind and
+    /// reason. Their deltas sum to the change of the commitment over the period, as the
+    /// ledger's rows do (tested in `tests/it` `engine::month`).
+    pub(crate) async fn ledger_sums(
+        self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<LedgerSum>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT l.campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
+             CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
+             FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
+             WHERE l.at >= $1 AND l.at < $2 \
+             GROUP BY l.campaign, i.kind, l.reason ORDER BY l.campaign, i.kind, l.reason",
+        )
+        .bind(to_millis(from))
+        .bind(to_millis(to))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("ledger_sums"));
+        self.done(rows.and_then(|rows| rows.iter().map(sum_from_row).collect()))
+    }
+}
+
+/// The movements of one campaign on one UTC day, summed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaySum {
+    pub campaign: String,
+    /// Whole days since the period's start: 0 for its first day.
+    pub day: i64,
+    pub delta: Money,
+}
+
+const MILLIS_PER_DAY: i64 = 86_400_000;
+
+impl Reports<'_> {
+    /// The ledger's movements with `from <= at < to`, summed by campaign (only `campaign`'s
+    /// when given) and day counted from `from` (midnight UTC for days in UTC), handed to `each`
+    /// as they are read: one aggregate query whose rows are never all held at once, so a month
+    /// of 10,000 campaigns costs the caller only what it keeps.
+    pub async fn ledger_days(
+        self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        campaign: Option<&str>,
+        mut each: impl FnMut(DaySum) + Send,
+    ) -> Result<(), StoreError> {
+        let sql = match campaign {
+            None => {
+                "SELECT campaign, CAST((at - $1) / $2 AS BIGINT) AS day, \
+                 CAST(SUM(delta) AS BIGINT) AS delta FROM ledger \
+                 WHERE at >= $3 AND at < $4 GROUP BY campaign, day"
+            }
+            Some(_) => {
+                "SELECT campaign, CAST((at - $1) / $2 AS BIGINT) AS day, \
+                 CAST(SUM(delta) AS BIGINT) AS delta FROM ledger \
+                 WHERE at >= $3 AND at < $4 AND campaign = $5 GROUP BY campaign, day"
+            }
+        };
+        let mut query = sqlx::query(sql)
+            .bind(to_millis(from))
+            .bind(MILLIS_PER_DAY)
+            .bind(to_millis(from))
+            .bind(to_millis(to));
+        if let Some(c) = campaign {
+            query = query.bind(c);
+        }
+        let result = async {
+            let mut rows = query.fetch(&self.pool);
+            while let Some(r) = rows.try_next().await.map_err(db("ledger_days"))? {
+                each(DaySum {
+                    campaign: col(&r, "campaign")?,
+                    day: col(&r, "day")?,
+                    delta: Money::from_kopecks(col(&r, "delta")?),
+                });
+            }
+            Ok(())
+        }
+        .await;
+        self.done(result)
+    }
+}
+
+fn sum_from_row(r: &AnyRow) -> Result<LedgerSum, StoreError> {
+    let kind = match col::<Option<String>>(r, "kind")? {
+        Some(k) => Some(
+            IntentKind::parse(&k).ok_or_else(|| StoreError::corrupt(format!("kind = `{k}`")))?,
+        ),
+        None => None,
+    };
+    Ok(LedgerSum {
+        campaign: col(r, "campaign")?,
+        kind,
+        reason: col(r, "reason")?,
+        delta: Money::from_kopecks(col(r, "delta")?),
+        links: col(r, "links")?,
+        movements: col(r, "movements")?,
+    })
+}

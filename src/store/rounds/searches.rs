@@ -1,0 +1,156 @@
+//! Donor searches in progress, so a restart keeps polling the same job (handle and
+//! `metaData` byte-for-byte) instead of queueing a new search. At most one open search per
+//! campaign and URL (a partial unique index).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+
+use crate::clock::to_millis;
+use crate::domain::market::SearchJob;
+use crate::domain::records::{SearchRow, SearchState};
+use crate::store::StoreError;
+use crate::store::handles::Rounds;
+use crate::store::rows::{col, count, db, parsed, time};
+
+impl Rounds<'_> {
+    /// The open search for this campaign and URL, if any (its deadline may have passed).
+    pub async fn open_search(
+        self,
+        campaign: &str,
+        url_id: i64,
+    ) -> Result<Option<SearchRow>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, campaign, url_id, job_handle_id, meta_data, state, polls, deadline, created_at, updated_at \
+             FROM searches WHERE campaign = $1 AND url_id = $2 AND state = 'open'",
+        )
+        .bind(campaign)
+        .bind(url_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("open_search"));
+        self.done(row.and_then(|r| r.as_ref().map(search_from_row).transpose()))
+    }
+
+    /// Records a queued search. If another process recorded one for the same URL first,
+    /// that one is returned and is the one to poll.
+    pub async fn record_search(
+        self,
+        campaign: &str,
+        url_id: i64,
+        job: &SearchJob,
+        deadline: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<SearchRow, StoreError> {
+        let inserted = sqlx::query(
+            "INSERT INTO searches (campaign, url_id, job_handle_id, meta_data, state, polls, deadline, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, 'open', 0, $5, $6, $6) ON CONFLICT DO NOTHING",
+        )
+        .bind(campaign)
+        .bind(url_id)
+        .bind(&job.job_handle_id)
+        .bind(&job.meta_data)
+        .bind(to_millis(deadline))
+        .bind(to_millis(now))
+        .execute(&self.writer)
+        .await
+        .map_err(db("record_search"));
+        self.write_done(inserted).await?;
+        self.open_search(campaign, url_id)
+            .await?
+            .ok_or_else(|| StoreError::NotFound {
+                what: format!("open search of `{campaign}` for url {url_id} (finished meanwhile)"),
+            })
+    }
+
+    /// Closes a search; only an open one can be closed.
+    pub async fn finish_search(
+        self,
+        id: i64,
+        state: SearchState,
+        polls: u32,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        if state == SearchState::Open {
+            return Err(StoreError::invalid(
+                "finish_search needs ready, failed or expired",
+            ));
+        }
+        let done = sqlx::query("UPDATE searches SET state = $2, polls = $3, updated_at = $4 WHERE id = $1 AND state = 'open'")
+            .bind(id)
+            .bind(state.as_str())
+            .bind(i64::from(polls))
+            .bind(to_millis(now))
+            .execute(&self.writer)
+            .await
+            .map_err(db("finish_search"));
+        if self.write_done(done).await?.rows_affected() == 0 {
+            return Err(StoreError::invalid(format!("search {id} is not open")));
+        }
+        Ok(())
+    }
+
+    /// How long the latest searches took to answer ready, oldest first, at most `limit` of
+    /// them: the marketplace's pace as the journal remembers it, so a process that starts
+    /// polls at the pace the last one learned (issue 27). Newest by id, so the primary key
+    /// serves it however many searches the journal holds.
+    pub async fn recent_ready_ages(self, limit: u32) -> Result<Vec<Duration>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT created_at, updated_at FROM searches WHERE state = 'ready' ORDER BY id DESC LIMIT $1",
+        )
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("recent_ready_ages"));
+        let ages = rows.and_then(|rows| {
+            rows.iter()
+                .rev()
+                .map(|r| {
+                    let took = time(r, "updated_at")? - time(r, "created_at")?;
+                    Ok(took.to_std().unwrap_or_default())
+                })
+                .collect()
+        });
+        self.done(ages)
+    }
+
+    /// Counts a poll of an open search.
+    pub async fn note_poll(
+        self,
+        id: i64,
+        polls: u32,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE searches SET polls = $2, updated_at = $3 WHERE id = $1 AND state = 'open'",
+        )
+        .bind(id)
+        .bind(i64::from(polls))
+        .bind(to_millis(now))
+        .execute(&self.writer)
+        .await
+        .map_err(db("note_poll"));
+        if self.write_done(done).await?.rows_affected() == 0 {
+            return Err(StoreError::invalid(format!("search {id} is not open")));
+        }
+        Ok(())
+    }
+}
+
+fn search_from_row(r: &AnyRow) -> Result<SearchRow, StoreError> {
+    Ok(SearchRow {
+        id: col(r, "id")?,
+        campaign: col(r, "campaign")?,
+        url_id: col(r, "url_id")?,
+        job: SearchJob {
+            job_handle_id: col(r, "job_handle_id")?,
+            meta_data: col(r, "meta_data")?,
+        },
+        state: parsed(r, "state", SearchState::parse)?,
+        polls: count(r, "polls")?,
+        deadline: time(r, "deadline")?,
+        created_at: time(r, "created_at")?,
+        updated_at: time(r, "updated_at")?,
+    })
+}

@@ -1,0 +1,187 @@
+//! Buy rounds: one row per campaign and schedule slot, so the database, not the timer,
+//! decides whether a slot already ran — restarts and replicas neither skip nor double one.
+//! A round that could not run for a transient reason is `deferred` and claimed again, by one
+//! caller only, while its slot lasts ([`Store::reclaim_round`]).
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+
+use crate::clock::to_millis;
+use crate::domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
+use crate::store::StoreError;
+use crate::store::handles::Rounds;
+use crate::store::rows::{col, db, opt_time, parsed, time};
+
+/// The columns [`round_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
+macro_rules! round_columns {
+    () => {
+        "campaign, slot, holder, state, detail, claimed_at, finished_at, attempts, bought"
+    };
+}
+pub(in crate::store) const ROUND_COLUMNS: &str = round_columns!();
+const LAST_ROUND: &str = concat!(
+    "SELECT ",
+    round_columns!(),
+    " FROM rounds WHERE campaign = $1 ORDER BY slot DESC LIMIT 1"
+);
+const LAST_SUCCESS: &str = concat!(
+    "SELECT ",
+    round_columns!(),
+    " FROM rounds WHERE campaign = $1 AND state = 'succeeded' ORDER BY slot DESC LIMIT 1"
+);
+
+impl Rounds<'_> {
+    /// True for exactly one caller per campaign and slot, ever.
+    pub async fn claim_round(
+        self,
+        campaign: &str,
+        slot: DateTime<Utc>,
+        holder: &str,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "INSERT INTO rounds (campaign, slot, holder, state, detail, claimed_at) \
+             VALUES ($1, $2, $3, 'running', '', $4) ON CONFLICT DO NOTHING",
+        )
+        .bind(campaign)
+        .bind(to_millis(slot))
+        .bind(holder)
+        .bind(to_millis(now))
+        .execute(&self.writer)
+        .await
+        .map_err(db("claim_round"));
+        Ok(self.write_done(done).await?.rows_affected() == 1)
+    }
+
+    pub async fn finish_round(
+        self,
+        campaign: &str,
+        slot: DateTime<Utc>,
+        outcome: RoundOutcome,
+        detail: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE rounds SET state = $3, detail = $4, finished_at = $5 WHERE campaign = $1 AND slot = $2",
+        )
+        .bind(campaign)
+        .bind(to_millis(slot))
+        .bind(outcome.as_str())
+        .bind(detail)
+        .bind(to_millis(now))
+        .execute(&self.writer)
+        .await
+        .map_err(db("finish_round"));
+        if self.write_done(done).await?.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: format!("round of `{campaign}` at {slot}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Ends a try that could not run for a transient reason: the slot stays open for another
+    /// try, and what this try bought is added to the slot's count.
+    pub async fn defer_round(
+        self,
+        campaign: &str,
+        slot: DateTime<Utc>,
+        detail: &str,
+        bought: u32,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let done = sqlx::query(
+            "UPDATE rounds SET state = 'deferred', detail = $3, finished_at = $4, bought = bought + $5 \
+             WHERE campaign = $1 AND slot = $2",
+        )
+        .bind(campaign)
+        .bind(to_millis(slot))
+        .bind(detail)
+        .bind(to_millis(now))
+        .bind(i64::from(bought))
+        .execute(&self.writer)
+        .await
+        .map_err(db("defer_round"));
+        if self.write_done(done).await?.rows_affected() == 0 {
+            return Err(StoreError::NotFound {
+                what: format!("round of `{campaign}` at {slot}"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Claims a deferred slot for another try: `Some` for exactly one caller per deferral
+    /// (the conditional UPDATE), `None` when the slot is not deferred (it ran, or another
+    /// process took the retry).
+    pub async fn reclaim_round(
+        self,
+        campaign: &str,
+        slot: DateTime<Utc>,
+        holder: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<RoundRetry>, StoreError> {
+        let row = sqlx::query(
+            "UPDATE rounds SET state = 'running', holder = $3, claimed_at = $4, finished_at = NULL, \
+             attempts = attempts + 1 WHERE campaign = $1 AND slot = $2 AND state = 'deferred' \
+             RETURNING attempts, bought",
+        )
+        .bind(campaign)
+        .bind(to_millis(slot))
+        .bind(holder)
+        .bind(to_millis(now))
+        .fetch_optional(&self.writer)
+        .await
+        .map_err(db("reclaim_round"));
+        let Some(row) = self.write_done(row).await? else {
+            return Ok(None);
+        };
+        Ok(Some(RoundRetry {
+            attempt: count(&row, "attempts")?,
+            bought: count(&row, "bought")?,
+        }))
+    }
+
+    /// The latest claimed slot, finished or not.
+    pub async fn last_round(self, campaign: &str) -> Result<Option<RoundRow>, StoreError> {
+        self.one_round(LAST_ROUND, campaign).await
+    }
+
+    pub async fn last_successful_round(
+        self,
+        campaign: &str,
+    ) -> Result<Option<RoundRow>, StoreError> {
+        self.one_round(LAST_SUCCESS, campaign).await
+    }
+
+    async fn one_round(
+        self,
+        sql: &'static str,
+        campaign: &str,
+    ) -> Result<Option<RoundRow>, StoreError> {
+        let row = sqlx::query(sql)
+            .bind(campaign)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("rounds"));
+        self.done(row.and_then(|r| r.as_ref().map(round_from_row).transpose()))
+    }
+}
+
+pub(in crate::store) fn round_from_row(r: &AnyRow) -> Result<RoundRow, StoreError> {
+    Ok(RoundRow {
+        campaign: col(r, "campaign")?,
+        slot: time(r, "slot")?,
+        holder: col(r, "holder")?,
+        state: parsed(r, "state", RoundState::parse)?,
+        detail: col(r, "detail")?,
+        claimed_at: time(r, "claimed_at")?,
+        finished_at: opt_time(r, "finished_at")?,
+        attempts: count(r, "attempts")?,
+        bought: count(r, "bought")?,
+    })
+}
+
+fn count(r: &AnyRow, name: &'static str) -> Result<u32, StoreError> {
+    let v: i64 = col(r, name)?;
+    Ok(u32::try_from(v.max(0)).unwrap_or(u32::MAX))
+}
