@@ -393,6 +393,20 @@ impl<M: Market> Engine<M> {
         if self.cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
         }
+        // A rename is handed over before the new name is recorded at all: recorded first, it
+        // would be a campaign of its own, and the old name's project would be created again.
+        if let Some(old) = c.and_then(|c| c.renamed_from.as_deref()) {
+            match self.hand_over(old, name).await? {
+                super::rename::HandOver::Ignored => {}
+                super::rename::HandOver::Done(renamed) => report.done.push(renamed.describe()),
+                super::rename::HandOver::Waits(why) => {
+                    report.outcome = PassOutcome::Skipped;
+                    report.transient = true;
+                    report.detail = Some(format!("the rename from {old} waits: {why}"));
+                    return Ok(());
+                }
+            }
+        }
         if let Some(c) = c {
             self.store
                 .campaigns()
@@ -432,7 +446,7 @@ impl<M: Market> Engine<M> {
     /// Takes the campaign's lease: free, expired or ours; or held by a process of this host
     /// and pid namespace that is gone (killed), taken over at once (see [`super::holder`]).
     /// Else why not: who holds it and until when.
-    async fn acquire_lease(
+    pub(super) async fn acquire_lease(
         &self,
         name: &str,
     ) -> Result<Result<crate::store::LeaseToken, String>, EngineError> {
@@ -791,6 +805,15 @@ impl<M: Market> Engine<M> {
             return Ok(None);
         }
         let known = self.store.campaigns().campaign_files().await?;
+        if let Some(new) = invalid.renamed_to(name)
+            && !known.iter().any(|k| k.name == new)
+        {
+            let mut r = CampaignReport::new(name);
+            r.detail = Some(format!(
+                "renamed to {new}: its pass hands over everything {name} holds"
+            ));
+            return Ok(Some(r));
+        }
         let file = known.iter().find(|k| k.name == name);
         let held = match file {
             Some(k) if invalid.holds(&k.name, k.file.as_deref()) => Some(held_report(invalid, k)),
@@ -830,8 +853,17 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
         .iter()
         .map(|c| c.borrow().campaign.name.as_str())
         .collect();
+    let recorded: std::collections::HashSet<&str> = known.iter().map(|k| k.name.as_str()).collect();
     let (mut removed, mut held) = (Vec::new(), Vec::new());
     for k in known.iter().filter(|k| !loaded.contains(k.name.as_str())) {
+        // Renamed by a loaded file: its record is handed over by the new name's pass, never
+        // removed (no autobuyer stopped, no "spending stopped: campaign file removed").
+        if invalid
+            .renamed_to(&k.name)
+            .is_some_and(|new| !recorded.contains(new))
+        {
+            continue;
+        }
         if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, &k.name) {
             held.push(held_report(invalid, k));
         } else {

@@ -46,6 +46,7 @@ mod plans;
 mod purchases;
 mod remote;
 mod removals;
+mod rename;
 mod reserve;
 mod rounds;
 mod rows;

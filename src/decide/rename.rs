@@ -1,0 +1,155 @@
+//! Renames are edits (issue 32): a campaign file that says `renamed_from: OLD` takes over
+//! everything the journal holds under OLD at its next pass, once. These are the rules: when
+//! the hand-over happens, which key of an intent names the campaign and how it reads after
+//! the rename, and what `plan` says about it. The journal's transaction is
+//! `store::Campaigns::rename_campaign`; the pass that runs it is `effects::pass`.
+
+use serde::Serialize;
+
+use super::recorded::Recorded;
+
+/// What a file's `renamed_from` asks of the pass, given which of the two names the journal
+/// holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RenameStep {
+    /// The journal holds OLD and not the new name: hand OLD over before anything else.
+    HandOver,
+    /// The new name is recorded already (the rename was done, or the new name has a history
+    /// of its own), or OLD was never recorded: the key is ignored.
+    Ignore,
+}
+
+/// Honoured once: only while the journal holds OLD and not yet the new name.
+pub(crate) fn step(old_recorded: bool, new_recorded: bool) -> RenameStep {
+    match (old_recorded, new_recorded) {
+        (true, false) => RenameStep::HandOver,
+        _ => RenameStep::Ignore,
+    }
+}
+
+/// A rename `plan` shows, and the pass reports once done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Renamed {
+    pub from: String,
+    pub to: String,
+    /// The project that carries over (`None`: OLD never had one).
+    pub project_id: Option<i64>,
+    /// Links the project holds that carry over (ours and others' still held).
+    pub links: usize,
+}
+
+impl Renamed {
+    /// What carries over from `r`, OLD's record.
+    pub(crate) fn of(from: &str, to: &str, r: &Recorded) -> Renamed {
+        let held = r.held.iter().filter(|h| h.released.is_none()).count();
+        let foreign = r.foreign.iter().filter(|f| f.released.is_none()).count();
+        Renamed {
+            from: from.to_string(),
+            to: to.to_string(),
+            project_id: r.ids.project.as_ref().map(|p| p.project_id),
+            links: held + foreign,
+        }
+    }
+
+    /// `rename acme → acme-shoes (project 5000 and its 40 links carry over)`.
+    pub fn describe(&self) -> String {
+        let what = match self.project_id {
+            Some(id) => format!(
+                "project {id} and its {} link{} carry over",
+                self.links,
+                if self.links == 1 { "" } else { "s" }
+            ),
+            None => "no project yet; what it recorded carries over".to_string(),
+        };
+        format!("rename {} → {} ({what})", self.from, self.to)
+    }
+}
+
+/// An intent's natural key after its campaign is renamed from `old` to `new`: every key is
+/// `VERB:CAMPAIGN` or `VERB:CAMPAIGN:…` (`decide::keys`), and names cannot hold `:`, so the
+/// campaign is the second field. A key that does not name `old` there is left as it is.
+pub(crate) fn renamed_key(key: &str, old: &str, new: &str) -> String {
+    let Some((verb, rest)) = key.split_once(':') else {
+        return key.to_string();
+    };
+    let (campaign, tail) = match rest.split_once(':') {
+        Some((c, t)) => (c, Some(t)),
+        None => (rest, None),
+    };
+    if campaign != old {
+        return key.to_string();
+    }
+    match tail {
+        Some(t) => format!("{verb}:{new}:{t}"),
+        None => format!("{verb}:{new}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::keys;
+    use super::*;
+
+    #[test]
+    fn a_rename_is_handed_over_only_while_the_new_name_is_unrecorded() {
+        assert_eq!(step(true, false), RenameStep::HandOver);
+        assert_eq!(step(true, true), RenameStep::Ignore, "honoured once");
+        assert_eq!(step(false, true), RenameStep::Ignore);
+        assert_eq!(step(false, false), RenameStep::Ignore, "OLD never recorded");
+    }
+
+    #[test]
+    fn every_kind_of_key_names_the_new_campaign_after_a_rename() {
+        let pairs = [
+            (
+                keys::create_project("acme"),
+                keys::create_project("acme-shoes"),
+            ),
+            (
+                keys::add_texts("acme", "fp"),
+                keys::add_texts("acme-shoes", "fp"),
+            ),
+            (
+                keys::create_filter("acme", "cheap"),
+                keys::create_filter("acme-shoes", "cheap"),
+            ),
+            (
+                keys::create_autobuyer("acme", "auto", "fp", 2),
+                keys::create_autobuyer("acme-shoes", "auto", "fp", 2),
+            ),
+            (
+                keys::set_autobuyer("acme", 9, true, 3),
+                keys::set_autobuyer("acme-shoes", 9, true, 3),
+            ),
+            (
+                keys::purchase("acme", "https://acme.example/a:b", 7),
+                keys::purchase("acme-shoes", "https://acme.example/a:b", 7),
+            ),
+        ];
+        for (before, after) in pairs {
+            assert_eq!(renamed_key(&before, "acme", "acme-shoes"), after);
+        }
+    }
+
+    #[test]
+    fn a_key_of_another_campaign_is_left_alone_even_when_one_name_starts_the_other() {
+        let k = keys::purchase("acme-old", "https://acme.example/", 7);
+        assert_eq!(renamed_key(&k, "acme", "shoes"), k);
+        let k = keys::create_project("acme-old");
+        assert_eq!(renamed_key(&k, "acme", "shoes"), k);
+    }
+
+    #[test]
+    fn the_plan_line_names_the_project_and_its_links() {
+        let r = Renamed {
+            from: "acme".into(),
+            to: "acme-shoes".into(),
+            project_id: Some(5000),
+            links: 40,
+        };
+        assert_eq!(
+            r.describe(),
+            "rename acme → acme-shoes (project 5000 and its 40 links carry over)"
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! A rename handed over at the new name's pass (issue 32): before the new name is recorded
+//! at all, the pass takes the old name's in-process lock and journal lease (so no pass of the
+//! old name, here or in another process, runs while its record moves), reads what carries
+//! over, and moves it in one journal transaction (`store::Campaigns::rename_campaign`).
+//! While another process holds the old name's lease, the rename waits: the new name's pass
+//! is skipped (nothing recorded under it, nothing bought), and tried again.
+
+use crate::decide::rename::{RenameStep, Renamed, renamed_key, step};
+use crate::market::Market;
+
+use super::{Engine, EngineError};
+
+/// What a file's `renamed_from` did at this pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HandOver {
+    /// Nothing to do: the new name is recorded already, or the old one never was.
+    Ignored,
+    /// The old name's record is now the new name's.
+    Done(Renamed),
+    /// Another process holds the old name's lease: who, until when.
+    Waits(String),
+}
+
+impl<M: Market> Engine<M> {
+    /// Hands everything `old` owns to `new` when the journal holds `old` and not `new`.
+    pub(crate) async fn hand_over(&self, old: &str, new: &str) -> Result<HandOver, EngineError> {
+        let recorded = self.store.campaigns().recorded_among(&[old, new]).await?;
+        let has = |n: &str| recorded.iter().any(|r| r == n);
+        if step(has(old), has(new)) == RenameStep::Ignore {
+            return Ok(HandOver::Ignored);
+        }
+        let lock = self.campaign_lock(old);
+        let _guard = self.slots.idle(lock.lock()).await;
+        let token = match self.acquire_lease(old).await? {
+            Ok(token) => token,
+            Err(why) => return Ok(HandOver::Waits(why)),
+        };
+        let moved = async {
+            let r = self.load(old).await?;
+            let renamed = Renamed::of(old, new, &r);
+            let rekey = |k: &str| renamed_key(k, old, new);
+            let done = self
+                .store
+                .campaigns()
+                .rename_campaign(old, new, &token, self.clock.now(), &rekey)
+                .await?;
+            Ok::<_, EngineError>(done.then_some(renamed))
+        }
+        .await;
+        match moved {
+            Ok(Some(renamed)) => {
+                tracing::info!(from = %old, to = %new, project = ?renamed.project_id, links = renamed.links, "campaign renamed: everything it held carries over");
+                Ok(HandOver::Done(renamed))
+            }
+            other => {
+                // The lease was not consumed by the rename: let it go for the next pass.
+                let _ = self.store.leases().release_lease(&token).await;
+                other.map(|_| HandOver::Ignored)
+            }
+        }
+    }
+}
