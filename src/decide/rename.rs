@@ -68,7 +68,7 @@ impl Renamed {
 /// An intent's natural key after its campaign is renamed from `old` to `new`: every key is
 /// `VERB:CAMPAIGN` or `VERB:CAMPAIGN:…` (`decide::keys`), and names cannot hold `:`, so the
 /// campaign is the second field. A key that does not name `old` there is left as it is.
-pub(crate) fn renamed_key(key: &str, old: &str, new: &str) -> String {
+pub fn renamed_key(key: &str, old: &str, new: &str) -> String {
     let Some((verb, rest)) = key.split_once(':') else {
         return key.to_string();
     };

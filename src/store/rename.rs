@@ -39,7 +39,7 @@ const MOVES: [&str; 19] = [
 
 impl Campaigns<'_> {
     /// Which of `names` the journal records (a row in `campaigns`).
-    pub(crate) async fn recorded_among(self, names: &[&str]) -> Result<Vec<String>, StoreError> {
+    pub async fn recorded_among(self, names: &[&str]) -> Result<Vec<String>, StoreError> {
         let mut found = Vec::new();
         for name in names {
             let row = sqlx::query("SELECT name FROM campaigns WHERE name = $1")
@@ -69,7 +69,7 @@ impl Campaigns<'_> {
     /// `lease` must be `old`'s current lease: checked in the transaction, else
     /// [`StoreError::Fenced`] and nothing changes. Returns `false`, changing nothing, when the
     /// journal does not hold `old` or holds `new` already (a rename is honoured once).
-    pub(crate) async fn rename_campaign(
+    pub async fn rename_campaign(
         self,
         old: &str,
         new: &str,
