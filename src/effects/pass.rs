@@ -854,14 +854,17 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
         .map(|c| c.borrow().campaign.name.as_str())
         .collect();
     let recorded: std::collections::HashSet<&str> = known.iter().map(|k| k.name.as_str()).collect();
+    // Renamed by a loaded file: its record is handed over by the new name's pass, never
+    // removed (no autobuyer stopped, no "spending stopped: campaign file removed").
+    let renamed: std::collections::HashSet<&str> = campaigns
+        .iter()
+        .map(|c| &c.borrow().campaign)
+        .filter(|c| !recorded.contains(c.name.as_str()))
+        .filter_map(|c| c.renamed_from.as_deref())
+        .collect();
     let (mut removed, mut held) = (Vec::new(), Vec::new());
     for k in known.iter().filter(|k| !loaded.contains(k.name.as_str())) {
-        // Renamed by a loaded file: its record is handed over by the new name's pass, never
-        // removed (no autobuyer stopped, no "spending stopped: campaign file removed").
-        if invalid
-            .renamed_to(&k.name)
-            .is_some_and(|new| !recorded.contains(new))
-        {
+        if renamed.contains(k.name.as_str()) {
             continue;
         }
         if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, &k.name) {

@@ -118,3 +118,73 @@ pub async fn a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_a
     assert_eq!(w.ledger().projects.len(), 1);
     assert_eq!(switches(&w.ledger()), switches(&before));
 }
+
+pub async fn a_rename_waits_while_another_process_holds_the_old_names_lease(db: TestDb) {
+    // Arrange: acme-shoes converged; another process holds its lease for five minutes.
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", ACME);
+    w.pass(true).await;
+    w.converge(3).await;
+    let before = w.ledger();
+    let now = chrono::Utc::now();
+    let other = w
+        .store()
+        .leases()
+        .try_acquire_lease("acme-shoes", "daemon-b", chrono::Duration::minutes(5), now)
+        .await
+        .unwrap()
+        .expect("the lease is free");
+
+    // Act: renamed with the key while the lease is held; then after it is released.
+    w.remove_campaign("acme-shoes");
+    w.write_campaign("acme-x", &renamed(true));
+    let waiting = w.pass(true).await;
+    let held = (
+        w.ledger(),
+        w.store()
+            .campaigns()
+            .recorded_among(&["acme-shoes", "acme-x"])
+            .await
+            .unwrap(),
+    );
+    w.store().leases().release_lease(&other).await.unwrap();
+    let done = w.pass(false).await;
+
+    // Assert: the pass that could not take the old lease did nothing at all, and said why.
+    let r = waiting
+        .iter()
+        .find(|r| r.campaign == "acme-x")
+        .expect("a report");
+    assert_eq!(
+        r.outcome,
+        linkrunner::effects::pass::PassOutcome::Skipped,
+        "{r:?}"
+    );
+    assert!(
+        r.detail
+            .as_deref()
+            .unwrap_or_default()
+            .contains("the rename from acme-shoes waits"),
+        "{r:?}"
+    );
+    assert!(
+        waiting.iter().all(|r| r.campaign != "acme-shoes"),
+        "the old name is not removed while its rename waits: {waiting:?}"
+    );
+    assert_eq!(held.1, ["acme-shoes"]);
+    assert_eq!(held.0.projects.len(), 1);
+    assert_eq!(switches(&held.0), switches(&before));
+    assert_eq!(held.0.purchases.len(), before.purchases.len());
+    let r = done
+        .iter()
+        .find(|r| r.campaign == "acme-x")
+        .expect("a report");
+    assert!(
+        r.done
+            .iter()
+            .any(|d| d.starts_with("rename acme-shoes → acme-x")),
+        "{r:?}"
+    );
+    assert_eq!(w.ledger().projects.len(), 1);
+    assert_eq!(switches(&w.ledger()), switches(&before));
+}
