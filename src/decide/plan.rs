@@ -498,6 +498,14 @@ pub(crate) fn plan_held(name: &str, r: &Recorded, file: &str) -> CampaignPlan {
     p
 }
 
+/// A new campaign whose site a recorded campaign's project is for (`decide::rename::
+/// domain_owner`): blocked, nothing created or bought; `why` names the owner and the way out.
+pub(crate) fn plan_claimed(name: &str, r: &Recorded, why: &str) -> CampaignPlan {
+    let mut p = new_plan(name, r, None);
+    p.not_applied(format!("blocked: {why}"));
+    p
+}
+
 fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> CampaignPlan {
     let t = tally(r);
     CampaignPlan {

@@ -7,6 +7,9 @@
 use serde::Serialize;
 
 use super::recorded::Recorded;
+use crate::campaign::Campaign;
+use crate::campaign::fence::site_key;
+use crate::domain::records::DomainOwner;
 
 /// What a file's `renamed_from` asks of the pass, given which of the two names the journal
 /// holds.
@@ -63,6 +66,30 @@ impl Renamed {
         };
         format!("rename {} → {} ({what})", self.from, self.to)
     }
+}
+
+/// Without `renamed_from`: the recorded campaign (live or removed) whose project is for the
+/// same site as `c`'s domain (case, default port and a leading `www.` folded), when `c` itself
+/// is not recorded yet. Such a campaign is blocked, never given a second project for the site:
+/// both projects would pay every month and buy the same pages again.
+pub(crate) fn domain_owner<'a>(c: &Campaign, owners: &'a [DomainOwner]) -> Option<&'a DomainOwner> {
+    let site = site_key(&c.domain)?;
+    owners
+        .iter()
+        .find(|o| o.campaign != c.name && site_key(&o.domain).as_deref() == Some(site.as_str()))
+}
+
+/// What `plan` and `once` say about a campaign blocked by [`domain_owner`].
+pub(crate) fn claimed_by(o: &DomainOwner) -> String {
+    let site = site_key(&o.domain).unwrap_or_else(|| o.domain.clone());
+    let project = match o.project_id {
+        Some(id) => format!(" (project {id})"),
+        None => String::new(),
+    };
+    format!(
+        "domain {site} belongs to campaign {owner}{project}: if this is a rename, add `renamed_from: {owner}`",
+        owner = o.campaign
+    )
 }
 
 /// An intent's natural key after its campaign is renamed from `old` to `new`: every key is
@@ -137,6 +164,43 @@ mod tests {
         assert_eq!(renamed_key(&k, "acme", "shoes"), k);
         let k = keys::create_project("acme-old");
         assert_eq!(renamed_key(&k, "acme", "shoes"), k);
+    }
+
+    fn owner(campaign: &str, domain: &str) -> DomainOwner {
+        DomainOwner {
+            campaign: campaign.into(),
+            domain: domain.into(),
+            project_id: Some(5000),
+        }
+    }
+
+    fn campaign(name: &str, domain: &str) -> Campaign {
+        let yaml = format!(
+            "name: {name}\ndomain: {domain}\nurls:\n  - url: {domain}/a\n    texts: [\"#a#a#/a#\"]\nbudget: {{monthly: 100, max_link_price: 10, daily_links: 1, total_links: 1}}\n"
+        );
+        crate::campaign::load_bytes(std::path::Path::new("c.yaml"), yaml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_new_campaign_for_a_recorded_site_is_claimed_whatever_its_spelling() {
+        let owners = [owner("acme", "https://acme.example")];
+        for domain in [
+            "https://acme.example",
+            "https://www.acme.example",
+            "http://ACME.example:80",
+        ] {
+            let o = domain_owner(&campaign("acme-shoes", domain), &owners);
+            assert_eq!(o.map(|o| o.campaign.as_str()), Some("acme"), "{domain}");
+        }
+        assert!(domain_owner(&campaign("acme-shoes", "https://bolt.example"), &owners).is_none());
+        assert!(
+            domain_owner(&campaign("acme", "https://acme.example"), &owners).is_none(),
+            "its own record"
+        );
+        assert_eq!(
+            claimed_by(&owners[0]),
+            "domain acme.example belongs to campaign acme (project 5000): if this is a rename, add `renamed_from: acme`"
+        );
     }
 
     #[test]

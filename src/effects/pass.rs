@@ -407,6 +407,19 @@ impl<M: Market> Engine<M> {
                 }
             }
         }
+        // A new campaign for a site another recorded campaign's project is for is blocked
+        // before it is recorded: never a second project (issue 32).
+        let record_domain = match c {
+            Some(c) => match self.check_identity(c).await? {
+                super::rename::Identity::Ready { record_domain } => record_domain,
+                super::rename::Identity::Claimed(why) => {
+                    report.outcome = PassOutcome::Blocked;
+                    report.detail = Some(why);
+                    return Ok(());
+                }
+            },
+            None => false,
+        };
         if let Some(c) = c {
             self.store
                 .campaigns()
@@ -416,6 +429,12 @@ impl<M: Market> Engine<M> {
                     self.clock.now(),
                 )
                 .await?;
+            if record_domain {
+                self.store
+                    .campaigns()
+                    .record_domain(name, &c.domain)
+                    .await?;
+            }
         }
         let token = match self.acquire_lease(name).await? {
             Ok(token) => token,

@@ -5,7 +5,7 @@
 //! While another process holds the old name's lease, the rename waits: the new name's pass
 //! is skipped (nothing recorded under it, nothing bought), and tried again.
 
-use crate::decide::rename::{RenameStep, Renamed, renamed_key, step};
+use crate::decide::rename::{RenameStep, Renamed, claimed_by, domain_owner, renamed_key, step};
 use crate::market::Market;
 
 use super::{Engine, EngineError};
@@ -58,5 +58,60 @@ impl<M: Market> Engine<M> {
                 other.map(|_| HandOver::Ignored)
             }
         }
+    }
+}
+
+/// Whether a campaign file's campaign may be recorded and worked on at this pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Identity {
+    /// Go on; `record_domain`: its project's domain is not recorded yet.
+    Ready { record_domain: bool },
+    /// Not recorded yet, and its site is a recorded campaign's: blocked, never a second
+    /// project; why, with the way out (`renamed_from`).
+    Claimed(String),
+}
+
+impl<M: Market> Engine<M> {
+    /// Checks a campaign file against what the journal records of other campaigns' domains
+    /// (`decide::rename::domain_owner`): only a campaign not recorded yet reads them.
+    pub(crate) async fn check_identity(
+        &self,
+        c: &crate::campaign::Campaign,
+    ) -> Result<Identity, EngineError> {
+        let ready = |record_domain| Ok(Identity::Ready { record_domain });
+        match self.store.campaigns().campaign_domain(&c.name).await? {
+            Some(domain) => ready(domain.is_none()),
+            None => {
+                let owners = self.store.campaigns().domain_owners().await?;
+                match domain_owner(c, &owners) {
+                    Some(o) => Ok(Identity::Claimed(claimed_by(o))),
+                    None => ready(true),
+                }
+            }
+        }
+    }
+
+    /// Whether a scheduled round may record the campaign now: not while its rename waits
+    /// to be handed over, nor while its domain is another campaign's (the reconciliation's
+    /// pass does the one and reports the other).
+    pub(crate) async fn may_record(
+        &self,
+        c: &crate::campaign::Campaign,
+    ) -> Result<bool, EngineError> {
+        if let Some(old) = c.renamed_from.as_deref() {
+            let recorded = self
+                .store
+                .campaigns()
+                .recorded_among(&[old, &c.name])
+                .await?;
+            let has = |n: &str| recorded.iter().any(|r| r == n);
+            if step(has(old), has(&c.name)) == RenameStep::HandOver {
+                return Ok(false);
+            }
+        }
+        Ok(matches!(
+            self.check_identity(c).await?,
+            Identity::Ready { .. }
+        ))
     }
 }

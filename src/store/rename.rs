@@ -10,7 +10,7 @@ use super::StoreError;
 use super::handles::Campaigns;
 use super::rows::{col, db};
 use crate::clock::to_millis;
-use crate::domain::records::LeaseToken;
+use crate::domain::records::{DomainOwner, LeaseToken};
 
 /// Every table whose `campaign` column names its owner (`campaigns.name` itself aside), and
 /// the halts scoped to it. Children point at `campaigns (name)`, so the new row is inserted
@@ -55,7 +55,7 @@ impl Campaigns<'_> {
     }
 
     /// Hands everything `old` owns to `new` in one transaction: its row (with its file and
-    /// when it was created), budget and days, intents (their natural keys renamed, so a page
+    /// when it was created, its project's domain), budget and days, intents (their natural keys renamed, so a page
     /// bought under `old` is refused by the unique key under `new`), ledger, project, URLs,
     /// texts, filters, autobuyers, held and foreign links, searches, rounds, stall, adoption,
     /// list vouch, approval, its own halts; its lease is released with its fence grown
@@ -119,8 +119,8 @@ impl Campaigns<'_> {
                 return Ok(false);
             }
             sqlx::query(
-                "INSERT INTO campaigns (name, created_at, updated_at, file) \
-                 SELECT $2, created_at, $3, file FROM campaigns WHERE name = $1",
+                "INSERT INTO campaigns (name, created_at, updated_at, file, domain) \
+                 SELECT $2, created_at, $3, file, domain FROM campaigns WHERE name = $1",
             )
             .bind(old)
             .bind(new)
@@ -182,5 +182,57 @@ impl Campaigns<'_> {
         }
         .await;
         self.write_done(result).await
+    }
+}
+
+impl Campaigns<'_> {
+    /// Whether the journal records `name` (`None`: never), and the domain recorded for its
+    /// project (`Some(None)`: recorded before domains were, and adopted).
+    pub(crate) async fn campaign_domain(
+        self,
+        name: &str,
+    ) -> Result<Option<Option<String>>, StoreError> {
+        let row = sqlx::query("SELECT domain FROM campaigns WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("campaign_domain"));
+        self.done(row.and_then(|r| r.map(|r| col(&r, "domain")).transpose()))
+    }
+
+    /// Records the domain of `name`'s project where none is recorded yet: the first one
+    /// stays (the project was created or adopted for it).
+    pub(crate) async fn record_domain(self, name: &str, domain: &str) -> Result<(), StoreError> {
+        let done =
+            sqlx::query("UPDATE campaigns SET domain = $2 WHERE name = $1 AND domain IS NULL")
+                .bind(name)
+                .bind(domain)
+                .execute(&self.writer)
+                .await
+                .map_err(db("record_domain"));
+        self.write_done(done).await.map(|_| ())
+    }
+
+    /// Every recorded campaign (live or removed) whose domain is known, with its project.
+    pub async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT c.name, c.domain, p.project_id FROM campaigns c \
+             LEFT JOIN projects p ON p.campaign = c.name \
+             WHERE c.domain IS NOT NULL ORDER BY c.name",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("domain_owners"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    Ok(DomainOwner {
+                        campaign: col(r, "name")?,
+                        domain: col(r, "domain")?,
+                        project_id: col(r, "project_id")?,
+                    })
+                })
+                .collect()
+        }))
     }
 }

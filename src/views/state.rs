@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::recorded_many::load_with_halts;
 use crate::campaign::{Campaign, InvalidFiles};
-use crate::decide::plan::{CampaignPlan, plan_campaign, plan_held, plan_removed};
+use crate::decide::plan::{CampaignPlan, plan_campaign, plan_claimed, plan_held, plan_removed};
 use crate::decide::recorded::Recorded;
 use crate::decide::rename;
 use crate::store::{BatchRead, CHUNK, CampaignFile, Halt, Store, StoreError};
@@ -110,6 +110,7 @@ pub async fn plan_all(
     removed.retain(|k| {
         wanted(&k.name) && !files.contains(k.name.as_str()) && !renamed.contains(&k.name)
     });
+    let owners = source.domain_owners().await?;
     let mut plans = Vec::with_capacity(chosen.len() + removed.len());
     for batch in chosen.chunks(CHUNK) {
         let mut names: Vec<String> = batch.iter().map(|c| c.name.clone()).collect();
@@ -123,7 +124,12 @@ pub async fn plan_all(
                     p.renamed = Some(rename::Renamed::of(&old, &c.name, &r));
                     p
                 }
-                None => plan_campaign(c, &state.take_or_new(c), c.buy.is_some()),
+                None => match (recorded.contains(&c.name), rename::domain_owner(c, &owners)) {
+                    (false, Some(o)) => {
+                        plan_claimed(&c.name, &state.take_or_new(c), &rename::claimed_by(o))
+                    }
+                    _ => plan_campaign(c, &state.take_or_new(c), c.buy.is_some()),
+                },
             };
             plans.push(p);
         }
@@ -172,6 +178,17 @@ impl StateSource {
                     file: None,
                 })
                 .collect()),
+        }
+    }
+
+    /// Every recorded campaign whose project's domain is known (a served state does not say:
+    /// the daemon that serves it blocks a claimed domain at its pass).
+    pub(crate) async fn domain_owners(
+        &self,
+    ) -> Result<Vec<crate::domain::records::DomainOwner>, StoreError> {
+        match self {
+            StateSource::Journal(s) => s.campaigns().domain_owners().await,
+            StateSource::Served(_) => Ok(Vec::new()),
         }
     }
 

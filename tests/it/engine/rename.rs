@@ -188,3 +188,65 @@ pub async fn a_rename_waits_while_another_process_holds_the_old_names_lease(db: 
     assert_eq!(w.ledger().projects.len(), 1);
     assert_eq!(switches(&w.ledger()), switches(&before));
 }
+
+pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_second_project(
+    db: TestDb,
+) {
+    // Arrange: acme-shoes bought its first round.
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", ACME);
+    w.pass(true).await;
+    w.converge(3).await;
+    let before = w.ledger();
+    let project = before.projects[0].id;
+
+    // Act: renamed without `renamed_from`, the domain spelt with `www.` this time.
+    w.remove_campaign("acme-shoes");
+    let file = renamed(false).replace("https://acme.example", "https://www.acme.example");
+    w.write_campaign("acme-x", &file);
+    let plan = run(&w, &["plan"]).await;
+    let once = run(&w, &["once"]).await;
+
+    // Assert: both say whose domain it is and what to write; nothing created or bought.
+    let said = format!(
+        "domain acme.example belongs to campaign acme-shoes (project {project}): if this is a rename, add `renamed_from: acme-shoes`"
+    );
+    let shown = String::from_utf8_lossy(&plan.stdout);
+    assert!(shown.contains(&said), "{}", text(&plan));
+    assert!(!shown.contains("create the project"), "{shown}");
+    assert_eq!(once.status.code(), Some(1), "{}", text(&once));
+    let out = String::from_utf8_lossy(&once.stdout);
+    assert!(out.contains("acme-x: blocked"), "{}", text(&once));
+    assert!(out.contains(&said), "{}", text(&once));
+    let after = w.ledger();
+    assert_eq!(
+        after.projects.len(),
+        1,
+        "no second project: {:?}",
+        after.projects
+    );
+    assert_eq!(
+        after.purchases.len(),
+        before.purchases.len(),
+        "nothing bought"
+    );
+    assert_eq!(
+        requests_total(&after, Op::AddProject),
+        requests_total(&before, Op::AddProject)
+    );
+    assert!(
+        w.store()
+            .campaigns()
+            .recorded_among(&["acme-x"])
+            .await
+            .unwrap()
+            .is_empty(),
+        "the blocked campaign is not recorded, so `renamed_from` still works once added"
+    );
+
+    // The way out it names works: with the key, the record is handed over.
+    w.write_campaign("acme-x", &renamed(true));
+    let fixed = run(&w, &["once"]).await;
+    assert!(fixed.status.success(), "{}", text(&fixed));
+    assert_eq!(w.ledger().projects.len(), 1);
+}
