@@ -92,6 +92,14 @@ pub(crate) fn claimed_by(o: &DomainOwner) -> String {
     )
 }
 
+/// What refuses a file that names a marketplace id the journal records under another
+/// campaign (live or removed): both would spend on it under different keys.
+pub(crate) fn id_claimed_by(what: &str, owner: &str) -> String {
+    format!(
+        "{what} is recorded for campaign {owner}: if this is a rename, add `renamed_from: {owner}`; one project or autobuyer belongs to one campaign"
+    )
+}
+
 /// An intent's natural key after its campaign is renamed from `old` to `new`: every key is
 /// `VERB:CAMPAIGN` or `VERB:CAMPAIGN:…` (`decide::keys`), and names cannot hold `:`, so the
 /// campaign is the second field. A key that does not name `old` there is left as it is.

@@ -5,7 +5,9 @@
 //! While another process holds the old name's lease, the rename waits: the new name's pass
 //! is skipped (nothing recorded under it, nothing bought), and tried again.
 
-use crate::decide::rename::{RenameStep, Renamed, claimed_by, domain_owner, renamed_key, step};
+use crate::decide::rename::{
+    RenameStep, Renamed, claimed_by, domain_owner, id_claimed_by, renamed_key, step,
+};
 use crate::market::Market;
 
 use super::{Engine, EngineError};
@@ -79,6 +81,9 @@ impl<M: Market> Engine<M> {
         c: &crate::campaign::Campaign,
     ) -> Result<Identity, EngineError> {
         let ready = |record_domain| Ok(Identity::Ready { record_domain });
+        if let Some(why) = self.claimed_ids(c).await? {
+            return Ok(Identity::Claimed(why));
+        }
         match self.store.campaigns().campaign_domain(&c.name).await? {
             Some(domain) => ready(domain.is_none()),
             None => {
@@ -89,6 +94,27 @@ impl<M: Market> Engine<M> {
                 }
             }
         }
+    }
+
+    /// The first id the file adopts (`project_id`, an autobuyer's `id`) that the journal
+    /// records under another campaign, live or removed, said with its owner.
+    async fn claimed_ids(
+        &self,
+        c: &crate::campaign::Campaign,
+    ) -> Result<Option<String>, EngineError> {
+        let campaigns = self.store.campaigns();
+        if let Some(pid) = c.project_id
+            && let Some(owner) = campaigns.project_owner(pid, &c.name).await?
+        {
+            return Ok(Some(id_claimed_by(&format!("`project_id` {pid}"), &owner)));
+        }
+        for (name, id) in c.autobuyers.iter().filter_map(|a| Some((&a.name, a.id?))) {
+            if let Some((owner, theirs)) = campaigns.autobuyer_owner(id, &c.name).await? {
+                let what = format!("autobuyer `{name}`'s id {id} (`{theirs}` there)");
+                return Ok(Some(id_claimed_by(&what, &owner)));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether a scheduled round may record the campaign now: not while its rename waits

@@ -236,3 +236,50 @@ impl Campaigns<'_> {
         }))
     }
 }
+
+impl Campaigns<'_> {
+    /// Another campaign (live or removed) than `campaign` that the journal records with the
+    /// project `project_id`, when `campaign` does not hold it itself.
+    pub(crate) async fn project_owner(
+        self,
+        project_id: i64,
+        campaign: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query(
+            "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 \
+             AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
+             ORDER BY campaign LIMIT 1",
+        )
+        .bind(project_id)
+        .bind(campaign)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("project_owner"));
+        self.done(row.and_then(|r| r.map(|r| col(&r, "campaign")).transpose()))
+    }
+
+    /// Another campaign than `campaign` that records the autobuyer `id` (created or adopted
+    /// by it), when `campaign` does not hold it itself: the campaign and its autobuyer's name.
+    pub(crate) async fn autobuyer_owner(
+        self,
+        id: i64,
+        campaign: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT campaign, name FROM autobuyers \
+             WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 \
+             AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
+                 AND (q.autobuyer_id = $1 OR q.adopted_id = $1)) \
+             ORDER BY campaign LIMIT 1",
+        )
+        .bind(id)
+        .bind(campaign)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("autobuyer_owner"));
+        self.done(row.and_then(|r| {
+            r.map(|r| Ok((col(&r, "campaign")?, col(&r, "name")?)))
+                .transpose()
+        }))
+    }
+}

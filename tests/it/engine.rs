@@ -89,6 +89,7 @@ on_both_backends!(
     rename::a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_and_pages,
     rename::a_rename_waits_while_another_process_holds_the_old_names_lease,
     rename::a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_second_project,
+    rename::a_second_campaign_naming_a_recorded_project_id_is_refused_naming_the_owner,
     read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
     unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
     binary::once_shows_progress_and_ends_with_totals_that_match_the_ledger,

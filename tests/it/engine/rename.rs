@@ -250,3 +250,57 @@ pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_seco
     assert!(fixed.status.success(), "{}", text(&fixed));
     assert_eq!(w.ledger().projects.len(), 1);
 }
+
+pub async fn a_second_campaign_naming_a_recorded_project_id_is_refused_naming_the_owner(
+    db: TestDb,
+) {
+    use super::fixtures::BOLT;
+    // Arrange: acme-shoes created its project and bought.
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", ACME);
+    w.pass(true).await;
+    w.converge(3).await;
+    let before = w.ledger();
+    let project = before.projects[0].id;
+
+    // Act: another file (another domain) adopts acme-shoes's project by its id.
+    let claiming = BOLT.replace(
+        "budget:\n  monthly: \"7500.50\"",
+        &format!(
+            "project_id: {project}\nbudget:\n  unknown_link_rent: 200\n  monthly: \"7500.50\""
+        ),
+    );
+    w.write_campaign("bolt-bikes", &claiming);
+    let once = run(&w, &["once"]).await;
+
+    // Assert: refused, naming the owner and the way out; nothing of it reaches the market.
+    assert_eq!(once.status.code(), Some(1), "{}", text(&once));
+    let out = String::from_utf8_lossy(&once.stdout);
+    assert!(out.contains("bolt-bikes: blocked"), "{}", text(&once));
+    assert!(
+        out.contains(&format!(
+            "`project_id` {project} is recorded for campaign acme-shoes"
+        )),
+        "{}",
+        text(&once)
+    );
+    let after = w.ledger();
+    assert_eq!(
+        switches(&after),
+        switches(&before),
+        "no autobuyer created or switched"
+    );
+    assert_eq!(
+        after.purchases.len(),
+        before.purchases.len() + 1,
+        "acme-shoes's round only"
+    );
+    assert!(
+        w.store()
+            .campaigns()
+            .recorded_among(&["bolt-bikes"])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
