@@ -212,6 +212,14 @@ mod tests {
     }
 
     #[test]
+    fn an_id_claimed_elsewhere_names_the_owner_and_the_way_out() {
+        assert_eq!(
+            id_claimed_by("`project_id` 5000", "acme"),
+            "`project_id` 5000 is recorded for campaign acme: if this is a rename, add `renamed_from: acme`; one project or autobuyer belongs to one campaign"
+        );
+    }
+
+    #[test]
     fn the_plan_line_names_the_project_and_its_links() {
         let r = Renamed {
             from: "acme".into(),
