@@ -39,7 +39,7 @@ impl Claims {
 /// site: host case, a leading `www.`, the scheme and its default port do not make a second
 /// site. A team that writes the domain with `www.` in one file and without it in another has
 /// one site, and two projects for it would each buy against their own cap.
-pub(super) fn site_key(domain: &str) -> Option<String> {
+pub(crate) fn site_key(domain: &str) -> Option<String> {
     let u = url::Url::parse(domain.trim()).ok()?;
     let host = u.host_str()?.trim_end_matches('.').to_ascii_lowercase();
     let host = host.strip_prefix("www.").unwrap_or(&host).to_string();

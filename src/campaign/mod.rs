@@ -26,7 +26,7 @@ mod autobuyers;
 mod checks;
 mod diag;
 mod extra;
-mod fence;
+pub(crate) mod fence;
 mod keys;
 mod loading;
 mod model;

@@ -28,6 +28,11 @@ pub struct Campaign {
     /// never creates a project for it. Invariant: `budget.unknown_link_rent` is set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project_id: Option<i64>,
+    // --- renames (issue 32) ---
+    /// The name this campaign had before (`renamed_from`): what the journal holds under it is
+    /// handed to this name at the next pass, once. Invariant: a valid name, not `name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_from: Option<String>,
 }
 
 impl Campaign {

@@ -44,6 +44,11 @@ pub(super) struct RawCampaign {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub project_id: Option<At<i64>>,
+    // --- renames (issue 32) ---
+    /// The campaign's name before a rename: at its next pass, everything the journal holds under this name (project, URLs, texts, filters, autobuyers, links, reservations, uncertain purchases, money history) is handed to this campaign in one step, and nothing is created, stopped or bought again because of the rename. Honoured once (ignored when this name is already recorded); the file with the old name must be gone.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
+    pub renamed_from: Option<At<String>>,
 }
 
 /// An optional list written as `key: null` (or `key:` alone) reads as an empty list: every

@@ -232,3 +232,64 @@ fn approve_above_is_a_positive_amount_of_rubles() {
     );
     assert!(at("lots").is_err());
 }
+
+#[test]
+fn renamed_from_is_kept_and_may_not_name_the_campaign_itself() {
+    let c = check(&with("name: t\n", "name: t\nrenamed_from: old-t\n")).unwrap();
+    assert_eq!(c.renamed_from.as_deref(), Some("old-t"));
+    let errs = check(&with("name: t\n", "name: t\nrenamed_from: t\n")).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("`renamed_from` is this campaign's own name `t`")),
+        "{errs:?}"
+    );
+    let errs = check(&with("name: t\n", "name: t\nrenamed_from: Old_T\n")).unwrap_err();
+    assert_eq!(errs.len(), 1, "a bad name is reported once: {errs:?}");
+}
+
+#[test]
+fn a_rename_beside_the_old_file_is_refused_where_it_says_so_and_the_old_file_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = with("name: t\n", "name: old-t\n").replace("t.example", "old.example");
+    std::fs::write(dir.path().join("old.yaml"), old).unwrap();
+    std::fs::write(
+        dir.path().join("new.yaml"),
+        with("name: t\n", "name: t\nrenamed_from: old-t\n"),
+    )
+    .unwrap();
+    let report = super::loading::load::load_paths(&[dir.path().to_path_buf()]);
+    let names: Vec<&str> = report
+        .campaigns
+        .iter()
+        .map(|c| c.campaign.name.as_str())
+        .collect();
+    assert_eq!(names, ["old-t"], "the old file keeps its campaign");
+    let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("new.yaml:3:"),
+        "file:line:column: {problems:?}"
+    );
+    assert!(
+        problems[0].contains("`renamed_from: old-t`, but the campaign `old-t` is still in"),
+        "{problems:?}"
+    );
+    assert_eq!(
+        report.invalid.renamed_to("old-t"),
+        None,
+        "no rename is pending"
+    );
+}
+
+#[test]
+fn a_loaded_rename_is_noted_so_the_old_campaign_is_not_taken_as_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("new.yaml"),
+        with("name: t\n", "name: t\nrenamed_from: old-t\n"),
+    )
+    .unwrap();
+    let report = super::loading::load::load_paths(&[dir.path().to_path_buf()]);
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(report.invalid.renamed_to("old-t"), Some("t"));
+}

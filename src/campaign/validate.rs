@@ -40,6 +40,7 @@ pub(super) fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
     );
     spend::check_commitment(&raw.budget, &budget, buy.as_ref(), &autobuyers, &mut p);
     let project_id = adoption::check(raw, &mut p);
+    let renamed_from = renamed_from(raw, &mut p);
     if !p.is_empty() {
         return Err(p);
     }
@@ -53,7 +54,25 @@ pub(super) fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
         filters,
         autobuyers,
         project_id,
+        renamed_from,
     })
+}
+
+/// `renamed_from`: a valid campaign name, and not the campaign's own (a rename to itself
+/// would hand nothing anywhere, and says the file was edited wrongly).
+fn renamed_from(raw: &RawCampaign, p: &mut Problems) -> Option<String> {
+    let old = raw.renamed_from.as_ref()?;
+    check_name(old, p);
+    if old.value == raw.name.value {
+        p.at(
+            old.pos,
+            format!(
+                "`renamed_from` is this campaign's own name `{}`; give the name it had before, or remove the key",
+                old.value
+            ),
+        );
+    }
+    Some(old.value.clone())
 }
 
 fn domain(d: &At<String>, p: &mut Problems) -> Option<String> {

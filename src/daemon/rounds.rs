@@ -126,6 +126,16 @@ impl<M: Market> Daemon<M> {
         let e = &self.engine;
         let name = &lc.campaign.name;
         let now = e.clock().now();
+        // Not before its rename is handed over, nor while its domain is another recorded
+        // campaign's: recorded here, it would be a campaign of its own (issue 32).
+        match e.may_record(&lc.campaign).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(err) => {
+                tracing::warn!(campaign = %name, error = %err, "round skipped: the journal could not say whether the campaign may be recorded");
+                return;
+            }
+        }
         // A new campaign's first slot can come before its first reconciliation has recorded
         // it; the round rows reference the campaign, so record it here too.
         if let Err(err) = e

@@ -25,6 +25,7 @@
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
 //! | [`refused`] | what a 401/403 stops: everything, or (a 403 on one project while another reads) one campaign |
+//! | [`rename`] | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it, the `plan` line |
 //! | [`removal`] | whether campaigns whose files are gone are removed or held (many gone at once: a failed checkout) |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
@@ -43,6 +44,7 @@ pub(crate) mod policy;
 pub mod recorded;
 pub(crate) mod refused;
 pub mod removal;
+pub mod rename;
 pub(crate) mod replace;
 pub mod round;
 pub mod spread;

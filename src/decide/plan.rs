@@ -259,6 +259,10 @@ pub struct CampaignPlan {
     /// what is spent meanwhile; also a notice and unapplied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_for_approval: Option<super::approval::Waiting>,
+    /// The file says `renamed_from` and the journal holds the old name: the next pass hands
+    /// its record to this campaign first (`decide::rename`); this plan is against that record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed: Option<super::rename::Renamed>,
     pub money: MoneyView,
 }
 
@@ -320,7 +324,9 @@ fn cap_changes(c: &Campaign, r: &Recorded) -> Vec<CapChange> {
 impl CampaignPlan {
     /// Anything to do: an action that changes something, or a cap to record.
     pub fn has_changes(&self) -> bool {
-        self.actions.iter().any(Action::is_change) || !self.cap_changes.is_empty()
+        self.actions.iter().any(Action::is_change)
+            || !self.cap_changes.is_empty()
+            || self.renamed.is_some()
     }
 
     fn not_applied(&mut self, why: String) {
@@ -492,6 +498,14 @@ pub(crate) fn plan_held(name: &str, r: &Recorded, file: &str) -> CampaignPlan {
     p
 }
 
+/// A new campaign whose site a recorded campaign's project is for (`decide::rename::
+/// domain_owner`): blocked, nothing created or bought; `why` names the owner and the way out.
+pub(crate) fn plan_claimed(name: &str, r: &Recorded, why: &str) -> CampaignPlan {
+    let mut p = new_plan(name, r, None);
+    p.not_applied(format!("blocked: {why}"));
+    p
+}
+
 fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> CampaignPlan {
     let t = tally(r);
     CampaignPlan {
@@ -502,6 +516,7 @@ fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> Campa
         spending_stopped,
         cap_changes: Vec::new(),
         waiting_for_approval: None,
+        renamed: None,
         money: money_view(r, &t, Money::ZERO),
     }
 }

@@ -19,6 +19,7 @@
 //!   it, and whether a holder of this host is gone (then its lease is taken over at once).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
+//! - [`rename`]: a file's `renamed_from` handed over under the old name's lease, before the new name's pass.
 //! - [`removals`]: campaigns whose files are gone, judged (`decide::removal`) before anything is stopped.
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
@@ -33,6 +34,7 @@ pub mod pass;
 pub(crate) mod protocol;
 pub(crate) mod reach;
 pub(crate) mod removals;
+pub(crate) mod rename;
 pub mod round;
 pub(crate) mod settle;
 pub(crate) mod slots;

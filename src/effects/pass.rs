@@ -399,6 +399,33 @@ impl<M: Market> Engine<M> {
         if self.cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
         }
+        // A rename is handed over before the new name is recorded at all: recorded first, it
+        // would be a campaign of its own, and the old name's project would be created again.
+        if let Some(old) = c.and_then(|c| c.renamed_from.as_deref()) {
+            match self.hand_over(old, name).await? {
+                super::rename::HandOver::Ignored => {}
+                super::rename::HandOver::Done(renamed) => report.done.push(renamed.describe()),
+                super::rename::HandOver::Waits(why) => {
+                    report.outcome = PassOutcome::Skipped;
+                    report.transient = true;
+                    report.detail = Some(format!("the rename from {old} waits: {why}"));
+                    return Ok(());
+                }
+            }
+        }
+        // A new campaign for a site another recorded campaign's project is for is blocked
+        // before it is recorded: never a second project (issue 32).
+        let record_domain = match c {
+            Some(c) => match self.check_identity(c).await? {
+                super::rename::Identity::Ready { record_domain } => record_domain,
+                super::rename::Identity::Claimed(why) => {
+                    report.outcome = PassOutcome::Blocked;
+                    report.detail = Some(why);
+                    return Ok(());
+                }
+            },
+            None => false,
+        };
         if let Some(c) = c {
             self.store
                 .campaigns()
@@ -408,6 +435,12 @@ impl<M: Market> Engine<M> {
                     self.clock.now(),
                 )
                 .await?;
+            if record_domain {
+                self.store
+                    .campaigns()
+                    .record_domain(name, &c.domain)
+                    .await?;
+            }
         }
         let token = match self.acquire_lease(name).await? {
             Ok(token) => token,
@@ -438,7 +471,7 @@ impl<M: Market> Engine<M> {
     /// Takes the campaign's lease: free, expired or ours; or held by a process of this host
     /// and pid namespace that is gone (killed), taken over at once (see [`super::holder`]).
     /// Else why not: who holds it and until when.
-    async fn acquire_lease(
+    pub(super) async fn acquire_lease(
         &self,
         name: &str,
     ) -> Result<Result<crate::store::LeaseToken, String>, EngineError> {
@@ -824,6 +857,15 @@ impl<M: Market> Engine<M> {
             return Ok(None);
         }
         let known = self.store.campaigns().campaign_files().await?;
+        if let Some(new) = invalid.renamed_to(name)
+            && !known.iter().any(|k| k.name == new)
+        {
+            let mut r = CampaignReport::new(name);
+            r.detail = Some(format!(
+                "renamed to {new}: its pass hands over everything {name} holds"
+            ));
+            return Ok(Some(r));
+        }
         let file = known.iter().find(|k| k.name == name);
         let held = match file {
             Some(k) if invalid.holds(&k.name, k.file.as_deref()) => Some(held_report(invalid, k)),
@@ -863,8 +905,20 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
         .iter()
         .map(|c| c.borrow().campaign.name.as_str())
         .collect();
+    let recorded: std::collections::HashSet<&str> = known.iter().map(|k| k.name.as_str()).collect();
+    // Renamed by a loaded file: its record is handed over by the new name's pass, never
+    // removed (no autobuyer stopped, no "spending stopped: campaign file removed").
+    let renamed: std::collections::HashSet<&str> = campaigns
+        .iter()
+        .map(|c| &c.borrow().campaign)
+        .filter(|c| !recorded.contains(c.name.as_str()))
+        .filter_map(|c| c.renamed_from.as_deref())
+        .collect();
     let (mut removed, mut held) = (Vec::new(), Vec::new());
     for k in known.iter().filter(|k| !loaded.contains(k.name.as_str())) {
+        if renamed.contains(k.name.as_str()) {
+            continue;
+        }
         if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, &k.name) {
             held.push(held_report(invalid, k));
         } else {

@@ -41,7 +41,11 @@ impl<M: Market> Engine<M> {
         let mut gone = Vec::new();
         for k in known.iter().filter(|k| !loaded.contains(k.name.as_str())) {
             // A file that exists but fails validation holds its campaign: present, not gone.
-            match invalid.holds(&k.name, k.file.as_deref()) {
+            // So does a file renamed from it (`renamed_from`): its record is handed over.
+            let renamed = invalid
+                .renamed_to(&k.name)
+                .is_some_and(|new| !known.iter().any(|k| k.name == new));
+            match renamed || invalid.holds(&k.name, k.file.as_deref()) {
                 true => present.insert(k.name.clone()),
                 false => {
                     gone.push(k.name.clone());

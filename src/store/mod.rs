@@ -6,7 +6,7 @@
 //! - `money/`: caps, the append-only ledger, reservations, the account cap, approvals, the month's sums;
 //! - `intents/`: begin with the reservation, settle, resolve, causes and history;
 //! - `links/`: held and foreign links, the link list's sync;
-//! - `campaigns/`: remote ids, adoption, each campaign's file, stalls;
+//! - `campaigns/`: remote ids, adoption, each campaign's file, stalls, a rename's hand-over;
 //! - `rounds/`: buy rounds and their searches;
 //! - `guards/`: halts, leases, removals, the anomaly brake's reads, notices;
 //! - `batch`: what the journal holds of many campaigns, each table read once (start-up, `plan`);

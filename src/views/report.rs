@@ -557,6 +557,9 @@ fn render_account(o: &mut String, a: &AccountStatus) {
 pub fn render_plan(p: &CampaignPlan) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "campaign {}", p.campaign);
+    if let Some(r) = &p.renamed {
+        let _ = writeln!(o, "  + {}", r.describe());
+    }
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "  spending stopped: {why}");
     }

@@ -235,6 +235,9 @@ fn render_campaign(o: &mut String, p: &CampaignPlan) {
 /// A campaign's plan under its heading: what stops spending, each group of steps, what is
 /// not applied, and the money.
 fn render_plan_body(o: &mut String, p: &CampaignPlan) {
+    if let Some(r) = &p.renamed {
+        let _ = writeln!(o, "**Rename**\n- {}\n", md(&r.describe()));
+    }
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
     }

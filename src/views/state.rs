@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::recorded_many::load_with_halts;
 use crate::campaign::{Campaign, InvalidFiles};
-use crate::decide::plan::{CampaignPlan, plan_campaign, plan_held, plan_removed};
+use crate::decide::plan::{CampaignPlan, plan_campaign, plan_claimed, plan_held, plan_removed};
 use crate::decide::recorded::Recorded;
+use crate::decide::rename;
 use crate::store::{BatchRead, CHUNK, CampaignFile, Halt, Store, StoreError};
 
 /// Every campaign's recorded state at one instant.
@@ -98,13 +99,39 @@ pub async fn plan_all(
         .filter(|c| wanted(&c.name))
         .collect();
     let mut removed = source.campaign_files().await?;
-    removed.retain(|k| wanted(&k.name) && !files.contains(k.name.as_str()));
+    let recorded: HashSet<String> = removed.iter().map(|k| k.name.clone()).collect();
+    let handed_over = |c: &Campaign| {
+        let old = c.renamed_from.as_deref()?;
+        let how = rename::step(recorded.contains(old), recorded.contains(&c.name));
+        (how == rename::RenameStep::HandOver).then(|| old.to_string())
+    };
+    // A campaign renamed by a loaded file is not removed: the new name's plan shows the rename.
+    let renamed: HashSet<String> = campaigns.iter().filter_map(|c| handed_over(c)).collect();
+    removed.retain(|k| {
+        wanted(&k.name) && !files.contains(k.name.as_str()) && !renamed.contains(&k.name)
+    });
+    let owners = source.domain_owners().await?;
     let mut plans = Vec::with_capacity(chosen.len() + removed.len());
     for batch in chosen.chunks(CHUNK) {
-        let names: Vec<String> = batch.iter().map(|c| c.name.clone()).collect();
+        let mut names: Vec<String> = batch.iter().map(|c| c.name.clone()).collect();
+        names.extend(batch.iter().filter_map(|c| handed_over(c)));
         let mut state = source.state_of(&names, now).await?;
         for c in batch {
-            plans.push(plan_campaign(c, &state.take_or_new(c), c.buy.is_some()));
+            let p = match handed_over(c).and_then(|old| Some((state.campaigns.remove(&old)?, old)))
+            {
+                Some((r, old)) => {
+                    let mut p = plan_campaign(c, &r, c.buy.is_some());
+                    p.renamed = Some(rename::Renamed::of(&old, &c.name, &r));
+                    p
+                }
+                None => match (recorded.contains(&c.name), rename::domain_owner(c, &owners)) {
+                    (false, Some(o)) => {
+                        plan_claimed(&c.name, &state.take_or_new(c), &rename::claimed_by(o))
+                    }
+                    _ => plan_campaign(c, &state.take_or_new(c), c.buy.is_some()),
+                },
+            };
+            plans.push(p);
         }
     }
     for batch in removed.chunks(CHUNK) {
@@ -151,6 +178,17 @@ impl StateSource {
                     file: None,
                 })
                 .collect()),
+        }
+    }
+
+    /// Every recorded campaign whose project's domain is known (a served state does not say:
+    /// the daemon that serves it blocks a claimed domain at its pass).
+    pub(crate) async fn domain_owners(
+        &self,
+    ) -> Result<Vec<crate::domain::records::DomainOwner>, StoreError> {
+        match self {
+            StateSource::Journal(s) => s.campaigns().domain_owners().await,
+            StateSource::Served(_) => Ok(Vec::new()),
         }
     }
 

@@ -51,6 +51,8 @@ mod probe;
 mod read_only;
 #[path = "engine/recorded_many.rs"]
 mod recorded_many;
+#[path = "engine/rename.rs"]
+mod rename;
 #[path = "engine/replace.rs"]
 mod replace;
 #[path = "engine/steady_state.rs"]
@@ -88,6 +90,10 @@ on_both_backends!(
     binary::resolve_through_the_binary_lets_the_next_pass_converge,
     invalid_files::an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan,
     invalid_files::run_started_on_an_invalid_file_holds_its_campaign_as_recorded,
+    rename::a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_and_pages,
+    rename::a_rename_waits_while_another_process_holds_the_old_names_lease,
+    rename::a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_second_project,
+    rename::a_second_campaign_naming_a_recorded_project_id_is_refused_naming_the_owner,
     read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
     unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
     binary::once_shows_progress_and_ends_with_totals_that_match_the_ledger,

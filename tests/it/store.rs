@@ -34,6 +34,8 @@ mod progress;
 mod race;
 #[path = "store/removals.rs"]
 mod removals;
+#[path = "store/rename.rs"]
+mod rename;
 #[path = "store/support.rs"]
 mod support;
 
@@ -103,4 +105,5 @@ on_both_backends!(
     account::account_cap_holds_with_two_stores_racing_for_two_campaigns,
     account::a_raised_account_cap_waits_for_approval_and_small_raises_add_up,
     removals::a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_returns,
+    rename::a_rename_hands_everything_to_the_new_name_once_and_a_bought_page_stays_bought,
 );

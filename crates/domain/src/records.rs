@@ -454,3 +454,14 @@ pub struct RemovalRow {
     /// The operator's `resolve removals`, when given.
     pub resolved: Option<OperatorWord>,
 }
+
+/// A recorded campaign and the domain its project is for (issue 32): what a new campaign for
+/// the same site is checked against.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DomainOwner {
+    pub campaign: String,
+    /// As the campaign's file gave it when first recorded (`scheme://host[:port]`).
+    pub domain: String,
+    /// Its project, once created or adopted.
+    pub project_id: Option<i64>,
+}

@@ -32,6 +32,10 @@ pub struct InvalidFiles {
     /// Campaigns whose file is gone but whose removal is held, and why.
     removals: BTreeSet<String>,
     removal_reason: Option<String>,
+    /// Recorded names a loaded file says it was renamed from (`renamed_from`), old → new:
+    /// such a campaign is neither removed nor held while its rename is pending; the new
+    /// name's pass hands it over (`decide::rename`).
+    renames: std::collections::BTreeMap<String, String>,
 }
 
 impl InvalidFiles {
@@ -55,6 +59,16 @@ impl InvalidFiles {
     pub(crate) fn hold_removals(&mut self, names: impl IntoIterator<Item = String>, reason: &str) {
         self.removals = names.into_iter().collect();
         self.removal_reason = (!self.removals.is_empty()).then(|| reason.to_string());
+    }
+
+    /// Notes that the loaded campaign `new` says `renamed_from: old`.
+    pub(crate) fn renamed(&mut self, old: &str, new: &str) {
+        self.renames.insert(old.to_string(), new.to_string());
+    }
+
+    /// The loaded campaign that says it was renamed from `name`, if one does.
+    pub(crate) fn renamed_to(&self, name: &str) -> Option<&str> {
+        self.renames.get(name).map(String::as_str)
     }
 
     /// Why the removal of `name` is held, when it is.

@@ -49,9 +49,15 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
     let mut outcomes = load_all(&jobs);
     reject_duplicate_names(&mut outcomes);
     reject_shared_ownership(&mut outcomes);
+    reject_rename_beside_old(&mut outcomes);
     for o in outcomes {
         match o.result {
-            Ok(c) => report.campaigns.push(c),
+            Ok(c) => {
+                if let Some(old) = &c.campaign.renamed_from {
+                    report.invalid.renamed(old, &c.campaign.name);
+                }
+                report.campaigns.push(c)
+            }
             Err(d) => {
                 report.invalid.push(&o.path, o.name.map(|n| n.value));
                 report.problems.extend(d);
@@ -107,6 +113,8 @@ fn commit_of(path: &Path) -> Option<String> {
 struct Outcome {
     path: PathBuf,
     name: Option<At<String>>,
+    /// The name the file says it had before (`renamed_from`), once it parsed.
+    renamed_from: Option<At<String>>,
     /// What the file claims to own (project, autobuyers, domain), once it parsed.
     claims: Option<fence::Claims>,
     result: Result<LoadedCampaign, Vec<Diagnostic>>,
@@ -172,6 +180,7 @@ fn load_file(path: &Path) -> Outcome {
     let mut outcome = Outcome {
         path: path.to_path_buf(),
         name: None,
+        renamed_from: None,
         claims: None,
         result: Err(Vec::new()),
     };
@@ -190,6 +199,7 @@ fn load_file(path: &Path) -> Outcome {
         }
     };
     outcome.name = Some(raw.name.clone());
+    outcome.renamed_from = raw.renamed_from.clone();
     outcome.claims = Some(fence::Claims::of(&raw));
     outcome.result = validate(&raw)
         .map(|campaign| LoadedCampaign {
@@ -291,6 +301,36 @@ fn reject_shared_ownership(outcomes: &mut [Outcome]) {
         match &mut o.result {
             Err(ds) => ds.push(clash.diagnostic),
             r @ Ok(_) => *r = Err(vec![clash.diagnostic]),
+        }
+    }
+}
+
+/// A file that says `renamed_from: OLD` while OLD's own file is still loaded beside it gets a
+/// problem and loses its campaign: the rename would hand OLD's project, links and money to
+/// this campaign while OLD's file still spends on them. OLD's file is not touched (its
+/// campaign keeps running as before), so a half-done edit changes nothing.
+fn reject_rename_beside_old(outcomes: &mut [Outcome]) {
+    let names: BTreeMap<String, PathBuf> = outcomes
+        .iter()
+        .filter_map(|o| Some((o.name.as_ref()?.value.clone(), o.path.clone())))
+        .collect();
+    for o in outcomes.iter_mut() {
+        let Some(old) = &o.renamed_from else { continue };
+        let Some(old_file) = names.get(&old.value) else {
+            continue;
+        };
+        if *old_file == o.path {
+            continue; // its own name: `validate` says so
+        }
+        let msg = format!(
+            "`renamed_from: {name}`, but the campaign `{name}` is still in {file}; a rename hands everything `{name}` holds to this campaign, so remove {file} in the same change (or remove `renamed_from`)",
+            name = old.value,
+            file = old_file.display()
+        );
+        let d = Diagnostic::new(&o.path, old.pos, msg);
+        match &mut o.result {
+            Err(ds) => ds.push(d),
+            r @ Ok(_) => *r = Err(vec![d]),
         }
     }
 }

@@ -36,6 +36,7 @@ fn campaign(per_run: u32, daily: u32, price: i64, autobuyers: &[(i64, u32)]) -> 
             approve_above: None,
         },
         project_id: None,
+        renamed_from: None,
         buy: Some(BuyRounds {
             schedule: "0 9 * * *".into(),
             link_type_id: 1,

@@ -49,6 +49,7 @@ fn campaign(
             .collect(),
         budget,
         project_id: None,
+        renamed_from: None,
         buy: Some(BuyRounds {
             schedule: "0 9 * * *".into(),
             link_type_id: 1,

@@ -4,11 +4,14 @@
 //! - `remote`: the project, URLs, texts, filters and autobuyers by the campaign's names;
 //! - `adoption`: an existing project and autobuyers adopted, the operator's words about them;
 //! - `files`: each campaign's file as the last pass found it;
-//! - `stalls`: converged, or stalled with a reason.
+//! - `stalls`: converged, or stalled with a reason;
+//! - `rename`: a file's `renamed_from`, everything the old name owns handed to the new one in one
+//!   transaction; the domains the journal holds.
 //!
 //! May import: nothing.
 
 pub(super) mod adoption;
 pub(super) mod files;
 pub(super) mod remote;
+pub(super) mod rename;
 pub(super) mod stalls;

@@ -1,0 +1,235 @@
+//! Renames are edits (issue 32): a campaign file that says `renamed_from: OLD` takes over
+//! everything the journal holds under OLD at its next pass, once. These are the rules: when
+//! the hand-over happens, which key of an intent names the campaign and how it reads after
+//! the rename, and what `plan` says about it. The journal's transaction is
+//! `store::Campaigns::rename_campaign`; the pass that runs it is `effects::pass`.
+
+use serde::Serialize;
+
+use super::recorded::Recorded;
+use crate::campaign::Campaign;
+use crate::campaign::fence::site_key;
+use crate::domain::records::DomainOwner;
+
+/// What a file's `renamed_from` asks of the pass, given which of the two names the journal
+/// holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RenameStep {
+    /// The journal holds OLD and not the new name: hand OLD over before anything else.
+    HandOver,
+    /// The new name is recorded already (the rename was done, or the new name has a history
+    /// of its own), or OLD was never recorded: the key is ignored.
+    Ignore,
+}
+
+/// Honoured once: only while the journal holds OLD and not yet the new name.
+pub(crate) fn step(old_recorded: bool, new_recorded: bool) -> RenameStep {
+    match (old_recorded, new_recorded) {
+        (true, false) => RenameStep::HandOver,
+        _ => RenameStep::Ignore,
+    }
+}
+
+/// A rename `plan` shows, and the pass reports once done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Renamed {
+    pub from: String,
+    pub to: String,
+    /// The project that carries over (`None`: OLD never had one).
+    pub project_id: Option<i64>,
+    /// Links the project holds that carry over (ours and others' still held).
+    pub links: usize,
+}
+
+impl Renamed {
+    /// What carries over from `r`, OLD's record.
+    pub(crate) fn of(from: &str, to: &str, r: &Recorded) -> Renamed {
+        let held = r.held.iter().filter(|h| h.released.is_none()).count();
+        let foreign = r.foreign.iter().filter(|f| f.released.is_none()).count();
+        Renamed {
+            from: from.to_string(),
+            to: to.to_string(),
+            project_id: r.ids.project.as_ref().map(|p| p.project_id),
+            links: held + foreign,
+        }
+    }
+
+    /// `rename acme → acme-shoes (project 5000 and its 40 links carry over)`.
+    pub fn describe(&self) -> String {
+        let what = match self.project_id {
+            Some(id) => format!(
+                "project {id} and its {} link{} carry over",
+                self.links,
+                if self.links == 1 { "" } else { "s" }
+            ),
+            None => "no project yet; what it recorded carries over".to_string(),
+        };
+        format!("rename {} → {} ({what})", self.from, self.to)
+    }
+}
+
+/// Without `renamed_from`: the recorded campaign (live or removed) whose project is for the
+/// same site as `c`'s domain (case, default port and a leading `www.` folded), when `c` itself
+/// is not recorded yet. Such a campaign is blocked, never given a second project for the site:
+/// both projects would pay every month and buy the same pages again.
+pub(crate) fn domain_owner<'a>(c: &Campaign, owners: &'a [DomainOwner]) -> Option<&'a DomainOwner> {
+    let site = site_key(&c.domain)?;
+    owners
+        .iter()
+        .find(|o| o.campaign != c.name && site_key(&o.domain).as_deref() == Some(site.as_str()))
+}
+
+/// What `plan` and `once` say about a campaign blocked by [`domain_owner`].
+pub(crate) fn claimed_by(o: &DomainOwner) -> String {
+    let site = site_key(&o.domain).unwrap_or_else(|| o.domain.clone());
+    let project = match o.project_id {
+        Some(id) => format!(" (project {id})"),
+        None => String::new(),
+    };
+    format!(
+        "domain {site} belongs to campaign {owner}{project}: if this is a rename, add `renamed_from: {owner}`",
+        owner = o.campaign
+    )
+}
+
+/// What refuses a file that names a marketplace id the journal records under another
+/// campaign (live or removed): both would spend on it under different keys.
+pub(crate) fn id_claimed_by(what: &str, owner: &str) -> String {
+    format!(
+        "{what} is recorded for campaign {owner}: if this is a rename, add `renamed_from: {owner}`; one project or autobuyer belongs to one campaign"
+    )
+}
+
+/// An intent's natural key after its campaign is renamed from `old` to `new`: every key is
+/// `VERB:CAMPAIGN` or `VERB:CAMPAIGN:…` (`decide::keys`), and names cannot hold `:`, so the
+/// campaign is the second field. A key that does not name `old` there is left as it is.
+pub fn renamed_key(key: &str, old: &str, new: &str) -> String {
+    let Some((verb, rest)) = key.split_once(':') else {
+        return key.to_string();
+    };
+    let (campaign, tail) = match rest.split_once(':') {
+        Some((c, t)) => (c, Some(t)),
+        None => (rest, None),
+    };
+    if campaign != old {
+        return key.to_string();
+    }
+    match tail {
+        Some(t) => format!("{verb}:{new}:{t}"),
+        None => format!("{verb}:{new}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::keys;
+    use super::*;
+
+    #[test]
+    fn a_rename_is_handed_over_only_while_the_new_name_is_unrecorded() {
+        assert_eq!(step(true, false), RenameStep::HandOver);
+        assert_eq!(step(true, true), RenameStep::Ignore, "honoured once");
+        assert_eq!(step(false, true), RenameStep::Ignore);
+        assert_eq!(step(false, false), RenameStep::Ignore, "OLD never recorded");
+    }
+
+    #[test]
+    fn every_kind_of_key_names_the_new_campaign_after_a_rename() {
+        let pairs = [
+            (
+                keys::create_project("acme"),
+                keys::create_project("acme-shoes"),
+            ),
+            (
+                keys::add_texts("acme", "fp"),
+                keys::add_texts("acme-shoes", "fp"),
+            ),
+            (
+                keys::create_filter("acme", "cheap"),
+                keys::create_filter("acme-shoes", "cheap"),
+            ),
+            (
+                keys::create_autobuyer("acme", "auto", "fp", 2),
+                keys::create_autobuyer("acme-shoes", "auto", "fp", 2),
+            ),
+            (
+                keys::set_autobuyer("acme", 9, true, 3),
+                keys::set_autobuyer("acme-shoes", 9, true, 3),
+            ),
+            (
+                keys::purchase("acme", "https://acme.example/a:b", 7),
+                keys::purchase("acme-shoes", "https://acme.example/a:b", 7),
+            ),
+        ];
+        for (before, after) in pairs {
+            assert_eq!(renamed_key(&before, "acme", "acme-shoes"), after);
+        }
+    }
+
+    #[test]
+    fn a_key_of_another_campaign_is_left_alone_even_when_one_name_starts_the_other() {
+        let k = keys::purchase("acme-old", "https://acme.example/", 7);
+        assert_eq!(renamed_key(&k, "acme", "shoes"), k);
+        let k = keys::create_project("acme-old");
+        assert_eq!(renamed_key(&k, "acme", "shoes"), k);
+    }
+
+    fn owner(campaign: &str, domain: &str) -> DomainOwner {
+        DomainOwner {
+            campaign: campaign.into(),
+            domain: domain.into(),
+            project_id: Some(5000),
+        }
+    }
+
+    fn campaign(name: &str, domain: &str) -> Campaign {
+        let yaml = format!(
+            "name: {name}\ndomain: {domain}\nurls:\n  - url: {domain}/a\n    texts: [\"#a#a#/a#\"]\nbudget: {{monthly: 100, max_link_price: 10, daily_links: 1, total_links: 1}}\n"
+        );
+        crate::campaign::load_bytes(std::path::Path::new("c.yaml"), yaml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_new_campaign_for_a_recorded_site_is_claimed_whatever_its_spelling() {
+        let owners = [owner("acme", "https://acme.example")];
+        for domain in [
+            "https://acme.example",
+            "https://www.acme.example",
+            "http://ACME.example:80",
+        ] {
+            let o = domain_owner(&campaign("acme-shoes", domain), &owners);
+            assert_eq!(o.map(|o| o.campaign.as_str()), Some("acme"), "{domain}");
+        }
+        assert!(domain_owner(&campaign("acme-shoes", "https://bolt.example"), &owners).is_none());
+        assert!(
+            domain_owner(&campaign("acme", "https://acme.example"), &owners).is_none(),
+            "its own record"
+        );
+        assert_eq!(
+            claimed_by(&owners[0]),
+            "domain acme.example belongs to campaign acme (project 5000): if this is a rename, add `renamed_from: acme`"
+        );
+    }
+
+    #[test]
+    fn an_id_claimed_elsewhere_names_the_owner_and_the_way_out() {
+        assert_eq!(
+            id_claimed_by("`project_id` 5000", "acme"),
+            "`project_id` 5000 is recorded for campaign acme: if this is a rename, add `renamed_from: acme`; one project or autobuyer belongs to one campaign"
+        );
+    }
+
+    #[test]
+    fn the_plan_line_names_the_project_and_its_links() {
+        let r = Renamed {
+            from: "acme".into(),
+            to: "acme-shoes".into(),
+            project_id: Some(5000),
+            links: 40,
+        };
+        assert_eq!(
+            r.describe(),
+            "rename acme → acme-shoes (project 5000 and its 40 links carry over)"
+        );
+    }
+}

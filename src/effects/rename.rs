@@ -1,0 +1,143 @@
+//! A rename handed over at the new name's pass (issue 32): before the new name is recorded
+//! at all, the pass takes the old name's in-process lock and journal lease (so no pass of the
+//! old name, here or in another process, runs while its record moves), reads what carries
+//! over, and moves it in one journal transaction (`store::Campaigns::rename_campaign`).
+//! While another process holds the old name's lease, the rename waits: the new name's pass
+//! is skipped (nothing recorded under it, nothing bought), and tried again.
+
+use crate::decide::rename::{
+    RenameStep, Renamed, claimed_by, domain_owner, id_claimed_by, renamed_key, step,
+};
+use crate::market::Market;
+
+use super::{Engine, EngineError};
+
+/// What a file's `renamed_from` did at this pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HandOver {
+    /// Nothing to do: the new name is recorded already, or the old one never was.
+    Ignored,
+    /// The old name's record is now the new name's.
+    Done(Renamed),
+    /// Another process holds the old name's lease: who, until when.
+    Waits(String),
+}
+
+impl<M: Market> Engine<M> {
+    /// Hands everything `old` owns to `new` when the journal holds `old` and not `new`.
+    pub(crate) async fn hand_over(&self, old: &str, new: &str) -> Result<HandOver, EngineError> {
+        let recorded = self.store.campaigns().recorded_among(&[old, new]).await?;
+        let has = |n: &str| recorded.iter().any(|r| r == n);
+        if step(has(old), has(new)) == RenameStep::Ignore {
+            return Ok(HandOver::Ignored);
+        }
+        let lock = self.campaign_lock(old);
+        let _guard = self.slots.idle(lock.lock()).await;
+        let token = match self.acquire_lease(old).await? {
+            Ok(token) => token,
+            Err(why) => return Ok(HandOver::Waits(why)),
+        };
+        let moved = async {
+            let r = self.load(old).await?;
+            let renamed = Renamed::of(old, new, &r);
+            let rekey = |k: &str| renamed_key(k, old, new);
+            let done = self
+                .store
+                .campaigns()
+                .rename_campaign(old, new, &token, self.clock.now(), &rekey)
+                .await?;
+            Ok::<_, EngineError>(done.then_some(renamed))
+        }
+        .await;
+        match moved {
+            Ok(Some(renamed)) => {
+                tracing::info!(from = %old, to = %new, project = ?renamed.project_id, links = renamed.links, "campaign renamed: everything it held carries over");
+                Ok(HandOver::Done(renamed))
+            }
+            other => {
+                // The lease was not consumed by the rename: let it go for the next pass.
+                let _ = self.store.leases().release_lease(&token).await;
+                other.map(|_| HandOver::Ignored)
+            }
+        }
+    }
+}
+
+/// Whether a campaign file's campaign may be recorded and worked on at this pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Identity {
+    /// Go on; `record_domain`: its project's domain is not recorded yet.
+    Ready { record_domain: bool },
+    /// Not recorded yet, and its site is a recorded campaign's: blocked, never a second
+    /// project; why, with the way out (`renamed_from`).
+    Claimed(String),
+}
+
+impl<M: Market> Engine<M> {
+    /// Checks a campaign file against what the journal records of other campaigns' domains
+    /// (`decide::rename::domain_owner`): only a campaign not recorded yet reads them.
+    pub(crate) async fn check_identity(
+        &self,
+        c: &crate::campaign::Campaign,
+    ) -> Result<Identity, EngineError> {
+        let ready = |record_domain| Ok(Identity::Ready { record_domain });
+        if let Some(why) = self.claimed_ids(c).await? {
+            return Ok(Identity::Claimed(why));
+        }
+        match self.store.campaigns().campaign_domain(&c.name).await? {
+            Some(domain) => ready(domain.is_none()),
+            None => {
+                let owners = self.store.campaigns().domain_owners().await?;
+                match domain_owner(c, &owners) {
+                    Some(o) => Ok(Identity::Claimed(claimed_by(o))),
+                    None => ready(true),
+                }
+            }
+        }
+    }
+
+    /// The first id the file adopts (`project_id`, an autobuyer's `id`) that the journal
+    /// records under another campaign, live or removed, said with its owner.
+    async fn claimed_ids(
+        &self,
+        c: &crate::campaign::Campaign,
+    ) -> Result<Option<String>, EngineError> {
+        let campaigns = self.store.campaigns();
+        if let Some(pid) = c.project_id
+            && let Some(owner) = campaigns.project_owner(pid, &c.name).await?
+        {
+            return Ok(Some(id_claimed_by(&format!("`project_id` {pid}"), &owner)));
+        }
+        for (name, id) in c.autobuyers.iter().filter_map(|a| Some((&a.name, a.id?))) {
+            if let Some((owner, theirs)) = campaigns.autobuyer_owner(id, &c.name).await? {
+                let what = format!("autobuyer `{name}`'s id {id} (`{theirs}` there)");
+                return Ok(Some(id_claimed_by(&what, &owner)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether a scheduled round may record the campaign now: not while its rename waits
+    /// to be handed over, nor while its domain is another campaign's (the reconciliation's
+    /// pass does the one and reports the other).
+    pub(crate) async fn may_record(
+        &self,
+        c: &crate::campaign::Campaign,
+    ) -> Result<bool, EngineError> {
+        if let Some(old) = c.renamed_from.as_deref() {
+            let recorded = self
+                .store
+                .campaigns()
+                .recorded_among(&[old, &c.name])
+                .await?;
+            let has = |n: &str| recorded.iter().any(|r| r == n);
+            if step(has(old), has(&c.name)) == RenameStep::HandOver {
+                return Ok(false);
+            }
+        }
+        Ok(matches!(
+            self.check_identity(c).await?,
+            Identity::Ready { .. }
+        ))
+    }
+}

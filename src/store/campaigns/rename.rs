@@ -1,0 +1,285 @@
+//! Renames (issue 32): a campaign file that says `renamed_from: OLD` takes over everything
+//! the journal holds under OLD, in one transaction, so a crash leaves either the old name or
+//! the new one owning all of it, never a mix. `decide::rename` says when; `effects::pass`
+//! takes OLD's lease first and passes its token here. Tested by `tests/it`
+//! `store::rename::*` on PostgreSQL and SQLite.
+
+use chrono::{DateTime, Utc};
+
+use crate::clock::to_millis;
+use crate::domain::records::{DomainOwner, LeaseToken};
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db};
+
+/// Every table whose `campaign` column names its owner (`campaigns.name` itself aside), and
+/// the halts scoped to it. Children point at `campaigns (name)`, so the new row is inserted
+/// first, these are moved, and the old row is deleted last.
+const MOVES: [&str; 19] = [
+    "UPDATE budgets SET campaign = $2 WHERE campaign = $1",
+    "UPDATE budget_days SET campaign = $2 WHERE campaign = $1",
+    "UPDATE intents SET campaign = $2 WHERE campaign = $1",
+    "UPDATE ledger SET campaign = $2 WHERE campaign = $1",
+    "UPDATE projects SET campaign = $2 WHERE campaign = $1",
+    "UPDATE urls SET campaign = $2 WHERE campaign = $1",
+    "UPDATE texts SET campaign = $2 WHERE campaign = $1",
+    "UPDATE filters SET campaign = $2 WHERE campaign = $1",
+    "UPDATE autobuyers SET campaign = $2 WHERE campaign = $1",
+    "UPDATE held_links SET campaign = $2 WHERE campaign = $1",
+    "UPDATE foreign_links SET campaign = $2 WHERE campaign = $1",
+    "UPDATE searches SET campaign = $2 WHERE campaign = $1",
+    "UPDATE rounds SET campaign = $2 WHERE campaign = $1",
+    "UPDATE campaign_stalls SET campaign = $2 WHERE campaign = $1",
+    "UPDATE adoptions SET campaign = $2 WHERE campaign = $1",
+    "UPDATE list_vouches SET campaign = $2 WHERE campaign = $1",
+    "UPDATE approvals SET campaign = $2 WHERE campaign = $1",
+    "UPDATE halts SET scope = $2 WHERE scope = $1",
+    "UPDATE operator_halts SET scope = $2 WHERE scope = $1",
+];
+
+impl Campaigns<'_> {
+    /// Which of `names` the journal records (a row in `campaigns`).
+    pub async fn recorded_among(self, names: &[&str]) -> Result<Vec<String>, StoreError> {
+        let mut found = Vec::new();
+        for name in names {
+            let row = sqlx::query("SELECT name FROM campaigns WHERE name = $1")
+                .bind(*name)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(db("recorded_among"));
+            if let Some(r) = self.done(row)? {
+                found.push(col(&r, "name")?);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Hands everything `old` owns to `new` in one transaction: its row (with its file and
+    /// when it was created, its project's domain), budget and days, intents (their natural keys renamed, so a page
+    /// bought under `old` is refused by the unique key under `new`), ledger, project, URLs,
+    /// texts, filters, autobuyers, held and foreign links, searches, rounds, stall, adoption,
+    /// list vouch, approval, its own halts; its lease is released with its fence grown
+    /// (whatever a holder of the old token still sends is refused), the new name's lease row
+    /// starts above it; its removal row and notices are dropped (it was not removed, and the
+    /// notices' conditions are judged again under the new name).
+    ///
+    /// `rekey` gives an intent's natural key under the new name (`decide::rename::renamed_key`:
+    /// the journal does not decide what a key means).
+    ///
+    /// `lease` must be `old`'s current lease: checked in the transaction, else
+    /// [`StoreError::Fenced`] and nothing changes. Returns `false`, changing nothing, when the
+    /// journal does not hold `old` or holds `new` already (a rename is honoured once).
+    pub async fn rename_campaign(
+        self,
+        old: &str,
+        new: &str,
+        lease: &LeaseToken,
+        now: DateTime<Utc>,
+        rekey: &(dyn Fn(&str) -> String + Sync),
+    ) -> Result<bool, StoreError> {
+        const OP: &str = "rename_campaign";
+        let result = async {
+            let mut tx = self.write_tx(OP).await?;
+            let fenced = || StoreError::Fenced {
+                campaign: old.to_string(),
+            };
+            if lease.campaign != old {
+                return Err(fenced());
+            }
+            // The lease first: on PostgreSQL this locks OLD's lease row until commit, so no
+            // other process takes the old name's lease while its record moves.
+            let fence = sqlx::query(
+                "UPDATE leases SET fence = fence + 1, expires_at = $4 \
+                 WHERE campaign = $1 AND holder = $2 AND fence = $3 AND expires_at > $4 \
+                 RETURNING fence",
+            )
+            .bind(old)
+            .bind(&lease.holder)
+            .bind(lease.fence)
+            .bind(to_millis(now))
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(db(OP))?;
+            let Some(fence) = fence else {
+                return Err(fenced());
+            };
+            let fence: i64 = col(&fence, "fence")?;
+            let names: Vec<String> =
+                sqlx::query("SELECT name FROM campaigns WHERE name = $1 OR name = $2")
+                    .bind(old)
+                    .bind(new)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db(OP))?
+                    .iter()
+                    .map(|r| col(r, "name"))
+                    .collect::<Result<_, _>>()?;
+            if !names.iter().any(|n| n == old) || names.iter().any(|n| n == new) {
+                tx.commit().await.map_err(db(OP))?;
+                return Ok(false);
+            }
+            sqlx::query(
+                "INSERT INTO campaigns (name, created_at, updated_at, file, domain) \
+                 SELECT $2, created_at, $3, file, domain FROM campaigns WHERE name = $1",
+            )
+            .bind(old)
+            .bind(new)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db(OP))?;
+            let keys: Vec<(i64, String)> =
+                sqlx::query("SELECT id, natural_key FROM intents WHERE campaign = $1")
+                    .bind(old)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db(OP))?
+                    .iter()
+                    .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
+                    .collect::<Result<_, StoreError>>()?;
+            for (id, key) in keys {
+                let renamed = rekey(&key);
+                if renamed != key {
+                    sqlx::query("UPDATE intents SET natural_key = $1 WHERE id = $2")
+                        .bind(&renamed)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db(OP))?;
+                }
+            }
+            for sql in MOVES {
+                sqlx::query(sql)
+                    .bind(old)
+                    .bind(new)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db(OP))?;
+            }
+            sqlx::query(
+                "INSERT INTO leases (campaign, holder, fence, expires_at) VALUES ($1, '', $2, $3) \
+                 ON CONFLICT (campaign) DO NOTHING",
+            )
+            .bind(new)
+            .bind(fence + 1)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db(OP))?;
+            for sql in [
+                "DELETE FROM campaign_removals WHERE campaign = $1",
+                "DELETE FROM notices WHERE campaign = $1",
+                "DELETE FROM campaigns WHERE name = $1",
+            ] {
+                sqlx::query(sql)
+                    .bind(old)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db(OP))?;
+            }
+            tx.commit().await.map_err(db(OP))?;
+            Ok(true)
+        }
+        .await;
+        self.write_done(result).await
+    }
+}
+
+impl Campaigns<'_> {
+    /// Whether the journal records `name` (`None`: never), and the domain recorded for its
+    /// project (`Some(None)`: recorded before domains were, and adopted).
+    pub(crate) async fn campaign_domain(
+        self,
+        name: &str,
+    ) -> Result<Option<Option<String>>, StoreError> {
+        let row = sqlx::query("SELECT domain FROM campaigns WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db("campaign_domain"));
+        self.done(row.and_then(|r| r.map(|r| col(&r, "domain")).transpose()))
+    }
+
+    /// Records the domain of `name`'s project where none is recorded yet: the first one
+    /// stays (the project was created or adopted for it).
+    pub(crate) async fn record_domain(self, name: &str, domain: &str) -> Result<(), StoreError> {
+        let done =
+            sqlx::query("UPDATE campaigns SET domain = $2 WHERE name = $1 AND domain IS NULL")
+                .bind(name)
+                .bind(domain)
+                .execute(&self.writer)
+                .await
+                .map_err(db("record_domain"));
+        self.write_done(done).await.map(|_| ())
+    }
+
+    /// Every recorded campaign (live or removed) whose domain is known, with its project.
+    pub async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT c.name, c.domain, p.project_id FROM campaigns c \
+             LEFT JOIN projects p ON p.campaign = c.name \
+             WHERE c.domain IS NOT NULL ORDER BY c.name",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("domain_owners"));
+        self.done(rows.and_then(|rows| {
+            rows.iter()
+                .map(|r| {
+                    Ok(DomainOwner {
+                        campaign: col(r, "name")?,
+                        domain: col(r, "domain")?,
+                        project_id: col(r, "project_id")?,
+                    })
+                })
+                .collect()
+        }))
+    }
+}
+
+impl Campaigns<'_> {
+    /// Another campaign (live or removed) than `campaign` that the journal records with the
+    /// project `project_id`, when `campaign` does not hold it itself.
+    pub(crate) async fn project_owner(
+        self,
+        project_id: i64,
+        campaign: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let row = sqlx::query(
+            "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 \
+             AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
+             ORDER BY campaign LIMIT 1",
+        )
+        .bind(project_id)
+        .bind(campaign)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("project_owner"));
+        self.done(row.and_then(|r| r.map(|r| col(&r, "campaign")).transpose()))
+    }
+
+    /// Another campaign than `campaign` that records the autobuyer `id` (created or adopted
+    /// by it), when `campaign` does not hold it itself: the campaign and its autobuyer's name.
+    pub(crate) async fn autobuyer_owner(
+        self,
+        id: i64,
+        campaign: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let row = sqlx::query(
+            "SELECT campaign, name FROM autobuyers \
+             WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 \
+             AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
+                 AND (q.autobuyer_id = $1 OR q.adopted_id = $1)) \
+             ORDER BY campaign LIMIT 1",
+        )
+        .bind(id)
+        .bind(campaign)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db("autobuyer_owner"));
+        self.done(row.and_then(|r| {
+            r.map(|r| Ok((col(&r, "campaign")?, col(&r, "name")?)))
+                .transpose()
+        }))
+    }
+}
