@@ -20,6 +20,7 @@
 //! | [`keys`] | natural keys of intents |
 //! | [`listing`] | what one read of the project's link list shows and proves (absence only when shown complete) |
 //! | [`pass`] | what a pass reads first (the link list before planning, and whether that settles something) and which of the plan's actions it runs |
+//! | [`quiet`] | whether a reconciliation of a converged campaign only looks (its file, journal stamp and link list as the last full pass saw them, nothing due) |
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
 //! | [`removal`] | whether campaigns whose files are gone are removed or held (many gone at once: a failed checkout) |
@@ -37,6 +38,7 @@ pub mod listing;
 pub(crate) mod pass;
 pub mod plan;
 pub(crate) mod policy;
+pub(crate) mod quiet;
 pub mod recorded;
 pub mod removal;
 pub(crate) mod replace;

@@ -18,6 +18,8 @@
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
 //! - [`removals`]: campaigns whose files are gone, judged (`decide::removal`) before anything is stopped.
+//! - [`quiet`]: a reconciliation of a converged campaign that only looks (its link list
+//!   as the last full pass read it, nothing due: nothing planned or written but "seen").
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub(crate) mod actions;
@@ -29,6 +31,7 @@ pub(crate) mod lease;
 pub(crate) mod pace;
 pub mod pass;
 pub(crate) mod protocol;
+pub(crate) mod quiet;
 pub(crate) mod reach;
 pub(crate) mod removals;
 pub mod round;
@@ -74,6 +77,10 @@ pub struct EngineSettings {
     /// When campaigns whose files are gone are held rather than removed (issue 32:
     /// `--removal-hold-share`, `--removal-window`).
     pub removals: crate::decide::removal::RemovalRule,
+    /// Whether a reconciliation of a converged campaign whose file, journal and link list
+    /// are as its last full pass saw them, with nothing due, only looks ([`quiet`]). On in
+    /// every command; the model test turns it off to compare the journals.
+    pub quiet_looks: bool,
 }
 
 /// `campaign_concurrency` when the operator does not say: twice the client's requests in
@@ -98,6 +105,7 @@ impl Default for EngineSettings {
             campaign_concurrency: 8,
             unpaged_list: UnpagedList::Complete,
             removals: crate::decide::removal::RemovalRule::default(),
+            quiet_looks: true,
         }
     }
 }
@@ -121,6 +129,8 @@ pub struct Engine<M: Market> {
     /// How long searches take on this marketplace, learned as rounds finish them.
     pace: Arc<pace::SearchPace>,
     locks: CampaignLocks,
+    /// What the last full passes saw, for the reconciliations that only look.
+    quiet: Arc<quiet::QuietMemory>,
 }
 
 /// One lock per campaign within this process: a scheduled round and a reconciliation never
@@ -150,6 +160,7 @@ impl<M: Market> Engine<M> {
             cancel: CancellationToken::new(),
             pace: Default::default(),
             locks: Default::default(),
+            quiet: Default::default(),
         }
     }
 
@@ -219,6 +230,7 @@ impl<M: Market> Clone for Engine<M> {
             reach: self.reach.clone(),
             pace: self.pace.clone(),
             locks: self.locks.clone(),
+            quiet: self.quiet.clone(),
         }
     }
 }

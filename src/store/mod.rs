@@ -44,6 +44,7 @@ mod notices;
 #[cfg(test)]
 mod plans;
 mod purchases;
+mod quiet;
 mod remote;
 mod removals;
 mod reserve;
