@@ -131,6 +131,7 @@ impl<M: Market> Engine<M> {
         next.listed_at = now;
         locked(&self.quiet.seen).insert(name.to_string(), next);
         report.done.push(Action::SyncLinks.describe());
+        self.metrics.load.reconciliations_looked_total.inc();
         Ok(None)
     }
 

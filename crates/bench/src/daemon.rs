@@ -113,6 +113,14 @@ impl SteadyFigures {
         (self.calls as f64 - self.buy_calls).max(0.0) / self.reconciliations.max(1.0)
     }
 
+    /// CPU per reconciliation, in milliseconds: the process's CPU in the window over the
+    /// campaigns reconciled (a converged campaign's, when nothing else happens; the buy
+    /// rounds due in the window count in it too).
+    pub fn cpu_ms_per_reconciliation(&self) -> f64 {
+        self.cpu_percent / 100.0 * self.window.as_secs_f64() * 1000.0
+            / self.reconciliations.max(1.0)
+    }
+
     /// The reconciliation's calls (all but the buy rounds') per campaign per hour.
     pub fn calls_per_campaign_per_hour(&self, n: usize) -> f64 {
         let steady = (self.calls as f64 - self.buy_calls).max(0.0);
