@@ -456,7 +456,7 @@ impl<M: Market> Engine<M> {
     ) -> Result<(), EngineError> {
         let mut begun = self.quiet_begin(lease, file, name, buy_round).await?;
         if let (Some(seen), Some(b)) = (seen, begun.as_ref()) {
-            match self.look_only(&seen, b, name, report).await? {
+            match self.look_only(&seen, b, name, &mut report.done).await? {
                 None => return Ok(()),
                 Some(why) => {
                     tracing::debug!(campaign = %name, why = why.as_str(), "full pass");
@@ -469,7 +469,8 @@ impl<M: Market> Engine<M> {
         let result = self
             .settle_and_run_plan(lease, c, name, buy_round, report, &mut begun)
             .await;
-        self.quiet_end(name, begun.filter(|_| result.is_ok()), report);
+        let converged = result.is_ok() && report.converged() && !report.transient;
+        self.quiet_end(name, begun, converged);
         result
     }
 

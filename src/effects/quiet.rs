@@ -27,7 +27,6 @@ use crate::market::{LinkList, Market};
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
-use super::pass::CampaignReport;
 
 /// What the full passes of this process saw, per campaign, and what the pass under way read.
 /// A campaign's passes run one at a time in a process (its in-process lock), so one pass
@@ -96,13 +95,13 @@ impl<M: Market> Engine<M> {
     }
 
     /// The look: `Ok(None)` when it is done (the pass converged, having read the list and
-    /// recorded that it saw it), else why the pass must be full.
+    /// recorded that it saw it; said in `done`), else why the pass must be full.
     pub(super) async fn look_only(
         &self,
         seen: &Seen,
         begun: &Begun,
         name: &str,
-        report: &mut CampaignReport,
+        done: &mut Vec<String>,
     ) -> Result<Option<Full>, EngineError> {
         let now = self.clock.now();
         let here = Now {
@@ -130,7 +129,7 @@ impl<M: Market> Engine<M> {
         let mut next = seen.clone();
         next.listed_at = now;
         locked(&self.quiet.seen).insert(name.to_string(), next);
-        report.done.push(Action::SyncLinks.describe());
+        done.push(Action::SyncLinks.describe());
         self.metrics.load.reconciliations_looked_total.inc();
         Ok(None)
     }
@@ -149,15 +148,15 @@ impl<M: Market> Engine<M> {
         b.until = Some((until, project.project_id));
     }
 
-    /// After a full pass: remembers what it saw when it converged with nothing open or due
-    /// and read the link list; forgets what a look left unread.
-    pub(super) fn quiet_end(&self, name: &str, begun: Option<Begun>, report: &CampaignReport) {
+    /// After a full pass: remembers what it saw when it `converged` (for good, nothing that
+    /// may pass by itself) with nothing open or due and read the link list; forgets what a
+    /// look left unread.
+    pub(super) fn quiet_end(&self, name: &str, begun: Option<Begun>, converged: bool) {
         locked(&self.quiet.prefetched).remove(name);
         let read = locked(&self.quiet.read).remove(name);
         let Some(b) = begun else {
             return;
         };
-        let converged = report.converged() && !report.transient;
         let (Some((Ok(until), project)), Some((list, listed_at)), true) =
             (b.until, read, converged)
         else {
