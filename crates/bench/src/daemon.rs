@@ -71,6 +71,9 @@ pub struct SteadyFigures {
     /// `linkrunner_reconciliations_total`: campaigns reconciled in the window (a restarted
     /// daemon reconciles every campaign once in its first cycle).
     pub reconciliations: f64,
+    /// `linkrunner_reconciliations_looked_total`: those that only looked (issue 34: a
+    /// converged campaign's, after the restarted daemon's first full pass of it).
+    pub looked: f64,
     /// `linkrunner_reconcile_cycle_seconds`, `…_last_cycle_seconds` (0: no full cycle yet),
     /// `…_backlog` at the end.
     pub cycle_planned: f64,
@@ -313,6 +316,7 @@ impl Run<'_> {
             calls,
             buy_calls: by_purpose("buy"),
             reconciliations: value("linkrunner_reconciliations_total"),
+            looked: value("linkrunner_reconciliations_looked_total"),
             cycle_planned: value("linkrunner_reconcile_cycle_seconds"),
             cycle_last: value("linkrunner_reconcile_last_cycle_seconds"),
             backlog: value("linkrunner_reconcile_backlog"),
