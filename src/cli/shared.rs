@@ -80,6 +80,11 @@ pub struct EngineArgs {
     /// --removal-hold-share, so removals spread over several reloads do not dodge it.
     #[arg(long, env = "LINKRUNNER_REMOVAL_WINDOW", default_value_t = 600, value_parser = ranges::u64_in(0..=ranges::DAY_SECS))]
     pub removal_window: u64,
+    /// Plan and record every reconciliation in full, even of a converged campaign whose file,
+    /// journal and link list are as its last full pass saw them (by default such a
+    /// reconciliation only reads the list and records that it saw it: docs/sizing.md).
+    #[arg(long, env = "LINKRUNNER_FULL_RECONCILIATIONS")]
+    pub full_reconciliations: bool,
 }
 
 impl EngineArgs {
@@ -137,6 +142,7 @@ impl EngineArgs {
                 UnpagedListArg::Partial => UnpagedList::Partial,
             },
             removals: self.removal_rule(),
+            quiet_looks: !self.full_reconciliations,
         }
     }
 }

@@ -16,36 +16,38 @@
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
 //! | [`adoption`] | an adopted project: never re-pointed, what it holds, where buying waits for a complete list |
 //! | [`anomaly`] | the anomaly brake: what schedules and autobuyers' budgets explain per hour and day, and whether what was committed or appeared runs past a multiple of it |
-//! | [`approval`] | approval above a threshold: the cap a pass spends under, whether it waits for `resolve approve` |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
+//! | `guard/` | the guards beside the caps: `approval` (what may be committed without a person), `refused` (what a 401/403 stops), `removal` (whether files gone at once are removed or held) |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
 //! | [`listing`] | what one read of the project's link list shows and proves (absence only when shown complete) |
 //! | [`pass`] | what a pass reads first (the link list before planning, and whether that settles something) and which of the plan's actions it runs |
+//! | [`quiet`] | whether a reconciliation of a converged campaign only looks (its file, journal stamp and link list as the last full pass saw them, nothing due) |
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
-//! | [`refused`] | what a 401/403 stops: everything, or (a 403 on one project while another reads) one campaign |
 //! | [`rename`] | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it, the `plan` line |
-//! | [`removal`] | whether campaigns whose files are gone are removed or held (many gone at once: a failed checkout) |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
 pub(crate) mod adoption;
 pub mod anomaly;
-pub mod approval;
 pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;
+mod guard;
 pub(crate) mod keys;
 pub mod listing;
 pub(crate) mod pass;
 pub mod plan;
 pub(crate) mod policy;
+pub(crate) mod quiet;
 pub mod recorded;
-pub(crate) mod refused;
-pub mod removal;
 pub mod rename;
 pub(crate) mod replace;
 pub mod round;
 pub mod spread;
 pub(crate) mod stall;
+
+// The guards keep their paths (`decide::approval`, …): the room is a folder, not a new name.
+pub(crate) use guard::refused;
+pub use guard::{approval, removal};

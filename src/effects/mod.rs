@@ -21,6 +21,8 @@
 //! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
 //! - [`rename`]: a file's `renamed_from` handed over under the old name's lease, before the new name's pass.
 //! - [`removals`]: campaigns whose files are gone, judged (`decide::removal`) before anything is stopped.
+//! - [`quiet`]: a reconciliation of a converged campaign that only looks (its link list
+//!   as the last full pass read it, nothing due: nothing planned or written but "seen").
 //! - [`slots`]: at most `campaign_concurrency` campaigns working at once; waits lend their slot.
 
 pub(crate) mod actions;
@@ -32,6 +34,7 @@ pub(crate) mod lease;
 pub(crate) mod pace;
 pub mod pass;
 pub(crate) mod protocol;
+pub(crate) mod quiet;
 pub(crate) mod reach;
 pub(crate) mod removals;
 pub(crate) mod rename;
@@ -78,6 +81,10 @@ pub struct EngineSettings {
     /// When campaigns whose files are gone are held rather than removed (issue 32:
     /// `--removal-hold-share`, `--removal-window`).
     pub removals: crate::decide::removal::RemovalRule,
+    /// Whether a reconciliation of a converged campaign whose file, journal and link list
+    /// are as its last full pass saw them, with nothing due, only looks ([`quiet`]). On in
+    /// every command; the model test turns it off to compare the journals.
+    pub quiet_looks: bool,
 }
 
 /// `campaign_concurrency` when the operator does not say: twice the client's requests in
@@ -102,6 +109,7 @@ impl Default for EngineSettings {
             campaign_concurrency: 8,
             unpaged_list: UnpagedList::Complete,
             removals: crate::decide::removal::RemovalRule::default(),
+            quiet_looks: true,
         }
     }
 }
@@ -125,6 +133,8 @@ pub struct Engine<M: Market> {
     /// How long searches take on this marketplace, learned as rounds finish them.
     pace: Arc<pace::SearchPace>,
     locks: CampaignLocks,
+    /// What the last full passes saw, for the reconciliations that only look.
+    quiet: Arc<quiet::QuietMemory>,
 }
 
 /// One lock per campaign within this process: a scheduled round and a reconciliation never
@@ -154,6 +164,7 @@ impl<M: Market> Engine<M> {
             cancel: CancellationToken::new(),
             pace: Default::default(),
             locks: Default::default(),
+            quiet: Default::default(),
         }
     }
 
@@ -223,6 +234,7 @@ impl<M: Market> Clone for Engine<M> {
             reach: self.reach.clone(),
             pace: self.pace.clone(),
             locks: self.locks.clone(),
+            quiet: self.quiet.clone(),
         }
     }
 }

@@ -14,8 +14,10 @@ use crate::store::{CampaignFile, CauseKind, Halt, HaltScope, IntentCause, StallR
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
+use super::quiet::Begun;
 use crate::decide::pass::{needs_list_first, runnable_actions, settles_something};
 use crate::decide::plan::{self, Action};
+use crate::decide::quiet::Seen;
 use crate::decide::recorded::{Parts, Recorded};
 use crate::decide::refused;
 use crate::decide::stall::Judgment;
@@ -426,21 +428,18 @@ impl<M: Market> Engine<M> {
             },
             None => false,
         };
-        if let Some(c) = c {
+        // A pass that may only look records the caps only if it turns out full: the same
+        // file recorded them at the last full pass.
+        let file = cause.file_digest.clone();
+        let seen = self.quiet_candidate(c, name, buy_round, file.as_deref());
+        if seen.is_none() {
+            self.record_caps(c).await?;
+        }
+        if let (Some(c), true) = (c, record_domain) {
             self.store
                 .campaigns()
-                .record_caps(
-                    &crate::decide::caps::caps(c),
-                    crate::decide::approval::threshold(c),
-                    self.clock.now(),
-                )
+                .record_domain(name, &c.domain)
                 .await?;
-            if record_domain {
-                self.store
-                    .campaigns()
-                    .record_domain(name, &c.domain)
-                    .await?;
-            }
         }
         let token = match self.acquire_lease(name).await? {
             Ok(token) => token,
@@ -460,11 +459,57 @@ impl<M: Market> Engine<M> {
             lease.keep_renewed(self.store.clone(), self.clock.clone()),
         );
         let result = self
-            .settle_and_run_plan(&lease, c, name, buy_round, report)
+            .look_or_run_plan(&lease, (c, file.as_deref(), seen), name, buy_round, report)
             .await;
         renewal.abort();
         // Releasing is a courtesy: a crashed holder's lease simply expires.
         let _ = self.store.leases().release_lease(lease.token()).await;
+        result
+    }
+
+    /// Records the caps the campaign's file sets (none for a removed file).
+    async fn record_caps(&self, c: Option<&Campaign>) -> Result<(), EngineError> {
+        if let Some(c) = c {
+            self.store
+                .campaigns()
+                .record_caps(
+                    &crate::decide::caps::caps(c),
+                    crate::decide::approval::threshold(c),
+                    self.clock.now(),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// With the lease held: only looks when the last full pass left the campaign quiet and
+    /// nothing changed since (see [`super::quiet`]); else the full pass, remembered for the
+    /// looks after it when it converged with nothing open or due.
+    async fn look_or_run_plan(
+        &self,
+        lease: &HeldLease,
+        (c, file, seen): (Option<&Campaign>, Option<&str>, Option<Seen>),
+        name: &str,
+        buy_round: bool,
+        report: &mut CampaignReport,
+    ) -> Result<(), EngineError> {
+        let mut begun = self.quiet_begin(lease, file, name, buy_round).await?;
+        if let (Some(seen), Some(b)) = (seen, begun.as_ref()) {
+            match self.look_only(&seen, b, name, &mut report.done).await? {
+                None => return Ok(()),
+                Some(why) => {
+                    tracing::debug!(campaign = %name, why = why.as_str(), "full pass");
+                    // Skipped for the look; the stamp is read again after it.
+                    self.record_caps(c).await?;
+                    begun = self.quiet_begin(lease, file, name, buy_round).await?;
+                }
+            }
+        }
+        let result = self
+            .settle_and_run_plan(lease, c, name, buy_round, report, &mut begun)
+            .await;
+        let converged = result.is_ok() && report.converged() && !report.transient;
+        self.quiet_end(name, begun, converged);
         result
     }
 
@@ -516,9 +561,11 @@ impl<M: Market> Engine<M> {
         name: &str,
         buy_round: bool,
         report: &mut CampaignReport,
+        begun: &mut Option<Begun>,
     ) -> Result<(), EngineError> {
         let mut r = self.recover_and_load(lease, c, name).await?;
         let listed = self.list_first(&mut r, c, name, report).await?;
+        self.quiet_planned(begun, c, &r);
         let p = match c {
             Some(c) => plan::plan_campaign(c, &r, buy_round),
             None => plan::plan_removed(name, &r),

@@ -48,11 +48,7 @@ impl<M: Market> Engine<M> {
         let Some(project) = r.ids.project.as_ref() else {
             return Ok(ListSync::default());
         };
-        let list = self
-            .market
-            .list_links(project.project_id)
-            .await
-            .map_err(|e| self.read_error(e))?;
+        let list = self.read_list(name, project.project_id).await?;
         let now = self.clock.now();
         let grace = self.settings.settle_grace;
         let j = listing::judge(&list, r, now, grace, self.settings.unpaged_list);
@@ -68,6 +64,7 @@ impl<M: Market> Engine<M> {
             fallback_price,
         };
         self.store.links().record_link_list(name, read, now).await?;
+        self.quiet_note_read(name, &list, now);
         let lapsed = self.note_list_state(name, r, &list, &j, now).await?;
         out.released_links = self
             .release_left(name, (grace, j.proven_complete), now)

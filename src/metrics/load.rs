@@ -75,6 +75,9 @@ pub struct LoadMetrics {
     /// buy rounds.
     pub reconcile_budget_calls_per_second: Gauge,
     pub reconciliations_total: IntCounter,
+    /// Reconciliations that only looked: a converged campaign whose file, journal and link
+    /// list were as its last full pass saw them, with nothing due (`effects/quiet.rs`).
+    pub reconciliations_looked_total: IntCounter,
     /// Buy rounds started more than a minute after their slot.
     pub rounds_started_late_total: IntCounter,
     /// From a round's slot to its start, and to its end.
@@ -136,6 +139,10 @@ impl LoadMetrics {
             reconciliations_total: counter(
                 "linkrunner_reconciliations_total",
                 "Campaign reconciliations (passes without buying) run.",
+            ),
+            reconciliations_looked_total: counter(
+                "linkrunner_reconciliations_looked_total",
+                "Reconciliations that only read the link list: converged, nothing changed or due.",
             ),
             rounds_started_late_total: counter(
                 "linkrunner_rounds_started_late_total",

@@ -11,6 +11,8 @@
 //! - `guards/`: halts, leases, removals, the anomaly brake's reads, notices;
 //! - `batch`: what the journal holds of many campaigns, each table read once (start-up, `plan`);
 //! - `handles`: the front doors (`campaigns()`, `intents()`, `links()`, `leases()`, `rounds()`, `reports()`);
+//! - `quiet`: the journal's stamp over what a plan reads, and a look's one write (a converged
+//!   campaign's reconciliation that only looks);
 //! - `schema`: where the schema stands against the migrations (the read-only commands);
 //! - `error`: [`StoreError`]; `rows`: reading `Any` rows;
 //! - `durable`: one shared `fsync` per SQLite write; `writes`: whether the journal can be written;
@@ -34,6 +36,7 @@ mod links;
 mod money;
 #[cfg(test)]
 mod plans;
+mod quiet;
 mod rounds;
 mod rows;
 mod schema;

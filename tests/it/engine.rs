@@ -47,6 +47,8 @@ mod pacing;
 mod partial_truth;
 #[path = "engine/probe.rs"]
 mod probe;
+#[path = "engine/quiet.rs"]
+mod quiet;
 #[path = "engine/read_only.rs"]
 mod read_only;
 #[path = "engine/recorded_many.rs"]
@@ -115,6 +117,8 @@ on_both_backends!(
     partial_truth::a_pass_dropped_mid_flow_leaves_no_lease_renewed_behind,
     model::random_sequences_keep_money_safe_and_converge,
     model::settlement_sequences_never_buy_a_cut_purchases_page_again,
+    model::looks_and_full_passes_reach_the_same_journal,
+    quiet::a_converged_campaign_only_looks_until_something_is_due_or_changes,
     recorded_many::load_many_reads_exactly_what_load_reads_for_every_campaign,
     surfaces::the_read_surfaces_of_one_deterministic_run_match_their_snapshot,
     replace::a_changed_spec_is_replaced_with_what_is_left_of_the_limit,

@@ -30,6 +30,8 @@ mod observe;
 mod partial_truth;
 #[path = "store/progress.rs"]
 mod progress;
+#[path = "store/quiet.rs"]
+mod quiet;
 #[path = "store/race.rs"]
 mod race;
 #[path = "store/removals.rs"]
@@ -40,6 +42,7 @@ mod rename;
 mod support;
 
 on_both_backends!(
+    quiet::the_stamp_moves_only_with_what_a_plan_reads_and_a_look_moves_what_the_last_read_saw,
     approvals::an_approval_is_recorded_with_who_and_when_and_raises_the_recorded_cap,
     approvals::small_raises_add_up_against_the_same_approval,
     adoption::an_adopted_project_is_recorded_once_and_never_re_pointed,

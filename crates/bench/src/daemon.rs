@@ -71,6 +71,9 @@ pub struct SteadyFigures {
     /// `linkrunner_reconciliations_total`: campaigns reconciled in the window (a restarted
     /// daemon reconciles every campaign once in its first cycle).
     pub reconciliations: f64,
+    /// `linkrunner_reconciliations_looked_total`: those that only looked (issue 34: a
+    /// converged campaign's, after the restarted daemon's first full pass of it).
+    pub looked: f64,
     /// `linkrunner_reconcile_cycle_seconds`, `…_last_cycle_seconds` (0: no full cycle yet),
     /// `…_backlog` at the end.
     pub cycle_planned: f64,
@@ -111,6 +114,14 @@ impl SteadyFigures {
     /// Calls per reconciliation: all but the buy rounds', over the campaigns reconciled.
     pub fn calls_per_reconciliation(&self) -> f64 {
         (self.calls as f64 - self.buy_calls).max(0.0) / self.reconciliations.max(1.0)
+    }
+
+    /// CPU per reconciliation, in milliseconds: the process's CPU in the window over the
+    /// campaigns reconciled (a converged campaign's, when nothing else happens; the buy
+    /// rounds due in the window count in it too).
+    pub fn cpu_ms_per_reconciliation(&self) -> f64 {
+        self.cpu_percent / 100.0 * self.window.as_secs_f64() * 1000.0
+            / self.reconciliations.max(1.0)
     }
 
     /// The reconciliation's calls (all but the buy rounds') per campaign per hour.
@@ -305,6 +316,7 @@ impl Run<'_> {
             calls,
             buy_calls: by_purpose("buy"),
             reconciliations: value("linkrunner_reconciliations_total"),
+            looked: value("linkrunner_reconciliations_looked_total"),
             cycle_planned: value("linkrunner_reconcile_cycle_seconds"),
             cycle_last: value("linkrunner_reconcile_last_cycle_seconds"),
             backlog: value("linkrunner_reconcile_backlog"),

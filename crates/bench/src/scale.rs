@@ -139,13 +139,15 @@ fn print_steady(n: usize, f: &DaemonFigures) {
         return;
     };
     println!(
-        "   steady state with run's defaults (--rate-limit 5, --reconcile-interval 300) over {:.0} s: {} calls ({} of buy rounds), {} per campaign per hour without the rounds; {:.0} reconciliations, {} calls each; reconciliation cycle planned {:.0} s, last full cycle {:.0} s (0: none finished yet), backlog {:.0}; resident memory {:.1} MiB; CPU {:.2}% of a core",
+        "   steady state with run's defaults (--rate-limit 5, --reconcile-interval 300) over {:.0} s: {} calls ({} of buy rounds), {} per campaign per hour without the rounds; {:.0} reconciliations ({:.0} only looked), {} calls and {} ms of CPU each; reconciliation cycle planned {:.0} s, last full cycle {:.0} s (0: none finished yet), backlog {:.0}; resident memory {:.1} MiB; CPU {:.2}% of a core",
         s.window.as_secs_f64(),
         s.calls,
         fmt_num(s.buy_calls),
         fmt_num(s.calls_per_campaign_per_hour(n)),
         s.reconciliations,
+        s.looked,
         fmt_num(s.calls_per_reconciliation()),
+        fmt_num(s.cpu_ms_per_reconciliation()),
         s.cycle_planned,
         s.cycle_last,
         s.backlog,
@@ -214,7 +216,7 @@ fn print_growth(sizes: &[Size]) {
         .collect();
     if steady.len() == sizes.len() {
         type Steady = fn(usize, &crate::daemon::SteadyFigures) -> f64;
-        let figures: [(&str, Steady); 5] = [
+        let figures: [(&str, Steady); 6] = [
             ("steady calls per campaign per hour", |n, s| {
                 s.calls_per_campaign_per_hour(n)
             }),
@@ -226,6 +228,9 @@ fn print_growth(sizes: &[Size]) {
             }),
             ("steady resident memory (MiB)", |_, s| mib(s.rss)),
             ("steady CPU (% of a core)", |_, s| s.cpu_percent),
+            ("steady CPU per reconciliation (ms)", |_, s| {
+                s.cpu_ms_per_reconciliation()
+            }),
         ];
         for (what, f) in figures {
             growth_line(what, steady.iter().map(|(n, s)| f(*n, s)).collect());

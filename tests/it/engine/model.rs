@@ -84,7 +84,7 @@ async fn run_seeds(db: TestDb, inventory: Option<usize>, generate: impl Fn(u64) 
     for seed in seeds() {
         let started = Instant::now();
         let seq = generate(seed);
-        let mut m = Model::start(seed, inventory, TestDb::new(backend).await).await;
+        let mut m = Model::start(seed, inventory, TestDb::new(backend).await, PRODUCT).await;
         for (i, step) in seq.iter().enumerate() {
             if let Err(why) = m.step(step).await {
                 panic!("{}", failure(seed, backend, &seq, i, &why));
@@ -112,6 +112,103 @@ async fn run_seeds(db: TestDb, inventory: Option<usize>, generate: impl Fn(u64) 
             m.crashes,
             m.resolved
         );
+    }
+}
+
+/// Issue 34, item 3: the same sequences reach the same journal whether reconciliations of
+/// converged campaigns only look or always run in full. A crash is a pass whose future is
+/// dropped at a moment the test's timer picks, which no two runs share, so here it is the
+/// same pass run to its end; and each run has one campaign file (the buying one with an
+/// autobuyer, then the one with two autobuyers), because campaigns that lend each other
+/// their slot while a search is pending take the marketplace's ids in an order timing picks.
+/// Compared: the campaign's record (`Recorded`, as `plan` and the API read it) and every
+/// intent, without the holder ids that name the process.
+pub async fn looks_and_full_passes_reach_the_same_journal(db: TestDb) {
+    let backend = match db.sqlite_file() {
+        Some(_) => Backend::Sqlite,
+        None => Backend::Postgres,
+    };
+    drop(db);
+    let mut looked = 0;
+    for (seed, only) in seeds()
+        .into_iter()
+        .take(2)
+        .flat_map(|seed| [(seed, 0), (seed, 1)])
+    {
+        let seq: Vec<Step> = steps::generate(seed, STEPS)
+            .into_iter()
+            .filter(|s| !matches!(s, Step::Edit { file, .. } if *file != only))
+            .map(|s| match s {
+                Step::Crash { buy, .. } => Step::Pass { buy },
+                other => other,
+            })
+            .collect();
+        let mut journals = Vec::new();
+        for quiet_looks in [true, false] {
+            let how = Run {
+                quiet_looks,
+                one_campaign_at_a_time: true,
+            };
+            let db = TestDb::new(backend).await;
+            let mut m = Model::start(seed, None, db, how).await;
+            m.keep_only(only);
+            for (i, step) in seq.iter().enumerate() {
+                if let Err(why) = m.step(step).await {
+                    panic!(
+                        "quiet_looks {quiet_looks}: {}",
+                        failure(seed, backend, &seq, i, &why)
+                    );
+                }
+            }
+            looked += m.w.engine.metrics().load.reconciliations_looked_total.get();
+            journals.push(m.journal().await);
+        }
+        if journals[0] != journals[1] {
+            // Both whole, for a diff.
+            let dir = std::env::temp_dir();
+            for (name, j) in ["with-looks", "without-looks"].iter().zip(&journals) {
+                let path = dir.join(format!("model-{seed}-{only}-{backend:?}-{name}.json"));
+                std::fs::write(&path, j).expect("write the journal");
+                eprintln!("journal {name}: {}", path.display());
+            }
+        }
+        assert!(
+            journals[0] == journals[1],
+            "seed {seed}, file {only} on {backend:?}: the journals differ with and without looks:\n{}",
+            first_difference(&journals[0], &journals[1])
+        );
+    }
+    assert!(
+        looked > 0,
+        "no reconciliation only looked: the comparison proves nothing"
+    );
+}
+
+/// The first line where two journals' texts differ, with both sides.
+fn first_difference(a: &str, b: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let at = a
+        .iter()
+        .zip(&b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    format!(
+        "line {at}:\n  with looks:    {}\n  without looks: {}",
+        a.get(at).unwrap_or(&"(end)"),
+        b.get(at).unwrap_or(&"(end)")
+    )
+}
+
+/// Drops what names the process (intents' `owner`, rounds' `holder`) from a journal's JSON.
+fn without_holders(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.remove("owner");
+            m.remove("holder");
+            m.values_mut().for_each(without_holders);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(without_holders),
+        _ => {}
     }
 }
 
@@ -146,23 +243,43 @@ struct Model {
     /// (seeded and since): others' links, like an autobuyer's, for the invariants.
     seeded: InUse,
     outside: check::Outside,
+    how: Run,
 }
 
 async fn build_engine(
     w_store: &linkrunner::store::Store,
     base: &str,
     clock: &SharedClock,
+    how: Run,
 ) -> Engine<MarketClient> {
     let market = app::client_config(base, TOKEN, TICKET);
     let mut s = app::settings(Journal::Open(w_store.clone()), market);
     s.engine = settings();
+    s.engine.quiet_looks = how.quiet_looks;
+    if let Some(n) = how.one_campaign_at_a_time.then_some(1) {
+        s.engine.campaign_concurrency = n;
+    }
     s.clock = clock.clone();
     app::build(s).await
 }
 
+/// How the engines of a sequence run: whether reconciliations of converged campaigns may
+/// only look (the product's default), and one campaign at a time (the marketplace's ids
+/// then follow the sequence alone, so two runs can be compared).
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    quiet_looks: bool,
+    one_campaign_at_a_time: bool,
+}
+
+const PRODUCT: Run = Run {
+    quiet_looks: true,
+    one_campaign_at_a_time: false,
+};
+
 impl Model {
     /// `inventory`: how many pages the whole sandbox market has (default: the suite's).
-    async fn start(seed: u64, inventory: Option<usize>, db: TestDb) -> Model {
+    async fn start(seed: u64, inventory: Option<usize>, db: TestDb, how: Run) -> Model {
         init_logs();
         let start = "2026-03-02T08:00:00Z".parse().expect("time");
         let clock = ManualClock::new(start);
@@ -181,7 +298,7 @@ impl Model {
             hand: seeded.hand_links.iter().map(|h| h.link_id).collect(),
             autobuyer: seeded.autobuyer_id,
         };
-        let engine = build_engine(&db.store, &sandbox.base_url(), &shared).await;
+        let engine = build_engine(&db.store, &sandbox.base_url(), &shared, how).await;
         let w = World {
             db,
             sandbox,
@@ -198,11 +315,20 @@ impl Model {
             resolved: 0,
             seeded,
             outside,
+            how,
         };
         for i in 0..m.files.len() {
             m.write(i);
         }
         m
+    }
+
+    /// Only the `only`-th campaign file stays: the others are gone before any pass.
+    fn keep_only(&mut self, only: usize) {
+        for i in (0..self.files.len()).filter(|&i| i != only) {
+            self.files[i].present = false;
+            self.write(i);
+        }
     }
 
     fn write(&self, i: usize) {
@@ -227,6 +353,33 @@ impl Model {
             Err(linkrunner::store::StoreError::NotFound { .. }) => None,
             Err(e) => panic!("journal unreadable: {e}"),
         }
+    }
+
+    /// Every campaign's record and intents, one JSON document per line, without holder ids.
+    async fn journal(&self) -> String {
+        let mut out = String::new();
+        for m in &self.files {
+            let filter = linkrunner::store::IntentFilter {
+                campaign: Some(m.name.to_string()),
+                ..Default::default()
+            };
+            let intents = self
+                .w
+                .store()
+                .intents()
+                .find_intents(filter)
+                .await
+                .expect("intents");
+            let mut v = serde_json::json!({
+                "campaign": m.name,
+                "recorded": self.recorded(m.name).await,
+                "intents": intents,
+            });
+            without_holders(&mut v);
+            out += &serde_json::to_string_pretty(&v).expect("json");
+            out.push('\n');
+        }
+        out
     }
 
     /// What the journal counts and what the marketplace holds, per file, against `ledger`.
@@ -322,7 +475,13 @@ impl Model {
         let _ = task.await;
         self.crashes += 1;
         let shared: SharedClock = self.clock.clone();
-        self.w.engine = build_engine(self.w.store(), &self.w.sandbox.base_url(), &shared).await;
+        self.w.engine = build_engine(
+            self.w.store(),
+            &self.w.sandbox.base_url(),
+            &shared,
+            self.how,
+        )
+        .await;
         self.clock
             .advance(settings().lease_ttl + chrono::Duration::seconds(1));
     }
