@@ -220,8 +220,8 @@ impl View {
             Some(d) => return Err(format!("dir: `{d}` is not asc or desc")),
         };
         v.page = number(p.page.as_deref(), "page", 1, usize::MAX)?.unwrap_or(1);
-        v.per_page = number(p.per_page.as_deref(), "per_page", 1, paging.max)?
-            .unwrap_or(paging.default);
+        v.per_page =
+            number(p.per_page.as_deref(), "per_page", 1, paging.max)?.unwrap_or(paging.default);
         Ok(v)
     }
 

@@ -13,12 +13,12 @@
 //! available, but only when asked for by name, and then in bounded memory: the stream holds
 //! one chunk of statuses at a time and stops reading when the client goes away.
 
+use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use tokio::sync::mpsc;
 
 use super::board::{PageQuery, Paging, View};
@@ -102,7 +102,10 @@ pub(super) async fn campaigns(
             });
             (
                 [
-                    (header::CONTENT_TYPE.as_str(), "application/x-ndjson".to_string()),
+                    (
+                        header::CONTENT_TYPE.as_str(),
+                        "application/x-ndjson".to_string(),
+                    ),
                     total,
                 ],
                 Body::from_stream(body),
@@ -144,7 +147,11 @@ async fn statuses(s: &AppState, names: &[String]) -> Result<Vec<CampaignStatus>,
 /// Sends the statuses of `names` as lines, [`NDJSON_CHUNK`] at a time, until done or the
 /// client is gone. A journal error ends the body with an error, so the client sees a cut
 /// answer, never a short list that looks whole.
-async fn send_lines(s: AppState, names: Vec<String>, tx: mpsc::Sender<Result<Bytes, std::io::Error>>) {
+async fn send_lines(
+    s: AppState,
+    names: Vec<String>,
+    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+) {
     for chunk in names.chunks(NDJSON_CHUNK) {
         let lines = match statuses(&s, chunk).await {
             Ok(page) => lines_of(&page),
@@ -205,7 +212,10 @@ mod tests {
         let (_, v) = parse(&query(&[("per_page", "1000"), ("page", "3")])).unwrap();
         assert_eq!((v.page, v.per_page), (3, 1000));
         let why = parse(&query(&[("per_page", "1001")])).unwrap_err();
-        assert!(why.contains("1000") && why.contains("format=ndjson"), "{why}");
+        assert!(
+            why.contains("1000") && why.contains("format=ndjson"),
+            "{why}"
+        );
         let why = parse(&query(&[("per_page", "0")])).unwrap_err();
         assert!(why.starts_with("per_page:"), "{why}");
     }
@@ -214,9 +224,16 @@ mod tests {
     fn the_stream_is_asked_for_by_name_and_takes_no_page() {
         let (f, _) = parse(&query(&[("format", "ndjson"), ("sort", "name")])).unwrap();
         assert_eq!(f, Format::Lines);
-        assert_eq!(parse(&query(&[("format", "json")])).unwrap().0, Format::Page);
+        assert_eq!(
+            parse(&query(&[("format", "json")])).unwrap().0,
+            Format::Page
+        );
         assert!(parse(&query(&[("format", "ndjson"), ("page", "2")])).is_err());
-        assert!(parse(&query(&[("format", "csv")])).unwrap_err().contains("format"));
+        assert!(
+            parse(&query(&[("format", "csv")]))
+                .unwrap_err()
+                .contains("format")
+        );
     }
 
     #[test]

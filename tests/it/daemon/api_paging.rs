@@ -66,9 +66,17 @@ mod paging {
         stop.cancel();
         assert_eq!((first.status, first.total.as_deref()), (200, Some("250")));
         assert_eq!(first.names(), names(0, 100), "100 unless asked, by name");
-        assert_eq!(third.names(), names(200, 250), "the last page is what remains");
+        assert_eq!(
+            third.names(),
+            names(200, 250),
+            "the last page is what remains"
+        );
         assert_eq!(third.total.as_deref(), Some("250"));
-        assert_eq!((past.status, past.body.as_str()), (200, "[]"), "past the last: empty");
+        assert_eq!(
+            (past.status, past.body.as_str()),
+            (200, "[]"),
+            "past the last: empty"
+        );
         assert_eq!(most.names(), names(0, 250));
         assert_eq!(over.status, 400, "{}", over.body);
         assert!(
@@ -79,13 +87,25 @@ mod paging {
         assert_eq!(lines.status, 200, "{}", lines.body);
         assert_eq!(lines.content_type.as_deref(), Some("application/x-ndjson"));
         assert_eq!(lines.total.as_deref(), Some("250"));
-        assert_eq!(lines.line_names(), names(0, 250), "every campaign, one a line");
+        assert_eq!(
+            lines.line_names(),
+            names(0, 250),
+            "every campaign, one a line"
+        );
         let mut wanted = names(100, 200);
         wanted.reverse();
-        assert_eq!(filtered.line_names(), wanted, "the list's filter and order apply");
+        assert_eq!(
+            filtered.line_names(),
+            wanted,
+            "the list's filter and order apply"
+        );
         assert_eq!(filtered.total.as_deref(), Some("100"));
         assert_eq!(paged_lines.status, 400, "{}", paged_lines.body);
-        assert!(paged_lines.body.contains("format=ndjson"), "{}", paged_lines.body);
+        assert!(
+            paged_lines.body.contains("format=ndjson"),
+            "{}",
+            paged_lines.body
+        );
     }
 }
 
