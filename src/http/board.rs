@@ -51,6 +51,24 @@ pub(crate) struct PageQuery {
     pub dir: Option<String>,
     pub page: Option<String>,
     pub per_page: Option<String>,
+    /// The API's answer: `json` (one page, the default) or `ndjson` (every campaign that
+    /// matches, one object a line); the page ignores it.
+    pub format: Option<String>,
+}
+
+/// How many rows a list pages by unless `per_page` says otherwise, and the most it may ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Paging {
+    pub default: usize,
+    pub max: usize,
+}
+
+impl Paging {
+    /// The status page's table: small pages of HTML.
+    pub(crate) const PAGE: Paging = Paging {
+        default: PER_PAGE,
+        max: MAX_PER_PAGE,
+    };
 }
 
 /// A sortable column of the table: its key in `?sort=`, its heading.
@@ -163,9 +181,18 @@ impl Default for View {
 }
 
 impl View {
-    /// The view `p` asks for; an error names the parameter and what it may be.
+    /// The view of the status page's table `p` asks for; an error names the parameter and
+    /// what it may be.
     pub(crate) fn parse(p: &PageQuery) -> Result<View, String> {
-        let mut v = View::default();
+        View::parse_within(p, Paging::PAGE)
+    }
+
+    /// The view `p` asks for of a list paged by `paging`.
+    pub(crate) fn parse_within(p: &PageQuery, paging: Paging) -> Result<View, String> {
+        let mut v = View {
+            per_page: paging.default,
+            ..View::default()
+        };
         if let Some(s) = p.state.as_deref().filter(|s| !s.is_empty()) {
             v.state = Some(CampaignState::parse(s).ok_or_else(|| {
                 let all: Vec<&str> = CampaignState::ALL.iter().map(|s| s.as_str()).collect();
@@ -194,7 +221,7 @@ impl View {
         };
         v.page = number(p.page.as_deref(), "page", 1, usize::MAX)?.unwrap_or(1);
         v.per_page =
-            number(p.per_page.as_deref(), "per_page", 1, MAX_PER_PAGE)?.unwrap_or(PER_PAGE);
+            number(p.per_page.as_deref(), "per_page", 1, paging.max)?.unwrap_or(paging.default);
         Ok(v)
     }
 

@@ -7,7 +7,7 @@
 //! | `GET /healthz` | 200 while the process is alive; no I/O |
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready ([`health`]) |
 //! | `GET /metrics` | Prometheus text format |
-//! | `GET /api/v1/campaigns[?state=&q=&sort=&dir=&page=&per_page=]`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows: of every campaign, or of one page of the list as the status page's table has it |
+//! | `GET /api/v1/campaigns[?state=&q=&sort=&dir=&page=&per_page=&format=]`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows: of one page of campaigns (100 unless asked, `x-total-count`), of every one as NDJSON with `format=ndjson` ([`list`]), or of one |
 //! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::summary::Summary`) |
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints ([`history`]) |
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
@@ -27,6 +27,7 @@ pub(crate) mod board;
 mod halt;
 pub(crate) mod health;
 mod history;
+mod list;
 pub(crate) mod page;
 pub(crate) mod picture;
 mod report;
@@ -36,8 +37,7 @@ mod site;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -51,9 +51,8 @@ use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::views::list::{CampaignRow, campaign_rows};
-use crate::views::report::{CampaignStatus, campaign_status_with, campaign_statuses};
+use crate::views::report::{CampaignStatus, campaign_status_with};
 use crate::views::summary::{Summary, summary};
-use board::{PageQuery, View};
 
 /// What the handlers read. Only the halt and resume routes, behind the token, write to the
 /// journal.
@@ -105,7 +104,7 @@ pub fn router_with(state: AppState, access: Access) -> Router {
     let guarded = writes
         .route("/", get(site::status_page))
         .route("/metrics", get(metrics))
-        .route("/api/v1/campaigns", get(campaigns))
+        .route("/api/v1/campaigns", get(list::campaigns))
         .route("/api/v1/summary", get(summary_api))
         .route("/api/v1/campaigns/{name}", get(campaign))
         .route(
@@ -197,20 +196,6 @@ async fn metrics(State(s): State<AppState>) -> Response {
         .into_response()
 }
 
-/// Every campaign the journal knows, as `status` shows it, with what the daemon knows and
-/// the journal does not (the files' `paused`, the next round): what the API and the page
-/// both show.
-pub(crate) async fn all_statuses(
-    s: &AppState,
-) -> Result<Vec<CampaignStatus>, crate::store::StoreError> {
-    let names = s.store.campaigns().campaign_names().await?;
-    let mut all = campaign_statuses(&s.store, &names, s.clock.now(), &s.health.files()).await?;
-    for st in &mut all {
-        st.next_round = s.health.next_round(&st.campaign);
-    }
-    Ok(all)
-}
-
 /// Every campaign's row of the list (`views::list`: read from counts, not every record),
 /// with the daemon's next rounds: what the page's table filters, sorts and pages.
 pub(crate) async fn all_rows(s: &AppState) -> Result<Vec<CampaignRow>, crate::store::StoreError> {
@@ -230,60 +215,6 @@ pub(crate) async fn rows_and_summary(
     let mut sum = summary(&s.store, &all, s.clock.now()).await?;
     sum.removals_held = s.health.removal_hold();
     Ok((all, sum))
-}
-
-/// `GET /api/v1/campaigns`: every status; with any of the page's list parameters (`state`,
-/// `q`, `sort`, `dir`, `page`, `per_page`), the statuses of the one page of campaigns the
-/// page's table shows for them, in its order, and `x-total-count`: how many match.
-async fn campaigns(
-    State(s): State<AppState>,
-    query: Result<Query<PageQuery>, QueryRejection>,
-) -> Response {
-    let Ok(Query(q)) = query else {
-        return bad_query("the query string is not understood");
-    };
-    let listed = [&q.state, &q.q, &q.sort, &q.dir, &q.page, &q.per_page];
-    if listed.iter().all(|p| p.is_none()) {
-        return match all_statuses(&s).await {
-            Ok(all) => Json(all).into_response(),
-            Err(e) => unavailable(&s, e),
-        };
-    }
-    let view = match View::parse(&q) {
-        Ok(v) => v,
-        Err(why) => return bad_query(&why),
-    };
-    match page_of_statuses(&s, &view).await {
-        Ok((page, matching)) => {
-            ([("x-total-count", matching.to_string())], Json(page)).into_response()
-        }
-        Err(e) => unavailable(&s, e),
-    }
-}
-
-/// The statuses of the campaigns on `view`'s page, chosen by the list's rows, and how many
-/// campaigns match: only that page's records are read whole.
-async fn page_of_statuses(
-    s: &AppState,
-    view: &View,
-) -> Result<(Vec<CampaignStatus>, usize), crate::store::StoreError> {
-    let rows = all_rows(s).await?;
-    let chosen = view.select(&rows);
-    let (_, _, range) = view.window(chosen.len());
-    let names: Vec<String> = chosen[range].iter().map(|r| r.campaign.clone()).collect();
-    let mut page = campaign_statuses(&s.store, &names, s.clock.now(), &s.health.files()).await?;
-    for st in &mut page {
-        st.next_round = s.health.next_round(&st.campaign);
-    }
-    Ok((page, chosen.len()))
-}
-
-fn bad_query(why: &str) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        Json(serde_json::json!({ "error": format!("bad query: {why}") })),
-    )
-        .into_response()
 }
 
 async fn summary_api(State(s): State<AppState>) -> Response {

@@ -109,12 +109,27 @@ impl MonthDays {
     /// Adds one campaign's movements of one day. A day past today (a movement written by a
     /// clock ahead of ours) counts as today's, so the line still ends at the commitment now.
     pub(crate) fn add(&mut self, row: &DaySum) {
-        let day = usize::try_from(row.day).unwrap_or(0).min(self.today);
-        let delta = row.delta.kopecks();
-        self.account[day] = self.account[day].saturating_add(delta);
+        self.add_to_account(row);
+        self.add_to_kept(row);
+    }
+
+    /// Adds movements of one day to every campaign's line only (a row of every campaign's
+    /// movements of a day, summed).
+    pub(crate) fn add_to_account(&mut self, row: &DaySum) {
+        let day = self.day_of(row);
+        self.account[day] = self.account[day].saturating_add(row.delta.kopecks());
+    }
+
+    /// Adds one campaign's movements of one day to its own line only, if it is kept.
+    pub(crate) fn add_to_kept(&mut self, row: &DaySum) {
+        let day = self.day_of(row);
         if let Some(days) = self.campaigns.get_mut(&row.campaign) {
-            days[day] = days[day].saturating_add(delta);
+            days[day] = days[day].saturating_add(row.delta.kopecks());
         }
+    }
+
+    fn day_of(&self, row: &DaySum) -> usize {
+        usize::try_from(row.day).unwrap_or(0).min(self.today)
     }
 
     /// Every campaign's line together: `committed` is their commitment now, `cap` what it is
@@ -160,9 +175,10 @@ fn days_in(month: Month) -> u32 {
     u32::try_from((month.end() - month.start()).num_days()).unwrap_or(31)
 }
 
-/// The current month's days read from the journal: one aggregate query, `kept` campaigns
-/// kept apart (the page's rows; one campaign on its own page). Of every campaign (`only`
-/// none), also the account-wide cap.
+/// The current month's days read from the journal, `kept` campaigns kept apart (the page's
+/// rows; one campaign on its own page). Of every campaign (`only` none): the days of all of
+/// them summed by the database (at most 31 rows), the kept campaigns' days by a second query
+/// of those campaigns only, and the account-wide cap; of one campaign: its own rows.
 pub(crate) async fn month_days(
     store: &Store,
     now: DateTime<Utc>,
@@ -171,13 +187,22 @@ pub(crate) async fn month_days(
 ) -> Result<MonthDays, StoreError> {
     let mut days = MonthDays::new(now, kept.iter().copied());
     let month = days.month();
-    store
-        .reports()
-        .ledger_days(month.start(), month.end(), only, |row| days.add(&row))
-        .await?;
+    let (from, to) = (month.start(), month.end());
     if only.is_some() {
+        store
+            .reports()
+            .ledger_days(from, to, only, |row| days.add(&row))
+            .await?;
         return Ok(days);
     }
+    store
+        .reports()
+        .ledger_days_total(from, to, |row| days.add_to_account(&row))
+        .await?;
+    store
+        .reports()
+        .ledger_days_of(from, to, kept, |row| days.add_to_kept(&row))
+        .await?;
     let cap = store.campaigns().account_budget().await?.cap;
     Ok(days.with_account_cap(cap))
 }
@@ -237,6 +262,35 @@ mod tests {
         assert_eq!(all.start, Money::from_rubles(100));
         assert_eq!(rubles(&all), [100, 250, 250, 2350, 2400, 2400]);
         assert!(days.campaign("zeta", Money::ZERO, Money::ZERO).is_none());
+    }
+
+    #[test]
+    fn the_days_summed_apart_draw_the_lines_the_rows_draw() {
+        // The page reads every campaign's days summed per day, and its rows' days apart.
+        let rows = [
+            row("acme", 0, 500),
+            row("dune", 0, 70),
+            row("acme", 2, -300),
+            row("zeta", 2, 40),
+        ];
+        let mut whole = MonthDays::new(at(2026, 11, 4, 23), ["acme"]);
+        let mut apart = MonthDays::new(at(2026, 11, 4, 23), ["acme"]);
+        for r in &rows {
+            whole.add(r);
+        }
+        for (day, rub) in [(0, 570), (2, -260)] {
+            apart.add_to_account(&row("", day, rub));
+        }
+        for r in rows.iter().filter(|r| r.campaign == "acme") {
+            apart.add_to_kept(r);
+        }
+        let (c, cap) = (Money::from_rubles(900), Money::from_rubles(2000));
+        assert_eq!(apart.account(c, cap), whole.account(c, cap));
+        assert_eq!(
+            apart.campaign("acme", c, cap),
+            whole.campaign("acme", c, cap)
+        );
+        assert_eq!(rubles(&apart.account(c, cap)), [1160, 1160, 900, 900]);
     }
 
     #[test]

@@ -131,6 +131,22 @@ pub async fn month_report(store: &Store, month: Month) -> Result<MonthReport, St
     })
 }
 
+/// The month's [`MonthReport::total`] alone, from the ledger summed by kind and reason (a
+/// handful of groups, no line per campaign): what the status page's summary shows on every
+/// view. Folded by the same columns as the report, so it equals the report's total (tested
+/// on both backends by tests/it `engine::month`).
+pub async fn month_total(store: &Store, month: Month) -> Result<MonthLine, StoreError> {
+    let sums = store
+        .reports()
+        .ledger_totals(month.start(), month.end())
+        .await?;
+    let mut total = line(TOTAL);
+    for s in &sums {
+        add(&mut total, s);
+    }
+    Ok(total)
+}
+
 fn line(campaign: &str) -> MonthLine {
     MonthLine {
         campaign: campaign.to_string(),

@@ -11,7 +11,7 @@ use crate::money::Money;
 use crate::store::{Store, StoreError};
 
 use super::list::CampaignRow;
-use super::month::{Month, month_report};
+use super::month::{Month, month_total};
 use super::overview::CampaignState;
 
 /// How many of the waiting campaigns the summary names (the page links to the rest).
@@ -116,8 +116,9 @@ pub(crate) async fn summary(
     now: DateTime<Utc>,
 ) -> Result<Summary, StoreError> {
     let month = Month::of(now);
-    let report = month_report(store, month).await?;
-    let mut s = summarize(all, report.total.links_bought, &month.to_string(), now);
+    // The month's total only (a few groups of the ledger), not its line per campaign.
+    let total = month_total(store, month).await?;
+    let mut s = summarize(all, total.links_bought, &month.to_string(), now);
     // An operator's halt is shown even before any campaign is recorded, and before the
     // credentials' halt: only `resume` lifts it.
     if let Some(h) = store

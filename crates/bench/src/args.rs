@@ -65,6 +65,13 @@ pub struct BenchArgs {
     /// Campaign files validated (target 5).
     #[arg(long, default_value_t = 1000)]
     pub validate_files: usize,
+    /// Campaigns seeded for the reads (target 6): the status page, the summary and the API's
+    /// first page timed over them on SQLite and PostgreSQL.
+    #[arg(long, default_value_t = 10_000)]
+    pub read_campaigns: usize,
+    /// Journal rows (intents, and as many ledger rows, this month) seeded for the reads (target 6).
+    #[arg(long, default_value_t = 100_000)]
+    pub read_journal_rows: u64,
     /// Polls a search answers "pending" before it is ready, in the bench's sandbox.
     #[arg(long, default_value_t = 1)]
     pub pending_polls: u32,
@@ -85,7 +92,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "bench-ticket", requires = "market_url")]
     pub market_ticket: String,
     /// Only these targets (e.g. `--only 1 --only 5`); default all.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=5))]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=6))]
     pub only: Vec<u8>,
 }
 
@@ -107,6 +114,8 @@ pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         journal_intents: a.journal_intents,
         journal_rows: a.journal_rows,
         validate_files: a.validate_files,
+        read_campaigns: a.read_campaigns,
+        read_journal_rows: a.read_journal_rows,
         only: a.only.clone(),
         pending_polls: a.pending_polls,
         sandbox_rate_limit: a.sandbox_rate_limit,

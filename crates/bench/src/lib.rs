@@ -9,6 +9,7 @@
 //! | [`daemon`] | 3: the measured `linkrunner run`, a process of its own beside the in-process sandbox |
 //! | [`journal`] | 4: intent and outcome latencies; restart after SIGKILL over a large journal |
 //! | [`validation`] | 5: `validate` over many files |
+//! | [`reads`] | 6: the status page, the summary and the API's first page over a large journal |
 //! | [`fixture`], [`pg`], [`procfs`], [`report`] | generated campaigns, fresh databases, `/proc` figures, printing |
 //! | [`settings`] | [`BenchSettings`]: sizes, latency, limits, which targets |
 
@@ -19,6 +20,7 @@ pub mod flow;
 pub mod journal;
 pub mod pg;
 pub mod procfs;
+pub mod reads;
 pub mod report;
 pub mod scale;
 pub mod settings;
@@ -59,6 +61,9 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<ExitCode> {
     }
     if a.wants(4) {
         verdicts.extend(journal::run(a).await?);
+    }
+    if a.wants(6) {
+        verdicts.extend(reads::run(a).await?);
     }
     println!("\nsummary");
     for v in &verdicts {

@@ -34,7 +34,11 @@ pub struct BenchSettings {
     pub journal_rows: u64,
     /// Campaign files validated (target 5).
     pub validate_files: usize,
-    /// Only these targets (1 to 5); empty: all.
+    /// Campaigns and journal rows (intents, and as many ledger rows) seeded for the reads
+    /// (target 6: the status page, the summary, a page of the API).
+    pub read_campaigns: usize,
+    pub read_journal_rows: u64,
+    /// Only these targets (1 to 6); empty: all.
     pub only: Vec<u8>,
     /// Polls a search answers "pending" before it is ready (the bench's sandbox).
     pub pending_polls: u32,

@@ -196,6 +196,38 @@ macro_rules! budget_select {
     };
 }
 pub(in crate::store) const BUDGET_SELECT: &str = budget_select!();
+/// [`BUDGET_SELECT`] of every campaign at once (the list's read of whole tables): the same
+/// columns, each table summed by one grouped pass joined to the budgets instead of a
+/// subquery run once per campaign, which at 10,000 campaigns took a second on PostgreSQL.
+/// Keep the two alike: tests/it `engine::recorded_many` holds the list's rows (read with
+/// this) equal to the statuses (read with [`BUDGET_SQL`]) on both backends. `$1` is the day.
+pub(in crate::store) const BUDGET_SELECT_ALL: &str = "SELECT b.campaign, b.cap, b.committed, b.links, b.total_links, b.daily_links, \
+    CAST(COALESCE(i.in_flight, 0) AS BIGINT) AS in_flight, \
+    CAST(COALESCE(i.uncertain, 0) AS BIGINT) AS uncertain, \
+    CAST(COALESCE(h.price, 0) AS BIGINT) AS held_links, \
+    CAST(COALESCE(f.counted, 0) AS BIGINT) AS foreign_links, \
+    CAST(COALESCE(a.reserved, 0) AS BIGINT) AS autobuyers, \
+    CAST(COALESCE(d.links, 0) AS BIGINT) AS links_today, \
+    CAST(COALESCE(i.committed_today, 0) AS BIGINT) AS committed_today, \
+    ap.approved AS ap_approved, ap.above AS ap_above, ap.wanted AS ap_wanted, \
+    ap.approved_by AS ap_by, ap.approved_at AS ap_at, ap.reason AS ap_reason \
+    FROM budgets b \
+    LEFT JOIN (SELECT campaign, \
+        SUM(CASE WHEN state = 'in_flight' THEN reserved ELSE 0 END) AS in_flight, \
+        SUM(CASE WHEN state = 'uncertain' THEN reserved ELSE 0 END) AS uncertain, \
+        SUM(CASE WHEN kind = 'purchase' AND reserve_day = $1 THEN reserved ELSE 0 END) AS committed_today \
+        FROM intents WHERE state IN ('in_flight', 'uncertain') \
+        OR (kind = 'purchase' AND reserve_day = $1 AND state = 'succeeded') \
+        GROUP BY campaign) i ON i.campaign = b.campaign \
+    LEFT JOIN (SELECT campaign, SUM(price) AS price FROM held_links WHERE released_at IS NULL \
+        GROUP BY campaign) h ON h.campaign = b.campaign \
+    LEFT JOIN (SELECT campaign, SUM(counted) AS counted FROM foreign_links WHERE released_at IS NULL \
+        GROUP BY campaign) f ON f.campaign = b.campaign \
+    LEFT JOIN (SELECT campaign, SUM(reserved) AS reserved FROM autobuyers \
+        GROUP BY campaign) a ON a.campaign = b.campaign \
+    LEFT JOIN budget_days d ON d.campaign = b.campaign AND d.day = $1 \
+    LEFT JOIN approvals ap ON ap.campaign = b.campaign";
+
 pub(in crate::store) const BUDGET_SQL: &str = concat!(budget_select!(), " WHERE b.campaign = $2");
 
 /// A row of [`BUDGET_SELECT`] read for `day`.

@@ -59,6 +59,16 @@ async fn json(base: &str, path: &str) -> Value {
     serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"))
 }
 
+/// Every campaign's status: the API's whole list, one object a line (a page holds 100).
+async fn every_campaign(base: &str) -> Value {
+    let path = "/api/v1/campaigns?format=ndjson";
+    let (status, body) = get(&format!("{base}{path}")).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    body.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{path}: {e}: {l}")))
+        .collect()
+}
+
 fn states_of(list: &Value) -> BTreeMap<String, String> {
     list.as_array()
         .expect("a list")
@@ -165,7 +175,7 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
     let base = format!("http://{}", daemon.addr);
     let total = CAMPAIGNS + GONE.len();
     within(PATIENCE * 4, "every campaign reconciled", || async {
-        let list = json(&base, "/api/v1/campaigns").await;
+        let list = every_campaign(&base).await;
         let all = list.as_array().unwrap();
         let done = all
             .iter()
@@ -193,7 +203,7 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
         PATIENCE * 2,
         "the API, status and the page agree",
         || async {
-            let api = states_of(&json(&base, "/api/v1/campaigns").await);
+            let api = states_of(&every_campaign(&base).await);
             let status = status_states(&target).await;
             let page = page_states(&base).await;
             (api == want && status == want && page == want).then_some((api, status, page))
@@ -202,7 +212,7 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
     .await;
     assert_eq!(api.len(), total);
     assert_eq!((&status, &page), (&api, &api));
-    let list = json(&base, "/api/v1/campaigns").await;
+    let list = every_campaign(&base).await;
     for c in list.as_array().unwrap() {
         let paused = c["state"] == "paused";
         let removed = c["state"] == "removed";

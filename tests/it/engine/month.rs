@@ -60,6 +60,11 @@ pub async fn the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuye
     }
     assert_eq!(r.total.campaign, TOTAL);
     assert_eq!(
+        month::month_total(w.store(), m).await.unwrap(),
+        r.total,
+        "the summary's total (the ledger by kind and reason only) is the report's"
+    );
+    assert_eq!(
         r.total.rent_committed,
         sum(ledger
             .purchases
@@ -86,6 +91,10 @@ pub async fn the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuye
             .iter()
             .all(|l| l.net_change == Money::ZERO && l.links_bought == 0),
         "nothing moved the month before: {quiet:#?}"
+    );
+    assert_eq!(
+        month::month_total(w.store(), before).await.unwrap(),
+        quiet.total
     );
     let csv = month::render_csv(&r);
     assert_eq!(

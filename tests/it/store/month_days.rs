@@ -60,6 +60,28 @@ pub async fn the_month_is_summed_per_utc_day_from_its_first_millisecond_to_its_l
     let all = days_of(s, None).await;
     let only = days_of(s, Some(CAMPAIGN)).await;
     let other = days_of(s, Some("dune-maps")).await;
+    // What the page reads: every campaign summed per day, and the rows it shows apart.
+    let (from, to) = (
+        nov(1, 0, 0, 0),
+        Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap(),
+    );
+    let mut total = Vec::new();
+    s.reports()
+        .ledger_days_total(from, to, |r| total.push(r))
+        .await
+        .expect("days of every campaign");
+    total.sort_by_key(|r| r.day);
+    let mut shown = Vec::new();
+    s.reports()
+        .ledger_days_of(from, to, &[CAMPAIGN, "dune-maps"], |r| shown.push(r))
+        .await
+        .expect("days of the rows shown");
+    shown.sort_by_key(|r| (r.campaign.clone(), r.day));
+    let mut none = Vec::new();
+    s.reports()
+        .ledger_days_of(from, to, &[], |r| none.push(r))
+        .await
+        .expect("days of no row");
 
     let day = |d: i64, rub: i64| DaySum {
         campaign: CAMPAIGN.into(),
@@ -73,5 +95,15 @@ pub async fn the_month_is_summed_per_utc_day_from_its_first_millisecond_to_its_l
     );
     assert_eq!(only, all);
     assert!(other.is_empty(), "{other:?}");
+    let summed: Vec<DaySum> = all
+        .iter()
+        .map(|d| DaySum {
+            campaign: String::new(),
+            ..d.clone()
+        })
+        .collect();
+    assert_eq!(total, summed, "every campaign's days, one row a day");
+    assert_eq!(shown, all, "the rows shown, by name");
+    assert!(none.is_empty(), "{none:?}");
     assert_books_balance(s).await;
 }

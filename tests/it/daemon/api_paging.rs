@@ -1,0 +1,164 @@
+//! `GET /api/v1/campaigns` pages by default (issue 34): 100 statuses unless asked, at most
+//! 1,000 a page (a 400 above that says what to ask instead), `x-total-count`, a stable order,
+//! an empty page past the last, and the whole list only as NDJSON when asked for by name.
+//! Served in-process over a journal of 250 campaigns, on both backends.
+
+use std::sync::Arc;
+
+use linkrunner::http::{AppState, Health, router, serve};
+use linkrunner::metrics::Metrics;
+use linkrunner::money::Money;
+use linkrunner::store::CampaignCaps;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::support::{at, http};
+use crate::support::db::TestDb;
+
+const CAMPAIGNS: usize = 250;
+
+mod paging {
+    use super::*;
+
+    pub(super) async fn the_campaigns_api_pages_by_default_and_streams_the_whole_list_on_request(
+        db: TestDb,
+    ) {
+        // Arrange: 250 campaigns, all in one state, so the default order is by name.
+        for i in 0..CAMPAIGNS {
+            let caps = CampaignCaps {
+                name: format!("c-{i:03}"),
+                monthly_cap: Money::from_rubles(1000),
+                daily_links: 1,
+                total_links: 10,
+            };
+            db.store
+                .campaigns()
+                .upsert_campaign(&caps, at(9, 0, 0))
+                .await
+                .unwrap();
+        }
+        let state = AppState {
+            metrics: Arc::new(Metrics::new()),
+            store: db.store.clone(),
+            health: Arc::new(Health::default()),
+            clock: linkrunner::clock::ManualClock::new(at(12, 0, 0)),
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let stop = CancellationToken::new();
+        tokio::spawn(serve(listener, router(state), stop.clone()));
+        let names = |from: usize, to: usize| -> Vec<String> {
+            (from..to).map(|i| format!("c-{i:03}")).collect()
+        };
+
+        // Act
+        let first = ask(&base, "").await;
+        let third = ask(&base, "?page=3").await;
+        let past = ask(&base, "?page=4").await;
+        let most = ask(&base, "?per_page=1000").await;
+        let over = ask(&base, "?per_page=1001").await;
+        let lines = ask(&base, "?format=ndjson").await;
+        let filtered = ask(&base, "?format=ndjson&q=c-1&sort=name&dir=desc").await;
+        let paged_lines = ask(&base, "?format=ndjson&page=2").await;
+
+        // Assert
+        stop.cancel();
+        assert_eq!((first.status, first.total.as_deref()), (200, Some("250")));
+        assert_eq!(first.names(), names(0, 100), "100 unless asked, by name");
+        assert_eq!(
+            third.names(),
+            names(200, 250),
+            "the last page is what remains"
+        );
+        assert_eq!(third.total.as_deref(), Some("250"));
+        assert_eq!(
+            (past.status, past.body.as_str()),
+            (200, "[]"),
+            "past the last: empty"
+        );
+        assert_eq!(most.names(), names(0, 250));
+        assert_eq!(over.status, 400, "{}", over.body);
+        assert!(
+            over.body.contains("1000") && over.body.contains("format=ndjson"),
+            "the 400 says the most and what to ask instead: {}",
+            over.body
+        );
+        assert_eq!(lines.status, 200, "{}", lines.body);
+        assert_eq!(lines.content_type.as_deref(), Some("application/x-ndjson"));
+        assert_eq!(lines.total.as_deref(), Some("250"));
+        assert_eq!(
+            lines.line_names(),
+            names(0, 250),
+            "every campaign, one a line"
+        );
+        let mut wanted = names(100, 200);
+        wanted.reverse();
+        assert_eq!(
+            filtered.line_names(),
+            wanted,
+            "the list's filter and order apply"
+        );
+        assert_eq!(filtered.total.as_deref(), Some("100"));
+        assert_eq!(paged_lines.status, 400, "{}", paged_lines.body);
+        assert!(
+            paged_lines.body.contains("format=ndjson"),
+            "{}",
+            paged_lines.body
+        );
+    }
+}
+
+on_both_backends!(paging::the_campaigns_api_pages_by_default_and_streams_the_whole_list_on_request);
+
+struct Answer {
+    status: u16,
+    total: Option<String>,
+    content_type: Option<String>,
+    body: String,
+}
+
+impl Answer {
+    /// The campaigns of a JSON page, in its order.
+    fn names(&self) -> Vec<String> {
+        assert_eq!(self.status, 200, "{}", self.body);
+        let page: Value = serde_json::from_str(&self.body).expect("a JSON page");
+        page.as_array()
+            .expect("an array")
+            .iter()
+            .map(|c| c["campaign"].as_str().expect("campaign").to_string())
+            .collect()
+    }
+
+    /// The campaigns of an NDJSON answer, one object a line.
+    fn line_names(&self) -> Vec<String> {
+        self.body
+            .lines()
+            .map(|l| {
+                let c: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+                c["campaign"].as_str().expect("campaign").to_string()
+            })
+            .collect()
+    }
+}
+
+async fn ask(base: &str, query: &str) -> Answer {
+    let r = http()
+        .get(format!("{base}/api/v1/campaigns{query}"))
+        .send()
+        .await
+        .expect("the API answers");
+    let header = |name: &str| {
+        r.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let (total, content_type) = (header("x-total-count"), header("content-type"));
+    Answer {
+        status: r.status().as_u16(),
+        total,
+        content_type,
+        body: r.text().await.expect("a body"),
+    }
+}
