@@ -43,7 +43,6 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::clock::{self, SharedClock};
 use crate::daemon::run::{DaemonOptions, Event, HttpSide, run};
 use crate::effects::{Engine, EngineSettings};
 use crate::http::HttpOptions;
@@ -51,6 +50,7 @@ use crate::market::{ClientConfig, Credentials, MarketClient};
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifyContext, NotifySettings};
 use crate::store::Store;
+use linkrunner_domain::clock::{self, SharedClock};
 
 /// Where the journal is.
 #[derive(Debug)]

@@ -5,7 +5,7 @@
 //!
 //! Values come from outside (marketplace error bodies and names, file contents), so no log
 //! line carries their control characters, escape sequences or BIDI overrides as they are:
-//! human lines write every field through [`crate::domain::shown::line`] (a CR or newline in
+//! human lines write every field through [`linkrunner_domain::shown::line`] (a CR or newline in
 //! a value cannot forge a line, an ESC cannot reach the terminal); JSON lines have what
 //! serde_json leaves raw (DEL, C1 controls, BIDI and zero-width characters) written as
 //! `\uXXXX` escapes, which decode to the same strings.
@@ -31,7 +31,7 @@ use tracing_subscriber::fmt::format::{JsonFields, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::domain::shown;
+use linkrunner_domain::shown;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LogFormat {

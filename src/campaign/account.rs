@@ -14,7 +14,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::parse::{error_message, error_pos, options};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// Largest account file read, in bytes; a real one is a line or two.
 pub const MAX_ACCOUNT_FILE_BYTES: u64 = 16 * 1024;

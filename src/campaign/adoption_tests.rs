@@ -45,7 +45,10 @@ fn an_adopting_file_carries_its_ids_into_the_campaign() {
     assert_eq!(c.urls[0].text_ids.get("#a#a#/a#"), Some(&21));
     assert_eq!(c.urls[0].texts.len(), 2);
     assert_eq!(c.autobuyers[0].id, Some(9876));
-    assert_eq!(c.unknown_link_rent(), crate::money::Money::from_rubles(120));
+    assert_eq!(
+        c.unknown_link_rent(),
+        linkrunner_domain::money::Money::from_rubles(120)
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use super::diag::Problems;
 use super::rules;
 use super::span::At;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// The largest `budget.monthly` accepted: 10 million rubles a month is past any real campaign.
 pub(super) const MAX_MONTHLY: Money = Money::from_rubles(10_000_000);

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::diag::Problems;
 use super::keys;
 use super::span::{At, Pos};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 const MAX_KEYS: usize = 50;
 const MAX_KEY_LEN: usize = 64;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::diag::Diagnostic;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// One campaign, checked for meaning. Invariants: `name` is `[a-z0-9][a-z0-9-]{0,62}`;
 /// every URL is on `domain`; every text holds exactly one non-blank `#a#…#/a#`; every

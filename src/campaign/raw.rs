@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::extra::ExtraMap;
 use super::span::At;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// A linkrunner campaign: one per file in the campaigns directory.
 #[derive(Debug, Deserialize, JsonSchema)]

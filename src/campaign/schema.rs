@@ -6,7 +6,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::raw::{RawCampaign, RawFilter, RawSearch};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// The schema as pretty-printed JSON with a trailing newline, exactly as committed.
 pub fn schema_json() -> String {

@@ -17,7 +17,7 @@ use super::model::{
 use super::raw::{RawBudget, RawBuy, RawFilter, RawOrder, RawPacing};
 use super::rules;
 use super::span::{At, Pos};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 const SEARCH_KEYS: &[&str] = &["price_rent_from", "price_rent_to"];
 const FILTER_KEYS: &[&str] = &[

@@ -5,7 +5,7 @@ use super::model::{AutobuyerState, Campaign, DonorOrder};
 use super::parse::parse;
 use super::span::Pos;
 use super::validate::validate;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 const BASE: &str = r##"
 name: t

@@ -11,8 +11,8 @@ use clap::Args;
 
 use super::global::GlobalArgs;
 use super::shared::open_store;
-use crate::clock;
 use crate::store::HaltScope;
+use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Args)]
 pub struct HaltArgs {

@@ -13,11 +13,11 @@ use clap::Args;
 
 use super::global::GlobalArgs;
 use crate::decide::listing::is_leaving;
-use crate::domain::market::LinkRecord;
 use crate::market::Market;
 use crate::metrics::Metrics;
-use crate::money::Money;
 use crate::views::import::{ImportInput, campaign_file};
+use linkrunner_domain::market::LinkRecord;
+use linkrunner_domain::money::Money;
 
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {

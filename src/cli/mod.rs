@@ -19,7 +19,7 @@
 //! | [`migrate`] | `migrate`: create or upgrade the journal's schema |
 //! | [`import`] | `import`: a campaign file that adopts an existing project, from its link list |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
-//! | `sandbox`, `sandbox_behaviour`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`crates/bench`) |
+//! | `sandbox`, `sandbox_behaviour`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`bench`) |
 //!
 //! May import: crate::app, crate::campaign, crate::daemon, crate::decide, crate::effects, crate::http, crate::market, crate::metrics, crate::notify, crate::store, crate::telemetry, crate::views.
 
@@ -176,7 +176,7 @@ pub fn run_logged(log: &LogArgs, work: impl Future<Output = anyhow::Result<ExitC
         Ok(code) => code,
         Err(e) => {
             let text = format!("{e:#}");
-            eprintln!("error: {}", crate::domain::shown::block(&text));
+            eprintln!("error: {}", linkrunner_domain::shown::block(&text));
             ExitCode::from(1)
         }
     }

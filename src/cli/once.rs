@@ -81,7 +81,7 @@ pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCod
                 println!(
                     "marketplace_unreachable since {}: {}",
                     d.since.format("%Y-%m-%d %H:%M:%S UTC"),
-                    crate::domain::shown::line(&d.error)
+                    linkrunner_domain::shown::line(&d.error)
                 );
             }
             for r in &reports {
@@ -112,12 +112,13 @@ async fn money_totals<M: crate::market::Market>(
     let state = crate::views::state::read_state_of(e.store(), &names, e.clock().now())
         .await
         .ok()?;
-    let sum = |f: fn(&crate::decide::recorded::Recorded) -> crate::money::Money| {
+    let sum = |f: fn(&crate::decide::recorded::Recorded) -> linkrunner_domain::money::Money| {
         state
             .campaigns
             .values()
-            .fold(crate::money::Money::ZERO, |a, r| {
-                a.checked_add(f(r)).unwrap_or(crate::money::Money::MAX)
+            .fold(linkrunner_domain::money::Money::ZERO, |a, r| {
+                a.checked_add(f(r))
+                    .unwrap_or(linkrunner_domain::money::Money::MAX)
             })
     };
     Some(progress::MoneyTotals {

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::domain::shown;
 use crate::effects::pass::{CampaignReport, PassOutcome, PassProgress};
 use crate::metrics::{API_OUTCOMES, Metrics};
-use crate::money::Money;
 use crate::views::review::diff::rubles;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::shown;
 
 /// How often the bar is redrawn, and how long plain output stays quiet before a line that
 /// says what is still working.
@@ -134,7 +134,7 @@ fn status_line(s: &State, m: &Metrics) -> String {
 
 /// Marketplace calls made so far and how often the client waited for its rate limit.
 fn calls_and_waits(m: &Metrics) -> (u64, u64) {
-    let calls = crate::domain::op::ALL
+    let calls = linkrunner_domain::op::ALL
         .iter()
         .flat_map(|op| API_OUTCOMES.iter().map(move |o| (*op, *o)))
         .map(|(op, o)| m.api_calls_total.with_label_values(&[op, o]).get())

@@ -45,9 +45,9 @@ pub(crate) fn probability(s: &str) -> Result<f64, String> {
 }
 
 /// An amount of rubles from zero to a billion: the sandbox's balance, `plan --fail-above`.
-pub(crate) fn rubles(s: &str) -> Result<crate::money::Money, String> {
-    let m = crate::money::Money::parse_rubles(s).map_err(|e| e.to_string())?;
-    if m.is_negative() || m > crate::money::Money::from_rubles(1_000_000_000) {
+pub(crate) fn rubles(s: &str) -> Result<linkrunner_domain::money::Money, String> {
+    let m = linkrunner_domain::money::Money::parse_rubles(s).map_err(|e| e.to_string())?;
+    if m.is_negative() || m > linkrunner_domain::money::Money::from_rubles(1_000_000_000) {
         return Err(format!("{s} is not in 0..=1000000000 rubles"));
     }
     Ok(m)

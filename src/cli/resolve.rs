@@ -9,9 +9,9 @@ use clap::Args;
 
 use super::global::GlobalArgs;
 use super::shared::open_store;
-use crate::clock;
 use crate::decide::recorded::Recorded;
 use crate::store::{HaltScope, IntentId, IntentKind, IntentRow, LinkRef, Resolution, Store};
+use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("evidence").required(true)

@@ -19,9 +19,9 @@ use clap::{Args, Subcommand};
 
 use super::global::GlobalArgs;
 use super::shared::open_store;
-use crate::clock;
 use crate::decide::recorded::Recorded;
 use crate::store::Store;
+use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum ResolveWord {

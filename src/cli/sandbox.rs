@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 
 use super::ranges;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 use linkrunner_sandbox::{Faults, SandboxAuth, SandboxConfig, SandboxLogin, Shape};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -14,8 +14,8 @@ use crate::app::{AppSettings, Journal};
 use crate::campaign::{self, LoadReport};
 use crate::effects::{EngineSettings, UnpagedList};
 use crate::metrics::Metrics;
-use crate::money::Money;
 use crate::store::Store;
+use linkrunner_domain::money::Money;
 
 /// `--format` of `plan`, `once` and `status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -197,9 +197,9 @@ fn secs(s: u64) -> i64 {
 
 /// Prints text a view laid out: its lines and tabs kept, and every other control character,
 /// escape sequence or BIDI override (from the marketplace, a file) written as a visible
-/// escape ([`crate::domain::shown::block`]).
+/// escape ([`linkrunner_domain::shown::block`]).
 pub(crate) fn print_text(text: &str) {
-    print!("{}", crate::domain::shown::block(text));
+    print!("{}", linkrunner_domain::shown::block(text));
 }
 
 /// Prints `value` as pretty JSON, with what serde_json leaves raw but a terminal would act
@@ -275,7 +275,7 @@ pub(crate) fn spending_settings(
 pub(crate) fn load_campaigns(g: &GlobalArgs) -> LoadReport {
     let report = campaign::load_dir(&g.campaigns);
     for p in &report.problems {
-        eprintln!("{}", crate::domain::shown::block(&p.to_string()));
+        eprintln!("{}", linkrunner_domain::shown::block(&p.to_string()));
     }
     report
 }

@@ -10,9 +10,9 @@ use crate::decide::recorded::Recorded;
 use crate::effects::Engine;
 use crate::market::Market;
 use crate::metrics::{CAMPAIGN_STATES, CampaignGaugeValues, STALL_REASONS};
-use crate::money::Money;
 use crate::store::{CHUNK, CampaignGauges, Halt, IntentKind, IntentState, StallReason, StoreError};
 use crate::views::overview::{FileFact, StateFacts, classify};
+use linkrunner_domain::money::Money;
 
 /// Refreshes one campaign's gauges. `file` is what its file says: present (paused or not),
 /// removed, or not known (an invalid file holds the campaign as recorded: not removed).

@@ -24,9 +24,9 @@ use serde::Serialize;
 use super::listing::missing_known;
 use super::recorded::Recorded;
 use crate::campaign::Campaign;
-use crate::domain::market::LinkRecord;
-use crate::domain::records::OperatorWord;
-use crate::money::Money;
+use linkrunner_domain::market::LinkRecord;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::OperatorWord;
 
 /// Why the campaign's project cannot be what its file says, when it cannot.
 pub(crate) fn project_clash(c: &Campaign, r: &Recorded) -> Option<String> {
@@ -258,7 +258,7 @@ pub(crate) fn word_lapses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::records::{Adoption, CampaignCaps, OperatorWord};
+    use linkrunner_domain::records::{Adoption, CampaignCaps, OperatorWord};
 
     fn recorded() -> Recorded {
         let caps = CampaignCaps {
@@ -319,8 +319,8 @@ mod tests {
     }
 
     fn held_at(r: &mut Recorded, intent: i64, at: chrono::DateTime<chrono::Utc>) {
-        r.held.push(crate::domain::records::HeldLink {
-            intent_id: crate::domain::intents::IntentId(intent),
+        r.held.push(linkrunner_domain::records::HeldLink {
+            intent_id: linkrunner_domain::intents::IntentId(intent),
             link_id: None,
             page_id: intent,
             url_id: 11,

@@ -22,7 +22,7 @@ use chrono::{DateTime, Utc};
 use croner::Cron;
 
 use crate::campaign::Campaign;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 use super::caps::autobuyer_budget;
 

@@ -2,8 +2,8 @@
 //! autobuyer's monthly budget and the fingerprint of its spec (pure).
 
 use crate::campaign::{Autobuyer, Campaign};
-use crate::domain::records::CampaignCaps;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::CampaignCaps;
 
 use super::keys;
 

@@ -15,8 +15,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::campaign::DonorOrder;
-use crate::domain::market::Donor;
-use crate::money::Money;
+use linkrunner_domain::market::Donor;
+use linkrunner_domain::money::Money;
 
 /// A promoted URL as the round sees it: its marketplace id and its texts with their ids and
 /// how many links each text already has.
@@ -208,7 +208,7 @@ fn least_used(usage: &BTreeMap<usize, u32>) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::market::TechValues;
+    use linkrunner_domain::market::TechValues;
     use proptest::prelude::*;
     use serde_json::json;
 

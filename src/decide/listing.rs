@@ -34,9 +34,9 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::domain::intents::IntentRow;
-use crate::domain::market::{LinkList, LinkRecord, ListCompleteness};
-use crate::domain::records::ListedLink;
+use linkrunner_domain::intents::IntentRow;
+use linkrunner_domain::market::{LinkList, LinkRecord, ListCompleteness};
+use linkrunner_domain::records::ListedLink;
 
 use super::recorded::Recorded;
 
@@ -55,7 +55,7 @@ pub enum UnpagedList {
 
 /// Whether a link's status says it left the project (the domain's rule; the journal
 /// releases by it too).
-pub(crate) use crate::domain::market::is_leaving;
+pub(crate) use linkrunner_domain::market::is_leaving;
 
 /// What one read of the list shows, and what it proves.
 #[derive(Debug, Clone, PartialEq)]
@@ -262,8 +262,8 @@ fn same_link(l: &LinkRecord, id: Option<i64>, page: Option<i64>, url: Option<i64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::records::CampaignCaps;
-    use crate::money::Money;
+    use linkrunner_domain::money::Money;
+    use linkrunner_domain::records::CampaignCaps;
 
     fn recorded() -> Recorded {
         let caps = CampaignCaps {

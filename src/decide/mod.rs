@@ -2,7 +2,7 @@
 //! ([`recorded::Recorded`]) and the time, what should happen next — no I/O, no journal, no
 //! marketplace client; property-tested. `plan`, `once`, `run` and the API all decide here.
 //!
-//! Besides the nouns (`crate::domain`: money, time, the marketplace's and the journal's nouns)
+//! Besides the nouns (`linkrunner_domain`: money, time, the marketplace's and the journal's nouns)
 //! it imports the file model and nothing else of linkrunner (docs/architecture.md;
 //! `scripts/check-architecture` holds the line below).
 //!

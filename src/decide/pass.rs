@@ -3,7 +3,7 @@
 //! which actions are only recorded or wait for an operator's word on an adopted project.
 //! Pure: `effects/pass.rs` acts on what these say.
 
-use crate::domain::intents::IntentKind;
+use linkrunner_domain::intents::IntentKind;
 
 use super::plan::{Action, CampaignPlan};
 use super::recorded::Recorded;

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::campaign::{AutobuyerState, Campaign, Pacing};
-use crate::domain::market::UrlTexts;
-use crate::domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
-use crate::money::Money;
+use linkrunner_domain::market::UrlTexts;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
 
 use super::choose::RoundLimits;
 use super::recorded::Recorded;

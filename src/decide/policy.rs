@@ -1,7 +1,7 @@
 //! How an uncertain intent is settled, in the words `plan`, `status` and the journal use.
 //! The settling itself is in `settle`; `plan` and `report` only need the words.
 
-use crate::domain::intents::IntentKind;
+use linkrunner_domain::intents::IntentKind;
 
 /// The policy for an uncertain intent of `kind`, in the words `plan` and `status` use.
 pub(crate) fn policy(kind: IntentKind) -> &'static str {

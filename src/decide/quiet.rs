@@ -14,8 +14,8 @@ use std::hash::{Hash, Hasher};
 use chrono::{DateTime, Duration, NaiveTime, Utc};
 
 use crate::campaign::Campaign;
-use crate::domain::intents::{IntentKind, IntentState};
-use crate::domain::market::{LinkList, ListCompleteness};
+use linkrunner_domain::intents::{IntentKind, IntentState};
+use linkrunner_domain::market::{LinkList, ListCompleteness};
 
 use super::pass::settles_something;
 use super::recorded::Recorded;

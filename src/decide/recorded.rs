@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::domain::halts::Halt;
-use crate::domain::intents::{IntentKind, IntentRow, IntentState};
-use crate::domain::records::{
+use linkrunner_domain::halts::Halt;
+use linkrunner_domain::intents::{IntentKind, IntentRow, IntentState};
+use linkrunner_domain::records::{
     BudgetSnapshot, CampaignCaps, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow,
 };
 
@@ -40,7 +40,7 @@ pub struct Recorded {
     pub autobuyer_creations: BTreeMap<String, usize>,
     /// The spec each autobuyer's latest creation sent, by name (the `-` side of a replacement).
     #[serde(default)]
-    pub autobuyer_specs: BTreeMap<String, crate::domain::market::AutobuyerSpec>,
+    pub autobuyer_specs: BTreeMap<String, linkrunner_domain::market::AutobuyerSpec>,
 }
 
 impl Recorded {
@@ -50,7 +50,7 @@ impl Recorded {
     pub(crate) fn fallback_price(
         &self,
         c: Option<&crate::campaign::Campaign>,
-    ) -> crate::money::Money {
+    ) -> linkrunner_domain::money::Money {
         match c {
             Some(c) => c.unknown_link_rent(),
             None => {
@@ -81,7 +81,7 @@ impl Recorded {
 
     /// [`Recorded::unrecorded`] with the global halts already read.
     pub(crate) fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
-        let zero = crate::money::Money::ZERO;
+        let zero = linkrunner_domain::money::Money::ZERO;
         let budget = BudgetSnapshot {
             cap: caps.monthly_cap,
             committed: zero,
@@ -284,7 +284,7 @@ pub(crate) fn autobuyer_creations(all: &[IntentRow]) -> BTreeMap<String, usize> 
 /// The spec the latest successful creation of each autobuyer sent (intents are in id order).
 pub(crate) fn autobuyer_specs(
     all: &[IntentRow],
-) -> BTreeMap<String, crate::domain::market::AutobuyerSpec> {
+) -> BTreeMap<String, linkrunner_domain::market::AutobuyerSpec> {
     let mut m = BTreeMap::new();
     for i in all
         .iter()

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::recorded::Recorded;
 use crate::campaign::Campaign;
 use crate::campaign::fence::site_key;
-use crate::domain::records::DomainOwner;
+use linkrunner_domain::records::DomainOwner;
 
 /// What a file's `renamed_from` asks of the pass, given which of the two names the journal
 /// holds.

@@ -15,8 +15,8 @@
 use serde::Serialize;
 
 use crate::campaign::Autobuyer;
-use crate::domain::market::AutobuyerSpec;
-use crate::money::Money;
+use linkrunner_domain::market::AutobuyerSpec;
+use linkrunner_domain::money::Money;
 
 use super::recorded::Recorded;
 
@@ -229,7 +229,7 @@ mod tests {
 
     use super::*;
     use crate::campaign::{AutobuyerState, AutobuyerUrl};
-    use crate::domain::records::{CampaignCaps, ForeignLink};
+    use linkrunner_domain::records::{CampaignCaps, ForeignLink};
 
     const URL: &str = "https://acme.example/shoes";
 

@@ -11,9 +11,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::campaign::Campaign;
-use crate::domain::intents::{IntentKind, NewIntent, Reservation};
-use crate::domain::market::{Donor, SearchParams};
-use crate::domain::records::RoundRetry;
+use linkrunner_domain::intents::{IntentKind, NewIntent, Reservation};
+use linkrunner_domain::market::{Donor, SearchParams};
+use linkrunner_domain::records::RoundRetry;
 
 use super::choose::{Pick, TextSlot, UrlSlot};
 use super::keys;
@@ -155,8 +155,8 @@ pub(crate) fn url_slot(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::market::{Donor, TechValues};
-    use crate::money::Money;
+    use linkrunner_domain::market::{Donor, TechValues};
+    use linkrunner_domain::money::Money;
 
     fn pick(page: i64, search_id: i64) -> Pick {
         Pick {

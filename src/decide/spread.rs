@@ -21,7 +21,7 @@
 use chrono::{Datelike, NaiveDate};
 use serde::Serialize;
 
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// Today's share of what is left, and how much of it buy rounds used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

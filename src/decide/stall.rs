@@ -10,7 +10,7 @@
 //! searches that never finished, then [`NOTHING_BOUGHT_ROUNDS`] rounds in a row that bought
 //! nothing (each of which, alone, found nothing to buy within the caps and converged).
 
-use crate::domain::records::StallReason;
+use linkrunner_domain::records::StallReason;
 
 /// Buy rounds in a row that ran with room under the caps and bought nothing before the
 /// campaign is `stalled` with `nothing_bought`.

@@ -2,7 +2,7 @@
 
 use crate::campaign::Campaign;
 use crate::market::Market;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 use super::Engine;
 use super::error::EngineError;

@@ -13,8 +13,8 @@ use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::clock::SharedClock;
 use crate::store::{CauseKind, IntentCause, LeaseToken, Store};
+use linkrunner_domain::clock::SharedClock;
 
 use super::error::EngineError;
 

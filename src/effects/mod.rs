@@ -49,10 +49,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::clock::SharedClock;
 use crate::market::Market;
 use crate::metrics::Metrics;
 use crate::store::Store;
+use linkrunner_domain::clock::SharedClock;
 
 pub use error::EngineError;
 

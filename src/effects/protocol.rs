@@ -426,7 +426,7 @@ fn pick(list: &[Effect], i: usize) -> Effect {
 
 /// Says which cap refused a reservation, in the cap's own unit.
 fn cap_message(cap: crate::store::CapKind, needed: i64, headroom: i64) -> String {
-    use crate::money::Money;
+    use linkrunner_domain::money::Money;
     match cap {
         crate::store::CapKind::Monthly => format!(
             "the monthly cap: it needs {} RUB, {} RUB are left",

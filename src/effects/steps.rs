@@ -5,8 +5,8 @@ use serde_json::json;
 
 use crate::campaign::{Autobuyer, Campaign, Filter};
 use crate::market::{AutobuyerSpec, AutobuyerUrl, FilterSpec, Market, UrlTexts};
-use crate::money::Money;
 use crate::store::{Effect, IntentKind, NewIntent, Reservation};
+use linkrunner_domain::money::Money;
 
 use super::Engine;
 use super::error::EngineError;
@@ -17,7 +17,7 @@ use crate::decide::caps::autobuyer_fingerprint;
 use crate::decide::keys;
 use crate::decide::recorded::Recorded;
 use crate::decide::replace;
-use crate::domain::records::SwitchState;
+use linkrunner_domain::records::SwitchState;
 
 /// A free intent: no money reserved.
 fn intent(campaign: &str, kind: IntentKind, key: String, request: serde_json::Value) -> NewIntent {

@@ -15,8 +15,8 @@
 use chrono::Duration;
 
 use crate::market::{LinkList, LinkRecord, Market};
-use crate::money::Money;
 use crate::store::{Effect, IntentRow, ListRead, Outcome, StopSettlement, SwitchState};
+use linkrunner_domain::money::Money;
 
 use super::Engine;
 use super::error::EngineError;

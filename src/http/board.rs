@@ -660,8 +660,8 @@ mod tests {
     /// `n` campaigns with names of the longest kind (63 characters), in varied states.
     fn statuses(n: usize) -> Vec<CampaignRow> {
         use crate::decide::recorded::Recorded;
-        use crate::money::Money;
         use crate::views::overview::FileFact;
+        use linkrunner_domain::money::Money;
         (0..n)
             .map(|i| {
                 let name = format!("{i:05}-{}", "x".repeat(57));
@@ -723,7 +723,7 @@ mod tests {
                 days.add(&crate::store::DaySum {
                     campaign: c.campaign.clone(),
                     day,
-                    delta: crate::money::Money::from_kopecks(day * 10_001),
+                    delta: linkrunner_domain::money::Money::from_kopecks(day * 10_001),
                 });
             }
         }
@@ -744,7 +744,7 @@ mod tests {
 
     #[test]
     fn the_months_picture_is_drawn_against_the_account_cap_when_it_binds() {
-        use crate::money::Money;
+        use linkrunner_domain::money::Money;
         let all = statuses(3);
         let now = chrono::Utc::now();
         let sum = crate::views::summary::summarize(&all, 0, "2026-11", now);

@@ -12,9 +12,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::domain::credentials::CredentialsMode;
 use crate::store::Store;
 use crate::views::overview::FileFacts;
+use linkrunner_domain::credentials::CredentialsMode;
 
 #[derive(Debug, Default)]
 pub struct Health {

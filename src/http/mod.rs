@@ -47,12 +47,12 @@ pub use access::{Access, AccessToken, AllowedHosts};
 pub use health::Health;
 pub use serve::{ListenerKind, ServeLimits, serve, serve_with};
 
-use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::views::list::{CampaignRow, campaign_rows};
 use crate::views::report::{CampaignStatus, campaign_status_with};
 use crate::views::summary::{Summary, summary};
+use linkrunner_domain::clock::SharedClock;
 
 /// What the handlers read. Only the halt and resume routes, behind the token, write to the
 /// journal.

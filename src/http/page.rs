@@ -22,9 +22,9 @@ use std::fmt::Write as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use crate::money::Money;
 use crate::views::days::MonthDays;
 use crate::views::report::CampaignStatus;
+use linkrunner_domain::money::Money;
 
 /// How often the page reloads itself.
 pub(crate) const REFRESH_SECONDS: u32 = 15;
@@ -51,9 +51,9 @@ figcaption{margin:.3em 0}table.days{width:auto}";
 
 /// Escapes text for HTML element content and quoted attribute values; control characters
 /// and BIDI overrides (which would reorder what the page shows) become visible escapes first
-/// ([`crate::domain::shown::line`]).
+/// ([`linkrunner_domain::shown::line`]).
 pub(crate) fn esc(text: &str) -> String {
-    let text = crate::domain::shown::line(text);
+    let text = linkrunner_domain::shown::line(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

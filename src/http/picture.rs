@@ -16,8 +16,8 @@
 
 use std::fmt::Write as _;
 
-use crate::money::Money;
 use crate::views::days::DaySeries;
+use linkrunner_domain::money::Money;
 
 /// The chart's size in CSS pixels (it scales down on a narrow screen).
 const WIDTH: f64 = 640.0;

@@ -21,8 +21,8 @@ use super::field_map::FieldMap;
 use super::redact::Redactor;
 use super::settings::{BaseUrl, ClientConfig, ConfigError};
 use super::throttle::Throttle;
-use crate::clock::SharedClock;
 use crate::metrics::Metrics;
+use linkrunner_domain::clock::SharedClock;
 
 /// Why a client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +100,7 @@ impl MarketClient {
             http.clone(),
             config.base_url.clone(),
             Arc::clone(&metrics),
-            crate::clock::system(),
+            linkrunner_domain::clock::system(),
         )?;
         let mut headers = HeaderMap::new();
         let json = HeaderValue::from_static("application/json");
@@ -119,7 +119,7 @@ impl MarketClient {
                 Arc::clone(&metrics),
             ),
             metrics,
-            clock: crate::clock::system(),
+            clock: linkrunner_domain::clock::system(),
             max_answer_bytes: config.max_answer_bytes,
             max_request_bytes: config.max_request_bytes,
             read_retries: config.read_retries,

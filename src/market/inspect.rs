@@ -11,13 +11,13 @@
 use reqwest::Method;
 use serde_json::{Map, Value};
 
-use crate::domain::market::{Donor, SearchJob, SearchPoll};
 use crate::market::body::json_of;
 use crate::market::client::{Call, MarketClient};
 use crate::market::decode;
 use crate::market::error::MarketError;
 use crate::market::field_map::{FieldKey, FieldMap};
 use crate::market::{op, paths};
+use linkrunner_domain::market::{Donor, SearchJob, SearchPoll};
 
 /// The keys that mark a donor or a link record in an answer of unknown shape.
 const DONOR_KEYS: &[&str] = &["pageId"];

@@ -17,7 +17,7 @@ use super::decode::{self};
 use super::error::MarketError;
 use super::ops::post;
 use super::{op, paths, wire};
-use crate::domain::market::{LinkList, LinkRecord, ListCompleteness};
+use linkrunner_domain::market::{LinkList, LinkRecord, ListCompleteness};
 
 /// Most requests one link list may take.
 pub(super) const MAX_LIST_PAGES: u32 = 1000;

@@ -2,7 +2,7 @@
 //! names and authentication.
 //!
 //! - the nouns the engine, the journal and metrics share (ids, link records, search jobs,
-//!   operation names) live in [`crate::domain`]; this module re-exports them for its callers.
+//!   operation names) live in [`linkrunner_domain`]; this module re-exports them for its callers.
 //! - [`error`]: [`MarketError`] and the [`Executed`] classification of every outcome.
 //! - [`Market`]: the interface the engine drives; [`client::MarketClient`] implements it over HTTP.
 //! - [`client`]: [`MarketClient`], the HTTP transport: auth headers, limits, answer caps,
@@ -49,14 +49,14 @@ pub(crate) mod wire;
 
 use std::future::Future;
 
-pub use crate::domain::market::*;
-pub use crate::domain::op;
 pub use auth::{AuthScheme, Credentials, CredentialsError};
 pub use classify::parse_retry_after;
 pub use client::{BuildError, MarketClient};
 pub use credentials::{CredentialSource, CredentialsMode, LoginSettings, SecretOrigin};
 pub use error::{Executed, MarketError};
 pub use field_map::{FieldKey, FieldMap, FieldMapError};
+pub use linkrunner_domain::market::*;
+pub use linkrunner_domain::op;
 pub use seen::{PendingForm, PollSeen};
 pub use settings::{BaseUrl, ClientConfig, ConfigError};
 pub use throttle::Pacing;

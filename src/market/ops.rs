@@ -13,7 +13,7 @@ use super::decode::{self, DecodeError};
 use super::error::MarketError;
 use super::refused::change_call;
 use super::{Market, op, paths, wire};
-use crate::domain::market::*;
+use linkrunner_domain::market::*;
 
 /// Statuses that mean "the search is not finished" rather than failure.
 const SEARCH_PENDING_STATUSES: [u16; 5] = [202, 204, 409, 423, 425];

@@ -16,7 +16,7 @@ use super::error::MarketError;
 use super::op;
 use super::redact::{self, Redactor};
 use super::seen::{PendingForm, PollSeen};
-use crate::domain::market::{SearchJob, SearchPoll};
+use linkrunner_domain::market::{SearchJob, SearchPoll};
 
 impl MarketClient {
     /// One poll of `job`, with the form of its answer (for `linkrunner probe`). Recorded in

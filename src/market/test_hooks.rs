@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::Market as _;
 use super::client::MarketClient;
 use super::error::MarketError;
-use crate::domain::market::{SearchJob, SearchPoll};
+use linkrunner_domain::market::{SearchJob, SearchPoll};
 
 impl MarketClient {
     /// Polls a search until it is ready or `deadline` has passed (then the last not-ready

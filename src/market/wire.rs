@@ -8,8 +8,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::domain::market::{AutobuyerSpec, FilterSpec, PurchaseOrder, SearchParams, UrlTexts};
-use crate::money::Money;
+use linkrunner_domain::market::{AutobuyerSpec, FilterSpec, PurchaseOrder, SearchParams, UrlTexts};
+use linkrunner_domain::money::Money;
 
 /// Why a body could not be built; becomes `MarketError::InvalidRequest`.
 pub(crate) type BuildError = String;
@@ -191,7 +191,7 @@ fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::market::{AutobuyerUrl, PageTarget, TechValues};
+    use linkrunner_domain::market::{AutobuyerUrl, PageTarget, TechValues};
 
     fn order(pages: Vec<PageTarget>) -> PurchaseOrder {
         PurchaseOrder {

@@ -240,7 +240,7 @@ impl Metrics {
     /// scrape (a family with no series is not exported at all, and `increase()` misses a first
     /// failure on a series that appears already at 1).
     pub(crate) fn init_series(&self) {
-        for op in crate::domain::op::ALL {
+        for op in linkrunner_domain::op::ALL {
             for outcome in API_OUTCOMES {
                 self.api_calls_total
                     .with_label_values(&[op, outcome])

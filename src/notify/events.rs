@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::domain::records::{RemovalRow, RemovalState};
 use crate::store::{Halt, LostLinks};
 use crate::views::list::CampaignRow;
 use crate::views::report::CampaignStatus;
+use linkrunner_domain::records::{RemovalRow, RemovalState};
 
 /// The kinds of event: a closed set, the `event` label of the notification counters and
 /// the words of the notify file's `events`.
@@ -313,10 +313,10 @@ mod tests {
 
     use super::*;
     use crate::metrics::notify::{NOTIFY_EVENTS, NOTIFY_FORMATS};
-    use crate::money::Money;
     use crate::notify::config::Format;
     use crate::store::HaltScope;
     use crate::views::overview::CampaignState;
+    use linkrunner_domain::money::Money;
 
     fn t0() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 28, 3, 0, 0).unwrap()

@@ -28,9 +28,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use config::{NotifySettings, load_notify_file, parse_notify_file};
 
-use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 use crate::store::Store;
+use linkrunner_domain::clock::SharedClock;
 
 /// What the notifier reads with.
 pub(crate) struct NotifyContext {

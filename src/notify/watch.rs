@@ -13,12 +13,12 @@ use chrono::{DateTime, Utc};
 
 use super::events::{Event, LOST_WINDOW, Observed, derive, needs_status};
 use super::send::Outbox;
-use crate::clock::SharedClock;
 use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
 use crate::views::list::campaign_rows;
 use crate::views::overview::FileFacts;
 use crate::views::report::campaign_statuses;
+use linkrunner_domain::clock::SharedClock;
 
 /// What the watcher reads with and who it claims as.
 pub(crate) struct Watcher {

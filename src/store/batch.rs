@@ -32,8 +32,8 @@ use super::links::held::{HELD_COLUMNS, held_from_row};
 use super::money::budget::{BUDGET_SELECT, BUDGET_SELECT_ALL, snapshot_from_row};
 use super::rounds::slots::{ROUND_COLUMNS, round_from_row};
 use super::rows::{col, count, day_text, db};
-use crate::domain::intents::IntentRow;
-use crate::domain::records::{
+use linkrunner_domain::intents::IntentRow;
+use linkrunner_domain::records::{
     BudgetSnapshot, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow,
 };
 

@@ -48,8 +48,6 @@ use std::time::{Duration, Instant};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{Any, AnyPool, Executor, Transaction};
 
-pub use crate::domain::intents::*;
-pub use crate::domain::records::*;
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListFacts};
 pub use campaigns::adoption::{AdoptOutcome, AdoptedAutobuyer};
 pub use campaigns::files::CampaignFile;
@@ -61,6 +59,8 @@ pub use guards::leases::{HolderIdentity, LeaseHolder};
 pub use guards::notices::{LostLinks, NoticeRow};
 pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
 pub use intents::causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
+pub use linkrunner_domain::intents::*;
+pub use linkrunner_domain::records::*;
 pub use links::held::LinkRef;
 pub use money::account::{AccountBudget, AccountCapSet};
 pub use money::month::{DaySum, LedgerSum};

@@ -11,7 +11,7 @@ use super::intents::purchases::BLOCKED_SQL;
 use super::money::budget::BUDGET_SQL;
 use super::rows::col;
 use super::{Backend, Store};
-use crate::domain::intents::{IntentFilter, IntentKind, IntentState};
+use linkrunner_domain::intents::{IntentFilter, IntentKind, IntentState};
 
 /// The lines of SQLite's plan for `sql`, with `$1` a campaign and `$2` a day.
 async fn plan(store: &Store, sql: &str) -> Vec<String> {

@@ -10,7 +10,7 @@ use sqlx::Row;
 use super::StoreError;
 use super::handles::Campaigns;
 use super::rows::db;
-use crate::clock::to_millis;
+use linkrunner_domain::clock::to_millis;
 
 /// One statement, so the stamp is of one moment. Each column moves when a writer changes
 /// what it covers: any halt or resume (the halt tables, the operator's event log), any

@@ -31,14 +31,14 @@ pub(crate) fn time(
     row: &AnyRow,
     name: &'static str,
 ) -> Result<chrono::DateTime<chrono::Utc>, StoreError> {
-    Ok(crate::clock::from_millis(col(row, name)?))
+    Ok(linkrunner_domain::clock::from_millis(col(row, name)?))
 }
 
 pub(crate) fn opt_time(
     row: &AnyRow,
     name: &'static str,
 ) -> Result<Option<chrono::DateTime<chrono::Utc>>, StoreError> {
-    Ok(col::<Option<i64>>(row, name)?.map(crate::clock::from_millis))
+    Ok(col::<Option<i64>>(row, name)?.map(linkrunner_domain::clock::from_millis))
 }
 
 /// Reads a stored enum through its `parse`, refusing values this version does not know.

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Datelike, Utc};
 
-use crate::money::Money;
 use crate::store::{DaySum, Store, StoreError};
+use linkrunner_domain::money::Money;
 
 use super::month::Month;
 

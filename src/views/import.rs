@@ -13,8 +13,8 @@ use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::market::{LinkRecord, ListCompleteness};
-use crate::money::Money;
+use linkrunner_domain::market::{LinkRecord, ListCompleteness};
+use linkrunner_domain::money::Money;
 
 /// What `import` read and was told.
 #[derive(Debug, Clone)]

@@ -14,8 +14,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::money::Money;
 use crate::store::{CampaignListFacts, Halt, RoundState, Store, StoreError};
+use linkrunner_domain::money::Money;
 
 use super::overview::{CampaignState, FileFacts};
 use super::report::{CampaignStatus, StateInputs};

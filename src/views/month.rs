@@ -15,8 +15,8 @@ use chrono::{DateTime, Months, NaiveDate, SecondsFormat, Utc};
 use serde::Serialize;
 
 use super::story::csv_field;
-use crate::money::Money;
 use crate::store::{IntentKind, LedgerSum, Store, StoreError};
+use linkrunner_domain::money::Money;
 
 /// A calendar month in UTC, from `--month YYYY-MM`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,11 +6,11 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::money::Money;
 use crate::store::{
     CHUNK, Halt, IntentKind, RoundRow, RoundState, StallReason, StallRow, Store, StoreError,
     SwitchState,
 };
+use linkrunner_domain::money::Money;
 
 use crate::decide::plan::CampaignPlan;
 use crate::decide::policy::policy;
@@ -70,7 +70,7 @@ pub struct CampaignStatus {
     /// The approved monthly commitment, when the file ever set a threshold: who approved it,
     /// when and why (`linkrunner` for the baseline).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub approval: Option<crate::domain::records::Approval>,
+    pub approval: Option<linkrunner_domain::records::Approval>,
     /// The file asks more than may be committed without a person: the amount and the ceiling.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waiting_for_approval: Option<crate::decide::approval::Waiting>,

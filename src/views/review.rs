@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 use crate::decide::plan::{Action, CampaignPlan, CapChange};
 

@@ -185,7 +185,7 @@ impl StateSource {
     /// the daemon that serves it blocks a claimed domain at its pass).
     pub(crate) async fn domain_owners(
         &self,
-    ) -> Result<Vec<crate::domain::records::DomainOwner>, StoreError> {
+    ) -> Result<Vec<linkrunner_domain::records::DomainOwner>, StoreError> {
         match self {
             StateSource::Journal(s) => s.campaigns().domain_owners().await,
             StateSource::Served(_) => Ok(Vec::new()),

@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use crate::money::Money;
 use crate::store::{
     CauseKind, CauseRow, HistoryEntry, IntentCause, IntentId, IntentKind, IntentRow, IntentState,
     LedgerEntry, Store, StoreError,
 };
+use linkrunner_domain::money::Money;
 
 /// One movement of the commitment, flat, as `history` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -189,12 +189,12 @@ pub fn render_history_csv(lines: &[HistoryLine]) -> String {
 /// A CSV field, quoted when it needs to be. A leading `=`, `+`, `-`, `@`, tab or carriage
 /// return in text would be read as a formula by spreadsheets (OWASP's list): such text gets a
 /// leading `'` (numbers are left alone). Control characters, escape sequences and BIDI
-/// overrides inside are written as visible escapes ([`crate::domain::shown::line`]): the file
+/// overrides inside are written as visible escapes ([`linkrunner_domain::shown::line`]): the file
 /// is also read on terminals.
 pub(crate) fn csv_field(f: &str) -> String {
     let numeric = f.parse::<f64>().is_ok_and(f64::is_finite);
     let guarded = !numeric && f.starts_with(['=', '+', '-', '@', '\t', '\r']);
-    let f = crate::domain::shown::line(f);
+    let f = linkrunner_domain::shown::line(f);
     let f = if guarded {
         format!("'{f}")
     } else {

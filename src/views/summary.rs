@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::money::Money;
 use crate::store::{Store, StoreError};
+use linkrunner_domain::money::Money;
 
 use super::list::CampaignRow;
 use super::month::{Month, month_total};

@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(at.campaigns.len(), 1, "{:?}", at.problems);
         assert_eq!(
             at.campaigns[0].budget.monthly,
-            crate::money::Money::from_rubles(1000)
+            linkrunner_domain::money::Money::from_rubles(1000)
         );
         assert_eq!(at.problems.len(), 1);
         assert!(

@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::domain::market::{ListCompleteness, SearchJob, SearchParams, SearchPoll};
 use crate::market::client::MarketClient;
 use crate::market::error::MarketError;
 use crate::market::field_map::{FieldKey, FieldMap};
 use crate::market::seen::{PendingForm, PollSeen};
 use crate::market::settings::ClientConfig;
 use crate::market::{AuthScheme, Market, inspect};
+use linkrunner_domain::market::{ListCompleteness, SearchJob, SearchParams, SearchPoll};
 
 /// What to probe beyond the credentials.
 #[derive(Debug, Clone)]

@@ -11,15 +11,15 @@ use super::state_from::fetch_state;
 use crate::campaign::{Campaign, load_at_revision};
 use crate::cli::global::GlobalArgs;
 use crate::cli::shared::{load_campaigns, open_store_to_read};
-use crate::clock;
 use crate::decide::capacity::round_warnings;
 use crate::decide::plan::CampaignPlan;
-use crate::money::Money;
 use crate::views::report::render_plan;
 use crate::views::review::diff::diff_campaigns;
 use crate::views::review::gate::FailAbove;
 use crate::views::review::{Review, render_markdown, render_review};
 use crate::views::state::{RecordedState, StateSource, plan_all};
+use linkrunner_domain::clock;
+use linkrunner_domain::money::Money;
 
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
@@ -46,7 +46,7 @@ pub struct PlanArgs {
     /// With `--base REV` (text or markdown): exit 5 when the campaign files' caps together
     /// rise by more than AMOUNT rubles a month against REV (the pull request's cost guard).
     #[arg(long, value_name = "AMOUNT", requires = "base", value_parser = crate::cli::ranges::rubles)]
-    pub fail_above: Option<crate::money::Money>,
+    pub fail_above: Option<linkrunner_domain::money::Money>,
 }
 
 /// `plan --format`.

@@ -7,9 +7,9 @@ use clap::Args;
 use crate::campaign;
 use crate::cli::global::GlobalArgs;
 use crate::cli::shared::{Format, open_store_recorded};
-use crate::clock;
 use crate::views::overview::FileFacts;
 use crate::views::report::{campaign_status_with, campaign_statuses, render_status};
+use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Args)]
 pub struct StatusArgs {

@@ -6,14 +6,14 @@
 //! the edit that set the threshold), or the file's `budget.monthly` for a campaign the
 //! journal has never seen. Each `linkrunner resolve approve` then approves the cap the file
 //! asks. The engine spends under the file's cap, never past the approved amount plus the
-//! threshold ([`crate::domain::records::Approval::cap_for`]; the journal records that cap, so
+//! threshold ([`linkrunner_domain::records::Approval::cap_for`]; the journal records that cap, so
 //! the reservation the database checks holds it). It is cumulative: the approved amount moves
 //! only with an approval, so ten small raises add up against the same threshold. While the
 //! file asks more, the campaign waits for an operator, with the amount and the command.
 
 use crate::campaign::Campaign;
-use crate::domain::records::{Approval, BudgetSnapshot};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{Approval, BudgetSnapshot};
 
 /// The threshold the file sets, if it sets one (what a pass records with the caps).
 pub(crate) fn threshold(c: &Campaign) -> Option<Money> {
@@ -29,7 +29,7 @@ pub(crate) fn approval_for(c: &Campaign, b: &BudgetSnapshot) -> Option<Approval>
         approved: b.cap,
         above: None,
         wanted: c.budget.monthly,
-        by: crate::domain::records::APPROVAL_BASELINE_BY.into(),
+        by: linkrunner_domain::records::APPROVAL_BASELINE_BY.into(),
         at: chrono::DateTime::UNIX_EPOCH,
         reason: "baseline".into(),
     });

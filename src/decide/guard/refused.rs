@@ -15,7 +15,7 @@
 //! the credentials themselves may be what is refused. Tested below and by
 //! `tests/it/engine` `credentials::a_403_on_one_project_halts_that_campaign_only`.
 
-use crate::domain::op;
+use linkrunner_domain::op;
 
 /// Which halt a refused call sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

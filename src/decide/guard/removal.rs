@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::records::{RemovalRow, RemovalState};
+use linkrunner_domain::records::{RemovalRow, RemovalState};
 
 /// When removals are held: `--removal-hold-share` and `--removal-window`.
 #[derive(Debug, Clone, Copy, PartialEq)]

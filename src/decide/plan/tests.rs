@@ -8,9 +8,9 @@ use super::*;
 use crate::campaign::{
     Autobuyer, AutobuyerUrl, Budget, BuyRounds, DonorOrder, Filter, PromotedUrl, SearchSettings,
 };
-use crate::domain::halts::{Halt, HaltScope};
-use crate::domain::market::ProjectIds;
-use crate::domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
+use linkrunner_domain::halts::{Halt, HaltScope};
+use linkrunner_domain::market::ProjectIds;
+use linkrunner_domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
 
 fn rub(r: i64) -> Money {
     Money::from_rubles(r)
@@ -111,7 +111,7 @@ fn budget_snapshot(c: &Campaign, committed: Money, total: u32, today: u32) -> Bu
 /// `linkrunner halt` by an operator.
 fn operator_halt() -> Halt {
     Halt {
-        kind: crate::domain::halts::HaltKind::Operator,
+        kind: linkrunner_domain::halts::HaltKind::Operator,
         by: Some("night-operator".into()),
         ..Halt::automatic(HaltScope::Global, "double charges", chrono::Utc::now())
     }
@@ -250,7 +250,7 @@ fn an_adopted_campaign_without_buy_rounds_is_not_blocked_by_a_list_that_may_be_c
     c.project_id = Some(4711);
     let mut r = recorded(budget_snapshot(&c, Money::ZERO, 0, 0));
     r.ids.urls.insert(url(0), 11);
-    r.ids.account.adoption = Some(crate::domain::records::Adoption {
+    r.ids.account.adoption = Some(linkrunner_domain::records::Adoption {
         project_id: 4711,
         recorded_at: chrono::Utc::now(),
         first_read_at: None,
@@ -636,7 +636,7 @@ fn a_cap_raised_past_the_approval_is_spent_only_up_to_the_threshold() {
     );
     // Approved: the file's cap holds, nothing waits.
     r.budget.cap = rub(4000);
-    r.budget.approval = Some(crate::domain::records::Approval {
+    r.budget.approval = Some(linkrunner_domain::records::Approval {
         approved: rub(30_000),
         above: Some(rub(1000)),
         wanted: rub(30_000),

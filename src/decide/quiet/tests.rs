@@ -6,11 +6,11 @@ use chrono::{DateTime, Duration, Utc};
 use super::*;
 use crate::campaign::load_dir;
 use crate::decide::caps::caps;
-use crate::domain::halts::{Halt, HaltScope};
-use crate::domain::intents::{IntentId, IntentRow};
-use crate::domain::market::{LinkRecord, ProjectIds};
-use crate::domain::records::{HeldLink, RoundRow, RoundState};
-use crate::money::Money;
+use linkrunner_domain::halts::{Halt, HaltScope};
+use linkrunner_domain::intents::{IntentId, IntentRow};
+use linkrunner_domain::market::{LinkRecord, ProjectIds};
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{HeldLink, RoundRow, RoundState};
 
 fn at(s: &str) -> DateTime<Utc> {
     s.parse().expect("time")
@@ -236,7 +236,7 @@ fn each_open_or_due_thing_makes_the_next_pass_full() {
 #[test]
 fn an_adopted_project_is_never_quiet() {
     let (c, mut r) = converged();
-    r.ids.account.adoption = Some(crate::domain::records::Adoption {
+    r.ids.account.adoption = Some(linkrunner_domain::records::Adoption {
         project_id: 7,
         recorded_at: noon() - Duration::days(3),
         first_read_at: None,

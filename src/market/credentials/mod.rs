@@ -43,8 +43,8 @@ use super::auth::{AuthScheme, Credentials, CredentialsError};
 use super::error::MarketError;
 use super::redact::Redactor;
 use super::settings::BaseUrl;
-use crate::clock::SharedClock;
 use crate::metrics::Metrics;
+use linkrunner_domain::clock::SharedClock;
 
 /// How often credential files are re-read at most (from requests and the daemon's tick).
 pub(crate) const FILE_POLL: Duration = Duration::from_secs(2);

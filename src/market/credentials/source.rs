@@ -88,7 +88,7 @@ impl From<Credentials> for CredentialSource {
     }
 }
 
-pub use crate::domain::credentials::CredentialsMode;
+pub use linkrunner_domain::credentials::CredentialsMode;
 
 impl CredentialSource {
     pub(crate) fn mode(&self) -> CredentialsMode {

@@ -22,7 +22,7 @@ fn provider_on_files(token: &Path, ticket: &Path) -> CredentialProvider {
         },
         BaseUrl::parse("http://127.0.0.1:9").unwrap(),
         Arc::new(Metrics::new()),
-        crate::clock::system(),
+        linkrunner_domain::clock::system(),
     )
     .unwrap()
 }

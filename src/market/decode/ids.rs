@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::{DecodeError, as_id, id_field, rejection, shallowest_id};
-use crate::domain::market::ProjectIds;
 use crate::market::field_map::{self, FieldKey, FieldMap};
+use linkrunner_domain::market::ProjectIds;
 
 /// Array keys that may hold the ids of bought links, in the order they are tried. Only these
 /// (and a name mapped with `LINKRUNNER_FIELD_MAP`): an array under another key, such as

@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{DecodeError, has_any, id_field, objects_where, price_of, rejection, string_at};
-use crate::domain::market::LinkRecord;
 use crate::market::field_map::{FieldKey, FieldMap};
+use linkrunner_domain::market::LinkRecord;
 
 const LINK_ID_NAMES: [&str; 3] = ["id", "linkId", "placementId"];
 /// Names that alone mark an object as a link (a bare `id` could be anything).
@@ -43,7 +43,7 @@ fn record(o: &Map<String, Value>, map: &FieldMap) -> LinkRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::money::Money;
+    use linkrunner_domain::money::Money;
     use serde_json::json;
 
     #[test]

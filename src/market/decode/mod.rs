@@ -26,7 +26,7 @@ pub(crate) mod texts;
 use serde_json::{Map, Value};
 
 use super::field_map::{self, FieldKey, FieldMap};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// Why an answer could not be turned into the domain value.
 #[derive(Debug, Clone, PartialEq, Eq)]

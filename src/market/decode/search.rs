@@ -13,10 +13,10 @@ use serde_json::{Map, Value};
 use super::{
     DecodeError, as_id, first_present, has_any, path_to_first, price_field, price_of, rejection,
 };
-use crate::domain::market::{Donor, SearchJob, SearchPoll, TechValues};
 use crate::market::field_map::{FieldKey, FieldMap};
 use crate::market::seen::{PendingForm, PollSeen};
-use crate::money::Money;
+use linkrunner_domain::market::{Donor, SearchJob, SearchPoll, TechValues};
+use linkrunner_domain::money::Money;
 
 const PENDING: [&str; 12] = [
     "pending",

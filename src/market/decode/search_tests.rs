@@ -2,7 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::market::seen::PendingForm;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 fn plain() -> FieldMap {
     FieldMap::default()

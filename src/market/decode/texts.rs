@@ -14,8 +14,8 @@
 use serde_json::{Map, Value};
 
 use super::{DecodeError, id_field, rejection, string_at};
-use crate::domain::market::{CreatedText, CreatedUrl, UrlTexts};
 use crate::market::field_map::{FieldKey, FieldMap};
+use linkrunner_domain::market::{CreatedText, CreatedUrl, UrlTexts};
 
 #[derive(Debug, Default)]
 struct UrlEntry {

@@ -11,13 +11,13 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::records::{AccountTruth, Adoption, OperatorWord};
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::money::budget::{self, Movement};
 use crate::store::rows::{col, db, opt_time, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{AccountTruth, Adoption, OperatorWord};
 
 /// An autobuyer a file adopts by id.
 #[derive(Debug, Clone)]

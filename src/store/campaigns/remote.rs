@@ -7,14 +7,14 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::market::{CreatedUrl, ProjectIds};
-use crate::domain::records::{AccountTruth, AutobuyerRecord, RemoteIds, SwitchState};
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::money::budget::{self, Movement};
 use crate::store::rows::{col, db, flag, opt_time, parsed};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::market::{CreatedUrl, ProjectIds};
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{AccountTruth, AutobuyerRecord, RemoteIds, SwitchState};
 
 pub(crate) struct NewAutobuyer<'a> {
     pub name: &'a str,

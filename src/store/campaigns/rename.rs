@@ -6,11 +6,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::clock::to_millis;
-use crate::domain::records::{DomainOwner, LeaseToken};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, db};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::records::{DomainOwner, LeaseToken};
 
 /// Every table whose `campaign` column names its owner (`campaigns.name` itself aside), and
 /// the halts scoped to it. Children point at `campaigns (name)`, so the new row is inserted

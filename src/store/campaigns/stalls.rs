@@ -5,11 +5,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::clock::to_millis;
-use crate::domain::records::{StallReason, StallRow};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, count, db, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::records::{StallReason, StallRow};
 
 /// The columns [`stall_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! stall_columns {

@@ -9,11 +9,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::clock::to_millis;
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Reports;
 use crate::store::rows::{col, db};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::money::Money;
 
 /// One campaign's figures since a moment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -9,11 +9,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::clock::to_millis;
 use crate::store::rows::{col, db, time};
 use crate::store::{Store, StoreError};
+use linkrunner_domain::clock::to_millis;
 
-pub use crate::domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
+pub use linkrunner_domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
 
 impl Store {
     /// Sets or updates the halt's reason; `since` stays the first time it was set.

@@ -12,11 +12,11 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::clock::to_millis;
-use crate::domain::records::LeaseToken;
 use crate::store::StoreError;
 use crate::store::handles::Leases;
 use crate::store::rows::{col, db, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::records::LeaseToken;
 
 /// Who holds (or asks for) a lease: the holder id, and what tells on this host whether that
 /// process still exists. `None` where it could not be read (no `/proc`): then only the TTL

@@ -6,9 +6,9 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::clock::to_millis;
 use crate::store::rows::{col, count, db, time};
 use crate::store::{Store, StoreError};
+use linkrunner_domain::clock::to_millis;
 
 /// A campaign's links (its own and others') that left the project's link list lately.
 #[derive(Debug, Clone, PartialEq, Eq)]

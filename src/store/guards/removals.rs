@@ -11,11 +11,11 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::records::{OperatorWord, RemovalRow, RemovalState};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, db, opt_time, parsed, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::records::{OperatorWord, RemovalRow, RemovalState};
 
 const SELECT_ALL: &str = "SELECT campaign, seen_at, state, resolved_by, resolved_at, reason \
      FROM campaign_removals ORDER BY campaign";

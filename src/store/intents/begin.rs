@@ -11,16 +11,16 @@ use sqlx::any::AnyRow;
 
 use super::causes::{IntentCause, insert_causes};
 use super::rows::{intent_columns, intent_from_row};
-use crate::clock::to_millis;
-use crate::domain::intents::{
-    AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
-};
-use crate::domain::records::LeaseToken;
 use crate::store::StoreError;
 use crate::store::handles::Intents;
 use crate::store::money::reserve;
 use crate::store::rows::day_text;
 use crate::store::rows::{col, count, db, parsed};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::intents::{
+    AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
+};
+use linkrunner_domain::records::LeaseToken;
 
 impl Intents<'_> {
     /// Records a batch of intents before their call, all or nothing. Never starts an intent

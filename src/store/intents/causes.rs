@@ -10,12 +10,12 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use super::rows::{intent_columns, intent_from_row};
-use crate::clock::{from_millis, to_millis};
-use crate::domain::intents::{AttemptRef, IntentId, IntentRow, text_enum};
-use crate::money::Money;
 use crate::store::handles::Reports;
 use crate::store::rows::{col, count, db, parsed, time};
 use crate::store::{LedgerEntry, StoreError};
+use linkrunner_domain::clock::{from_millis, to_millis};
+use linkrunner_domain::intents::{AttemptRef, IntentId, IntentRow, text_enum};
+use linkrunner_domain::money::Money;
 
 text_enum!(
     /// What made an intent: a scheduled buy round (with its slot) or a `once` pass that

@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
-use crate::domain::intents::{Effect, IntentKind, IntentRow};
-use crate::money::Money;
 use crate::store::StoreError;
+use linkrunner_domain::intents::{Effect, IntentKind, IntentRow};
+use linkrunner_domain::money::Money;
 
 /// The effect an operator's "it was created, here is its id" implies for this intent's kind,
 /// read from the intent's stored request.

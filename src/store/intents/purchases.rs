@@ -7,14 +7,14 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::rows::{intent_columns, intent_from_row, reserve_day};
-use crate::clock::to_millis;
-use crate::domain::intents::{AttemptRef, IntentRow};
-use crate::domain::market::LinkRecord;
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Intents;
 use crate::store::money::budget::{self, Movement};
 use crate::store::rows::db;
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::intents::{AttemptRef, IntentRow};
+use linkrunner_domain::market::LinkRecord;
+use linkrunner_domain::money::Money;
 
 /// The campaign's blocked purchases (`$1`), served by the index `intents_campaign_kind`.
 pub(in crate::store) const BLOCKED_SQL: &str = concat!(

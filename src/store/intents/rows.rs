@@ -4,10 +4,10 @@
 
 use sqlx::any::AnyRow;
 
-use crate::domain::intents::{IntentId, IntentKind, IntentRow, IntentState};
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::rows::{col, count, parsed, time};
+use linkrunner_domain::intents::{IntentId, IntentKind, IntentRow, IntentState};
+use linkrunner_domain::money::Money;
 
 /// The columns `intent_from_row` reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! intent_columns {

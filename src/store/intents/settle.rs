@@ -11,15 +11,15 @@ use sqlx::AnyConnection;
 use super::causes::{CauseKind, IntentCause, insert_causes};
 use super::evidence::effect_from_request;
 use super::rows::{intent_columns, intent_from_row, reserve_day};
-use crate::clock::to_millis;
-use crate::domain::intents::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::campaigns::remote;
 use crate::store::handles::Intents;
 use crate::store::links::held;
 use crate::store::money::budget::{self, Movement};
 use crate::store::rows::db;
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::intents::{AttemptRef, Effect, IntentId, IntentRow, Outcome, Resolution};
+use linkrunner_domain::money::Money;
 
 /// A claimed intent: its row as it was before this settlement, plus its reservation day.
 pub(crate) struct Claimed {

@@ -14,14 +14,14 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::market::LinkRecord;
-use crate::domain::records::ForeignLink;
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Links;
 use crate::store::money::budget::{self, Movement};
 use crate::store::rows::{col, db, opt_time, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::market::LinkRecord;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::ForeignLink;
 
 /// A listed link that matched no held link, as the engine judged it.
 pub(crate) struct Unmatched<'a> {

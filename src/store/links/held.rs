@@ -8,16 +8,16 @@ use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use super::foreign;
-use crate::clock::to_millis;
-use crate::domain::intents::{IntentId, IntentRow};
-use crate::domain::market::LinkRecord;
-use crate::domain::market::is_leaving;
-use crate::domain::records::{HeldLink, ListRead, ListedLink, SyncReport};
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Links;
 use crate::store::money::budget::{self, Movement};
 use crate::store::rows::{col, db, opt_time, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::intents::{IntentId, IntentRow};
+use linkrunner_domain::market::LinkRecord;
+use linkrunner_domain::market::is_leaving;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{HeldLink, ListRead, ListedLink, SyncReport};
 
 pub(crate) struct NewHeld {
     pub link: Option<i64>,

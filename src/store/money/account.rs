@@ -9,12 +9,12 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
 use super::approvals::approval_from_row;
-use crate::clock::to_millis;
-use crate::domain::records::{APPROVAL_BASELINE_BY, Approval, approval_cap};
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, db};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{APPROVAL_BASELINE_BY, Approval, approval_cap};
 
 /// The account cap and the commitment it bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

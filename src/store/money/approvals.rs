@@ -9,12 +9,12 @@ use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::records::Approval;
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, db};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::Approval;
 
 /// Records the file's threshold (`above`) and cap (`file_cap`) for the campaign, the first
 /// time its baseline (the cap the journal recorded before, else the file's), and returns the
@@ -51,14 +51,14 @@ pub(in crate::store) async fn record_ask(
     .bind(campaign)
     .bind(file_cap.kopecks())
     .bind(above.kopecks())
-    .bind(crate::domain::records::APPROVAL_BASELINE_BY)
+    .bind(linkrunner_domain::records::APPROVAL_BASELINE_BY)
     .bind(to_millis(now))
     .bind("baseline: the monthly cap when the threshold was first seen")
     .fetch_one(&mut *conn)
     .await
     .map_err(db("record_approval_ask"))?;
     let approved = Money::from_kopecks(col(&row, "approved")?);
-    Ok(crate::domain::records::approval_cap(
+    Ok(linkrunner_domain::records::approval_cap(
         file_cap,
         approved,
         Some(above),
@@ -117,7 +117,7 @@ pub(in crate::store) fn approval_from_row(row: &AnyRow) -> Result<Approval, Stor
         above: col::<Option<i64>>(row, "above")?.map(Money::from_kopecks),
         wanted: Money::from_kopecks(col(row, "wanted")?),
         by: col(row, "approved_by")?,
-        at: crate::clock::from_millis(col(row, "approved_at")?),
+        at: linkrunner_domain::clock::from_millis(col(row, "approved_at")?),
         reason: col(row, "reason")?,
     })
 }
@@ -148,7 +148,9 @@ pub(in crate::store) fn approval_of_budget_row(
         above: col::<Option<i64>>(row, "ap_above")?.map(Money::from_kopecks),
         wanted: Money::from_kopecks(col::<Option<i64>>(row, "ap_wanted")?.unwrap_or_default()),
         by: col::<Option<String>>(row, "ap_by")?.unwrap_or_default(),
-        at: crate::clock::from_millis(col::<Option<i64>>(row, "ap_at")?.unwrap_or_default()),
+        at: linkrunner_domain::clock::from_millis(
+            col::<Option<i64>>(row, "ap_at")?.unwrap_or_default(),
+        ),
         reason: col::<Option<String>>(row, "ap_reason")?.unwrap_or_default(),
     }))
 }

@@ -6,15 +6,15 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::intents::IntentId;
-use crate::domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::intents::causes::ledger_from_row;
 use crate::store::rows::day_text;
 use crate::store::rows::{col, count, db};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::intents::IntentId;
+use linkrunner_domain::money::Money;
+use linkrunner_domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
 
 /// One movement of the commitment, written as a ledger row.
 #[derive(Debug, Clone)]

@@ -10,12 +10,12 @@ use futures_util::TryStreamExt as _;
 use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::intents::IntentKind;
-use crate::money::Money;
 use crate::store::StoreError;
 use crate::store::handles::Reports;
 use crate::store::rows::{col, db};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::intents::IntentKind;
+use linkrunner_domain::money::Money;
 
 /// The movements of one campaign, of one intent kind (none: movements no intent made, such as
 /// a settled autobuyer stop) and one ledger reason, summed over a period.

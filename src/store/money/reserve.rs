@@ -11,10 +11,10 @@ use sqlx::AnyConnection;
 
 use super::account;
 use super::budget::{self, Movement};
-use crate::domain::intents::{AttemptRef, BeginOutcome, CapKind, NewIntent};
 use crate::store::StoreError;
 use crate::store::rows::day_text;
 use crate::store::rows::{col, db};
+use linkrunner_domain::intents::{AttemptRef, BeginOutcome, CapKind, NewIntent};
 
 /// Reserves what the batch (one campaign) asks and writes one ledger row per intent; or
 /// says which cap refused, and the caller rolls everything back.

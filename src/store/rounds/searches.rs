@@ -7,12 +7,12 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::market::SearchJob;
-use crate::domain::records::{SearchRow, SearchState};
 use crate::store::StoreError;
 use crate::store::handles::Rounds;
 use crate::store::rows::{col, count, db, parsed, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::market::SearchJob;
+use linkrunner_domain::records::{SearchRow, SearchState};
 
 impl Rounds<'_> {
     /// The open search for this campaign and URL, if any (its deadline may have passed).

@@ -6,11 +6,11 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use crate::clock::to_millis;
-use crate::domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
 use crate::store::StoreError;
 use crate::store::handles::Rounds;
 use crate::store::rows::{col, db, opt_time, parsed, time};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
 
 /// The columns [`round_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! round_columns {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::campaign::{AutobuyerState, Campaign};
 use crate::decide::caps::autobuyer_budget;
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// Longest old or new value shown, in characters (anchor texts can be long).
 const MAX_VALUE_CHARS: usize = 120;

@@ -6,7 +6,7 @@
 //! Pure: the command turns [`FailAbove::fails`] into exit code 5.
 
 use super::diff::{CampaignDiff, money_delta, rubles};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// The caps before and after the change, and the most they may rise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

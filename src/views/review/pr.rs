@@ -13,7 +13,7 @@ use super::diff::{CampaignDiff, FileChange, money_delta, rubles};
 use super::fit::{self, Item};
 use super::{MARKER, MAX_COMMENT_BYTES, md, render_plan_body, render_problems};
 use crate::decide::plan::{Action, CampaignPlan};
-use crate::money::Money;
+use linkrunner_domain::money::Money;
 
 /// Most field rows shown for one campaign; the rest are counted.
 const MAX_FIELD_ROWS: usize = 40;
