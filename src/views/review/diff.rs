@@ -210,19 +210,17 @@ fn walk_set(path: &str, a: &[Value], b: &[Value], out: &mut Vec<FieldChange>) {
     }
 }
 
-/// Whether a field holds an amount of money, by its last key.
+/// Whether a field holds an amount of money, by its last key. By name, so a new money key
+/// is shown in rubles with its delta without an edit here: `monthly`, `approve_above`, and
+/// keys that end in `_price`, `_budget` or `_rent` or start with `price_`
+/// (docs/contributing.md, "Adding a campaign key").
 fn is_money_field(path: &str) -> bool {
     let last = path.rsplit('.').next().unwrap_or(path);
-    matches!(
-        last,
-        "monthly"
-            | "max_link_price"
-            | "monthly_budget"
-            | "price_rent_from"
-            | "price_rent_to"
-            | "price_article_from"
-            | "price_article_to"
-    )
+    matches!(last, "monthly" | "approve_above")
+        || last.starts_with("price_")
+        || ["_price", "_budget", "_rent"]
+            .iter()
+            .any(|s| last.ends_with(s))
 }
 
 fn field(path: &str, old: Option<&Value>, new: Option<&Value>) -> FieldChange {

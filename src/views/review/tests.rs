@@ -157,6 +157,29 @@ fn a_budget_edit_is_a_field_change_with_its_money_delta() {
 }
 
 #[test]
+fn a_money_key_named_by_the_convention_is_shown_in_rubles_with_its_delta() {
+    let base = many(1);
+    let mut head = base.clone();
+    head[0].budget.approve_above = Some(Money::from_rubles(500));
+    head[0].budget.unknown_link_rent = Some(Money::from_rubles(80));
+
+    let d = &diff::diff_campaigns(&base, &head)[0];
+
+    let shown: Vec<_> = d
+        .fields
+        .iter()
+        .map(|f| (f.field.as_str(), f.new.as_deref(), f.money.as_deref()))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("budget.approve_above", Some("500 RUB"), Some("+500 RUB")),
+            ("budget.unknown_link_rent", Some("80 RUB"), Some("+80 RUB")),
+        ]
+    );
+}
+
+#[test]
 fn lists_are_matched_by_name_and_url_and_texts_as_a_set() {
     let base = many(1);
     let mut head = base.clone();
