@@ -38,10 +38,20 @@ async fn a_daemon_frozen_past_its_lease_and_resumed_buys_nothing_twice() {
     seed_past_round(&store).await;
 
     let a = start_binary(&pg.url(), campaigns.path(), &sandbox, &canary).await;
+    // Frozen once A has *recorded* a purchase, not merely made one: a purchase the sandbox
+    // executed but A had not yet recorded is settled by B from the link list (not A's), and
+    // the check below that both daemons bought would then depend on that race.
     within(
         Duration::from_secs(30),
-        "daemon A's first purchase",
-        || async { (!sandbox.ledger().purchases.is_empty()).then_some(()) },
+        "daemon A's first recorded purchase",
+        || async {
+            let recorded = count(
+                &pg.url(),
+                "SELECT count(*) FROM intents WHERE kind = 'purchase' AND state = 'succeeded'",
+            )
+            .await?;
+            (recorded > 0).then_some(())
+        },
     )
     .await;
     a.signal("STOP");
