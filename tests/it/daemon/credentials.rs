@@ -250,16 +250,21 @@ async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_ref
             .collect::<Vec<_>>()
     );
     assert!(auth.tokens_issued >= 9 && auth.expired >= 1, "{auth:?}");
+    // The ninth token was written 2 s before this point: the daemon counts a change when it
+    // next reads the file, which a loaded machine may delay past a single scrape.
+    let changed_series = r#"linkrunner_credentials_refreshes_total{outcome="changed"}"#;
+    let counted = crate::support::wait::poll_until(Duration::from_secs(10), || async {
+        let metrics = daemon.metrics_body().await;
+        (series(&metrics, changed_series).unwrap_or(0.0) >= 9.0).then_some(())
+    })
+    .await;
     let metrics = daemon.metrics_body().await;
     assert_eq!(
         series(&metrics, r#"linkrunner_credentials_mode{mode="files"}"#),
         Some(1.0)
     );
-    let changed = series(
-        &metrics,
-        r#"linkrunner_credentials_refreshes_total{outcome="changed"}"#,
-    );
-    assert!(changed.unwrap_or(0.0) >= 9.0, "{changed:?}");
+    let changed = series(&metrics, changed_series);
+    assert!(counted.is_some(), "{changed:?} changes counted, 9 written");
     let expiry = series(&metrics, "linkrunner_credentials_expiry_timestamp_seconds").unwrap_or(0.0);
     assert!(expiry > ended.timestamp() as f64 - 5.0, "expiry {expiry}");
 
