@@ -10,11 +10,12 @@
 //! refill lets up to twice the limit through in the first second, which a server counting in
 //! fixed one-second windows answers with 429.
 //!
-//! [`Pacing::Even`], the default, spaces requests evenly: each reserves the next free slot,
-//! `(1 s + EVEN_GUARD) / per_second` after the one before, in the order requests arrive, and
-//! sleeps until it. A wake-up that comes late does not move the slots after it, so while
-//! requests queue the rate is the limit (less the guard), and no one-second window holds more
-//! than `per_second` of them. `governor` with a burst of 1 (the kept crate) paces the same way
+//! [`Pacing::Even`], the default, spaces requests evenly: each goes at the next free turn,
+//! `(1 s + EVEN_GUARD) / per_second` after the one before; once requests queue, a due buy
+//! round's calls take the next turn before reconciliation's (`gate.rs`, "rounds first"). A
+//! wake-up late by less than a turn does not move the turns after it, so while requests queue
+//! the rate is the limit (less the guard), and no one-second window holds more than
+//! `per_second` of them. `governor` with a burst of 1 (the kept crate) paces the same way
 //! but lets every waiter race for each token and restarts the spacing from a late winner: with
 //! 400 campaigns queueing it sent 181 requests/s against a limit of 200; this pacer sends 198
 //! (docs/contributing.md#benchmark, where both are measured). `linkrunner-bench --pacing window` measures
@@ -25,10 +26,12 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
+use super::gate::{Gate, Priority};
 use crate::metrics::Metrics;
+use crate::metrics::load::Purpose;
 
 /// Slack added to the one-second window for jitter between sending a request and the server
 /// counting it (scheduling, the network). It costs 2% of the rate.
@@ -48,36 +51,12 @@ pub enum Pacing {
     Even,
 }
 
-/// Slots `interval` apart, handed out in the order requests ask.
-struct EvenPacer {
-    interval: Duration,
-    /// The first slot not yet taken.
-    next: Mutex<Instant>,
-}
-
-impl EvenPacer {
-    fn new(per_second: NonZeroU32) -> EvenPacer {
-        EvenPacer {
-            interval: (Duration::from_secs(1) + EVEN_GUARD) / per_second.get(),
-            next: Mutex::new(Instant::now()),
-        }
-    }
-
-    /// Takes the next slot: now if the previous slot has passed, else right after it.
-    fn reserve(&self) -> Instant {
-        let now = Instant::now();
-        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = (*next).max(now);
-        *next = slot + self.interval;
-        slot
-    }
-}
-
 pub(crate) struct Throttle {
     per_second: usize,
     sent: Mutex<VecDeque<Instant>>,
-    even: Option<EvenPacer>,
-    in_flight: Arc<Semaphore>,
+    pacing: Pacing,
+    /// Places in flight and even pacing's turns, rounds first (`gate.rs`).
+    gate: Gate,
     metrics: Arc<Metrics>,
 }
 
@@ -88,13 +67,16 @@ impl Throttle {
         max_concurrency: usize,
         metrics: Arc<Metrics>,
     ) -> Throttle {
-        let even = (pacing == Pacing::Even).then(|| EvenPacer::new(per_second));
+        let interval = match pacing {
+            Pacing::Even => (Duration::from_secs(1) + EVEN_GUARD) / per_second.get(),
+            Pacing::Window => Duration::ZERO,
+        };
         let per_second = per_second.get() as usize;
         Throttle {
             per_second,
             sent: Mutex::new(VecDeque::with_capacity(per_second)),
-            even,
-            in_flight: Arc::new(Semaphore::new(max_concurrency)),
+            pacing,
+            gate: Gate::new(interval, max_concurrency),
             metrics,
         }
     }
@@ -104,26 +86,24 @@ impl Throttle {
         self.per_second
     }
 
-    /// Waits for a slot in flight, then for the rate limiter. The permit is held until the
-    /// answer has been read.
+    /// Waits for a place in flight and its turn (a due round's calls first, `gate.rs`), then
+    /// for the rate limiter's window. The permit is held until the answer has been read.
     pub(super) async fn admit(&self) -> OwnedSemaphorePermit {
-        let permit = Arc::clone(&self.in_flight)
-            .acquire_owned()
-            .await
-            .expect("the semaphore is never closed");
+        let priority = match crate::metrics::load::current_purpose() {
+            Purpose::Buy => Priority::Round,
+            _ => Priority::Rest,
+        };
+        self.admit_as(priority).await
+    }
+
+    async fn admit_as(&self, priority: Priority) -> OwnedSemaphorePermit {
         let started = Instant::now();
-        let mut waited = false;
-        // Even pacing: the request's slot first; then, as with window pacing, no more than
-        // `per_second` in the last second, since a late wake-up can bring two slots' requests
-        // closer together than their slots.
-        let window = match &self.even {
-            Some(even) => {
-                let slot = even.reserve();
-                waited = slot > Instant::now();
-                tokio::time::sleep_until(slot).await;
-                Duration::from_secs(1)
-            }
-            None => Duration::from_secs(1) + GUARD,
+        let (permit, mut waited) = self.gate.enter(priority).await;
+        // Then, with either pacing, no more than `per_second` in the last second: a late
+        // wake-up can bring two turns' requests closer together than their spacing.
+        let window = match self.pacing {
+            Pacing::Even => Duration::from_secs(1),
+            Pacing::Window => Duration::from_secs(1) + GUARD,
         };
         while let Some(wait) = self.try_send(Instant::now(), window) {
             waited = true;
@@ -282,6 +262,45 @@ mod tests {
             busiest_second(&sent) <= Some(100),
             "{:?}",
             busiest_second(&sent)
+        );
+    }
+
+    /// Rounds first (issue 34): a buy round's call asking behind a queue of reconciliation
+    /// calls is sent before them (first come first served sent it last).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rounds_call_is_sent_before_queued_reconciliation_calls() {
+        use crate::metrics::load::with_purpose;
+        let metrics = Arc::new(Metrics::new());
+        let t = Arc::new(Throttle::new(
+            NonZeroU32::new(10).unwrap(),
+            Pacing::Even,
+            2,
+            metrics,
+        ));
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let spawn = |purpose: Purpose, what: &'static str| {
+            let (t, order) = (Arc::clone(&t), Arc::clone(&order));
+            tokio::spawn(with_purpose(purpose, async move {
+                let permit = t.admit().await;
+                order.lock().unwrap().push(what);
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                drop(permit);
+            }))
+        };
+        let mut tasks: Vec<_> = (0..20)
+            .map(|_| spawn(Purpose::Reconcile, "reconcile"))
+            .collect();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        tasks.push(spawn(Purpose::Buy, "round"));
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let order = order.lock().unwrap().clone();
+        let at = order.iter().position(|w| *w == "round").unwrap();
+        assert!(
+            at <= 3,
+            "the round's call went {at}th of {}: {order:?}",
+            order.len()
         );
     }
 }
