@@ -401,9 +401,18 @@ impl<M: Market> Engine<M> {
         if self.cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
         }
+        // A pass that may only look (the same file as at the last full pass, which checked
+        // its identity and handed any rename over) skips those journal reads: issue 34's
+        // converged campaign that costs almost nothing.
+        let file = cause.file_digest.clone();
+        let seen = self.quiet_candidate(c, name, buy_round, file.as_deref());
+        let checked = seen.is_some();
         // A rename is handed over before the new name is recorded at all: recorded first, it
         // would be a campaign of its own, and the old name's project would be created again.
-        if let Some(old) = c.and_then(|c| c.renamed_from.as_deref()) {
+        if let Some(old) = c
+            .and_then(|c| c.renamed_from.as_deref())
+            .filter(|_| !checked)
+        {
             match self.hand_over(old, name).await? {
                 super::rename::HandOver::Ignored => {}
                 super::rename::HandOver::Done(renamed) => report.done.push(renamed.describe()),
@@ -417,7 +426,7 @@ impl<M: Market> Engine<M> {
         }
         // A new campaign for a site another recorded campaign's project is for is blocked
         // before it is recorded: never a second project (issue 32).
-        let record_domain = match c {
+        let record_domain = match c.filter(|_| !checked) {
             Some(c) => match self.check_identity(c).await? {
                 super::rename::Identity::Ready { record_domain } => record_domain,
                 super::rename::Identity::Claimed(why) => {
@@ -430,8 +439,6 @@ impl<M: Market> Engine<M> {
         };
         // A pass that may only look records the caps only if it turns out full: the same
         // file recorded them at the last full pass.
-        let file = cause.file_digest.clone();
-        let seen = self.quiet_candidate(c, name, buy_round, file.as_deref());
         if seen.is_none() {
             self.record_caps(c).await?;
         }
