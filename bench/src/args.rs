@@ -56,6 +56,11 @@ pub struct BenchArgs {
     /// --steady-seconds 3600` (docs/sizing.md).
     #[arg(long, default_value_t = 300)]
     pub steady_seconds: u64,
+    /// Seconds of the converged campaigns under `run` with a fast cycle (`--rate-limit 2000
+    /// --reconcile-interval 5`, target 3, SQLite) to time CPU per converged reconciliation
+    /// once the first (full) cycle is over: issue 34's goal, 2 ms. 0: skipped.
+    #[arg(long, default_value_t = 120)]
+    pub looks_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     #[arg(long, default_value_t = 2000)]
     pub journal_intents: usize,
@@ -111,6 +116,7 @@ pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
         scale_campaigns: a.scale_campaigns.clone(),
         idle_seconds: a.idle_seconds,
         steady_seconds: a.steady_seconds,
+        looks_seconds: a.looks_seconds,
         journal_intents: a.journal_intents,
         journal_rows: a.journal_rows,
         validate_files: a.validate_files,

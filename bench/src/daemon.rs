@@ -57,6 +57,32 @@ pub struct DaemonFigures {
     pub page: Result<(Duration, usize), String>,
     /// The steady state afterwards, with `run`'s defaults (only when asked for).
     pub steady: Option<SteadyFigures>,
+    /// CPU per converged reconciliation under a fast cycle (only when asked for).
+    pub looks: Option<LooksFigures>,
+}
+
+/// `linkrunner run --rate-limit 2000 --reconcile-interval 5` over the converged campaigns:
+/// its first cycle reconciles each campaign in full (a restarted process remembers nothing),
+/// the next ones may only look (issue 34, item 3). Measured from the end of the first cycle.
+#[derive(Debug, Clone)]
+pub struct LooksFigures {
+    /// From the end of the first cycle to the end of the window.
+    pub window: Duration,
+    /// Reconciliations in that time, and those that only looked.
+    pub reconciliations: f64,
+    pub looked: f64,
+    /// The process's CPU in that time.
+    pub cpu: Duration,
+    /// The first (full) cycle: how long it took, and its CPU per reconciliation.
+    pub first_cycle: Duration,
+    pub first_cycle_cpu_ms: f64,
+}
+
+impl LooksFigures {
+    /// CPU per reconciliation after the first cycle, in milliseconds.
+    pub fn cpu_ms_per_reconciliation(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1000.0 / self.reconciliations.max(1.0)
+    }
 }
 
 /// `linkrunner run` restarted with every default (`--rate-limit 5`, a reconciliation every
@@ -151,7 +177,7 @@ pub async fn measure(
     campaigns: &Path,
     n: usize,
     db_url: &str,
-    (idle, steady): (Duration, Option<Duration>),
+    (idle, steady, looks): (Duration, Option<Duration>, Option<Duration>),
 ) -> anyhow::Result<DaemonFigures> {
     let dir = Scratch::new("scale-run")?;
     let (token, ticket) = ("bench-token", "bench-ticket");
@@ -175,6 +201,12 @@ pub async fn measure(
         match run.measure_steady(window).await {
             Ok(s) => f.steady = Some(s),
             Err(e) => result = Err(e),
+        }
+    }
+    if let (Ok(f), Some(window)) = (result.as_mut(), looks) {
+        match run.measure_looks(window).await {
+            Ok(l) => f.looks = Some(l),
+            Err(e) => result = Err(e.context(run.log_tail())),
         }
     }
     sandbox.shutdown().await;
@@ -256,6 +288,7 @@ impl Run<'_> {
             idle_cpu_percent: idle_cpu.as_secs_f64() / idle_window.as_secs_f64() * 100.0,
             page,
             steady: None,
+            looks: None,
         })
     }
 
@@ -287,25 +320,8 @@ impl Run<'_> {
         let window = t0.elapsed();
         let calls = self.sandbox.calls() - calls0;
         let cpu = pid.cpu_time().saturating_sub(cpu0);
-        let body = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()?
-            .get(format!("http://127.0.0.1:{port}/metrics"))
-            .send()
-            .await?
-            .text()
-            .await?;
-        let value = |series: &str| {
-            body.lines()
-                .find_map(|l| {
-                    l.strip_prefix(series)?
-                        .strip_prefix(' ')?
-                        .trim()
-                        .parse()
-                        .ok()
-                })
-                .unwrap_or(f64::NAN)
-        };
+        let body = metrics_body(port).await?;
+        let value = |series: &str| series_value(&body, series);
         let by_purpose = |p: &str| {
             value(&format!(
                 "linkrunner_api_calls_by_purpose_total{{purpose=\"{p}\"}}"
@@ -330,6 +346,58 @@ impl Run<'_> {
             },
             rss: pid.rss(),
             cpu_percent: cpu.as_secs_f64() / window.as_secs_f64() * 100.0,
+        })
+    }
+
+    /// The converged campaigns under a fast cycle for `window`: the first cycle's end is
+    /// when `linkrunner_reconciliations_total` reaches the campaigns' number; CPU and
+    /// reconciliations are counted from there.
+    async fn measure_looks(&self, window: Duration) -> anyhow::Result<LooksFigures> {
+        let port = free_port()?;
+        let mut child = Killed(self.spawn_with(
+            port,
+            &["--rate-limit", "2000"],
+            &["--reconcile-interval", "5"],
+        )?);
+        let started = Instant::now();
+        self.wait_started(&mut child.0, port, started).await?;
+        let pid = Proc::Pid(child.0.id());
+        let (cpu_start, t_start) = (pid.cpu_time(), Instant::now());
+        let counts = |body: &str| {
+            (
+                series_value(body, "linkrunner_reconciliations_total"),
+                series_value(body, "linkrunner_reconciliations_looked_total"),
+            )
+        };
+        let limit = t_start + window.max(Duration::from_secs(30)) * 4;
+        let (done0, looked0) = loop {
+            exited(&mut child.0)?;
+            let (done, looked) = counts(&metrics_body(port).await?);
+            if done >= self.n as f64 {
+                break (done, looked);
+            }
+            anyhow::ensure!(
+                Instant::now() < limit,
+                "the first cycle of {} campaigns did not end in {:?} ({done} reconciled)",
+                self.n,
+                limit - t_start
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let (cpu0, t0) = (pid.cpu_time(), Instant::now());
+        let first_cycle = t0 - t_start;
+        let first_cycle_cpu = cpu0.saturating_sub(cpu_start);
+        tokio::time::sleep(window).await;
+        exited(&mut child.0)?;
+        let (cpu, elapsed) = (pid.cpu_time().saturating_sub(cpu0), t0.elapsed());
+        let (done, looked) = counts(&metrics_body(port).await?);
+        Ok(LooksFigures {
+            window: elapsed,
+            reconciliations: done - done0,
+            looked: looked - looked0,
+            cpu,
+            first_cycle,
+            first_cycle_cpu_ms: first_cycle_cpu.as_secs_f64() * 1000.0 / done0.max(1.0),
         })
     }
 
@@ -540,4 +608,29 @@ async fn intent_states(journal: &mut sqlx::AnyConnection) -> anyhow::Result<Vec<
     rows.iter()
         .map(|r| Ok((sqlx::Row::try_get(r, "state")?, sqlx::Row::try_get(r, "n")?)))
         .collect()
+}
+
+/// The daemon's `/metrics` body.
+async fn metrics_body(port: u16) -> anyhow::Result<String> {
+    Ok(reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()?
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?)
+}
+
+/// One series' value in a metrics body (`NaN` when absent).
+fn series_value(body: &str, series: &str) -> f64 {
+    body.lines()
+        .find_map(|l| {
+            l.strip_prefix(series)?
+                .strip_prefix(' ')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(f64::NAN)
 }

@@ -44,7 +44,8 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     for &n in &sizes {
         let idle = Duration::from_secs(a.idle_seconds.max(1));
         let steady = (a.steady_seconds > 0).then(|| Duration::from_secs(a.steady_seconds));
-        measured.push(measure_size(n, idle, steady).await?);
+        let looks = (a.looks_seconds > 0).then(|| Duration::from_secs(a.looks_seconds));
+        measured.push(measure_size(n, idle, (steady, looks)).await?);
     }
     print_growth(&measured);
     let v = match measured.last() {
@@ -55,7 +56,11 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     Ok(v)
 }
 
-async fn measure_size(n: usize, idle: Duration, steady: Option<Duration>) -> anyhow::Result<Size> {
+async fn measure_size(
+    n: usize,
+    idle: Duration,
+    (steady, looks): (Option<Duration>, Option<Duration>),
+) -> anyhow::Result<Size> {
     let dir = Scratch::new("scale")?;
     fixture::write_campaigns(dir.path(), n, fixture::FAR_SCHEDULE)?;
     println!("-- {n} campaigns");
@@ -70,13 +75,14 @@ async fn measure_size(n: usize, idle: Duration, steady: Option<Duration>) -> any
     let db = Scratch::new("scale-db")?;
     let sqlite = format!("sqlite://{}/journal.db", db.path().display());
     // The steady state on SQLite only: it is the daemon's pacing that is measured, not the journal.
-    let f = daemon::measure(dir.path(), n, &sqlite, (idle, steady)).await?;
+    let f = daemon::measure(dir.path(), n, &sqlite, (idle, steady, looks)).await?;
     print_run("sqlite", n, &f);
     print_steady(n, &f);
+    print_looks(&f);
     runs.push(("sqlite", f));
     match FreshDb::create("scale").await? {
         Some(pg) => {
-            let f = daemon::measure(dir.path(), n, &pg.url, (idle, None)).await;
+            let f = daemon::measure(dir.path(), n, &pg.url, (idle, None, None)).await;
             pg.drop_db().await;
             let f = f?;
             print_run("postgres", n, &f);
@@ -132,6 +138,21 @@ fn print_run(backend: &str, n: usize, f: &DaemonFigures) {
         ),
         Err(why) => println!("   {backend}: status page, its largest page: {why}"),
     }
+}
+
+fn print_looks(f: &DaemonFigures) {
+    let Some(l) = &f.looks else {
+        return;
+    };
+    println!(
+        "   converged campaigns under a fast cycle (--rate-limit 2000, --reconcile-interval 5): first (full) cycle {:.1} s, {} ms of CPU per reconciliation; then over {:.0} s: {:.0} reconciliations ({:.0} only looked), {} ms of CPU each",
+        l.first_cycle.as_secs_f64(),
+        fmt_num(l.first_cycle_cpu_ms),
+        l.window.as_secs_f64(),
+        l.reconciliations,
+        l.looked,
+        fmt_num(l.cpu_ms_per_reconciliation())
+    );
 }
 
 fn print_steady(n: usize, f: &DaemonFigures) {
@@ -285,6 +306,15 @@ fn verdicts(s: &Size) -> Vec<Verdict> {
             steady.calls_per_reconciliation(),
             1.0,
             "",
+        ));
+    }
+    if let Some(l) = s.runs.first().and_then(|(_, f)| f.looks.as_ref()) {
+        v.push(Verdict::at_most(
+            3,
+            &format!("CPU per converged reconciliation at {n} campaigns, after the first cycle (issue 34)"),
+            l.cpu_ms_per_reconciliation(),
+            2.0,
+            "ms",
         ));
     }
     if let Some(steady) = s.runs.first().and_then(|(_, f)| f.steady.as_ref())

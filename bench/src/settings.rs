@@ -28,6 +28,9 @@ pub struct BenchSettings {
     /// Seconds of steady state measured with `run`'s defaults after the first
     /// reconciliation (target 3, SQLite); 0: none.
     pub steady_seconds: u64,
+    /// Seconds under `run` with a fast cycle, after its first full one, to time CPU per
+    /// converged reconciliation (target 3, SQLite); 0: none.
+    pub looks_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     pub journal_intents: usize,
     /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
