@@ -564,7 +564,7 @@ impl<M: Market> Engine<M> {
         begun: &mut Option<Begun>,
     ) -> Result<(), EngineError> {
         let mut r = self.recover_and_load(lease, name).await?;
-        self.pre_plan(lease, c, name, &mut r, report).await?;
+        self.run_pre_plan(lease, c, name, &mut r, report).await?;
         let listed = self.list_first(&mut r, c, name, report).await?;
         self.quiet_planned(begun, c, &r);
         let p = match c {
@@ -634,7 +634,7 @@ impl<M: Market> Engine<M> {
     /// Runs the pass's first step (`decide::pass::pre_plan`): what the file adopts is recorded
     /// before the link list is first read, so that read is matched against it; then the
     /// record is read again. An id the file would re-point stops the pass there.
-    async fn pre_plan(
+    async fn run_pre_plan(
         &self,
         lease: &HeldLease,
         c: Option<&Campaign>,
