@@ -1,8 +1,14 @@
 //! Accounts already in use (issue 24) — pure decisions, no I/O:
 //!
-//! - [`project_clash`]: a campaign's project is never re-pointed: a `project_id` that differs
-//!   from the project the journal holds (created or adopted), or one removed after adoption,
-//!   is refused with what to do;
+//! - [`adoption_step`]: what the journal records of what a file adopts (the project, the URL
+//!   and text ids it gives, autobuyers by id with what they count at: an [`Adopting`], the
+//!   value the plan's `AdoptProject` carries and `effects/adopt.rs` writes), and whether the
+//!   pass then stops. The "never re-pointed" rule has its home here: [`project_clash`] (a
+//!   `project_id` that differs from the project the journal holds, created or adopted, or one
+//!   removed after adoption), a `url_id` or an autobuyer `id` that differs from the one
+//!   recorded under that URL or name. Its words are [`project_repointed`], [`url_repointed`]
+//!   and [`autobuyer_repointed`], also what the engine says when the store's own guard (two
+//!   daemons racing) finds the journal changed under the decision;
 //! - [`found`]: what an adopted project holds, as `plan` and `status` show it (links held by
 //!   others and their rent, estimated where the list shows none; URL ids no file names;
 //!   drift: links added by hand since the adoption, links lost);
@@ -21,9 +27,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 
+use super::caps::{autobuyer_budget, autobuyer_fingerprint};
 use super::listing::missing_known;
 use super::recorded::Recorded;
-use crate::campaign::Campaign;
+use crate::campaign::{Autobuyer, Campaign};
 use linkrunner_domain::market::LinkRecord;
 use linkrunner_domain::money::Money;
 use linkrunner_domain::records::OperatorWord;
@@ -33,16 +40,160 @@ pub(crate) fn project_clash(c: &Campaign, r: &Recorded) -> Option<String> {
     let recorded = r.ids.project.as_ref().map(|p| p.project_id);
     let adopted = r.ids.account.adoption.as_ref().map(|a| a.project_id);
     match (c.project_id, recorded, adopted) {
-        (Some(want), Some(have), _) if want != have => Some(format!(
-            "`project_id` is {want}, but this campaign already ran on project {have}: a campaign's project is \
-             never re-pointed (its journal, caps and links belong to project {have}). Put `project_id: {have}` \
-             back, or give project {want} a new campaign file under a new name (docs/adoption.md)"
-        )),
+        (Some(want), Some(have), _) if want != have => Some(project_repointed(want, have)),
         (None, Some(have), Some(_)) => Some(format!(
             "`project_id: {have}` was removed, but this campaign adopted project {have}: put it back (without it \
              the file would no longer say what it holds); to stop using the project, set `paused: true`"
         )),
         _ => None,
+    }
+}
+
+/// The refusal of a `project_id` (`want`) on a campaign that already ran on project `have`.
+pub(crate) fn project_repointed(want: i64, have: i64) -> String {
+    format!(
+        "`project_id` is {want}, but this campaign already ran on project {have}: a campaign's project is \
+         never re-pointed (its journal, caps and links belong to project {have}). Put `project_id: {have}` \
+         back, or give project {want} a new campaign file under a new name (docs/adoption.md)"
+    )
+}
+
+/// The refusal of `url_id`s that differ from the ids the journal holds for these URLs.
+pub(crate) fn url_repointed(urls: &[String]) -> String {
+    format!(
+        "the journal holds another url id for {}: a URL's id is never re-pointed; correct `url_id` in the file",
+        urls.join(", ")
+    )
+}
+
+/// The refusal of an autobuyer `id` (`id`) under a name the journal records with `recorded`.
+pub(crate) fn autobuyer_repointed(name: &str, recorded: i64, id: i64) -> String {
+    format!(
+        "autobuyer {name} is recorded with id {recorded}, but the file adopts id {id}: an autobuyer is \
+         never re-pointed; give the adopted one a new name (the recorded one is then stopped)"
+    )
+}
+
+/// What a file adopts, as the journal records it: the effect of the plan's `AdoptProject`
+/// (`effects/adopt.rs`). Recording it again records nothing new: ids already recorded are
+/// kept, an autobuyer already recorded under its name is left as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Adopting {
+    pub project_id: i64,
+    /// (URL, its `url_id`), in the file's order.
+    pub urls: Vec<(String, i64)>,
+    /// ((URL, text), its `text_id`).
+    pub texts: Vec<((String, String), i64)>,
+    pub autobuyers: Vec<AdoptedAutobuyer>,
+}
+
+/// An autobuyer the file adopts by `id`: counted as running at `monthly_budget` from the
+/// moment it is recorded (the API cannot say whether it runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdoptedAutobuyer {
+    pub name: String,
+    pub id: i64,
+    pub spec_fingerprint: String,
+    pub monthly_budget: Money,
+    /// The URL ids it covers, as the file names them.
+    pub covers: Vec<i64>,
+}
+
+/// What a pass records of an adoption before it reads the link list and plans, and why it
+/// stops after that, if it does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct AdoptionStep {
+    /// `None`: nothing to record (no `project_id`, or a project that would be re-pointed).
+    pub record: Option<Adopting>,
+    /// The re-pointing that stops the pass, once `record` is recorded.
+    pub refused: Option<String>,
+}
+
+/// What the journal records of what `c` adopts, given what it recorded (`r`). A `project_id`
+/// that would re-point the project records nothing. A `url_id` that differs from the
+/// recorded one stops the pass after the project and the ids are recorded (the recorded id
+/// is kept), before any autobuyer; an autobuyer `id` that differs from the one recorded
+/// under its name (and from the id it was adopted under, which a replacement keeps) stops it
+/// after the autobuyers before it. The journal's own guard (`store::campaigns::adoption`)
+/// refuses the same when another process changed it since `r` was read.
+pub(crate) fn adoption_step(c: &Campaign, r: &Recorded) -> AdoptionStep {
+    if let Some(why) = project_clash(c, r) {
+        return AdoptionStep {
+            record: None,
+            refused: Some(why),
+        };
+    }
+    let Some(project_id) = c.project_id else {
+        return AdoptionStep::default();
+    };
+    let mut record = Adopting {
+        project_id,
+        urls: adopted_urls(c),
+        texts: adopted_texts(c),
+        autobuyers: Vec::new(),
+    };
+    let differ: Vec<String> = record
+        .urls
+        .iter()
+        .filter(|(url, id)| r.ids.urls.get(url).is_some_and(|have| have != id))
+        .map(|(url, _)| url.clone())
+        .collect();
+    let refused = match differ.is_empty() {
+        true => adopt_autobuyers(c, r, &mut record.autobuyers),
+        false => Some(url_repointed(&differ)),
+    };
+    AdoptionStep {
+        record: Some(record),
+        refused,
+    }
+}
+
+/// The autobuyers `c` adopts by id, in the file's order, up to the first whose `id` would
+/// re-point the autobuyer recorded under its name: then why.
+fn adopt_autobuyers(c: &Campaign, r: &Recorded, out: &mut Vec<AdoptedAutobuyer>) -> Option<String> {
+    for ab in &c.autobuyers {
+        let Some(id) = ab.id else { continue };
+        if let Some(rec) = r.ids.autobuyers.get(&ab.name)
+            && rec.id != id
+            && rec.adopted_id != Some(id)
+        {
+            return Some(autobuyer_repointed(&ab.name, rec.id, id));
+        }
+        out.push(adopted_autobuyer(c, ab, id));
+    }
+    None
+}
+
+fn adopted_urls(c: &Campaign) -> Vec<(String, i64)> {
+    c.urls
+        .iter()
+        .filter_map(|u| Some((u.url.clone(), u.url_id?)))
+        .collect()
+}
+
+fn adopted_texts(c: &Campaign) -> Vec<((String, String), i64)> {
+    c.urls
+        .iter()
+        .flat_map(|u| {
+            u.text_ids
+                .iter()
+                .map(|(t, id)| ((u.url.clone(), t.clone()), *id))
+        })
+        .collect()
+}
+
+fn adopted_autobuyer(c: &Campaign, ab: &Autobuyer, id: i64) -> AdoptedAutobuyer {
+    let covers = ab
+        .urls
+        .iter()
+        .filter_map(|u| c.urls.iter().find(|x| x.url == u.url)?.url_id)
+        .collect();
+    AdoptedAutobuyer {
+        name: ab.name.clone(),
+        id,
+        spec_fingerprint: autobuyer_fingerprint(c, ab),
+        monthly_budget: autobuyer_budget(ab),
+        covers,
     }
 }
 
@@ -258,7 +409,7 @@ pub(crate) fn word_lapses(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use linkrunner_domain::records::{Adoption, CampaignCaps, OperatorWord};
+    use linkrunner_domain::records::{Adoption, AutobuyerRecord, CampaignCaps, OperatorWord};
 
     fn recorded() -> Recorded {
         let caps = CampaignCaps {
@@ -387,6 +538,138 @@ mod tests {
             "as many as expected, but a link of ours it could show is missing"
         );
         assert!(!word_lapses(&word, &listed(5, &[1, 2]), &r, later, grace));
+    }
+
+    /// The example campaign `acme-shoes` adopting project 4711: its first URL by `url_id` 11
+    /// with one text by id, its autobuyer by `id` 900.
+    fn adopting_campaign() -> Campaign {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns");
+        let mut c = crate::campaign::load_dir(&dir)
+            .campaigns
+            .into_iter()
+            .map(|lc| lc.campaign)
+            .find(|c| c.name == "acme-shoes")
+            .expect("campaigns/acme-shoes.yaml");
+        c.project_id = Some(4711);
+        let text = c.urls[0].texts[0].clone();
+        c.urls[0].url_id = Some(11);
+        c.urls[0].text_ids.insert(text, 21);
+        c.autobuyers[0].id = Some(900);
+        c
+    }
+
+    /// A journal that recorded nothing of the campaign yet.
+    fn fresh() -> Recorded {
+        let caps = CampaignCaps {
+            name: "acme-shoes".into(),
+            monthly_cap: Money::from_rubles(3000),
+            daily_links: 9,
+            total_links: 60,
+        };
+        Recorded::unrecorded_with(&caps, Vec::new())
+    }
+
+    fn recorded_autobuyer(id: i64, adopted_id: Option<i64>) -> AutobuyerRecord {
+        AutobuyerRecord {
+            id,
+            running: true,
+            spec_fingerprint: String::new(),
+            monthly_budget: Money::from_rubles(1000),
+            reserved: Money::from_rubles(1000),
+            switch_state: linkrunner_domain::records::SwitchState::Unknown,
+            stopped_at: None,
+            adopted_at: adopted_id.map(|_| chrono::Utc::now()),
+            covers: Vec::new(),
+            adopted_id,
+        }
+    }
+
+    #[test]
+    fn a_file_that_names_no_project_adopts_nothing_and_refuses_nothing() {
+        let mut c = adopting_campaign();
+        c.project_id = None;
+        let step = adoption_step(&c, &fresh());
+        assert_eq!(step, AdoptionStep::default());
+    }
+
+    #[test]
+    fn the_step_records_the_project_the_ids_and_the_autobuyers_the_file_adopts() {
+        let c = adopting_campaign();
+        let step = adoption_step(&c, &fresh());
+        assert_eq!(step.refused, None);
+        let a = step.record.expect("a project_id is recorded");
+        assert_eq!(a.project_id, 4711);
+        assert_eq!(a.urls, vec![(c.urls[0].url.clone(), 11)]);
+        let text = c.urls[0].texts[0].clone();
+        assert_eq!(a.texts, vec![((c.urls[0].url.clone(), text), 21)]);
+        let ab = &a.autobuyers[..];
+        assert_eq!(ab.len(), 1);
+        assert_eq!((ab[0].name.as_str(), ab[0].id), ("acme-auto", 900));
+        assert_eq!(ab[0].monthly_budget, Money::from_rubles(1000));
+        assert_eq!(ab[0].covers, vec![11], "the URL ids it covers, by the file");
+        assert_eq!(
+            ab[0].spec_fingerprint,
+            autobuyer_fingerprint(&c, &c.autobuyers[0])
+        );
+    }
+
+    #[test]
+    fn a_project_id_other_than_the_recorded_project_records_nothing_and_is_refused() {
+        let c = adopting_campaign();
+        let mut r = fresh();
+        r.ids.project = Some(linkrunner_domain::market::ProjectIds {
+            project_id: 4700,
+            url_id: 1,
+            text_id: 1,
+        });
+        let step = adoption_step(&c, &r);
+        assert_eq!(step.record, None);
+        let why = step.refused.expect("refused");
+        assert_eq!(why, project_repointed(4711, 4700));
+        assert!(why.contains("never re-pointed"), "{why}");
+        r.ids.project.as_mut().unwrap().project_id = 4711;
+        assert_eq!(adoption_step(&c, &r).refused, None, "the same project");
+    }
+
+    #[test]
+    fn a_url_id_other_than_the_recorded_one_is_refused_after_the_ids_and_before_any_autobuyer() {
+        let c = adopting_campaign();
+        let mut r = fresh();
+        r.ids.urls.insert(c.urls[0].url.clone(), 12);
+        let step = adoption_step(&c, &r);
+        assert_eq!(
+            step.refused,
+            Some(url_repointed(std::slice::from_ref(&c.urls[0].url)))
+        );
+        let a = step
+            .record
+            .expect("the project and the ids are still recorded");
+        assert_eq!(a.urls.len(), 1);
+        assert!(a.autobuyers.is_empty(), "{:?}", a.autobuyers);
+        r.ids.urls.insert(c.urls[0].url.clone(), 11);
+        assert_eq!(adoption_step(&c, &r).refused, None, "the same id");
+    }
+
+    #[test]
+    fn an_autobuyer_id_other_than_the_recorded_one_is_refused_unless_it_was_adopted_under_it() {
+        let c = adopting_campaign();
+        let mut r = fresh();
+        r.ids
+            .autobuyers
+            .insert("acme-auto".into(), recorded_autobuyer(901, None));
+        let step = adoption_step(&c, &r);
+        assert_eq!(
+            step.refused,
+            Some(autobuyer_repointed("acme-auto", 901, 900))
+        );
+        assert!(step.record.is_some_and(|a| a.autobuyers.is_empty()));
+        // Replaced after its adoption: the new id is recorded, the file keeps the adopted one.
+        r.ids
+            .autobuyers
+            .insert("acme-auto".into(), recorded_autobuyer(901, Some(900)));
+        let step = adoption_step(&c, &r);
+        assert_eq!(step.refused, None);
+        assert_eq!(step.record.map(|a| a.autobuyers.len()), Some(1));
     }
 
     #[test]

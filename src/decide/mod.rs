@@ -14,14 +14,14 @@
 //! | [`choose`] | which donors a buy round takes, within the limits |
 //! | [`stall`] | whether a round that could buy and did not is stalled, and why |
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
-//! | [`adoption`] | an adopted project: never re-pointed, what it holds, where buying waits for a complete list |
+//! | [`adoption`] | an adopted project: what a file adopts (the `AdoptProject` step) and the one home of "never re-pointed", what it holds, where buying waits for a complete list |
 //! | [`anomaly`] | the anomaly brake: what schedules and autobuyers' budgets explain per hour and day, and whether what was committed or appeared runs past a multiple of it |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | `guard/` | the guards beside the caps: `approval` (what may be committed without a person), `refused` (what a 401/403 stops), `removal` (whether files gone at once are removed or held) |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents |
 //! | [`listing`] | what one read of the project's link list shows and proves (absence only when shown complete) |
-//! | [`pass`] | what a pass reads first (the link list before planning, and whether that settles something) and which of the plan's actions it runs |
+//! | [`pass`] | what a pass does first (the pre-plan: the adoption; the link list before planning, and whether that settles something) and which of the plan's actions it runs |
 //! | [`quiet`] | whether a reconciliation of a converged campaign only looks (its file, journal stamp and link list as the last full pass saw them, nothing due) |
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |

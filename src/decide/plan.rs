@@ -33,10 +33,14 @@ pub enum Action {
         domain: String,
     },
     /// The file adopts an existing project (issue 24): nothing is created; `found` says what
-    /// the journal knows it holds. Shown until the operator's `resolve adopt`.
+    /// the journal knows it holds. Shown until the operator's `resolve adopt`. Its effect is
+    /// the journal's record of `adopting` (`effects/adopt.rs`), which a pass runs first, before
+    /// it reads the link list and plans (`decide::pass::pre_plan`).
     AdoptProject {
         project_id: i64,
         found: String,
+        #[serde(skip)]
+        adopting: super::adoption::Adopting,
     },
     AddTexts {
         urls: Vec<UrlTexts>,
@@ -541,13 +545,24 @@ fn settle_actions(r: &Recorded, p: &mut CampaignPlan) {
     }
 }
 
+/// The action that records what a file adopts (`adopting`), described with what the journal
+/// knows the project holds.
+pub(crate) fn adopt_project(r: &Recorded, adopting: super::adoption::Adopting) -> Action {
+    let project_id = adopting.project_id;
+    Action::AdoptProject {
+        project_id,
+        found: super::adoption::found(r).describe(project_id),
+        adopting,
+    }
+}
+
 /// Project, promoted URLs and texts, filters: free, so they never wait for money. An
 /// adopted project is never created: it is adopted, and shown until the operator's word.
 fn free_creations(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
     match c.project_id {
-        Some(project_id) if r.ids.project.is_none() || r.ids.account.adoption_pending() => {
-            let found = super::adoption::found(r).describe(project_id);
-            p.actions.push(Action::AdoptProject { project_id, found });
+        Some(_) if r.ids.project.is_none() || r.ids.account.adoption_pending() => {
+            let step = super::adoption::adoption_step(c, r);
+            p.actions.extend(step.record.map(|a| adopt_project(r, a)));
         }
         Some(_) => {}
         None if r.ids.project.is_none() => p.actions.push(Action::CreateProject {

@@ -49,6 +49,7 @@ impl<M: Market> Engine<M> {
                 report.bought += s.bought + s.adopted;
                 Ok(())
             }
+            (Action::AdoptProject { adopting, .. }, _) => self.adopt(name, adopting).await,
             (Action::Settle { .. }, _) | (_, None) => Ok(()),
             (other, Some(c)) => self.run_acquisition(lease, c, name, r, other, report).await,
         }

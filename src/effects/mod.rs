@@ -14,7 +14,8 @@
 //! - [`steps`]: project, texts, filters, autobuyers; [`round`]: search, poll, buy ([`pace`]:
 //!   how long searches take here, learned);
 //!   [`settle`]: uncertain intents; [`sync`]: the link list read, and what it proves (judged by `decide::listing`).
-//! - [`adopt`]: what a file adopts in an account already in use, recorded before the pass plans.
+//! - [`adopt`]: the effect of the plan's `AdoptProject`: what a file adopts in an account already
+//!   in use, as `decide::adoption` decided it, written to the journal (the pass's pre-plan).
 //! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
 //!   it, and whether a holder of this host is gone (then its lease is taken over at once).
 //! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.

@@ -15,7 +15,7 @@ use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use super::quiet::Begun;
-use crate::decide::pass::{needs_list_first, runnable_actions, settles_something};
+use crate::decide::pass::{needs_list_first, pre_plan, runnable_actions, settles_something};
 use crate::decide::plan::{self, Action};
 use crate::decide::quiet::Seen;
 use crate::decide::recorded::{Parts, Recorded};
@@ -570,7 +570,8 @@ impl<M: Market> Engine<M> {
         report: &mut CampaignReport,
         begun: &mut Option<Begun>,
     ) -> Result<(), EngineError> {
-        let mut r = self.recover_and_load(lease, c, name).await?;
+        let mut r = self.recover_and_load(lease, name).await?;
+        self.run_pre_plan(lease, c, name, &mut r, report).await?;
         let listed = self.list_first(&mut r, c, name, report).await?;
         self.quiet_planned(begun, c, &r);
         let p = match c {
@@ -602,11 +603,10 @@ impl<M: Market> Engine<M> {
     }
 
     /// Marks what a stopped holder left in flight uncertain, checks the credentials, settles
-    /// what needs no link list, records what the file adopts; the campaign's record after it.
+    /// what needs no link list; the campaign's record after it.
     async fn recover_and_load(
         &self,
         lease: &HeldLease,
-        c: Option<&Campaign>,
         name: &str,
     ) -> Result<Recorded, EngineError> {
         // The lease is ours now, so no other process can begin an intent of this campaign:
@@ -635,10 +635,32 @@ impl<M: Market> Engine<M> {
         if may_write {
             r = self.load(name).await?;
         }
-        if self.prepare_adoption(c, &r).await? {
-            r = self.load(name).await?;
-        }
         Ok(r)
+    }
+
+    /// Runs the pass's first step (`decide::pass::pre_plan`): what the file adopts is recorded
+    /// before the link list is first read, so that read is matched against it; then the
+    /// record is read again. An id the file would re-point stops the pass there.
+    async fn run_pre_plan(
+        &self,
+        lease: &HeldLease,
+        c: Option<&Campaign>,
+        name: &str,
+        r: &mut Recorded,
+        report: &mut CampaignReport,
+    ) -> Result<(), EngineError> {
+        let first = pre_plan(c, r);
+        for action in &first.actions {
+            self.run_action(lease, (c, name), r, action, false, report)
+                .await?;
+        }
+        if let Some(why) = first.refused {
+            return Err(EngineError::Blocked(why));
+        }
+        if !first.actions.is_empty() {
+            *r = self.load(name).await?;
+        }
+        Ok(())
     }
 
     /// Reads the link list before planning when something waits for it. Whether it did: the

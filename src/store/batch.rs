@@ -463,7 +463,7 @@ impl Reports<'_> {
         }
         let autobuyers = sql(
             "name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
-             switch_state, stopped_at, adopted_at, covers",
+             switch_state, stopped_at, adopted_at, covers, adopted_id",
             "autobuyers",
         );
         for r in self.rows_of(scope, None, autobuyers).await? {

@@ -110,6 +110,11 @@ pub struct AutobuyerRecord {
     /// The URL ids an adopted autobuyer covers, as its file names them.
     #[serde(default)]
     pub covers: Vec<i64>,
+    /// The id a file adopted it under; after a replacement `id` is the new autobuyer's and
+    /// this stays the adopted one's, so the file's `id` still matches
+    /// (`decide::adoption`: an autobuyer is never re-pointed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted_id: Option<i64>,
 }
 
 text_enum!(

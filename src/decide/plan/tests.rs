@@ -165,6 +165,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                         stopped_at,
                         adopted_at: None,
                         covers: Vec::new(),
+                        adopted_id: None,
                     },
                 );
                 r.budget.committed = r.budget.committed.checked_add(budget).unwrap();
@@ -218,6 +219,7 @@ fn apply(c: &Campaign, r: &mut Recorded, actions: &[Action]) {
                     stopped_at: None,
                     adopted_at: None,
                     covers: Vec::new(),
+                    adopted_id: None,
                 };
                 r.budget.committed = r.budget.committed.checked_add(*adds).unwrap();
             }

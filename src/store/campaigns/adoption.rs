@@ -6,6 +6,13 @@
 //! the commitment with a ledger row, in the transaction that records it): the API cannot say
 //! whether it runs, so it counts until linkrunner's own stop of it is settled. Tested by
 //! `tests/it` `store::adoption::*` on PostgreSQL and SQLite.
+//!
+//! The rule that a campaign's project, a URL's id and an autobuyer's id are never re-pointed
+//! is decided in `decide::adoption`, with its words, before anything is written. The writes
+//! here keep it once more in the transaction, as the last line of defence against two
+//! daemons racing: they change nothing and answer what they found ([`AdoptOutcome`], the
+//! URLs whose recorded id differs, the autobuyer's recorded id), and the engine says it with
+//! the decision's words.
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
@@ -41,8 +48,8 @@ pub enum AdoptOutcome {
 
 impl Campaigns<'_> {
     /// Records that `campaign` adopts project `project_id`: its `projects` row (the project's
-    /// own main-page ids are not known: 0) and its `adoptions` row. Never re-points a
-    /// campaign that already has a project.
+    /// own main-page ids are not known: 0) and its `adoptions` row. A campaign that already
+    /// has another project is left as it is ([`AdoptOutcome::OtherProject`]).
     pub async fn adopt_project(
         self,
         campaign: &str,

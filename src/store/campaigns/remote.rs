@@ -114,7 +114,7 @@ async fn autobuyers(
     campaign: &str,
 ) -> Result<BTreeMap<String, AutobuyerRecord>, StoreError> {
     let sql = "SELECT name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
-               switch_state, stopped_at, adopted_at, covers FROM autobuyers WHERE campaign = $1";
+               switch_state, stopped_at, adopted_at, covers, adopted_id FROM autobuyers WHERE campaign = $1";
     let mut out = BTreeMap::new();
     for r in select(conn, sql, campaign).await? {
         out.insert(col(&r, "name")?, autobuyer_from_row(&r)?);
@@ -136,6 +136,7 @@ pub(in crate::store) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord
         covers: col::<Option<String>>(r, "covers")?
             .and_then(|c| serde_json::from_str(&c).ok())
             .unwrap_or_default(),
+        adopted_id: col(r, "adopted_id")?,
     })
 }
 
