@@ -7,11 +7,15 @@
 //! in-process on an injected clock shared with the sandbox, so the settle grace and leases
 //! move only when a step moves them; a crash drops a pass's future once the sandbox got N
 //! more requests, and a new engine (another holder) takes over when the lease expired.
+//! Issue 32's edits of identity join them: files renamed with and without `renamed_from`,
+//! a second file claiming a removed campaign's site, the directory emptied and restored;
+//! after every step no site has a second project and no page is bought twice for one URL
+//! across every project of the ledger.
 //!
 //! Seeds: a fixed set in CI; `LINKRUNNER_MODEL_SEEDS=N` runs seeds 1..=N instead,
 //! `LINKRUNNER_MODEL_SEED=S` only seed S. A failing seed panics with the whole sequence.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -91,26 +95,36 @@ async fn run_seeds(db: TestDb, inventory: Option<usize>, generate: impl Fn(u64) 
             }
         }
         let l = m.w.ledger();
-        let respecs = seq
-            .iter()
-            .filter(|s| {
-                matches!(
-                    s,
-                    Step::Edit {
-                        edit: steps::Edit::Respec { .. },
-                        ..
-                    }
-                )
-            })
-            .count();
+        let count = |f: fn(&Step) -> bool| seq.iter().filter(|s| f(s)).count();
+        let respecs = count(|s| {
+            matches!(
+                s,
+                Step::Edit {
+                    edit: steps::Edit::Respec { .. },
+                    ..
+                }
+            )
+        });
+        let renames = count(|s| {
+            matches!(
+                s,
+                Step::Edit {
+                    edit: steps::Edit::RenameFile { .. },
+                    ..
+                }
+            )
+        });
+        let claims = count(|s| matches!(s, Step::Claim { on: true, .. }));
+        let emptied = count(|s| matches!(s, Step::EmptyDir));
         eprintln!(
-            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s), {respecs} changed spec(s)",
+            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s), {respecs} changed spec(s), {renames} renamed file(s) ({} blocked), {claims} claim(s), {emptied} emptied director(ies)",
             seq.len(),
             started.elapsed(),
             l.purchases.len(),
             l.autobuyers.len(),
             m.crashes,
-            m.resolved
+            m.resolved,
+            m.blocked_seen.len()
         );
     }
 }
@@ -138,8 +152,13 @@ pub async fn looks_and_full_passes_reach_the_same_journal(db: TestDb) {
         let seq: Vec<Step> = steps::generate(seed, STEPS)
             .into_iter()
             .filter(|s| !matches!(s, Step::Edit { file, .. } if *file != only))
+            // A claimant's owner is the other files (removed here before any pass).
+            .filter(|s| !matches!(s, Step::Claim { .. }))
             .map(|s| match s {
                 Step::Crash { buy, .. } => Step::Pass { buy },
+                Step::RestoreDir(files) => {
+                    Step::RestoreDir(files.into_iter().filter(|&f| f == only).collect())
+                }
                 other => other,
             })
             .collect();
@@ -244,6 +263,10 @@ struct Model {
     seeded: InUse,
     outside: check::Outside,
     how: Run,
+    /// The files whose claimant ([`FileModel::claimant`]) is written.
+    claims: BTreeSet<usize>,
+    /// The file names seen blocked by a pass (renamed without the key).
+    blocked_seen: BTreeSet<&'static str>,
 }
 
 async fn build_engine(
@@ -316,6 +339,8 @@ impl Model {
             seeded,
             outside,
             how,
+            claims: BTreeSet::new(),
+            blocked_seen: BTreeSet::new(),
         };
         for i in 0..m.files.len() {
             m.write(i);
@@ -331,14 +356,64 @@ impl Model {
         }
     }
 
+    /// Writes file `i` under its name now; its other name's file is gone (a rename).
     fn write(&self, i: usize) {
         let f = &self.files[i];
+        self.write_file(f, f.present);
+        for other in f.names.iter().filter(|n| **n != f.name) {
+            let _ = std::fs::remove_file(self.w.dir.path().join(format!("{other}.yaml")));
+        }
+    }
+
+    fn write_file(&self, f: &FileModel, present: bool) {
         let path = self.w.dir.path().join(format!("{}.yaml", f.name));
-        if f.present {
+        if present {
             std::fs::write(path, f.yaml(&self.seeded)).expect("write campaign");
         } else {
             let _ = std::fs::remove_file(path);
         }
+    }
+
+    /// Which of the files' names (and the claimants') the journal records.
+    async fn names_recorded(&self) -> BTreeSet<String> {
+        let mut all: Vec<&str> = self.files.iter().flat_map(check::names).collect();
+        all.extend(steps::CLAIMANTS);
+        self.w
+            .store()
+            .campaigns()
+            .recorded_among(&all)
+            .await
+            .expect("recorded campaigns")
+            .into_iter()
+            .collect()
+    }
+
+    /// What a pass should do with file `m`'s campaign, given the names the journal records.
+    fn state(m: &FileModel, recorded: &BTreeSet<String>) -> Identity {
+        let has = |n: &str| recorded.contains(n);
+        let other = m.names.iter().copied().find(|n| *n != m.name && has(n));
+        match (m.present, has(m.name), m.renamed_from, other) {
+            (false, ..) => Identity::Removed,
+            (true, true, ..) => Identity::Live,
+            // The rename is handed over at its next pass.
+            (true, false, Some(old), _) if has(old) => Identity::Live,
+            (true, false, _, Some(owner)) => Identity::Blocked(owner),
+            (true, false, ..) => Identity::Live,
+        }
+    }
+
+    /// The files as the checks see them: a blocked one wants nothing, like a removed one.
+    fn effective(&self, recorded: &BTreeSet<String>) -> Vec<FileModel> {
+        self.files
+            .iter()
+            .map(|m| m.wanting(Model::state(m, recorded) == Identity::Live))
+            .collect()
+    }
+
+    /// File `m` as it stands for its recorded campaign `name`: a name it no longer has is a
+    /// removed campaign.
+    fn as_recorded(m: &FileModel, name: &str, recorded: &BTreeSet<String>) -> FileModel {
+        m.wanting(name == m.name && Model::state(m, recorded) == Identity::Live)
     }
 
     fn now(&self) -> chrono::DateTime<chrono::Utc> {
@@ -358,9 +433,9 @@ impl Model {
     /// Every campaign's record and intents, one JSON document per line, without holder ids.
     async fn journal(&self) -> String {
         let mut out = String::new();
-        for m in &self.files {
+        for name in self.files.iter().flat_map(check::names) {
             let filter = linkrunner::store::IntentFilter {
-                campaign: Some(m.name.to_string()),
+                campaign: Some(name.to_string()),
                 ..Default::default()
             };
             let intents = self
@@ -371,8 +446,8 @@ impl Model {
                 .await
                 .expect("intents");
             let mut v = serde_json::json!({
-                "campaign": m.name,
-                "recorded": self.recorded(m.name).await,
+                "campaign": name,
+                "recorded": self.recorded(name).await,
                 "intents": intents,
             });
             without_holders(&mut v);
@@ -394,16 +469,39 @@ impl Model {
         .await
     }
 
-    /// One step, then the invariants every step keeps: no page bought twice, money within
-    /// the cap in force and never counted less by the journal than the marketplace holds.
+    /// One step, then the invariants every step keeps: no page bought twice (for a URL of
+    /// one project, and across every project), one project per site, money within the cap in
+    /// force and never counted less by the journal than the marketplace holds, no claimant
+    /// ever recorded.
     async fn step(&mut self, step: &Step) -> Check {
         let ledger = self.w.ledger();
         let before = self.money(&ledger).await;
+        let wanted = self.effective(&self.names_recorded().await);
         let new_from = ledger.purchases.len();
         match step {
             Step::Edit { file, edit } => {
                 steps::apply(&mut self.files[*file], edit);
                 self.write(*file);
+            }
+            Step::Claim { owner, on } => {
+                let claimant = self.files[*owner].claimant();
+                self.write_file(&claimant, *on);
+                match on {
+                    true => self.claims.insert(*owner),
+                    false => self.claims.remove(owner),
+                };
+            }
+            Step::EmptyDir => {
+                for i in 0..self.files.len() {
+                    self.files[i].present = false;
+                    self.write(i);
+                }
+            }
+            Step::RestoreDir(files) => {
+                for &i in files {
+                    self.files[i].present = true;
+                    self.write(i);
+                }
             }
             Step::Pass { buy } => self.pass(*buy, false).await?,
             Step::Crash {
@@ -417,14 +515,26 @@ impl Model {
         let ledger = self.w.ledger();
         let hand = &self.outside.hand;
         check::no_page_bought_twice(&ledger, new_from, (self.lag_ms, self.complete_list), hand)?;
+        check::one_project_per_site_and_page_per_url(&ledger, hand)?;
+        self.no_claimant_recorded().await?;
         let after = self.money(&ledger).await;
-        check::money_within_cap(&self.files, &before, &after)
+        check::money_within_cap(&wanted, &before, &after)
+    }
+
+    /// A claimant is refused at every pass: the journal never records it.
+    async fn no_claimant_recorded(&self) -> Check {
+        let recorded = self.names_recorded().await;
+        match steps::CLAIMANTS.iter().find(|c| recorded.contains(**c)) {
+            Some(c) => Err(format!("the claimant {c} was recorded: {recorded:?}")),
+            None => Ok(()),
+        }
     }
 
     /// A pass; after it, every campaign it reports converged (or, removed, with nothing left
     /// to stop) has its autobuyers in the desired state; then the operator acts.
     async fn pass(&mut self, buy: bool, purchases_to_operator: bool) -> Check {
         self.clock.advance(chrono::Duration::milliseconds(10));
+        let recorded = self.names_recorded().await;
         let reports = self
             .w
             .engine
@@ -433,24 +543,68 @@ impl Model {
             .map_err(|e| format!("the pass failed: {e}"))?;
         // Time passes between passes: the settle grace runs out within three of them.
         self.clock.advance(chrono::Duration::milliseconds(700));
-        self.converged_as_desired(&reports).await?;
+        self.refused_as_expected(&reports, &recorded)?;
+        self.converged_as_desired(&reports, &recorded).await?;
         self.operate(purchases_to_operator).await;
         Ok(())
     }
 
-    async fn converged_as_desired(&self, reports: &[CampaignReport]) -> Check {
+    /// A file renamed without the key, and a claimant, are blocked naming the campaign that
+    /// owns the site and the key that would hand it over (`recorded`: before the pass).
+    fn refused_as_expected(
+        &mut self,
+        reports: &[CampaignReport],
+        recorded: &BTreeSet<String>,
+    ) -> Check {
+        let owner_of = |m: &FileModel| m.names.into_iter().find(|n| recorded.contains(*n));
+        let mut expected: Vec<(&'static str, &'static str)> = Vec::new();
+        for m in &self.files {
+            if let Identity::Blocked(owner) = Model::state(m, recorded) {
+                expected.push((m.name, owner));
+                self.blocked_seen.insert(m.name);
+            }
+        }
+        for &i in &self.claims {
+            let owner = owner_of(&self.files[i]).ok_or("a claimant whose owner is not recorded")?;
+            expected.push((self.files[i].claimant().name, owner));
+        }
+        for (name, owner) in expected {
+            let Some(rep) = reports.iter().find(|r| r.campaign == name) else {
+                return Err(format!("{name}: no report from the pass"));
+            };
+            let says = format!("`renamed_from: {owner}`");
+            let detail = rep.detail.as_deref().unwrap_or_default();
+            if rep.outcome != PassOutcome::Blocked || !detail.contains(&says) {
+                return Err(format!(
+                    "{name}: expected blocked naming {owner} ({says}), the pass reported {rep:?}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    async fn converged_as_desired(
+        &self,
+        reports: &[CampaignReport],
+        recorded: &BTreeSet<String>,
+    ) -> Check {
         let ledger = self.w.ledger();
         for rep in reports {
-            let Some(m) = self.files.iter().find(|f| f.name == rep.campaign) else {
+            let Some(m) = self
+                .files
+                .iter()
+                .find(|f| f.names.contains(&rep.campaign.as_str()))
+            else {
                 continue;
             };
-            let Some(r) = self.recorded(m.name).await else {
+            let Some(r) = self.recorded(&rep.campaign).await else {
                 continue;
             };
+            let m = &Model::as_recorded(m, &rep.campaign, recorded);
             let done = match rep.outcome {
                 PassOutcome::Converged => true,
                 PassOutcome::SpendingStopped if !m.present => {
-                    r.uncertain.is_empty() && !plan::plan_removed(m.name, &r).has_changes()
+                    r.uncertain.is_empty() && !plan::plan_removed(&rep.campaign, &r).has_changes()
                 }
                 _ => false,
             };
@@ -568,13 +722,15 @@ impl Model {
         for n in 0..CHECKPOINT_PASSES {
             let ledger = self.w.ledger();
             let before = self.money(&ledger).await;
+            let wanted = self.effective(&self.names_recorded().await);
             let new_from = ledger.purchases.len();
             self.pass(false, n >= 2).await?;
             self.clock.advance(grace);
             let ledger = self.w.ledger();
             check::no_page_bought_twice(&ledger, new_from, (0, true), &self.outside.hand)?;
+            check::one_project_per_site_and_page_per_url(&ledger, &self.outside.hand)?;
             let after = self.money(&ledger).await;
-            check::money_within_cap(&self.files, &before, &after)?;
+            check::money_within_cap(&wanted, &before, &after)?;
             if self.nothing_left().await {
                 return self.journal_equals_ledger().await;
             }
@@ -584,16 +740,29 @@ impl Model {
         ))
     }
 
+    /// Every recorded campaign of the files (a blocked rename is an expected state: its old
+    /// name is a removed campaign, the new one is not recorded), with what each name's file
+    /// wants of it.
+    async fn each_recorded(&self) -> Vec<(&'static str, FileModel, Recorded)> {
+        let recorded = self.names_recorded().await;
+        let mut out = Vec::new();
+        for m in &self.files {
+            for name in check::names(m) {
+                if let Some(r) = self.recorded(name).await {
+                    out.push((name, Model::as_recorded(m, name, &recorded), r));
+                }
+            }
+        }
+        out
+    }
+
     /// Nothing uncertain, no halt, no link leaving (released after the grace), and no plan
     /// with anything to do, for every campaign.
     async fn nothing_left(&self) -> bool {
-        for m in &self.files {
-            let Some(r) = self.recorded(m.name).await else {
-                continue;
-            };
-            let p = match (m.present, load_one(self.w.dir.path(), m.name)) {
+        for (name, m, r) in self.each_recorded().await {
+            let p = match (m.present, load_one(self.w.dir.path(), name)) {
                 (true, Some(c)) => plan::plan_campaign(&c, &r, false),
-                _ => plan::plan_removed(m.name, &r),
+                _ => plan::plan_removed(name, &r),
             };
             let leaving = r
                 .held
@@ -609,19 +778,39 @@ impl Model {
         true
     }
 
+    /// Journal = ledger for every recorded campaign; and each file's campaign is recorded
+    /// under one name (a rename hands its record over, or is blocked).
     async fn journal_equals_ledger(&self) -> Check {
         let ledger = self.w.ledger();
+        let all = self.each_recorded().await;
+        let recorded = self.names_recorded().await;
         for m in &self.files {
-            let Some(r) = self.recorded(m.name).await else {
-                continue;
-            };
-            check::journal_equals_ledger(&ledger, m, &r, &self.outside)?;
-            let unapplied = match load_one(self.w.dir.path(), m.name) {
-                Some(c) if m.present => !plan::plan_campaign(&c, &r, false).unapplied.is_empty(),
+            if Model::state(m, &recorded) == Identity::Live && !recorded.contains(m.name) {
+                return Err(format!(
+                    "{}: its file is present and not blocked, but the journal does not record it under that name: {recorded:?}",
+                    m.name
+                ));
+            }
+            let names: Vec<&str> = all
+                .iter()
+                .filter(|(_, f, _)| f.id() == m.id())
+                .map(|(n, ..)| *n)
+                .collect();
+            if names.len() > 1 {
+                return Err(format!(
+                    "file {} is recorded under two names: {names:?}",
+                    m.id()
+                ));
+            }
+        }
+        for (name, m, r) in &all {
+            check::journal_equals_ledger(&ledger, m, r, &self.outside)?;
+            let unapplied = match load_one(self.w.dir.path(), name) {
+                Some(c) if m.present => !plan::plan_campaign(&c, r, false).unapplied.is_empty(),
                 _ => false,
             };
             if !unapplied {
-                check::autobuyers_as_desired(&ledger, m, &r, &self.outside)
+                check::autobuyers_as_desired(&ledger, m, r, &self.outside)
                     .map_err(|e| format!("at a checkpoint: {e}"))?;
             }
         }
@@ -635,15 +824,13 @@ impl Model {
     async fn operate(&mut self, purchases: bool) {
         let ledger = self.w.ledger();
         let max = settings().max_attempts;
-        for m in &self.files {
-            let Some(r) = self.recorded(m.name).await else {
-                continue;
-            };
+        for (name, m, r) in self.each_recorded().await {
+            let m = &m;
             if r.ids.account.adoption_pending() {
                 let word = ("model", "read the plan");
                 let adopt = self.w.store().campaigns();
                 adopt
-                    .confirm_adoption(m.name, word.0, word.1, self.now())
+                    .confirm_adoption(name, word.0, word.1, self.now())
                     .await
                     .expect("resolve adopt");
             }
@@ -713,4 +900,16 @@ fn load_one(dir: &std::path::Path, name: &str) -> Option<linkrunner::campaign::C
         .into_iter()
         .map(|lc| lc.campaign)
         .find(|c| c.name == name)
+}
+
+/// What a pass should do with a file's campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Identity {
+    /// Recorded under its name, about to be (a rename handed over, a new campaign), or both.
+    Live,
+    /// Its file is removed (or it has another name now).
+    Removed,
+    /// Renamed without the key while the old name (here) is recorded: blocked, nothing
+    /// created or bought, until the key is added or the old name comes back.
+    Blocked(&'static str),
 }

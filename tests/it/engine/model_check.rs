@@ -54,6 +54,8 @@ pub fn ledger_commitment(ledger: &Ledger, m: &FileModel) -> Money {
     })
 }
 
+/// Per file (by [`FileModel::id`]): the journal's figures are summed over the names the file
+/// may have, so a rename moves nothing from one side to the other (one name is recorded).
 pub async fn money(
     store: &Store,
     ledger: &Ledger,
@@ -63,12 +65,15 @@ pub async fn money(
 ) -> BTreeMap<&'static str, Money2> {
     let mut out = BTreeMap::new();
     for m in files {
-        let journal = store
-            .campaigns()
-            .budget(m.name, now.date_naive())
-            .await
-            .map(|b| b.committed)
-            .unwrap_or(Money::ZERO);
+        let mut journal = Money::ZERO;
+        for name in names(m) {
+            let committed = store
+                .campaigns()
+                .budget(name, now.date_naive())
+                .await
+                .map_or(Money::ZERO, |b| b.committed);
+            journal = journal.checked_add(committed).expect("sum");
+        }
         let mut money = Money2 {
             ledger: ledger_commitment(ledger, m),
             journal,
@@ -77,9 +82,15 @@ pub async fn money(
         if m.adopts {
             unseen_outside(store, ledger, m, outside, now, &mut money).await;
         }
-        out.insert(m.name, money);
+        out.insert(m.id(), money);
     }
     out
+}
+
+/// The names a file may have, each once.
+pub fn names(m: &FileModel) -> impl Iterator<Item = &'static str> {
+    let [a, b] = m.names;
+    std::iter::once(a).chain((a != b).then_some(b))
 }
 
 /// Takes out of `money.ledger` what others hold that the journal has not seen, and notes
@@ -92,7 +103,10 @@ async fn unseen_outside(
     now: DateTime<Utc>,
     money: &mut Money2,
 ) {
-    let r = Recorded::load(store, m.name, now.date_naive()).await.ok();
+    let mut r = None;
+    for name in names(m) {
+        r = r.or(Recorded::load(store, name, now.date_naive()).await.ok());
+    }
     let seen: HashSet<i64> = r
         .iter()
         .flat_map(|r| r.foreign.iter())
@@ -173,14 +187,15 @@ pub fn no_page_bought_twice(
 /// (2) Money: the journal never counts less than the marketplace holds, and no step takes
 /// what the marketplace holds past the cap in force — or, when the journal already counted
 /// more than the cap before the step (a cap lowered under what is held: nothing is sold),
-/// past that. A paused or removed campaign acquires nothing: its cap in force is zero.
+/// past that. A paused or removed campaign acquires nothing: its cap in force is zero; so
+/// does a blocked one (renamed without the key: `files` say it as removed).
 pub fn money_within_cap(
     files: &[FileModel],
     before: &BTreeMap<&'static str, Money2>,
     after: &BTreeMap<&'static str, Money2>,
 ) -> Check {
     for m in files {
-        let (b, a) = (&before[m.name], &after[m.name]);
+        let (b, a) = (&before[m.id()], &after[m.id()]);
         if a.journal < a.ledger {
             return Err(format!(
                 "{}: the journal counts {} but the marketplace holds {}",
@@ -424,4 +439,73 @@ pub fn waits_for_operator(
         IntentKind::StartAutobuyer | IntentKind::StopAutobuyer => false,
         _ => attempts >= max_attempts,
     }
+}
+
+/// A site or URL as the fence compares them: case, the scheme, a leading `www.`, a default
+/// port and a trailing `/` folded. Written here, not taken from the product, so a folding the
+/// product gets wrong is not folded the same wrong way.
+pub fn fold(url: &str) -> String {
+    let u = url.to_ascii_lowercase();
+    let rest = u
+        .strip_prefix("https://")
+        .or_else(|| u.strip_prefix("http://"))
+        .unwrap_or(&u);
+    let rest = rest.strip_prefix("www.").unwrap_or(rest);
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = host
+        .strip_suffix(":443")
+        .or_else(|| host.strip_suffix(":80"))
+        .unwrap_or(host);
+    format!("{host}/{}", path.trim_end_matches('/'))
+}
+
+/// (5) Issue 32, over every project of the ledger, whichever campaign (or name) made it: one
+/// project per site that holds links or autobuyers, and no page bought by a purchase call twice for one URL, by its text
+/// folded (a second project has other URL ids). A rename, a claim or a removed file that gave
+/// a site a second project, or bought its pages again under another key, fails here.
+pub fn one_project_per_site_and_page_per_url(ledger: &Ledger, hand: &HashSet<i64>) -> Check {
+    // A project whose creation was cut after commit and created again is left empty: free,
+    // and never used. A second project that holds links or autobuyers is what pays twice.
+    let used = |id: i64| {
+        ledger.purchases.iter().any(|p| p.project_id == id)
+            || ledger.autobuyers.iter().any(|a| a.project_id == id)
+    };
+    let mut sites: BTreeMap<String, i64> = BTreeMap::new();
+    for p in ledger.projects.iter().filter(|p| used(p.id)) {
+        if let Some(first) = sites.insert(fold(&p.domain), p.id) {
+            return Err(format!(
+                "a second project with links or autobuyers for site {}: projects {first} and {} ({:?})",
+                fold(&p.domain),
+                p.id,
+                ledger.projects
+            ));
+        }
+    }
+    let url = |id: i64| {
+        ledger
+            .urls
+            .iter()
+            .find(|u| u.id == id)
+            .map(|u| fold(&u.url))
+    };
+    let mut pages: BTreeMap<(String, i64), &Purchase> = BTreeMap::new();
+    let ours = ledger
+        .purchases
+        .iter()
+        .filter(|p| p.autobuyer_id.is_none() && !hand.contains(&p.link_id));
+    for p in ours {
+        let Some(u) = url(p.url_id) else {
+            return Err(format!(
+                "a purchase for URL id {} the ledger lacks: {p:?}",
+                p.url_id
+            ));
+        };
+        if let Some(q) = pages.insert((u.clone(), p.page_id), p) {
+            return Err(format!(
+                "page {} bought twice for {u} (projects {} and {}): {q:?} and {p:?}",
+                p.page_id, q.project_id, p.project_id
+            ));
+        }
+    }
+    Ok(())
 }

@@ -1,6 +1,13 @@
 //! The model test's steps and their generator: a sequence of steps is a pure function of the
 //! seed (splitmix64), generated up front against a model of the campaign files, so a failing
 //! seed's sequence can be printed whole and replayed with `LINKRUNNER_MODEL_SEED`.
+//!
+//! Issue 32's edits of a campaign's identity ([`identity`]) come from a second generator of
+//! the same seed and are added between the others' steps, so the sequences issue 11's seeds
+//! were chosen for keep their shape: a file renamed with `renamed_from` (the key kept, or
+//! dropped once honoured) or without it (then fixed as `plan` says, or renamed back), a second
+//! file claiming a removed campaign's domain or `project_id`, and the directory emptied then
+//! restored.
 
 use std::fmt;
 
@@ -24,7 +31,13 @@ pub struct AbModel {
 /// One campaign file as the model wants it; `present: false` is a removed file.
 #[derive(Debug, Clone)]
 pub struct FileModel {
+    /// Its name now: one of `names`.
     pub name: &'static str,
+    /// The names the file may take (a rename switches between them); the first is the file's
+    /// identity in the model, whatever its name now.
+    pub names: [&'static str; 2],
+    /// `renamed_from:` in the file.
+    pub renamed_from: Option<&'static str>,
     pub domain: &'static str,
     pub present: bool,
     pub paused: bool,
@@ -38,6 +51,13 @@ pub struct FileModel {
     pub adopts: bool,
     /// Next autobuyer number, so every new or renamed autobuyer gets a fresh name.
     next_ab: u32,
+    /// For the generator: the journal records the campaign under its name now (it was
+    /// present under it, unblocked, at a checkpoint): a rename or a claim then means what it
+    /// says.
+    settled: bool,
+    /// For the generator: renamed without the key from this recorded name; the next identity
+    /// edit of the file fixes it.
+    needs_fix: Option<&'static str>,
 }
 
 const CAPS: [i64; 5] = [300, 700, 1200, 2000, 3500];
@@ -58,6 +78,8 @@ impl FileModel {
         vec![
             FileModel {
                 name: "ada-tools",
+                names: ["ada-tools", "ada-kit"],
+                renamed_from: None,
                 domain: "https://ada.example",
                 present: true,
                 paused: false,
@@ -66,9 +88,13 @@ impl FileModel {
                 autobuyers: vec![ab("ada-ab1", 0, 350, true)],
                 adopts: false,
                 next_ab: 2,
+                settled: false,
+                needs_fix: None,
             },
             FileModel {
                 name: "bea-books",
+                names: ["bea-books", "bea-shelf"],
+                renamed_from: None,
                 domain: "https://bea.example",
                 present: true,
                 paused: false,
@@ -77,9 +103,13 @@ impl FileModel {
                 autobuyers: vec![ab("bea-ab1", 0, 600, true), ab("bea-ab2", 1, 350, false)],
                 adopts: false,
                 next_ab: 3,
+                settled: false,
+                needs_fix: None,
             },
             FileModel {
                 name: "cid-shop",
+                names: ["cid-shop", "cid-store"],
+                renamed_from: None,
                 domain: ADOPTED_DOMAIN,
                 present: true,
                 paused: false,
@@ -92,8 +122,48 @@ impl FileModel {
                 }],
                 adopts: true,
                 next_ab: 1,
+                settled: false,
+                needs_fix: None,
             },
         ]
+    }
+
+    /// The file as the checks see it: `present` when a pass should give it what it wants.
+    pub fn wanting(&self, present: bool) -> FileModel {
+        FileModel {
+            present,
+            ..self.clone()
+        }
+    }
+
+    /// The file's identity in the model (its first name), whatever it is called now.
+    pub fn id(&self) -> &'static str {
+        self.names[0]
+    }
+
+    /// The file a second team writes for the same site while this one is removed: the same
+    /// URLs and autobuyers, its domain spelt with `www.` (or, for the adopting file, the same
+    /// `project_id`). Refused by validation beside this file, blocked by the pass without it.
+    pub fn claimant(&self) -> FileModel {
+        let name = *CLAIMANTS
+            .iter()
+            .find(|c| c[4..7] == self.name[..3])
+            .expect("a claimant name");
+        let domain = match self.adopts {
+            true => self.domain,
+            false => *WWW
+                .iter()
+                .find(|w| w.ends_with(&self.domain["https://".len()..]))
+                .expect("a www. spelling"),
+        };
+        FileModel {
+            name,
+            names: [name, name],
+            renamed_from: None,
+            domain,
+            present: true,
+            ..self.clone()
+        }
     }
 
     pub fn url(&self, i: usize) -> String {
@@ -132,6 +202,9 @@ impl FileModel {
             "name: {}\ndomain: {}\npaused: {}\n",
             self.name, self.domain, self.paused
         );
+        if let Some(old) = self.renamed_from {
+            y += &format!("renamed_from: {old}\n");
+        }
         if self.adopts {
             y += &format!("project_id: {}\n", seeded.project_id);
         }
@@ -184,6 +257,10 @@ impl FileModel {
 /// The domain of the account in use the sandbox seeds for the adopting file.
 pub const ADOPTED_DOMAIN: &str = "https://cid.example";
 
+/// The second files that claim a removed campaign's site, by the owner's first three letters.
+pub const CLAIMANTS: [&str; 3] = ["dup-ada", "dup-bea", "dup-cid"];
+const WWW: [&str; 2] = ["https://www.ada.example", "https://www.bea.example"];
+
 fn adopted_url(u: &linkrunner_sandbox::InUseUrl) -> String {
     let mut y = format!("  - url: {}\n    url_id: {}\n    texts:\n", u.url, u.url_id);
     for (text, id) in &u.texts {
@@ -212,6 +289,16 @@ pub enum Edit {
     Cap(i64),
     RemoveFile,
     RestoreFile,
+    /// The file is renamed (`to`, its other name): with `renamed_from:` naming its name
+    /// until now, or without (then the new name is blocked while the old one is recorded).
+    RenameFile {
+        to: &'static str,
+        key: bool,
+    },
+    /// `renamed_from:` added (the way out `plan` names for a rename without it).
+    AddKey(&'static str),
+    /// `renamed_from:` dropped, once a checkpoint saw it honoured.
+    DropKey,
 }
 
 /// What the marketplace does from now on.
@@ -267,6 +354,16 @@ pub enum Step {
     /// A calm marketplace with a complete list, then passes (and an operator) until every
     /// campaign has nothing left to do; then the journal is compared with the ledger.
     Checkpoint,
+    /// A second file claiming file `owner`'s site ([`FileModel::claimant`]) is written
+    /// (`on`) or removed; written only while `owner`'s file is removed.
+    Claim {
+        owner: usize,
+        on: bool,
+    },
+    /// Every campaign file is removed at once (an empty checkout, a failed mount).
+    EmptyDir,
+    /// These files, removed by [`Step::EmptyDir`], return.
+    RestoreDir(Vec<usize>),
 }
 
 impl fmt::Display for Step {
@@ -284,6 +381,17 @@ impl fmt::Display for Step {
             Step::Market(m) => write!(f, "marketplace: {m:?}"),
             Step::Wait { ms } => write!(f, "wait {ms} ms"),
             Step::Checkpoint => write!(f, "checkpoint: calm, converge, journal = ledger"),
+            Step::Claim { owner, on: true } => {
+                write!(f, "a second file claims the site of file #{owner}")
+            }
+            Step::Claim { owner, on: false } => {
+                write!(
+                    f,
+                    "the second file claiming file #{owner}'s site is removed"
+                )
+            }
+            Step::EmptyDir => write!(f, "every campaign file removed at once"),
+            Step::RestoreDir(files) => write!(f, "files {files:?} restored"),
         }
     }
 }
@@ -291,7 +399,10 @@ impl fmt::Display for Step {
 /// The sequence for `seed`: `len` steps, a checkpoint every 12 and at the end.
 pub fn generate(seed: u64, len: usize) -> Vec<Step> {
     let mut rng = Prng::new(seed);
+    // Its own stream: the identity edits leave the other steps as they were drawn.
+    let mut idr = Prng::new(seed ^ 0x1de7_3200);
     let mut files = FileModel::initial();
+    let mut around = Around::default();
     let mut steps = Vec::with_capacity(len + 2);
     for i in 1..=len {
         let step = match rng.range(0, 99) {
@@ -299,7 +410,7 @@ pub fn generate(seed: u64, len: usize) -> Vec<Step> {
                 buy: rng.range(0, 2) > 0,
             },
             35..=59 => {
-                let mut edits = edit(&mut rng, &mut files);
+                let mut edits = edit(&mut rng, &mut files, &mut around);
                 let last = edits.pop().expect("an edit");
                 steps.extend(edits);
                 last
@@ -314,12 +425,106 @@ pub fn generate(seed: u64, len: usize) -> Vec<Step> {
             },
         };
         steps.push(step);
+        if idr.range(0, 99) < IDENTITY_SHARE {
+            steps.extend(identity(&mut idr, &mut files, &mut around));
+        }
         if i % 12 == 0 {
             steps.push(Step::Checkpoint);
+            settle(&mut files);
         }
     }
     steps.push(Step::Checkpoint);
     steps
+}
+
+/// In how many of 100 steps an identity edit follows.
+const IDENTITY_SHARE: i64 = 20;
+
+/// What the generator knows besides the files: the claimants written (by owner), and the
+/// files an emptied directory took away.
+#[derive(Debug, Default)]
+struct Around {
+    claims: std::collections::BTreeSet<usize>,
+    emptied: Option<Vec<usize>>,
+}
+
+/// A checkpoint converges every file: one present and not blocked is recorded under its name.
+fn settle(files: &mut [FileModel]) {
+    for m in files
+        .iter_mut()
+        .filter(|m| m.present && m.needs_fix.is_none())
+    {
+        m.settled = true;
+    }
+}
+
+/// An edit of a campaign's identity (issue 32), applied to the model as it is generated; none
+/// when the one drawn does not apply. A rename or a claim waits until a checkpoint saw the
+/// campaign recorded under its name now, so each means what it says: a rename without the key
+/// is blocked (and is fixed by the next identity edit of its file: the key added, as `plan`
+/// says, or the old name back), a claimant is refused (its owner's file stays removed while it
+/// is there).
+fn identity(rng: &mut Prng, files: &mut [FileModel], around: &mut Around) -> Vec<Step> {
+    if let Some(was) = around.emptied.take() {
+        // While the directory is empty, a second team's file may claim a site first.
+        let first = was
+            .iter()
+            .copied()
+            .find(|&i| files[i].settled && !files[i].present);
+        if let Some(owner) = first.filter(|_| around.claims.is_empty() && rng.range(0, 1) == 0) {
+            around.claims.insert(owner);
+            around.emptied = Some(was);
+            return vec![Step::Claim { owner, on: true }];
+        }
+        let mut out: Vec<Step> = std::mem::take(&mut around.claims)
+            .into_iter()
+            .map(|owner| Step::Claim { owner, on: false })
+            .collect();
+        let back: Vec<usize> = was.into_iter().filter(|&i| !files[i].present).collect();
+        back.iter().for_each(|&i| files[i].present = true);
+        if !back.is_empty() {
+            out.push(Step::RestoreDir(back));
+        }
+        return out;
+    }
+    let file = rng.range(0, files.len() as i64 - 1) as usize;
+    let m = &mut files[file];
+    let other = *m.names.iter().find(|n| **n != m.name).expect("two names");
+    let edit = match (m.needs_fix, rng.range(0, 4)) {
+        (Some(old), n) if n < 2 => Edit::AddKey(old),
+        (Some(old), _) => Edit::RenameFile {
+            to: old,
+            key: false,
+        },
+        (None, n @ (0 | 1)) if m.present && m.settled => Edit::RenameFile {
+            to: other,
+            key: n == 0,
+        },
+        (None, 2) if m.present && m.settled && m.renamed_from.is_some() => Edit::DropKey,
+        (None, 3) if around.claims.remove(&file) => {
+            return vec![Step::Claim {
+                owner: file,
+                on: false,
+            }];
+        }
+        // A removed campaign's site is what a second team's file claims.
+        (None, _) if !m.present && m.settled && !around.claims.contains(&file) => {
+            around.claims.insert(file);
+            return vec![Step::Claim {
+                owner: file,
+                on: true,
+            }];
+        }
+        (None, 4) if around.claims.is_empty() => {
+            let was: Vec<usize> = (0..files.len()).filter(|&i| files[i].present).collect();
+            was.iter().for_each(|&i| files[i].present = false);
+            around.emptied = Some(was);
+            return vec![Step::EmptyDir];
+        }
+        _ => return Vec::new(),
+    };
+    apply(m, &edit);
+    vec![Step::Edit { file, edit }]
 }
 
 /// A sequence aimed at settlement, the rule the broad sequences reach too rarely: purchases
@@ -353,9 +558,18 @@ fn pick<'a, T>(rng: &mut Prng, xs: &'a [T]) -> &'a T {
 /// file validation refuses is not the subject here): a cap is never set under what the
 /// running autobuyers need, and an edit that needs more is preceded by raising the cap to
 /// exactly that — the tightest cap a valid file can have.
-fn edit(rng: &mut Prng, files: &mut [FileModel]) -> Vec<Step> {
+fn edit(rng: &mut Prng, files: &mut [FileModel], around: &mut Around) -> Vec<Step> {
     let file = rng.range(0, files.len() as i64 - 1) as usize;
     let m = &mut files[file];
+    let mut out = Vec::new();
+    // A removed file returns once the second file claiming its site is gone (both present
+    // is the validation error `load` refuses).
+    if !m.present && around.claims.remove(&file) {
+        out.push(Step::Claim {
+            owner: file,
+            on: false,
+        });
+    }
     let edit = if !m.present {
         Edit::RestoreFile
     } else {
@@ -395,7 +609,6 @@ fn edit(rng: &mut Prng, files: &mut [FileModel]) -> Vec<Step> {
     };
     let mut wanted = m.clone();
     apply(&mut wanted, &edit);
-    let mut out = Vec::new();
     if wanted.least_cap() > m.monthly {
         let raise = Edit::Cap(wanted.least_cap());
         apply(m, &raise);
@@ -433,6 +646,22 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
         Edit::Cap(c) => m.monthly = *c,
         Edit::RemoveFile => m.present = false,
         Edit::RestoreFile => m.present = true,
+        Edit::RenameFile { to, key } => {
+            let from = std::mem::replace(&mut m.name, to);
+            m.renamed_from = key.then_some(from);
+            m.needs_fix = match key {
+                true => None,
+                // Renamed back to the name the journal records: nothing left to fix.
+                false if m.needs_fix == Some(*to) => None,
+                false => Some(from),
+            };
+            m.settled = false;
+        }
+        Edit::AddKey(old) => {
+            m.renamed_from = Some(old);
+            m.needs_fix = None;
+        }
+        Edit::DropKey => m.renamed_from = None,
     }
 }
 
