@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use super::causes::{IntentCause, insert_causes};
 use super::rows::{intent_columns, intent_from_row};
-use crate::store::StoreError;
+use crate::store::{AnyQuery, StoreError};
 use crate::store::handles::Intents;
 use crate::store::money::reserve;
 use crate::store::rows::day_text;
@@ -335,8 +335,6 @@ async fn rearm_failed(
         .map_err(db("begin_intents"))?;
     row.map(|r| attempt_of(&r)).transpose()
 }
-
-type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
 
 /// What both ways of starting an attempt write, bound as `$1`..`$8` in this order: the key,
 /// the request (fingerprint, body), the reservation (amount, links, day), the owner, the time.

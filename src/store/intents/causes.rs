@@ -223,15 +223,9 @@ impl Reports<'_> {
         campaign: Option<&str>,
         since: Option<DateTime<Utc>>,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
-             WHERE ($1 IS NULL OR campaign = $1) AND at >= $2 ORDER BY id",
-        )
-        .bind(campaign.map(str::to_string))
-        .bind(since.map_or(i64::MIN, to_millis))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("history"))?;
+        let sql = "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
+                   WHERE ($1 IS NULL OR campaign = $1) AND at >= $2 ORDER BY id";
+        let rows = self.history_rows(sql, campaign, since).await?;
         rows.iter().map(ledger_from_row).collect()
     }
 
@@ -246,12 +240,7 @@ impl Reports<'_> {
             " FROM intents WHERE id IN (SELECT intent_id FROM ledger \
              WHERE ($1 IS NULL OR campaign = $1) AND at >= $2)"
         );
-        let rows = sqlx::query(sql)
-            .bind(campaign.map(str::to_string))
-            .bind(since.map_or(i64::MIN, to_millis))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("history"))?;
+        let rows = self.history_rows(sql, campaign, since).await?;
         rows.iter()
             .map(|r| intent_from_row(r).map(|i| (i.id, i)))
             .collect()
@@ -268,13 +257,24 @@ impl Reports<'_> {
             " FROM intent_causes c WHERE c.intent_id IN (SELECT intent_id FROM ledger \
              WHERE ($1 IS NULL OR campaign = $1) AND at >= $2) ORDER BY c.id"
         );
-        let rows = sqlx::query(sql)
+        let rows = self.history_rows(sql, campaign, since).await?;
+        rows.iter().map(cause_from_row).collect()
+    }
+
+    /// The rows of one of [`Self::history`]'s reads: `$1` the campaign (NULL: every one), `$2`
+    /// the first moment (`since`, else the earliest).
+    async fn history_rows(
+        self,
+        sql: &'static str,
+        campaign: Option<&str>,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<Vec<AnyRow>, StoreError> {
+        sqlx::query(sql)
             .bind(campaign.map(str::to_string))
             .bind(since.map_or(i64::MIN, to_millis))
             .fetch_all(&self.pool)
             .await
-            .map_err(db("history"))?;
-        rows.iter().map(cause_from_row).collect()
+            .map_err(db("history"))
     }
 }
 
