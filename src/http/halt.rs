@@ -29,21 +29,18 @@ pub(crate) struct Press {
 pub(crate) async fn halt(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
-) -> Response {
-    let (by, reason, campaign) = match pressed(body) {
-        Ok(p) => p,
-        Err(why) => return refused(why),
-    };
+) -> Result<Response, Response> {
+    let (by, reason, campaign) = pressed(body)?;
     if campaign.is_some() {
-        return refused("`halt` is account-wide: `campaign` is for resume");
+        return Err(refused("`halt` is account-wide: `campaign` is for resume"));
     }
     match s.store.operator_halt(&by, &reason, s.clock.now()).await {
         Ok(()) => {
             tracing::warn!(by = %by, reason = %reason, "all spending halted over HTTP");
             let answer = serde_json::json!({ "halted": true, "by": by, "reason": reason });
-            Json(answer).into_response()
+            Ok(Json(answer).into_response())
         }
-        Err(e) => super::unavailable(&s, e),
+        Err(e) => Err(super::unavailable(&s, e)),
     }
 }
 
@@ -52,11 +49,8 @@ pub(crate) async fn halt(
 pub(crate) async fn resume(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
-) -> Response {
-    let (by, reason, campaign) = match pressed(body) {
-        Ok(p) => p,
-        Err(why) => return refused(why),
-    };
+) -> Result<Response, Response> {
+    let (by, reason, campaign) = pressed(body)?;
     let scope = match &campaign {
         Some(name) => HaltScope::campaign(name),
         None => HaltScope::Global,
@@ -71,22 +65,25 @@ pub(crate) async fn resume(
                 tracing::warn!(by = %by, reason = %reason, scope = scope.key(), "halt lifted over HTTP");
             }
             let answer = serde_json::json!({ "resumed": lifted, "by": by, "reason": reason });
-            Json(answer).into_response()
+            Ok(Json(answer).into_response())
         }
-        Err(e) => super::unavailable(&s, e),
+        Err(e) => Err(super::unavailable(&s, e)),
     }
 }
 
-/// The body's `by`, `reason` and `campaign`, trimmed; what is wrong otherwise.
+/// The body's `by`, `reason` and `campaign`, trimmed; otherwise the 400 that says what is
+/// wrong.
 fn pressed(
     body: Result<Json<Press>, JsonRejection>,
-) -> Result<(String, String, Option<String>), &'static str> {
+) -> Result<(String, String, Option<String>), Response> {
     let Ok(Json(p)) = body else {
-        return Err("the body must be JSON: {\"by\": \"NAME\", \"reason\": \"WHY\"}");
+        return Err(refused(
+            "the body must be JSON: {\"by\": \"NAME\", \"reason\": \"WHY\"}",
+        ));
     };
     let (by, reason) = (p.by.trim().to_string(), p.reason.trim().to_string());
     if by.is_empty() || reason.is_empty() {
-        return Err("`by` and `reason` must not be blank");
+        return Err(refused("`by` and `reason` must not be blank"));
     }
     Ok((by, reason, p.campaign.map(|c| c.trim().to_string())))
 }
