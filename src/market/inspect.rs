@@ -27,12 +27,11 @@ pub(crate) async fn search_result(
     client: &MarketClient,
     job: &SearchJob,
 ) -> Result<Value, MarketError> {
-    let call = crate::market::ops::search_result(job, &[]).map_err(|e| {
-        MarketError::InvalidRequest {
+    let call =
+        crate::market::ops::search_result(job, &[]).map_err(|e| MarketError::InvalidRequest {
             op: op::SEARCH_RESULT,
             reason: e.0.to_string(),
-        }
-    })?;
+        })?;
     Ok(json_of(&client.read(&call).await?.body))
 }
 

@@ -11,11 +11,11 @@ use sqlx::any::AnyRow;
 
 use super::causes::{IntentCause, insert_causes};
 use super::rows::{intent_columns, intent_from_row};
-use crate::store::{AnyQuery, StoreError};
 use crate::store::handles::Intents;
 use crate::store::money::reserve;
 use crate::store::rows::day_text;
 use crate::store::rows::{col, count, db, parsed};
+use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{
     AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
