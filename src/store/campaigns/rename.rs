@@ -215,25 +215,19 @@ impl Campaigns<'_> {
 
     /// Every recorded campaign (live or removed) whose domain is known, with its project.
     pub async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT c.name, c.domain, p.project_id FROM campaigns c \
              LEFT JOIN projects p ON p.campaign = c.name \
              WHERE c.domain IS NOT NULL ORDER BY c.name",
-        )
-        .fetch_all(&self.pool)
+        );
+        self.read_all("domain_owners", query, |r| {
+            Ok(DomainOwner {
+                campaign: col(r, "name")?,
+                domain: col(r, "domain")?,
+                project_id: col(r, "project_id")?,
+            })
+        })
         .await
-        .map_err(db("domain_owners"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(DomainOwner {
-                        campaign: col(r, "name")?,
-                        domain: col(r, "domain")?,
-                        project_id: col(r, "project_id")?,
-                    })
-                })
-                .collect()
-        }))
     }
 }
 

@@ -171,43 +171,33 @@ impl Store {
     pub async fn last_resumes(
         &self,
     ) -> Result<std::collections::HashMap<HaltScope, DateTime<Utc>>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT scope, MAX(at) AS at FROM operator_halt_events WHERE action = 'resume' \
              GROUP BY scope",
-        )
-        .fetch_all(&self.pool)
+        );
+        self.read_all("last_resumes", query, |r| {
+            Ok((HaltScope::from_key(col(r, "scope")?), time(r, "at")?))
+        })
         .await
-        .map_err(db("last_resumes"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| Ok((HaltScope::from_key(col(r, "scope")?), time(r, "at")?)))
-                .collect()
-        }))
     }
 
     /// The last `limit` halts and resumes, newest first.
     pub async fn halt_events(&self, limit: u32) -> Result<Vec<HaltEvent>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT action, scope, actor, reason, at FROM operator_halt_events \
              ORDER BY id DESC LIMIT $1",
         )
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
+        .bind(i64::from(limit));
+        self.read_all("halt_events", query, |r| {
+            Ok(HaltEvent {
+                action: col(r, "action")?,
+                scope: HaltScope::from_key(col(r, "scope")?),
+                by: col(r, "actor")?,
+                reason: col(r, "reason")?,
+                at: time(r, "at")?,
+            })
+        })
         .await
-        .map_err(db("halt_events"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(HaltEvent {
-                        action: col(r, "action")?,
-                        scope: HaltScope::from_key(col(r, "scope")?),
-                        by: col(r, "actor")?,
-                        reason: col(r, "reason")?,
-                        at: time(r, "at")?,
-                    })
-                })
-                .collect()
-        }))
     }
 }
 

@@ -91,12 +91,9 @@ impl Intents<'_> {
         campaign: &str,
     ) -> Result<Vec<IntentRow>, StoreError> {
         let sql = LIVE_AND_SWITCHES_SQL;
-        let rows = sqlx::query(sql)
-            .bind(campaign)
-            .fetch_all(&self.pool)
+        let query = sqlx::query(sql).bind(campaign);
+        self.read_all("live_intents_and_switches", query, intent_from_row)
             .await
-            .map_err(db("live_intents_and_switches"));
-        self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
     }
 
     /// How many intents there are per kind and state: one aggregate query, for the

@@ -145,23 +145,15 @@ impl Reports<'_> {
             cause_columns!(),
             " FROM intent_causes c WHERE c.intent_id = $1 ORDER BY c.id"
         );
-        let rows = sqlx::query(sql)
-            .bind(intent.0)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("causes_of"));
-        self.done(rows.and_then(|rows| rows.iter().map(cause_from_row).collect()))
+        let query = sqlx::query(sql).bind(intent.0);
+        self.read_all("causes_of", query, cause_from_row).await
     }
 
     /// One intent by id.
     pub(crate) async fn intent(self, id: IntentId) -> Result<Option<IntentRow>, StoreError> {
         let sql = concat!("SELECT ", intent_columns!(), " FROM intents WHERE id = $1");
-        let row = sqlx::query(sql)
-            .bind(id.0)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db("intent"));
-        self.done(row.and_then(|r| r.as_ref().map(intent_from_row).transpose()))
+        let query = sqlx::query(sql).bind(id.0);
+        self.read_optional("intent", query, intent_from_row).await
     }
 
     /// The intent that bought the link the marketplace calls `link_id`, if one of ours did.
@@ -179,15 +171,13 @@ impl Reports<'_> {
         self,
         id: IntentId,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
              WHERE intent_id = $1 ORDER BY id",
         )
-        .bind(id.0)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger_of_intent"));
-        self.done(rows.and_then(|rows| rows.iter().map(ledger_from_row).collect()))
+        .bind(id.0);
+        self.read_all("ledger_of_intent", query, ledger_from_row)
+            .await
     }
 
     /// What moved money and why: the ledger of one campaign (or all), from `since` on, oldest

@@ -147,11 +147,9 @@ impl Campaigns<'_> {
     }
 
     pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query("SELECT name FROM campaigns ORDER BY name")
-            .fetch_all(&self.pool)
+        let query = sqlx::query("SELECT name FROM campaigns ORDER BY name");
+        self.read_all("campaign_names", query, |r| col(r, "name"))
             .await
-            .map_err(db("campaign_names"));
-        self.done(rows.and_then(|rows| rows.iter().map(|r| col(r, "name")).collect()))
     }
 
     /// Where the campaign's commitment stands; `day` selects `links_today`.
@@ -176,14 +174,11 @@ impl Campaigns<'_> {
 
     /// Every movement of the campaign's commitment, oldest first.
     pub async fn ledger(self, campaign: &str) -> Result<Vec<LedgerEntry>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger WHERE campaign = $1 ORDER BY id",
         )
-        .bind(campaign)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger"));
-        self.done(rows.and_then(|rows| rows.iter().map(ledger_from_row).collect()))
+        .bind(campaign);
+        self.read_all("ledger", query, ledger_from_row).await
     }
 }
 

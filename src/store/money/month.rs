@@ -38,7 +38,7 @@ impl Reports<'_> {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<LedgerSum>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT l.campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
              CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
              FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
@@ -46,11 +46,8 @@ impl Reports<'_> {
              GROUP BY l.campaign, i.kind, l.reason ORDER BY l.campaign, i.kind, l.reason",
         )
         .bind(to_millis(from))
-        .bind(to_millis(to))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger_sums"));
-        self.done(rows.and_then(|rows| rows.iter().map(sum_from_row).collect()))
+        .bind(to_millis(to));
+        self.read_all("ledger_sums", query, sum_from_row).await
     }
 }
 
@@ -64,7 +61,7 @@ impl Reports<'_> {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<LedgerSum>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT '' AS campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
              CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
              FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
@@ -72,11 +69,8 @@ impl Reports<'_> {
              GROUP BY i.kind, l.reason ORDER BY i.kind, l.reason",
         )
         .bind(to_millis(from))
-        .bind(to_millis(to))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger_totals"));
-        self.done(rows.and_then(|rows| rows.iter().map(sum_from_row).collect()))
+        .bind(to_millis(to));
+        self.read_all("ledger_totals", query, sum_from_row).await
     }
 }
 
