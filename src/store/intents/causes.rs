@@ -158,12 +158,12 @@ impl Reports<'_> {
 
     /// The intent that bought the link the marketplace calls `link_id`, if one of ours did.
     pub(crate) async fn intent_of_link(self, link_id: i64) -> Result<Option<IntentId>, StoreError> {
-        let row = sqlx::query("SELECT intent_id FROM held_links WHERE link_id = $1")
-            .bind(link_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db("intent_of_link"));
-        self.done(row.and_then(|r| r.map(|r| col(&r, "intent_id").map(IntentId)).transpose()))
+        let query =
+            sqlx::query("SELECT intent_id FROM held_links WHERE link_id = $1").bind(link_id);
+        self.read_optional("intent_of_link", query, |r| {
+            col(r, "intent_id").map(IntentId)
+        })
+        .await
     }
 
     /// The ledger entries of one intent, oldest first.
