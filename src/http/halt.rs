@@ -30,7 +30,7 @@ pub(crate) async fn halt(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
 ) -> Result<Response, Response> {
-    let (by, reason, campaign) = pressed(body)?;
+    let (by, reason, campaign) = pressed(body).map_err(refused)?;
     if campaign.is_some() {
         return Err(refused("`halt` is account-wide: `campaign` is for resume"));
     }
@@ -50,7 +50,7 @@ pub(crate) async fn resume(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
 ) -> Result<Response, Response> {
-    let (by, reason, campaign) = pressed(body)?;
+    let (by, reason, campaign) = pressed(body).map_err(refused)?;
     let scope = match &campaign {
         Some(name) => HaltScope::campaign(name),
         None => HaltScope::Global,
@@ -71,19 +71,16 @@ pub(crate) async fn resume(
     }
 }
 
-/// The body's `by`, `reason` and `campaign`, trimmed; otherwise the 400 that says what is
-/// wrong.
+/// The body's `by`, `reason` and `campaign`, trimmed; what is wrong otherwise.
 fn pressed(
     body: Result<Json<Press>, JsonRejection>,
-) -> Result<(String, String, Option<String>), Response> {
+) -> Result<(String, String, Option<String>), &'static str> {
     let Ok(Json(p)) = body else {
-        return Err(refused(
-            "the body must be JSON: {\"by\": \"NAME\", \"reason\": \"WHY\"}",
-        ));
+        return Err("the body must be JSON: {\"by\": \"NAME\", \"reason\": \"WHY\"}");
     };
     let (by, reason) = (p.by.trim().to_string(), p.reason.trim().to_string());
     if by.is_empty() || reason.is_empty() {
-        return Err(refused("`by` and `reason` must not be blank"));
+        return Err("`by` and `reason` must not be blank");
     }
     Ok((by, reason, p.campaign.map(|c| c.trim().to_string())))
 }
