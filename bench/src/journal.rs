@@ -18,7 +18,7 @@ use linkrunner::store::{
 use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle};
 
 use super::fixture::{self, Scratch};
-use super::pg::FreshDb;
+use super::pg::on_fresh_db;
 use super::report::{Verdict, fmt_num, ms, quantile};
 use super::settings::BenchSettings;
 
@@ -31,12 +31,8 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let sqlite_dir = Scratch::new("journal")?;
     let sqlite = format!("sqlite://{}/journal.db", sqlite_dir.path().display());
     verdicts.extend(on_backend("sqlite", &sqlite, a).await?);
-    match FreshDb::create("journal").await? {
-        Some(db) => {
-            let result = on_backend("postgres", &db.url, a).await;
-            db.drop_db().await;
-            verdicts.extend(result?);
-        }
+    match on_fresh_db("journal", async |url| on_backend("postgres", url, a).await).await? {
+        Some(v) => verdicts.extend(v),
         None => println!("   PostgreSQL: no server reachable; skipped"),
     }
     verdicts.iter().for_each(Verdict::print);

@@ -121,12 +121,8 @@ async fn run_flows(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let sqlite = format!("sqlite://{}/journal.db", dir.path().display());
     let figures = flow::run(&setup, dir.path(), &sqlite).await?;
     verdicts.extend(flow_verdicts(&setup, &figures));
-    match pg::FreshDb::create("flow").await? {
-        Some(db) => {
-            let figures = flow::run(&setup, dir.path(), &db.url).await;
-            db.drop_db().await;
-            verdicts.extend(flow_verdicts(&setup, &figures?));
-        }
+    match pg::on_fresh_db("flow", async |url| flow::run(&setup, dir.path(), url).await).await? {
+        Some(figures) => verdicts.extend(flow_verdicts(&setup, &figures)),
         None => println!(
             "PostgreSQL: no server at {}; skipped",
             linkrunner::store::redact_url(&pg::admin_url())

@@ -50,3 +50,17 @@ impl FreshDb {
         }
     }
 }
+
+/// `each` on a fresh database `tag` of its own, dropped afterwards whatever `each` returned;
+/// `None` when no server answers at the admin URL (the caller says it skipped).
+pub async fn on_fresh_db<T>(
+    tag: &str,
+    each: impl AsyncFnOnce(&str) -> anyhow::Result<T>,
+) -> anyhow::Result<Option<T>> {
+    let Some(db) = FreshDb::create(tag).await? else {
+        return Ok(None);
+    };
+    let result = each(&db.url).await;
+    db.drop_db().await;
+    result.map(Some)
+}

@@ -24,7 +24,7 @@ use linkrunner::store::{Backend, Store};
 use linkrunner::views::overview::FileFacts;
 
 use super::fixture::Scratch;
-use super::pg::FreshDb;
+use super::pg::on_fresh_db;
 use super::report::{Verdict, fmt_num, ms};
 use super::settings::BenchSettings;
 
@@ -42,12 +42,8 @@ pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let dir = Scratch::new("reads")?;
     let sqlite = format!("sqlite://{}/journal.db", dir.path().display());
     verdicts.extend(on_backend("sqlite", &sqlite, a).await?);
-    match FreshDb::create("reads").await? {
-        Some(db) => {
-            let result = on_backend("postgres", &db.url, a).await;
-            db.drop_db().await;
-            verdicts.extend(result?);
-        }
+    match on_fresh_db("reads", async |url| on_backend("postgres", url, a).await).await? {
+        Some(v) => verdicts.extend(v),
         None => println!("   PostgreSQL: no server reachable; skipped"),
     }
     verdicts.iter().for_each(Verdict::print);

@@ -17,7 +17,7 @@ use linkrunner::views::state::{StateSource, plan_all};
 
 use super::daemon::{self, DaemonFigures};
 use super::fixture::{self, Scratch};
-use super::pg::{self, FreshDb};
+use super::pg;
 use super::procfs::mib;
 use super::report::{Verdict, fmt_num, ms};
 use super::settings::BenchSettings;
@@ -80,11 +80,9 @@ async fn measure_size(
     print_steady(n, &f);
     print_looks(&f);
     runs.push(("sqlite", f));
-    match FreshDb::create("scale").await? {
-        Some(pg) => {
-            let f = daemon::measure(dir.path(), n, &pg.url, (idle, None, None)).await;
-            pg.drop_db().await;
-            let f = f?;
+    let measured = async |url: &str| daemon::measure(dir.path(), n, url, (idle, None, None)).await;
+    match pg::on_fresh_db("scale", measured).await? {
+        Some(f) => {
             print_run("postgres", n, &f);
             runs.push(("postgres", f));
         }

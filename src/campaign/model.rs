@@ -113,6 +113,21 @@ pub struct BuyRounds {
     pub search: SearchSettings,
 }
 
+#[cfg(test)]
+impl BuyRounds {
+    /// Rounds at 09:00 UTC every day, of `per_run` links of type 1, cheapest first: the unit
+    /// tests' schedule.
+    pub(crate) fn daily_for_tests(per_run: u32) -> BuyRounds {
+        BuyRounds {
+            schedule: "0 9 * * *".into(),
+            link_type_id: 1,
+            per_run,
+            order: DonorOrder::Cheapest,
+            search: SearchSettings::default(),
+        }
+    }
+}
+
 /// Which donors a buy round takes first among those within `max_link_price`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -7,21 +7,31 @@ use super::span::Pos;
 use super::validate::validate;
 use linkrunner_domain::money::Money;
 
-const BASE: &str = r##"
+/// The name, domain, URL and budget every campaign here starts with.
+macro_rules! head {
+    () => {
+        r##"
 name: t
 domain: https://t.example
 urls:
   - url: https://t.example/a
     texts: ["#a#a#/a#"]
 budget: {monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}
-buy: {schedule: "0 9 * * *", link_type_id: 1, per_run: 5}
+"##
+    };
+}
+
+const BASE: &str = concat!(
+    head!(),
+    r##"buy: {schedule: "0 9 * * *", link_type_id: 1, per_run: 5}
 filters: [{name: f}]
 autobuyers:
   - name: ab
     filter: f
     state: running
     urls: [{url: "https://t.example/a", monthly_budget: 500, total_links_limit: 5, daily_links_limit: 1}]
-"##;
+"##
+);
 
 fn check(yaml: &str) -> Result<Campaign, Vec<String>> {
     let raw = parse(yaml.as_bytes()).map_err(messages)?;
@@ -154,18 +164,14 @@ fn an_unknown_position_points_at_the_whole_file() {
 
 #[test]
 fn every_optional_section_may_be_null_in_the_file_and_in_the_schema() {
-    let minimal = r##"
-name: t
-domain: https://t.example
-urls:
-  - url: https://t.example/a
-    texts: ["#a#a#/a#"]
-budget: {monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}
-paused: null
+    let minimal = concat!(
+        head!(),
+        r##"paused: null
 buy: ~
 filters: null
 autobuyers:
-"##;
+"##
+    );
     let c = check(minimal).unwrap();
     assert!(c.filters.is_empty() && c.autobuyers.is_empty() && c.buy.is_none() && !c.paused);
     let nested = with("per_run: 5}", "per_run: 5, order: null, search: null}")

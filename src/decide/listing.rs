@@ -263,16 +263,9 @@ fn same_link(l: &LinkRecord, id: Option<i64>, page: Option<i64>, url: Option<i64
 mod tests {
     use super::*;
     use linkrunner_domain::money::Money;
-    use linkrunner_domain::records::CampaignCaps;
 
     fn recorded() -> Recorded {
-        let caps = CampaignCaps {
-            name: "c".into(),
-            monthly_cap: Money::from_rubles(1000),
-            daily_links: 5,
-            total_links: 50,
-        };
-        Recorded::unrecorded_with(&caps, Vec::new())
+        Recorded::unrecorded_for_tests("c")
     }
 
     /// Issue 32 (5): one rule for created and adopted projects — a link no intent of ours

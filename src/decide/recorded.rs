@@ -79,6 +79,19 @@ impl Recorded {
         self.autobuyer_specs = autobuyer_specs(all);
     }
 
+    /// A campaign `name` the journal has not seen, with a cap of 1,000 RUB, 5 links a day
+    /// and 50 in all, no halt: the tests' starting point.
+    #[cfg(test)]
+    pub(crate) fn unrecorded_for_tests(name: &str) -> Recorded {
+        let caps = CampaignCaps {
+            name: name.into(),
+            monthly_cap: linkrunner_domain::money::Money::from_rubles(1000),
+            daily_links: 5,
+            total_links: 50,
+        };
+        Recorded::unrecorded_with(&caps, Vec::new())
+    }
+
     /// [`Recorded::unrecorded`] with the global halts already read.
     pub(crate) fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
         let zero = linkrunner_domain::money::Money::ZERO;

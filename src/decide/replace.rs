@@ -229,18 +229,12 @@ mod tests {
 
     use super::*;
     use crate::campaign::{AutobuyerState, AutobuyerUrl};
-    use linkrunner_domain::records::{CampaignCaps, ForeignLink};
+    use linkrunner_domain::records::ForeignLink;
 
     const URL: &str = "https://acme.example/shoes";
 
     fn record(foreign: &[(i64, Option<&str>)]) -> Recorded {
-        let caps = CampaignCaps {
-            name: "acme".into(),
-            monthly_cap: Money::from_rubles(1000),
-            daily_links: 5,
-            total_links: 50,
-        };
-        let mut r = Recorded::unrecorded_with(&caps, Vec::new());
+        let mut r = Recorded::unrecorded_for_tests("acme");
         r.ids.urls.insert(URL.into(), 11);
         let t = Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap();
         r.foreign = foreign

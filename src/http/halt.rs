@@ -29,21 +29,18 @@ pub(crate) struct Press {
 pub(crate) async fn halt(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
-) -> Response {
-    let (by, reason, campaign) = match pressed(body) {
-        Ok(p) => p,
-        Err(why) => return refused(why),
-    };
+) -> Result<Response, Response> {
+    let (by, reason, campaign) = pressed(body).map_err(refused)?;
     if campaign.is_some() {
-        return refused("`halt` is account-wide: `campaign` is for resume");
+        return Err(refused("`halt` is account-wide: `campaign` is for resume"));
     }
     match s.store.operator_halt(&by, &reason, s.clock.now()).await {
         Ok(()) => {
             tracing::warn!(by = %by, reason = %reason, "all spending halted over HTTP");
             let answer = serde_json::json!({ "halted": true, "by": by, "reason": reason });
-            Json(answer).into_response()
+            Ok(Json(answer).into_response())
         }
-        Err(e) => super::unavailable(&s, e),
+        Err(e) => Err(super::unavailable(&s, e)),
     }
 }
 
@@ -52,11 +49,8 @@ pub(crate) async fn halt(
 pub(crate) async fn resume(
     State(s): State<AppState>,
     body: Result<Json<Press>, JsonRejection>,
-) -> Response {
-    let (by, reason, campaign) = match pressed(body) {
-        Ok(p) => p,
-        Err(why) => return refused(why),
-    };
+) -> Result<Response, Response> {
+    let (by, reason, campaign) = pressed(body).map_err(refused)?;
     let scope = match &campaign {
         Some(name) => HaltScope::campaign(name),
         None => HaltScope::Global,
@@ -71,9 +65,9 @@ pub(crate) async fn resume(
                 tracing::warn!(by = %by, reason = %reason, scope = scope.key(), "halt lifted over HTTP");
             }
             let answer = serde_json::json!({ "resumed": lifted, "by": by, "reason": reason });
-            Json(answer).into_response()
+            Ok(Json(answer).into_response())
         }
-        Err(e) => super::unavailable(&s, e),
+        Err(e) => Err(super::unavailable(&s, e)),
     }
 }
 

@@ -8,11 +8,10 @@
 //! - [`link_records_at`]: where the link list's records sit in its answer.
 //! - [`technical_values`]: a donor's technical values as the wire names them, shortened.
 
-use reqwest::Method;
 use serde_json::{Map, Value};
 
 use crate::market::body::json_of;
-use crate::market::client::{Call, MarketClient};
+use crate::market::client::MarketClient;
 use crate::market::decode;
 use crate::market::error::MarketError;
 use crate::market::field_map::{FieldKey, FieldMap};
@@ -28,19 +27,11 @@ pub(crate) async fn search_result(
     client: &MarketClient,
     job: &SearchJob,
 ) -> Result<Value, MarketError> {
-    let path = paths::search_result(&job.job_handle_id, &job.meta_data).map_err(|e| {
-        MarketError::InvalidRequest {
+    let call =
+        crate::market::ops::search_result(job, &[]).map_err(|e| MarketError::InvalidRequest {
             op: op::SEARCH_RESULT,
             reason: e.0.to_string(),
-        }
-    })?;
-    let call = Call {
-        op: op::SEARCH_RESULT,
-        method: Method::GET,
-        path,
-        body: None,
-        answer_statuses: &[],
-    };
+        })?;
     Ok(json_of(&client.read(&call).await?.body))
 }
 

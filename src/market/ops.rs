@@ -29,6 +29,21 @@ pub(crate) fn post(op: &'static str, path: String, body: Value) -> Call {
     }
 }
 
+/// The read of `job`'s result: `answer_statuses` are the non-2xx answers that are answers;
+/// an error when the job handle or `metaData` cannot go into a path.
+pub(crate) fn search_result(
+    job: &SearchJob,
+    answer_statuses: &'static [u16],
+) -> Result<Call, paths::BadSegment> {
+    Ok(Call {
+        op: op::SEARCH_RESULT,
+        method: Method::GET,
+        path: paths::search_result(&job.job_handle_id, &job.meta_data)?,
+        body: None,
+        answer_statuses,
+    })
+}
+
 fn invalid(op: &'static str, reason: impl Into<String>) -> MarketError {
     MarketError::InvalidRequest {
         op,
@@ -89,19 +104,12 @@ impl MarketClient {
         &self,
         job: &SearchJob,
     ) -> Result<decode::search::Poll, MarketError> {
-        let path = paths::search_result(&job.job_handle_id, &job.meta_data).map_err(|e| {
+        let call = search_result(job, PENDING_OUTSIDE_2XX).map_err(|e| {
             invalid(
                 op::SEARCH_RESULT,
                 format!("the job handle or metaData cannot go into a path: {}", e.0),
             )
         })?;
-        let call = Call {
-            op: op::SEARCH_RESULT,
-            method: Method::GET,
-            path,
-            body: None,
-            answer_statuses: PENDING_OUTSIDE_2XX,
-        };
         let answer = match self.read(&call).await {
             Ok(answer) => answer,
             Err(e) => return super::poll::not_found(e),

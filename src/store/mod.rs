@@ -107,6 +107,8 @@ impl std::fmt::Debug for Store {
 }
 
 type Tx = Transaction<'static, Any>;
+/// A statement with its values bound, not yet run.
+type AnyQuery<'q> = sqlx::query::Query<'q, Any, sqlx::any::AnyArguments>;
 
 impl Store {
     /// The SQLite file of `url` (`None`: PostgreSQL or in memory): a command that only reads

@@ -73,23 +73,24 @@ impl Campaigns<'_> {
     ) -> Result<u64, StoreError> {
         let result = async {
             let mut tx = self.write_tx("record_look").await?;
-            let held = sqlx::query(
+            // `$1` the campaign, `$2` the earlier read's time, `$3` now.
+            let seen_again = |sql| {
+                sqlx::query(sql)
+                    .bind(campaign)
+                    .bind(to_millis(listed_at))
+                    .bind(to_millis(now))
+            };
+            let held = seen_again(
                 "UPDATE held_links SET seen_in_list_at = $3 \
                  WHERE campaign = $1 AND seen_in_list_at = $2",
             )
-            .bind(campaign)
-            .bind(to_millis(listed_at))
-            .bind(to_millis(now))
             .execute(&mut *tx)
             .await
             .map_err(db("record_look"))?;
-            let foreign = sqlx::query(
+            let foreign = seen_again(
                 "UPDATE foreign_links SET last_seen_at = $3 \
                  WHERE campaign = $1 AND last_seen_at = $2",
             )
-            .bind(campaign)
-            .bind(to_millis(listed_at))
-            .bind(to_millis(now))
             .execute(&mut *tx)
             .await
             .map_err(db("record_look"))?;

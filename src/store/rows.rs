@@ -3,7 +3,32 @@
 use sqlx::any::AnyRow;
 use sqlx::{Decode, Row, Type};
 
-use super::StoreError;
+use super::{AnyQuery, Store, StoreError};
+
+impl Store {
+    /// Every row `query` reads, each through `read`, collected (a `Vec`, a map), as one
+    /// public read: a failure is `op`'s and counted ([`Store::done`]).
+    pub(super) async fn read_all<T, C: FromIterator<T>>(
+        &self,
+        op: &'static str,
+        query: AnyQuery<'_>,
+        read: impl Fn(&AnyRow) -> Result<T, StoreError>,
+    ) -> Result<C, StoreError> {
+        let rows = query.fetch_all(&self.pool).await.map_err(db(op));
+        self.done(rows.and_then(|rows| rows.iter().map(read).collect()))
+    }
+
+    /// [`Store::read_all`] of a query that reads one row at the most.
+    pub(super) async fn read_optional<T>(
+        &self,
+        op: &'static str,
+        query: AnyQuery<'_>,
+        read: impl Fn(&AnyRow) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        let row = query.fetch_optional(&self.pool).await.map_err(db(op));
+        self.done(row.and_then(|r| r.as_ref().map(read).transpose()))
+    }
+}
 
 /// Maps a sqlx error to [`StoreError::Database`] for the named operation.
 pub(crate) fn db(op: &'static str) -> impl Fn(sqlx::Error) -> StoreError {

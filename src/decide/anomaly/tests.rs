@@ -4,10 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::campaign::{
-    Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, DonorOrder, PromotedUrl,
-    SearchSettings,
-};
+use crate::campaign::{Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, PromotedUrl};
 
 fn rub(r: i64) -> Money {
     Money::from_rubles(r)
@@ -37,13 +34,7 @@ fn campaign(per_run: u32, daily: u32, price: i64, autobuyers: &[(i64, u32)]) -> 
         },
         project_id: None,
         renamed_from: None,
-        buy: Some(BuyRounds {
-            schedule: "0 9 * * *".into(),
-            link_type_id: 1,
-            per_run,
-            order: DonorOrder::Cheapest,
-            search: SearchSettings::default(),
-        }),
+        buy: Some(BuyRounds::daily_for_tests(per_run)),
         filters: Vec::new(),
         autobuyers: autobuyers
             .iter()

@@ -5,9 +5,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::campaign::{
-    Autobuyer, AutobuyerUrl, Budget, BuyRounds, DonorOrder, Filter, PromotedUrl, SearchSettings,
-};
+use crate::campaign::{Autobuyer, AutobuyerUrl, Budget, BuyRounds, Filter, PromotedUrl};
 use linkrunner_domain::halts::{Halt, HaltScope};
 use linkrunner_domain::market::ProjectIds;
 use linkrunner_domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
@@ -50,13 +48,7 @@ fn campaign(
         budget,
         project_id: None,
         renamed_from: None,
-        buy: Some(BuyRounds {
-            schedule: "0 9 * * *".into(),
-            link_type_id: 1,
-            per_run,
-            order: DonorOrder::Cheapest,
-            search: SearchSettings::default(),
-        }),
+        buy: Some(BuyRounds::daily_for_tests(per_run)),
         filters: (0..filters)
             .map(|i| Filter {
                 name: format!("f{i}"),

@@ -17,20 +17,14 @@ pub struct CampaignFile {
 impl Campaigns<'_> {
     /// Every campaign the journal knows with its recorded file, by name.
     pub(crate) async fn campaign_files(self) -> Result<Vec<CampaignFile>, StoreError> {
-        let rows = sqlx::query("SELECT name, file FROM campaigns ORDER BY name")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("campaign_files"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(CampaignFile {
-                        name: col(r, "name")?,
-                        file: col(r, "file")?,
-                    })
-                })
-                .collect()
-        }))
+        let query = sqlx::query("SELECT name, file FROM campaigns ORDER BY name");
+        self.read_all("campaign_files", query, |r| {
+            Ok(CampaignFile {
+                name: col(r, "name")?,
+                file: col(r, "file")?,
+            })
+        })
+        .await
     }
 
     /// Records where each of `files` was loaded from, in one transaction. Only campaigns the

@@ -192,12 +192,9 @@ impl Campaigns<'_> {
         self,
         name: &str,
     ) -> Result<Option<Option<String>>, StoreError> {
-        let row = sqlx::query("SELECT domain FROM campaigns WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&self.pool)
+        let query = sqlx::query("SELECT domain FROM campaigns WHERE name = $1").bind(name);
+        self.read_optional("campaign_domain", query, |r| col(r, "domain"))
             .await
-            .map_err(db("campaign_domain"));
-        self.done(row.and_then(|r| r.map(|r| col(&r, "domain")).transpose()))
     }
 
     /// Records the domain of `name`'s project where none is recorded yet: the first one
@@ -215,25 +212,19 @@ impl Campaigns<'_> {
 
     /// Every recorded campaign (live or removed) whose domain is known, with its project.
     pub async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT c.name, c.domain, p.project_id FROM campaigns c \
              LEFT JOIN projects p ON p.campaign = c.name \
              WHERE c.domain IS NOT NULL ORDER BY c.name",
-        )
-        .fetch_all(&self.pool)
+        );
+        self.read_all("domain_owners", query, |r| {
+            Ok(DomainOwner {
+                campaign: col(r, "name")?,
+                domain: col(r, "domain")?,
+                project_id: col(r, "project_id")?,
+            })
+        })
         .await
-        .map_err(db("domain_owners"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(DomainOwner {
-                        campaign: col(r, "name")?,
-                        domain: col(r, "domain")?,
-                        project_id: col(r, "project_id")?,
-                    })
-                })
-                .collect()
-        }))
     }
 }
 
@@ -245,17 +236,15 @@ impl Campaigns<'_> {
         project_id: i64,
         campaign: &str,
     ) -> Result<Option<String>, StoreError> {
-        let row = sqlx::query(
+        let query = sqlx::query(
             "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 \
              AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
              ORDER BY campaign LIMIT 1",
         )
         .bind(project_id)
-        .bind(campaign)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db("project_owner"));
-        self.done(row.and_then(|r| r.map(|r| col(&r, "campaign")).transpose()))
+        .bind(campaign);
+        self.read_optional("project_owner", query, |r| col(r, "campaign"))
+            .await
     }
 
     /// Another campaign than `campaign` that records the autobuyer `id` (created or adopted
@@ -265,7 +254,7 @@ impl Campaigns<'_> {
         id: i64,
         campaign: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let row = sqlx::query(
+        let query = sqlx::query(
             "SELECT campaign, name FROM autobuyers \
              WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 \
              AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
@@ -273,13 +262,10 @@ impl Campaigns<'_> {
              ORDER BY campaign LIMIT 1",
         )
         .bind(id)
-        .bind(campaign)
-        .fetch_optional(&self.pool)
+        .bind(campaign);
+        self.read_optional("autobuyer_owner", query, |r| {
+            Ok((col(r, "campaign")?, col(r, "name")?))
+        })
         .await
-        .map_err(db("autobuyer_owner"));
-        self.done(row.and_then(|r| {
-            r.map(|r| Ok((col(&r, "campaign")?, col(&r, "name")?)))
-                .transpose()
-        }))
     }
 }

@@ -50,16 +50,13 @@ impl Campaigns<'_> {
 
     /// The judgment of `campaign`'s last buy pass, if one was recorded.
     pub(crate) async fn stall(self, campaign: &str) -> Result<Option<StallRow>, StoreError> {
-        let row = sqlx::query(concat!(
+        let query = sqlx::query(concat!(
             "SELECT ",
             stall_columns!(),
             " FROM campaign_stalls WHERE campaign = $1"
         ))
-        .bind(campaign)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db("stall"));
-        self.done(row.and_then(|r| r.as_ref().map(stall_from_row).transpose()))
+        .bind(campaign);
+        self.read_optional("stall", query, stall_from_row).await
     }
 }
 

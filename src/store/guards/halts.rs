@@ -10,7 +10,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::store::rows::{col, db, time};
-use crate::store::{Store, StoreError};
+use crate::store::{AnyQuery, Store, StoreError, Tx};
 use linkrunner_domain::clock::to_millis;
 
 pub use linkrunner_domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
@@ -87,24 +87,14 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let scope = HaltScope::Global;
-        let result = async {
-            let mut tx = self.write_tx("operator_halt").await?;
-            sqlx::query(
-                "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (scope) DO UPDATE SET reason = excluded.reason, halted_by = excluded.halted_by",
-            )
-            .bind(scope.key())
-            .bind(reason)
-            .bind(by)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
+        let set = sqlx::query(
+            "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (scope) DO UPDATE SET reason = excluded.reason, halted_by = excluded.halted_by",
+        );
+        let press = Press::new("halt", &scope, by, reason, now);
+        self.press("operator_halt", press.bind_halt(set), |_| true, &press)
             .await
-            .map_err(db("operator_halt"))?;
-            record_event(&mut tx, "halt", &scope, by, reason, now).await?;
-            tx.commit().await.map_err(db("operator_halt"))
-        }
-        .await;
-        self.write_done(result).await
+            .map(|_| ())
     }
 
     /// The anomaly brake halts `scope` as an operator would, unless an operator's halt of that
@@ -117,29 +107,13 @@ impl Store {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("brake").await?;
-            let set = sqlx::query(
-                "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (scope) DO NOTHING",
-            )
-            .bind(scope.key())
-            .bind(reason)
-            .bind(by)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
+        let set = sqlx::query(
+            "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (scope) DO NOTHING",
+        );
+        let press = Press::new("halt", scope, by, reason, now);
+        self.press("brake", press.bind_halt(set), |set| set > 0, &press)
             .await
-            .map_err(db("brake"))?
-            .rows_affected()
-                > 0;
-            if set {
-                record_event(&mut tx, "halt", scope, by, reason, now).await?;
-            }
-            tx.commit().await.map_err(db("brake"))?;
-            Ok(set)
-        }
-        .await;
-        self.write_done(result).await
     }
 
     /// An operator lifts their halt (`linkrunner resume`). Whether one was in force: only
@@ -163,20 +137,31 @@ impl Store {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
+        let lift = sqlx::query("DELETE FROM operator_halts WHERE scope = $1").bind(scope.key());
+        let press = Press::new("resume", scope, by, reason, now);
+        self.press("operator_resume", lift, |lifted| lifted > 0, &press)
+            .await
+    }
+
+    /// The one shape of a halt's or a resume's transaction: `change` to `operator_halts`, then,
+    /// when `recorded` says so of the rows it changed, the press in `operator_halt_events`, then
+    /// the commit. Whether the press was recorded.
+    async fn press(
+        &self,
+        op: &'static str,
+        change: AnyQuery<'_>,
+        recorded: fn(u64) -> bool,
+        press: &Press<'_>,
+    ) -> Result<bool, StoreError> {
         let result = async {
-            let mut tx = self.write_tx("operator_resume").await?;
-            let lifted = sqlx::query("DELETE FROM operator_halts WHERE scope = $1")
-                .bind(scope.key())
-                .execute(&mut *tx)
-                .await
-                .map_err(db("operator_resume"))?
-                .rows_affected()
-                > 0;
-            if lifted {
-                record_event(&mut tx, "resume", scope, by, reason, now).await?;
+            let mut tx = self.write_tx(op).await?;
+            let changed = change.execute(&mut *tx).await.map_err(db(op))?;
+            let record = recorded(changed.rows_affected());
+            if record {
+                press.record(&mut tx).await?;
             }
-            tx.commit().await.map_err(db("operator_resume"))?;
-            Ok(lifted)
+            tx.commit().await.map_err(db(op))?;
+            Ok(record)
         }
         .await;
         self.write_done(result).await
@@ -186,65 +171,87 @@ impl Store {
     pub async fn last_resumes(
         &self,
     ) -> Result<std::collections::HashMap<HaltScope, DateTime<Utc>>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT scope, MAX(at) AS at FROM operator_halt_events WHERE action = 'resume' \
              GROUP BY scope",
-        )
-        .fetch_all(&self.pool)
+        );
+        self.read_all("last_resumes", query, |r| {
+            Ok((HaltScope::from_key(col(r, "scope")?), time(r, "at")?))
+        })
         .await
-        .map_err(db("last_resumes"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| Ok((HaltScope::from_key(col(r, "scope")?), time(r, "at")?)))
-                .collect()
-        }))
     }
 
     /// The last `limit` halts and resumes, newest first.
     pub async fn halt_events(&self, limit: u32) -> Result<Vec<HaltEvent>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT action, scope, actor, reason, at FROM operator_halt_events \
              ORDER BY id DESC LIMIT $1",
         )
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
+        .bind(i64::from(limit));
+        self.read_all("halt_events", query, |r| {
+            Ok(HaltEvent {
+                action: col(r, "action")?,
+                scope: HaltScope::from_key(col(r, "scope")?),
+                by: col(r, "actor")?,
+                reason: col(r, "reason")?,
+                at: time(r, "at")?,
+            })
+        })
         .await
-        .map_err(db("halt_events"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(HaltEvent {
-                        action: col(r, "action")?,
-                        scope: HaltScope::from_key(col(r, "scope")?),
-                        by: col(r, "actor")?,
-                        reason: col(r, "reason")?,
-                        at: time(r, "at")?,
-                    })
-                })
-                .collect()
-        }))
     }
 }
 
-async fn record_event(
-    tx: &mut crate::store::Tx,
-    action: &str,
-    scope: &HaltScope,
-    by: &str,
-    reason: &str,
+/// A halt or a resume as `operator_halt_events` records it.
+struct Press<'a> {
+    action: &'static str,
+    scope: &'a HaltScope,
+    by: &'a str,
+    reason: &'a str,
     now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO operator_halt_events (action, scope, actor, reason, at) \
-         VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(action)
-    .bind(scope.key())
-    .bind(by)
-    .bind(reason)
-    .bind(to_millis(now))
-    .execute(&mut **tx)
-    .await
-    .map_err(db("record_halt_event"))?;
-    Ok(())
+}
+
+impl<'a> Press<'a> {
+    fn new(
+        action: &'static str,
+        scope: &'a HaltScope,
+        by: &'a str,
+        reason: &'a str,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Press {
+            action,
+            scope,
+            by,
+            reason,
+            now,
+        }
+    }
+
+    /// An `operator_halts` insert's values, `$1`..`$4`: scope, reason, author, since.
+    fn bind_halt<'q>(&self, insert: AnyQuery<'q>) -> AnyQuery<'q>
+    where
+        'a: 'q,
+    {
+        insert
+            .bind(self.scope.key())
+            .bind(self.reason)
+            .bind(self.by)
+            .bind(to_millis(self.now))
+    }
+
+    async fn record(&self, tx: &mut Tx) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO operator_halt_events (action, scope, actor, reason, at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(self.action)
+        .bind(self.scope.key())
+        .bind(self.by)
+        .bind(self.reason)
+        .bind(to_millis(self.now))
+        .execute(&mut **tx)
+        .await
+        .map_err(db("record_halt_event"))?;
+        Ok(())
+    }
 }

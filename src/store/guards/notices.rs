@@ -60,25 +60,19 @@ impl Store {
 
     /// Every event claimed and not cleared.
     pub async fn notices(&self) -> Result<Vec<NoticeRow>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT key, kind, campaign, claimed_by, claimed_at FROM notices ORDER BY key",
-        )
-        .fetch_all(&self.pool)
+        );
+        self.read_all("notices", query, |r| {
+            Ok(NoticeRow {
+                key: col(r, "key")?,
+                kind: col(r, "kind")?,
+                campaign: col(r, "campaign")?,
+                claimed_by: col(r, "claimed_by")?,
+                claimed_at: time(r, "claimed_at")?,
+            })
+        })
         .await
-        .map_err(db("notices"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(NoticeRow {
-                        key: col(r, "key")?,
-                        kind: col(r, "kind")?,
-                        campaign: col(r, "campaign")?,
-                        claimed_by: col(r, "claimed_by")?,
-                        claimed_at: time(r, "claimed_at")?,
-                    })
-                })
-                .collect()
-        }))
     }
 
     /// Per campaign, the held and foreign links released since `since` because they left the
@@ -88,7 +82,7 @@ impl Store {
         &self,
         since: DateTime<Utc>,
     ) -> Result<Vec<LostLinks>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT campaign, COUNT(*) AS n, MAX(released_at) AS latest FROM ( \
                SELECT campaign, released_at, released_why FROM held_links WHERE released_at >= $1 \
                UNION ALL \
@@ -97,21 +91,15 @@ impl Store {
                OR released_why LIKE 'absent from complete reads%' \
              GROUP BY campaign ORDER BY campaign",
         )
-        .bind(to_millis(since))
-        .fetch_all(&self.pool)
+        .bind(to_millis(since));
+        self.read_all("links_lost_since", query, |r| {
+            Ok(LostLinks {
+                campaign: col(r, "campaign")?,
+                links: count(r, "n")?,
+                latest: time(r, "latest")?,
+            })
+        })
         .await
-        .map_err(db("links_lost_since"));
-        self.done(rows.and_then(|rows| {
-            rows.iter()
-                .map(|r| {
-                    Ok(LostLinks {
-                        campaign: col(r, "campaign")?,
-                        links: count(r, "n")?,
-                        latest: time(r, "latest")?,
-                    })
-                })
-                .collect()
-        }))
     }
 
     /// Forgets the event `key` if it was claimed no later than `before`: its condition cleared, so

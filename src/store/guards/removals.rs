@@ -23,11 +23,8 @@ const SELECT_ALL: &str = "SELECT campaign, seen_at, state, resolved_by, resolved
 impl Campaigns<'_> {
     /// Every removal the journal records, by campaign name.
     pub async fn removals(self) -> Result<Vec<RemovalRow>, StoreError> {
-        let rows = sqlx::query(SELECT_ALL)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("removals"));
-        self.done(rows.and_then(|rows| rows.iter().map(removal_row).collect()))
+        let query = sqlx::query(SELECT_ALL);
+        self.read_all("removals", query, removal_row).await
     }
 
     /// Notes what a reading of the campaign files showed, in one transaction: each of `gone`

@@ -11,11 +11,11 @@ use sqlx::any::AnyRow;
 
 use super::causes::{IntentCause, insert_causes};
 use super::rows::{intent_columns, intent_from_row};
-use crate::store::StoreError;
 use crate::store::handles::Intents;
 use crate::store::money::reserve;
 use crate::store::rows::day_text;
 use crate::store::rows::{col, count, db, parsed};
+use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{
     AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
@@ -91,12 +91,9 @@ impl Intents<'_> {
         campaign: &str,
     ) -> Result<Vec<IntentRow>, StoreError> {
         let sql = LIVE_AND_SWITCHES_SQL;
-        let rows = sqlx::query(sql)
-            .bind(campaign)
-            .fetch_all(&self.pool)
+        let query = sqlx::query(sql).bind(campaign);
+        self.read_all("live_intents_and_switches", query, intent_from_row)
             .await
-            .map_err(db("live_intents_and_switches"));
-        self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
     }
 
     /// How many intents there are per kind and state: one aggregate query, for the
@@ -335,8 +332,6 @@ async fn rearm_failed(
         .map_err(db("begin_intents"))?;
     row.map(|r| attempt_of(&r)).transpose()
 }
-
-type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
 
 /// What both ways of starting an attempt write, bound as `$1`..`$8` in this order: the key,
 /// the request (fingerprint, body), the reservation (amount, links, day), the owner, the time.

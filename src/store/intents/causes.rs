@@ -145,33 +145,25 @@ impl Reports<'_> {
             cause_columns!(),
             " FROM intent_causes c WHERE c.intent_id = $1 ORDER BY c.id"
         );
-        let rows = sqlx::query(sql)
-            .bind(intent.0)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("causes_of"));
-        self.done(rows.and_then(|rows| rows.iter().map(cause_from_row).collect()))
+        let query = sqlx::query(sql).bind(intent.0);
+        self.read_all("causes_of", query, cause_from_row).await
     }
 
     /// One intent by id.
     pub(crate) async fn intent(self, id: IntentId) -> Result<Option<IntentRow>, StoreError> {
         let sql = concat!("SELECT ", intent_columns!(), " FROM intents WHERE id = $1");
-        let row = sqlx::query(sql)
-            .bind(id.0)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db("intent"));
-        self.done(row.and_then(|r| r.as_ref().map(intent_from_row).transpose()))
+        let query = sqlx::query(sql).bind(id.0);
+        self.read_optional("intent", query, intent_from_row).await
     }
 
     /// The intent that bought the link the marketplace calls `link_id`, if one of ours did.
     pub(crate) async fn intent_of_link(self, link_id: i64) -> Result<Option<IntentId>, StoreError> {
-        let row = sqlx::query("SELECT intent_id FROM held_links WHERE link_id = $1")
-            .bind(link_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db("intent_of_link"));
-        self.done(row.and_then(|r| r.map(|r| col(&r, "intent_id").map(IntentId)).transpose()))
+        let query =
+            sqlx::query("SELECT intent_id FROM held_links WHERE link_id = $1").bind(link_id);
+        self.read_optional("intent_of_link", query, |r| {
+            col(r, "intent_id").map(IntentId)
+        })
+        .await
     }
 
     /// The ledger entries of one intent, oldest first.
@@ -179,15 +171,13 @@ impl Reports<'_> {
         self,
         id: IntentId,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
              WHERE intent_id = $1 ORDER BY id",
         )
-        .bind(id.0)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger_of_intent"));
-        self.done(rows.and_then(|rows| rows.iter().map(ledger_from_row).collect()))
+        .bind(id.0);
+        self.read_all("ledger_of_intent", query, ledger_from_row)
+            .await
     }
 
     /// What moved money and why: the ledger of one campaign (or all), from `since` on, oldest
@@ -223,15 +213,9 @@ impl Reports<'_> {
         campaign: Option<&str>,
         since: Option<DateTime<Utc>>,
     ) -> Result<Vec<LedgerEntry>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
-             WHERE ($1 IS NULL OR campaign = $1) AND at >= $2 ORDER BY id",
-        )
-        .bind(campaign.map(str::to_string))
-        .bind(since.map_or(i64::MIN, to_millis))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("history"))?;
+        let sql = "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger \
+                   WHERE ($1 IS NULL OR campaign = $1) AND at >= $2 ORDER BY id";
+        let rows = self.history_rows(sql, campaign, since).await?;
         rows.iter().map(ledger_from_row).collect()
     }
 
@@ -246,12 +230,7 @@ impl Reports<'_> {
             " FROM intents WHERE id IN (SELECT intent_id FROM ledger \
              WHERE ($1 IS NULL OR campaign = $1) AND at >= $2)"
         );
-        let rows = sqlx::query(sql)
-            .bind(campaign.map(str::to_string))
-            .bind(since.map_or(i64::MIN, to_millis))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("history"))?;
+        let rows = self.history_rows(sql, campaign, since).await?;
         rows.iter()
             .map(|r| intent_from_row(r).map(|i| (i.id, i)))
             .collect()
@@ -268,13 +247,24 @@ impl Reports<'_> {
             " FROM intent_causes c WHERE c.intent_id IN (SELECT intent_id FROM ledger \
              WHERE ($1 IS NULL OR campaign = $1) AND at >= $2) ORDER BY c.id"
         );
-        let rows = sqlx::query(sql)
+        let rows = self.history_rows(sql, campaign, since).await?;
+        rows.iter().map(cause_from_row).collect()
+    }
+
+    /// The rows of one of [`Self::history`]'s reads: `$1` the campaign (NULL: every one), `$2`
+    /// the first moment (`since`, else the earliest).
+    async fn history_rows(
+        self,
+        sql: &'static str,
+        campaign: Option<&str>,
+        since: Option<DateTime<Utc>>,
+    ) -> Result<Vec<AnyRow>, StoreError> {
+        sqlx::query(sql)
             .bind(campaign.map(str::to_string))
             .bind(since.map_or(i64::MIN, to_millis))
             .fetch_all(&self.pool)
             .await
-            .map_err(db("history"))?;
-        rows.iter().map(cause_from_row).collect()
+            .map_err(db("history"))
     }
 }
 

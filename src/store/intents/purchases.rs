@@ -78,12 +78,9 @@ impl Intents<'_> {
         self,
         campaign: &str,
     ) -> Result<Vec<IntentRow>, StoreError> {
-        let rows = sqlx::query(BLOCKED_SQL)
-            .bind(campaign)
-            .fetch_all(&self.pool)
+        let query = sqlx::query(BLOCKED_SQL).bind(campaign);
+        self.read_all("blocked_purchases", query, intent_from_row)
             .await
-            .map_err(db("blocked_purchases"));
-        self.done(rows.and_then(|rows| rows.iter().map(intent_from_row).collect()))
     }
 
     /// Says on an uncertain intent why it is still uncertain (what `status` shows).

@@ -60,12 +60,9 @@ impl Links<'_> {
             foreign_columns!(),
             " FROM foreign_links WHERE campaign = $1 ORDER BY first_seen_at, link_key"
         );
-        let rows = sqlx::query(sql)
-            .bind(campaign)
-            .fetch_all(&self.pool)
+        let query = sqlx::query(sql).bind(campaign);
+        self.read_all("foreign_links", query, foreign_from_row)
             .await
-            .map_err(db("foreign_links"));
-        self.done(rows.and_then(|rows| rows.iter().map(foreign_from_row).collect()))
     }
 }
 

@@ -79,12 +79,8 @@ const HELD_SQL: &str = concat!(
 impl Links<'_> {
     /// Every link our purchase intents bought, released ones included.
     pub async fn held_links(self, campaign: &str) -> Result<Vec<HeldLink>, StoreError> {
-        let rows = sqlx::query(HELD_SQL)
-            .bind(campaign)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("held_links"));
-        self.done(rows.and_then(|rows| rows.iter().map(held_from_row).collect()))
+        let query = sqlx::query(HELD_SQL).bind(campaign);
+        self.read_all("held_links", query, held_from_row).await
     }
 
     /// Records one read of the project's link list, in one transaction: listed links are

@@ -27,15 +27,27 @@ pub(crate) struct Movement<'a> {
     pub reason: &'static str,
 }
 
+impl Movement<'_> {
+    /// Whether it moves anything: a movement of no money and no link writes no row.
+    fn moves(&self) -> bool {
+        self.amount != 0 || self.links != 0
+    }
+}
+
 /// Moves the commitment by `m` (negative to release) and appends its ledger row.
 pub(crate) async fn apply(
     conn: &mut AnyConnection,
     m: &Movement<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    if m.amount == 0 && m.links == 0 {
-        return Ok(());
+    if m.moves() {
+        move_budget(conn, m).await?;
     }
+    append_ledger(conn, m, now).await
+}
+
+/// The budget rows' part of [`apply`]: the commitment and the link counts.
+async fn move_budget(conn: &mut AnyConnection, m: &Movement<'_>) -> Result<(), StoreError> {
     sqlx::query(
         "UPDATE budgets SET committed = committed + $1, links = links + $2 WHERE campaign = $3",
     )
@@ -54,7 +66,7 @@ pub(crate) async fn apply(
             .await
             .map_err(db("budget"))?;
     }
-    append_ledger(conn, m, now).await
+    Ok(())
 }
 
 /// The ledger row alone, for a reservation whose budget rows `reserve` already moved.
@@ -63,7 +75,7 @@ pub(crate) async fn append_ledger(
     m: &Movement<'_>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    if m.amount == 0 && m.links == 0 {
+    if !m.moves() {
         return Ok(());
     }
     sqlx::query(
@@ -135,11 +147,9 @@ impl Campaigns<'_> {
     }
 
     pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query("SELECT name FROM campaigns ORDER BY name")
-            .fetch_all(&self.pool)
+        let query = sqlx::query("SELECT name FROM campaigns ORDER BY name");
+        self.read_all("campaign_names", query, |r| col(r, "name"))
             .await
-            .map_err(db("campaign_names"));
-        self.done(rows.and_then(|rows| rows.iter().map(|r| col(r, "name")).collect()))
     }
 
     /// Where the campaign's commitment stands; `day` selects `links_today`.
@@ -164,14 +174,11 @@ impl Campaigns<'_> {
 
     /// Every movement of the campaign's commitment, oldest first.
     pub async fn ledger(self, campaign: &str) -> Result<Vec<LedgerEntry>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT id, campaign, intent_id, delta, links, reason, at FROM ledger WHERE campaign = $1 ORDER BY id",
         )
-        .bind(campaign)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger"));
-        self.done(rows.and_then(|rows| rows.iter().map(ledger_from_row).collect()))
+        .bind(campaign);
+        self.read_all("ledger", query, ledger_from_row).await
     }
 }
 

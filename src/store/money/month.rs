@@ -38,7 +38,7 @@ impl Reports<'_> {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<LedgerSum>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT l.campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
              CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
              FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
@@ -46,11 +46,8 @@ impl Reports<'_> {
              GROUP BY l.campaign, i.kind, l.reason ORDER BY l.campaign, i.kind, l.reason",
         )
         .bind(to_millis(from))
-        .bind(to_millis(to))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger_sums"));
-        self.done(rows.and_then(|rows| rows.iter().map(sum_from_row).collect()))
+        .bind(to_millis(to));
+        self.read_all("ledger_sums", query, sum_from_row).await
     }
 }
 
@@ -64,7 +61,7 @@ impl Reports<'_> {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<LedgerSum>, StoreError> {
-        let rows = sqlx::query(
+        let query = sqlx::query(
             "SELECT '' AS campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
              CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
              FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
@@ -72,11 +69,8 @@ impl Reports<'_> {
              GROUP BY i.kind, l.reason ORDER BY i.kind, l.reason",
         )
         .bind(to_millis(from))
-        .bind(to_millis(to))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("ledger_totals"));
-        self.done(rows.and_then(|rows| rows.iter().map(sum_from_row).collect()))
+        .bind(to_millis(to));
+        self.read_all("ledger_totals", query, sum_from_row).await
     }
 }
 
@@ -101,45 +95,25 @@ impl Reports<'_> {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
         campaign: Option<&str>,
-        mut each: impl FnMut(DaySum) + Send,
+        each: impl FnMut(DaySum) + Send,
     ) -> Result<(), StoreError> {
-        let sql = match campaign {
+        let (sql, names) = match campaign {
             None => {
-                "SELECT campaign, CAST((at - $1) / $2 AS BIGINT) AS day, \
-                 CAST(SUM(delta) AS BIGINT) AS delta FROM ledger \
-                 WHERE at >= $3 AND at < $4 GROUP BY campaign, day"
+                let sql = "SELECT campaign, CAST((at - $1) / $2 AS BIGINT) AS day, \
+                           CAST(SUM(delta) AS BIGINT) AS delta FROM ledger \
+                           WHERE at >= $3 AND at < $4 GROUP BY campaign, day";
+                (sql, Vec::new())
             }
-            Some(_) => {
-                "SELECT campaign, CAST((at - $1) / $2 AS BIGINT) AS day, \
-                 CAST(SUM(delta) AS BIGINT) AS delta FROM ledger \
-                 WHERE at >= $3 AND at < $4 AND campaign = $5 GROUP BY campaign, day"
+            Some(c) => {
+                let sql = "SELECT campaign, CAST((at - $1) / $2 AS BIGINT) AS day, \
+                           CAST(SUM(delta) AS BIGINT) AS delta FROM ledger \
+                           WHERE at >= $3 AND at < $4 AND campaign = $5 GROUP BY campaign, day";
+                (sql, vec![c])
             }
         };
-        let mut query = sqlx::query(sql)
-            .bind(to_millis(from))
-            .bind(MILLIS_PER_DAY)
-            .bind(to_millis(from))
-            .bind(to_millis(to));
-        if let Some(c) = campaign {
-            query = query.bind(c);
-        }
-        let result = async {
-            let mut rows = query.fetch(&self.pool);
-            while let Some(r) = rows.try_next().await.map_err(db("ledger_days"))? {
-                each(DaySum {
-                    campaign: col(&r, "campaign")?,
-                    day: col(&r, "day")?,
-                    delta: Money::from_kopecks(col(&r, "delta")?),
-                });
-            }
-            Ok(())
-        }
-        .await;
-        self.done(result)
+        self.days_of(sql.to_string(), from, to, &names, each).await
     }
-}
 
-impl Reports<'_> {
     /// The ledger's movements with `from <= at < to` summed by day only, every campaign's
     /// together (`campaign` empty): at most 31 rows however many campaigns there are, the
     /// status page's picture of the month (grouped by campaign too, they were a row per

@@ -21,16 +21,14 @@ impl Rounds<'_> {
         campaign: &str,
         url_id: i64,
     ) -> Result<Option<SearchRow>, StoreError> {
-        let row = sqlx::query(
+        let query = sqlx::query(
             "SELECT id, campaign, url_id, job_handle_id, meta_data, state, polls, deadline, created_at, updated_at \
              FROM searches WHERE campaign = $1 AND url_id = $2 AND state = 'open'",
         )
         .bind(campaign)
-        .bind(url_id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db("open_search"));
-        self.done(row.and_then(|r| r.as_ref().map(search_from_row).transpose()))
+        .bind(url_id);
+        self.read_optional("open_search", query, search_from_row)
+            .await
     }
 
     /// Records a queued search. If another process recorded one for the same URL first,

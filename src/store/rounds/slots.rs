@@ -158,12 +158,8 @@ impl Rounds<'_> {
         sql: &'static str,
         campaign: &str,
     ) -> Result<Option<RoundRow>, StoreError> {
-        let row = sqlx::query(sql)
-            .bind(campaign)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db("rounds"));
-        self.done(row.and_then(|r| r.as_ref().map(round_from_row).transpose()))
+        let query = sqlx::query(sql).bind(campaign);
+        self.read_optional("rounds", query, round_from_row).await
     }
 }
 
