@@ -55,7 +55,7 @@ impl Approval {
 pub const APPROVAL_BASELINE_BY: &str = "linkrunner";
 
 /// [`Approval::ceiling`] of an approved amount and a threshold: no ceiling without one.
-pub fn approval_ceiling(approved: Money, above: Option<Money>) -> Money {
+pub(crate) fn approval_ceiling(approved: Money, above: Option<Money>) -> Money {
     match above {
         Some(above) => approved.checked_add(above).unwrap_or(Money::MAX),
         None => Money::MAX,
@@ -151,7 +151,7 @@ pub struct BudgetSnapshot {
 }
 
 impl BudgetSnapshot {
-    pub fn headroom(&self) -> Money {
+    pub(crate) fn headroom(&self) -> Money {
         Money::saturating_headroom(self.cap, self.committed)
     }
 }
