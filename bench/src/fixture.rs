@@ -129,7 +129,11 @@ pub(crate) fn schedule_due_rounds(
 }
 
 /// Puts the campaigns of `due` back on `schedule`.
-pub(crate) fn restore_schedules(dir: &Path, due: &[DueRound], schedule: &str) -> std::io::Result<()> {
+pub(crate) fn restore_schedules(
+    dir: &Path,
+    due: &[DueRound],
+    schedule: &str,
+) -> std::io::Result<()> {
     due.iter()
         .try_for_each(|d| write_campaign(dir, d.index, schedule))
 }

@@ -178,7 +178,11 @@ impl FlowFigures {
 }
 
 /// Runs the full flow for every campaign in `dir` once, on the journal at `db_url`.
-pub(crate) async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<FlowFigures> {
+pub(crate) async fn run(
+    setup: &FlowSetup,
+    dir: &Path,
+    db_url: &str,
+) -> anyhow::Result<FlowFigures> {
     let loaded = campaign::load_dir(dir);
     anyhow::ensure!(loaded.is_clean(), "generated campaigns do not validate");
     let (sandbox, base, token, ticket) = match &setup.market {

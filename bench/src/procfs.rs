@@ -48,16 +48,6 @@ pub(crate) fn peak_rss() -> u64 {
     Proc::This.peak_rss()
 }
 
-/// Current resident memory (`VmRSS`) of this process in bytes.
-pub(crate) fn rss() -> u64 {
-    Proc::This.rss()
-}
-
-/// CPU time (user + system) this process has used so far.
-pub(crate) fn cpu_time() -> Duration {
-    Proc::This.cpu_time()
-}
-
 /// Resets the peak (`VmHWM`) to the current resident size, so a phase measures its own peak.
 pub(crate) fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");

@@ -23,7 +23,8 @@ pub(crate) const CAMPAIGN_STATES: [&str; 5] = [
 
 /// The closed set of values of the `outcome` label of `linkrunner_rounds_total` (a round's
 /// `RoundOutcome`).
-pub(crate) const ROUND_OUTCOMES: [&str; 5] = ["succeeded", "failed", "skipped", "stalled", "deferred"];
+pub(crate) const ROUND_OUTCOMES: [&str; 5] =
+    ["succeeded", "failed", "skipped", "stalled", "deferred"];
 
 /// Outcomes whose series exist from a campaign's first refresh (`deferred` appears with
 /// the first deferred round, as before).

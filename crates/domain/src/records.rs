@@ -150,12 +150,6 @@ pub struct BudgetSnapshot {
     pub approval: Option<Approval>,
 }
 
-impl BudgetSnapshot {
-    pub(crate) fn headroom(&self) -> Money {
-        Money::saturating_headroom(self.cap, self.committed)
-    }
-}
-
 /// One append-only movement of the commitment.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct LedgerEntry {

@@ -32,11 +32,9 @@ use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret as _, SecretString};
 
 use files::read_given;
-pub(crate) use jwt::expiry as jwt_expiry;
-pub(crate) use login::{LoginError, LoginStep};
 use renew::Upkeep;
 pub(crate) use renew::refresh_margin;
-pub(crate) use secret_file::{MAX_SECRET_BYTES, SecretFileError, read_secret_file};
+pub(crate) use secret_file::read_secret_file;
 pub use source::{CredentialSource, CredentialsMode, LoginSettings, SecretOrigin};
 
 use super::auth::{AuthScheme, Credentials, CredentialsError};
