@@ -63,14 +63,14 @@ pub enum Journal {
 
 /// Everything [`App::build`] needs. Secrets travel inside `market`.
 pub struct AppSettings {
-    pub journal: Journal,
-    pub market: ClientConfig,
+    pub(crate) journal: Journal,
+    pub(crate) market: ClientConfig,
     pub engine: EngineSettings,
     pub clock: SharedClock,
     /// How [`App::run_until_stopped`] runs the daemon; unused by a single pass.
     pub daemon: DaemonOptions,
     /// Who may read the daemon's HTTP endpoint, and what its listeners hold.
-    pub http: HttpOptions,
+    pub(crate) http: HttpOptions,
     /// Where notifications go (`--notify-file`); `None`: nowhere. Only the daemon sends them.
     pub notify: Option<NotifySettings>,
 }
@@ -206,7 +206,7 @@ pub async fn open_journal(url: &str, metrics: &Arc<Metrics>) -> anyhow::Result<S
 /// The marketplace client for `config`, reporting to `metrics`: the one place a client is
 /// built, so `run`, `once`, `import` and `probe` send requests with the same limits, headers
 /// and redaction.
-pub fn market_client(
+pub(crate) fn market_client(
     config: ClientConfig,
     metrics: &Arc<Metrics>,
 ) -> Result<MarketClient, crate::market::BuildError> {

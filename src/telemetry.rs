@@ -34,7 +34,7 @@ use tracing_subscriber::registry::LookupSpan;
 use linkrunner_domain::shown;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Human,
     /// One JSON object per line.
     Json,
@@ -42,7 +42,7 @@ pub enum LogFormat {
 
 /// Installs the global subscriber. `filter` is in `tracing`'s EnvFilter syntax; the error
 /// names the `--log-level` flag that carries it.
-pub fn init(format: LogFormat, filter: &str) -> anyhow::Result<()> {
+pub(crate) fn init(format: LogFormat, filter: &str) -> anyhow::Result<()> {
     let env_filter = EnvFilter::try_new(filter)
         .map_err(|e| anyhow::anyhow!("--log-level `{filter}` is not a valid filter: {e}"))?;
     let colour = use_colour(
@@ -80,7 +80,7 @@ fn human_field(w: &mut Writer<'_>, field: &Field, value: &dyn fmt::Debug) -> fmt
 /// (DEL, C1 controls, BIDI and zero-width characters) written as a `\uXXXX` escape. The
 /// formatter hands over one whole line per write; raw C0 controls cannot occur in its
 /// output, so only the line's own newline is kept.
-pub(crate) struct SafeJson<W: Write>(pub W);
+pub(crate) struct SafeJson<W: Write>(pub(crate) W);
 
 /// `line` with the characters above escaped for JSON.
 pub(crate) fn json_safe(line: &str) -> std::borrow::Cow<'_, str> {

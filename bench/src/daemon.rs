@@ -28,59 +28,59 @@ use super::procfs::Proc;
 
 /// What one run of `linkrunner run` measured.
 #[derive(Debug, Clone)]
-pub struct DaemonFigures {
-    pub pid: u32,
+pub(crate) struct DaemonFigures {
+    pub(crate) pid: u32,
     /// From the spawn to `/readyz` answering 200 (campaigns loaded and scheduled).
-    pub ready_after: Duration,
+    pub(crate) ready_after: Duration,
     /// From the spawn to the sandbox's first call.
-    pub first_call_after: Duration,
+    pub(crate) first_call_after: Duration,
     /// From the spawn to the last campaign's pass released its lease.
-    pub reconciled_after: Duration,
+    pub(crate) reconciled_after: Duration,
     /// Calls the sandbox received by then, and by operation.
-    pub calls: u64,
-    pub calls_by_op: BTreeMap<String, u64>,
+    pub(crate) calls: u64,
+    pub(crate) calls_by_op: BTreeMap<String, u64>,
     /// Intents in the journal by state, once reconciled.
-    pub intents: Vec<(String, i64)>,
+    pub(crate) intents: Vec<(String, i64)>,
     /// CPU time of the daemon from its start until reconciled.
-    pub cpu_reconciling: Duration,
-    pub peak_rss: u64,
-    pub rss_after_reconcile: u64,
-    pub rss_idle: u64,
+    pub(crate) cpu_reconciling: Duration,
+    pub(crate) peak_rss: u64,
+    pub(crate) rss_after_reconcile: u64,
+    pub(crate) rss_idle: u64,
     /// The peak before the status page was served: the page's own cost is the difference.
-    pub peak_rss_before_page: u64,
+    pub(crate) peak_rss_before_page: u64,
     /// From the reconciliation's end until the daemon was quiet (see [`settle`]).
-    pub settled_after: Duration,
-    pub idle_window: Duration,
-    pub idle_cpu_percent: f64,
+    pub(crate) settled_after: Duration,
+    pub(crate) idle_window: Duration,
+    pub(crate) idle_cpu_percent: f64,
     /// The status page's largest page (`/?per_page=200`, sorted by state) once idle: the
     /// fastest of three requests and its size in bytes, or how it failed.
-    pub page: Result<(Duration, usize), String>,
+    pub(crate) page: Result<(Duration, usize), String>,
     /// The steady state afterwards, with `run`'s defaults (only when asked for).
-    pub steady: Option<SteadyFigures>,
+    pub(crate) steady: Option<SteadyFigures>,
     /// CPU per converged reconciliation under a fast cycle (only when asked for).
-    pub looks: Option<LooksFigures>,
+    pub(crate) looks: Option<LooksFigures>,
 }
 
 /// `linkrunner run --rate-limit 2000 --reconcile-interval 5` over the converged campaigns:
 /// its first cycle reconciles each campaign in full (a restarted process remembers nothing),
 /// the next ones may only look (issue 34, item 3). Measured from the end of the first cycle.
 #[derive(Debug, Clone)]
-pub struct LooksFigures {
+pub(crate) struct LooksFigures {
     /// From the end of the first cycle to the end of the window.
-    pub window: Duration,
+    pub(crate) window: Duration,
     /// Reconciliations in that time, and those that only looked.
-    pub reconciliations: f64,
-    pub looked: f64,
+    pub(crate) reconciliations: f64,
+    pub(crate) looked: f64,
     /// The process's CPU in that time.
-    pub cpu: Duration,
+    pub(crate) cpu: Duration,
     /// The first (full) cycle: how long it took, and its CPU per reconciliation.
-    pub first_cycle: Duration,
-    pub first_cycle_cpu_ms: f64,
+    pub(crate) first_cycle: Duration,
+    pub(crate) first_cycle_cpu_ms: f64,
 }
 
 impl LooksFigures {
     /// CPU per reconciliation after the first cycle, in milliseconds.
-    pub fn cpu_ms_per_reconciliation(&self) -> f64 {
+    pub(crate) fn cpu_ms_per_reconciliation(&self) -> f64 {
         self.cpu.as_secs_f64() * 1000.0 / self.reconciliations.max(1.0)
     }
 }
@@ -88,70 +88,70 @@ impl LooksFigures {
 /// `linkrunner run` restarted with every default (`--rate-limit 5`, a reconciliation every
 /// 300 s) over the converged campaigns, measured for a while (issue 27).
 #[derive(Debug, Clone)]
-pub struct SteadyFigures {
-    pub window: Duration,
+pub(crate) struct SteadyFigures {
+    pub(crate) window: Duration,
     /// Every call the sandbox received in the window, and those of buy rounds (the daemon's
     /// `linkrunner_api_calls_by_purpose_total{purpose="buy"}`).
-    pub calls: u64,
-    pub buy_calls: f64,
+    pub(crate) calls: u64,
+    pub(crate) buy_calls: f64,
     /// `linkrunner_reconciliations_total`: campaigns reconciled in the window (a restarted
     /// daemon reconciles every campaign once in its first cycle).
-    pub reconciliations: f64,
+    pub(crate) reconciliations: f64,
     /// `linkrunner_reconciliations_looked_total`: those that only looked (issue 34: a
     /// converged campaign's, after the restarted daemon's first full pass of it).
-    pub looked: f64,
+    pub(crate) looked: f64,
     /// `linkrunner_reconcile_cycle_seconds`, `…_last_cycle_seconds` (0: no full cycle yet),
     /// `…_backlog` at the end.
-    pub cycle_planned: f64,
-    pub cycle_last: f64,
-    pub backlog: f64,
-    pub rounds: RoundFigures,
-    pub rss: u64,
-    pub cpu_percent: f64,
+    pub(crate) cycle_planned: f64,
+    pub(crate) cycle_last: f64,
+    pub(crate) backlog: f64,
+    pub(crate) rounds: RoundFigures,
+    pub(crate) rss: u64,
+    pub(crate) cpu_percent: f64,
 }
 
 /// The buy rounds due during the steady state, from the daemon's own metrics.
 #[derive(Debug, Clone)]
-pub struct RoundFigures {
+pub(crate) struct RoundFigures {
     /// Rounds put inside the window by the fixture.
-    pub due: usize,
+    pub(crate) due: usize,
     /// `linkrunner_round_start_delay_seconds`: rounds started, of them within a minute of
     /// their slot; `linkrunner_rounds_started_late_total`.
-    pub started: f64,
-    pub within_a_minute: f64,
-    pub late: f64,
+    pub(crate) started: f64,
+    pub(crate) within_a_minute: f64,
+    pub(crate) late: f64,
     /// `linkrunner_round_finish_delay_seconds`: rounds finished, and their delays' sum.
-    pub finished: f64,
-    pub finish_delay_sum: f64,
+    pub(crate) finished: f64,
+    pub(crate) finish_delay_sum: f64,
 }
 
 impl RoundFigures {
     /// Rounds due that did not start within a minute of their slot (not started at all, too).
-    pub fn missed(&self) -> f64 {
+    pub(crate) fn missed(&self) -> f64 {
         self.due as f64 - self.within_a_minute
     }
 
-    pub fn mean_finish_delay(&self) -> f64 {
+    pub(crate) fn mean_finish_delay(&self) -> f64 {
         self.finish_delay_sum / self.finished.max(1.0)
     }
 }
 
 impl SteadyFigures {
     /// Calls per reconciliation: all but the buy rounds', over the campaigns reconciled.
-    pub fn calls_per_reconciliation(&self) -> f64 {
+    pub(crate) fn calls_per_reconciliation(&self) -> f64 {
         (self.calls as f64 - self.buy_calls).max(0.0) / self.reconciliations.max(1.0)
     }
 
     /// CPU per reconciliation, in milliseconds: the process's CPU in the window over the
     /// campaigns reconciled (a converged campaign's, when nothing else happens; the buy
     /// rounds due in the window count in it too).
-    pub fn cpu_ms_per_reconciliation(&self) -> f64 {
+    pub(crate) fn cpu_ms_per_reconciliation(&self) -> f64 {
         self.cpu_percent / 100.0 * self.window.as_secs_f64() * 1000.0
             / self.reconciliations.max(1.0)
     }
 
     /// The reconciliation's calls (all but the buy rounds') per campaign per hour.
-    pub fn calls_per_campaign_per_hour(&self, n: usize) -> f64 {
+    pub(crate) fn calls_per_campaign_per_hour(&self, n: usize) -> f64 {
         let steady = (self.calls as f64 - self.buy_calls).max(0.0);
         steady / n.max(1) as f64 * 3600.0 / self.window.as_secs_f64().max(0.001)
     }
@@ -159,21 +159,21 @@ impl SteadyFigures {
 
 impl DaemonFigures {
     /// The first reconciliation itself: from the first call to the last pass's end.
-    pub fn reconcile(&self) -> Duration {
+    pub(crate) fn reconcile(&self) -> Duration {
         self.reconciled_after
             .saturating_sub(self.first_call_after)
             .max(Duration::from_millis(1))
     }
 
     /// Marketplace calls per second through the journal during the first reconciliation.
-    pub fn calls_per_second(&self) -> f64 {
+    pub(crate) fn calls_per_second(&self) -> f64 {
         self.calls as f64 / self.reconcile().as_secs_f64()
     }
 }
 
 /// Runs `linkrunner run` over the `n` campaigns in `campaigns` on the journal at `db_url`
 /// (fresh), until its first reconciliation is done, then measures it idle for `idle`.
-pub async fn measure(
+pub(crate) async fn measure(
     campaigns: &Path,
     n: usize,
     db_url: &str,

@@ -9,17 +9,17 @@ use std::time::Duration;
 use chrono::{DateTime, Datelike as _, DurationRound as _, Timelike as _, Utc};
 
 /// Once a year, so no buy round falls inside a measurement unless one is put there.
-pub const FAR_SCHEDULE: &str = "0 9 1 1 *";
+pub(crate) const FAR_SCHEDULE: &str = "0 9 1 1 *";
 
 /// Links one buy round of a generated campaign buys.
-pub const LINKS_PER_ROUND: u32 = 5;
+pub(crate) const LINKS_PER_ROUND: u32 = 5;
 
 /// A scratch directory under the system temp dir, removed on drop.
 #[derive(Debug)]
-pub struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    pub fn new(tag: &str) -> std::io::Result<Scratch> {
+    pub(crate) fn new(tag: &str) -> std::io::Result<Scratch> {
         let stamp = chrono::Utc::now().timestamp_micros();
         let dir = std::env::temp_dir().join(format!(
             "linkrunner-bench-{tag}-{}-{stamp}",
@@ -29,7 +29,7 @@ impl Scratch {
         Ok(Scratch(dir))
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }
@@ -41,7 +41,7 @@ impl Drop for Scratch {
 }
 
 /// The YAML of campaign number `i`, buying on `schedule` (five-field cron).
-pub fn campaign_yaml(i: usize, schedule: &str) -> String {
+pub(crate) fn campaign_yaml(i: usize, schedule: &str) -> String {
     format!(
         r##"name: bench-{i:05}
 domain: https://bench-{i:05}.example
@@ -73,7 +73,7 @@ autobuyers:
 }
 
 /// Writes `n` campaign files into `dir`.
-pub fn write_campaigns(dir: &Path, n: usize, schedule: &str) -> std::io::Result<()> {
+pub(crate) fn write_campaigns(dir: &Path, n: usize, schedule: &str) -> std::io::Result<()> {
     (0..n).try_for_each(|i| write_campaign(dir, i, schedule))
 }
 
@@ -86,16 +86,16 @@ fn write_campaign(dir: &Path, i: usize, schedule: &str) -> std::io::Result<()> {
 
 /// A campaign whose buy round falls due inside a measured window.
 #[derive(Debug, Clone, Copy)]
-pub struct DueRound {
-    pub index: usize,
-    pub slot: DateTime<Utc>,
+pub(crate) struct DueRound {
+    pub(crate) index: usize,
+    pub(crate) slot: DateTime<Utc>,
 }
 
 /// Gives one campaign in a hundred (at least one) of the `n` in `dir` a buy round due once,
 /// at a minute between 30 s after `from` and 20 s before `from + window` (so it starts and
 /// finishes inside the window), spread over those minutes; the others keep their files.
 /// None when no minute fits the window.
-pub fn schedule_due_rounds(
+pub(crate) fn schedule_due_rounds(
     dir: &Path,
     n: usize,
     from: DateTime<Utc>,
@@ -129,7 +129,11 @@ pub fn schedule_due_rounds(
 }
 
 /// Puts the campaigns of `due` back on `schedule`.
-pub fn restore_schedules(dir: &Path, due: &[DueRound], schedule: &str) -> std::io::Result<()> {
+pub(crate) fn restore_schedules(
+    dir: &Path,
+    due: &[DueRound],
+    schedule: &str,
+) -> std::io::Result<()> {
     due.iter()
         .try_for_each(|d| write_campaign(dir, d.index, schedule))
 }

@@ -23,40 +23,40 @@ use super::procfs;
 
 /// The shape of one flow run.
 #[derive(Debug, Clone)]
-pub struct FlowSetup {
-    pub campaigns: usize,
-    pub latency: Duration,
-    pub rate_limit: u32,
+pub(crate) struct FlowSetup {
+    pub(crate) campaigns: usize,
+    pub(crate) latency: Duration,
+    pub(crate) rate_limit: u32,
     /// `None`: the product's default (what a user who sets only `--rate-limit` runs).
-    pub campaign_concurrency: Option<usize>,
+    pub(crate) campaign_concurrency: Option<usize>,
     /// `None`: the product's default.
-    pub max_concurrency: Option<usize>,
-    pub pacing: linkrunner::market::Pacing,
-    pub poll_initial: Duration,
-    pub poll_max: Duration,
+    pub(crate) max_concurrency: Option<usize>,
+    pub(crate) pacing: linkrunner::market::Pacing,
+    pub(crate) poll_initial: Duration,
+    pub(crate) poll_max: Duration,
     /// Polls a search answers "pending" before it is ready.
-    pub pending_polls: u32,
+    pub(crate) pending_polls: u32,
     /// The sandbox's own limit (429 past it), which may differ from the client's.
-    pub sandbox_rate_limit: u32,
+    pub(crate) sandbox_rate_limit: u32,
     /// Up to this much more latency per call, drawn uniformly.
-    pub latency_jitter: Duration,
+    pub(crate) latency_jitter: Duration,
     /// A marketplace started outside the bench (base URL, token, ticket) instead of its own
     /// sandbox: calls, 429s and purchases are then counted by linkrunner's own metrics.
-    pub market: Option<ExternalMarket>,
+    pub(crate) market: Option<ExternalMarket>,
 }
 
 /// A marketplace the bench does not run: `--market-url`.
 #[derive(Debug, Clone)]
-pub struct ExternalMarket {
-    pub base_url: String,
-    pub token: String,
-    pub ticket: String,
+pub(crate) struct ExternalMarket {
+    pub(crate) base_url: String,
+    pub(crate) token: String,
+    pub(crate) ticket: String,
 }
 
 impl FlowSetup {
     /// How the concurrency was chosen: the product's defaults, or tuned (then the figures
     /// are not what a user gets).
-    pub fn concurrency_label(&self) -> String {
+    pub(crate) fn concurrency_label(&self) -> String {
         let rate = NonZeroU32::new(self.rate_limit).unwrap_or(NonZeroU32::MIN);
         let http = self
             .max_concurrency
@@ -76,7 +76,7 @@ impl FlowSetup {
     }
 
     /// Polls of one search: the pending answers, then the ready one.
-    pub fn polls_per_search(&self) -> u64 {
+    pub(crate) fn polls_per_search(&self) -> u64 {
         u64::from(self.pending_polls) + 1
     }
 
@@ -85,12 +85,12 @@ impl FlowSetup {
     /// (a running autobuyer covers the URL and may have bought a page meanwhile: issue 24),
     /// one purchase (the donors of one search share their technical values), one link list
     /// read for the sync.
-    pub fn min_calls_per_campaign(&self) -> u64 {
+    pub(crate) fn min_calls_per_campaign(&self) -> u64 {
         5 + 1 + self.polls_per_search() + 1 + 1 + 1
     }
 
     /// The engine waits before each poll, doubling up to `poll_max`.
-    pub fn poll_waits(&self) -> Duration {
+    pub(crate) fn poll_waits(&self) -> Duration {
         let bounds = (self.poll_initial, self.poll_max);
         let mut wait = self.poll_initial;
         let mut total = Duration::ZERO;
@@ -106,13 +106,13 @@ impl FlowSetup {
     /// waits, less what the search's first wait hides: the pass starts the search once the
     /// project gave the URL its id, so texts, filter, autobuyer create and start (4 calls) run
     /// while the job waits for its first poll.
-    pub fn critical_path(&self) -> Duration {
+    pub(crate) fn critical_path(&self) -> Duration {
         let hidden = (self.latency * 4).min(self.poll_initial);
         self.latency * self.min_calls_per_campaign() as u32 + self.poll_waits() - hidden
     }
 
     /// The fastest a run of `calls` calls can be: the rate limit or the critical path.
-    pub fn lower_bound(&self, calls: u64) -> Duration {
+    pub(crate) fn lower_bound(&self, calls: u64) -> Duration {
         let by_rate = Duration::from_secs_f64(calls as f64 / f64::from(self.rate_limit));
         by_rate.max(self.critical_path())
     }
@@ -120,22 +120,22 @@ impl FlowSetup {
 
 /// What one flow run measured.
 #[derive(Debug, Clone)]
-pub struct FlowFigures {
-    pub backend: String,
-    pub wall: Duration,
-    pub calls: u64,
-    pub calls_by_op: BTreeMap<String, u64>,
-    pub rate_limited: u64,
-    pub searches: u64,
-    pub polls: u64,
-    pub bought: u64,
-    pub duplicates: u64,
-    pub converged: usize,
-    pub peak_rss: u64,
+pub(crate) struct FlowFigures {
+    pub(crate) backend: String,
+    pub(crate) wall: Duration,
+    pub(crate) calls: u64,
+    pub(crate) calls_by_op: BTreeMap<String, u64>,
+    pub(crate) rate_limited: u64,
+    pub(crate) searches: u64,
+    pub(crate) polls: u64,
+    pub(crate) bought: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) converged: usize,
+    pub(crate) peak_rss: u64,
     /// Journal transactions by step (`begin`, `complete`): count, p50 and p99 upper bucket bounds.
-    pub journal: Vec<(String, u64, f64, f64)>,
+    pub(crate) journal: Vec<(String, u64, f64, f64)>,
     /// Calls received by the end of each second of the run.
-    pub timeline: Vec<u64>,
+    pub(crate) timeline: Vec<u64>,
 }
 
 impl FlowFigures {
@@ -157,12 +157,12 @@ impl FlowFigures {
         }
     }
 
-    pub fn achieved_rate(&self) -> f64 {
+    pub(crate) fn achieved_rate(&self) -> f64 {
         self.calls as f64 / self.wall.as_secs_f64()
     }
 
     /// Calls per second in consecutive windows of `secs` seconds (the last may be shorter).
-    pub fn rates(&self, secs: usize) -> Vec<u64> {
+    pub(crate) fn rates(&self, secs: usize) -> Vec<u64> {
         let secs = secs.max(1);
         let mut at_end: Vec<u64> = self.timeline.clone();
         at_end.push(self.calls);
@@ -178,7 +178,11 @@ impl FlowFigures {
 }
 
 /// Runs the full flow for every campaign in `dir` once, on the journal at `db_url`.
-pub async fn run(setup: &FlowSetup, dir: &Path, db_url: &str) -> anyhow::Result<FlowFigures> {
+pub(crate) async fn run(
+    setup: &FlowSetup,
+    dir: &Path,
+    db_url: &str,
+) -> anyhow::Result<FlowFigures> {
     let loaded = campaign::load_dir(dir);
     anyhow::ensure!(loaded.is_clean(), "generated campaigns do not validate");
     let (sandbox, base, token, ticket) = match &setup.market {

@@ -25,7 +25,7 @@ use super::settings::BenchSettings;
 /// Campaigns in the run that is killed and restarted.
 const RESTART_CAMPAIGNS: usize = 100;
 
-pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
+pub(crate) async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     println!("\n== target 4: journal");
     let mut verdicts = Vec::new();
     let sqlite_dir = Scratch::new("journal")?;

@@ -36,7 +36,7 @@ pub use settings::BenchSettings;
 
 /// Runs the chosen targets in an order that keeps their memory figures apart: the scale run
 /// first, in a fresh process, then the rest.
-pub async fn run(a: &BenchSettings) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(a: &BenchSettings) -> anyhow::Result<ExitCode> {
     println!(
         "linkrunner bench: {} campaigns at {} ms per call and {} requests/s; {} campaigns for scale; {} journal rows",
         a.flow_campaigns,

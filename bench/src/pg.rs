@@ -3,7 +3,7 @@
 
 use sqlx::Connection;
 
-pub fn admin_url() -> String {
+pub(crate) fn admin_url() -> String {
     std::env::var("LINKRUNNER_TEST_DATABASE_URL")
         .or_else(|_| std::env::var("DATABASE_URL"))
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
@@ -11,15 +11,15 @@ pub fn admin_url() -> String {
 
 /// A database of its own on the server behind `admin`.
 #[derive(Debug)]
-pub struct FreshDb {
+pub(crate) struct FreshDb {
     admin: String,
     name: String,
-    pub url: String,
+    pub(crate) url: String,
 }
 
 impl FreshDb {
     /// `Ok(None)` when no server answers at the admin URL.
-    pub async fn create(tag: &str) -> anyhow::Result<Option<FreshDb>> {
+    pub(crate) async fn create(tag: &str) -> anyhow::Result<Option<FreshDb>> {
         let admin = admin_url();
         let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await else {
             return Ok(None);
@@ -41,7 +41,7 @@ impl FreshDb {
     }
 
     /// Drops the database, closing whatever still uses it.
-    pub async fn drop_db(self) {
+    pub(crate) async fn drop_db(self) {
         if let Ok(mut conn) = sqlx::PgConnection::connect(&self.admin).await {
             let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
             let _ = sqlx::query(sqlx::AssertSqlSafe(sql))

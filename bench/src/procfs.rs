@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Which process to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Proc {
+pub(crate) enum Proc {
     /// The benchmark's own process.
     This,
     /// Another process (a child the benchmark spawned).
@@ -22,12 +22,12 @@ impl Proc {
     }
 
     /// Peak resident memory (`VmHWM`) in bytes.
-    pub fn peak_rss(self) -> u64 {
+    pub(crate) fn peak_rss(self) -> u64 {
         self.status_kib("VmHWM:") * 1024
     }
 
     /// Current resident memory (`VmRSS`) in bytes.
-    pub fn rss(self) -> u64 {
+    pub(crate) fn rss(self) -> u64 {
         self.status_kib("VmRSS:") * 1024
     }
 
@@ -37,29 +37,19 @@ impl Proc {
     }
 
     /// CPU time (user + system) the process has used so far.
-    pub fn cpu_time(self) -> Duration {
+    pub(crate) fn cpu_time(self) -> Duration {
         let stat = std::fs::read_to_string(self.path("stat")).unwrap_or_default();
         stat_cpu_time(&stat)
     }
 }
 
 /// Peak resident memory (`VmHWM`) of this process in bytes.
-pub fn peak_rss() -> u64 {
+pub(crate) fn peak_rss() -> u64 {
     Proc::This.peak_rss()
 }
 
-/// Current resident memory (`VmRSS`) of this process in bytes.
-pub fn rss() -> u64 {
-    Proc::This.rss()
-}
-
-/// CPU time (user + system) this process has used so far.
-pub fn cpu_time() -> Duration {
-    Proc::This.cpu_time()
-}
-
 /// Resets the peak (`VmHWM`) to the current resident size, so a phase measures its own peak.
-pub fn reset_peak_rss() {
+pub(crate) fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
@@ -88,7 +78,7 @@ fn stat_cpu_time(stat: &str) -> Duration {
     Duration::from_millis(total * 10)
 }
 
-pub fn mib(bytes: u64) -> f64 {
+pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 

@@ -33,7 +33,7 @@ const ASKED: usize = 5;
 /// The goal of the first screen and the summary.
 const GOAL_MS: f64 = 300.0;
 
-pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
+pub(crate) async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     println!(
         "\n== target 6: reads at {} campaigns and {} journal rows (intents and as many ledger rows)",
         a.read_campaigns, a.read_journal_rows

@@ -4,18 +4,18 @@ use std::time::Duration;
 
 /// One measured target against its goal.
 #[derive(Debug, Clone)]
-pub struct Verdict {
-    pub target: u8,
-    pub what: String,
-    pub figure: String,
-    pub goal: String,
+pub(crate) struct Verdict {
+    pub(crate) target: u8,
+    pub(crate) what: String,
+    pub(crate) figure: String,
+    pub(crate) goal: String,
     /// `None`: met; `Some(by)`: missed by that much.
-    pub missed_by: Option<String>,
+    pub(crate) missed_by: Option<String>,
 }
 
 impl Verdict {
     /// A figure that must stay at or below `goal`.
-    pub fn at_most(target: u8, what: &str, value: f64, goal: f64, unit: &str) -> Verdict {
+    pub(crate) fn at_most(target: u8, what: &str, value: f64, goal: f64, unit: &str) -> Verdict {
         Verdict {
             target,
             what: what.into(),
@@ -33,7 +33,7 @@ impl Verdict {
     }
 
     /// A figure that must reach `goal` at least (a rate).
-    pub fn at_least(target: u8, what: &str, value: f64, goal: f64, unit: &str) -> Verdict {
+    pub(crate) fn at_least(target: u8, what: &str, value: f64, goal: f64, unit: &str) -> Verdict {
         Verdict {
             target,
             what: what.into(),
@@ -51,7 +51,7 @@ impl Verdict {
     }
 
     /// A count that must equal `goal` exactly.
-    pub fn exactly(target: u8, what: &str, value: f64, goal: f64) -> Verdict {
+    pub(crate) fn exactly(target: u8, what: &str, value: f64, goal: f64) -> Verdict {
         Verdict {
             target,
             what: what.into(),
@@ -62,7 +62,7 @@ impl Verdict {
     }
 
     /// A figure the issue asks to report without a bound.
-    pub fn reported(target: u8, what: &str, figure: String) -> Verdict {
+    pub(crate) fn reported(target: u8, what: &str, figure: String) -> Verdict {
         Verdict {
             target,
             what: what.into(),
@@ -72,7 +72,7 @@ impl Verdict {
         }
     }
 
-    pub fn print(&self) {
+    pub(crate) fn print(&self) {
         let state = match &self.missed_by {
             None => "OK".to_string(),
             Some(by) => format!("MISSED by {by}"),
@@ -83,13 +83,13 @@ impl Verdict {
         );
     }
 
-    pub fn met(&self) -> bool {
+    pub(crate) fn met(&self) -> bool {
         self.missed_by.is_none()
     }
 }
 
 /// Numbers with as many decimals as they need: 3, 1.05, 0.012.
-pub fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     if v == v.trunc() && v.abs() < 1e15 {
         format!("{v:.0}")
     } else if v.abs() >= 10.0 {
@@ -101,12 +101,12 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
-pub fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
 /// The `q` quantile (0..=1) of `samples`, which it sorts.
-pub fn quantile(samples: &mut [Duration], q: f64) -> Duration {
+pub(crate) fn quantile(samples: &mut [Duration], q: f64) -> Duration {
     if samples.is_empty() {
         return Duration::ZERO;
     }

@@ -34,7 +34,7 @@ struct Size {
     runs: Vec<(&'static str, DaemonFigures)>,
 }
 
-pub async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
+pub(crate) async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     let sizes = a.scale_sizes();
     println!(
         "\n== target 3: campaigns loaded and scheduled by `linkrunner run` in its own process, at {} campaigns",

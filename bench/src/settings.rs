@@ -7,66 +7,66 @@ use super::flow;
 #[derive(Debug, Clone)]
 pub struct BenchSettings {
     /// Campaigns in the full-flow run (targets 1 and 2).
-    pub flow_campaigns: usize,
+    pub(crate) flow_campaigns: usize,
     /// Sandbox latency added to every call, in milliseconds.
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
     /// The client's rate limit (`--rate-limit`), and the sandbox's unless `sandbox_rate_limit`.
-    pub rate_limit: u32,
+    pub(crate) rate_limit: u32,
     /// Campaigns working at once; `None`: the product's default.
-    pub campaign_concurrency: Option<usize>,
+    pub(crate) campaign_concurrency: Option<usize>,
     /// Marketplace requests in flight at once; `None`: the product's default.
-    pub max_concurrency: Option<usize>,
+    pub(crate) max_concurrency: Option<usize>,
     /// How the client spaces requests (targets 1 and 2).
-    pub pacing: linkrunner::market::Pacing,
+    pub(crate) pacing: linkrunner::market::Pacing,
     /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer).
-    pub poll_initial_ms: u64,
+    pub(crate) poll_initial_ms: u64,
     /// The sizes, in campaigns, at which `run` is measured (target 3), smallest first; the
     /// verdicts are judged at the largest.
-    pub scale_campaigns: Vec<usize>,
+    pub(crate) scale_campaigns: Vec<usize>,
     /// Seconds of idle CPU measured between rounds (target 3).
-    pub idle_seconds: u64,
+    pub(crate) idle_seconds: u64,
     /// Seconds of steady state measured with `run`'s defaults after the first
     /// reconciliation (target 3, SQLite); 0: none.
-    pub steady_seconds: u64,
+    pub(crate) steady_seconds: u64,
     /// Seconds under `run` with a fast cycle, after its first full one, to time CPU per
     /// converged reconciliation (target 3, SQLite); 0: none.
-    pub looks_seconds: u64,
+    pub(crate) looks_seconds: u64,
     /// Intents timed for the journal latency (target 4).
-    pub journal_intents: usize,
+    pub(crate) journal_intents: usize,
     /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
-    pub journal_rows: u64,
+    pub(crate) journal_rows: u64,
     /// Campaign files validated (target 5).
-    pub validate_files: usize,
+    pub(crate) validate_files: usize,
     /// Campaigns and journal rows (intents, and as many ledger rows) seeded for the reads
     /// (target 6: the status page, the summary, a page of the API).
-    pub read_campaigns: usize,
-    pub read_journal_rows: u64,
+    pub(crate) read_campaigns: usize,
+    pub(crate) read_journal_rows: u64,
     /// Only these targets (1 to 6); empty: all.
-    pub only: Vec<u8>,
+    pub(crate) only: Vec<u8>,
     /// Polls a search answers "pending" before it is ready (the bench's sandbox).
-    pub pending_polls: u32,
+    pub(crate) pending_polls: u32,
     /// The sandbox's own limit; `None`: `rate_limit`.
-    pub sandbox_rate_limit: Option<u32>,
+    pub(crate) sandbox_rate_limit: Option<u32>,
     /// Up to this much more sandbox latency per call, in milliseconds.
-    pub latency_jitter_ms: u64,
+    pub(crate) latency_jitter_ms: u64,
     /// Targets 1 and 2 against a marketplace started outside the bench.
-    pub market: Option<flow::ExternalMarket>,
+    pub(crate) market: Option<flow::ExternalMarket>,
 }
 
 impl BenchSettings {
     /// Target 3's sizes, smallest first, each once; none of them zero.
-    pub fn scale_sizes(&self) -> Vec<usize> {
+    pub(crate) fn scale_sizes(&self) -> Vec<usize> {
         let mut sizes: Vec<usize> = self.scale_campaigns.iter().map(|&n| n.max(1)).collect();
         sizes.sort_unstable();
         sizes.dedup();
         sizes
     }
 
-    pub fn wants(&self, target: u8) -> bool {
+    pub(crate) fn wants(&self, target: u8) -> bool {
         self.only.is_empty() || self.only.contains(&target)
     }
 
-    pub fn flow_setup(&self) -> flow::FlowSetup {
+    pub(crate) fn flow_setup(&self) -> flow::FlowSetup {
         flow::FlowSetup {
             campaigns: self.flow_campaigns,
             latency: Duration::from_millis(self.latency_ms),

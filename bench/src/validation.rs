@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use linkrunner::campaign;
 
 /// Loads and validates every file in `dir`; the time and how many campaigns were valid.
-pub fn time_load_dir(dir: &Path) -> (Duration, usize, usize) {
+pub(crate) fn time_load_dir(dir: &Path) -> (Duration, usize, usize) {
     let started = Instant::now();
     let report = campaign::load_dir(dir);
     (

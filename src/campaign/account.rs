@@ -17,22 +17,22 @@ use super::parse::{error_message, error_pos, options};
 use linkrunner_domain::money::Money;
 
 /// Largest account file read, in bytes; a real one is a line or two.
-pub const MAX_ACCOUNT_FILE_BYTES: u64 = 16 * 1024;
+pub(crate) const MAX_ACCOUNT_FILE_BYTES: u64 = 16 * 1024;
 
 /// What an account file says.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AccountFile {
+pub(crate) struct AccountFile {
     /// RUB a month that every campaign's commitment together may reach.
-    pub monthly_cap: Money,
+    pub(crate) monthly_cap: Money,
     /// The most that raises of `monthly_cap` may add since the last approval without a
     /// person (cumulative); positive when set.
     #[serde(default)]
-    pub approve_above: Option<Money>,
+    pub(crate) approve_above: Option<Money>,
 }
 
 /// Reads and checks an account file; the error is `path:line:column: message`.
-pub fn load_account_file(path: &Path) -> Result<AccountFile, String> {
+pub(crate) fn load_account_file(path: &Path) -> Result<AccountFile, String> {
     let shown = path.display();
     let mut bytes = Vec::new();
     std::fs::File::open(path)
@@ -42,7 +42,7 @@ pub fn load_account_file(path: &Path) -> Result<AccountFile, String> {
 }
 
 /// Parses an account file's bytes; the error is `line:column: message`.
-pub fn parse_account_file(bytes: &[u8]) -> Result<AccountFile, String> {
+pub(crate) fn parse_account_file(bytes: &[u8]) -> Result<AccountFile, String> {
     if bytes.len() as u64 > MAX_ACCOUNT_FILE_BYTES {
         return Err(format!(
             "1:1: file is larger than {MAX_ACCOUNT_FILE_BYTES} bytes"

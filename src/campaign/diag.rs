@@ -10,9 +10,9 @@ use super::span::Pos;
 /// One problem in one file. Displays as `path:line:column: error: message`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Diagnostic {
-    pub path: PathBuf,
-    pub line: usize,
-    pub column: usize,
+    pub(crate) path: PathBuf,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
     pub message: String,
 }
 

@@ -23,7 +23,7 @@ const MAX_ARRAY_LEN: usize = 100;
 /// The entries of a YAML mapping in file order, keys and values with their positions.
 #[derive(Debug, Default)]
 pub(super) struct ExtraMap {
-    pub entries: Vec<(At<String>, At<Value>)>,
+    pub(crate) entries: Vec<(At<String>, At<Value>)>,
 }
 
 impl<'de> Deserialize<'de> for ExtraMap {
@@ -49,7 +49,7 @@ impl<'de> Deserialize<'de> for ExtraMap {
 /// An [`ExtraMap`] split into its typed keys and its pass-through rest.
 pub(super) struct Split<'a> {
     typed: HashMap<&'static str, &'a At<Value>>,
-    pub extra: serde_json::Map<String, Value>,
+    pub(crate) extra: serde_json::Map<String, Value>,
 }
 
 impl ExtraMap {

@@ -15,9 +15,9 @@ use super::span::{At, Pos};
 #[derive(Debug, Clone, Default)]
 pub(super) struct Claims {
     /// The domain's host (lowercase) and its port when it is not the scheme's default.
-    pub domain: Option<At<String>>,
-    pub project: Option<At<i64>>,
-    pub autobuyers: Vec<At<i64>>,
+    pub(crate) domain: Option<At<String>>,
+    pub(crate) project: Option<At<i64>>,
+    pub(crate) autobuyers: Vec<At<i64>>,
 }
 
 impl Claims {
@@ -51,8 +51,8 @@ pub(crate) fn site_key(domain: &str) -> Option<String> {
 
 /// One clash: the file at `index` claims `what`, which the files `others` claim too.
 pub(super) struct Clash {
-    pub index: usize,
-    pub diagnostic: Diagnostic,
+    pub(crate) index: usize,
+    pub(crate) diagnostic: Diagnostic,
 }
 
 /// Every clash among `files` (path and claims, in load order).

@@ -40,12 +40,11 @@ mod spend;
 mod tests;
 mod validate;
 
-pub use account::{AccountFile, MAX_ACCOUNT_FILE_BYTES, load_account_file, parse_account_file};
-pub use diag::Diagnostic;
-pub use loading::git::head_commit;
+pub(crate) use account::load_account_file;
+pub(crate) use diag::Diagnostic;
 pub use loading::invalid::{InvalidFile, InvalidFiles, file_key};
 pub use loading::load::{MAX_FILES, load_bytes, load_dir, load_paths};
-pub use loading::revision::{AtRevision, RevisionError, load_at_revision};
+pub(crate) use loading::revision::load_at_revision;
 pub use model::{
     Autobuyer, AutobuyerState, AutobuyerUrl, Budget, BuyRounds, Campaign, DonorOrder, Filter,
     LoadReport, LoadedCampaign, Pacing, PromotedUrl, SearchSettings,

@@ -17,11 +17,11 @@ pub struct Campaign {
     pub name: String,
     /// `scheme://host[:port]`, lowercase, no trailing slash.
     pub domain: String,
-    pub paused: bool,
+    pub(crate) paused: bool,
     pub urls: Vec<PromotedUrl>,
     pub budget: Budget,
     pub buy: Option<BuyRounds>,
-    pub filters: Vec<Filter>,
+    pub(crate) filters: Vec<Filter>,
     pub autobuyers: Vec<Autobuyer>,
     // --- adoption (issue 24) ---
     /// The existing marketplace project this campaign adopts (`project_id`): linkrunner
@@ -32,7 +32,7 @@ pub struct Campaign {
     /// The name this campaign had before (`renamed_from`): what the journal holds under it is
     /// handed to this name at the next pass, once. Invariant: a valid name, not `name`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub renamed_from: Option<String>,
+    pub(crate) renamed_from: Option<String>,
 }
 
 impl Campaign {
@@ -75,12 +75,12 @@ pub struct Budget {
     /// The most that changes may add to the monthly commitment since the last approval
     /// without a person (`decide::approval`). Invariant: positive when set.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub approve_above: Option<Money>,
+    pub(crate) approve_above: Option<Money>,
     // --- pacing (issue 33) ---
     /// How buy rounds spend what is left of `monthly` (`asap` is left out of the serialized
     /// campaign, so files without the key serialize as before).
     #[serde(skip_serializing_if = "Pacing::is_asap")]
-    pub pacing: Pacing,
+    pub(crate) pacing: Pacing,
 }
 
 /// How buy rounds spend what is left of the cap over a month.
@@ -107,7 +107,7 @@ impl Pacing {
 pub struct BuyRounds {
     /// Five-field cron, UTC, day-of-month OR day-of-week (standard cron semantics).
     pub schedule: String,
-    pub link_type_id: i64,
+    pub(crate) link_type_id: i64,
     pub per_run: u32,
     pub order: DonorOrder,
     pub search: SearchSettings,
@@ -141,7 +141,7 @@ pub enum DonorOrder {
 /// Invariant: `price_rent_from <= price_rent_to <= budget.max_link_price` where given.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SearchSettings {
-    pub price_rent_from: Option<Money>,
+    pub(crate) price_rent_from: Option<Money>,
     pub price_rent_to: Option<Money>,
     /// Other search parameters, keys as written in the file, scalar or list-of-scalar values.
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -149,27 +149,27 @@ pub struct SearchSettings {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Filter {
-    pub name: String,
-    pub price_article_from: Option<Money>,
-    pub price_article_to: Option<Money>,
-    pub price_rent_from: Option<Money>,
-    pub price_rent_to: Option<Money>,
+    pub(crate) name: String,
+    pub(crate) price_article_from: Option<Money>,
+    pub(crate) price_article_to: Option<Money>,
+    pub(crate) price_rent_from: Option<Money>,
+    pub(crate) price_rent_to: Option<Money>,
     /// Other filter parameters, keys as written in the file.
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extra: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Autobuyer {
-    pub name: String,
+    pub(crate) name: String,
     /// The name of one of the campaign's [`Filter`]s.
-    pub filter: String,
-    pub auto_approve: bool,
+    pub(crate) filter: String,
+    pub(crate) auto_approve: bool,
     pub state: AutobuyerState,
     pub urls: Vec<AutobuyerUrl>,
     // --- adoption (issue 24) ---
     /// The id of an existing autobuyer this entry adopts (`id`); `None`: linkrunner creates it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -183,7 +183,7 @@ pub enum AutobuyerState {
 /// `1 <= daily_links_limit <= total_links_limit`, `monthly_budget > 0`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AutobuyerUrl {
-    pub url: String,
+    pub(crate) url: String,
     pub monthly_budget: Money,
     pub total_links_limit: u32,
     pub daily_links_limit: u32,
@@ -198,7 +198,7 @@ pub struct LoadedCampaign {
     pub fingerprint: String,
     /// The commit checked out in the campaigns directory when it is a git work tree (read once
     /// per directory load, from `.git` directly).
-    pub git_commit: Option<String>,
+    pub(crate) git_commit: Option<String>,
 }
 
 /// The outcome of loading: the good campaigns and every problem. A file with any problem
@@ -209,7 +209,7 @@ pub struct LoadReport {
     pub problems: Vec<Diagnostic>,
     /// The files that exist but contributed no campaign: their campaigns are held as
     /// recorded, never taken as removed (see `invalid.rs`).
-    pub invalid: super::loading::invalid::InvalidFiles,
+    pub(crate) invalid: super::loading::invalid::InvalidFiles,
 }
 
 impl LoadReport {

@@ -16,39 +16,39 @@ use linkrunner_domain::money::Money;
 pub(super) struct RawCampaign {
     /// Unique across all campaign files; lowercase letters, digits and `-`, at most 63. Used as a metrics label.
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
-    pub name: At<String>,
+    pub(crate) name: At<String>,
     /// The promoted site: an absolute http(s) URL without a path, e.g. `https://acme.example`.
     #[schemars(regex(pattern = r"^https?://[^/?#\s]+/?$"))]
-    pub domain: At<String>,
+    pub(crate) domain: At<String>,
     /// A paused campaign spends nothing new; what it already holds is kept.
     #[serde(default)]
-    pub paused: Option<At<bool>>,
+    pub(crate) paused: Option<At<bool>>,
     /// Promoted URLs on the domain, each with its anchor texts.
     #[schemars(length(min = 1, max = 1000))]
-    pub urls: At<Vec<RawUrl>>,
+    pub(crate) urls: At<Vec<RawUrl>>,
     /// Spending limits of the campaign.
-    pub budget: At<RawBudget>,
+    pub(crate) budget: At<RawBudget>,
     /// Scheduled buy rounds: search for donors, then buy the cheapest within the limits.
     #[serde(default)]
-    pub buy: Option<At<RawBuy>>,
+    pub(crate) buy: Option<At<RawBuy>>,
     /// Named search filters, referenced by autobuyers.
     #[serde(default, deserialize_with = "null_as_empty")]
     #[schemars(with = "Option<Vec<RawFilter>>", length(max = 100))]
-    pub filters: Vec<At<RawFilter>>,
+    pub(crate) filters: Vec<At<RawFilter>>,
     /// Marketplace autobuyers: the marketplace buys by itself within per-URL limits.
     #[serde(default, deserialize_with = "null_as_empty")]
     #[schemars(with = "Option<Vec<RawAutobuyer>>", length(max = 100))]
-    pub autobuyers: Vec<At<RawAutobuyer>>,
+    pub(crate) autobuyers: Vec<At<RawAutobuyer>>,
     // --- adoption (issue 24) ---
     /// Adopt the marketplace project that already exists for this domain (its id, from the marketplace's web UI): no project is created, and what its link list shows is counted as held. Requires `budget.unknown_link_rent`. Changes to it wait for `linkrunner resolve adopt NAME`.
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub project_id: Option<At<i64>>,
+    pub(crate) project_id: Option<At<i64>>,
     // --- renames (issue 32) ---
     /// The campaign's name before a rename: at its next pass, everything the journal holds under this name (project, URLs, texts, filters, autobuyers, links, reservations, uncertain purchases, money history) is handed to this campaign in one step, and nothing is created, stopped or bought again because of the rename. Honoured once (ignored when this name is already recorded); the file with the old name must be gone.
     #[serde(default)]
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
-    pub renamed_from: Option<At<String>>,
+    pub(crate) renamed_from: Option<At<String>>,
 }
 
 /// An optional list written as `key: null` (or `key:` alone) reads as an empty list: every
@@ -68,15 +68,15 @@ where
 pub(super) struct RawUrl {
     /// Absolute http(s) URL on the campaign's domain.
     #[schemars(regex(pattern = r"^https?://"))]
-    pub url: At<String>,
+    pub(crate) url: At<String>,
     /// Texts with exactly one anchor marked as `#a#anchor#/a#`; in an adopted project, `{text: ..., text_id: N}` for a text that already exists.
     #[schemars(length(min = 1, max = 100))]
-    pub texts: At<Vec<At<RawText>>>,
+    pub(crate) texts: At<Vec<At<RawText>>>,
     // --- adoption (issue 24) ---
     /// The id of this URL in the adopted project (`project_id`), when it already exists there: the link list names URLs only by id.
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub url_id: Option<At<i64>>,
+    pub(crate) url_id: Option<At<i64>>,
 }
 
 /// The campaign's limits. Amounts are rubles (integers or at most two decimals).
@@ -85,27 +85,27 @@ pub(super) struct RawUrl {
 #[schemars(rename = "Budget")]
 pub(super) struct RawBudget {
     /// Monthly commitment cap: the monthly price of every link held or in flight plus the monthly budget of every running autobuyer.
-    pub monthly: At<Money>,
+    pub(crate) monthly: At<Money>,
     /// The highest monthly rent paid for one link.
-    pub max_link_price: At<Money>,
+    pub(crate) max_link_price: At<Money>,
     /// At most this many links bought per day (UTC) by buy rounds.
     #[schemars(range(min = 1, max = 1000))]
-    pub daily_links: At<i64>,
+    pub(crate) daily_links: At<i64>,
     /// At most this many links bought by buy rounds over the campaign's life.
     #[schemars(range(min = 1, max = 100000))]
-    pub total_links: At<i64>,
+    pub(crate) total_links: At<i64>,
     // --- adoption (issue 24) ---
     /// What a held link counts against `monthly` when the link list shows no rent for it (rubles). Required with `project_id`: links bought by hand or by an adopted autobuyer count at their own rent, or at this, never at a lower guess.
     #[serde(default)]
-    pub unknown_link_rent: Option<At<Money>>,
+    pub(crate) unknown_link_rent: Option<At<Money>>,
     // --- guardrails (issue 33) ---
     /// The most that changes may add to the monthly commitment since the last approval without a person (rubles, cumulative): a raised `monthly` past it is spent only up to the approved amount plus this, until `linkrunner resolve approve NAME --reason ...`. The first time a campaign is seen with it, the cap already recorded (or, for a new campaign, `monthly`) is the approved baseline.
     #[serde(default)]
-    pub approve_above: Option<At<Money>>,
+    pub(crate) approve_above: Option<At<Money>>,
     // --- pacing (issue 33) ---
     /// How buy rounds spend what is left of `monthly`: `asap` (default) as soon as rounds find links; `even`: each day at most what is left divided over the days left in the month (UTC), counting the rent of the links rounds bought that day. Autobuyers' budgets count when they start, either way.
     #[serde(default)]
-    pub pacing: Option<At<RawPacing>>,
+    pub(crate) pacing: Option<At<RawPacing>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -122,19 +122,19 @@ pub(super) enum RawPacing {
 #[schemars(rename = "BuyRounds")]
 pub(super) struct RawBuy {
     /// Standard five-field cron (minute hour day-of-month month day-of-week), in UTC.
-    pub schedule: At<String>,
+    pub(crate) schedule: At<String>,
     /// The marketplace's link type for purchases.
     #[schemars(range(min = 1, max = 1000))]
-    pub link_type_id: At<i64>,
+    pub(crate) link_type_id: At<i64>,
     /// At most this many links bought per round.
     #[schemars(range(min = 1, max = 100))]
-    pub per_run: At<i64>,
+    pub(crate) per_run: At<i64>,
     /// Which donors a round buys first: `cheapest` (default), `expensive` or `random`.
     #[serde(default)]
-    pub order: Option<At<RawOrder>>,
+    pub(crate) order: Option<At<RawOrder>>,
     /// Donor search parameters: `price_rent_from`, `price_rent_to` (rubles) and any other marketplace parameter, passed through as written.
     #[serde(default)]
-    pub search: Option<At<RawSearch>>,
+    pub(crate) search: Option<At<RawSearch>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -149,12 +149,12 @@ pub(super) enum RawOrder {
 /// Search parameters: typed keys plus pass-through ones.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub(super) struct RawSearch(pub ExtraMap);
+pub(super) struct RawSearch(pub(crate) ExtraMap);
 
 /// A named search filter: `name`, price bounds, and any other marketplace parameter.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub(super) struct RawFilter(pub ExtraMap);
+pub(super) struct RawFilter(pub(crate) ExtraMap);
 
 /// A marketplace autobuyer.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -163,22 +163,22 @@ pub(super) struct RawFilter(pub ExtraMap);
 pub(super) struct RawAutobuyer {
     /// Unique within the campaign; lowercase letters, digits and `-`.
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
-    pub name: At<String>,
+    pub(crate) name: At<String>,
     /// The name of one of this campaign's `filters`.
-    pub filter: At<String>,
+    pub(crate) filter: At<String>,
     /// Whether the marketplace approves the autobuyer's purchases by itself.
     #[serde(default)]
-    pub auto_approve: Option<At<bool>>,
+    pub(crate) auto_approve: Option<At<bool>>,
     /// `running` or `stopped`; a running autobuyer's monthly budgets count against `budget.monthly`.
-    pub state: At<RawState>,
+    pub(crate) state: At<RawState>,
     /// Per-URL limits; each URL must be one of the campaign's `urls`.
     #[schemars(length(min = 1, max = 1000))]
-    pub urls: At<Vec<At<RawAutobuyerUrl>>>,
+    pub(crate) urls: At<Vec<At<RawAutobuyerUrl>>>,
     // --- adoption (issue 24) ---
     /// Adopt an autobuyer that already exists in the adopted project (its id, from the marketplace's web UI): it is stopped or started to match `state` and counted from the first pass; its spec here is taken as its declared budget (the API cannot read it back).
     #[serde(default)]
     #[schemars(range(min = 1))]
-    pub id: Option<At<i64>>,
+    pub(crate) id: Option<At<i64>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -195,23 +195,23 @@ pub(super) enum RawState {
 #[schemars(rename = "AutobuyerUrl")]
 pub(super) struct RawAutobuyerUrl {
     /// One of the campaign's promoted URLs.
-    pub url: At<String>,
+    pub(crate) url: At<String>,
     /// Monthly budget of this URL in rubles.
-    pub monthly_budget: At<Money>,
+    pub(crate) monthly_budget: At<Money>,
     /// Limit on the total number of links for this URL.
     #[schemars(range(min = 1, max = 100000))]
-    pub total_links_limit: At<i64>,
+    pub(crate) total_links_limit: At<i64>,
     /// Limit on links per day for this URL.
     #[schemars(range(min = 1, max = 1000))]
-    pub daily_links_limit: At<i64>,
+    pub(crate) daily_links_limit: At<i64>,
 }
 
 /// One anchor text: a plain string, or (in an adopted project) `{text, text_id}` for a text
 /// that already exists there. Deserialized by hand so that a misspelt key gets "did you mean".
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct RawText {
-    pub text: String,
-    pub text_id: Option<i64>,
+    pub(crate) text: String,
+    pub(crate) text_id: Option<i64>,
 }
 
 const TEXT_KEYS: &[&str] = &["text", "text_id"];

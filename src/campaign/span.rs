@@ -10,8 +10,8 @@ use serde::{Deserialize, Deserializer};
 /// A 1-based line and column in a campaign file; `(1, 1)` stands for "the whole file".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub(crate) struct Pos {
-    pub line: usize,
-    pub column: usize,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
 }
 
 impl Pos {
@@ -33,8 +33,8 @@ impl Pos {
 /// A deserialized value and where it was written.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct At<T> {
-    pub value: T,
-    pub pos: Pos,
+    pub(crate) value: T,
+    pub(crate) pos: Pos,
 }
 
 impl<T> At<T> {

@@ -30,9 +30,9 @@ const FILTER_KEYS: &[&str] = &[
 
 /// The budget as written, with which parts could be used for further checks.
 pub(super) struct CheckedBudget {
-    pub value: Budget,
+    pub(crate) value: Budget,
     /// `monthly` and `max_link_price` are valid, so sums against them mean something.
-    pub money_ok: bool,
+    pub(crate) money_ok: bool,
 }
 
 pub(super) fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {

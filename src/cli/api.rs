@@ -22,7 +22,7 @@ use crate::market::{
 
 /// `--auth-scheme`: the command line's names for [`AuthScheme`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum AuthArg {
+pub(crate) enum AuthArg {
     /// `Authorization: Bearer <token>`
     #[default]
     Bearer,
@@ -40,29 +40,29 @@ impl From<AuthArg> for AuthScheme {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ApiArgs {
+pub(crate) struct ApiArgs {
     /// Base URL of the marketplace; operation paths are appended (it may carry a path).
     #[arg(long, env = "LINKRUNNER_API_BASE_URL", global = true)]
-    pub api_base_url: Option<String>,
+    pub(crate) api_base_url: Option<String>,
     /// File holding the API token (else $LINKRUNNER_API_TOKEN, else $CREDENTIALS_DIRECTORY/api-token).
     #[arg(long, env = "LINKRUNNER_API_TOKEN_FILE", global = true)]
-    pub api_token_file: Option<PathBuf>,
+    pub(crate) api_token_file: Option<PathBuf>,
     /// File holding the AUTH_TICKET cookie value (else $LINKRUNNER_AUTH_TICKET, else $CREDENTIALS_DIRECTORY/auth-ticket).
     #[arg(long, env = "LINKRUNNER_AUTH_TICKET_FILE", global = true)]
-    pub auth_ticket_file: Option<PathBuf>,
+    pub(crate) auth_ticket_file: Option<PathBuf>,
     /// Log in with this account name and obtain the token and ticket ourselves (POST login,
     /// GET auth), refreshing the token before it expires; needs the API key.
     #[arg(long, env = "LINKRUNNER_LOGIN", global = true)]
-    pub login: Option<String>,
+    pub(crate) login: Option<String>,
     /// File holding the long-lived API key used by --login (else $LINKRUNNER_API_KEY, else $CREDENTIALS_DIRECTORY/api-key).
     #[arg(long, env = "LINKRUNNER_API_KEY_FILE", global = true)]
-    pub api_key_file: Option<PathBuf>,
+    pub(crate) api_key_file: Option<PathBuf>,
     /// Path of the login request under the base URL (--login).
     #[arg(long, env = "LINKRUNNER_LOGIN_PATH", default_value = LoginSettings::DEFAULT_LOGIN_PATH, global = true)]
-    pub login_path: String,
+    pub(crate) login_path: String,
     /// Path of the token request under the base URL (--login).
     #[arg(long, env = "LINKRUNNER_AUTH_PATH", default_value = LoginSettings::DEFAULT_AUTH_PATH, global = true)]
-    pub auth_path: String,
+    pub(crate) auth_path: String,
     /// How the token goes into the Authorization header.
     #[arg(
         long,
@@ -71,11 +71,11 @@ pub struct ApiArgs {
         default_value = "bearer",
         global = true
     )]
-    pub auth_scheme: AuthArg,
+    pub(crate) auth_scheme: AuthArg,
     /// Field names or dotted paths that differ from the documented ones, e.g.
     /// `price=priceRent,link_id=placementId` or `price=prices.rent,url_id=url.id`.
     #[arg(long, env = "LINKRUNNER_FIELD_MAP", global = true)]
-    pub field_map: Option<String>,
+    pub(crate) field_map: Option<String>,
     /// Client-side limit on marketplace requests per second.
     #[arg(
         long,
@@ -84,11 +84,11 @@ pub struct ApiArgs {
         value_parser = ranges::u32_in(1..=10_000),
         global = true
     )]
-    pub rate_limit: u32,
+    pub(crate) rate_limit: u32,
     /// At most this many marketplace requests in flight at once. Default: one second's worth
     /// at `--rate-limit` (at least 4, at most 256), so the rate limit is the bound.
     #[arg(long, env = "LINKRUNNER_MAX_CONCURRENCY", global = true, value_parser = ranges::usize_in(1..=1024))]
-    pub max_concurrency: Option<usize>,
+    pub(crate) max_concurrency: Option<usize>,
     /// Seconds a marketplace request may take, end to end.
     #[arg(
         long,
@@ -97,7 +97,7 @@ pub struct ApiArgs {
         value_parser = ranges::u64_in(1..=3600),
         global = true
     )]
-    pub request_timeout: u64,
+    pub(crate) request_timeout: u64,
     /// Seconds connecting to the marketplace may take.
     #[arg(
         long,
@@ -106,7 +106,7 @@ pub struct ApiArgs {
         value_parser = ranges::u64_in(1..=600),
         global = true
     )]
-    pub connect_timeout: u64,
+    pub(crate) connect_timeout: u64,
     /// Marketplace answers longer than this many bytes are not read (the call counts as uncertain).
     #[arg(
         long,
@@ -115,7 +115,7 @@ pub struct ApiArgs {
         value_parser = ranges::usize_in(1024..=1 << 30),
         global = true
     )]
-    pub max_answer_bytes: usize,
+    pub(crate) max_answer_bytes: usize,
     /// How often a read (search result, link list) is retried after a transient failure.
     /// Calls that change something are never retried.
     #[arg(
@@ -125,11 +125,11 @@ pub struct ApiArgs {
         value_parser = ranges::usize_in(0..=20),
         global = true
     )]
-    pub read_retries: usize,
+    pub(crate) read_retries: usize,
     /// Accept a plain `http://` base URL to a host other than this machine (the token and
     /// ticket then cross the network unencrypted). Loopback needs no flag.
     #[arg(long, env = "LINKRUNNER_ALLOW_INSECURE_HTTP", global = true)]
-    pub allow_insecure_http: bool,
+    pub(crate) allow_insecure_http: bool,
 }
 
 impl ApiArgs {

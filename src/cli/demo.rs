@@ -21,16 +21,16 @@ use crate::effects::EngineSettings;
 use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 
 #[derive(Debug, Clone, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Address of the daemon's HTTP endpoint.
     #[arg(long, default_value = "127.0.0.1:9464")]
-    pub listen: std::net::SocketAddr,
+    pub(crate) listen: std::net::SocketAddr,
     /// Seconds between buy rounds (the campaigns' own schedules are ignored in the demo).
     #[arg(long, default_value_t = 15, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
-    pub round_every: u64,
+    pub(crate) round_every: u64,
     /// Stop after this many rounds per active buying campaign (0: run until Ctrl-C).
     #[arg(long, default_value_t = 0, value_parser = ranges::u32_in(0..=1_000_000))]
-    pub rounds: u32,
+    pub(crate) rounds: u32,
 }
 
 /// The demo's own journal when `--database-url` is left at its default.

@@ -18,7 +18,7 @@ pub struct GlobalArgs {
     /// every run. (No clap default: the two commands' defaults differ, and `--help` must not
     /// show one that is not used.)
     #[arg(long, env = "LINKRUNNER_DATABASE_URL", global = true)]
-    pub database_url: Option<String>,
+    pub(crate) database_url: Option<String>,
     /// Directory of campaign files (one campaign per *.yaml / *.yml file).
     #[arg(
         long,
@@ -26,11 +26,11 @@ pub struct GlobalArgs {
         default_value = "campaigns",
         global = true
     )]
-    pub campaigns: PathBuf,
+    pub(crate) campaigns: PathBuf,
     #[command(flatten)]
-    pub log: LogArgs,
+    pub(crate) log: LogArgs,
     #[command(flatten)]
-    pub api: ApiArgs,
+    pub(crate) api: ApiArgs,
 }
 
 impl GlobalArgs {
@@ -42,7 +42,7 @@ impl GlobalArgs {
 
 /// `--log-format`: the command line's names for [`LogFormat`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormatArg {
+pub(crate) enum LogFormatArg {
     Human,
     Json,
 }
@@ -66,8 +66,8 @@ pub struct LogArgs {
         default_value = "human",
         global = true
     )]
-    pub log_format: LogFormatArg,
+    pub(crate) log_format: LogFormatArg,
     /// Log filter, in `tracing` EnvFilter syntax (e.g. `info`, `linkrunner=debug`).
     #[arg(long, env = "LINKRUNNER_LOG", default_value = "info", global = true)]
-    pub log_level: String,
+    pub(crate) log_level: String,
 }

@@ -15,24 +15,24 @@ use crate::store::HaltScope;
 use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Args)]
-pub struct HaltArgs {
+pub(crate) struct HaltArgs {
     /// Why: recorded in the journal with the time, shown by `status`, `/readyz` and the page.
     #[arg(long)]
-    pub reason: String,
+    pub(crate) reason: String,
     /// Who presses it, recorded with the reason (default: the `USER` of this shell).
     #[arg(long, value_name = "NAME")]
-    pub by: Option<String>,
+    pub(crate) by: Option<String>,
 }
 
 /// `linkrunner resume`'s arguments: `halt`'s, and the scope.
 #[derive(Debug, Clone, Args)]
-pub struct ResumeArgs {
+pub(crate) struct ResumeArgs {
     #[command(flatten)]
-    pub halt: HaltArgs,
+    pub(crate) halt: HaltArgs,
     /// Lift the halt of this campaign alone (the anomaly brake's); without it, the
     /// account-wide halt is lifted and campaigns' halts stay.
     #[arg(long, value_name = "NAME")]
-    pub campaign: Option<String>,
+    pub(crate) campaign: Option<String>,
 }
 
 /// `linkrunner halt`: all spending stops, on every replica.

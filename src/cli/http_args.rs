@@ -12,12 +12,12 @@ use super::ranges;
 use crate::http::{AccessToken, AllowedHosts, HttpOptions, ServeLimits};
 
 #[derive(Debug, Clone, Args)]
-pub struct HttpArgs {
+pub(crate) struct HttpArgs {
     /// Address of a listener for /healthz and /readyz only, with its own connection cap, so
     /// probes answer while the main port is busy (the Kubernetes manifests and the systemd
     /// watchdog use it).
     #[arg(long, env = "LINKRUNNER_PROBE_LISTEN")]
-    pub probe_listen: Option<SocketAddr>,
+    pub(crate) probe_listen: Option<SocketAddr>,
     /// A host name the HTTP endpoint answers to besides `localhost` and IP addresses
     /// (repeat, or comma-separate in the variable), e.g. the Service's DNS name.
     #[arg(
@@ -26,11 +26,11 @@ pub struct HttpArgs {
         value_delimiter = ',',
         value_name = "NAME"
     )]
-    pub http_allow_host: Vec<String>,
+    pub(crate) http_allow_host: Vec<String>,
     /// File holding a token that the status page, /metrics and /api/... require (as
     /// `Authorization: Bearer TOKEN` or as the Basic auth password). Probes never need it.
     #[arg(long, env = "LINKRUNNER_HTTP_TOKEN_FILE")]
-    pub http_token_file: Option<PathBuf>,
+    pub(crate) http_token_file: Option<PathBuf>,
     /// Connections the main HTTP port keeps open at once; more are closed at once.
     #[arg(
         long,
@@ -38,7 +38,7 @@ pub struct HttpArgs {
         default_value_t = ServeLimits::MAIN.max_connections,
         value_parser = ranges::usize_in(1..=65_535)
     )]
-    pub http_max_connections: usize,
+    pub(crate) http_max_connections: usize,
 }
 
 impl HttpArgs {

@@ -63,13 +63,13 @@ pub use global::{GlobalArgs, LogArgs};
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Check campaign files: every problem at once, as path:line:column.
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema (draft-07) of a campaign file.
@@ -117,7 +117,7 @@ pub enum Command {
 }
 
 /// Runs one command; the exit code is the command's verdict, an error is exit 1.
-pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let g = cli.global;
     match cli.command {
         Command::Validate(a) => validate::validate(&g, &a),

@@ -21,11 +21,11 @@ use crate::daemon::signals::StopSignals;
 use crate::effects::pass::{CampaignReport, PassOutcome};
 
 #[derive(Debug, Clone, Args)]
-pub struct OnceArgs {
+pub(crate) struct OnceArgs {
     #[command(flatten)]
-    pub engine: EngineArgs,
+    pub(crate) engine: EngineArgs,
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {

@@ -145,9 +145,9 @@ fn calls_and_waits(m: &Metrics) -> (u64, u64) {
 /// The money the journal holds after the pass, for the totals.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct MoneyTotals {
-    pub committed: Money,
-    pub caps: Money,
-    pub uncertain: Money,
+    pub(crate) committed: Money,
+    pub(crate) caps: Money,
+    pub(crate) uncertain: Money,
 }
 
 /// The totals table.

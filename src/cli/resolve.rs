@@ -17,33 +17,33 @@ use linkrunner_domain::clock;
 #[command(group(clap::ArgGroup::new("evidence").required(true)
     .args(["created", "not_created", "allow_rebuy", "release_link"]).multiple(true)))]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct ResolveArgs {
+pub(crate) struct ResolveArgs {
     /// An account already in use (issue 24): `adopt CAMPAIGN` or `list-complete CAMPAIGN`.
     #[command(subcommand)]
-    pub word: Option<super::resolve_words::ResolveWord>,
+    pub(crate) word: Option<super::resolve_words::ResolveWord>,
     /// The intent's id (from `linkrunner status`).
     #[arg(required_unless_present = "release_link", value_parser = super::ranges::id())]
-    pub intent: Option<i64>,
+    pub(crate) intent: Option<i64>,
     /// It happened: the id the marketplace gave it (autobuyer id, link id, ...).
     #[arg(long, value_name = "REMOTE_ID", value_parser = super::ranges::id(), conflicts_with_all = ["not_created", "release_link"])]
-    pub created: Option<i64>,
+    pub(crate) created: Option<i64>,
     /// It did not happen: its money is released. A purchase's page stays blocked from being
     /// bought again unless `--allow-rebuy` is given too.
     #[arg(long, conflicts_with = "release_link")]
-    pub not_created: bool,
+    pub(crate) not_created: bool,
     /// A purchase that was once uncertain did not buy its page: the page may be bought again.
     #[arg(long, conflicts_with_all = ["created", "release_link"])]
-    pub allow_rebuy: bool,
+    pub(crate) allow_rebuy: bool,
     /// A link left the project (cancelled, removed): its rent no longer counts. LINK is the
     /// marketplace's link id, or `intent:ID` for a link of ours the list never gave an id.
     #[arg(long, value_name = "LINK", requires = "campaign")]
-    pub release_link: Option<String>,
+    pub(crate) release_link: Option<String>,
     /// The campaign of `--release-link`.
     #[arg(long, value_name = "CAMPAIGN")]
-    pub campaign: Option<String>,
+    pub(crate) campaign: Option<String>,
     /// Why you know: recorded in the journal with the time.
     #[arg(long, required = true)]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 pub(crate) async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode> {

@@ -24,7 +24,7 @@ use crate::store::Store;
 use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Subcommand)]
-pub enum ResolveWord {
+pub(crate) enum ResolveWord {
     /// Let changes begin on the project (and autobuyers) the campaign adopts, after reading
     /// the plan that shows what it holds.
     Adopt(WordArgs),
@@ -41,51 +41,51 @@ pub enum ResolveWord {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ApproveArgs {
+pub(crate) struct ApproveArgs {
     /// The campaign's name (or `--account`).
     #[arg(required_unless_present = "account", conflicts_with = "account")]
-    pub campaign: Option<String>,
+    pub(crate) campaign: Option<String>,
     /// Approve the account-wide cap the account file asks past its `approve_above`.
     #[arg(long)]
-    pub account: bool,
+    pub(crate) account: bool,
     /// Why you know: recorded in the journal with the time and who gave it.
     #[arg(long)]
-    pub reason: String,
+    pub(crate) reason: String,
     /// Who gives the word (default: the `USER` of this shell).
     #[arg(long, value_name = "WHO")]
-    pub by: Option<String>,
+    pub(crate) by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct RemovalsArgs {
+pub(crate) struct RemovalsArgs {
     /// Why you know: recorded in the journal with the time and who gave it.
     #[arg(long)]
-    pub reason: String,
+    pub(crate) reason: String,
     /// Who gives the word (default: the `USER` of this shell).
     #[arg(long, value_name = "WHO")]
-    pub by: Option<String>,
+    pub(crate) by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct WordArgs {
+pub(crate) struct WordArgs {
     /// The campaign's name.
-    pub campaign: String,
+    pub(crate) campaign: String,
     /// Why you know: recorded in the journal with the time and who gave it.
     #[arg(long)]
-    pub reason: String,
+    pub(crate) reason: String,
     /// Who gives the word (default: the `USER` of this shell).
     #[arg(long, value_name = "WHO")]
-    pub by: Option<String>,
+    pub(crate) by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ListCompleteArgs {
+pub(crate) struct ListCompleteArgs {
     #[command(flatten)]
-    pub word: WordArgs,
+    pub(crate) word: WordArgs,
     /// How many links you counted in the project's list in the marketplace's web UI (every
     /// page). The word lapses when a read shows fewer (plus what linkrunner bought since).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32))]
-    pub links: u32,
+    pub(crate) links: u32,
 }
 
 impl WordArgs {

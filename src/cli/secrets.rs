@@ -14,11 +14,11 @@ use crate::market::credentials::{SecretOrigin, read_secret_file};
 
 /// Where one secret may come from.
 pub(crate) struct Source {
-    pub what: &'static str,
-    pub flag: &'static str,
-    pub file_var: &'static str,
-    pub var: &'static str,
-    pub credential: &'static str,
+    pub(crate) what: &'static str,
+    pub(crate) flag: &'static str,
+    pub(crate) file_var: &'static str,
+    pub(crate) var: &'static str,
+    pub(crate) credential: &'static str,
 }
 
 pub(crate) const TOKEN: Source = Source {

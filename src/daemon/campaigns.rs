@@ -40,13 +40,13 @@ pub struct ReloadSummary {
     pub problems: Vec<Diagnostic>,
     /// Files that exist but fail validation (each once), their campaigns held as recorded:
     /// the `linkrunner_campaign_file_invalid` gauge.
-    pub invalid_files: usize,
+    pub(crate) invalid_files: usize,
     /// Why the removal of the campaigns whose files are gone is held (issue 32), if it is.
-    pub removal_held: Option<String>,
+    pub(crate) removal_held: Option<String>,
 }
 
 impl ReloadSummary {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.problems.is_empty()
     }
 }

@@ -33,7 +33,7 @@ use super::signals::{self, ReloadCause};
 use super::{gauges, schedule};
 
 /// `--anomaly-multiple`'s default: above 2, which a window straddling midnight may see.
-pub const DEFAULT_ANOMALY_MULTIPLE: f64 = 3.0;
+pub(crate) const DEFAULT_ANOMALY_MULTIPLE: f64 = 3.0;
 
 /// How the daemon runs.
 #[derive(Debug, Clone)]
@@ -140,11 +140,11 @@ pub(super) type NextRounds = HashMap<String, (Arc<Cron>, DateTime<Utc>)>;
 
 /// The HTTP side of the daemon: its settings and listeners.
 pub(crate) struct HttpSide {
-    pub options: http::HttpOptions,
+    pub(crate) options: http::HttpOptions,
     /// The main port: the page, `/metrics`, the API, and the probes.
-    pub listener: TcpListener,
+    pub(crate) listener: TcpListener,
     /// The probes' own port (`--probe-listen`), if any.
-    pub probe: Option<TcpListener>,
+    pub(crate) probe: Option<TcpListener>,
 }
 
 /// Runs until `shutdown` is cancelled, serving HTTP on `listener`.

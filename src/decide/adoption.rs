@@ -200,23 +200,23 @@ fn adopted_autobuyer(c: &Campaign, ab: &Autobuyer, id: i64) -> AdoptedAutobuyer 
 /// What an adopted project holds beyond linkrunner's own links, for `plan` and `status`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub(crate) struct Found {
-    pub project_id: Option<i64>,
+    pub(crate) project_id: Option<i64>,
     /// The link list has been read since the adoption (false before the first pass).
-    pub read: bool,
+    pub(crate) read: bool,
     /// Links held by others (hand purchases, autobuyers) that still count.
-    pub links: u32,
+    pub(crate) links: u32,
     /// Their monthly rent, as far as the list shows it or estimated.
-    pub rent: Money,
+    pub(crate) rent: Money,
     /// How many of them the list shows no rent for, and what they count at together.
-    pub estimated_links: u32,
-    pub estimated_rent: Money,
+    pub(crate) estimated_links: u32,
+    pub(crate) estimated_rent: Money,
     /// URL ids the list shows links on that no URL of the file names (they count anyway).
-    pub unnamed_url_ids: Vec<i64>,
+    pub(crate) unnamed_url_ids: Vec<i64>,
     /// Drift: links first seen after the adoption's first read not attributed to an
     /// autobuyer (bought by hand meanwhile, or by an autobuyer: in an adopted project none is
     /// attributed), and links released because they left the list.
-    pub added_by_hand: u32,
-    pub lost: u32,
+    pub(crate) added_by_hand: u32,
+    pub(crate) lost: u32,
 }
 
 /// What the journal knows the account holds beyond our own purchases.
@@ -325,9 +325,9 @@ impl Found {
 /// A URL on which a buy round does not buy now, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeldBack {
-    pub url: String,
-    pub url_id: i64,
-    pub why: String,
+    pub(crate) url: String,
+    pub(crate) url_id: i64,
+    pub(crate) why: String,
 }
 
 /// The URLs a buy round must not buy for now: while the link list is not shown complete

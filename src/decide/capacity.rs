@@ -37,11 +37,11 @@ pub(crate) const DEFAULT_CALLS_PER_SEARCH: f64 = 3.0;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct ReconcilePlan {
     /// Calls per second reconciliation may use.
-    pub budget: f64,
+    pub(crate) budget: f64,
     /// Time to reconcile every campaign once.
-    pub cycle: Duration,
+    pub(crate) cycle: Duration,
     /// The cycle is longer than `--reconcile-interval`: campaigns are spread over it.
-    pub spread: bool,
+    pub(crate) spread: bool,
 }
 
 impl ReconcilePlan {
@@ -91,14 +91,14 @@ pub(crate) fn plan_reconcile(
 /// The rounds of one slot and what they need at the rate limit.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SlotLoad {
-    pub slot: DateTime<Utc>,
-    pub campaigns: usize,
-    pub calls: f64,
+    pub(crate) slot: DateTime<Utc>,
+    pub(crate) campaigns: usize,
+    pub(crate) calls: f64,
     /// How long their calls take at the whole rate limit: the last of them starts about
     /// this long after the slot.
-    pub takes: Duration,
+    pub(crate) takes: Duration,
     /// The next slot of any schedule after this one, if any within the horizon.
-    pub next: Option<DateTime<Utc>>,
+    pub(crate) next: Option<DateTime<Utc>>,
 }
 
 impl SlotLoad {

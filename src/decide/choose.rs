@@ -22,32 +22,32 @@ use linkrunner_domain::money::Money;
 /// how many links each text already has.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct UrlSlot {
-    pub url: String,
-    pub url_id: i64,
-    pub texts: Vec<TextSlot>,
+    pub(crate) url: String,
+    pub(crate) url_id: i64,
+    pub(crate) texts: Vec<TextSlot>,
     /// Candidate donors found by this URL's search.
-    pub donors: Vec<Donor>,
+    pub(crate) donors: Vec<Donor>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TextSlot {
-    pub text: String,
-    pub text_id: i64,
-    pub used: u32,
+    pub(crate) text: String,
+    pub(crate) text_id: i64,
+    pub(crate) used: u32,
 }
 
 /// What the round may spend and buy. All limits are "what is left", already net of what is
 /// held, reserved and uncertain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct RoundLimits {
-    pub order: DonorOrder,
+    pub(crate) order: DonorOrder,
     /// Seeds the "random" order (e.g. from the round's time), so a round is reproducible.
-    pub seed: u64,
-    pub per_run: u32,
-    pub max_price: Money,
-    pub monthly_headroom: Money,
-    pub daily_left: u32,
-    pub total_left: u32,
+    pub(crate) seed: u64,
+    pub(crate) per_run: u32,
+    pub(crate) max_price: Money,
+    pub(crate) monthly_headroom: Money,
+    pub(crate) daily_left: u32,
+    pub(crate) total_left: u32,
 }
 
 impl RoundLimits {

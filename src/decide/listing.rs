@@ -60,19 +60,19 @@ pub(crate) use linkrunner_domain::market::is_leaving;
 /// What one read of the list shows, and what it proves.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Judgement {
-    pub listed: Vec<ListedLink>,
+    pub(crate) listed: Vec<ListedLink>,
     /// The read shows every link of the project: absence of one of the links the journal
     /// knew of proves it is gone (after the grace); a stopped autobuyer's links are all here.
-    pub proves_absence: bool,
+    pub(crate) proves_absence: bool,
     /// The intents of our purchases whose links it lists.
-    pub listed_ours: BTreeSet<i64>,
+    pub(crate) listed_ours: BTreeSet<i64>,
     /// Why it does not, in the words `status` shows.
-    pub why_not: Option<String>,
+    pub(crate) why_not: Option<String>,
     /// A link the journal holds is missing from a read with no paging field: the list was
     /// cut at this length (or a link left it; the two cannot be told apart).
-    pub cut_at: Option<u32>,
+    pub(crate) cut_at: Option<u32>,
     /// The read showed paging fields and every page: absence means leaving.
-    pub proven_complete: bool,
+    pub(crate) proven_complete: bool,
 }
 
 /// Judges one read, made at `now`, against what the journal records. A held link bought

@@ -36,7 +36,7 @@ pub(crate) mod caps;
 pub mod choose;
 mod guard;
 pub(crate) mod keys;
-pub mod listing;
+pub(crate) mod listing;
 pub(crate) mod pass;
 pub mod plan;
 pub(crate) mod policy;
@@ -45,9 +45,9 @@ pub mod recorded;
 pub mod rename;
 pub(crate) mod replace;
 pub mod round;
-pub mod spread;
+pub(crate) mod spread;
 pub(crate) mod stall;
 
 // The guards keep their paths (`decide::approval`, …): the room is a folder, not a new name.
 pub(crate) use guard::refused;
-pub use guard::{approval, removal};
+pub(crate) use guard::{approval, removal};

@@ -225,28 +225,28 @@ impl Action {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MoneyView {
     pub cap: Money,
-    pub committed: Money,
-    pub uncertain: Money,
+    pub(crate) committed: Money,
+    pub(crate) uncertain: Money,
     /// Released by the pass's settled stops, before anything is acquired.
-    pub releases: Money,
+    pub(crate) releases: Money,
     /// Committed by the autobuyers the pass creates or starts.
-    pub acquisitions: Money,
+    pub(crate) acquisitions: Money,
     pub worst_after_round: Money,
-    pub headroom: Money,
-    pub headroom_after_round: Money,
-    pub links_total: u32,
-    pub total_links_cap: u32,
-    pub links_today: u32,
-    pub daily_links_cap: u32,
+    pub(crate) headroom: Money,
+    pub(crate) headroom_after_round: Money,
+    pub(crate) links_total: u32,
+    pub(crate) total_links_cap: u32,
+    pub(crate) links_today: u32,
+    pub(crate) daily_links_cap: u32,
     /// Under even pacing, today's share for buy rounds after this pass's releases and
     /// acquisitions (issue 33); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub today_share: Option<TodayShare>,
+    pub(crate) today_share: Option<TodayShare>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CampaignPlan {
-    pub campaign: String,
+    pub(crate) campaign: String,
     pub actions: Vec<Action>,
     /// Things that cannot or will not be applied, said plainly (`!` lines).
     pub notices: Vec<String>,
@@ -254,26 +254,26 @@ pub struct CampaignPlan {
     /// a notice. A pass with any is `blocked`, never `converged`.
     pub unapplied: Vec<String>,
     /// Why spending is stopped, when it is (credentials rejected, waiting for an operator, paused).
-    pub spending_stopped: Option<String>,
+    pub(crate) spending_stopped: Option<String>,
     /// The file's caps that differ from those the journal recorded: the next pass records
     /// them. A money edit is a change even when nothing is created, started or bought.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub cap_changes: Vec<CapChange>,
+    pub(crate) cap_changes: Vec<CapChange>,
     /// The file asks more than may be committed without a person (issue 33): the amount and
     /// what is spent meanwhile; also a notice and unapplied.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub waiting_for_approval: Option<super::approval::Waiting>,
+    pub(crate) waiting_for_approval: Option<super::approval::Waiting>,
     /// The file says `renamed_from` and the journal holds the old name: the next pass hands
     /// its record to this campaign first (`decide::rename`); this plan is against that record.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub renamed: Option<super::rename::Renamed>,
+    pub(crate) renamed: Option<super::rename::Renamed>,
     pub money: MoneyView,
 }
 
 /// A cap of the file that differs from the one the journal recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(tag = "cap", rename_all = "snake_case")]
-pub enum CapChange {
+pub(crate) enum CapChange {
     Monthly { recorded: Money, file: Money },
     DailyLinks { recorded: u32, file: u32 },
     TotalLinks { recorded: u32, file: u32 },

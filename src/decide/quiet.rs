@@ -80,28 +80,28 @@ impl Full {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Seen {
     /// The campaign file's fingerprint (SHA-256 of its bytes).
-    pub file: String,
+    pub(crate) file: String,
     /// The fence of the lease the pass held.
-    pub fence: i64,
+    pub(crate) fence: i64,
     /// The project whose link list a look reads.
-    pub project: i64,
+    pub(crate) project: i64,
     /// The journal's stamp of the campaign, read when the pass began (`store/quiet.rs`).
-    pub journal: Vec<i64>,
+    pub(crate) journal: Vec<i64>,
     /// [`list_digest`] of the last link list read, and when it was read (the links it
     /// showed carry this time as "last seen").
-    pub list: u64,
-    pub listed_at: DateTime<Utc>,
+    pub(crate) list: u64,
+    pub(crate) listed_at: DateTime<Utc>,
     /// Until when nothing time-driven is due ([`quiet_until`]).
-    pub until: DateTime<Utc>,
+    pub(crate) until: DateTime<Utc>,
 }
 
 /// What this pass sees before it reads the link list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Now<'a> {
-    pub file: &'a str,
-    pub fence: i64,
-    pub journal: &'a [i64],
-    pub at: DateTime<Utc>,
+    pub(crate) file: &'a str,
+    pub(crate) fence: i64,
+    pub(crate) journal: &'a [i64],
+    pub(crate) at: DateTime<Utc>,
 }
 
 /// Until when nothing time-driven can change what a pass of this converged campaign does:

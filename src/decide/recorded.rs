@@ -37,10 +37,10 @@ pub struct Recorded {
     /// Creations per autobuyer name (failed ones aside): the replacement generation of its
     /// next creation (`decide::replace`).
     #[serde(default)]
-    pub autobuyer_creations: BTreeMap<String, usize>,
+    pub(crate) autobuyer_creations: BTreeMap<String, usize>,
     /// The spec each autobuyer's latest creation sent, by name (the `-` side of a replacement).
     #[serde(default)]
-    pub autobuyer_specs: BTreeMap<String, linkrunner_domain::market::AutobuyerSpec>,
+    pub(crate) autobuyer_specs: BTreeMap<String, linkrunner_domain::market::AutobuyerSpec>,
 }
 
 impl Recorded {
@@ -113,7 +113,7 @@ impl Recorded {
     }
 
     /// A campaign with nothing recorded but its budget and the global halts.
-    pub fn with_budget(budget: BudgetSnapshot, halts: Vec<Halt>) -> Recorded {
+    pub(crate) fn with_budget(budget: BudgetSnapshot, halts: Vec<Halt>) -> Recorded {
         Recorded {
             ids: RemoteIds::default(),
             budget,
@@ -193,13 +193,13 @@ impl Recorded {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Parts {
     /// Remote ids: project, URLs, texts, filters, autobuyers and their switch state.
-    pub ids: bool,
-    pub budget: bool,
+    pub(crate) ids: bool,
+    pub(crate) budget: bool,
     /// Purchases, uncertain intents, autobuyer generations and URLs.
-    pub intents: bool,
-    pub halts: bool,
+    pub(crate) intents: bool,
+    pub(crate) halts: bool,
     /// Everything else too: blocked purchases, links, rounds, the stall.
-    pub rest: bool,
+    pub(crate) rest: bool,
 }
 
 impl Parts {

@@ -32,13 +32,13 @@ pub(crate) fn step(old_recorded: bool, new_recorded: bool) -> RenameStep {
 
 /// A rename `plan` shows, and the pass reports once done.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Renamed {
-    pub from: String,
-    pub to: String,
+pub(crate) struct Renamed {
+    pub(crate) from: String,
+    pub(crate) to: String,
     /// The project that carries over (`None`: OLD never had one).
-    pub project_id: Option<i64>,
+    pub(crate) project_id: Option<i64>,
     /// Links the project holds that carry over (ours and others' still held).
-    pub links: usize,
+    pub(crate) links: usize,
 }
 
 impl Renamed {
@@ -55,7 +55,7 @@ impl Renamed {
     }
 
     /// `rename acme → acme-shoes (project 5000 and its 40 links carry over)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let what = match self.project_id {
             Some(id) => format!(
                 "project {id} and its {} link{} carry over",

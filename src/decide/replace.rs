@@ -23,9 +23,9 @@ use super::recorded::Recorded;
 /// One URL of a replacement: the file's limit and what the new autobuyer gets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReplacedUrl {
-    pub url: String,
-    pub monthly_budget: Money,
-    pub daily_links_limit: u32,
+    pub(crate) url: String,
+    pub(crate) monthly_budget: Money,
+    pub(crate) daily_links_limit: u32,
     /// The file's `total_links_limit`.
     pub file_limit: u32,
     /// Links on this URL its predecessors may have bought (conservatively attributed).
@@ -38,21 +38,21 @@ pub struct ReplacedUrl {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AutobuyerSide {
     /// The marketplace's id (the new one has none yet).
-    pub id: Option<i64>,
-    pub monthly_budget: Money,
+    pub(crate) id: Option<i64>,
+    pub(crate) monthly_budget: Money,
     /// The filter's name (or `#id` when the journal knows only its id).
-    pub filter: String,
-    pub auto_approve: bool,
-    pub urls: Vec<SideUrl>,
+    pub(crate) filter: String,
+    pub(crate) auto_approve: bool,
+    pub(crate) urls: Vec<SideUrl>,
 }
 
 /// One URL of an [`AutobuyerSide`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SideUrl {
-    pub url: String,
-    pub monthly_budget: Money,
-    pub total_links_limit: u32,
-    pub daily_links_limit: u32,
+pub(crate) struct SideUrl {
+    pub(crate) url: String,
+    pub(crate) monthly_budget: Money,
+    pub(crate) total_links_limit: u32,
+    pub(crate) daily_links_limit: u32,
 }
 
 /// The autobuyer the replacement creates (the file's, with what is left of its limits) and

@@ -25,15 +25,15 @@ use linkrunner_domain::money::Money;
 
 /// Today's share of what is left, and how much of it buy rounds used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct TodayShare {
+pub(crate) struct TodayShare {
     /// The UTC day the share is for.
-    pub day: NaiveDate,
+    pub(crate) day: NaiveDate,
     /// What buy rounds may commit over the whole day.
-    pub share: Money,
+    pub(crate) share: Money,
     /// What buy rounds committed today (see the module's map).
-    pub used: Money,
+    pub(crate) used: Money,
     /// What they may still commit today: `share - used`, never below zero.
-    pub left: Money,
+    pub(crate) left: Money,
 }
 
 /// The days from `day` to the end of its month, `day` included: 1 on the last day.

@@ -18,17 +18,17 @@ pub(crate) const NOTHING_BOUGHT_ROUNDS: u32 = 3;
 
 /// Why a round stalled, in an operator's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stall {
-    pub reason: StallReason,
-    pub detail: String,
+pub(crate) struct Stall {
+    pub(crate) reason: StallReason,
+    pub(crate) detail: String,
 }
 
 /// The judgment of one buy round.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Judgment {
-    pub stall: Option<Stall>,
+pub(crate) struct Judgment {
+    pub(crate) stall: Option<Stall>,
     /// Rounds in a row, this one included, that bought nothing (0 once one buys).
-    pub rounds_without_purchase: u32,
+    pub(crate) rounds_without_purchase: u32,
 }
 
 /// Judges round `r`; `prior` is the count of rounds in a row before it that bought nothing.
@@ -123,27 +123,27 @@ fn nothing_bought(r: &RoundResult, rounds: u32) -> Option<Stall> {
 /// What a round did, and what it saw — enough for [`crate::decide::stall::judge`] to say why it
 /// bought less than it could.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RoundResult {
-    pub bought: u32,
-    pub uncertain: u32,
+pub(crate) struct RoundResult {
+    pub(crate) bought: u32,
+    pub(crate) uncertain: u32,
     /// Purchases not made: refused by the marketplace (counted below too) or not sent.
-    pub failed: u32,
-    pub searches_expired: u32,
+    pub(crate) failed: u32,
+    pub(crate) searches_expired: u32,
     /// Why the last search given up at its deadline was (`still pending`, `not found …`).
-    pub expiry: Option<String>,
-    pub searches_ready: u32,
+    pub(crate) expiry: Option<String>,
+    pub(crate) searches_ready: u32,
     /// Donors offered with a readable price, and donors skipped without one.
-    pub priced: u32,
-    pub unpriced: u32,
+    pub(crate) priced: u32,
+    pub(crate) unpriced: u32,
     /// Links the round may buy at most (per run, daily and total limits).
-    pub wanted: u32,
+    pub(crate) wanted: u32,
     /// Donors chosen: within `max_link_price`, not held, within the limits.
-    pub picked: u32,
+    pub(crate) picked: u32,
     /// Purchases refused because the balance does not cover them, and for other reasons.
-    pub balance_refused: u32,
-    pub refused: u32,
+    pub(crate) balance_refused: u32,
+    pub(crate) refused: u32,
     /// The marketplace's message of the first refusal (a balance one first).
-    pub refusal: Option<String>,
+    pub(crate) refusal: Option<String>,
 }
 
 #[cfg(test)]

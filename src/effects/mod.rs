@@ -39,7 +39,7 @@ pub(crate) mod quiet;
 pub(crate) mod reach;
 pub(crate) mod removals;
 pub(crate) mod rename;
-pub mod round;
+pub(crate) mod round;
 pub(crate) mod settle;
 pub(crate) mod slots;
 pub(crate) mod steps;
@@ -55,7 +55,7 @@ use crate::metrics::Metrics;
 use crate::store::Store;
 use linkrunner_domain::clock::SharedClock;
 
-pub use error::EngineError;
+pub(crate) use error::EngineError;
 
 /// Tunables of the engine. Defaults suit the real marketplace; tests shrink the times.
 #[derive(Debug, Clone)]

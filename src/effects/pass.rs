@@ -87,10 +87,10 @@ pub struct CampaignReport {
     /// What stopped the pass, or a step it skipped, may pass by itself (see
     /// [`EngineError::is_transient`]; a lease held elsewhere): a daemon round is tried again.
     #[serde(skip)]
-    pub transient: bool,
+    pub(crate) transient: bool,
     /// The judgment of the buy round, when one ran.
     #[serde(skip)]
-    pub judgment: Option<Judgment>,
+    pub(crate) judgment: Option<Judgment>,
 }
 
 fn serialize_reason<S: serde::Serializer>(

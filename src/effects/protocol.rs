@@ -71,9 +71,9 @@ pub(crate) type OnSuccess<T> = Box<dyn FnOnce(&T) -> Vec<Effect> + Send>;
 
 /// How to record a call's success: one outcome per intent of the batch.
 pub(crate) struct Effects<T> {
-    pub on_success: OnSuccess<T>,
+    pub(crate) on_success: OnSuccess<T>,
     /// For a 2xx whose answer could not be read: what to record, or `None` to keep it uncertain.
-    pub on_unreadable: Option<Vec<Effect>>,
+    pub(crate) on_unreadable: Option<Vec<Effect>>,
 }
 
 impl<M: Market> Engine<M> {

@@ -14,8 +14,8 @@ use crate::market::MarketError;
 /// The marketplace could not be connected to: since when, and the last error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Down {
-    pub since: DateTime<Utc>,
-    pub error: String,
+    pub(crate) since: DateTime<Utc>,
+    pub(crate) error: String,
 }
 
 /// Shared by every clone of the engine: a daemon keeps "since" across passes.

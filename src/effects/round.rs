@@ -23,7 +23,7 @@ use crate::decide::round::{
     group_by_tech, next_poll_wait, purchase_intent, running_coverage, search_params, url_slot,
 };
 
-pub use crate::decide::stall::RoundResult;
+pub(crate) use crate::decide::stall::RoundResult;
 
 impl<M: Market> Engine<M> {
     pub(crate) async fn buy_round(

@@ -42,21 +42,21 @@ fn project_id(r: &Recorded) -> Result<i64, EngineError> {
 /// One start or stop of an autobuyer, as [`Engine::set_autobuyer`] journals it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct AutobuyerSwitch<'a> {
-    pub campaign: &'a str,
+    pub(crate) campaign: &'a str,
     /// The autobuyer's name in the campaign file.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// Its id on the marketplace.
-    pub id: i64,
+    pub(crate) id: i64,
     /// Start it (`true`) or stop it.
-    pub running: bool,
+    pub(crate) running: bool,
     /// What a start adds to the commitment: its budget, less what it already counts (the
     /// rent of its links once a stop was settled; all of it while it counts as running).
-    pub reserve: Money,
+    pub(crate) reserve: Money,
     /// Its monthly budget, recorded with the intent.
-    pub budget: Money,
+    pub(crate) budget: Money,
     /// Start/stop intents already recorded for it: part of the natural key, so each
     /// transition is an effect of its own.
-    pub generation: usize,
+    pub(crate) generation: usize,
 }
 
 impl<M: Market> Engine<M> {

@@ -27,13 +27,13 @@ use crate::decide::recorded::Recorded;
 /// What one read settled.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct ListSync {
-    pub bought: u32,
-    pub not_bought: u32,
-    pub adopted: u32,
-    pub released_links: u32,
-    pub settled_stops: u32,
+    pub(crate) bought: u32,
+    pub(crate) not_bought: u32,
+    pub(crate) adopted: u32,
+    pub(crate) released_links: u32,
+    pub(crate) settled_stops: u32,
     /// Why absence proved nothing, when it did not.
-    pub why_not: Option<String>,
+    pub(crate) why_not: Option<String>,
 }
 
 impl<M: Market> Engine<M> {

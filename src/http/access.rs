@@ -195,8 +195,8 @@ pub struct Access {
 /// What the access middleware reads.
 #[derive(Clone)]
 pub(super) struct Guard {
-    pub access: Arc<Access>,
-    pub metrics: Arc<Metrics>,
+    pub(crate) access: Arc<Access>,
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 /// The middleware in front of every route but the probes: 403 for a Host not allowed,

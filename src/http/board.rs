@@ -44,23 +44,23 @@ const REASON_CHARS: usize = 160;
 /// The page's query string as sent; [`View::parse`] checks it.
 #[derive(Debug, Default, Clone, Deserialize)]
 pub(crate) struct PageQuery {
-    pub campaign: Option<String>,
-    pub state: Option<String>,
-    pub q: Option<String>,
-    pub sort: Option<String>,
-    pub dir: Option<String>,
-    pub page: Option<String>,
-    pub per_page: Option<String>,
+    pub(crate) campaign: Option<String>,
+    pub(crate) state: Option<String>,
+    pub(crate) q: Option<String>,
+    pub(crate) sort: Option<String>,
+    pub(crate) dir: Option<String>,
+    pub(crate) page: Option<String>,
+    pub(crate) per_page: Option<String>,
     /// The API's answer: `json` (one page, the default) or `ndjson` (every campaign that
     /// matches, one object a line); the page ignores it.
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
 }
 
 /// How many rows a list pages by unless `per_page` says otherwise, and the most it may ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Paging {
-    pub default: usize,
-    pub max: usize,
+    pub(crate) default: usize,
+    pub(crate) max: usize,
 }
 
 impl Paging {
@@ -159,12 +159,12 @@ impl Column {
 /// What one request of the list asks for, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct View {
-    pub state: Option<CampaignState>,
-    pub q: String,
-    pub sort: Column,
-    pub desc: bool,
-    pub page: usize,
-    pub per_page: usize,
+    pub(crate) state: Option<CampaignState>,
+    pub(crate) q: String,
+    pub(crate) sort: Column,
+    pub(crate) desc: bool,
+    pub(crate) page: usize,
+    pub(crate) per_page: usize,
 }
 
 impl Default for View {

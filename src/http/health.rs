@@ -34,22 +34,22 @@ pub struct Health {
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Component {
-    pub ready: bool,
-    pub detail: String,
+    pub(crate) ready: bool,
+    pub(crate) detail: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Readiness {
-    pub ready: bool,
-    pub database: Component,
-    pub campaigns: Component,
-    pub credentials: Component,
+    pub(crate) ready: bool,
+    pub(crate) database: Component,
+    pub(crate) campaigns: Component,
+    pub(crate) credentials: Component,
     /// An operator's halt: shown, never unready (the status page must stay reachable).
-    pub halt: Component,
-    pub shutdown: Component,
+    pub(crate) halt: Component,
+    pub(crate) shutdown: Component,
     /// Held removals (issue 32): ready all the same (the other campaigns run); the detail
     /// says which hold and why.
-    pub removals: Component,
+    pub(crate) removals: Component,
 }
 
 fn comp(ready: bool, detail: impl Into<String>) -> Component {

@@ -66,10 +66,10 @@ pub struct AppState {
 
 /// The HTTP side's settings: who may read it and what each listener holds.
 #[derive(Debug, Clone)]
-pub struct HttpOptions {
-    pub access: Access,
-    pub main: ServeLimits,
-    pub probe: ServeLimits,
+pub(crate) struct HttpOptions {
+    pub(crate) access: Access,
+    pub(crate) main: ServeLimits,
+    pub(crate) probe: ServeLimits,
 }
 
 impl Default for HttpOptions {

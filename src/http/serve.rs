@@ -24,13 +24,13 @@ use crate::metrics::Metrics;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServeLimits {
     /// Connections open at once; one more is closed as soon as it is accepted.
-    pub max_connections: usize,
+    pub(crate) max_connections: usize,
     /// The time a client has to send a request head, counted from the connection's start
     /// or the end of the previous answer: a client idle or slower than this is cut off.
-    pub header_read_timeout: Duration,
+    pub(crate) header_read_timeout: Duration,
     /// A connection is asked to close after this long (then given 5 s), so a client that
     /// keeps a connection busy forever still gives its slot back.
-    pub max_connection_age: Duration,
+    pub(crate) max_connection_age: Duration,
 }
 
 impl ServeLimits {

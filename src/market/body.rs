@@ -19,8 +19,8 @@ pub(crate) enum Problem {
 }
 
 pub(crate) struct Body {
-    pub bytes: Vec<u8>,
-    pub problem: Option<Problem>,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) problem: Option<Problem>,
 }
 
 pub(crate) async fn read_capped(response: &mut Response, cap: usize) -> Body {

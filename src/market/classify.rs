@@ -22,8 +22,8 @@ use super::redact::Redactor;
 /// A failed attempt: the error, and whether repeating a read could help.
 #[derive(Debug, Clone)]
 pub(crate) struct Failure {
-    pub error: MarketError,
-    pub retryable: bool,
+    pub(crate) error: MarketError,
+    pub(crate) retryable: bool,
 }
 
 impl Failure {
@@ -121,7 +121,7 @@ pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// `Retry-After`: delay-seconds or an HTTP date (relative to `now`); a past date is zero.
-pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
     let v = value.trim();
     if let Ok(secs) = v.parse::<u64>() {
         return Some(Duration::from_secs(secs));

@@ -37,18 +37,18 @@ pub enum BuildError {
 
 /// One request of one operation.
 pub(crate) struct Call {
-    pub op: &'static str,
-    pub method: Method,
-    pub path: String,
-    pub body: Option<Value>,
+    pub(crate) op: &'static str,
+    pub(crate) method: Method,
+    pub(crate) path: String,
+    pub(crate) body: Option<Value>,
     /// Non-2xx statuses this operation reads as an answer (search result: "pending").
-    pub answer_statuses: &'static [u16],
+    pub(crate) answer_statuses: &'static [u16],
 }
 
 /// An answer with a status the operation accepts, read whole.
 pub(crate) struct Answer {
-    pub status: u16,
-    pub body: Vec<u8>,
+    pub(crate) status: u16,
+    pub(crate) body: Vec<u8>,
 }
 
 /// The marketplace over HTTP. Contacts only the configured origin, never follows a

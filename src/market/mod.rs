@@ -52,7 +52,6 @@ pub(crate) mod wire;
 use std::future::Future;
 
 pub use auth::{AuthScheme, Credentials, CredentialsError};
-pub use classify::parse_retry_after;
 pub use client::{BuildError, MarketClient};
 pub use credentials::{CredentialSource, CredentialsMode, LoginSettings, SecretOrigin};
 pub use error::{Executed, MarketError};

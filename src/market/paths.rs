@@ -12,7 +12,7 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 
 /// A segment value that cannot be carried in a path (see [`segment`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BadSegment(pub &'static str);
+pub(crate) struct BadSegment(pub(crate) &'static str);
 
 /// Percent-encodes one path segment. `.`, `..` and the empty string are refused: URL
 /// parsers resolve dot segments (encoded or not) and an empty segment changes the route.

@@ -33,9 +33,9 @@ pub struct PollSeen {
     /// Set when the answer said "not ready yet".
     pub pending: Option<PendingForm>,
     /// Where the first donor object was, e.g. `result.pages[]` or `[].items[]`.
-    pub donors_at: Option<String>,
+    pub(crate) donors_at: Option<String>,
     /// The names or paths that held the donors' prices, each once, in the order met.
-    pub price_fields: Vec<String>,
+    pub(crate) price_fields: Vec<String>,
     /// Donors that could not be offered, by the first field that could not be read
     /// (`price`, `searchId`, …).
     pub skipped: BTreeMap<String, usize>,

@@ -88,7 +88,7 @@ impl BaseUrl {
 /// Settings of [`super::client::MarketClient`]. `Debug` shows no secret.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
-    pub base_url: BaseUrl,
+    pub(crate) base_url: BaseUrl,
     /// Where the token and ticket come from (fixed, files re-read on change, or the login).
     pub credentials: CredentialSource,
     pub auth_scheme: AuthScheme,
@@ -105,14 +105,14 @@ pub struct ClientConfig {
     /// Answers longer than this are not read further (and classified as uncertain).
     pub max_answer_bytes: usize,
     /// Request bodies longer than this are refused before sending.
-    pub max_request_bytes: usize,
+    pub(crate) max_request_bytes: usize,
     /// How many times a read (search result, link list) is retried after a transient failure.
     pub read_retries: usize,
     /// A `Retry-After` longer than this is not waited out by the client; the error goes up.
-    pub max_retry_after: Duration,
+    pub(crate) max_retry_after: Duration,
     /// Whether plain `http://` to a host other than this machine is accepted
     /// (`--allow-insecure-http`); refused by [`ClientConfig::validate`] otherwise.
-    pub allow_insecure_http: bool,
+    pub(crate) allow_insecure_http: bool,
 }
 
 impl ClientConfig {

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::sync::Mutex;
 
 /// The closed set of values of the `state` label of `linkrunner_campaign_state`.
-pub const CAMPAIGN_STATES: [&str; 5] = [
+pub(crate) const CAMPAIGN_STATES: [&str; 5] = [
     "active",
     "paused",
     "halted",
@@ -23,7 +23,8 @@ pub const CAMPAIGN_STATES: [&str; 5] = [
 
 /// The closed set of values of the `outcome` label of `linkrunner_rounds_total` (a round's
 /// `RoundOutcome`).
-pub const ROUND_OUTCOMES: [&str; 5] = ["succeeded", "failed", "skipped", "stalled", "deferred"];
+pub(crate) const ROUND_OUTCOMES: [&str; 5] =
+    ["succeeded", "failed", "skipped", "stalled", "deferred"];
 
 /// Outcomes whose series exist from a campaign's first refresh (`deferred` appears with
 /// the first deferred round, as before).
@@ -31,7 +32,7 @@ const ROUND_OUTCOMES_AT_START: usize = 4;
 
 /// The closed set of values of the `reason` label of `linkrunner_campaign_stalled` (the
 /// store's `StallReason`).
-pub const STALL_REASONS: [&str; 5] = [
+pub(crate) const STALL_REASONS: [&str; 5] = [
     "no_readable_price",
     "insufficient_balance",
     "purchase_rejected",
@@ -41,17 +42,17 @@ pub const STALL_REASONS: [&str; 5] = [
 
 /// One campaign's gauges, as [`CampaignSeries::set`] takes them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CampaignGaugeValues {
+pub(crate) struct CampaignGaugeValues {
     /// Index into [`CAMPAIGN_STATES`].
-    pub state: usize,
-    pub committed_rubles: f64,
-    pub cap_rubles: f64,
-    pub uncertain: u64,
-    pub held: u64,
+    pub(crate) state: usize,
+    pub(crate) committed_rubles: f64,
+    pub(crate) cap_rubles: f64,
+    pub(crate) uncertain: u64,
+    pub(crate) held: u64,
     /// Index into [`STALL_REASONS`] of the reason the last round stalled, if it did.
-    pub stalled: Option<usize>,
+    pub(crate) stalled: Option<usize>,
     /// Unix seconds of the last successful round, if any.
-    pub last_success: Option<f64>,
+    pub(crate) last_success: Option<f64>,
 }
 
 /// A campaign's values; `None` where its series does not exist yet (a family exports only
@@ -93,7 +94,7 @@ struct Gauges {
 
 /// Every campaign's row, by name (so a scrape lists campaigns in order).
 #[derive(Debug, Default)]
-pub struct CampaignSeries {
+pub(crate) struct CampaignSeries {
     rows: Mutex<BTreeMap<Box<str>, Row>>,
 }
 

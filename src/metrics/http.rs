@@ -12,13 +12,13 @@ pub(crate) const LISTENERS: [&str; 2] = ["main", "probe"];
 pub(crate) const REFUSALS: [&str; 2] = ["host", "token"];
 
 #[derive(Clone)]
-pub struct HttpMetrics {
+pub(crate) struct HttpMetrics {
     /// Connections open now, by listener.
-    pub connections: IntGaugeVec,
+    pub(crate) connections: IntGaugeVec,
     /// Connections closed at once because the listener's cap was reached.
-    pub connections_refused_total: IntCounterVec,
+    pub(crate) connections_refused_total: IntCounterVec,
     /// Requests answered 403 (Host not allowed) or 401 (no or wrong token).
-    pub requests_refused_total: IntCounterVec,
+    pub(crate) requests_refused_total: IntCounterVec,
 }
 
 impl HttpMetrics {

@@ -63,28 +63,28 @@ pub(crate) fn current_purpose() -> Purpose {
 #[derive(Clone)]
 pub struct LoadMetrics {
     /// One campaign's pass, by kind (`buy`, `reconcile`).
-    pub pass_duration_seconds: HistogramVec,
-    pub calls_by_purpose_total: IntCounterVec,
+    pub(crate) pass_duration_seconds: HistogramVec,
+    pub(crate) calls_by_purpose_total: IntCounterVec,
     /// Campaigns due for reconciliation that have not been reconciled yet.
-    pub reconcile_backlog: IntGauge,
+    pub(crate) reconcile_backlog: IntGauge,
     /// The planned length of a reconciliation cycle (every campaign once).
-    pub reconcile_cycle_seconds: Gauge,
+    pub(crate) reconcile_cycle_seconds: Gauge,
     /// How long the last full cycle took.
-    pub reconcile_last_cycle_seconds: Gauge,
+    pub(crate) reconcile_last_cycle_seconds: Gauge,
     /// Calls per second the reconciliation may use; the rest of `--rate-limit` is kept for
     /// buy rounds.
-    pub reconcile_budget_calls_per_second: Gauge,
-    pub reconciliations_total: IntCounter,
+    pub(crate) reconcile_budget_calls_per_second: Gauge,
+    pub(crate) reconciliations_total: IntCounter,
     /// Reconciliations that only looked: a converged campaign whose file, journal and link
     /// list were as its last full pass saw them, with nothing due (`effects/quiet.rs`).
     pub reconciliations_looked_total: IntCounter,
     /// Buy rounds started more than a minute after their slot.
-    pub rounds_started_late_total: IntCounter,
+    pub(crate) rounds_started_late_total: IntCounter,
     /// From a round's slot to its start, and to its end.
-    pub round_start_delay_seconds: Histogram,
-    pub round_finish_delay_seconds: Histogram,
+    pub(crate) round_start_delay_seconds: Histogram,
+    pub(crate) round_finish_delay_seconds: Histogram,
     /// Rounds due but not started yet (waiting for a campaign slot).
-    pub rounds_waiting: IntGauge,
+    pub(crate) rounds_waiting: IntGauge,
 }
 
 const DELAY_BUCKETS: [f64; 10] = [

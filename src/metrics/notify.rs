@@ -21,11 +21,11 @@ pub(crate) const NOTIFY_EVENTS: [&str; 8] = [
 pub(crate) const NOTIFY_FORMATS: [&str; 3] = ["generic", "slack", "telegram"];
 
 #[derive(Clone)]
-pub struct NotifyMetrics {
+pub(crate) struct NotifyMetrics {
     /// Messages a receiver accepted (2xx).
-    pub sent_total: IntCounterVec,
+    pub(crate) sent_total: IntCounterVec,
     /// Messages given up: every try failed, or the endpoint's queue was full.
-    pub failed_total: IntCounterVec,
+    pub(crate) failed_total: IntCounterVec,
 }
 
 impl NotifyMetrics {

@@ -32,7 +32,7 @@ const MAX_NOTIFY_FILE_BYTES: u64 = 64 * 1024;
 /// The body a receiver accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Format {
+pub(crate) enum Format {
     /// `{"event", "campaign", "reason", "command", "key", "since", "text"}`.
     #[default]
     Generic,
@@ -59,25 +59,25 @@ impl Format {
 /// A Telegram chat: its numeric id or `@channelname`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
-pub enum ChatId {
+pub(crate) enum ChatId {
     Id(i64),
     Name(String),
 }
 
 /// One receiver.
 #[derive(Debug, Clone)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     /// What logs call it (`endpoint N` when the file names none).
-    pub name: String,
-    pub address: SecretString,
-    pub format: Format,
-    pub chat_id: Option<ChatId>,
+    pub(crate) name: String,
+    pub(crate) address: SecretString,
+    pub(crate) format: Format,
+    pub(crate) chat_id: Option<ChatId>,
     /// The events it wants.
-    pub events: Vec<EventKind>,
+    pub(crate) events: Vec<EventKind>,
     /// How long one delivery may take.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Tries after the first, with backoff, when the receiver fails or does not answer.
-    pub retries: usize,
+    pub(crate) retries: usize,
 }
 
 impl Endpoint {
@@ -90,8 +90,8 @@ impl Endpoint {
 #[derive(Debug, Clone)]
 pub struct NotifySettings {
     /// How often the journal is read for events.
-    pub interval: Duration,
-    pub endpoints: Vec<Endpoint>,
+    pub(crate) interval: Duration,
+    pub(crate) endpoints: Vec<Endpoint>,
 }
 
 #[derive(Deserialize)]

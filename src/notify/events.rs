@@ -22,7 +22,7 @@ use linkrunner_domain::records::{RemovalRow, RemovalState};
 /// the words of the notify file's `events`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EventKind {
+pub(crate) enum EventKind {
     /// A halt that stops every campaign (credentials rejected, or any halt kind to come).
     Halted,
     /// A campaign waits for an operator (a halt of its own, an uncertain autobuyer creation).
@@ -83,18 +83,18 @@ impl EventKind {
 
 /// One event: what happened, to which campaign, why, and what resolves it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Event {
+pub(crate) struct Event {
     /// Its identity in the journal (`notices.key`): the same condition has the same key, so
     /// it is claimed once however many replicas see it.
-    pub key: String,
-    pub kind: EventKind,
+    pub(crate) key: String,
+    pub(crate) kind: EventKind,
     /// `None`: every campaign (a global halt).
-    pub campaign: Option<String>,
-    pub reason: String,
+    pub(crate) campaign: Option<String>,
+    pub(crate) reason: String,
     /// What an operator runs or does to resolve it.
-    pub command: String,
+    pub(crate) command: String,
     /// When the condition began, where the journal says.
-    pub since: Option<DateTime<Utc>>,
+    pub(crate) since: Option<DateTime<Utc>>,
 }
 
 impl Event {
@@ -119,17 +119,17 @@ pub(crate) const LOST_WINDOW: chrono::Duration = chrono::Duration::hours(24);
 
 /// What [`derive`] reads.
 pub(crate) struct Observed<'a> {
-    pub halts: &'a [Halt],
-    pub rows: &'a [CampaignRow],
+    pub(crate) halts: &'a [Halt],
+    pub(crate) rows: &'a [CampaignRow],
     /// The full status of the campaigns whose rows need one (waiting, uncertain), by name.
-    pub statuses: &'a BTreeMap<String, CampaignStatus>,
+    pub(crate) statuses: &'a BTreeMap<String, CampaignStatus>,
     /// Links lost within [`LOST_WINDOW`], per campaign.
-    pub lost: &'a [LostLinks],
+    pub(crate) lost: &'a [LostLinks],
     /// The journal's removals (`campaign_removals`): the held ones are told, once per hold.
-    pub removals: &'a [RemovalRow],
-    pub now: DateTime<Utc>,
+    pub(crate) removals: &'a [RemovalRow],
+    pub(crate) now: DateTime<Utc>,
     /// Uncertain intents older than this are told.
-    pub settle_grace: chrono::Duration,
+    pub(crate) settle_grace: chrono::Duration,
 }
 
 /// The campaigns whose full status [`derive`] uses: their "what to run" texts and the age

@@ -16,8 +16,8 @@
 //!
 //! May import: crate::metrics, crate::store, crate::views.
 
-pub mod config;
-pub mod events;
+pub(crate) mod config;
+pub(crate) mod events;
 mod send;
 mod watch;
 
@@ -34,11 +34,11 @@ use linkrunner_domain::clock::SharedClock;
 
 /// What the notifier reads with.
 pub(crate) struct NotifyContext {
-    pub store: Store,
-    pub clock: SharedClock,
-    pub metrics: Arc<Metrics>,
-    pub holder: String,
-    pub settle_grace: chrono::Duration,
+    pub(crate) store: Store,
+    pub(crate) clock: SharedClock,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) holder: String,
+    pub(crate) settle_grace: chrono::Duration,
 }
 
 /// The running notifier: the watcher and one delivery task per endpoint.

@@ -61,7 +61,7 @@ impl DeliveryError {
 /// The sending side of one endpoint's queue.
 #[derive(Clone)]
 pub(crate) struct Outbox {
-    pub endpoint: Arc<Endpoint>,
+    pub(crate) endpoint: Arc<Endpoint>,
     tx: mpsc::Sender<Event>,
 }
 

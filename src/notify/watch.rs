@@ -22,13 +22,13 @@ use linkrunner_domain::clock::SharedClock;
 
 /// What the watcher reads with and who it claims as.
 pub(crate) struct Watcher {
-    pub store: Store,
-    pub clock: SharedClock,
-    pub metrics: Arc<Metrics>,
+    pub(crate) store: Store,
+    pub(crate) clock: SharedClock,
+    pub(crate) metrics: Arc<Metrics>,
     /// This daemon's holder id, recorded with its claims.
-    pub holder: String,
-    pub settle_grace: chrono::Duration,
-    pub outboxes: Vec<Outbox>,
+    pub(crate) holder: String,
+    pub(crate) settle_grace: chrono::Duration,
+    pub(crate) outboxes: Vec<Outbox>,
 }
 
 impl Watcher {

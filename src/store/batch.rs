@@ -44,16 +44,16 @@ pub const CHUNK: usize = 500;
 /// What the journal holds of one campaign, as the per-campaign reads return it.
 #[derive(Debug, Clone)]
 pub struct CampaignJournal {
-    pub budget: BudgetSnapshot,
-    pub ids: RemoteIds,
+    pub(crate) budget: BudgetSnapshot,
+    pub(crate) ids: RemoteIds,
     /// Oldest first: every intent `in_flight`, `succeeded` or `uncertain`, autobuyer starts
     /// and stops in every state, and failed purchases blocked from being bought again.
-    pub intents: Vec<IntentRow>,
-    pub held: Vec<HeldLink>,
-    pub foreign: Vec<ForeignLink>,
-    pub last_round: Option<RoundRow>,
-    pub last_success: Option<RoundRow>,
-    pub stall: Option<StallRow>,
+    pub(crate) intents: Vec<IntentRow>,
+    pub(crate) held: Vec<HeldLink>,
+    pub(crate) foreign: Vec<ForeignLink>,
+    pub(crate) last_round: Option<RoundRow>,
+    pub(crate) last_success: Option<RoundRow>,
+    pub(crate) stall: Option<StallRow>,
 }
 
 /// How a batch read finds its rows. The product lets [`Reports::journal_read`] choose; tests
@@ -72,15 +72,15 @@ pub enum BatchRead {
 /// What the per-campaign gauges show of a campaign, without its rows: counts, not intents.
 #[derive(Debug, Clone)]
 pub struct CampaignGauges {
-    pub budget: BudgetSnapshot,
+    pub(crate) budget: BudgetSnapshot,
     /// Intents `uncertain`, of any kind.
-    pub uncertain: u32,
+    pub(crate) uncertain: u32,
     /// Autobuyer creations `uncertain` (they wait for an operator).
-    pub uncertain_creations: u32,
+    pub(crate) uncertain_creations: u32,
     /// Purchases `succeeded`.
-    pub bought: u32,
-    pub last_success: Option<RoundRow>,
-    pub stall: Option<StallRow>,
+    pub(crate) bought: u32,
+    pub(crate) last_success: Option<RoundRow>,
+    pub(crate) stall: Option<StallRow>,
 }
 
 /// What the campaign list (the status page's table and summary, `/api/v1/summary`) shows of
@@ -89,18 +89,18 @@ pub struct CampaignGauges {
 /// against `status` on both backends by tests/it `engine::recorded_many`).
 #[derive(Debug, Clone)]
 pub struct CampaignListFacts {
-    pub budget: BudgetSnapshot,
+    pub(crate) budget: BudgetSnapshot,
     /// Intents `uncertain`, of any kind, and those that are autobuyer creations.
-    pub uncertain: u32,
-    pub uncertain_creations: u32,
+    pub(crate) uncertain: u32,
+    pub(crate) uncertain_creations: u32,
     /// Held and foreign links not released.
-    pub links_held: u32,
-    pub other_links: u32,
+    pub(crate) links_held: u32,
+    pub(crate) other_links: u32,
     /// Autobuyers recorded, and those that count as running.
-    pub autobuyers: u32,
-    pub autobuyers_running: u32,
-    pub last_round: Option<RoundRow>,
-    pub stall: Option<StallRow>,
+    pub(crate) autobuyers: u32,
+    pub(crate) autobuyers_running: u32,
+    pub(crate) last_round: Option<RoundRow>,
+    pub(crate) stall: Option<StallRow>,
 }
 
 /// Which campaigns a batch read covers. Either way each campaign's rows come from one query,
@@ -210,7 +210,7 @@ impl Reports<'_> {
     /// queries for all of them (whole tables when they are most of the journal's campaigns),
     /// each row decoded into its campaign's facts as it is read ([`Reports::each_row_of`]):
     /// at 10,000 campaigns the rows of one query held at once were tens of MiB.
-    pub async fn list_of(
+    pub(crate) async fn list_of(
         self,
         names: &[String],
         day: NaiveDate,

@@ -50,14 +50,13 @@ use sqlx::{Any, AnyPool, Executor, Transaction};
 
 pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListFacts};
 pub use campaigns::adoption::{AdoptOutcome, AdoptedAutobuyer};
-pub use campaigns::files::CampaignFile;
+pub(crate) use campaigns::files::CampaignFile;
 pub use campaigns::remote::StopSettlement;
 pub use error::StoreError;
-pub use guards::anomaly::Observed;
+pub(crate) use guards::anomaly::Observed;
 pub use guards::halts::{Halt, HaltEvent, HaltKind, HaltScope};
 pub use guards::leases::{HolderIdentity, LeaseHolder};
-pub use guards::notices::{LostLinks, NoticeRow};
-pub use handles::{Campaigns, Intents, Leases, Links, Reports, Rounds};
+pub(crate) use guards::notices::LostLinks;
 pub use intents::causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use linkrunner_domain::intents::*;
 pub use linkrunner_domain::records::*;
@@ -65,8 +64,8 @@ pub use links::held::LinkRef;
 pub use money::account::{AccountBudget, AccountCapSet};
 pub use money::month::{DaySum, LedgerSum};
 use rows::db;
-pub use schema::SchemaState;
-pub use writes::WriteFault;
+pub(crate) use schema::SchemaState;
+pub(crate) use writes::WriteFault;
 
 use crate::metrics::Metrics;
 

@@ -10,7 +10,7 @@ use super::{Backend, Store, StoreError};
 
 /// The journal's schema, as this version of linkrunner sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SchemaState {
+pub(crate) enum SchemaState {
     /// Every migration this version knows is applied, and no other.
     Current,
     /// No schema at all: nothing was ever recorded.

@@ -21,9 +21,9 @@ use super::StoreError;
 /// The journal could not be written: since when (the first failure in a row), and the
 /// last error, once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct WriteFault {
-    pub since: DateTime<Utc>,
-    pub error: String,
+pub(crate) struct WriteFault {
+    pub(crate) since: DateTime<Utc>,
+    pub(crate) error: String,
 }
 
 #[derive(Debug, Default)]

@@ -22,15 +22,15 @@ use super::month::Month;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DaySeries {
     /// `YYYY-MM`, UTC.
-    pub month: String,
+    pub(crate) month: String,
     /// Days the month has (28 to 31): the picture's width.
-    pub days: u32,
+    pub(crate) days: u32,
     /// The commitment when the month began (the close of the day before).
-    pub start: Money,
+    pub(crate) start: Money,
     /// The commitment at the end of day 1, 2, ... up to today (today's: now). Never empty.
-    pub closes: Vec<Money>,
+    pub(crate) closes: Vec<Money>,
     /// The cap the line is drawn against (no cap: zero).
-    pub cap: Money,
+    pub(crate) cap: Money,
 }
 
 impl DaySeries {

@@ -20,18 +20,18 @@ use linkrunner_domain::money::Money;
 #[derive(Debug, Clone)]
 pub(crate) struct ImportInput<'a> {
     /// The campaign's name (already checked: `[a-z0-9][a-z0-9-]{0,62}`).
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// The domain as the file writes it (absolute, no trailing slash).
-    pub domain: &'a str,
-    pub project_id: i64,
+    pub(crate) domain: &'a str,
+    pub(crate) project_id: i64,
     /// The links the project holds (leaving ones already left out).
-    pub held: &'a [LinkRecord],
+    pub(crate) held: &'a [LinkRecord],
     /// Listed links left out because their status says they left.
-    pub leaving: usize,
-    pub completeness: &'a ListCompleteness,
+    pub(crate) leaving: usize,
+    pub(crate) completeness: &'a ListCompleteness,
     /// `--unknown-link-rent`; without it, the highest rent the list shows.
-    pub unknown_link_rent: Option<Money>,
-    pub generated_at: DateTime<Utc>,
+    pub(crate) unknown_link_rent: Option<Money>,
+    pub(crate) generated_at: DateTime<Utc>,
 }
 
 /// Why no file can be written.
@@ -48,11 +48,11 @@ pub(crate) enum ImportError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Commitment {
     /// Every held link at its rent, or at `unknown_link_rent`.
-    pub monthly: Money,
-    pub unknown_link_rent: Money,
+    pub(crate) monthly: Money,
+    pub(crate) unknown_link_rent: Money,
     /// The highest rent counted for one link.
-    pub max_link_price: Money,
-    pub unpriced: usize,
+    pub(crate) max_link_price: Money,
+    pub(crate) unpriced: usize,
 }
 
 /// Today's commitment of the held links: a link without a rent counts at `unknown_link_rent`

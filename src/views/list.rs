@@ -23,26 +23,26 @@ use super::report::{CampaignStatus, StateInputs};
 /// One campaign as the list shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CampaignRow {
-    pub campaign: String,
+    pub(crate) campaign: String,
     pub state: CampaignState,
-    pub state_reason: Option<String>,
+    pub(crate) state_reason: Option<String>,
     /// When its next buy round is due, as the daemon's timer has it (`None` outside it).
-    pub next_round: Option<DateTime<Utc>>,
-    pub monthly_commitment: Money,
-    pub monthly_cap: Money,
-    pub uncertain_money: Money,
+    pub(crate) next_round: Option<DateTime<Utc>>,
+    pub(crate) monthly_commitment: Money,
+    pub(crate) monthly_cap: Money,
+    pub(crate) uncertain_money: Money,
     pub links_held: usize,
-    pub other_links: usize,
-    pub links_today: u32,
-    pub daily_links_cap: u32,
-    pub links_total: u32,
-    pub total_links_cap: u32,
+    pub(crate) other_links: usize,
+    pub(crate) links_today: u32,
+    pub(crate) daily_links_cap: u32,
+    pub(crate) links_total: u32,
+    pub(crate) total_links_cap: u32,
     pub autobuyers: usize,
-    pub autobuyers_running: usize,
+    pub(crate) autobuyers_running: usize,
     /// Intents that wait to be settled.
     pub uncertain: usize,
     /// The latest round's slot and outcome.
-    pub last_round: Option<(DateTime<Utc>, RoundState)>,
+    pub(crate) last_round: Option<(DateTime<Utc>, RoundState)>,
 }
 
 impl CampaignRow {

@@ -22,7 +22,7 @@
 //! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
 
 pub(crate) mod days;
-pub mod import;
+pub(crate) mod import;
 pub mod list;
 pub mod month;
 pub mod overview;

@@ -156,20 +156,20 @@ impl FileFacts {
 /// whole record, so both decide alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct StateFacts {
-    pub file: FileFact,
+    pub(crate) file: FileFact,
     /// A global halt applies (credentials rejected, or an operator's halt).
-    pub halted: bool,
+    pub(crate) halted: bool,
     /// A halt of its own applies.
-    pub own_halt: bool,
+    pub(crate) own_halt: bool,
     /// Uncertain autobuyer creations: only an operator settles them.
-    pub uncertain_creations: usize,
+    pub(crate) uncertain_creations: usize,
     /// The file asks more than may be committed without a person (`resolve approve`).
-    pub awaiting_approval: bool,
+    pub(crate) awaiting_approval: bool,
     /// Uncertain intents of any kind.
-    pub uncertain: usize,
+    pub(crate) uncertain: usize,
     /// The last buy pass stalled.
-    pub stalled: bool,
-    pub last_round: Option<RoundState>,
+    pub(crate) stalled: bool,
+    pub(crate) last_round: Option<RoundState>,
 }
 
 /// The one place a campaign's state is decided.

@@ -23,45 +23,45 @@ use super::state::read_state_of;
 /// show this, and nothing else.
 #[derive(Debug, Clone, Serialize)]
 pub struct CampaignStatus {
-    pub campaign: String,
+    pub(crate) campaign: String,
     /// The one word for where it stands ([`CampaignState`], decided by `overview::classify`).
     pub state: CampaignState,
     /// Why it is in that state; `None` while running.
     pub state_reason: Option<String>,
     /// What its file says; `None` when the files were not read (see `overview::FileFacts`).
-    pub paused: Option<bool>,
+    pub(crate) paused: Option<bool>,
     /// When its next buy round is due, as the daemon's timer has it; `None` outside the
     /// daemon (`status`) and for campaigns that do not buy.
-    pub next_round: Option<DateTime<Utc>>,
-    pub project_id: Option<i64>,
-    pub urls: usize,
-    pub texts: usize,
-    pub filters: Vec<(String, i64)>,
-    pub autobuyers: Vec<AutobuyerStatus>,
+    pub(crate) next_round: Option<DateTime<Utc>>,
+    pub(crate) project_id: Option<i64>,
+    pub(crate) urls: usize,
+    pub(crate) texts: usize,
+    pub(crate) filters: Vec<(String, i64)>,
+    pub(crate) autobuyers: Vec<AutobuyerStatus>,
     /// Links our purchases bought that still count.
-    pub links_held: usize,
+    pub(crate) links_held: usize,
     /// Links the list showed that no purchase of ours bought (autobuyers', or bought outside
     /// linkrunner) that still count.
-    pub other_links: usize,
+    pub(crate) other_links: usize,
     /// Links released because they left the project.
-    pub links_released: usize,
+    pub(crate) links_released: usize,
     /// Pages whose purchase was once uncertain: never bought again without an operator.
-    pub blocked_pages: usize,
-    pub monthly_commitment: Money,
+    pub(crate) blocked_pages: usize,
+    pub(crate) monthly_commitment: Money,
     pub monthly_cap: Money,
-    pub uncertain_money: Money,
-    pub links_today: u32,
-    pub daily_links_cap: u32,
-    pub links_total: u32,
-    pub total_links_cap: u32,
-    pub last_round: Option<RoundStatus>,
-    pub last_successful_round: Option<DateTime<Utc>>,
+    pub(crate) uncertain_money: Money,
+    pub(crate) links_today: u32,
+    pub(crate) daily_links_cap: u32,
+    pub(crate) links_total: u32,
+    pub(crate) total_links_cap: u32,
+    pub(crate) last_round: Option<RoundStatus>,
+    pub(crate) last_successful_round: Option<DateTime<Utc>>,
     pub spending_stopped: Option<String>,
     /// Why the last buy round, with room under the caps, bought less than it could; `None`
     /// when it converged (or no buy round was judged yet).
     pub stalled: Option<StalledStatus>,
     /// Buy rounds in a row that ran with room under the caps and bought nothing.
-    pub rounds_without_purchase: u32,
+    pub(crate) rounds_without_purchase: u32,
     pub uncertain: Vec<UncertainStatus>,
     // --- adoption (issue 24) ---
     /// What the account holds beyond linkrunner's own links, and how far the list is trusted.
@@ -73,29 +73,29 @@ pub struct CampaignStatus {
     pub approval: Option<linkrunner_domain::records::Approval>,
     /// The file asks more than may be committed without a person: the amount and the ceiling.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub waiting_for_approval: Option<crate::decide::approval::Waiting>,
+    pub(crate) waiting_for_approval: Option<crate::decide::approval::Waiting>,
 }
 
 /// An account already in use, as `status`, the API and the status page show it.
 #[derive(Debug, Clone, Serialize)]
 pub struct AccountStatus {
     /// The project the campaign adopted, if it adopted one.
-    pub adopted_project: Option<i64>,
+    pub(crate) adopted_project: Option<i64>,
     /// `waiting for linkrunner resolve adopt`, or who confirmed it and when.
-    pub adoption: Option<String>,
+    pub(crate) adoption: Option<String>,
     /// The monthly rent of linkrunner's own links that still count.
-    pub own_rent: Money,
+    pub(crate) own_rent: Money,
     /// Links held by others (by hand, autobuyers) that count on their own, and their rent
     /// (`estimated`: the part counted at `unknown_link_rent`).
-    pub others_rent: Money,
-    pub others_estimated: Money,
+    pub(crate) others_rent: Money,
+    pub(crate) others_estimated: Money,
     /// URL ids with links that no file names.
-    pub unnamed_url_ids: Vec<i64>,
+    pub(crate) unnamed_url_ids: Vec<i64>,
     /// Drift since the adoption: links added by hand, links that left the list.
-    pub added_by_hand: u32,
+    pub(crate) added_by_hand: u32,
     pub lost: u32,
     /// Whether the link list is shown complete, and how.
-    pub list: String,
+    pub(crate) list: String,
     /// URLs a buy round does not buy for now, and why.
     pub buying_stopped: Vec<crate::decide::adoption::HeldBack>,
 }
@@ -105,39 +105,39 @@ pub struct AccountStatus {
 #[derive(Debug, Clone, Serialize)]
 pub struct StalledStatus {
     pub reason: StallReason,
-    pub since: DateTime<Utc>,
-    pub detail: String,
+    pub(crate) since: DateTime<Utc>,
+    pub(crate) detail: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct AutobuyerStatus {
-    pub name: String,
-    pub id: i64,
+pub(crate) struct AutobuyerStatus {
+    pub(crate) name: String,
+    pub(crate) id: i64,
     /// Counts as running for money (true until a confirmed stop is settled).
-    pub running: bool,
+    pub(crate) running: bool,
     /// What the marketplace last confirmed: `running`, `stopped` or `unknown`.
-    pub state: SwitchState,
-    pub monthly_budget: Money,
+    pub(crate) state: SwitchState,
+    pub(crate) monthly_budget: Money,
     /// What it adds to the commitment now.
-    pub counted: Money,
+    pub(crate) counted: Money,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct RoundStatus {
-    pub slot: DateTime<Utc>,
-    pub outcome: RoundState,
-    pub detail: String,
+pub(crate) struct RoundStatus {
+    pub(crate) slot: DateTime<Utc>,
+    pub(crate) outcome: RoundState,
+    pub(crate) detail: String,
     /// Tries of the slot so far: more than 1 when a try was deferred (transient failure).
-    pub attempts: u32,
+    pub(crate) attempts: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct UncertainStatus {
     pub intent_id: i64,
-    pub kind: IntentKind,
-    pub since: DateTime<Utc>,
-    pub error: Option<String>,
-    pub what_to_do: String,
+    pub(crate) kind: IntentKind,
+    pub(crate) since: DateTime<Utc>,
+    pub(crate) error: Option<String>,
+    pub(crate) what_to_do: String,
 }
 
 /// One campaign's status without knowing its file (not paused, not removed as far as known).
@@ -185,13 +185,13 @@ pub async fn campaign_statuses(
 /// API) and the list's counts ([`super::list`]) both fill it, so both decide alike.
 pub(crate) struct StateInputs<'a> {
     /// The halts that cover the campaign, in the journal's order.
-    pub halts: Vec<&'a Halt>,
-    pub uncertain: usize,
-    pub uncertain_creations: usize,
-    pub stall: Option<&'a StallRow>,
-    pub last_round: Option<&'a RoundRow>,
+    pub(crate) halts: Vec<&'a Halt>,
+    pub(crate) uncertain: usize,
+    pub(crate) uncertain_creations: usize,
+    pub(crate) stall: Option<&'a StallRow>,
+    pub(crate) last_round: Option<&'a RoundRow>,
     /// The file asks more than may be committed without a person (issue 33).
-    pub approval: Option<crate::decide::approval::Waiting>,
+    pub(crate) approval: Option<crate::decide::approval::Waiting>,
 }
 
 impl<'a> StateInputs<'a> {

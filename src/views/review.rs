@@ -19,10 +19,10 @@ use crate::decide::plan::{Action, CampaignPlan, CapChange};
 
 pub(crate) mod diff;
 mod fit;
-pub mod gate;
+pub(crate) mod gate;
 mod pr;
 
-pub use pr::{Review, render_review};
+pub(crate) use pr::{Review, render_review};
 
 /// The comment's first line, also used to find and update an earlier comment.
 pub(crate) const MARKER: &str = "<!-- linkrunner-plan -->";

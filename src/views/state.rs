@@ -23,11 +23,11 @@ use crate::store::{BatchRead, CHUNK, CampaignFile, Halt, Store, StoreError};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RecordedState {
     /// When it was read (its budget's "links today" is of this day, UTC).
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
     /// Halts that stop every campaign (credentials rejected).
-    pub global_halts: Vec<Halt>,
+    pub(crate) global_halts: Vec<Halt>,
     /// Per campaign the journal knows, by name.
-    pub campaigns: BTreeMap<String, Recorded>,
+    pub(crate) campaigns: BTreeMap<String, Recorded>,
 }
 
 /// Reads the state of every campaign the journal knows, or of `only`.

@@ -17,21 +17,21 @@ use linkrunner_domain::money::Money;
 /// One movement of the commitment, flat, as `history` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryLine {
-    pub at: DateTime<Utc>,
-    pub campaign: String,
+    pub(crate) at: DateTime<Utc>,
+    pub(crate) campaign: String,
     /// Change of the monthly commitment (negative: released).
     pub delta: Money,
-    pub links: i64,
+    pub(crate) links: i64,
     /// The ledger's reason: `reserve`, `release`, `price_adjust`, `autobuyer_stop`, …
     pub reason: String,
-    pub intent_id: Option<IntentId>,
+    pub(crate) intent_id: Option<IntentId>,
     pub kind: Option<IntentKind>,
     /// The intent's state now.
-    pub state: Option<IntentState>,
+    pub(crate) state: Option<IntentState>,
     /// What it was about: a page and URL for a purchase, an autobuyer's name.
-    pub subject: Option<String>,
+    pub(crate) subject: Option<String>,
     pub cause: Option<IntentCause>,
-    pub attempt: Option<u32>,
+    pub(crate) attempt: Option<u32>,
 }
 
 impl From<HistoryEntry> for HistoryLine {
@@ -213,18 +213,18 @@ pub struct Story {
     /// The link id asked about, when the question was a link.
     pub link_id: Option<i64>,
     pub intent_id: IntentId,
-    pub campaign: String,
-    pub kind: IntentKind,
+    pub(crate) campaign: String,
+    pub(crate) kind: IntentKind,
     pub state: IntentState,
-    pub natural_key: String,
-    pub subject: Option<String>,
-    pub price: Option<Money>,
-    pub request: serde_json::Value,
-    pub attempts: u32,
-    pub error: Option<String>,
-    pub resolution: Option<String>,
+    pub(crate) natural_key: String,
+    pub(crate) subject: Option<String>,
+    pub(crate) price: Option<Money>,
+    pub(crate) request: serde_json::Value,
+    pub(crate) attempts: u32,
+    pub(crate) error: Option<String>,
+    pub(crate) resolution: Option<String>,
     pub causes: Vec<CauseRow>,
-    pub ledger: Vec<LedgerEntry>,
+    pub(crate) ledger: Vec<LedgerEntry>,
 }
 
 /// What `explain` was asked about.

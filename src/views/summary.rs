@@ -21,36 +21,36 @@ pub(crate) const WAITING_NAMED: usize = 20;
 /// table shows (those of the statuses `/api/v1/campaigns` shows).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Summary {
-    pub at: DateTime<Utc>,
-    pub campaigns: usize,
+    pub(crate) at: DateTime<Utc>,
+    pub(crate) campaigns: usize,
     /// Every state, with 0 for those no campaign is in.
-    pub by_state: BTreeMap<&'static str, usize>,
+    pub(crate) by_state: BTreeMap<&'static str, usize>,
     /// Sums over all campaigns.
-    pub monthly_commitment: Money,
-    pub monthly_cap: Money,
-    pub uncertain_money: Money,
+    pub(crate) monthly_commitment: Money,
+    pub(crate) monthly_cap: Money,
+    pub(crate) uncertain_money: Money,
     /// The current month (UTC), and the links our purchases bought in it (as
     /// `/api/v1/report?month=` totals them).
-    pub month: String,
-    pub links_bought_this_month: i64,
+    pub(crate) month: String,
+    pub(crate) links_bought_this_month: i64,
     /// All spending stopped, and why (an operator's halt, credentials rejected).
-    pub all_spending_stopped: Option<String>,
+    pub(crate) all_spending_stopped: Option<String>,
     /// Why the removal of campaigns whose files are gone is held (issue 32), as the daemon
     /// serving this judged it; `null` when none is held.
-    pub removals_held: Option<String>,
+    pub(crate) removals_held: Option<String>,
     /// Campaigns halted or waiting for an operator.
-    pub waiting_for_operator: usize,
+    pub(crate) waiting_for_operator: usize,
     /// Intents that wait to be settled, over all campaigns.
-    pub uncertain_intents: usize,
+    pub(crate) uncertain_intents: usize,
     /// The first [`WAITING_NAMED`] campaigns an operator must act on, by name, and why.
-    pub waiting: Vec<Waiting>,
+    pub(crate) waiting: Vec<Waiting>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Waiting {
-    pub campaign: String,
-    pub state: CampaignState,
-    pub reason: String,
+    pub(crate) campaign: String,
+    pub(crate) state: CampaignState,
+    pub(crate) reason: String,
 }
 
 /// The summary of `all` (every campaign, not one page of them).

@@ -13,7 +13,7 @@ pub type SharedClock = Arc<dyn Clock>;
 
 /// The wall clock.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {

@@ -21,7 +21,7 @@ impl HaltScope {
     /// The global scope's key in the `halts` table: `*`, which no campaign name can be (names
     /// are `[a-z0-9][a-z0-9-]*`), so a campaign named `global` has a scope of its own.
     /// Proven by `tests/it/store` `a_campaign_named_global_does_not_share_the_credentials_halt`.
-    pub const GLOBAL_KEY: &'static str = "*";
+    pub(crate) const GLOBAL_KEY: &'static str = "*";
 
     pub fn campaign(name: &str) -> HaltScope {
         HaltScope::Campaign(name.to_string())

@@ -55,7 +55,7 @@ impl Approval {
 pub const APPROVAL_BASELINE_BY: &str = "linkrunner";
 
 /// [`Approval::ceiling`] of an approved amount and a threshold: no ceiling without one.
-pub fn approval_ceiling(approved: Money, above: Option<Money>) -> Money {
+pub(crate) fn approval_ceiling(approved: Money, above: Option<Money>) -> Money {
     match above {
         Some(above) => approved.checked_add(above).unwrap_or(Money::MAX),
         None => Money::MAX,
@@ -153,12 +153,6 @@ pub struct BudgetSnapshot {
     /// The campaign's approval above a threshold (issue 33), when its file ever set one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
-}
-
-impl BudgetSnapshot {
-    pub fn headroom(&self) -> Money {
-        Money::saturating_headroom(self.cap, self.committed)
-    }
 }
 
 /// One append-only movement of the commitment.

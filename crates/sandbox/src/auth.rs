@@ -36,9 +36,9 @@ pub struct AuthStats {
 }
 
 /// Why a request is refused: status, ledger outcome, message.
-pub type AuthRefusal = (StatusCode, &'static str, &'static str);
+pub(crate) type AuthRefusal = (StatusCode, &'static str, &'static str);
 
-pub struct Auth {
+pub(crate) struct Auth {
     scheme: SandboxAuth,
     ttl: Option<Duration>,
     login: Option<SandboxLogin>,
@@ -49,12 +49,12 @@ pub struct Auth {
     issued: Vec<String>,
     seq: u64,
     nonce: u128,
-    pub stats: AuthStats,
+    pub(crate) stats: AuthStats,
     clock: SharedClock,
 }
 
 impl Auth {
-    pub fn new(cfg: &SandboxConfig) -> Auth {
+    pub(crate) fn new(cfg: &SandboxConfig) -> Auth {
         let now = cfg.clock.now();
         let expiry = cfg.token_ttl.map(|ttl| now + chrono_of(ttl));
         let nonce = std::time::SystemTime::now()
@@ -76,7 +76,7 @@ impl Auth {
     }
 
     /// Checks the `Authorization` header (token known and not expired) and the ticket.
-    pub fn authorize(&mut self, headers: &HeaderMap) -> Result<(), AuthRefusal> {
+    pub(crate) fn authorize(&mut self, headers: &HeaderMap) -> Result<(), AuthRefusal> {
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
@@ -112,7 +112,7 @@ impl Auth {
     }
 
     /// `POST /login`: a fresh ticket for the configured login and API key.
-    pub fn login(&mut self, login: &str, api_key: &str) -> Result<String, AuthRefusal> {
+    pub(crate) fn login(&mut self, login: &str, api_key: &str) -> Result<String, AuthRefusal> {
         let Some(account) = &self.login else {
             return Err((StatusCode::NOT_FOUND, "not_found", "login is not enabled"));
         };
@@ -132,7 +132,7 @@ impl Auth {
     }
 
     /// `GET /auth`: a token for a known ticket.
-    pub fn token_for(&mut self, headers: &HeaderMap) -> Result<String, AuthRefusal> {
+    pub(crate) fn token_for(&mut self, headers: &HeaderMap) -> Result<String, AuthRefusal> {
         if self.login.is_none() {
             return Err((StatusCode::NOT_FOUND, "not_found", "login is not enabled"));
         }
@@ -147,7 +147,7 @@ impl Auth {
     }
 
     /// A new JWT-shaped token, expiring after `token_ttl` (never without one).
-    pub fn issue_token(&mut self) -> String {
+    pub(crate) fn issue_token(&mut self) -> String {
         let now = self.clock.now();
         let exp = self.ttl.map(|ttl| now + chrono_of(ttl));
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -171,7 +171,7 @@ impl Auth {
     }
 
     /// Every token and ticket configured or issued so far.
-    pub fn issued(&self) -> Vec<String> {
+    pub(crate) fn issued(&self) -> Vec<String> {
         self.issued.clone()
     }
 

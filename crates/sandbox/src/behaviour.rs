@@ -76,23 +76,23 @@ const MAX_LAG_MS: u64 = 24 * 3600 * 1000;
 
 impl Behaviour {
     /// Whether `project_id` belongs to another account (answered 403).
-    pub fn is_foreign(&self, project_id: i64) -> bool {
+    pub(crate) fn is_foreign(&self, project_id: i64) -> bool {
         self.foreign_projects.contains(&project_id)
     }
 
-    pub fn list_lag(&self) -> Duration {
+    pub(crate) fn list_lag(&self) -> Duration {
         Duration::from_millis(self.list_lag_ms)
     }
 
     /// The autobuy period, when periodic buying is on.
-    pub fn autobuy_every(&self) -> Option<Duration> {
+    pub(crate) fn autobuy_every(&self) -> Option<Duration> {
         self.autobuy_every_ms
             .filter(|ms| *ms > 0)
             .map(Duration::from_millis)
     }
 
     /// Rejects a zero or absurd page size and an absurd lag.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         if let Some(n) = self.list_page_size
             && !(1..=MAX_PAGE_SIZE).contains(&n)
         {

@@ -14,13 +14,13 @@ use crate::money::Money;
 /// The whole purchase call, as the wire carries it.
 #[derive(Debug, Clone)]
 pub(crate) struct BuyRequest {
-    pub search_id: i64,
-    pub force_seo_wait: i64,
-    pub mos_sites: String,
-    pub link_type_id: i64,
+    pub(crate) search_id: i64,
+    pub(crate) force_seo_wait: i64,
+    pub(crate) mos_sites: String,
+    pub(crate) link_type_id: i64,
     /// A saved search filter, when the purchase names one; it must exist.
-    pub filter_id: Option<i64>,
-    pub pages: Vec<PageRef>,
+    pub(crate) filter_id: Option<i64>,
+    pub(crate) pages: Vec<PageRef>,
 }
 
 impl BuyRequest {

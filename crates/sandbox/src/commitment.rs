@@ -21,15 +21,15 @@ use crate::money::Money;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commitment {
     /// `monthlyBudget`s of the running autobuyers.
-    pub running_budgets: Money,
+    pub(crate) running_budgets: Money,
     /// Rent of active links bought by autobuyers that are stopped now.
-    pub stopped_autobuyer_links: Money,
+    pub(crate) stopped_autobuyer_links: Money,
     /// Rent of active links bought by purchase calls.
-    pub bought_links: Money,
+    pub(crate) bought_links: Money,
 }
 
 impl Commitment {
-    pub fn total(&self) -> Money {
+    pub(crate) fn total(&self) -> Money {
         [self.stopped_autobuyer_links, self.bought_links]
             .into_iter()
             .fold(self.running_budgets, |sum, m| {

@@ -28,8 +28,8 @@ pub enum SandboxAuth {
 /// The account of the built-in login (`POST /login`). `Debug` never shows the API key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SandboxLogin {
-    pub login: String,
-    pub api_key: String,
+    pub(crate) login: String,
+    pub(crate) api_key: String,
 }
 
 impl SandboxLogin {
@@ -52,8 +52,8 @@ impl fmt::Debug for SandboxLogin {
 
 #[derive(Clone)]
 pub struct SandboxConfig {
-    pub token: String,
-    pub ticket: String,
+    pub(crate) token: String,
+    pub(crate) ticket: String,
     pub auth_scheme: SandboxAuth,
     /// Tokens expire this long after they were issued (the configured one: after the
     /// sandbox started); `None`: never.
@@ -90,7 +90,7 @@ pub struct SandboxConfig {
     /// Largest request body accepted, in bytes.
     pub body_limit: usize,
     /// Cap on each kind of stored entity (projects, URLs, texts, searches, ...).
-    pub max_entities: usize,
+    pub(crate) max_entities: usize,
     /// Stamps purchases (`at` in the ledger).
     pub clock: SharedClock,
 }

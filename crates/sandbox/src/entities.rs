@@ -16,16 +16,16 @@ use crate::money::Money;
 /// A price range of a filter, e.g. `priceRentFrom` / `priceRentTo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Range {
-    pub name: &'static str,
-    pub from: Option<Money>,
-    pub to: Option<Money>,
+    pub(crate) name: &'static str,
+    pub(crate) from: Option<Money>,
+    pub(crate) to: Option<Money>,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Filter {
-    pub id: i64,
-    pub name: String,
-    pub params: Params,
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) params: Params,
 }
 
 /// One URL of an autobuyer and its limits, as sent.
@@ -40,45 +40,45 @@ pub struct AutobuyerUrl {
 #[derive(Debug, Clone)]
 pub(crate) struct AutobuyerSpec {
     pub name: String,
-    pub is_auto_approve: bool,
-    pub filter_id: i64,
+    pub(crate) is_auto_approve: bool,
+    pub(crate) filter_id: i64,
     pub urls: Vec<AutobuyerUrl>,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Autobuyer {
-    pub id: i64,
-    pub project_id: i64,
-    pub spec: AutobuyerSpec,
-    pub running: bool,
+    pub(crate) id: i64,
+    pub(crate) project_id: i64,
+    pub(crate) spec: AutobuyerSpec,
+    pub(crate) running: bool,
 }
 
 /// One page of a purchase call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PageRef {
-    pub page_id: i64,
-    pub url_id: i64,
-    pub text_id: i64,
+pub(crate) struct PageRef {
+    pub(crate) page_id: i64,
+    pub(crate) url_id: i64,
+    pub(crate) text_id: i64,
 }
 
 /// A bought (rented) link.
 #[derive(Debug, Clone)]
-pub struct Placement {
-    pub id: i64,
-    pub project_id: i64,
-    pub page: PageRef,
-    pub price: Money,
-    pub status: LinkStatus,
+pub(crate) struct Placement {
+    pub(crate) id: i64,
+    pub(crate) project_id: i64,
+    pub(crate) page: PageRef,
+    pub(crate) price: Money,
+    pub(crate) status: LinkStatus,
     /// Whether operation 6 shows it: a removed or rejected link may leave the list or stay
     /// in it with its status.
-    pub listed: bool,
-    pub at: DateTime<Utc>,
+    pub(crate) listed: bool,
+    pub(crate) at: DateTime<Utc>,
     /// When the status last changed (removed or rejected).
-    pub status_at: Option<DateTime<Utc>>,
+    pub(crate) status_at: Option<DateTime<Utc>>,
     /// The autobuyer that bought it; `None` for a purchase call (operation 5).
-    pub autobuyer_id: Option<i64>,
+    pub(crate) autobuyer_id: Option<i64>,
     /// The project already held this page for this URL when it was bought.
-    pub duplicate: bool,
+    pub(crate) duplicate: bool,
 }
 
 /// What the marketplace says about a bought link.
@@ -93,7 +93,7 @@ pub enum LinkStatus {
 }
 
 impl LinkStatus {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             LinkStatus::Active => "active",
             LinkStatus::Removed => "removed",
@@ -106,26 +106,26 @@ impl LinkStatus {
 #[derive(Debug, Clone)]
 pub(crate) struct Donor {
     pub page_id: i64,
-    pub domain: String,
+    pub(crate) domain: String,
     pub price: Money,
 }
 
 /// What a finished search offered for one donor page: the values a purchase must echo.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Offer {
-    pub search_id: i64,
-    pub force_seo_wait: i64,
-    pub mos_sites: String,
-    pub price: Money,
+    pub(crate) search_id: i64,
+    pub(crate) force_seo_wait: i64,
+    pub(crate) mos_sites: String,
+    pub(crate) price: Money,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Search {
-    pub url_id: i64,
-    pub meta_data: String,
-    pub polls: u32,
-    pub started: Instant,
-    pub found: Vec<(Donor, Offer)>,
+    pub(crate) url_id: i64,
+    pub(crate) meta_data: String,
+    pub(crate) polls: u32,
+    pub(crate) started: Instant,
+    pub(crate) found: Vec<(Donor, Offer)>,
 }
 
 /// The seeded inventory: page ids, domains and monthly prices, about a third with kopecks.

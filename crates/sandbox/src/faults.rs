@@ -48,7 +48,7 @@ pub struct Faults {
 }
 
 impl Faults {
-    pub fn latency(&self) -> Duration {
+    pub(crate) fn latency(&self) -> Duration {
         Duration::from_millis(self.latency_ms)
     }
 
@@ -78,7 +78,7 @@ impl Faults {
     }
 
     /// Rejects rates outside `[0, 1]`.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         for (name, rate) in [
             ("error_rate", self.error_rate),
             ("drop_after_commit_rate", self.drop_after_commit_rate),
@@ -102,7 +102,7 @@ impl Prng {
         Prng(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -111,7 +111,7 @@ impl Prng {
     }
 
     /// A uniform draw in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
@@ -143,16 +143,16 @@ impl FaultState {
         }
     }
 
-    pub fn faults(&self) -> &Faults {
+    pub(crate) fn faults(&self) -> &Faults {
         &self.faults
     }
 
-    pub fn set(&mut self, faults: Faults) {
+    pub(crate) fn set(&mut self, faults: Faults) {
         self.faults = faults;
     }
 
     /// Counts the request against a one-second window; false when over the limit.
-    pub fn admit(&mut self, now: Instant) -> bool {
+    pub(crate) fn admit(&mut self, now: Instant) -> bool {
         let Some(limit) = self.faults.rate_limit else {
             return true;
         };
@@ -168,7 +168,7 @@ impl FaultState {
     }
 
     /// The delay of this call: the latency, plus a uniform draw up to the jitter.
-    pub fn draw_latency(&mut self) -> Duration {
+    pub(crate) fn draw_latency(&mut self) -> Duration {
         let jitter = match self.faults.latency_jitter_ms {
             0 => 0,
             j => self.rng.range(0, j.min(i64::MAX as u64) as i64) as u64,
@@ -184,21 +184,21 @@ impl FaultState {
     }
 
     /// Whether this executed change is answered as an error (with its ids).
-    pub fn draw_executed_error(&mut self, op: Op) -> bool {
+    pub(crate) fn draw_executed_error(&mut self, op: Op) -> bool {
         self.faults.executed_error_rate > 0.0
             && self.faults.executed_errors_apply_to(op)
             && self.rng.unit() < self.faults.executed_error_rate
     }
 
     /// Whether this executed change gets its answer cut short.
-    pub fn draw_drop(&mut self, op: Op) -> bool {
+    pub(crate) fn draw_drop(&mut self, op: Op) -> bool {
         self.faults.drop_after_commit_rate > 0.0
             && self.faults.drops_apply_to(op)
             && self.rng.unit() < self.faults.drop_after_commit_rate
     }
 
     /// Whether this successful answer gets its JSON truncated.
-    pub fn draw_truncate(&mut self, op: Op) -> bool {
+    pub(crate) fn draw_truncate(&mut self, op: Op) -> bool {
         self.faults.truncate_rate > 0.0
             && self.faults.truncates_apply_to(op)
             && self.rng.unit() < self.faults.truncate_rate

@@ -17,10 +17,10 @@ use super::state::{Outcome, Params, Rejection, World};
 /// Which part of the list a request asks for; `None` fields take their defaults.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct PageAsk {
-    pub page: Option<usize>,
-    pub page_size: Option<usize>,
-    pub offset: Option<usize>,
-    pub limit: Option<usize>,
+    pub(crate) page: Option<usize>,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) offset: Option<usize>,
+    pub(crate) limit: Option<usize>,
 }
 
 impl PageAsk {
@@ -67,8 +67,8 @@ pub(crate) enum Paging {
 /// One answer of operation 6.
 #[derive(Debug, Clone)]
 pub(crate) struct ListPage {
-    pub links: Vec<Placement>,
-    pub paging: Option<Paging>,
+    pub(crate) links: Vec<Placement>,
+    pub(crate) paging: Option<Paging>,
 }
 
 impl World {

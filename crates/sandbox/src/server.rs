@@ -64,9 +64,9 @@ pub(crate) type Answer = Result<(StatusCode, Value), Refusal>;
 pub(crate) struct Shared {
     world: Mutex<World>,
     /// Woken when the behaviour changes, so the periodic autobuyer reads its new period.
-    pub behaviour_changed: tokio::sync::Notify,
+    pub(crate) behaviour_changed: tokio::sync::Notify,
     faults: Mutex<FaultState>,
-    pub shape: Shape,
+    pub(crate) shape: Shape,
     /// Tokens, tickets and the login (`auth.rs`); its own lock, never held with another.
     auth: Mutex<Auth>,
 }

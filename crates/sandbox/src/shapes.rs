@@ -135,7 +135,7 @@ impl PriceField {
     /// `prices.rent` (what `--field-map price=…` must name). `unknown` keeps it under
     /// `costPerMonth`, a key the client does not know: a marketplace whose price field
     /// nobody told linkrunner about.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             PriceField::Price => "price",
             PriceField::PriceRent => "priceRent",
@@ -146,7 +146,7 @@ impl PriceField {
     }
 
     /// Puts `price` into a donor item where this shape keeps it.
-    pub fn put(self, item: &mut serde_json::Value, price: serde_json::Value) {
+    pub(crate) fn put(self, item: &mut serde_json::Value, price: serde_json::Value) {
         match self {
             PriceField::Nested => item["prices"] = serde_json::json!({ "rent": price }),
             other => item[other.name()] = price,

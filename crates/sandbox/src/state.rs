@@ -22,7 +22,7 @@ use crate::money::Money;
 
 /// A request the marketplace refuses (`isError: true`, or 422 in the `http` error style).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Rejection(pub String);
+pub(crate) struct Rejection(pub(crate) String);
 
 impl Rejection {
     pub(crate) fn new(message: impl Into<String>) -> Self {
@@ -34,66 +34,66 @@ pub(crate) type Outcome<T> = Result<T, Rejection>;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Project {
-    pub id: i64,
-    pub domain: String,
-    pub host: String,
+    pub(crate) id: i64,
+    pub(crate) domain: String,
+    pub(crate) host: String,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct PromotedUrl {
-    pub id: i64,
-    pub project_id: i64,
+    pub(crate) id: i64,
+    pub(crate) project_id: i64,
     pub url: String,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Text {
-    pub id: i64,
-    pub url_id: i64,
-    pub text: String,
+    pub(crate) id: i64,
+    pub(crate) url_id: i64,
+    pub(crate) text: String,
 }
 
 /// Settings that shape behaviour but never change after start.
 #[derive(Debug, Clone)]
 pub(crate) struct Rules {
-    pub donors_per_search: usize,
-    pub ready_after_polls: u32,
-    pub ready_after: Duration,
-    pub vary_technical_values: bool,
-    pub autobuyers_start_running: bool,
-    pub max_entities: usize,
+    pub(crate) donors_per_search: usize,
+    pub(crate) ready_after_polls: u32,
+    pub(crate) ready_after: Duration,
+    pub(crate) vary_technical_values: bool,
+    pub(crate) autobuyers_start_running: bool,
+    pub(crate) max_entities: usize,
 }
 
 pub(crate) struct World {
-    pub rules: Rules,
+    pub(crate) rules: Rules,
     /// Switchable at run time (`__sandbox/behaviour`), unlike `rules`.
-    pub behaviour: super::behaviour::Behaviour,
-    pub next_id: i64,
-    pub projects: BTreeMap<i64, Project>,
-    pub urls: BTreeMap<i64, PromotedUrl>,
-    pub texts: BTreeMap<i64, Text>,
+    pub(crate) behaviour: super::behaviour::Behaviour,
+    pub(crate) next_id: i64,
+    pub(crate) projects: BTreeMap<i64, Project>,
+    pub(crate) urls: BTreeMap<i64, PromotedUrl>,
+    pub(crate) texts: BTreeMap<i64, Text>,
     /// `(projectId, url)` → urlId and `(urlId, text)` → textId, so re-adding is O(1).
     url_index: HashMap<(i64, String), i64>,
     text_index: HashMap<(i64, String), i64>,
-    pub inventory: Vec<Donor>,
-    pub searches: HashMap<String, Search>,
-    pub search_seq: u64,
+    pub(crate) inventory: Vec<Donor>,
+    pub(crate) searches: HashMap<String, Search>,
+    pub(crate) search_seq: u64,
     /// Every offer a finished search made, by `(urlId, pageId)`.
-    pub offers: HashMap<(i64, i64), Vec<Offer>>,
-    pub placements: Vec<Placement>,
+    pub(crate) offers: HashMap<(i64, i64), Vec<Offer>>,
+    pub(crate) placements: Vec<Placement>,
     /// `(projectId, pageId, urlId)` → active links on that page for that URL.
-    pub held: HashMap<(i64, i64, i64), u32>,
-    pub duplicate_purchases: u64,
-    pub spend: Money,
-    pub balance: Money,
-    pub filters: BTreeMap<i64, Filter>,
-    pub autobuyers: BTreeMap<i64, Autobuyer>,
-    pub requests: BTreeMap<(Op, &'static str), u64>,
-    pub searches_started: u64,
-    pub polls_served: u64,
-    pub rate_limited: u64,
-    pub rng: Prng,
-    pub clock: SharedClock,
+    pub(crate) held: HashMap<(i64, i64, i64), u32>,
+    pub(crate) duplicate_purchases: u64,
+    pub(crate) spend: Money,
+    pub(crate) balance: Money,
+    pub(crate) filters: BTreeMap<i64, Filter>,
+    pub(crate) autobuyers: BTreeMap<i64, Autobuyer>,
+    pub(crate) requests: BTreeMap<(Op, &'static str), u64>,
+    pub(crate) searches_started: u64,
+    pub(crate) polls_served: u64,
+    pub(crate) rate_limited: u64,
+    pub(crate) rng: Prng,
+    pub(crate) clock: SharedClock,
 }
 
 impl World {
@@ -273,7 +273,7 @@ impl World {
 /// What operation 2 answers for one URL: its id and `(textId, text)` pairs.
 #[derive(Debug, Clone)]
 pub(crate) struct AddedUrl {
-    pub url_id: i64,
-    pub url: String,
-    pub texts: Vec<(i64, String)>,
+    pub(crate) url_id: i64,
+    pub(crate) url: String,
+    pub(crate) texts: Vec<(i64, String)>,
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 const MAX_DEPTH: usize = 32;
 
 /// The commit (40 or 64 hex digits) checked out in the work tree containing `dir`.
-pub fn head_commit(dir: &Path) -> Option<String> {
+pub(crate) fn head_commit(dir: &Path) -> Option<String> {
     let start = fs::canonicalize(dir).ok()?;
     let git_dir = start
         .ancestors()

@@ -21,16 +21,16 @@ use crate::campaign::span::Pos;
 
 /// The campaigns a revision holds in the directory.
 #[derive(Debug, Clone, Default)]
-pub struct AtRevision {
+pub(crate) struct AtRevision {
     /// The full commit `REV` names.
-    pub commit: String,
-    pub campaigns: Vec<Campaign>,
+    pub(crate) commit: String,
+    pub(crate) campaigns: Vec<Campaign>,
     /// Files of the revision that did not load: their campaigns are compared as absent.
-    pub problems: Vec<Diagnostic>,
+    pub(crate) problems: Vec<Diagnostic>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum RevisionError {
+pub(crate) enum RevisionError {
     #[error("cannot run git in {dir}: {source}")]
     Spawn {
         dir: PathBuf,
@@ -51,7 +51,7 @@ pub enum RevisionError {
 }
 
 /// The campaign files directly in `dir` (as [`crate::campaign::load_dir`] picks them) at revision `rev`.
-pub fn load_at_revision(dir: &Path, rev: &str) -> Result<AtRevision, RevisionError> {
+pub(crate) fn load_at_revision(dir: &Path, rev: &str) -> Result<AtRevision, RevisionError> {
     let commit = resolve(dir, rev)?;
     let entries = list(dir, &commit)?;
     if entries.len() > MAX_FILES {

@@ -43,56 +43,56 @@ pub struct ProbeOptions {
 /// Everything the probe saw, and the settings it suggests.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProbeReport {
-    pub base_url: String,
-    pub transport: String,
-    pub reachable: bool,
-    pub auth: AuthFinding,
+    pub(crate) base_url: String,
+    pub(crate) transport: String,
+    pub(crate) reachable: bool,
+    pub(crate) auth: AuthFinding,
     pub search: Option<SearchFinding>,
-    pub links: Option<LinksFinding>,
+    pub(crate) links: Option<LinksFinding>,
     pub settings: Suggested,
     /// What is wrong and must be fixed before `run` (empty: nothing).
     pub problems: Vec<String>,
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct AuthFinding {
-    pub configured: &'static str,
+pub(crate) struct AuthFinding {
+    pub(crate) configured: &'static str,
     /// The form the marketplace accepted on a read, if any.
-    pub accepted: Option<&'static str>,
+    pub(crate) accepted: Option<&'static str>,
     /// Each read tried: the form and how it was answered.
-    pub tried: Vec<(String, String)>,
-    pub cookie: String,
+    pub(crate) tried: Vec<(String, String)>,
+    pub(crate) cookie: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchFinding {
-    pub url_id: i64,
+    pub(crate) url_id: i64,
     /// The keys of `metaData` (values withheld: one is an opaque token).
-    pub meta_data_keys: Vec<String>,
-    pub polls: u32,
-    pub seconds: f64,
+    pub(crate) meta_data_keys: Vec<String>,
+    pub(crate) polls: u32,
+    pub(crate) seconds: f64,
     /// Each form of "not ready yet" the marketplace used, once.
-    pub pending_forms: Vec<PendingForm>,
+    pub(crate) pending_forms: Vec<PendingForm>,
     pub ready: bool,
-    pub donors_at: Option<String>,
-    pub price_fields: Vec<String>,
-    pub donors_offered: usize,
-    pub skipped: std::collections::BTreeMap<String, usize>,
+    pub(crate) donors_at: Option<String>,
+    pub(crate) price_fields: Vec<String>,
+    pub(crate) donors_offered: usize,
+    pub(crate) skipped: std::collections::BTreeMap<String, usize>,
     /// The field that holds the price when the configured names read none.
-    pub price_field_found: Option<String>,
+    pub(crate) price_field_found: Option<String>,
     /// The first donor's `searchId`, `forceSeoWait`, `mosSites` (cut to 40 characters).
-    pub technical_values: Option<Value>,
+    pub(crate) technical_values: Option<Value>,
     /// Distinct combinations of technical values: one purchase call each.
-    pub technical_groups: usize,
+    pub(crate) technical_groups: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct LinksFinding {
-    pub links: usize,
+pub(crate) struct LinksFinding {
+    pub(crate) links: usize,
     /// Where the link records were in the first answer, e.g. `links[]`, `data.items[]`.
-    pub records_at: Option<String>,
-    pub completeness: ListCompleteness,
+    pub(crate) records_at: Option<String>,
+    pub(crate) completeness: ListCompleteness,
 }
 
 /// The settings to run with.

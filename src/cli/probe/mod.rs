@@ -23,24 +23,24 @@ use super::shared::{Format, open_store};
 use crate::metrics::Metrics;
 
 #[derive(Debug, Clone, Args)]
-pub struct ProbeArgs {
+pub(crate) struct ProbeArgs {
     /// An existing project: start one donor search on it and read its link list.
     #[arg(long, value_parser = ranges::id())]
-    pub project: Option<i64>,
+    pub(crate) project: Option<i64>,
     /// The promoted URL to search donors for (default: the project's first URL in the journal).
     #[arg(long, value_parser = ranges::id())]
-    pub url_id: Option<i64>,
+    pub(crate) url_id: Option<i64>,
     /// Milliseconds between polls of the search result.
     #[arg(long, default_value_t = 1000, value_parser = ranges::u64_in(1..=ranges::HOUR_MS))]
-    pub poll_ms: u64,
+    pub(crate) poll_ms: u64,
     /// Seconds the search may stay pending before the probe gives up on it.
     #[arg(long, default_value_t = 120, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
-    pub wait: u64,
+    pub(crate) wait: u64,
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Write the redacted report (JSON) to this file, to attach to a bug report.
     #[arg(long)]
-    pub report: Option<PathBuf>,
+    pub(crate) report: Option<PathBuf>,
 }
 
 /// Exit 0: every check passed; 1: a problem was found (each printed), or the probe could

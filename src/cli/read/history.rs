@@ -13,7 +13,7 @@ use crate::views::story::{self, Subject};
 
 /// `--format` of `history`: text for people, JSON and CSV for finance and scripts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum TableFormat {
+pub(crate) enum TableFormat {
     #[default]
     Text,
     Json,
@@ -21,24 +21,24 @@ pub enum TableFormat {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct HistoryArgs {
+pub(crate) struct HistoryArgs {
     /// One campaign (default: all).
     #[arg(value_name = "CAMPAIGN")]
-    pub campaign: Option<String>,
+    pub(crate) campaign: Option<String>,
     /// Only movements from this day (YYYY-MM-DD, UTC) or instant (RFC 3339) on.
     #[arg(long, value_parser = story::parse_since)]
-    pub since: Option<DateTime<Utc>>,
+    pub(crate) since: Option<DateTime<Utc>>,
     #[arg(long, value_enum, default_value = "text")]
-    pub format: TableFormat,
+    pub(crate) format: TableFormat,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ExplainArgs {
+pub(crate) struct ExplainArgs {
     /// A link id the marketplace gave (`link:ID`), an intent id (`intent:ID` or `#ID`), or a
     /// bare number: a link id when one of our links has it, else an intent id.
-    pub what: String,
+    pub(crate) what: String,
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 pub(crate) async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode> {

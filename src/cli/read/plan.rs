@@ -22,36 +22,36 @@ use linkrunner_domain::clock;
 use linkrunner_domain::money::Money;
 
 #[derive(Debug, Clone, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// Only these campaigns (default: all). Not named `campaigns`: that id is the global
     /// `--campaigns` directory, and clap panics when one id has two types.
     #[arg(value_name = "CAMPAIGN")]
-    pub only: Vec<String>,
+    pub(crate) only: Vec<String>,
     /// `markdown`: the plan as a pull-request comment (see `deploy/ci/`).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: PlanFormat,
+    pub(crate) format: PlanFormat,
     /// Plan against the recorded state a daemon serves (`http://DAEMON:9464`) instead of
     /// opening the journal database (for review jobs without database access).
     #[arg(long, value_name = "URL")]
-    pub state_from: Option<String>,
+    pub(crate) state_from: Option<String>,
     /// File holding the daemon's HTTP token (its `--http-token-file`), sent with
     /// `--state-from` as `Authorization: Bearer`.
     #[arg(long, value_name = "FILE", env = "LINKRUNNER_STATE_TOKEN_FILE")]
-    pub state_token_file: Option<std::path::PathBuf>,
+    pub(crate) state_token_file: Option<std::path::PathBuf>,
     /// With `--format markdown`: compare the campaign files with those of this git revision
     /// (a pull request's base, e.g. `origin/main`) and show only the campaigns that change,
     /// field by field with their money effect. Runs `git` in the campaigns directory.
     #[arg(long, value_name = "REV")]
-    pub base: Option<String>,
+    pub(crate) base: Option<String>,
     /// With `--base REV` (text or markdown): exit 5 when the campaign files' caps together
     /// rise by more than AMOUNT rubles a month against REV (the pull request's cost guard).
     #[arg(long, value_name = "AMOUNT", requires = "base", value_parser = crate::cli::ranges::rubles)]
-    pub fail_above: Option<linkrunner_domain::money::Money>,
+    pub(crate) fail_above: Option<linkrunner_domain::money::Money>,
 }
 
 /// `plan --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
-pub enum PlanFormat {
+pub(crate) enum PlanFormat {
     #[default]
     Text,
     Json,

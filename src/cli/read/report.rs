@@ -12,12 +12,12 @@ use crate::cli::shared::open_store_recorded;
 use crate::views::month::{self, Month};
 
 #[derive(Debug, Clone, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// The calendar month, UTC: YYYY-MM.
     #[arg(long, value_parser = Month::parse)]
-    pub month: Month,
+    pub(crate) month: Month,
     #[arg(long, value_enum, default_value = "text")]
-    pub format: TableFormat,
+    pub(crate) format: TableFormat,
 }
 
 pub(crate) async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<ExitCode> {

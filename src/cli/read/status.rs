@@ -12,11 +12,11 @@ use crate::views::report::{campaign_status_with, campaign_statuses, render_statu
 use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// One campaign (default: all recorded).
-    pub campaign: Option<String>,
+    pub(crate) campaign: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {

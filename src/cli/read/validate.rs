@@ -11,7 +11,7 @@ use crate::campaign;
 use crate::cli::global::GlobalArgs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// `path:line:column: error: message`, one per line.
     #[default]
     Text,
@@ -20,12 +20,12 @@ pub enum Format {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// Files or directories to check (default: the campaigns directory).
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// How problems are printed on stdout.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 /// Prints every problem, then a summary on stderr; exit 1 when there is any problem.

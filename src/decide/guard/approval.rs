@@ -55,15 +55,15 @@ pub(crate) fn step_waits(a: &Approval, after: Money) -> bool {
 
 /// A campaign whose file asks more than may be committed without a person.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Waiting {
+pub(crate) struct Waiting {
     /// The cap the file asks.
-    pub wanted: Money,
-    pub approved: Money,
-    pub above: Money,
+    pub(crate) wanted: Money,
+    pub(crate) approved: Money,
+    pub(crate) above: Money,
     /// What the commitment may reach meanwhile: `approved + above`.
-    pub ceiling: Money,
+    pub(crate) ceiling: Money,
     /// What `resolve approve` approves beyond the approved amount: `wanted - approved`.
-    pub to_approve: Money,
+    pub(crate) to_approve: Money,
 }
 
 /// Whether the campaign waits for `resolve approve`: its threshold is set and the cap its

@@ -11,6 +11,6 @@
 //!
 //! May import: crate::campaign.
 
-pub mod approval;
+pub(crate) mod approval;
 pub(crate) mod refused;
-pub mod removal;
+pub(crate) mod removal;

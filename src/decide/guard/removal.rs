@@ -24,9 +24,9 @@ use linkrunner_domain::records::{RemovalRow, RemovalState};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RemovalRule {
     /// Hold when more than this share (0 to 1) of the live campaigns vanish within the window.
-    pub share: f64,
+    pub(crate) share: f64,
     /// Removals seen this close together count as one burst.
-    pub window: Duration,
+    pub(crate) window: Duration,
 }
 
 impl Default for RemovalRule {
@@ -40,7 +40,7 @@ impl Default for RemovalRule {
 
 /// What [`judge`] says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Every removal waiting proceeds: `proceed` are reconciled as removed.
     Proceed { proceed: Vec<String> },
     /// Nothing is stopped: `held` are kept as recorded until the files return or an
@@ -50,19 +50,19 @@ pub enum Verdict {
 
 /// A held set of removals and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hold {
+pub(crate) struct Hold {
     /// The campaigns whose removal waits, by name.
-    pub held: Vec<String>,
+    pub(crate) held: Vec<String>,
     /// The removals of the burst (held ones included) and the live set they are a share of.
-    pub burst: usize,
-    pub live: usize,
+    pub(crate) burst: usize,
+    pub(crate) live: usize,
     /// No campaign file is left at all.
-    pub every_file_gone: bool,
+    pub(crate) every_file_gone: bool,
 }
 
 impl Hold {
     /// The reason, in one line, for logs, `/readyz`, the page and `status`.
-    pub fn reason(&self, rule: &RemovalRule) -> String {
+    pub(crate) fn reason(&self, rule: &RemovalRule) -> String {
         let why = if self.every_file_gone {
             "every campaign file is gone".to_string()
         } else {
@@ -83,7 +83,7 @@ impl Hold {
 
 /// Whether the removals waiting (`pending` or `held` in `removals`) proceed or are held, with
 /// `present` campaign files loaded (or held as invalid) now.
-pub fn judge(
+pub(crate) fn judge(
     present: usize,
     removals: &[RemovalRow],
     rule: &RemovalRule,

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 
 /// The `exp` claim of `token`, if it is a JWT that carries one.
-pub fn expiry(token: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn expiry(token: &str) -> Option<DateTime<Utc>> {
     let mut parts = token.split('.');
     let (_header, payload, _signature) = (parts.next()?, parts.next()?, parts.next()?);
     if parts.next().is_some() {

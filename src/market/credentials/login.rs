@@ -21,7 +21,7 @@ const MAX_LOGIN_ANSWER: usize = 64 * 1024;
 
 /// Which request of the login failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoginStep {
+pub(crate) enum LoginStep {
     Login,
     Auth,
 }
@@ -37,7 +37,7 @@ impl LoginStep {
 
 /// Why no token was obtained. Never carries a secret or an answer body.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LoginError {
+pub(crate) enum LoginError {
     /// 401/403: the login name or the API key (or the fresh ticket) was refused.
     #[error("the marketplace refused the {} step of the login (HTTP {status}); check --login and the API key file", step.as_str())]
     Refused { step: LoginStep, status: u16 },
@@ -51,8 +51,8 @@ pub enum LoginError {
 
 /// A fresh ticket and token.
 pub(super) struct Obtained {
-    pub ticket: SecretString,
-    pub token: SecretString,
+    pub(crate) ticket: SecretString,
+    pub(crate) token: SecretString,
 }
 
 /// Performs the two requests with the client's own HTTP client (no redirects, timeouts).

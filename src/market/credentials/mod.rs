@@ -32,11 +32,9 @@ use reqwest::header::HeaderMap;
 use secrecy::{ExposeSecret as _, SecretString};
 
 use files::read_given;
-pub use jwt::expiry as jwt_expiry;
-pub use login::{LoginError, LoginStep};
 use renew::Upkeep;
-pub use renew::refresh_margin;
-pub use secret_file::{MAX_SECRET_BYTES, SecretFileError, read_secret_file};
+pub(crate) use renew::refresh_margin;
+pub(crate) use secret_file::read_secret_file;
 pub use source::{CredentialSource, CredentialsMode, LoginSettings, SecretOrigin};
 
 use super::auth::{AuthScheme, Credentials, CredentialsError};
@@ -53,7 +51,7 @@ pub(crate) const FILE_POLL: Duration = Duration::from_secs(2);
 pub(crate) struct Snapshot {
     /// Grows by one each time the values change, so a caller can tell whether a refresh
     /// happened since it sent its request.
-    pub generation: u64,
+    pub(crate) generation: u64,
     headers: HeaderMap,
     credentials: Credentials,
     expires_at: Option<DateTime<Utc>>,

@@ -96,7 +96,7 @@ impl CredentialProvider {
 /// How long before its expiry a token is replaced: a quarter of its lifetime, at least a
 /// second, at most half its lifetime and never more than five minutes. Early enough that
 /// a request never waits for an expired token; late enough not to log in all the time.
-pub fn refresh_margin(obtained: DateTime<Utc>, expires: DateTime<Utc>) -> chrono::Duration {
+pub(crate) fn refresh_margin(obtained: DateTime<Utc>, expires: DateTime<Utc>) -> chrono::Duration {
     let lifetime = (expires - obtained).max(chrono::Duration::zero());
     (lifetime / 4)
         .max(chrono::Duration::seconds(1))

@@ -8,7 +8,7 @@ use std::path::Path;
 use secrecy::SecretString;
 
 /// A secret file larger than this is surely the wrong file.
-pub const MAX_SECRET_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_SECRET_BYTES: u64 = 64 * 1024;
 
 /// Why a secret file could not be used. Names the file, never its content.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -24,7 +24,7 @@ pub enum SecretFileError {
 }
 
 /// Reads one secret file: whole, at most [`MAX_SECRET_BYTES`], trailing newlines trimmed.
-pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretFileError> {
+pub(crate) fn read_secret_file(path: &Path) -> Result<SecretString, SecretFileError> {
     let shown = || path.display().to_string();
     let unreadable = |e: std::io::Error| SecretFileError::Unreadable {
         path: shown(),

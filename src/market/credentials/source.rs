@@ -45,11 +45,11 @@ impl SecretOrigin {
 #[derive(Debug, Clone)]
 pub struct LoginSettings {
     /// The account's login name (not a secret).
-    pub login: String,
+    pub(crate) login: String,
     /// The long-lived `apiToken`.
-    pub api_key: SecretOrigin,
-    pub login_path: String,
-    pub auth_path: String,
+    pub(crate) api_key: SecretOrigin,
+    pub(crate) login_path: String,
+    pub(crate) auth_path: String,
 }
 
 impl LoginSettings {

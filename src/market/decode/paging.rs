@@ -35,22 +35,22 @@ const LINK_MARKERS: [&str; 3] = ["pageId", "linkId", "placementId"];
 /// A count field and the name it was found under (the name the next request uses).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Named {
-    pub key: String,
-    pub value: u64,
+    pub(crate) key: String,
+    pub(crate) value: u64,
 }
 
 /// The paging fields of one answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Paging {
-    pub page: Option<Named>,
-    pub page_size: Option<Named>,
-    pub offset: Option<Named>,
-    pub limit: Option<Named>,
-    pub total: Option<u64>,
-    pub pages: Option<u64>,
-    pub has_more: Option<bool>,
+    pub(crate) page: Option<Named>,
+    pub(crate) page_size: Option<Named>,
+    pub(crate) offset: Option<Named>,
+    pub(crate) limit: Option<Named>,
+    pub(crate) total: Option<u64>,
+    pub(crate) pages: Option<u64>,
+    pub(crate) has_more: Option<bool>,
     /// A `next` page/cursor/link, when present and not null, false or empty.
-    pub next: Option<String>,
+    pub(crate) next: Option<String>,
 }
 
 /// What to do after one answer.

@@ -56,17 +56,17 @@ enum Status {
 /// A donor item that was found but cannot be offered: its page id (if readable) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Skipped {
-    pub page_id: Option<i64>,
-    pub missing: &'static str,
+    pub(crate) page_id: Option<i64>,
+    pub(crate) missing: &'static str,
 }
 
 /// A decoded poll, the donors that were skipped (for a debug log by page id) and the form
 /// of the answer.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Poll {
-    pub poll: SearchPoll,
-    pub skipped: Vec<Skipped>,
-    pub seen: PollSeen,
+    pub(crate) poll: SearchPoll,
+    pub(crate) skipped: Vec<Skipped>,
+    pub(crate) seen: PollSeen,
 }
 
 impl Poll {

@@ -9,9 +9,9 @@ use crate::store::rows::{col, db};
 /// A campaign the journal knows, and the file it was last loaded from (`None`: recorded
 /// before files were, filled in by the next pass that loads it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CampaignFile {
-    pub name: String,
-    pub file: Option<String>,
+pub(crate) struct CampaignFile {
+    pub(crate) name: String,
+    pub(crate) file: Option<String>,
 }
 
 impl Campaigns<'_> {

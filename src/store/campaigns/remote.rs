@@ -17,11 +17,11 @@ use linkrunner_domain::money::Money;
 use linkrunner_domain::records::{AccountTruth, AutobuyerRecord, RemoteIds, SwitchState};
 
 pub(crate) struct NewAutobuyer<'a> {
-    pub name: &'a str,
-    pub id: i64,
-    pub running: bool,
-    pub spec_fingerprint: &'a str,
-    pub monthly_budget: Money,
+    pub(crate) name: &'a str,
+    pub(crate) id: i64,
+    pub(crate) running: bool,
+    pub(crate) spec_fingerprint: &'a str,
+    pub(crate) monthly_budget: Money,
 }
 
 impl Campaigns<'_> {

@@ -211,7 +211,7 @@ impl Campaigns<'_> {
     }
 
     /// Every recorded campaign (live or removed) whose domain is known, with its project.
-    pub async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
+    pub(crate) async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
         let query = sqlx::query(
             "SELECT c.name, c.domain, p.project_id FROM campaigns c \
              LEFT JOIN projects p ON p.campaign = c.name \

@@ -25,20 +25,20 @@ use linkrunner_domain::records::LeaseToken;
 pub struct HolderIdentity {
     pub holder: String,
     /// `/proc/sys/kernel/random/boot_id`: the same host, since the same boot.
-    pub boot_id: Option<String>,
+    pub(crate) boot_id: Option<String>,
     /// `/proc/self/ns/pid` (e.g. `pid:[4026531836]`): pids mean the same process in it.
-    pub pid_ns: Option<String>,
+    pub(crate) pid_ns: Option<String>,
     pub pid: Option<i64>,
     /// The process's start time, in clock ticks since boot (`/proc/PID/stat`, field 22): a
     /// pid reused by another process has another.
-    pub started: Option<i64>,
+    pub(crate) started: Option<i64>,
 }
 
 /// A lease as the journal holds it: who, which fence, until when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHolder {
     pub identity: HolderIdentity,
-    pub fence: i64,
+    pub(crate) fence: i64,
     pub expires_at: DateTime<Utc>,
 }
 
@@ -201,7 +201,7 @@ impl Leases<'_> {
     /// with passes cut off mid-call (the daemon's shutdown grace ran out): their leases would
     /// otherwise block the campaigns for the TTL, or until a process of this host sees the
     /// holder gone. The rows stay (expired) to keep their fences.
-    pub async fn release_leases_of(self, holder: &str) -> Result<u64, StoreError> {
+    pub(crate) async fn release_leases_of(self, holder: &str) -> Result<u64, StoreError> {
         let done =
             sqlx::query("UPDATE leases SET expires_at = 0 WHERE holder = $1 AND expires_at > 0")
                 .bind(holder)

@@ -64,10 +64,10 @@ impl IntentCause {
 /// One recorded cause of one attempt.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CauseRow {
-    pub intent_id: IntentId,
+    pub(crate) intent_id: IntentId,
     pub attempt: u32,
     pub cause: IntentCause,
-    pub at: DateTime<Utc>,
+    pub(crate) at: DateTime<Utc>,
 }
 
 /// One movement of the commitment with what caused it: the ledger row, its intent (if any)

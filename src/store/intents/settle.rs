@@ -23,8 +23,8 @@ use linkrunner_domain::money::Money;
 
 /// A claimed intent: its row as it was before this settlement, plus its reservation day.
 pub(crate) struct Claimed {
-    pub row: IntentRow,
-    pub day: Option<String>,
+    pub(crate) row: IntentRow,
+    pub(crate) day: Option<String>,
 }
 
 impl Intents<'_> {
@@ -128,10 +128,10 @@ impl Intents<'_> {
 /// The new state of a claimed intent, and the attempt the claimer speaks for (`None`: the
 /// current holder settling whatever attempt is recorded).
 pub(crate) struct Change<'a> {
-    pub state: &'a str,
-    pub error: Option<&'a str>,
-    pub answer: Option<&'a str>,
-    pub attempt: Option<u32>,
+    pub(crate) state: &'a str,
+    pub(crate) error: Option<&'a str>,
+    pub(crate) answer: Option<&'a str>,
+    pub(crate) attempt: Option<u32>,
 }
 
 /// Moves the intent to `change.state` if it is in one of `from` (and at `change.attempt`); the

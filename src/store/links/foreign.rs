@@ -25,11 +25,11 @@ use linkrunner_domain::records::ForeignLink;
 
 /// A listed link that matched no held link, as the engine judged it.
 pub(crate) struct Unmatched<'a> {
-    pub record: &'a LinkRecord,
-    pub autobuyer: Option<&'a str>,
-    pub leaving: bool,
+    pub(crate) record: &'a LinkRecord,
+    pub(crate) autobuyer: Option<&'a str>,
+    pub(crate) leaving: bool,
     /// Counted when the list gives no price (the campaign's `max_link_price`).
-    pub fallback_price: Money,
+    pub(crate) fallback_price: Money,
 }
 
 /// The key a foreign link is kept under: its link id, else page, URL and text.

@@ -20,11 +20,11 @@ use linkrunner_domain::money::Money;
 use linkrunner_domain::records::{HeldLink, ListRead, ListedLink, SyncReport};
 
 pub(crate) struct NewHeld {
-    pub link: Option<i64>,
-    pub page_id: i64,
-    pub url_id: i64,
-    pub text_id: i64,
-    pub price: Money,
+    pub(crate) link: Option<i64>,
+    pub(crate) page_id: i64,
+    pub(crate) url_id: i64,
+    pub(crate) text_id: i64,
+    pub(crate) price: Money,
 }
 
 /// The purchase's reservation becomes a held link. A price that differs from the reservation

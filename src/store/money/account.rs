@@ -136,7 +136,7 @@ impl Campaigns<'_> {
 
     /// The account cap's approval as the journal keeps it, if the account file ever set a
     /// threshold.
-    pub async fn account_approval(self) -> Result<Option<Approval>, StoreError> {
+    pub(crate) async fn account_approval(self) -> Result<Option<Approval>, StoreError> {
         let row = sqlx::query(
             "SELECT approved, above, wanted, approved_by, approved_at, reason FROM account_approval WHERE id = 1",
         )

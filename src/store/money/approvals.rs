@@ -99,7 +99,7 @@ impl Campaigns<'_> {
     }
 
     /// The campaign's approval as the journal keeps it, if its file ever set a threshold.
-    pub async fn approval(self, campaign: &str) -> Result<Option<Approval>, StoreError> {
+    pub(crate) async fn approval(self, campaign: &str) -> Result<Option<Approval>, StoreError> {
         let row = sqlx::query(
             "SELECT approved, above, wanted, approved_by, approved_at, reason FROM approvals WHERE campaign = $1",
         )

@@ -19,12 +19,12 @@ use linkrunner_domain::records::{BudgetSnapshot, CampaignCaps, LedgerEntry};
 /// One movement of the commitment, written as a ledger row.
 #[derive(Debug, Clone)]
 pub(crate) struct Movement<'a> {
-    pub campaign: &'a str,
-    pub intent: Option<IntentId>,
-    pub amount: i64,
-    pub links: i64,
-    pub day: Option<&'a str>,
-    pub reason: &'static str,
+    pub(crate) campaign: &'a str,
+    pub(crate) intent: Option<IntentId>,
+    pub(crate) amount: i64,
+    pub(crate) links: i64,
+    pub(crate) day: Option<&'a str>,
+    pub(crate) reason: &'static str,
 }
 
 impl Movement<'_> {

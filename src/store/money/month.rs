@@ -21,12 +21,12 @@ use linkrunner_domain::money::Money;
 /// a settled autobuyer stop) and one ledger reason, summed over a period.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerSum {
-    pub campaign: String,
-    pub kind: Option<IntentKind>,
-    pub reason: String,
-    pub delta: Money,
-    pub links: i64,
-    pub movements: i64,
+    pub(crate) campaign: String,
+    pub(crate) kind: Option<IntentKind>,
+    pub(crate) reason: String,
+    pub(crate) delta: Money,
+    pub(crate) links: i64,
+    pub(crate) movements: i64,
 }
 
 impl Reports<'_> {

@@ -24,7 +24,7 @@ const MAX_VALUE_CHARS: usize = 120;
 
 /// How a campaign's file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileChange {
+pub(crate) enum FileChange {
     Added,
     Removed,
     Edited,
@@ -32,28 +32,28 @@ pub enum FileChange {
 
 /// One field that differs; `None` is "absent" on that side.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldChange {
+pub(crate) struct FieldChange {
     /// `budget.monthly`, `autobuyers[acme-auto].urls[https://…].monthly_budget`, …
-    pub field: String,
-    pub old: Option<String>,
-    pub new: Option<String>,
+    pub(crate) field: String,
+    pub(crate) old: Option<String>,
+    pub(crate) new: Option<String>,
     /// For an amount of money: `+500 RUB, +20 %`.
-    pub money: Option<String>,
+    pub(crate) money: Option<String>,
 }
 
 /// The money a campaign's file asks for, before and after (`None`: the file is absent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct MoneyChange {
-    pub cap: (Option<Money>, Option<Money>),
-    pub worst: (Option<Money>, Option<Money>),
+pub(crate) struct MoneyChange {
+    pub(crate) cap: (Option<Money>, Option<Money>),
+    pub(crate) worst: (Option<Money>, Option<Money>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CampaignDiff {
-    pub campaign: String,
-    pub change: FileChange,
-    pub fields: Vec<FieldChange>,
-    pub money: MoneyChange,
+pub(crate) struct CampaignDiff {
+    pub(crate) campaign: String,
+    pub(crate) change: FileChange,
+    pub(crate) fields: Vec<FieldChange>,
+    pub(crate) money: MoneyChange,
 }
 
 impl CampaignDiff {

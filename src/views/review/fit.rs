@@ -7,9 +7,9 @@
 /// One campaign as a table row and as a detailed section.
 pub(super) struct Item {
     /// A markdown table row, `| … |`, no newline.
-    pub line: String,
+    pub(crate) line: String,
     /// The detailed section, ending in a blank line.
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 /// Whether every item's detail fits in `budget` bytes.

@@ -10,17 +10,17 @@ use linkrunner_domain::money::Money;
 
 /// The caps before and after the change, and the most they may rise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FailAbove {
-    pub limit: Money,
+pub(crate) struct FailAbove {
+    pub(crate) limit: Money,
     /// The sum of the caps of the campaigns that change, at the base and in the working tree
     /// (the others cancel out).
-    pub base: Money,
-    pub head: Money,
+    pub(crate) base: Money,
+    pub(crate) head: Money,
 }
 
 impl FailAbove {
     /// The verdict for `limit` over the changed campaigns `diffs`.
-    pub fn of(diffs: &[CampaignDiff], limit: Money) -> FailAbove {
+    pub(crate) fn of(diffs: &[CampaignDiff], limit: Money) -> FailAbove {
         let sum = |side: fn(&CampaignDiff) -> Option<Money>| {
             diffs
                 .iter()
@@ -35,17 +35,17 @@ impl FailAbove {
     }
 
     /// How much the caps rise (negative when they fall).
-    pub fn rise(&self) -> Money {
+    pub(crate) fn rise(&self) -> Money {
         Money::from_kopecks(self.head.kopecks().saturating_sub(self.base.kopecks()))
     }
 
     /// Whether the rise is past the limit.
-    pub fn fails(&self) -> bool {
+    pub(crate) fn fails(&self) -> bool {
         self.rise() > self.limit
     }
 
     /// One sentence for the text plan.
-    pub fn sentence(&self, base: &str) -> String {
+    pub(crate) fn sentence(&self, base: &str) -> String {
         let change = money_delta(Some(self.base), Some(self.head), "RUB/month")
             .unwrap_or_else(|| "no change".into());
         let verdict = if self.fails() {

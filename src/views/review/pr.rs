@@ -19,25 +19,25 @@ use linkrunner_domain::money::Money;
 const MAX_FIELD_ROWS: usize = 40;
 
 /// What the comment is made of.
-pub struct Review<'a> {
+pub(crate) struct Review<'a> {
     /// The base revision's commit.
-    pub base: &'a str,
+    pub(crate) base: &'a str,
     /// The campaigns whose file changed ([`super::diff::diff_campaigns`]).
-    pub diffs: &'a [CampaignDiff],
+    pub(crate) diffs: &'a [CampaignDiff],
     /// The plan of every campaign of the working tree, and of removed ones the journal knows.
-    pub plans: &'a [CampaignPlan],
+    pub(crate) plans: &'a [CampaignPlan],
     /// Campaign files of the working tree that fail validation.
-    pub problems: &'a [String],
+    pub(crate) problems: &'a [String],
     /// Files of the base revision that did not load (their campaigns count as added).
-    pub base_problems: usize,
+    pub(crate) base_problems: usize,
     /// Campaign files of the working tree that loaded.
-    pub campaigns: usize,
+    pub(crate) campaigns: usize,
     /// `--fail-above`: the verdict, said right under the headline.
-    pub fail_above: Option<&'a super::gate::FailAbove>,
+    pub(crate) fail_above: Option<&'a super::gate::FailAbove>,
 }
 
 /// The whole comment.
-pub fn render_review(r: &Review) -> String {
+pub(crate) fn render_review(r: &Review) -> String {
     let plans: HashMap<&str, &CampaignPlan> =
         r.plans.iter().map(|p| (p.campaign.as_str(), p)).collect();
     let mut o = String::new();

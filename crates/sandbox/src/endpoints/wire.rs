@@ -9,13 +9,13 @@ use crate::state::Params;
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct AddProject {
-    pub domain: String,
+    pub(crate) domain: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AddTexts {
-    pub urls_texts: Vec<UrlTexts>,
+    pub(crate) urls_texts: Vec<UrlTexts>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -26,64 +26,64 @@ pub(crate) struct UrlTexts {
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct TextItem {
-    pub text: String,
+    pub(crate) text: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 /// `pagesExtra` (null in the known use, type otherwise unknown) is accepted and ignored.
 pub(crate) struct Buy {
-    pub force_seo_wait: i64,
-    pub link_type_id: i64,
+    pub(crate) force_seo_wait: i64,
+    pub(crate) link_type_id: i64,
     #[serde(default)]
-    pub filter_id: Option<i64>,
-    pub mos_sites: String,
-    pub search_id: i64,
-    pub pages: Vec<BuyPage>,
+    pub(crate) filter_id: Option<i64>,
+    pub(crate) mos_sites: String,
+    pub(crate) search_id: i64,
+    pub(crate) pages: Vec<BuyPage>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct BuyPage {
-    pub page_id: i64,
-    pub url_id: i64,
-    pub text_id: i64,
+    pub(crate) page_id: i64,
+    pub(crate) url_id: i64,
+    pub(crate) text_id: i64,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct CreateAutobuyer {
-    pub autobuyer_common: AutobuyerCommon,
-    pub search_filter_id: i64,
-    pub urls: Vec<AutobuyerUrl>,
+    pub(crate) autobuyer_common: AutobuyerCommon,
+    pub(crate) search_filter_id: i64,
+    pub(crate) urls: Vec<AutobuyerUrl>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AutobuyerCommon {
-    pub name: String,
-    pub is_auto_approve: bool,
+    pub(crate) name: String,
+    pub(crate) is_auto_approve: bool,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AutobuyerUrl {
     pub url_id: i64,
-    pub settings: AutobuyerSettings,
+    pub(crate) settings: AutobuyerSettings,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AutobuyerSettings {
-    pub monthly_budget: Number,
-    pub total_links_limit: i64,
-    pub daily_links_limit: i64,
+    pub(crate) monthly_budget: Number,
+    pub(crate) total_links_limit: i64,
+    pub(crate) daily_links_limit: i64,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct AutobuyerIds {
-    pub autobuyers_ids: Vec<i64>,
+    pub(crate) autobuyers_ids: Vec<i64>,
 }
 
 /// Reads an optional rubles field of a free-form object: absent or null is `None`; a value
