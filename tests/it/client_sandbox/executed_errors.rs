@@ -9,8 +9,9 @@ use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 
 use super::flow::{autobuyer, cheap_filter};
 use super::support::{
-    DOMAIN, TICKET, TOKEN, order, pair, project_with_shoes, ready_to_buy, sandbox_config, sent,
+    DOMAIN, TICKET, TOKEN, order, pair, project_with_shoes, ready_to_buy, sandbox_config,
 };
+use crate::support::ledger;
 
 fn executed_errors(style: &str, ops: &[Op]) -> SandboxConfig {
     let mut cfg = sandbox_config();
@@ -50,7 +51,7 @@ async fn purchase_answered_as_error(style: &str) {
     let ids: Vec<i64> = ledger.purchases.iter().map(|p| p.link_id).collect();
     assert_eq!(ids.len(), 2, "the sandbox bought both pages");
     assert_uncertain_with_ids(&err, &ids);
-    assert_eq!(sent(&ledger, Op::BuyLinks), 1, "never resent");
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1, "never resent");
     assert_eq!(ledger.requests_of(Op::BuyLinks, "executed_error"), 1);
 }
 

@@ -11,8 +11,9 @@ use linkrunner_sandbox::{AutobuyerState, Op};
 
 use super::support::{
     DOMAIN, SHOES, TEXTS, client, donors_for, order, pair, project_with_shoes, ready_to_buy,
-    sandbox_config, search_params, shoes, start,
+    sandbox_config, search_params, shoes,
 };
+use crate::support::ledger;
 
 pub fn cheap_filter() -> FilterSpec {
     FilterSpec {
@@ -314,7 +315,7 @@ async fn start_autobuyers_starts_them_in_the_sandbox() {
 
 #[tokio::test]
 async fn the_whole_flow_sends_each_of_the_ten_operations_and_every_call_is_ok() {
-    let sandbox = start(sandbox_config()).await;
+    let sandbox = crate::support::sandbox::start(sandbox_config()).await;
     let client = client(&sandbox);
 
     let (project, shoes) = project_with_shoes(&client).await;
@@ -337,7 +338,7 @@ async fn the_whole_flow_sends_each_of_the_ten_operations_and_every_call_is_ok() 
         let counts = ledger.requests.get(op.name());
         let ok = ledger.requests_of(op, "ok");
         assert!(ok >= 1, "{op} was not answered ok: {counts:?}");
-        assert_eq!(super::support::sent(&ledger, op), ok, "{op}: {counts:?}");
+        assert_eq!(ledger::requests(&ledger, op), ok, "{op}: {counts:?}");
     }
     assert_eq!(ledger.purchases.len(), 1);
 }

@@ -6,6 +6,7 @@ use linkrunner::market::{Market, MarketError, SearchJob};
 use linkrunner_sandbox::Op;
 
 use super::support::{pair, poll_until_ready, project_with_shoes, sandbox_config, search_params};
+use crate::support::ledger;
 
 const HOSTILE: [char; 12] = ['/', '+', '=', '?', '#', '%', '&', ' ', 'é', '"', '{', ':'];
 
@@ -28,7 +29,7 @@ async fn meta_data_with_hostile_characters_goes_back_byte_for_byte() {
     assert!(!donors.is_empty());
     let ledger = sandbox.ledger();
     assert_eq!(ledger.requests_of(Op::SearchResult, "ok"), 3);
-    assert_eq!(super::support::sent(&ledger, Op::SearchResult), 3);
+    assert_eq!(ledger::requests(&ledger, Op::SearchResult), 3);
 }
 
 #[tokio::test]

@@ -13,8 +13,9 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{at, http};
+use super::support::at;
 use crate::support::db::TestDb;
+use crate::support::http;
 
 const CAMPAIGNS: usize = 250;
 
@@ -143,7 +144,7 @@ impl Answer {
 }
 
 async fn ask(base: &str, query: &str) -> Answer {
-    let r = http()
+    let r = http::client()
         .get(format!("{base}/api/v1/campaigns{query}"))
         .send()
         .await

@@ -13,8 +13,12 @@ use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::store::{Halt, HaltScope, Store};
 use linkrunner_sandbox::{AutobuyerState, Behaviour};
 
-use super::support::{Daemon, PATIENCE, TICKET, TOKEN, World, at, campaign_yaml, series, within};
+use super::support::{Daemon, TICKET, TOKEN, World, at};
 use crate::support::app::{self, InProcess, Journal};
+use crate::support::campaigns;
+use crate::support::http::series;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 const NAME: &str = "braked";
 
@@ -46,7 +50,7 @@ async fn brake_of(store: &Store) -> Option<Halt> {
 
 /// The campaign with a daily 09:00 round and a running autobuyer of 500 RUB, one link a day.
 fn with_an_autobuyer() -> String {
-    let mut yaml = campaign_yaml(NAME, "0 9 * * *", 100_000);
+    let mut yaml = campaigns::simple(NAME, "0 9 * * *", 100_000);
     yaml.push_str(&format!(
         "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
          autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
@@ -166,7 +170,10 @@ async fn a_second_linkrunner_with_one_second_rounds_on_the_journal_is_braked_by_
     // Arrange: a campaign of two links at 09:00 a day, run by the daemon on its schedule;
     // the clock is at noon, after the day's round.
     let world = World::new(at(12, 0, 0)).await;
-    world.write("braked.yaml", &campaign_yaml(NAME, "0 9 * * *", 100_000));
+    world.write(
+        "braked.yaml",
+        &campaigns::simple(NAME, "0 9 * * *", 100_000),
+    );
     let scheduled = start(&world, None, 3.0).await;
 
     // Act: a second linkrunner on the same journal, started by mistake with the demo's

@@ -7,8 +7,11 @@ use std::time::Duration;
 use linkrunner::daemon::run::{DaemonOptions, Event};
 use linkrunner_sandbox::{Ledger, Op};
 
-use super::support::{Daemon, TICKET, TOKEN, World, at, campaign_yaml, rounds, within};
+use super::support::{Daemon, TICKET, TOKEN, World, at};
 use crate::support::app::{self, InProcess, Journal};
+use crate::support::campaigns;
+use crate::support::db::rounds;
+use crate::support::wait::within;
 
 const FILLERS: usize = 60;
 const BUYERS: usize = 10;
@@ -16,7 +19,7 @@ const RATE_LIMIT: u32 = 40;
 
 /// A campaign that never buys on a schedule: reconciliation is all it costs.
 fn filler_yaml(name: &str) -> String {
-    let full = campaign_yaml(name, "0 9 * * *", 4000);
+    let full = campaigns::simple(name, "0 9 * * *", 4000);
     full[..full.find("buy:").expect("the template buys")].to_string()
 }
 
@@ -76,7 +79,7 @@ async fn a_due_round_starts_while_a_long_reconciliation_is_under_way() {
     for b in &buyers {
         world.write(
             &format!("{b}.yaml"),
-            &campaign_yaml(b, "*/10 * * * *", 5000),
+            &campaigns::simple(b, "*/10 * * * *", 5000),
         );
     }
     let mut daemon = start(&world).await;

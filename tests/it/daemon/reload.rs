@@ -8,11 +8,17 @@ use std::time::Duration;
 use linkrunner::daemon::run::Event;
 use linkrunner_sandbox::{AutobuyerState, Ledger};
 
-use super::support::{PATIENCE, World, at, campaign_yaml, get, rounds, series, within};
+use super::support::{World, at};
+use crate::support::campaigns;
+use crate::support::db::rounds;
+use crate::support::http::get;
+use crate::support::http::series;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 /// [`campaign_yaml`] with a running autobuyer, so a stop would show on the ledger.
 fn with_autobuyer(name: &str) -> String {
-    campaign_yaml(name, "*/10 * * * *", 5000)
+    campaigns::simple(name, "*/10 * * * *", 5000)
         + &format!(
             r#"filters:
   - name: {name}-cheap
@@ -98,7 +104,7 @@ async fn a_file_that_becomes_invalid_holds_its_campaign_until_it_is_fixed() {
     let world = World::new(at(9, 0, 30)).await;
     let good = with_autobuyer("shop-a");
     world.write("a.yaml", &good);
-    world.write("b.yaml", &campaign_yaml("shop-b", "*/10 * * * *", 5000));
+    world.write("b.yaml", &campaigns::simple("shop-b", "*/10 * * * *", 5000));
     let mut daemon = world.start().await;
     for name in ["shop-a", "shop-b"] {
         within(PATIENCE, "both baselines are recorded", || async {
@@ -221,7 +227,7 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     std::fs::create_dir(&v1).unwrap();
     std::fs::write(
         v1.join("shop-k.yaml"),
-        campaign_yaml("shop-k", "0 9 * * *", 4000),
+        campaigns::simple("shop-k", "0 9 * * *", 4000),
     )
     .unwrap();
     symlink("..2026_11_22_09_00_00.1", dir.join("..data")).unwrap();
@@ -238,7 +244,7 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     std::fs::create_dir(&v2).unwrap();
     std::fs::write(
         v2.join("shop-k.yaml"),
-        campaign_yaml("shop-k", "0 9 * * *", 4500),
+        campaigns::simple("shop-k", "0 9 * * *", 4500),
     )
     .unwrap();
     symlink("..2026_11_22_09_05_00.2", dir.join("..data_tmp")).unwrap();

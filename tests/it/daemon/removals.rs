@@ -10,11 +10,14 @@ use std::time::Duration;
 use linkrunner_sandbox::{AutobuyerState, SandboxHandle};
 use sqlx::Connection;
 
-use super::support::{
-    PATIENCE, campaign_yaml, command_on, get, run_binary, series, start_sandbox, within, write,
-};
+use super::support::{command_on, run_binary, start_sandbox};
 use crate::support::binary;
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::http::get;
+use crate::support::http::series;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 /// How long a removal that is not held takes at most to stop its autobuyer here (well under
 /// it: the reconciler takes a removed campaign at once): a held one is watched this long.
@@ -22,7 +25,7 @@ const WATCH: Duration = Duration::from_secs(5);
 
 /// A campaign with one running autobuyer, so a stop shows on the ledger.
 fn with_autobuyer(name: &str) -> String {
-    campaign_yaml(name, "0 9 * * *", 5000)
+    campaigns::simple(name, "0 9 * * *", 5000)
         + &format!(
             r#"filters:
   - name: {name}-cheap
@@ -50,7 +53,7 @@ const SHOPS: [&str; 4] = ["rm-a", "rm-b", "rm-c", "rm-d"];
 fn four_campaigns() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for s in SHOPS {
-        write(dir.path(), &format!("{s}.yaml"), &with_autobuyer(s));
+        campaigns::write(dir.path(), &format!("{s}.yaml"), &with_autobuyer(s));
     }
     dir
 }
@@ -272,7 +275,7 @@ async fn once_on_an_empty_directory_exits_non_zero_and_stops_nothing() {
     crate::support::init_logs();
     let dir = tempfile::tempdir().unwrap();
     for s in &SHOPS[..2] {
-        write(dir.path(), &format!("{s}.yaml"), &with_autobuyer(s));
+        campaigns::write(dir.path(), &format!("{s}.yaml"), &with_autobuyer(s));
     }
     let journal = TestDb::sqlite().await;
     let sandbox = start_sandbox(0).await;

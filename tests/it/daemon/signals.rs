@@ -3,18 +3,21 @@
 
 use std::time::Duration;
 
-use super::support::{
-    PATIENCE, campaign_yaml, intent_states, run_binary, series, start_sandbox, within, write,
-};
+use super::support::{run_binary, start_sandbox};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::db::intent_states;
+use crate::support::http::series;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 /// A campaign directory holding one campaign, `name`, and a fresh SQLite journal.
 async fn one_campaign(name: &str) -> (tempfile::TempDir, TestDb) {
     let campaigns = tempfile::tempdir().unwrap();
-    write(
+    campaigns::write(
         campaigns.path(),
         "a.yaml",
-        &campaign_yaml(name, "0 9 * * *", 5000),
+        &campaigns::simple(name, "0 9 * * *", 5000),
     );
     (campaigns, TestDb::sqlite().await)
 }

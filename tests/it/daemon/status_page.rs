@@ -14,22 +14,31 @@ use linkrunner::store::{
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::support::{World, at, campaign_yaml, get, http};
+use super::support::{World, at};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::http;
+use crate::support::http::get;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round() {
     // Arrange
     let world = World::new(at(9, 0, 30)).await;
-    world.write("a.yaml", &campaign_yaml("alpha-shop", "0 9 * * *", 4000));
-    world.write("b.yaml", &campaign_yaml("beta-shop", "30 10 * * *", 2500));
+    world.write(
+        "a.yaml",
+        &campaigns::simple("alpha-shop", "0 9 * * *", 4000),
+    );
+    world.write(
+        "b.yaml",
+        &campaigns::simple("beta-shop", "30 10 * * *", 2500),
+    );
     let mut daemon = world.start().await;
     daemon
         .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
         .await;
 
     // Act
-    let answer = http()
+    let answer = http::client()
         .get(format!("{}/", daemon.base))
         .send()
         .await

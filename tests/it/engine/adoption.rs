@@ -12,8 +12,10 @@ use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, InUse, LinkStatus, ListPaging};
 
 use super::binary::{run, text};
-use super::support::{TestDb, World, load_one, pass_with, sandbox_commitment, sandbox_config};
+use super::support::{TestDb, World, pass_with, sandbox_config};
 use crate::support::app::fast_settings;
+use crate::support::campaigns;
+use crate::support::ledger;
 
 const DOMAIN: &str = "https://acme.example";
 
@@ -195,7 +197,7 @@ pub async fn an_adopted_account_is_counted_gated_and_never_bought_twice(db: Test
         assert_eq!(again, 1, "hand-bought page {} bought again", h.page_id);
     }
     let projects = w.projects_of(&ledger, &c);
-    assert!(sandbox_commitment(&ledger, &projects) <= c.budget.monthly);
+    assert!(ledger::commitment(&ledger, &projects) <= c.budget.monthly);
     w.assert_invariants().await;
 }
 
@@ -250,7 +252,11 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     let changed = file.replace("monthly_budget: 500", "monthly_budget: 600");
     assert_ne!(changed, file);
     w.write_campaign("acme-shoes", &changed);
-    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("acme-shoes").await, false);
+    let p = plan::plan_campaign(
+        &campaigns::load_one(&changed),
+        &w.recorded("acme-shoes").await,
+        false,
+    );
     let replace = p.actions.iter().find_map(|a| match a {
         Action::ReplaceAutobuyer { urls, adds, .. } => Some((urls.clone(), *adds)),
         _ => None,
@@ -280,10 +286,10 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     assert_eq!(reports[0].outcome, PassOutcome::Converged, "{reports:#?}");
     assert_eq!(w.ledger().autobuyers.len(), ledger.autobuyers.len());
     // Money: the hand links and the old autobuyer's links at their rent, plus the new budget.
-    let c = load_one(&changed);
+    let c = campaigns::load_one(&changed);
     let projects = w.projects_of(&ledger, &c);
     let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
     w.assert_invariants().await;
 }
 
@@ -313,7 +319,7 @@ pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db
     );
     let metrics = w.engine.metrics().render();
     assert!(!metrics.contains(&lost_metric(1)), "{metrics}");
-    let c = load_one(&file);
+    let c = campaigns::load_one(&file);
     assert!(
         !plan::plan_campaign(&c, &r, false)
             .notices
@@ -336,7 +342,7 @@ pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db
     );
     let ledger = w.ledger();
     let projects = w.projects_of(&ledger, &c);
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
     let metrics = w.engine.metrics().render();
     assert!(metrics.contains(&lost_metric(1)), "{metrics}");
     let status =
@@ -477,7 +483,7 @@ pub async fn a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budge
     w.converge(4).await;
 
     let ledger = w.ledger();
-    let c = load_one(&file);
+    let c = campaigns::load_one(&file);
     let projects = w.projects_of(&ledger, &c);
     // What may be held: every link bought outside linkrunner, and the autobuyer's whole
     // budget still to spend (it may have bought none of them).
@@ -491,7 +497,7 @@ pub async fn a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budge
     assert_eq!(r.budget.committed, may_be_held, "{:?}", r.foreign);
     assert_eq!(
         r.budget.committed,
-        sandbox_commitment(&ledger, &projects)
+        ledger::commitment(&ledger, &projects)
             .checked_add(by_ab[0].price)
             .unwrap(),
         "the autobuyer's own link is over-counted while it runs, never under"
@@ -514,7 +520,7 @@ pub async fn a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budge
     let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
     assert_eq!(ab.state, AutobuyerState::Stopped);
     let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
     assert_eq!(r.budget.committed, others);
     w.assert_invariants().await;
 }
@@ -560,10 +566,10 @@ pub async fn an_adopted_autobuyers_spec_changed_back_is_created_again(db: TestDb
         3,
         "nothing more created"
     );
-    let c = load_one(&file);
+    let c = campaigns::load_one(&file);
     let projects = w.projects_of(&ledger, &c);
     let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
     w.assert_invariants().await;
 }
 
@@ -665,9 +671,9 @@ pub async fn an_adopted_autobuyers_stop_waits_for_a_list_shown_complete(db: Test
     let ledger = w.ledger();
     let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
     assert_eq!(ab.state, AutobuyerState::Stopped, "the stop was sent");
-    let c = load_one(&stopped);
+    let c = campaigns::load_one(&stopped);
     let projects = w.projects_of(&ledger, &c);
-    let held = sandbox_commitment(&ledger, &projects);
+    let held = ledger::commitment(&ledger, &projects);
     let r = w.recorded("acme-shoes").await;
     assert!(
         r.ids.autobuyers["team-auto"].running,
@@ -689,7 +695,7 @@ pub async fn an_adopted_autobuyers_stop_waits_for_a_list_shown_complete(db: Test
     assert!(!r.ids.autobuyers["team-auto"].running, "settled");
     assert_eq!(
         r.budget.committed,
-        sandbox_commitment(&w.ledger(), &projects)
+        ledger::commitment(&w.ledger(), &projects)
     );
     w.assert_invariants().await;
 }
@@ -728,13 +734,13 @@ pub async fn a_hand_link_on_an_autobuyers_url_counts_on_top_in_a_created_project
         r.foreign
     );
     let ledger = w.ledger();
-    let projects = w.projects_of(&ledger, &load_one(super::fixtures::ACME));
+    let projects = w.projects_of(&ledger, &campaigns::load_one(super::fixtures::ACME));
     let own = by_ab
         .iter()
         .fold(Money::ZERO, |a, p| a.checked_add(p.price).unwrap());
     assert_eq!(
         r.budget.committed,
-        sandbox_commitment(&ledger, &projects)
+        ledger::commitment(&ledger, &projects)
             .checked_add(own)
             .unwrap(),
         "the autobuyer's own links over-counted while it runs, never under"

@@ -8,7 +8,8 @@ use linkrunner::views::overview::CampaignState;
 use linkrunner::views::report::campaign_status;
 
 use super::binary::{run, text};
-use super::support::{TestDb, World, sandbox_commitment, sandbox_config};
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::ledger;
 
 const NAME: &str = "ivy-garden";
 
@@ -49,8 +50,8 @@ fn rub(r: i64) -> Money {
 
 async fn bought(w: &World) -> Money {
     let ledger = w.ledger();
-    let c = super::support::load_one(&ivy(300));
-    sandbox_commitment(&ledger, &w.projects_of(&ledger, &c))
+    let c = crate::support::campaigns::load_one(&ivy(300));
+    ledger::commitment(&ledger, &w.projects_of(&ledger, &c))
 }
 
 pub async fn a_raised_cap_waits_for_approval_and_small_raises_add_up(db: TestDb) {

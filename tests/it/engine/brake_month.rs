@@ -15,8 +15,9 @@ use linkrunner::daemon::brake::observed_of;
 use linkrunner::decide::anomaly::{Figures, Window, expected, slots_in};
 use linkrunner::money::Money;
 
-use super::support::{self, TICKET, TOKEN, World, assert_no_duplicate_purchase};
+use super::support::{self, TICKET, TOKEN, World};
 use crate::support::app::{self, Journal};
+use crate::support::ledger;
 use crate::support::sandbox;
 
 /// The brake's default `--anomaly-multiple`.
@@ -140,7 +141,7 @@ pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_
         .map(|p| p.at.date_naive())
         .collect();
     assert_eq!(autobuyer_days.len(), 30, "{autobuyer_days:?}");
-    assert_no_duplicate_purchase(&ledger);
+    ledger::assert_no_duplicate_purchase(&ledger);
 }
 
 /// The largest ratio seen per scope and figure (kept to tell how far from the bound a

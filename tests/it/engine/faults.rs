@@ -4,10 +4,8 @@
 use linkrunner::store::{IntentFilter, IntentKind, Resolution};
 use linkrunner_sandbox::{Faults, Ledger};
 
-use super::support::{
-    TestDb, World, assert_link_limits, assert_no_duplicate_purchase, sandbox_commitment,
-    sandbox_config,
-};
+use super::support::{TestDb, World, assert_link_limits, sandbox_config};
+use crate::support::ledger;
 
 /// Passes (each with a buy round) until everything converged; the caps bound the buying.
 const MAX_PASSES: u32 = 80;
@@ -94,12 +92,12 @@ async fn purchase_evidence(w: &World, ledger: &Ledger) -> String {
 
 /// Invariants that hold after every pass, converged or not: no duplicate, no cap exceeded.
 async fn assert_invariants_so_far(w: &World, ledger: &Ledger) {
-    assert_no_duplicate_purchase(ledger);
+    ledger::assert_no_duplicate_purchase(ledger);
     for lc in w.campaigns() {
         let c = &lc.campaign;
         let projects = w.projects_of(ledger, c);
         assert!(
-            sandbox_commitment(ledger, &projects) <= c.budget.monthly,
+            ledger::commitment(ledger, &projects) <= c.budget.monthly,
             "{}",
             c.name
         );

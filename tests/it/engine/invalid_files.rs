@@ -10,8 +10,9 @@ use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::binary::{run, text};
 use super::fixtures::{ACME, BOLT};
-use super::support::{TICKET, TOKEN, TestDb, World, load_one, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
 use crate::support::binary::{self, Daemon, Target};
+use crate::support::campaigns;
 
 /// Every way an operator's edit can break a file, as (what, how).
 fn breakages() -> Vec<(&'static str, Breakage)> {
@@ -67,7 +68,7 @@ fn restore_file(w: &World) {
 
 /// What the marketplace holds for acme-shoes: its purchases, and its autobuyers' states.
 fn acme_on_the_market(w: &World, ledger: &Ledger) -> (usize, Vec<(String, AutobuyerState)>) {
-    let projects = w.projects_of(ledger, &load_one(ACME));
+    let projects = w.projects_of(ledger, &campaigns::load_one(ACME));
     let bought = ledger
         .purchases
         .iter()

@@ -7,7 +7,8 @@ use linkrunner::views::month::{self, Month, TOTAL};
 use linkrunner_sandbox::AutobuyerState;
 
 use super::fixtures::{ACME, DUNE};
-use super::support::{TestDb, World, sandbox_commitment, sandbox_config};
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::ledger;
 
 fn sum(ms: impl Iterator<Item = Money>) -> Money {
     ms.fold(Money::ZERO, |a, m| a.checked_add(m).expect("sum"))
@@ -53,7 +54,7 @@ pub async fn the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuye
         assert_eq!(line.released, Money::ZERO);
         assert_eq!(
             line.net_change,
-            sandbox_commitment(&ledger, &projects),
+            ledger::commitment(&ledger, &projects),
             "{}",
             c.name
         );

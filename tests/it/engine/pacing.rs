@@ -13,8 +13,9 @@ use linkrunner::decide::recorded::Recorded;
 use linkrunner::money::Money;
 use linkrunner::views::report;
 
-use super::support::{self, TICKET, TOKEN, World, assert_no_duplicate_purchase};
+use super::support::{self, TICKET, TOKEN, World};
 use crate::support::app::{self, Journal};
+use crate::support::ledger;
 use crate::support::sandbox;
 
 const CAP_RUB: i64 = 1000;
@@ -132,7 +133,7 @@ pub async fn even_pacing_spreads_the_cap_over_the_days_left_in_the_month(db: sup
         Some(Money::from_rubles(5 * PRICE_RUB)),
         "{asap:?}"
     );
-    assert_no_duplicate_purchase(&w.ledger());
+    ledger::assert_no_duplicate_purchase(&w.ledger());
 }
 
 /// Days from `day` to its month's end, `day` included (computed here, not by the code under

@@ -15,11 +15,10 @@ use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, Behaviour, Faults, LinkStatus, ListPaging, Op};
 
 use super::fixtures::{BOLT, DUNE};
-use super::support::{
-    TestDb, World, assert_no_duplicate_purchase, load_one, pass_with, requests_total,
-    sandbox_commitment, sandbox_config,
-};
+use super::support::{TestDb, World, pass_with, sandbox_config};
 use crate::support::app::fast_settings;
+use crate::support::campaigns;
+use crate::support::ledger;
 
 fn with_grace(ms: i64) -> EngineSettings {
     EngineSettings {
@@ -43,7 +42,7 @@ async fn assert_safe_so_far(w: &World) {
                 c.name
             );
         }
-        let sold = sandbox_commitment(&ledger, &projects);
+        let sold = ledger::commitment(&ledger, &projects);
         assert!(
             sold <= c.budget.monthly,
             "{}: {sold} RUB over the cap",
@@ -94,7 +93,7 @@ pub async fn a_first_page_list_and_purchases_cut_after_commit_never_buy_a_page_t
     }
 
     let ledger = w.ledger();
-    assert_no_duplicate_purchase(&ledger);
+    ledger::assert_no_duplicate_purchase(&ledger);
     assert!(
         ledger.purchases.len() >= 4,
         "the scenario bought: {:?}",
@@ -148,7 +147,7 @@ pub async fn renaming_an_autobuyer_near_the_cap_converges_in_one_pass(db: TestDb
     let renamed = ZED.replace("name: zed-auto", "name: zed-auto-v2");
     w.write_campaign("zed-tools", &renamed);
 
-    let c = load_one(&renamed);
+    let c = campaigns::load_one(&renamed);
     let p = plan::plan_campaign(&c, &w.recorded("zed-tools").await, true);
     assert!(p.unapplied.is_empty(), "{:?}", p.notices);
     assert!(p.money.worst_after_round <= p.money.cap, "{:?}", p.money);
@@ -224,7 +223,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     }
 
     let ledger = w.ledger();
-    let c = load_one(IVY);
+    let c = campaigns::load_one(IVY);
     let project = project_of(&w, &c);
     assert!(
         ledger.purchases.iter().any(|p| p.autobuyer_id.is_some()),
@@ -264,7 +263,7 @@ pub async fn an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_count
     w.sandbox.set_faults(Faults::default()).unwrap();
     let uncertain = w.recorded("bolt-bikes").await;
     assert_eq!(uncertain.uncertain.len(), 1, "the start is uncertain");
-    let stops_before = requests_total(&w.ledger(), Op::StopAutobuyers);
+    let stops_before = ledger::requests(&w.ledger(), Op::StopAutobuyers);
 
     w.write_campaign("bolt-bikes", BOLT);
     let counted = w
@@ -284,7 +283,7 @@ pub async fn an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_count
         .unwrap();
     assert_eq!(summer.state, AutobuyerState::Stopped, "{reports:#?}");
     assert!(
-        requests_total(&ledger, Op::StopAutobuyers) > stops_before,
+        ledger::requests(&ledger, Op::StopAutobuyers) > stops_before,
         "a stop was sent"
     );
     w.converge(3).await;
@@ -312,7 +311,7 @@ pub async fn a_purchase_answered_as_an_error_with_ids_is_settled_from_the_list_a
         !ledger.purchases.is_empty(),
         "bought though answered as errors"
     );
-    assert_no_duplicate_purchase(&ledger);
+    ledger::assert_no_duplicate_purchase(&ledger);
     w.converge(3).await;
     w.assert_invariants().await;
 }
@@ -346,7 +345,7 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
         after.committed,
         before.committed.checked_sub(link.price).unwrap()
     );
-    let project = project_of(&w, &load_one(DUNE));
+    let project = project_of(&w, &campaigns::load_one(DUNE));
     assert_eq!(
         after.committed,
         w.ledger().commitment(project),

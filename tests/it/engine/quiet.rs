@@ -10,8 +10,9 @@ use linkrunner::effects::pass::CampaignReport;
 use linkrunner_sandbox::{LinkStatus, Op};
 
 use super::fixtures::DUNE;
-use super::support::{self, TICKET, TOKEN, TestDb, World, requests_total};
+use super::support::{self, TICKET, TOKEN, TestDb, World};
 use crate::support::app::{self, Journal};
+use crate::support::ledger;
 use crate::support::sandbox;
 
 fn at(s: &str) -> DateTime<Utc> {
@@ -51,7 +52,7 @@ async fn reconcile(
 ) -> (bool, u64, CampaignReport) {
     clock.set(t);
     let looked = || w.engine.metrics().load.reconciliations_looked_total.get();
-    let lists = || requests_total(&w.ledger(), Op::ListLinks);
+    let lists = || ledger::requests(&w.ledger(), Op::ListLinks);
     let (looked0, lists0) = (looked(), lists());
     let mut reports = w.pass(false).await;
     assert_eq!(reports.len(), 1, "{reports:#?}");

@@ -9,7 +9,8 @@ use linkrunner_sandbox::{Ledger, Op};
 
 use super::binary::{run, text};
 use super::fixtures::ACME;
-use super::support::{TestDb, World, requests_total, sandbox_config};
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::ledger;
 
 /// `acme-shoes` renamed to `acme-x`, with or without `renamed_from`.
 fn renamed(with_key: bool) -> String {
@@ -42,9 +43,9 @@ fn pages_per_url(ledger: &Ledger) -> Vec<(String, i64)> {
 
 fn switches(ledger: &Ledger) -> (u64, u64, u64) {
     (
-        requests_total(ledger, Op::CreateAutobuyer),
-        requests_total(ledger, Op::StopAutobuyers),
-        requests_total(ledger, Op::StartAutobuyers),
+        ledger::requests(ledger, Op::CreateAutobuyer),
+        ledger::requests(ledger, Op::StopAutobuyers),
+        ledger::requests(ledger, Op::StartAutobuyers),
     )
 }
 
@@ -231,8 +232,8 @@ pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_seco
         "nothing bought"
     );
     assert_eq!(
-        requests_total(&after, Op::AddProject),
-        requests_total(&before, Op::AddProject)
+        ledger::requests(&after, Op::AddProject),
+        ledger::requests(&before, Op::AddProject)
     );
     assert!(
         w.store()

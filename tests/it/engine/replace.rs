@@ -8,7 +8,8 @@ use linkrunner::effects::pass::PassOutcome;
 use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerRecord, AutobuyerState, Ledger};
 
-use super::support::{TestDb, World, load_one, sandbox_config};
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::campaigns;
 
 /// One URL, an autobuyer with `budget` RUB and a total limit of 5 links, under `cap`.
 fn file(budget: i64, cap: i64) -> String {
@@ -84,7 +85,11 @@ pub async fn a_changed_spec_is_replaced_with_what_is_left_of_the_limit(db: TestD
     let changed = file(450, 2000);
     w.write_campaign("kit-shop", &changed);
 
-    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("kit-shop").await, false);
+    let p = plan::plan_campaign(
+        &campaigns::load_one(&changed),
+        &w.recorded("kit-shop").await,
+        false,
+    );
     let text = linkrunner::views::report::render_plan(&p);
     let reports = w.pass(false).await;
 
@@ -163,7 +168,11 @@ pub async fn a_replacement_the_cap_refuses_stops_nothing(db: TestDb) {
     let changed = file(1000, 1000);
     w.write_campaign("kit-shop", &changed);
 
-    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("kit-shop").await, false);
+    let p = plan::plan_campaign(
+        &campaigns::load_one(&changed),
+        &w.recorded("kit-shop").await,
+        false,
+    );
     let reports = w.pass(false).await;
 
     assert!(

@@ -2,21 +2,19 @@
 //! PostgreSQL database), a directory of campaign files and an engine over them, in-process.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 
-use linkrunner::campaign::{self, Campaign, LoadedCampaign};
+use linkrunner::campaign::{Campaign, LoadedCampaign};
 use linkrunner::decide::plan;
 use linkrunner::decide::recorded::Recorded;
 use linkrunner::effects::Engine;
 use linkrunner::effects::pass::CampaignReport;
 use linkrunner::market::MarketClient;
-use linkrunner::money::Money;
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, Store};
 use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
 
 use crate::support::app::{self, Journal};
 pub use crate::support::db::TestDb;
-use crate::support::{init_logs, sandbox};
+use crate::support::{campaigns, init_logs, ledger, sandbox};
 
 pub const TOKEN: &str = "engine-test-token";
 pub const TICKET: &str = "engine-test-ticket";
@@ -25,8 +23,7 @@ pub const TICKET: &str = "engine-test-ticket";
 /// (searches cycle through it every three) offers already bought pages again, so the
 /// "never buy a page twice" protections are exercised, not spared by luck.
 pub fn sandbox_config() -> SandboxConfig {
-    let mut cfg = SandboxConfig::new(TOKEN, TICKET);
-    cfg.search_ready_after_polls = 1;
+    let mut cfg = sandbox::config(TOKEN, TICKET, 1);
     cfg.inventory_size = 30;
     cfg
 }
@@ -65,7 +62,7 @@ impl World {
     }
 
     pub fn write_campaign(&self, name: &str, yaml: &str) {
-        std::fs::write(self.dir.path().join(format!("{name}.yaml")), yaml).expect("write campaign");
+        campaigns::write(self.dir.path(), &format!("{name}.yaml"), yaml);
     }
 
     /// The three campaigns of [`super::fixtures`]: acme-shoes, bolt-bikes and dune-maps.
@@ -82,7 +79,7 @@ impl World {
     }
 
     pub fn campaigns(&self) -> Vec<LoadedCampaign> {
-        load(self.dir.path())
+        campaigns::load(self.dir.path())
     }
 
     pub async fn pass(&self, buy_round: bool) -> Vec<CampaignReport> {
@@ -129,7 +126,7 @@ impl World {
     /// The four invariants of issue 4, from the sandbox's ledger and the journal.
     pub async fn assert_invariants(&self) {
         let ledger = self.ledger();
-        assert_no_duplicate_purchase(&ledger);
+        ledger::assert_no_duplicate_purchase(&ledger);
         for lc in self.campaigns() {
             let c = &lc.campaign;
             let projects = self.projects_of(&ledger, c);
@@ -162,7 +159,7 @@ impl World {
         c: &Campaign,
         projects: &HashSet<i64>,
     ) {
-        let sandbox_side = sandbox_commitment(ledger, projects);
+        let sandbox_side = ledger::commitment(ledger, projects);
         assert!(
             sandbox_side <= c.budget.monthly,
             "{}: the sandbox holds {sandbox_side} RUB/month of links and running autobuyers, over the cap {}",
@@ -291,16 +288,6 @@ pub async fn engine_for(store: &Store, base_url: &str, token: &str) -> Engine<Ma
     app::build(app::settings(Journal::Open(store.clone()), market)).await
 }
 
-pub fn load(dir: &Path) -> Vec<LoadedCampaign> {
-    let report = campaign::load_dir(dir);
-    assert!(
-        report.problems.is_empty(),
-        "fixtures are valid: {:?}",
-        report.problems
-    );
-    report.campaigns
-}
-
 pub async fn pass_with(
     engine: &Engine<MarketClient>,
     campaigns: &[LoadedCampaign],
@@ -324,33 +311,6 @@ pub async fn converge_with(engine: &Engine<MarketClient>, w: &World, max: u32) -
         "campaigns did not converge in {max} passes: {:#?}",
         pass_with(engine, &w.campaigns(), false).await
     );
-}
-
-pub fn assert_no_duplicate_purchase(ledger: &Ledger) {
-    assert_eq!(
-        ledger.duplicate_purchases, 0,
-        "the sandbox saw a duplicate purchase"
-    );
-    let mut seen = HashSet::new();
-    for p in &ledger.purchases {
-        assert!(
-            seen.insert((p.project_id, p.page_id, p.url_id)),
-            "page {} bought twice for URL {} of project {}",
-            p.page_id,
-            p.url_id,
-            p.project_id
-        );
-    }
-}
-
-/// What the marketplace holds against a campaign's projects, by the rule of
-/// docs/operating.md#money (`Ledger::commitment`): running autobuyers' budgets, the rent of links bought by purchase
-/// calls and by stopped autobuyers; links that left count nothing.
-pub fn sandbox_commitment(ledger: &Ledger, projects: &HashSet<i64>) -> Money {
-    projects
-        .iter()
-        .map(|p| ledger.commitment(*p))
-        .fold(Money::ZERO, |a, m| a.checked_add(m).expect("sum"))
 }
 
 /// Buy rounds' links within `daily_links` and `total_links` (autobuyers have their own limits).
@@ -379,25 +339,4 @@ pub fn assert_link_limits(ledger: &Ledger, c: &Campaign, projects: &HashSet<i64>
             c.budget.daily_links
         );
     }
-}
-
-/// One campaign parsed from YAML, for tests that need its model.
-pub fn load_one(yaml: &str) -> Campaign {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("c.yaml"), yaml).expect("write");
-    load(dir.path()).remove(0).campaign
-}
-
-/// How many requests of `op` the sandbox received, whatever their outcome.
-pub fn requests_total(ledger: &Ledger, op: linkrunner_sandbox::Op) -> u64 {
-    ledger
-        .requests
-        .get(op.name())
-        .map(|m| m.values().sum())
-        .unwrap_or(0)
-}
-
-/// Requests of every operation, whatever their outcome.
-pub fn all_requests(ledger: &Ledger) -> u64 {
-    ledger.requests.values().flat_map(|m| m.values()).sum()
 }

@@ -120,7 +120,7 @@ async fn buying_stopped_metric(rig: &Rig) -> Option<f64> {
     let mut value = None;
     while value.is_none() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let body = crate::support::http_get(addr, "/metrics").await;
+        let body = crate::support::http::http_get(addr, "/metrics").await;
         value = body.and_then(|(_, body)| {
             body.lines()
                 .find_map(|l| l.strip_prefix(line))

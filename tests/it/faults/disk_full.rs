@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::support::*;
+use crate::support::init_logs;
+use crate::support::sandbox;
 
 /// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
 struct SmallFs {
@@ -65,7 +67,7 @@ async fn a_full_disk_under_the_sqlite_journal_fails_cleanly_and_recovers_by_itse
     let fs = SmallFs::mount("16m");
     let db_url = format!("sqlite://{}", fs.path().join("journal.db").display());
     let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let sandbox = sandbox::start(sandbox_config(&canary)).await;
     let dir = campaign_dir("0 9 * * *");
     let d = in_process(&db_url, &sandbox.base_url(), &canary, dir.path()).await;
     first_purchase(&sandbox).await;

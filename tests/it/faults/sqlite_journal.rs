@@ -16,6 +16,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
 use super::support::*;
+use crate::support::init_logs;
+use crate::support::sandbox;
 
 /// A `sqlite3` process holding `BEGIN EXCLUSIVE` on a database until released.
 struct Locker {
@@ -122,7 +124,7 @@ async fn journal_fault<F: Fault>(reason: &str) {
     let file = dir.path().join("journal.db");
     let db_url = format!("sqlite://{}", file.display());
     let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let sandbox = sandbox::start(sandbox_config(&canary)).await;
     let campaigns = campaign_dir("0 9 * * *");
     let d = in_process(&db_url, &sandbox.base_url(), &canary, campaigns.path()).await;
     first_purchase(&sandbox).await;

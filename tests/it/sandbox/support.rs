@@ -10,9 +10,7 @@ pub const TICKET: &str = "ticket-77b1-secret";
 
 /// Strict defaults, but searches are ready at the first poll unless a test says otherwise.
 pub fn config() -> SandboxConfig {
-    let mut cfg = SandboxConfig::new(TOKEN, TICKET);
-    cfg.search_ready_after_polls = 0;
-    cfg
+    crate::support::sandbox::config(TOKEN, TICKET, 0)
 }
 
 pub struct Sbx {

@@ -14,8 +14,9 @@ use std::time::Duration;
 use linkrunner::effects::EngineSettings;
 
 use super::app::{MAX_CONCURRENCY, RATE_LIMIT, REQUEST_TIMEOUT, fast_settings};
+use super::http::http_get;
 use super::wait::{PATIENCE, poll_until, within};
-use super::{free_port, http_get, test_log};
+use super::{free_port, test_log};
 
 /// The binary under test: a private copy of cargo's build, taken once per run, so that a
 /// build in a shared target directory cannot swap it mid-suite. `LINKRUNNER_TEST_BIN`
