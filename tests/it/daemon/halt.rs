@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use linkrunner_sandbox::{AutobuyerState, Faults, Op, SandboxHandle};
 
-use super::support::{TOKEN, command_on, start_sandbox};
+use super::support::{TOKEN, command_on, start_sandbox, with_a_small_autobuyer};
 use crate::support::binary::{self, Daemon};
 use crate::support::campaigns;
 use crate::support::db::TestDb;
@@ -20,16 +20,6 @@ const NAME: &str = "halted";
 /// Seconds a lost purchase answer stays uncertain before the link list settles it: long
 /// enough for the test to press halt while it is uncertain.
 const SETTLE_GRACE: &str = "3";
-
-fn campaign() -> String {
-    let mut yaml = campaigns::simple(NAME, "0 9 * * *", 100_000);
-    yaml.push_str(&format!(
-        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
-         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
-         \x20     - url: https://{NAME}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
-    ));
-    yaml
-}
 
 /// `linkrunner` on the test's journal, campaigns and sandbox, the token read from `token`.
 fn linkrunner(
@@ -108,7 +98,11 @@ async fn halt_from_another_process_stops_both_replicas_until_resume_and_settles_
     crate::support::init_logs();
     let db = TestDb::postgres().await;
     let dir = tempfile::tempdir().unwrap();
-    campaigns::write(dir.path(), &format!("{NAME}.yaml"), &campaign());
+    campaigns::write(
+        dir.path(),
+        &format!("{NAME}.yaml"),
+        &with_a_small_autobuyer(NAME),
+    );
     let secrets = tempfile::tempdir().unwrap();
     let token = secrets.path().join("api-token");
     std::fs::write(&token, TOKEN).unwrap();

@@ -8,37 +8,13 @@ use std::time::Duration;
 use linkrunner::daemon::run::Event;
 use linkrunner_sandbox::{AutobuyerState, Ledger};
 
-use super::support::{World, at};
+use super::support::{World, at, with_autobuyer};
 use crate::support::campaigns;
 use crate::support::db::rounds;
 use crate::support::http::get;
 use crate::support::http::series;
 use crate::support::wait::PATIENCE;
 use crate::support::wait::within;
-
-/// [`campaign_yaml`] with a running autobuyer, so a stop would show on the ledger.
-fn with_autobuyer(name: &str) -> String {
-    campaigns::simple(name, "*/10 * * * *", 5000)
-        + &format!(
-            r#"filters:
-  - name: {name}-cheap
-    price_article_from: 0
-    price_article_to: 500
-    price_rent_from: 10
-    price_rent_to: 80
-autobuyers:
-  - name: {name}-auto
-    filter: {name}-cheap
-    auto_approve: false
-    state: running
-    urls:
-      - url: https://{name}.example/page
-        monthly_budget: 1000
-        total_links_limit: 20
-        daily_links_limit: 1
-"#
-        )
-}
 
 /// What the marketplace holds of `name`: links bought by purchase calls, and its autobuyers.
 fn on_the_market(ledger: &Ledger, name: &str) -> (usize, Vec<(String, AutobuyerState)>) {
@@ -102,7 +78,7 @@ async fn a_file_that_becomes_invalid_holds_its_campaign_until_it_is_fixed() {
     // Arrange: two campaigns buying every ten minutes, shop-a with a running autobuyer;
     // both bought in a round.
     let world = World::new(at(9, 0, 30)).await;
-    let good = with_autobuyer("shop-a");
+    let good = with_autobuyer("shop-a", "*/10 * * * *");
     world.write("a.yaml", &good);
     world.write("b.yaml", &campaigns::simple("shop-b", "*/10 * * * *", 5000));
     let mut daemon = world.start().await;

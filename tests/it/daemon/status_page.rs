@@ -1,24 +1,19 @@
 //! `GET /`: the status page of a running daemon, and its escaping of hostile campaign names
 //! and marketplace strings.
 
-use std::sync::Arc;
-
 use chrono::Duration;
 use linkrunner::daemon::run::Event;
-use linkrunner::http::{AppState, Health, router, serve};
-use linkrunner::metrics::Metrics;
+use linkrunner::http::Access;
 use linkrunner::store::{
     BeginOutcome, CampaignCaps, HaltScope, IntentKind, NewIntent, Outcome, RoundOutcome,
     StallReason,
 };
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 use super::support::{World, at};
 use crate::support::campaigns;
 use crate::support::db::TestDb;
-use crate::support::http;
 use crate::support::http::get;
+use crate::support::http::{self, serve_router};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round() {
@@ -182,16 +177,13 @@ async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
     // Arrange
     let db = TestDb::sqlite().await;
     hostile_journal(&db).await;
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store: db.store.clone(),
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::system(),
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router(state), stop.clone()));
+    let (addr, stop) = serve_router(
+        &db.store,
+        linkrunner::clock::system(),
+        Access::default(),
+        false,
+    )
+    .await;
 
     // Act
     let (status, list) = get(&format!("http://{addr}/")).await;
@@ -303,16 +295,13 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
         )
         .await
         .unwrap();
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store: db.store.clone(),
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::ManualClock::new(at(12, 0, 0)),
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router(state), stop.clone()));
+    let (addr, stop) = serve_router(
+        &db.store,
+        linkrunner::clock::ManualClock::new(at(12, 0, 0)),
+        Access::default(),
+        false,
+    )
+    .await;
 
     // Act
     let (status, list) = get(&format!("http://{addr}/")).await;

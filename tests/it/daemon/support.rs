@@ -11,7 +11,7 @@ use linkrunner::clock::ManualClock;
 use linkrunner::daemon::run::DaemonOptions;
 use linkrunner_sandbox::{Faults, SandboxHandle};
 
-use crate::support::app::{self, InProcess, Journal};
+use crate::support::app::{self, AppSettings, InProcess, Journal};
 use crate::support::binary::{self, Target};
 use crate::support::campaigns;
 use crate::support::db::TestDb;
@@ -26,6 +26,42 @@ pub type Daemon = InProcess;
 /// 2026-11-22 at `h:m:s` UTC.
 pub fn at(h: u32, m: u32, s: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 22, h, m, s).unwrap()
+}
+
+/// [`campaigns::simple`] on `schedule` with a running autobuyer, so a stop shows on the
+/// ledger.
+pub fn with_autobuyer(name: &str, schedule: &str) -> String {
+    campaigns::simple(name, schedule, 5000)
+        + &format!(
+            r#"filters:
+  - name: {name}-cheap
+    price_article_from: 0
+    price_article_to: 500
+    price_rent_from: 10
+    price_rent_to: 80
+autobuyers:
+  - name: {name}-auto
+    filter: {name}-cheap
+    auto_approve: false
+    state: running
+    urls:
+      - url: https://{name}.example/page
+        monthly_budget: 1000
+        total_links_limit: 20
+        daily_links_limit: 1
+"#
+        )
+}
+
+/// `name` with a daily 09:00 round and a running autobuyer of 500 RUB, one link a day.
+pub fn with_a_small_autobuyer(name: &str) -> String {
+    let mut yaml = campaigns::simple(name, "0 9 * * *", 100_000);
+    yaml.push_str(&format!(
+        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
+         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
+         \x20     - url: https://{name}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
+    ));
+    yaml
 }
 
 /// A sandbox that answers searches at the first poll, with an optional latency per call.
@@ -78,6 +114,12 @@ impl World {
 
     /// The same, on another journal.
     pub async fn start_on(&self, db_url: &str) -> Daemon {
+        InProcess::start(self.settings(db_url)).await
+    }
+
+    /// What [`World::start_on`] starts with: this world's sandbox, clock and campaign
+    /// directory, watched, reconciled hourly; a test changes the fields it is about.
+    pub fn settings(&self, db_url: &str) -> AppSettings {
         let market = app::client_config(&self.sandbox.base_url(), TOKEN, TICKET);
         let mut settings = app::settings(Journal::Url(db_url.to_string()), market);
         settings.clock = self.clock.clone();
@@ -90,7 +132,7 @@ impl World {
             signals: false,
             ..DaemonOptions::default()
         };
-        InProcess::start(settings).await
+        settings
     }
 }
 

@@ -33,20 +33,10 @@ pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would
         .set_account_cap(Some(rub(500)), "test", t0())
         .await
         .unwrap();
-    let first = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 300)], t0())
-        .await
-        .unwrap();
+    let first = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 300)).await;
     assert!(matches!(first, BeginOutcome::Started(_)), "{first:?}");
 
-    let second = db
-        .store
-        .intents()
-        .begin_intents(&b, &[purchase_in(OTHER, 2, 300)], t0())
-        .await
-        .unwrap();
+    let second = begin(&db.store, &b, purchase_in(OTHER, 2, 300)).await;
 
     assert_eq!(
         second,
@@ -75,12 +65,7 @@ pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would
             committed: rub(300)
         }
     );
-    let fits = db
-        .store
-        .intents()
-        .begin_intents(&b, &[purchase_in(OTHER, 3, 200)], t0())
-        .await
-        .unwrap();
+    let fits = begin(&db.store, &b, purchase_in(OTHER, 3, 200)).await;
     assert!(
         matches!(fits, BeginOutcome::Started(_)),
         "exactly up to the cap: {fits:?}"
@@ -95,34 +80,15 @@ pub async fn removing_the_account_cap_lets_the_campaign_caps_alone_decide(db: Te
         .set_account_cap(Some(rub(100)), "test", t0())
         .await
         .unwrap();
-    let refused = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 150)], t0())
-        .await
-        .unwrap();
-    assert!(
-        matches!(
-            refused,
-            BeginOutcome::CapExceeded {
-                cap: CapKind::Account,
-                ..
-            }
-        ),
-        "{refused:?}"
-    );
+    let refused = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 150)).await;
+    assert_refused_by(refused, CapKind::Account);
 
     db.store
         .campaigns()
         .set_account_cap(None, "test", t0())
         .await
         .unwrap();
-    let started = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 150)], t0())
-        .await
-        .unwrap();
+    let started = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 150)).await;
 
     assert!(matches!(started, BeginOutcome::Started(_)), "{started:?}");
     assert_eq!(
@@ -190,22 +156,8 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
         (set.recorded, set.waiting),
         (Some(rub(650)), Some(rub(700)))
     );
-    let refused = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 660)], t0())
-        .await
-        .unwrap();
-    assert!(
-        matches!(
-            refused,
-            BeginOutcome::CapExceeded {
-                cap: CapKind::Account,
-                ..
-            }
-        ),
-        "{refused:?}"
-    );
+    let refused = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 660)).await;
+    assert_refused_by(refused, CapKind::Account);
 
     // A small raise within the threshold applies at once; another one past it does not.
     let small = campaigns
@@ -230,12 +182,7 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
         .expect("a threshold is in force");
     assert_eq!((approved.approved, approved.by.as_str()), (rub(800), "ann"));
     assert_eq!(account_cap(&db.store).await, Some(rub(800)));
-    let bought = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 660)], t0())
-        .await
-        .unwrap();
+    let bought = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 660)).await;
     assert!(matches!(bought, BeginOutcome::Started(_)), "{bought:?}");
 
     // Without the threshold the file's cap holds again; the approval is kept.

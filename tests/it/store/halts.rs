@@ -2,7 +2,7 @@
 //! resume, and every press kept with who, when and why.
 
 use chrono::Duration;
-use linkrunner::store::{HaltKind, HaltScope, IntentKind, Outcome};
+use linkrunner::store::{HaltEvent, HaltKind, HaltScope, IntentKind, Outcome};
 
 use super::support::*;
 
@@ -57,13 +57,9 @@ pub async fn an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept(
     assert!(!resumed_again, "nothing was left to resume");
     assert!(store.halts().await.unwrap().is_empty());
     let events = store.halt_events(10).await.unwrap();
-    let seen: Vec<(&str, &str, &str)> = events
-        .iter()
-        .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
-        .collect();
     assert_eq!(
-        seen,
-        vec![
+        log_of(&events),
+        [
             ("resume", "carol", "fixed upstream"),
             ("halt", "bob", "still double-charging"),
             ("halt", "alice", "marketplace double-charges"),
@@ -130,13 +126,9 @@ pub async fn the_anomaly_brake_halts_a_scope_once_and_a_campaigns_resume_lifts_i
     assert_eq!(resumes.get(&scope), Some(&at));
     assert_eq!(resumes.get(&HaltScope::Global), None);
     let events = store.halt_events(10).await.unwrap();
-    let seen: Vec<(&str, &str, &str)> = events
-        .iter()
-        .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
-        .collect();
     assert_eq!(
-        seen,
-        vec![
+        log_of(&events),
+        [
             ("resume", "bob", "a marketplace bug, fixed"),
             ("halt", "anomaly brake", "committed 4500 RUB"),
             ("halt", "alice", "stop"),
@@ -188,4 +180,12 @@ pub async fn the_brake_observes_what_was_committed_and_bought_by_time(db: TestDb
     assert_eq!(since_t0[0].1.committed, rub(1_000));
     assert_eq!(since_t0[0].1.links, 1);
     assert!(after.is_empty(), "{after:?}");
+}
+
+/// The halt log as (action, by, reason), newest first.
+fn log_of(events: &[HaltEvent]) -> Vec<(&str, &str, &str)> {
+    events
+        .iter()
+        .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
+        .collect()
 }
