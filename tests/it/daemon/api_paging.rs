@@ -3,14 +3,13 @@
 //! an empty page past the last, and the whole list only as NDJSON when asked for by name.
 //! Served in-process over a journal of 250 campaigns, on both backends.
 
-use linkrunner::http::Access;
 use linkrunner::money::Money;
 use linkrunner::store::CampaignCaps;
 use serde_json::Value;
 
 use super::support::at;
 use crate::support::db::TestDb;
-use crate::support::http::{self, serve_router};
+use crate::support::http::{self, serve_journal};
 
 const CAMPAIGNS: usize = 250;
 
@@ -34,13 +33,8 @@ mod paging {
                 .await
                 .unwrap();
         }
-        let (addr, stop) = serve_router(
-            &db.store,
-            linkrunner::clock::ManualClock::new(at(12, 0, 0)),
-            Access::default(),
-            false,
-        )
-        .await;
+        let (addr, stop) =
+            serve_journal(&db.store, linkrunner::clock::ManualClock::new(at(12, 0, 0))).await;
         let base = format!("http://{addr}");
         let names = |from: usize, to: usize| -> Vec<String> {
             (from..to).map(|i| format!("c-{i:03}")).collect()

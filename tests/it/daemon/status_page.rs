@@ -3,7 +3,6 @@
 
 use chrono::Duration;
 use linkrunner::daemon::run::Event;
-use linkrunner::http::Access;
 use linkrunner::store::{
     BeginOutcome, CampaignCaps, HaltScope, IntentKind, NewIntent, Outcome, RoundOutcome,
     StallReason,
@@ -13,7 +12,7 @@ use super::support::{World, at};
 use crate::support::campaigns;
 use crate::support::db::TestDb;
 use crate::support::http::get;
-use crate::support::http::{self, serve_router};
+use crate::support::http::{self, serve_journal};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round() {
@@ -177,13 +176,7 @@ async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
     // Arrange
     let db = TestDb::sqlite().await;
     hostile_journal(&db).await;
-    let (addr, stop) = serve_router(
-        &db.store,
-        linkrunner::clock::system(),
-        Access::default(),
-        false,
-    )
-    .await;
+    let (addr, stop) = serve_journal(&db.store, linkrunner::clock::system()).await;
 
     // Act
     let (status, list) = get(&format!("http://{addr}/")).await;
@@ -295,13 +288,8 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
         )
         .await
         .unwrap();
-    let (addr, stop) = serve_router(
-        &db.store,
-        linkrunner::clock::ManualClock::new(at(12, 0, 0)),
-        Access::default(),
-        false,
-    )
-    .await;
+    let (addr, stop) =
+        serve_journal(&db.store, linkrunner::clock::ManualClock::new(at(12, 0, 0))).await;
 
     // Act
     let (status, list) = get(&format!("http://{addr}/")).await;

@@ -286,10 +286,7 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     assert_eq!(reports[0].outcome, PassOutcome::Converged, "{reports:#?}");
     assert_eq!(w.ledger().autobuyers.len(), ledger.autobuyers.len());
     // Money: the hand links and the old autobuyer's links at their rent, plus the new budget.
-    let c = campaigns::load_one(&changed);
-    let projects = w.projects_of(&ledger, &c);
-    let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
+    w.assert_committed_as_on_the_market(&ledger, &changed).await;
     w.assert_invariants().await;
 }
 
@@ -566,10 +563,7 @@ pub async fn an_adopted_autobuyers_spec_changed_back_is_created_again(db: TestDb
         3,
         "nothing more created"
     );
-    let c = campaigns::load_one(&file);
-    let projects = w.projects_of(&ledger, &c);
-    let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
+    w.assert_committed_as_on_the_market(&ledger, &file).await;
     w.assert_invariants().await;
 }
 

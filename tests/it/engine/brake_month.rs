@@ -15,10 +15,8 @@ use linkrunner::daemon::brake::observed_of;
 use linkrunner::decide::anomaly::{Figures, Window, expected, slots_in};
 use linkrunner::money::Money;
 
-use super::support::{self, TICKET, TOKEN, World};
-use crate::support::app::{self, Journal};
+use super::support::{self, World};
 use crate::support::ledger;
-use crate::support::sandbox;
 
 /// The brake's default `--anomaly-multiple`.
 const MULTIPLE: f64 = 3.0;
@@ -89,20 +87,7 @@ pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_
     cfg.price_min = Money::from_rubles(PRICE_RUB);
     cfg.price_max = Money::from_rubles(PRICE_RUB);
     cfg.autobuyers_start_running = true;
-    cfg.clock = shared.clone();
-    let sb = sandbox::start(cfg).await;
-    let mut settings = app::settings(
-        Journal::Open(db.store.clone()),
-        app::client_config(&sb.base_url(), TOKEN, TICKET),
-    );
-    settings.clock = shared;
-    let engine = app::build(settings).await;
-    let w = World {
-        db,
-        sandbox: sb,
-        dir: tempfile::tempdir().expect("campaign dir"),
-        engine,
-    };
+    let w = World::on_clock(db, cfg, shared, |_| {}).await;
     w.write_campaign("two-shop", &rounds("two-shop", 2));
     w.write_campaign("three-shop", &rounds("three-shop", 3));
     w.write_campaign("auto-shop", AUTO);

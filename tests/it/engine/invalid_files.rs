@@ -10,7 +10,7 @@ use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::binary::{run, text};
 use super::fixtures::{ACME, BOLT};
-use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World};
 use crate::support::binary::{self, Daemon, Target};
 use crate::support::campaigns;
 
@@ -85,11 +85,7 @@ fn acme_on_the_market(w: &World, ledger: &Ledger) -> (usize, Vec<(String, Autobu
 
 pub async fn an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan(db: TestDb) {
     // Arrange: acme-shoes (buy rounds, a running autobuyer) and bolt-bikes, converged.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME), ("bolt-bikes", BOLT)]).await;
     let before = acme_on_the_market(&w, &w.ledger());
     assert!(
         before
@@ -139,11 +135,7 @@ pub async fn an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan(db:
 
 pub async fn run_started_on_an_invalid_file_holds_its_campaign_as_recorded(db: TestDb) {
     // Arrange: acme-shoes converged, then its file broken beyond showing its name.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME), ("bolt-bikes", BOLT)]).await;
     let before = acme_on_the_market(&w, &w.ledger());
     break_file(&w, &Breakage::Text("name: [acme-shoes".into()));
 

@@ -7,7 +7,7 @@ use linkrunner::views::month::{self, Month, TOTAL};
 use linkrunner_sandbox::AutobuyerState;
 
 use super::fixtures::{ACME, DUNE};
-use super::support::{TestDb, World, sandbox_config};
+use super::support::{TestDb, World};
 use crate::support::ledger;
 
 fn sum(ms: impl Iterator<Item = Money>) -> Money {
@@ -15,11 +15,7 @@ fn sum(ms: impl Iterator<Item = Money>) -> Money {
 }
 
 pub async fn the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers(db: TestDb) {
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("dune-maps", DUNE);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME), ("dune-maps", DUNE)]).await;
 
     let ledger = w.ledger();
     let first = ledger.purchases.first().expect("the rounds bought links");

@@ -13,10 +13,8 @@ use linkrunner::decide::recorded::Recorded;
 use linkrunner::money::Money;
 use linkrunner::views::report;
 
-use super::support::{self, TICKET, TOKEN, World};
-use crate::support::app::{self, Journal};
+use super::support::{self, World};
 use crate::support::ledger;
-use crate::support::sandbox;
 
 const CAP_RUB: i64 = 1000;
 const PRICE_RUB: i64 = 100;
@@ -51,20 +49,7 @@ pub async fn even_pacing_spreads_the_cap_over_the_days_left_in_the_month(db: sup
     cfg.inventory_size = 200;
     cfg.price_min = Money::from_rubles(PRICE_RUB);
     cfg.price_max = Money::from_rubles(PRICE_RUB);
-    cfg.clock = shared.clone();
-    let sb = sandbox::start(cfg).await;
-    let mut settings = app::settings(
-        Journal::Open(db.store.clone()),
-        app::client_config(&sb.base_url(), TOKEN, TICKET),
-    );
-    settings.clock = shared;
-    let engine = app::build(settings).await;
-    let w = World {
-        db,
-        sandbox: sb,
-        dir: tempfile::tempdir().expect("campaign dir"),
-        engine,
-    };
+    let w = World::on_clock(db, cfg, shared, |_| {}).await;
     w.write_campaign("even-shop", &campaign("even-shop", "even"));
     w.write_campaign("asap-shop", &campaign("asap-shop", "asap"));
     let campaigns = w.campaigns();

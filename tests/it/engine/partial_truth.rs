@@ -48,12 +48,7 @@ async fn assert_safe_so_far(w: &World) {
             "{}: {sold} RUB over the cap",
             c.name
         );
-        let b = w
-            .store()
-            .campaigns()
-            .budget(&c.name, chrono::Utc::now().date_naive())
-            .await
-            .unwrap();
+        let b = w.budget(&c.name).await;
         assert!(
             b.committed >= sold,
             "{}: journal counts {} < sold {sold}",
@@ -230,12 +225,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
         "the autobuyer bought"
     );
     assert_eq!(ledger.autobuyers[0].state, AutobuyerState::Stopped);
-    let b = w
-        .store()
-        .campaigns()
-        .budget("ivy-garden", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let b = w.budget("ivy-garden").await;
     assert_eq!(
         b.committed,
         ledger.commitment(project),
@@ -266,12 +256,7 @@ pub async fn an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_count
     let stops_before = ledger::requests(&w.ledger(), Op::StopAutobuyers);
 
     w.write_campaign("bolt-bikes", BOLT);
-    let counted = w
-        .store()
-        .campaigns()
-        .budget("bolt-bikes", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let counted = w.budget("bolt-bikes").await;
     assert_eq!(counted.committed, Money::from_kopecks(750_050));
     let reports = w.pass(true).await;
 
@@ -322,12 +307,7 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
     w.pass(true).await;
     let ledger = w.ledger();
     let link = ledger.purchases[0].clone();
-    let before = w
-        .store()
-        .campaigns()
-        .budget("dune-maps", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let before = w.budget("dune-maps").await;
 
     w.sandbox
         .set_link_status(link.link_id, LinkStatus::Removed, true)
@@ -335,12 +315,7 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
     w.pass(false).await;
     w.pass(false).await;
 
-    let after = w
-        .store()
-        .campaigns()
-        .budget("dune-maps", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let after = w.budget("dune-maps").await;
     assert_eq!(
         after.committed,
         before.committed.checked_sub(link.price).unwrap()

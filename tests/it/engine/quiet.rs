@@ -10,10 +10,8 @@ use linkrunner::effects::pass::CampaignReport;
 use linkrunner_sandbox::{LinkStatus, Op};
 
 use super::fixtures::DUNE;
-use super::support::{self, TICKET, TOKEN, TestDb, World};
-use crate::support::app::{self, Journal};
+use super::support::{self, TestDb, World};
 use crate::support::ledger;
-use crate::support::sandbox;
 
 fn at(s: &str) -> DateTime<Utc> {
     s.parse().expect("time")
@@ -24,22 +22,11 @@ fn at(s: &str) -> DateTime<Utc> {
 async fn world(db: TestDb, start: DateTime<Utc>) -> (World, std::sync::Arc<ManualClock>) {
     let clock = ManualClock::new(start);
     let shared: SharedClock = clock.clone();
-    let mut cfg = support::sandbox_config();
-    cfg.clock = shared.clone();
-    let sb = sandbox::start(cfg).await;
-    let mut settings = app::settings(
-        Journal::Open(db.store.clone()),
-        app::client_config(&sb.base_url(), TOKEN, TICKET),
-    );
-    settings.clock = shared;
-    settings.engine.settle_grace = chrono::Duration::seconds(120);
-    let engine = app::build(settings).await;
-    let w = World {
-        db,
-        sandbox: sb,
-        dir: tempfile::tempdir().expect("campaign dir"),
-        engine,
-    };
+    let cfg = support::sandbox_config();
+    let w = World::on_clock(db, cfg, shared, |s| {
+        s.engine.settle_grace = chrono::Duration::seconds(120);
+    })
+    .await;
     w.write_campaign("dune-maps", DUNE);
     (w, clock)
 }

@@ -9,7 +9,7 @@ use linkrunner_sandbox::{Ledger, Op};
 
 use super::binary::{run, text};
 use super::fixtures::ACME;
-use super::support::{TestDb, World, sandbox_config};
+use super::support::{TestDb, World};
 use crate::support::ledger;
 
 /// `acme-shoes` renamed to `acme-x`, with or without `renamed_from`.
@@ -53,10 +53,7 @@ pub async fn a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_a
     db: TestDb,
 ) {
     // Arrange: acme-shoes bought its first round and runs its autobuyer.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     assert_eq!(before.projects.len(), 1);
     assert!(!before.purchases.is_empty(), "the first round bought");
@@ -122,10 +119,7 @@ pub async fn a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_a
 
 pub async fn a_rename_waits_while_another_process_holds_the_old_names_lease(db: TestDb) {
     // Arrange: acme-shoes converged; another process holds its lease for five minutes.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     let now = chrono::Utc::now();
     let other = w
@@ -194,10 +188,7 @@ pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_seco
     db: TestDb,
 ) {
     // Arrange: acme-shoes bought its first round.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     let project = before.projects[0].id;
 
@@ -257,10 +248,7 @@ pub async fn a_second_campaign_naming_a_recorded_project_id_is_refused_naming_th
 ) {
     use super::fixtures::BOLT;
     // Arrange: acme-shoes created its project and bought.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     let project = before.projects[0].id;
 

@@ -4,15 +4,16 @@
 use std::collections::{BTreeMap, HashSet};
 
 use linkrunner::campaign::{Campaign, LoadedCampaign};
+use linkrunner::clock::SharedClock;
 use linkrunner::decide::plan;
 use linkrunner::decide::recorded::Recorded;
 use linkrunner::effects::Engine;
 use linkrunner::effects::pass::CampaignReport;
 use linkrunner::market::MarketClient;
-use linkrunner::store::{IntentFilter, IntentKind, IntentState, Store};
+use linkrunner::store::{BudgetSnapshot, IntentFilter, IntentKind, IntentState, Store};
 use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
 
-use crate::support::app::{self, Journal};
+use crate::support::app::{self, AppSettings, Journal};
 pub use crate::support::db::TestDb;
 use crate::support::{campaigns, init_logs, ledger, sandbox};
 
@@ -46,6 +47,39 @@ impl World {
             dir: tempfile::tempdir().expect("campaign dir"),
             engine,
         }
+    }
+
+    /// A world whose sandbox and engine both read `clock` (a test that moves time itself),
+    /// the engine's settings changed by `tweak`.
+    pub async fn on_clock(
+        db: TestDb,
+        mut cfg: SandboxConfig,
+        clock: SharedClock,
+        tweak: impl FnOnce(&mut AppSettings),
+    ) -> World {
+        cfg.clock = clock.clone();
+        let sandbox = sandbox::start(cfg).await;
+        let market = app::client_config(&sandbox.base_url(), TOKEN, TICKET);
+        let mut settings = app::settings(Journal::Open(db.store.clone()), market);
+        settings.clock = clock;
+        tweak(&mut settings);
+        World {
+            db,
+            sandbox,
+            dir: tempfile::tempdir().expect("campaign dir"),
+            engine: app::build(settings).await,
+        }
+    }
+
+    /// A world with `files` (name, YAML) after a first buy round and the passes to converge.
+    pub async fn bought_and_converged(db: TestDb, files: &[(&str, &str)]) -> World {
+        let w = World::new(db, sandbox_config()).await;
+        for (name, yaml) in files {
+            w.write_campaign(name, yaml);
+        }
+        w.pass(true).await;
+        w.converge(3).await;
+        w
     }
 
     pub fn store(&self) -> &Store {
@@ -105,6 +139,29 @@ impl World {
         true
     }
 
+    /// The link ids of the campaign's foreign links (bought outside its purchase calls).
+    async fn foreign_link_ids(&self, campaign: &str) -> HashSet<i64> {
+        let foreign = self.store().links().foreign_links(campaign).await;
+        let foreign = foreign.expect("foreign links");
+        foreign.iter().filter_map(|f| f.link_id).collect()
+    }
+
+    /// The campaign's budget today, as the journal holds it.
+    pub async fn budget(&self, campaign: &str) -> BudgetSnapshot {
+        let today = chrono::Utc::now().date_naive();
+        let b = self.store().campaigns().budget(campaign, today).await;
+        b.expect("budget")
+    }
+
+    /// The journal counts for `yaml`'s campaign exactly what the sandbox holds against its
+    /// projects in `ledger`.
+    pub async fn assert_committed_as_on_the_market(&self, ledger: &Ledger, yaml: &str) {
+        let c = campaigns::load_one(yaml);
+        let projects = self.projects_of(ledger, &c);
+        let r = self.recorded(&c.name).await;
+        assert_eq!(r.budget.committed, ledger::commitment(ledger, &projects));
+    }
+
     pub async fn recorded(&self, campaign: &str) -> Recorded {
         let today = chrono::Utc::now().date_naive();
         Recorded::load(self.store(), campaign, today)
@@ -135,15 +192,7 @@ impl World {
                 .await;
             // Links bought outside linkrunner (by hand, before an adoption) are not the buy
             // rounds' to limit.
-            let foreign: HashSet<i64> = self
-                .store()
-                .links()
-                .foreign_links(&c.name)
-                .await
-                .expect("foreign links")
-                .iter()
-                .filter_map(|f| f.link_id)
-                .collect();
+            let foreign = self.foreign_link_ids(&c.name).await;
             let mut ours = ledger.clone();
             ours.purchases
                 .retain(|p| p.autobuyer_id.is_some() || !foreign.contains(&p.link_id));
@@ -212,15 +261,7 @@ impl World {
             .iter()
             .map(|h| (h.page_id, h.url_id))
             .collect();
-        let foreign: HashSet<i64> = self
-            .store()
-            .links()
-            .foreign_links(&c.name)
-            .await
-            .expect("foreign links")
-            .iter()
-            .filter_map(|f| f.link_id)
-            .collect();
+        let foreign = self.foreign_link_ids(&c.name).await;
         let succeeded = self
             .store()
             .intents()

@@ -8,7 +8,6 @@
 use std::process::{Command, Output};
 
 use linkrunner::domain::shown;
-use linkrunner::http::Access;
 use linkrunner::store::{IntentFilter, IntentKind};
 
 use super::hostile_market::{Hostile, start_proxy};
@@ -16,7 +15,7 @@ use super::support::*;
 use crate::support::binary::{self, Target};
 use crate::support::db::TestDb;
 use crate::support::http::http_get;
-use crate::support::http::serve_router;
+use crate::support::http::serve_journal;
 use crate::support::sandbox;
 
 /// What the marketplace says, as JSON escapes (the client decodes them to the raw characters).
@@ -181,13 +180,7 @@ async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
 }
 
 async fn status_page(db: &TestDb) -> String {
-    let (addr, stop) = serve_router(
-        &db.store,
-        linkrunner::clock::system(),
-        Access::default(),
-        false,
-    )
-    .await;
+    let (addr, stop) = serve_journal(&db.store, linkrunner::clock::system()).await;
     let (code, body) = http_get(addr, "/").await.expect("the page answers");
     stop.cancel();
     assert_eq!(code, 200, "{body}");

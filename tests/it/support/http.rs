@@ -4,7 +4,7 @@
 //!   state (half-started, hostile checks on `Host` and `Authorization`);
 //! - [`client`], [`get`], [`request`]: a `reqwest` client that never goes through a proxy;
 //! - [`series`]: one value out of a Prometheus text body;
-//! - [`serve_router`] and [`Endpoint`]: the router of `linkrunner::http` over a journal,
+//! - [`serve_router`], [`serve_journal`] and [`Endpoint`]: the router of `linkrunner::http` over a journal,
 //!   without an engine, on a port of its own.
 
 use std::net::SocketAddr;
@@ -121,6 +121,11 @@ pub async fn serve_router(
     let stop = CancellationToken::new();
     tokio::spawn(serve(listener, router_with(state, access), stop.clone()));
     (addr, stop)
+}
+
+/// [`serve_router`] with the default access rules, before the campaigns are loaded.
+pub async fn serve_journal(store: &Store, clock: SharedClock) -> (SocketAddr, CancellationToken) {
+    serve_router(store, clock, Access::default(), false).await
 }
 
 /// The HTTP endpoint alone (no engine) on a port of its own over a fresh SQLite journal and
