@@ -79,6 +79,15 @@ pub fn search_params() -> SearchParams {
     }
 }
 
+/// A sandbox with `cfg`, a client, and a search started for the promoted URL of a new
+/// project (operations 1 to 3).
+pub async fn search_started(cfg: SandboxConfig) -> (SandboxHandle, MarketClient, SearchJob) {
+    let (sandbox, client) = pair(cfg).await;
+    let (_, shoes) = project_with_shoes(&client).await;
+    let job = client.start_search(shoes.url_id, &search_params()).await;
+    (sandbox, client, job.unwrap())
+}
+
 /// Polls every 10 ms for up to 5 s.
 pub async fn poll_until_ready(client: &MarketClient, job: &SearchJob) -> (Vec<Donor>, usize) {
     let poll = client

@@ -270,13 +270,8 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     w.converge(4).await;
 
     let ledger = w.ledger();
-    let team = team_autobuyers(&ledger);
-    assert_eq!(team.len(), 2, "one replacement: {team:?}");
-    assert_eq!(
-        (team[0].id, team[0].state),
-        (seeded.autobuyer_id, AutobuyerState::Stopped),
-        "the adopted one is stopped"
-    );
+    let team =
+        team_with_the_adopted_one_stopped(&ledger, 2, "one replacement", seeded.autobuyer_id);
     assert_eq!(team[1].state, AutobuyerState::Running);
     assert_eq!(team[1].urls[0].total_links_limit, 18);
     assert_eq!(team[1].urls[0].monthly_budget, Money::from_rubles(600));
@@ -450,6 +445,23 @@ async fn vouch_as_listed(w: &World, project_id: i64) {
         .unwrap();
 }
 
+/// [`team_autobuyers`], `len` of them (`why`), the first the adopted `adopted`, stopped.
+fn team_with_the_adopted_one_stopped<'a>(
+    ledger: &'a linkrunner_sandbox::Ledger,
+    len: usize,
+    why: &str,
+    adopted: i64,
+) -> Vec<&'a linkrunner_sandbox::AutobuyerRecord> {
+    let team = team_autobuyers(ledger);
+    assert_eq!(team.len(), len, "{why}: {team:?}");
+    assert_eq!(
+        (team[0].id, team[0].state),
+        (adopted, AutobuyerState::Stopped),
+        "the adopted one is stopped"
+    );
+    team
+}
+
 /// The team's adopted autobuyers, oldest first.
 fn team_autobuyers(
     ledger: &linkrunner_sandbox::Ledger,
@@ -541,13 +553,8 @@ pub async fn an_adopted_autobuyers_spec_changed_back_is_created_again(db: TestDb
     }
 
     let ledger = w.ledger();
-    let team = team_autobuyers(&ledger);
-    assert_eq!(team.len(), 3, "500 → 600 → 500: {team:?}");
-    assert_eq!(
-        (team[0].id, team[0].state),
-        (seeded.autobuyer_id, AutobuyerState::Stopped),
-        "the adopted one is stopped"
-    );
+    let team =
+        team_with_the_adopted_one_stopped(&ledger, 3, "500 → 600 → 500", seeded.autobuyer_id);
     assert_eq!(team[1].state, AutobuyerState::Stopped);
     assert_eq!(team[1].urls[0].monthly_budget, Money::from_rubles(600));
     assert_eq!(team[2].state, AutobuyerState::Running);

@@ -8,6 +8,7 @@ use linkrunner::views::overview::CampaignState;
 use linkrunner::views::report::campaign_status;
 
 use super::binary::{run, text};
+use super::fixtures::IVY_HEAD;
 use super::support::{TestDb, World, sandbox_config};
 use crate::support::ledger;
 
@@ -16,14 +17,7 @@ const NAME: &str = "ivy-garden";
 /// Every link rents at 100 RUB, so the commitment moves in steps of 100.
 fn ivy(monthly: u32) -> String {
     format!(
-        r##"name: {NAME}
-domain: https://ivy.example
-urls:
-  - url: https://ivy.example/seeds
-    texts:
-      - "#a#ivy seeds#/a#"
-      - "Buy #a#garden seeds#/a# here"
-budget:
+        r##"{IVY_HEAD}budget:
   monthly: {monthly}
   max_link_price: 100
   daily_links: 30

@@ -26,14 +26,9 @@ const PRICE_RUB: i64 = 100;
 
 /// A campaign with a buy round at 09:00 every day, `per_run` links a round.
 fn rounds(name: &str, per_run: u32) -> String {
+    let head = super::fixtures::one_page(name);
     format!(
-        r##"name: {name}
-domain: https://{name}.example
-urls:
-  - url: https://{name}.example/a
-    texts:
-      - "Buy #a#{name}#/a# here"
-budget:
+        r##"{head}budget:
   monthly: 20000
   max_link_price: {PRICE_RUB}
   daily_links: {per_run}

@@ -4,7 +4,9 @@
 use linkrunner::store::{IntentFilter, IntentKind, Resolution};
 use linkrunner_sandbox::{Faults, Ledger};
 
-use super::support::{TestDb, World, assert_link_limits, sandbox_config};
+use super::support::{
+    TestDb, World, assert_link_limits, autobuyer_created_for, resolve, sandbox_config,
+};
 use crate::support::ledger;
 
 /// Passes (each with a buy round) until everything converged; the caps bound the buying.
@@ -132,34 +134,15 @@ pub async fn act_as_operator(w: &World, seen: &mut std::collections::HashMap<i64
             if !waits {
                 continue;
             }
-            let name = i.request.get("name").and_then(|v| v.as_str());
-            let known: Vec<i64> = r.ids.autobuyers.values().map(|a| a.id).collect();
             let found = match i.kind {
-                IntentKind::CreateAutobuyer => ledger
-                    .autobuyers
-                    .iter()
-                    .find(|a| {
-                        projects.contains(&a.project_id)
-                            && Some(a.name.as_str()) == name
-                            && !known.contains(&a.id)
-                    })
-                    .map(|a| a.id),
+                IntentKind::CreateAutobuyer => autobuyer_created_for(&ledger, &projects, &r, i),
                 _ => None,
             };
             let resolution = match found {
                 Some(remote_id) => Resolution::Created { remote_id },
                 None => Resolution::NotCreated,
             };
-            w.store()
-                .intents()
-                .resolve_intent(
-                    i.id,
-                    resolution,
-                    "checked the marketplace",
-                    chrono::Utc::now(),
-                )
-                .await
-                .expect("resolve");
+            resolve(w, i, resolution, "checked the marketplace").await;
             n += 1;
         }
     }
@@ -185,15 +168,6 @@ async fn resolve_purchase(
         },
         None => Resolution::NotCreated,
     };
-    w.store()
-        .intents()
-        .resolve_intent(
-            i.id,
-            resolution,
-            "checked the project's links",
-            chrono::Utc::now(),
-        )
-        .await
-        .expect("resolve");
+    resolve(w, i, resolution, "checked the project's links").await;
     1
 }

@@ -106,3 +106,28 @@ buy:
   search:
     price_rent_to: 120
 "##;
+
+/// `name` on `https://NAME.example` with one promoted URL (`/a`) and one text: the head of
+/// the files a test writes for several campaigns, their budget and buy rounds its own.
+pub fn one_page(name: &str) -> String {
+    format!(
+        r##"name: {name}
+domain: https://{name}.example
+urls:
+  - url: https://{name}.example/a
+    texts:
+      - "Buy #a#{name}#/a# here"
+"##
+    )
+}
+
+/// ivy-garden's name, domain and promoted URL with two texts: the head of its files, their
+/// budget and buy rounds the test's own.
+pub const IVY_HEAD: &str = r##"name: ivy-garden
+domain: https://ivy.example
+urls:
+  - url: https://ivy.example/seeds
+    texts:
+      - "#a#ivy seeds#/a#"
+      - "Buy #a#garden seeds#/a# here"
+"##;

@@ -26,7 +26,7 @@ use linkrunner_sandbox::{Behaviour, Faults, InUse, Ledger, LinkStatus, ListPagin
 
 use super::model_check::{self as check, Check, Money2};
 use super::model_steps::{self as steps, FileModel, Market, Step};
-use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World, autobuyer_created_for, sandbox_config};
 use crate::support::app::{self, Journal, fast_settings};
 use crate::support::campaigns;
 use crate::support::db::Backend;
@@ -678,19 +678,7 @@ fn truth(
 ) -> Resolution {
     let get = |k: &str| i.request.get(k).and_then(|v| v.as_i64());
     let found = match i.kind {
-        IntentKind::CreateAutobuyer => {
-            let name = i.request.get("name").and_then(|v| v.as_str());
-            let known: Vec<i64> = r.ids.autobuyers.values().map(|a| a.id).collect();
-            ledger
-                .autobuyers
-                .iter()
-                .find(|a| {
-                    projects.contains(&a.project_id)
-                        && Some(a.name.as_str()) == name
-                        && !known.contains(&a.id)
-                })
-                .map(|a| a.id)
-        }
+        IntentKind::CreateAutobuyer => autobuyer_created_for(ledger, projects, r, i),
         IntentKind::Purchase => ledger
             .purchases
             .iter()

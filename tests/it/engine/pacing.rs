@@ -20,14 +20,9 @@ const CAP_RUB: i64 = 1000;
 const PRICE_RUB: i64 = 100;
 
 fn campaign(name: &str, pacing: &str) -> String {
+    let head = super::fixtures::one_page(name);
     format!(
-        r##"name: {name}
-domain: https://{name}.example
-urls:
-  - url: https://{name}.example/a
-    texts:
-      - "Buy #a#{name}#/a# here"
-budget:
+        r##"{head}budget:
   monthly: {CAP_RUB}
   max_link_price: {PRICE_RUB}
   daily_links: 5

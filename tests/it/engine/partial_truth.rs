@@ -165,14 +165,9 @@ pub async fn renaming_an_autobuyer_near_the_cap_converges_in_one_pass(db: TestDb
     w.assert_invariants().await;
 }
 
-const IVY: &str = r##"name: ivy-garden
-domain: https://ivy.example
-urls:
-  - url: https://ivy.example/seeds
-    texts:
-      - "#a#ivy seeds#/a#"
-      - "Buy #a#garden seeds#/a# here"
-budget:
+fn ivy() -> String {
+    super::fixtures::IVY_HEAD.to_string()
+        + r##"budget:
   monthly: 1200
   max_link_price: 150
   daily_links: 10
@@ -192,7 +187,8 @@ autobuyers:
     state: running
     urls:
       - { url: "https://ivy.example/seeds", monthly_budget: 600, total_links_limit: 20, daily_links_limit: 10 }
-"##;
+"##
+}
 
 pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_count_once_stopped(
     db: TestDb,
@@ -200,7 +196,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     let mut cfg = sandbox_config();
     cfg.autobuyers_start_running = true;
     let w = World::new(db, cfg).await;
-    w.write_campaign("ivy-garden", IVY);
+    w.write_campaign("ivy-garden", &ivy());
 
     for _ in 0..4 {
         w.pass(true).await;
@@ -209,7 +205,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     }
     w.write_campaign(
         "ivy-garden",
-        &IVY.replace("state: running", "state: stopped"),
+        &ivy().replace("state: running", "state: stopped"),
     );
     for _ in 0..5 {
         w.sandbox.autobuy_now(3);
@@ -218,7 +214,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     }
 
     let ledger = w.ledger();
-    let c = campaigns::load_one(IVY);
+    let c = campaigns::load_one(&ivy());
     let project = project_of(&w, &c);
     assert!(
         ledger.purchases.iter().any(|p| p.autobuyer_id.is_some()),

@@ -7,6 +7,7 @@
 use chrono::{DateTime, Utc};
 use linkrunner::clock::{ManualClock, SharedClock};
 use linkrunner::effects::pass::CampaignReport;
+use linkrunner::store::HeldLink;
 use linkrunner_sandbox::{LinkStatus, Op};
 
 use super::fixtures::DUNE;
@@ -29,6 +30,12 @@ async fn world(db: TestDb, start: DateTime<Utc>) -> (World, std::sync::Arc<Manua
     .await;
     w.write_campaign("dune-maps", DUNE);
     (w, clock)
+}
+
+/// dune-maps' held links as the journal holds them.
+async fn held_links(w: &World) -> Vec<HeldLink> {
+    let held = w.store().links().held_links("dune-maps").await;
+    held.expect("held")
 }
 
 /// One reconciliation at `t`: whether it only looked, and the link-list calls it made.
@@ -97,12 +104,7 @@ pub async fn a_converged_campaign_only_looks_until_something_is_due_or_changes(d
     let (only_looked, lists, report) = reconcile(&w, &clock, at("2026-12-01T06:40:00Z")).await;
     assert!(!only_looked, "the list changed: {report:#?}");
     assert_eq!(lists, 1, "the full pass reuses the look's read");
-    let held = w
-        .store()
-        .links()
-        .held_links("dune-maps")
-        .await
-        .expect("held");
+    let held = held_links(&w).await;
     let gone = held
         .iter()
         .find(|h| h.link_id == Some(link))
@@ -123,12 +125,7 @@ pub async fn a_converged_campaign_only_looks_until_something_is_due_or_changes(d
     let last = at("2026-12-01T07:05:00Z");
     let (only_looked, _, report) = reconcile(&w, &clock, last).await;
     assert!(only_looked, "quiet again: {report:#?}");
-    let held = w
-        .store()
-        .links()
-        .held_links("dune-maps")
-        .await
-        .expect("held");
+    let held = held_links(&w).await;
     let gone = held
         .iter()
         .find(|h| h.link_id == Some(link))

@@ -79,13 +79,7 @@ pub async fn a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_a
         text(&plan_md)
     );
     assert!(once.status.success(), "{}", text(&once));
-    let after = w.ledger();
-    assert_eq!(
-        after.projects.len(),
-        1,
-        "no second project: {:?}",
-        after.projects
-    );
+    let after = ledger_with_one_project(&w);
     assert_eq!(
         switches(&after),
         switches(&before),
@@ -210,13 +204,7 @@ pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_seco
     let out = String::from_utf8_lossy(&once.stdout);
     assert!(out.contains("acme-x: blocked"), "{}", text(&once));
     assert!(out.contains(&said), "{}", text(&once));
-    let after = w.ledger();
-    assert_eq!(
-        after.projects.len(),
-        1,
-        "no second project: {:?}",
-        after.projects
-    );
+    let after = ledger_with_one_project(&w);
     assert_eq!(
         after.purchases.len(),
         before.purchases.len(),
@@ -292,4 +280,16 @@ pub async fn a_second_campaign_naming_a_recorded_project_id_is_refused_naming_th
             .unwrap()
             .is_empty()
     );
+}
+
+/// The sandbox's ledger, asserting it holds one project: no second one was created.
+fn ledger_with_one_project(w: &World) -> linkrunner_sandbox::Ledger {
+    let after = w.ledger();
+    assert_eq!(
+        after.projects.len(),
+        1,
+        "no second project: {:?}",
+        after.projects
+    );
+    after
 }

@@ -10,7 +10,9 @@ use linkrunner::decide::recorded::Recorded;
 use linkrunner::effects::Engine;
 use linkrunner::effects::pass::CampaignReport;
 use linkrunner::market::MarketClient;
-use linkrunner::store::{BudgetSnapshot, IntentFilter, IntentKind, IntentState, Store};
+use linkrunner::store::{
+    BudgetSnapshot, IntentFilter, IntentKind, IntentRow, IntentState, Resolution, Store,
+};
 use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
 
 use crate::support::app::{self, AppSettings, Journal};
@@ -380,4 +382,29 @@ pub fn assert_link_limits(ledger: &Ledger, c: &Campaign, projects: &HashSet<i64>
             c.budget.daily_links
         );
     }
+}
+
+/// The autobuyer the sandbox created for the uncertain autobuyer creation `i`: one of the
+/// name it asked for, in `projects`, that the journal (`r`) does not know yet.
+pub fn autobuyer_created_for(
+    ledger: &Ledger,
+    projects: &HashSet<i64>,
+    r: &Recorded,
+    i: &IntentRow,
+) -> Option<i64> {
+    let name = i.request.get("name").and_then(|v| v.as_str());
+    let known: Vec<i64> = r.ids.autobuyers.values().map(|a| a.id).collect();
+    let created = ledger.autobuyers.iter().find(|a| {
+        projects.contains(&a.project_id) && Some(a.name.as_str()) == name && !known.contains(&a.id)
+    });
+    created.map(|a| a.id)
+}
+
+/// Resolves intent `i` as an operator would, for `reason`, now.
+pub async fn resolve(w: &World, i: &IntentRow, resolution: Resolution, reason: &str) {
+    let resolved = w
+        .store()
+        .intents()
+        .resolve_intent(i.id, resolution, reason, chrono::Utc::now());
+    resolved.await.expect("resolve");
 }

@@ -305,15 +305,19 @@ impl Rig {
         found.next().map(|a| a.id.to_string())
     }
 
-    /// An intent as the journal holds it.
-    async fn intent(&self, id: i64) -> IntentRow {
+    /// Every intent the journal holds.
+    pub async fn intents(&self) -> Vec<IntentRow> {
         let all = self
             .journal
             .store
             .intents()
-            .find_intents(Default::default())
-            .await;
-        let all = all.expect("intents");
+            .find_intents(Default::default());
+        all.await.expect("intents")
+    }
+
+    /// An intent as the journal holds it.
+    async fn intent(&self, id: i64) -> IntentRow {
+        let all = self.intents().await;
         all.into_iter()
             .find(|i| i.id.0 == id)
             .expect("the uncertain intent is journaled")

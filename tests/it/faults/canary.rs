@@ -67,9 +67,7 @@ async fn canary_secrets_appear_in_no_output_log_endpoint_or_database_dump() {
         seen.push((format!("status --format {format} (stderr)"), out.stderr));
     }
     store.close().await;
-    seen.push(("run stdout".into(), stdout));
-    seen.push(("run stderr".into(), stderr.clone()));
-    seen.push(("the journal database".into(), sqlite_bytes(&db_file)));
+    seen.extend(run_and_journal(stdout, &stderr, &db_file));
 
     let leaks: Vec<_> = seen
         .iter()
@@ -150,9 +148,7 @@ async fn a_notify_address_appears_in_no_output_log_endpoint_or_database_dump() {
     }
     let (stdout, stderr) = daemon.stop().await;
     store.close().await;
-    seen.push(("run stdout".into(), stdout));
-    seen.push(("run stderr".into(), stderr.clone()));
-    seen.push(("the journal database".into(), sqlite_bytes(&db_file)));
+    seen.extend(run_and_journal(stdout, &stderr, &db_file));
 
     let leaks: Vec<_> = seen
         .iter()
@@ -177,4 +173,17 @@ async fn a_notify_address_appears_in_no_output_log_endpoint_or_database_dump() {
             .unwrap()
             .contains("credentials rejected")
     );
+}
+
+/// What `linkrunner run` printed and the journal's bytes, named for a leak message.
+fn run_and_journal(
+    stdout: Vec<u8>,
+    stderr: &[u8],
+    db_file: &std::path::Path,
+) -> [(String, Vec<u8>); 3] {
+    [
+        ("run stdout".into(), stdout),
+        ("run stderr".into(), stderr.to_vec()),
+        ("the journal database".into(), sqlite_bytes(db_file)),
+    ]
 }

@@ -9,7 +9,8 @@ use linkrunner::metrics::Metrics;
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
-use wiremock::MockServer;
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 pub const TOKEN: &str = "tok-test-123";
 pub const TICKET: &str = "tkt-test-456";
@@ -23,6 +24,26 @@ pub struct Harness {
     pub server: MockServer,
     pub client: MarketClient,
     pub metrics: Arc<Metrics>,
+}
+
+impl Harness {
+    /// Every request to the server gets `answer`.
+    pub async fn answer_every(&self, answer: ResponseTemplate) {
+        Mock::given(any())
+            .respond_with(answer)
+            .mount(&self.server)
+            .await;
+    }
+
+    /// Every request gets `answer`, and the server fails the test when it is dropped unless
+    /// exactly `times` requests came: a call that changes something is sent once.
+    pub async fn answer_exactly(&self, answer: ResponseTemplate, times: u64) {
+        Mock::given(any())
+            .respond_with(answer)
+            .expect(times)
+            .mount(&self.server)
+            .await;
+    }
 }
 
 pub async fn harness() -> Harness {
