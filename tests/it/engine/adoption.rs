@@ -41,13 +41,7 @@ budget:
   monthly: {monthly}
   max_link_price: 150
   unknown_link_rent: 150
-  daily_links: 4
-  total_links: 6
-buy:
-  schedule: "0 9 * * *"
-  link_type_id: 1
-  per_run: 3
-  search:
+{acme_rounds}  search:
     price_rent_to: 150
 filters:
   - name: team-cheap
@@ -71,6 +65,7 @@ autobuyers:
         trail_id = trail.url_id,
         t2 = trail.texts[0].0,
         ab = s.autobuyer_id,
+        acme_rounds = super::fixtures::acme_link_limits_and_rounds(),
     )
 }
 
@@ -225,19 +220,7 @@ pub async fn a_changed_project_id_is_refused_and_nothing_is_re_pointed(db: TestD
 /// the file's limit after the links it bought, then started), and the file's `id`, which now
 /// names the stopped one, is not taken for a re-pointing on the next passes.
 pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
-    let w = World::new(db, sandbox_config()).await;
-    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
-    let file = adopting_file(&seeded, "running", 3000);
-    w.write_campaign("acme-shoes", &file);
-    w.pass(false).await;
-    let now = chrono::Utc::now();
-    let word = ("test", "read the plan");
-    let confirmed = w
-        .store()
-        .campaigns()
-        .confirm_adoption("acme-shoes", word.0, word.1, now);
-    assert!(confirmed.await.unwrap());
-    w.converge(4).await;
+    let (w, seeded, file) = adopted_and_running(db).await;
     let bought = w.sandbox.autobuy_now(2);
     assert_eq!(bought.len(), 2, "the adopted autobuyer bought by itself");
     assert!(

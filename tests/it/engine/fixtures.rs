@@ -131,3 +131,13 @@ urls:
       - "#a#ivy seeds#/a#"
       - "Buy #a#garden seeds#/a# here"
 "##;
+
+/// [`ACME`]'s link limits and buy rounds (`daily_links` to `per_run`), for a file that adopts
+/// acme-shoes' account and buys as it does.
+pub fn acme_link_limits_and_rounds() -> &'static str {
+    let from = ACME
+        .find("  daily_links:")
+        .expect("ACME limits its links a day");
+    let to = ACME.find("  order:").expect("ACME orders its rounds");
+    &ACME[from..to]
+}

@@ -6,7 +6,7 @@
 use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, Faults, InUse, Ledger};
 
-use super::campaign::Spec;
+use super::campaign::{Spec, adopted_team_autobuyer, adopted_url};
 use super::invariants::{
     assert_every_purchase_recorded, assert_no_duplicate_purchase, assert_within_caps,
 };
@@ -58,17 +58,11 @@ pub async fn killed_between_the_old_stop_and_the_new_creation(backend: Backend) 
 fn adopting_file(s: &InUse, budget: i64) -> String {
     let trail = &s.urls[2];
     format!(
-        "name: acme-shoes\ndomain: {ADOPTED_DOMAIN}\nproject_id: {}\nurls:\n  - url: {}\n    url_id: {}\n    texts:\n      - {{ text: \"{}\", text_id: {} }}\n\
-         budget:\n  monthly: 3000\n  max_link_price: 150\n  unknown_link_rent: 150\n  daily_links: 2\n  total_links: 2\n\
-         filters:\n  - {{ name: team-cheap, price_rent_to: 150 }}\n\
-         autobuyers:\n  - name: team-auto\n    id: {}\n    filter: team-cheap\n    state: running\n    urls:\n      - {{ url: \"{}\", monthly_budget: {budget}, total_links_limit: 20, daily_links_limit: 20 }}\n",
+        "name: acme-shoes\ndomain: {ADOPTED_DOMAIN}\nproject_id: {}\nurls:\n{}\
+         budget:\n  monthly: 3000\n  max_link_price: 150\n  unknown_link_rent: 150\n  daily_links: 2\n  total_links: 2\n{}",
         s.project_id,
-        trail.url,
-        trail.url_id,
-        trail.texts[0].0,
-        trail.texts[0].1,
-        s.autobuyer_id,
-        trail.url,
+        adopted_url(trail),
+        adopted_team_autobuyer(s, &trail.url, budget),
     )
 }
 

@@ -8,11 +8,21 @@ use linkrunner::market::{Executed, Market, MarketError};
 use serde_json::json;
 use wiremock::{MockServer, ResponseTemplate};
 
-use super::support::{client_for, closed_port_base, harness, harness_with, order, raw_server};
+use super::support::{
+    Harness, client_for, closed_port_base, harness, harness_with, order, raw_server,
+};
 
 fn assert_uncertain(err: &MarketError) {
     assert!(matches!(err, MarketError::Uncertain { .. }), "{err:?}");
     assert_eq!(err.executed(), Executed::Maybe);
+}
+
+/// The error of a filter creation through `h`.
+async fn a_filter_refused(h: &Harness) -> MarketError {
+    h.client
+        .create_filter(&Default::default())
+        .await
+        .unwrap_err()
 }
 
 #[tokio::test]
@@ -53,11 +63,7 @@ async fn a_redirect_is_not_followed_and_is_uncertain() {
         1,
     )
     .await;
-    let err = h
-        .client
-        .create_filter(&Default::default())
-        .await
-        .unwrap_err();
+    let err = a_filter_refused(&h).await;
     assert!(
         matches!(
             err,
@@ -115,11 +121,7 @@ async fn an_answer_over_the_cap_is_uncertain() {
     let big = json!({"id": 1, "pad": "x".repeat(10_000)});
     h.answer_exactly(ResponseTemplate::new(200).set_body_json(big), 1)
         .await;
-    let err = h
-        .client
-        .create_filter(&Default::default())
-        .await
-        .unwrap_err();
+    let err = a_filter_refused(&h).await;
     assert!(
         matches!(&err, MarketError::Uncertain { reason, .. } if reason.contains("larger than 1024")),
         "{err:?}"
