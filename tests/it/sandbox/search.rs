@@ -7,7 +7,7 @@ use linkrunner_sandbox::shapes::Pending;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::support::{Sbx, config, encode, items_with_page_id, start};
+use super::support::{Sbx, config, encode, items_with_page_id, start, with_acme_project};
 
 async fn polls_until_ready(pending: Pending) -> Vec<(StatusCode, Value)> {
     let mut cfg = config();
@@ -69,8 +69,7 @@ async fn a_search_stays_pending_until_its_delay_has_passed() {
 
 #[tokio::test]
 async fn meta_data_needs_percent_encoding_and_round_trips_byte_for_byte() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let (job, meta) = sbx.search(url_id, json!({})).await;
     let parsed: Value = serde_json::from_str(&meta).unwrap();
 
@@ -88,8 +87,7 @@ async fn meta_data_needs_percent_encoding_and_round_trips_byte_for_byte() {
 
 #[tokio::test]
 async fn meta_data_that_differs_by_one_byte_is_answered_with_400() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let (job, meta) = sbx.search(url_id, json!({})).await;
     let reserialized =
         serde_json::to_string_pretty(&serde_json::from_str::<Value>(&meta).unwrap()).unwrap();
@@ -101,8 +99,7 @@ async fn meta_data_that_differs_by_one_byte_is_answered_with_400() {
 
 #[tokio::test]
 async fn meta_data_sent_without_percent_encoding_is_not_accepted() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let (job, meta) = sbx.search(url_id, json!({})).await;
     // Only what reqwest must escape to build a URL at all: the rest goes raw.
     let lazy = meta
@@ -129,8 +126,7 @@ async fn an_unknown_job_is_answered_with_404() {
 
 #[tokio::test]
 async fn donors_are_priced_within_the_requested_rent_range() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let donors = sbx
         .donors(url_id, json!({"priceRentFrom": 50, "priceRentTo": 80.5}))
         .await;
@@ -149,8 +145,7 @@ async fn donors_are_priced_within_the_requested_rent_range() {
 
 #[tokio::test]
 async fn donors_of_one_search_share_their_technical_values() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let donors = sbx.donors(url_id, json!({})).await;
     let key = |d: &Value| {
         (
