@@ -42,14 +42,13 @@ buy:
 }
 
 /// Buy rounds at 09:00 and a running autobuyer limited to 2 links a day.
-const AUTO: &str = r##"name: auto-shop
-domain: https://auto-shop.example
-urls:
-  - url: https://auto-shop.example/a
-    texts:
-      - "#a#auto shop#/a#"
-      - "Buy #a#auto shop goods#/a# here"
-budget:
+fn auto() -> String {
+    crate::support::campaigns::head(
+        "auto-shop",
+        "https://auto-shop.example",
+        "https://auto-shop.example/a",
+        &["#a#auto shop#/a#", "Buy #a#auto shop goods#/a# here"],
+    ) + r##"budget:
   monthly: 20000
   max_link_price: 100
   daily_links: 2
@@ -69,7 +68,8 @@ autobuyers:
     state: running
     urls:
       - { url: "https://auto-shop.example/a", monthly_budget: 6000, total_links_limit: 100, daily_links_limit: 2 }
-"##;
+"##
+}
 
 pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_month(
     db: support::TestDb,
@@ -85,7 +85,7 @@ pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_
     let w = World::on_clock(db, cfg, shared, |_| {}).await;
     w.write_campaign("two-shop", &rounds("two-shop", 2));
     w.write_campaign("three-shop", &rounds("three-shop", 3));
-    w.write_campaign("auto-shop", AUTO);
+    w.write_campaign("auto-shop", &auto());
     let campaigns = w.campaigns();
 
     let mut max = Max::default();

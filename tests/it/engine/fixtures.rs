@@ -1,5 +1,7 @@
 //! Campaign files modelled on `campaigns/*.yaml`, small enough that a few passes reach a cap.
 
+use crate::support::campaigns;
+
 /// Buy rounds on two pages, a filter and one running autobuyer.
 /// Caps: 3000 RUB/month, 150 RUB per link, 4 links a day, 6 in total; 3 links per round.
 pub const ACME: &str = r##"# yaml-language-server: $schema=../schema/campaign.schema.json
@@ -110,15 +112,9 @@ buy:
 /// `name` on `https://NAME.example` with one promoted URL (`/a`) and one text: the head of
 /// the files a test writes for several campaigns, their budget and buy rounds its own.
 pub fn one_page(name: &str) -> String {
-    format!(
-        r##"name: {name}
-domain: https://{name}.example
-urls:
-  - url: https://{name}.example/a
-    texts:
-      - "Buy #a#{name}#/a# here"
-"##
-    )
+    let domain = format!("https://{name}.example");
+    let text = format!("Buy #a#{name}#/a# here");
+    campaigns::head(name, &domain, &format!("{domain}/a"), &[&text])
 }
 
 /// ivy-garden's name, domain and promoted URL with two texts: the head of its files, their

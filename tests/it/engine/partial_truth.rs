@@ -110,13 +110,13 @@ async fn once_uncertain_purchases(w: &World) -> usize {
     n
 }
 
-const ZED: &str = r##"name: zed-tools
-domain: https://zed.example
-urls:
-  - url: https://zed.example/tools
-    texts:
-      - "#a#zed tools#/a#"
-budget:
+fn zed() -> String {
+    campaigns::head(
+        "zed-tools",
+        "https://zed.example",
+        "https://zed.example/tools",
+        &["#a#zed tools#/a#"],
+    ) + r##"budget:
   monthly: 1500
   max_link_price: 100
   daily_links: 2
@@ -130,16 +130,17 @@ autobuyers:
     state: running
     urls:
       - { url: "https://zed.example/tools", monthly_budget: 1000, total_links_limit: 5, daily_links_limit: 2 }
-"##;
+"##
+}
 
 pub async fn renaming_an_autobuyer_near_the_cap_converges_in_one_pass(db: TestDb) {
     let mut cfg = sandbox_config();
     cfg.autobuyers_start_running = true;
     let w = World::new(db, cfg).await;
-    w.write_campaign("zed-tools", ZED);
+    w.write_campaign("zed-tools", &zed());
     w.pass(true).await;
     w.sandbox.autobuy_now(1);
-    let renamed = ZED.replace("name: zed-auto", "name: zed-auto-v2");
+    let renamed = zed().replace("name: zed-auto", "name: zed-auto-v2");
     w.write_campaign("zed-tools", &renamed);
 
     let c = campaigns::load_one(&renamed);

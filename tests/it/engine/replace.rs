@@ -13,14 +13,14 @@ use crate::support::campaigns;
 
 /// One URL, an autobuyer with `budget` RUB and a total limit of 5 links, under `cap`.
 fn file(budget: i64, cap: i64) -> String {
+    let head = campaigns::head(
+        "kit-shop",
+        "https://kit.example",
+        "https://kit.example/kits",
+        &["#a#kits#/a#"],
+    );
     format!(
-        r##"name: kit-shop
-domain: https://kit.example
-urls:
-  - url: https://kit.example/kits
-    texts:
-      - "#a#kits#/a#"
-budget:
+        r##"{head}budget:
   monthly: {cap}
   max_link_price: 100
   daily_links: 2

@@ -29,14 +29,14 @@ pub const DAILY_LINKS: usize = 12;
 
 /// A campaign whose monthly cap binds before its link caps (12 links x up to 150 RUB > 1000).
 pub fn campaign_yaml(schedule: &str) -> String {
+    let head = campaigns::head(
+        CAMPAIGN,
+        "https://shoes.example",
+        "https://shoes.example/running",
+        &["Best #a#running shoes#/a# in town"],
+    );
     format!(
-        r##"name: {CAMPAIGN}
-domain: https://shoes.example
-urls:
-  - url: https://shoes.example/running
-    texts:
-      - "Best #a#running shoes#/a# in town"
-budget:
+        r##"{head}budget:
   monthly: {MONTHLY_RUB}
   max_link_price: 150
   daily_links: {DAILY_LINKS}

@@ -36,18 +36,32 @@ pub fn load_one(yaml: &str) -> Campaign {
     load(dir.path()).remove(0).campaign
 }
 
+/// A campaign file's head: `name` on `domain`, one promoted `url` with `texts`; the budget
+/// and what it buys are the test's own.
+pub fn head(name: &str, domain: &str, url: &str, texts: &[&str]) -> String {
+    let mut out = format!("name: {name}\ndomain: {domain}\nurls:\n  - url: {url}\n    texts:\n");
+    for text in texts {
+        out.push_str(&format!("      - \"{text}\"\n"));
+    }
+    out
+}
+
 /// A valid campaign on `https://NAME.example` that buys two links per round on `schedule`
 /// within `monthly` rubles (300 a link at most, limits that never bind).
 pub fn simple(name: &str, schedule: &str, monthly: u32) -> String {
+    let domain = format!("https://{name}.example");
+    let texts = [
+        &format!("Buy #a#{name}#/a# now"),
+        &format!("#a#{name} shop#/a#"),
+    ];
+    let head = head(
+        name,
+        &domain,
+        &format!("{domain}/page"),
+        &texts.map(String::as_str),
+    );
     format!(
-        r##"name: {name}
-domain: https://{name}.example
-urls:
-  - url: https://{name}.example/page
-    texts:
-      - "Buy #a#{name}#/a# now"
-      - "#a#{name} shop#/a#"
-budget:
+        r##"{head}budget:
   monthly: {monthly}
   max_link_price: 300
   daily_links: 100
