@@ -7,9 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use linkrunner::market::{
-    ClientConfig, CredentialSource, LoginSettings, Market, MarketError, SecretOrigin, op,
+    ClientConfig, CredentialSource, LoginSettings, Market, MarketClient, MarketError, SecretOrigin,
+    op,
 };
-use linkrunner_sandbox::{Op, SandboxConfig, SandboxLogin};
+use linkrunner_sandbox::{Op, SandboxConfig, SandboxHandle, SandboxLogin};
 
 use super::support::{DOMAIN, TICKET, TOKEN, client_with, sandbox_config};
 use crate::support::sandbox;
@@ -23,6 +24,17 @@ fn files(token: &Path, ticket: &Path) -> impl FnOnce(&mut ClientConfig) {
         ticket: SecretOrigin::File(ticket.to_path_buf()),
     };
     move |c| c.credentials = source
+}
+
+/// A client for `sandbox` reading its token and ticket from files in a fresh directory,
+/// which hold the suite's credentials; the directory and the client.
+fn reading_files(sandbox: &SandboxHandle) -> (tempfile::TempDir, MarketClient) {
+    let dir = tempfile::tempdir().unwrap();
+    let (tok, tkt) = (dir.path().join("token"), dir.path().join("ticket"));
+    std::fs::write(&tok, TOKEN).unwrap();
+    std::fs::write(&tkt, TICKET).unwrap();
+    let market = client_with(&sandbox.base_url(), files(&tok, &tkt));
+    (dir, market)
 }
 
 fn login_with(key: &str) -> impl FnOnce(&mut ClientConfig) {
@@ -42,11 +54,8 @@ async fn a_change_rejected_for_an_expired_token_is_sent_once_more_with_the_rotat
     // Arrange: the token in the file expires after a second; a refresher then writes a new
     // one, but the client last read the file before that.
     let sandbox = sandbox::start(expiring(Duration::from_secs(1))).await;
-    let dir = tempfile::tempdir().unwrap();
-    let (tok, tkt) = (dir.path().join("token"), dir.path().join("ticket"));
-    std::fs::write(&tok, TOKEN).unwrap();
-    std::fs::write(&tkt, TICKET).unwrap();
-    let market = client_with(&sandbox.base_url(), files(&tok, &tkt));
+    let (dir, market) = reading_files(&sandbox);
+    let tok = dir.path().join("token");
     market.create_project(DOMAIN).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     std::fs::write(&tok, format!("{}\n", sandbox.issue_token())).unwrap();
@@ -66,11 +75,7 @@ async fn a_change_rejected_for_an_expired_token_is_sent_once_more_with_the_rotat
 #[tokio::test]
 async fn a_rejection_with_an_unchanged_file_is_reported_after_one_attempt() {
     let sandbox = sandbox::start(expiring(Duration::from_millis(300))).await;
-    let dir = tempfile::tempdir().unwrap();
-    let (tok, tkt) = (dir.path().join("token"), dir.path().join("ticket"));
-    std::fs::write(&tok, TOKEN).unwrap();
-    std::fs::write(&tkt, TICKET).unwrap();
-    let market = client_with(&sandbox.base_url(), files(&tok, &tkt));
+    let (_dir, market) = reading_files(&sandbox);
     tokio::time::sleep(Duration::from_millis(400)).await;
 
     let result = market.create_project(DOMAIN).await;

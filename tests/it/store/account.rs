@@ -28,11 +28,7 @@ async fn two_campaigns(store: &Store) -> (LeaseToken, LeaseToken) {
 
 pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would_pass(db: TestDb) {
     let (a, b) = two_campaigns(&db.store).await;
-    db.store
-        .campaigns()
-        .set_account_cap(Some(rub(500)), "test", t0())
-        .await
-        .unwrap();
+    set_account_cap(&db.store, Some(rub(500))).await;
     let first = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 300)).await;
     assert!(matches!(first, BeginOutcome::Started(_)), "{first:?}");
 
@@ -75,19 +71,11 @@ pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would
 
 pub async fn removing_the_account_cap_lets_the_campaign_caps_alone_decide(db: TestDb) {
     let (a, _) = two_campaigns(&db.store).await;
-    db.store
-        .campaigns()
-        .set_account_cap(Some(rub(100)), "test", t0())
-        .await
-        .unwrap();
+    set_account_cap(&db.store, Some(rub(100))).await;
     let refused = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 150)).await;
     assert_refused_by(refused, CapKind::Account);
 
-    db.store
-        .campaigns()
-        .set_account_cap(None, "test", t0())
-        .await
-        .unwrap();
+    set_account_cap(&db.store, None).await;
     let started = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 150)).await;
 
     assert!(matches!(started, BeginOutcome::Started(_)), "{started:?}");
@@ -105,11 +93,7 @@ pub async fn removing_the_account_cap_lets_the_campaign_caps_alone_decide(db: Te
 /// account cap, though each campaign's own cap would allow far more.
 pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: TestDb) {
     let (a, b) = two_campaigns(&db.store).await;
-    db.store
-        .campaigns()
-        .set_account_cap(Some(rub(1000)), "test", t0())
-        .await
-        .unwrap();
+    set_account_cap(&db.store, Some(rub(1000))).await;
     let stores = [db.store.clone(), db.another_store().await];
     let leases = [Arc::new(a), Arc::new(b)];
     let purchases = (0..24_i64)
@@ -129,6 +113,12 @@ pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: Test
     );
     assert_eq!(account.committed, rub(150 * started));
     assert_books_balance(&db.store).await;
+}
+
+/// Sets the account cap (`None`: no cap) at `t0`, by "test".
+async fn set_account_cap(store: &Store, cap: Option<linkrunner::money::Money>) {
+    let set = store.campaigns().set_account_cap(cap, "test", t0());
+    set.await.unwrap();
 }
 
 /// The account cap the reservations check, as the journal holds it.
