@@ -25,11 +25,7 @@ fn git(dir: &Path, args: &[&str]) {
         .args(args)
         .output()
         .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, &format!("git {args:?}"));
 }
 
 /// The template as campaign `k`: a name and a site of its own (one domain belongs to one

@@ -228,11 +228,7 @@ async fn resume_with_a_campaign_lifts_that_campaigns_brake_and_leaves_the_accoun
         .expect("linkrunner runs");
 
     // Assert: the campaign's halt is gone, the account's stays.
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, "linkrunner resume");
     let halts = db.store.halts().await.unwrap();
     let scopes: Vec<&HaltScope> = halts.iter().map(|h| &h.scope).collect();
     assert_eq!(scopes, vec![&HaltScope::Global], "{halts:?}");

@@ -49,11 +49,7 @@ async fn press(db: &str, dir: &Path, sandbox: &SandboxHandle, token: &Path, what
         .output()
         .await
         .expect("linkrunner runs");
-    assert!(
-        out.status.success(),
-        "{what}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, what);
 }
 
 fn autobuyer_running(sandbox: &SandboxHandle) -> Option<bool> {

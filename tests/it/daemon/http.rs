@@ -2,8 +2,6 @@
 
 use reqwest::Method;
 
-use linkrunner::daemon::run::Event;
-
 use super::support::{Daemon, World, at};
 use crate::support::campaigns;
 use crate::support::http::get;
@@ -39,10 +37,7 @@ async fn known_shop_reconciled() -> (World, Daemon) {
         "known.yaml",
         &campaigns::simple("known-shop", "0 9 * * *", 4000),
     );
-    let mut daemon = world.start().await;
-    daemon
-        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
-        .await;
+    let daemon = world.start_reconciled().await;
     (world, daemon)
 }
 

@@ -130,11 +130,7 @@ async fn status_states(target: &Target<'_>) -> BTreeMap<String, String> {
         .output()
         .await
         .expect("linkrunner status runs");
-    assert!(
-        out.status.success(),
-        "status: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, "status");
     states_of(&serde_json::from_slice(&out.stdout).expect("status JSON"))
 }
 

@@ -208,10 +208,7 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     .unwrap();
     symlink("..2026_11_22_09_00_00.1", dir.join("..data")).unwrap();
     symlink("..data/shop-k.yaml", dir.join("shop-k.yaml")).unwrap();
-    let mut daemon = world.start().await;
-    daemon
-        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
-        .await;
+    let mut daemon = world.start_reconciled().await;
     let status = format!("{}/api/v1/campaigns/shop-k", daemon.base);
     assert!(get(&status).await.1.contains(r#""monthly_cap":"4000""#));
 

@@ -2,7 +2,6 @@
 //! and marketplace strings.
 
 use chrono::Duration;
-use linkrunner::daemon::run::Event;
 use linkrunner::store::{
     BeginOutcome, CampaignCaps, HaltScope, IntentKind, NewIntent, Outcome, RoundOutcome,
     StallReason,
@@ -26,10 +25,7 @@ async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round
         "b.yaml",
         &campaigns::simple("beta-shop", "30 10 * * *", 2500),
     );
-    let mut daemon = world.start().await;
-    daemon
-        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
-        .await;
+    let daemon = world.start_reconciled().await;
 
     // Act
     let answer = http::client()

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::clock::ManualClock;
-use linkrunner::daemon::run::DaemonOptions;
+use linkrunner::daemon::run::{DaemonOptions, Event};
 use linkrunner_sandbox::{Faults, SandboxHandle};
 
 use crate::support::app::{self, AppSettings, InProcess, Journal};
@@ -110,6 +110,15 @@ impl World {
     /// Starts a daemon that watches the campaign directory but installs no signal handlers.
     pub async fn start(&self) -> Daemon {
         self.start_on(&self.db_url).await
+    }
+
+    /// [`World::start`], returning once the daemon reconciled its campaigns a first time.
+    pub async fn start_reconciled(&self) -> Daemon {
+        let mut daemon = self.start().await;
+        daemon
+            .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
+            .await;
+        daemon
     }
 
     /// The same, on another journal.

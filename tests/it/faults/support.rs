@@ -126,6 +126,21 @@ pub async fn in_process(db_url: &str, base: &str, c: &Canary, dir: &Path) -> InP
     InProcess::start(app).await
 }
 
+/// What a fault scenario starts from: fresh canary credentials, a sandbox for them, the
+/// campaign buying on `schedule`, and the in-process daemon on `db_url`, once it bought a
+/// first link.
+pub async fn buying_in_process(
+    db_url: &str,
+    schedule: &str,
+) -> (Canary, SandboxHandle, tempfile::TempDir, InProcess) {
+    let canary = Canary::new();
+    let sandbox = crate::support::sandbox::start(sandbox_config(&canary)).await;
+    let dir = campaign_dir(schedule);
+    let d = in_process(db_url, &sandbox.base_url(), &canary, dir.path()).await;
+    first_purchase(&sandbox).await;
+    (canary, sandbox, dir, d)
+}
+
 /// `linkrunner` on this journal, campaign directory and sandbox with the canary's
 /// credentials and the suite's settings, logging at trace level.
 pub fn linkrunner(db_url: &str, campaigns: &Path, sandbox: &SandboxHandle, c: &Canary) -> Command {

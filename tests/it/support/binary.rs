@@ -103,6 +103,13 @@ pub fn set_engine(cmd: &mut Command, s: &EngineSettings) {
         );
 }
 
+/// Fails the test unless `out` (of any command) exited with success, showing `what` and its
+/// stderr.
+pub fn assert_success(out: &std::process::Output, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what}: {stderr}");
+}
+
 /// The same command for async tests; killed if the test drops it while it runs.
 pub fn tokio(cmd: Command) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::from(cmd);
