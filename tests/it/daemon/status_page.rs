@@ -127,14 +127,7 @@ async fn hostile_journal(db: &TestDb) {
         request: serde_json::json!({}),
         reserve: None,
     };
-    let BeginOutcome::Started(ids) = s
-        .intents()
-        .begin_intents(&lease, &[intent], t0)
-        .await
-        .unwrap()
-    else {
-        panic!("started")
-    };
+    let ids = begun(s, &lease, intent, t0).await;
     let uncertain = Outcome::Uncertain {
         error: HOSTILE_ERROR.into(),
     };
@@ -243,14 +236,7 @@ async fn bought_at(
             day: when.date_naive(),
         }),
     };
-    let BeginOutcome::Started(ids) = s
-        .intents()
-        .begin_intents(&lease, &[intent], when)
-        .await
-        .unwrap()
-    else {
-        panic!("started")
-    };
+    let ids = begun(s, &lease, intent, when).await;
     ids[0]
 }
 
@@ -358,4 +344,18 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
             "{page}"
         );
     }
+}
+
+/// Begins `intent` alone under `lease` at `at`; the test fails unless it was started.
+async fn begun(
+    s: &linkrunner::store::Store,
+    lease: &linkrunner::store::LeaseToken,
+    intent: linkrunner::store::NewIntent,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Vec<linkrunner::store::AttemptRef> {
+    let begun = s.intents().begin_intents(lease, &[intent], at).await;
+    let BeginOutcome::Started(ids) = begun.unwrap() else {
+        panic!("started")
+    };
+    ids
 }

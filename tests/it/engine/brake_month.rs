@@ -13,7 +13,6 @@ use linkrunner::campaign::{LoadedCampaign, parse_schedule};
 use linkrunner::clock::{ManualClock, SharedClock};
 use linkrunner::daemon::brake::observed_of;
 use linkrunner::decide::anomaly::{Figures, Window, expected, slots_in};
-use linkrunner::money::Money;
 
 use super::support::{self, World};
 use crate::support::ledger;
@@ -77,10 +76,7 @@ pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_
     let start = Utc.with_ymd_and_hms(2026, 11, 1, 9, 0, 0).unwrap();
     let clock = ManualClock::new(start);
     let shared: SharedClock = clock.clone();
-    let mut cfg = support::sandbox_config();
-    cfg.inventory_size = 1000;
-    cfg.price_min = Money::from_rubles(PRICE_RUB);
-    cfg.price_max = Money::from_rubles(PRICE_RUB);
+    let mut cfg = support::priced_config(1000, PRICE_RUB);
     cfg.autobuyers_start_running = true;
     let w = World::on_clock(db, cfg, shared, |_| {}).await;
     w.write_campaign("two-shop", &rounds("two-shop", 2));

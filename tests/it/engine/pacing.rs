@@ -40,10 +40,7 @@ pub async fn even_pacing_spreads_the_cap_over_the_days_left_in_the_month(db: sup
     let start = Utc.with_ymd_and_hms(2026, 11, 26, 9, 0, 0).unwrap();
     let clock = ManualClock::new(start);
     let shared: SharedClock = clock.clone();
-    let mut cfg = support::sandbox_config();
-    cfg.inventory_size = 200;
-    cfg.price_min = Money::from_rubles(PRICE_RUB);
-    cfg.price_max = Money::from_rubles(PRICE_RUB);
+    let cfg = support::priced_config(200, PRICE_RUB);
     let w = World::on_clock(db, cfg, shared, |_| {}).await;
     w.write_campaign("even-shop", &campaign("even-shop", "even"));
     w.write_campaign("asap-shop", &campaign("asap-shop", "asap"));

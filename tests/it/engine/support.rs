@@ -31,6 +31,15 @@ pub fn sandbox_config() -> SandboxConfig {
     cfg
 }
 
+/// [`sandbox_config`] with `inventory` pages, every one renting at `price_rub`.
+pub fn priced_config(inventory: usize, price_rub: i64) -> SandboxConfig {
+    let mut cfg = sandbox_config();
+    cfg.inventory_size = inventory;
+    cfg.price_min = linkrunner::money::Money::from_rubles(price_rub);
+    cfg.price_max = linkrunner::money::Money::from_rubles(price_rub);
+    cfg
+}
+
 pub struct World {
     pub db: TestDb,
     pub sandbox: SandboxHandle,

@@ -7,7 +7,7 @@ use linkrunner_sandbox::{Faults, Op};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::support::{PROJECT, config, start, with_acme_project};
+use super::support::{PROJECT, Sbx, config, start, with_acme_project};
 
 async fn statuses_with_seed(seed: u64) -> Vec<StatusCode> {
     let mut cfg = config();
@@ -131,10 +131,7 @@ async fn reads_are_not_cut_by_default() {
 
 #[tokio::test]
 async fn faults_can_be_changed_at_run_time_through_the_control_endpoint() {
-    let sbx = start(config()).await;
-    let res = sbx
-        .post_bare("/__sandbox/faults", json!({"error_rate": 1.0}))
-        .await;
+    let (sbx, res) = with_error_rate(1.0).await;
 
     let (status, _) = sbx
         .post(PROJECT, json!({"domain": "https://acme.example"}))
@@ -147,10 +144,7 @@ async fn faults_can_be_changed_at_run_time_through_the_control_endpoint() {
 
 #[tokio::test]
 async fn a_fault_rate_above_one_is_refused_by_the_control_endpoint() {
-    let sbx = start(config()).await;
-    let res = sbx
-        .post_bare("/__sandbox/faults", json!({"error_rate": 2.0}))
-        .await;
+    let (_sbx, res) = with_error_rate(2.0).await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -177,4 +171,13 @@ async fn slow_calls_are_served_concurrently() {
     );
     assert!(statuses.iter().all(|s| matches!(s, Ok(StatusCode::OK))));
     assert_eq!(sbx.handle.ledger().projects.len(), 200);
+}
+
+/// A sandbox, and the answer of its control endpoint asked for an error rate of `rate`.
+async fn with_error_rate(rate: f64) -> (Sbx, reqwest::Response) {
+    let sbx = start(config()).await;
+    let res = sbx
+        .post_bare("/__sandbox/faults", json!({ "error_rate": rate }))
+        .await;
+    (sbx, res)
 }

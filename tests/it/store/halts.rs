@@ -2,17 +2,14 @@
 //! resume, and every press kept with who, when and why.
 
 use chrono::Duration;
-use linkrunner::store::{HaltEvent, HaltKind, HaltScope, IntentKind, Outcome};
+use linkrunner::store::{HaltEvent, HaltKind, HaltScope, IntentKind, Outcome, Store};
 
 use super::support::*;
 
 pub async fn an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept(db: TestDb) {
     // Arrange: the credentials halt and a campaign's halt, then an operator's halt.
     let store = &db.store;
-    store
-        .set_halt(&HaltScope::Global, "credentials rejected during x", t0())
-        .await
-        .unwrap();
+    credentials_halt(store).await;
     store
         .set_halt(&HaltScope::campaign(CAMPAIGN), "autobuyer creation", t0())
         .await
@@ -72,10 +69,7 @@ pub async fn an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept(
 pub async fn the_operators_halt_is_listed_before_the_credentials_halt(db: TestDb) {
     // Arrange
     let store = &db.store;
-    store
-        .set_halt(&HaltScope::Global, "credentials rejected during x", t0())
-        .await
-        .unwrap();
+    credentials_halt(store).await;
     store.operator_halt("alice", "stop", t0()).await.unwrap();
 
     // Act
@@ -188,4 +182,10 @@ fn log_of(events: &[HaltEvent]) -> Vec<(&str, &str, &str)> {
         .iter()
         .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
         .collect()
+}
+
+/// The halt a credentials rejection sets: global, at `t0`.
+async fn credentials_halt(store: &Store) {
+    let set = store.set_halt(&HaltScope::Global, "credentials rejected during x", t0());
+    set.await.unwrap();
 }
