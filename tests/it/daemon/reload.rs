@@ -199,13 +199,7 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     // timestamped directory.
     let world = World::new(at(9, 0, 30)).await;
     let dir = world.campaigns();
-    let v1 = dir.join("..2026_11_22_09_00_00.1");
-    std::fs::create_dir(&v1).unwrap();
-    std::fs::write(
-        v1.join("shop-k.yaml"),
-        campaigns::simple("shop-k", "0 9 * * *", 4000),
-    )
-    .unwrap();
+    let v1 = shop_k_version(&dir, "..2026_11_22_09_00_00.1", 4000);
     symlink("..2026_11_22_09_00_00.1", dir.join("..data")).unwrap();
     symlink("..data/shop-k.yaml", dir.join("shop-k.yaml")).unwrap();
     let mut daemon = world.start_reconciled().await;
@@ -213,13 +207,7 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     assert!(get(&status).await.1.contains(r#""monthly_cap":"4000""#));
 
     // Act: kubelet's update — a new directory, a new `..data` link renamed over the old one.
-    let v2 = dir.join("..2026_11_22_09_05_00.2");
-    std::fs::create_dir(&v2).unwrap();
-    std::fs::write(
-        v2.join("shop-k.yaml"),
-        campaigns::simple("shop-k", "0 9 * * *", 4500),
-    )
-    .unwrap();
+    shop_k_version(&dir, "..2026_11_22_09_05_00.2", 4500);
     symlink("..2026_11_22_09_05_00.2", dir.join("..data_tmp")).unwrap();
     std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
     std::fs::remove_dir_all(&v1).unwrap();
@@ -240,4 +228,13 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     })
     .await;
     daemon.stop().await;
+}
+
+/// A ConfigMap-style version directory `name` in `dir` holding shop-k at `monthly` RUB.
+fn shop_k_version(dir: &std::path::Path, name: &str, monthly: u32) -> std::path::PathBuf {
+    let version = dir.join(name);
+    std::fs::create_dir(&version).unwrap();
+    let yaml = campaigns::simple("shop-k", "0 9 * * *", monthly);
+    std::fs::write(version.join("shop-k.yaml"), yaml).unwrap();
+    version
 }

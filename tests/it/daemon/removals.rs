@@ -155,13 +155,7 @@ async fn an_emptied_campaign_directory_stops_no_autobuyer_and_the_files_return_r
         "a held removal stopped nothing"
     );
     gauge_is(&daemon, 4.0, "the hold of four removals is on /metrics").await;
-    assert!(
-        readyz_removals(&daemon)
-            .await
-            .contains("every campaign file is gone"),
-        "{}",
-        readyz_removals(&daemon).await
-    );
+    readyz_says(&daemon, "every campaign file is gone").await;
     let rows = removal_rows(&journal.url).await;
     assert!(
         rows.len() == 4 && rows.iter().all(|r| r.1 == "held"),
@@ -206,13 +200,7 @@ async fn one_removal_proceeds_more_than_half_within_the_window_hold_until_resolv
     assert!(running(&sandbox, "rm-b") && running(&sandbox, "rm-c"));
     assert!(running(&sandbox, "rm-d"));
     gauge_is(&daemon, 2.0, "the two later removals are held").await;
-    assert!(
-        readyz_removals(&daemon)
-            .await
-            .contains("3 of 4 campaign files vanished"),
-        "{}",
-        readyz_removals(&daemon).await
-    );
+    readyz_says(&daemon, "3 of 4 campaign files vanished").await;
 
     // Act: the operator's word, from another process.
     let mut resolve = command_on(&journal.url, dir.path(), &sandbox);
@@ -302,4 +290,10 @@ async fn once_on_an_empty_directory_exits_non_zero_and_stops_nothing() {
         "{:?}",
         autobuyers(&sandbox)
     );
+}
+
+/// `/readyz`'s word on removals says `what`.
+async fn readyz_says(daemon: &binary::Daemon, what: &str) {
+    let said = readyz_removals(daemon).await;
+    assert!(said.contains(what), "{said}");
 }

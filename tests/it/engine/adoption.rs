@@ -429,12 +429,12 @@ async fn vouch_as_listed(w: &World, project_id: i64) {
 }
 
 /// [`team_autobuyers`], `len` of them (`why`), the first the adopted `adopted`, stopped.
-fn team_with_the_adopted_one_stopped<'a>(
-    ledger: &'a linkrunner_sandbox::Ledger,
+fn team_with_the_adopted_one_stopped(
+    ledger: &linkrunner_sandbox::Ledger,
     len: usize,
     why: &str,
     adopted: i64,
-) -> Vec<&'a linkrunner_sandbox::AutobuyerRecord> {
+) -> Vec<linkrunner_sandbox::AutobuyerRecord> {
     let team = team_autobuyers(ledger);
     assert_eq!(team.len(), len, "{why}: {team:?}");
     assert_eq!(
@@ -448,14 +448,8 @@ fn team_with_the_adopted_one_stopped<'a>(
 /// The team's adopted autobuyers, oldest first.
 fn team_autobuyers(
     ledger: &linkrunner_sandbox::Ledger,
-) -> Vec<&linkrunner_sandbox::AutobuyerRecord> {
-    let mut team: Vec<_> = ledger
-        .autobuyers
-        .iter()
-        .filter(|a| a.name == "team-auto")
-        .collect();
-    team.sort_by_key(|a| a.id);
-    team
+) -> Vec<linkrunner_sandbox::AutobuyerRecord> {
+    ledger::autobuyers_named(ledger, "team-auto")
 }
 
 /// Issue 24 (3), what is counted: a link bought by hand on `/trail`, where the adopted

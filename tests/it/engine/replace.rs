@@ -9,7 +9,7 @@ use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerRecord, AutobuyerState, Ledger};
 
 use super::support::{TestDb, World, sandbox_config};
-use crate::support::campaigns;
+use crate::support::{campaigns, ledger};
 
 /// One URL, an autobuyer with `budget` RUB and a total limit of 5 links, under `cap`.
 fn file(budget: i64, cap: i64) -> String {
@@ -39,17 +39,11 @@ autobuyers:
 }
 
 /// The sandbox's autobuyers named `kit-auto`, oldest first.
-fn kit_autobuyers(ledger: &Ledger) -> Vec<&AutobuyerRecord> {
-    let mut all: Vec<_> = ledger
-        .autobuyers
-        .iter()
-        .filter(|a| a.name == "kit-auto")
-        .collect();
-    all.sort_by_key(|a| a.id);
-    all
+fn kit_autobuyers(ledger: &Ledger) -> Vec<AutobuyerRecord> {
+    ledger::autobuyers_named(ledger, "kit-auto")
 }
 
-fn running(ledger: &Ledger) -> Vec<&AutobuyerRecord> {
+fn running(ledger: &Ledger) -> Vec<AutobuyerRecord> {
     kit_autobuyers(ledger)
         .into_iter()
         .filter(|a| a.state == AutobuyerState::Running)

@@ -11,21 +11,13 @@ use super::invariants::{
     assert_every_purchase_recorded, assert_no_duplicate_purchase, assert_within_caps,
 };
 use super::support::{Backend, Rig};
+use crate::support::ledger::autobuyers_named;
 
 pub async fn killed_between_the_old_stop_and_the_new_creation(backend: Backend) {
     let mut spec = Spec::new("kill-replace", 2);
     let rig = Rig::start(backend, &[spec.file()], Faults::default()).await;
     rig.restart_until_converged().await;
-    let auto_on = |ledger: &Ledger| {
-        let mut v: Vec<_> = ledger
-            .autobuyers
-            .iter()
-            .filter(|a| a.name == "auto-on")
-            .cloned()
-            .collect();
-        v.sort_by_key(|a| a.id);
-        v
-    };
+    let auto_on = |ledger: &Ledger| autobuyers_named(ledger, "auto-on");
     let old = auto_on(&rig.sandbox.ledger());
     assert_eq!(old.len(), 1, "{old:?}");
     spec.autobuyers[0].2 = Money::from_rubles(400);
@@ -97,16 +89,7 @@ pub async fn killed_between_an_adopted_ones_stop_and_the_new_creation(backend: B
     let between = rig.sandbox.ledger();
     rig.restart_until_converged().await;
 
-    let team = |ledger: &Ledger| {
-        let mut v: Vec<_> = ledger
-            .autobuyers
-            .iter()
-            .filter(|a| a.name == "team-auto")
-            .cloned()
-            .collect();
-        v.sort_by_key(|a| a.id);
-        v
-    };
+    let team = |ledger: &Ledger| autobuyers_named(ledger, "team-auto");
     let between = team(&between);
     assert_eq!(between.len(), 1, "killed before the creation: {between:?}");
     assert_eq!(

@@ -132,6 +132,12 @@ async fn a_changed_search_id_is_rejected() {
     assert!(rejected(status, &body), "{body}");
 }
 
+/// `body` posted to `path` is rejected.
+async fn assert_rejected(sbx: &Sbx, path: &str, body: Value) {
+    let (status, answer) = sbx.post(path, body).await;
+    assert!(rejected(status, &answer), "{answer}");
+}
+
 #[tokio::test]
 async fn a_link_type_outside_one_to_three_is_rejected() {
     let (sbx, project, url_id, text_id) = with_acme_project().await;
@@ -139,14 +145,12 @@ async fn a_link_type_outside_one_to_three_is_rejected() {
     let body = json!({"forceSeoWait": d["forceSeoWait"], "linkTypeId": 4, "filterId": null, "mosSites": d["mosSites"],
         "pagesExtra": null, "searchId": d["searchId"], "pages": [{"pageId": d["pageId"], "urlId": url_id, "textId": text_id}]});
 
-    let (status, answer) = sbx
-        .post(
-            &format!("/rest/Placement/rent/create/projectId/{project}"),
-            body,
-        )
-        .await;
-
-    assert!(rejected(status, &answer), "{answer}");
+    assert_rejected(
+        &sbx,
+        &format!("/rest/Placement/rent/create/projectId/{project}"),
+        body,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -272,13 +276,11 @@ async fn one_bad_url_in_an_add_texts_call_adds_none_of_its_urls() {
         {"url": "https://elsewhere.example/bad", "texts": [{"text": "#a#bad#/a#"}]},
     ]});
 
-    let (status, answer) = sbx
-        .post(
-            &format!("/rest/Content/add/texts/projectId/{project}"),
-            body,
-        )
-        .await;
-
-    assert!(rejected(status, &answer), "{answer}");
+    assert_rejected(
+        &sbx,
+        &format!("/rest/Content/add/texts/projectId/{project}"),
+        body,
+    )
+    .await;
     assert_eq!(sbx.handle.ledger().urls.len(), 1);
 }

@@ -1,11 +1,12 @@
 //! Reading the sandbox's ledger, the marketplace's side of every money assertion: requests
-//! counted by operation, what a campaign's projects hold, no page bought twice.
+//! counted by operation, what a campaign's projects hold, no page bought twice, autobuyers by
+//! name.
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use linkrunner::money::Money;
-use linkrunner_sandbox::{Ledger, Op, SandboxHandle};
+use linkrunner_sandbox::{AutobuyerRecord, Ledger, Op, SandboxHandle};
 
 /// How many requests of `op` the sandbox received, whatever their outcome.
 pub fn requests(ledger: &Ledger, op: Op) -> u64 {
@@ -61,6 +62,18 @@ pub fn commitment(ledger: &Ledger, projects: &HashSet<i64>) -> Money {
         .iter()
         .map(|p| ledger.commitment(*p))
         .fold(Money::ZERO, |a, m| a.checked_add(m).expect("sum"))
+}
+
+/// The sandbox's autobuyers named `name`, oldest first (a replacement keeps the name).
+pub fn autobuyers_named(ledger: &Ledger, name: &str) -> Vec<AutobuyerRecord> {
+    let mut all: Vec<_> = ledger
+        .autobuyers
+        .iter()
+        .filter(|a| a.name == name)
+        .cloned()
+        .collect();
+    all.sort_by_key(|a| a.id);
+    all
 }
 
 /// Waits (up to 5 s) until `check` holds for the sandbox's ledger; returns the last ledger
