@@ -23,32 +23,38 @@ async fn polls_until_ready(pending: Pending) -> Vec<(StatusCode, Value)> {
     answers
 }
 
+/// A search pending as `form` says answers `pending` to its first two polls, then donors.
+async fn assert_pending_twice_then_donors(form: Pending, pending: (StatusCode, Value)) {
+    let answers = polls_until_ready(form).await;
+    assert_eq!(answers[..2], [pending.clone(), pending]);
+    assert!(has_donors(&answers[2]));
+}
+
 fn has_donors(answer: &(StatusCode, Value)) -> bool {
     answer.0 == StatusCode::OK && !items_with_page_id(&answer.1).is_empty()
 }
 
 #[tokio::test]
 async fn a_search_answers_a_processing_status_for_the_configured_polls_then_donors() {
-    let answers = polls_until_ready(Pending::StatusField).await;
-    let pending = (StatusCode::OK, json!({"status": "processing"}));
-    assert_eq!(answers[..2], [pending.clone(), pending]);
-    assert!(has_donors(&answers[2]));
+    assert_pending_twice_then_donors(
+        Pending::StatusField,
+        (StatusCode::OK, json!({"status": "processing"})),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_search_can_answer_202_while_pending() {
-    let answers = polls_until_ready(Pending::Http202).await;
-    let pending = (StatusCode::ACCEPTED, json!({"status": "pending"}));
-    assert_eq!(answers[..2], [pending.clone(), pending]);
-    assert!(has_donors(&answers[2]));
+    assert_pending_twice_then_donors(
+        Pending::Http202,
+        (StatusCode::ACCEPTED, json!({"status": "pending"})),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_search_can_answer_an_empty_list_while_pending() {
-    let answers = polls_until_ready(Pending::EmptyList).await;
-    let pending = (StatusCode::OK, json!([]));
-    assert_eq!(answers[..2], [pending.clone(), pending]);
-    assert!(has_donors(&answers[2]));
+    assert_pending_twice_then_donors(Pending::EmptyList, (StatusCode::OK, json!([]))).await;
 }
 
 #[tokio::test]
