@@ -53,15 +53,15 @@ pub async fn an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept(
     assert!(resumed, "the resume lifted the halt");
     assert!(!resumed_again, "nothing was left to resume");
     assert!(store.halts().await.unwrap().is_empty());
-    let events = store.halt_events(10).await.unwrap();
-    assert_eq!(
-        log_of(&events),
+    let events = assert_log(
+        store,
         [
             ("resume", "carol", "fixed upstream"),
             ("halt", "bob", "still double-charging"),
             ("halt", "alice", "marketplace double-charges"),
-        ]
-    );
+        ],
+    )
+    .await;
     assert_eq!(events[0].at, later + Duration::minutes(1));
     assert!(events.iter().all(|e| e.scope == HaltScope::Global));
 }
@@ -119,15 +119,15 @@ pub async fn the_anomaly_brake_halts_a_scope_once_and_a_campaigns_resume_lifts_i
     assert_eq!(left[0].scope, HaltScope::Global);
     assert_eq!(resumes.get(&scope), Some(&at));
     assert_eq!(resumes.get(&HaltScope::Global), None);
-    let events = store.halt_events(10).await.unwrap();
-    assert_eq!(
-        log_of(&events),
+    assert_log(
+        store,
         [
             ("resume", "bob", "a marketplace bug, fixed"),
             ("halt", "anomaly brake", "committed 4500 RUB"),
             ("halt", "alice", "stop"),
-        ]
-    );
+        ],
+    )
+    .await;
 }
 
 pub async fn the_brake_observes_what_was_committed_and_bought_by_time(db: TestDb) {
@@ -176,12 +176,16 @@ pub async fn the_brake_observes_what_was_committed_and_bought_by_time(db: TestDb
     assert!(after.is_empty(), "{after:?}");
 }
 
-/// The halt log as (action, by, reason), newest first.
-fn log_of(events: &[HaltEvent]) -> Vec<(&str, &str, &str)> {
-    events
+/// The last ten halts and resumes, asserted to be `expected` as (action, by, reason),
+/// newest first.
+async fn assert_log(store: &Store, expected: [(&str, &str, &str); 3]) -> Vec<HaltEvent> {
+    let events = store.halt_events(10).await.unwrap();
+    let log: Vec<(&str, &str, &str)> = events
         .iter()
         .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
-        .collect()
+        .collect();
+    assert_eq!(log, expected);
+    events
 }
 
 /// The halt a credentials rejection sets: global, at `t0`.
