@@ -28,10 +28,8 @@ fn git(dir: &Path, args: &[&str]) {
     crate::support::binary::assert_success(&out, &format!("git {args:?}"));
 }
 
-/// The template as campaign `k`: a name and a site of its own (one domain belongs to one
-/// file), and `monthly` as its cap.
 /// A git repository on `main` whose first commit holds `n` campaigns at 3,000 RUB a month,
-/// `campaigns/shop-NNN.yaml`; the repository and its campaign directory.
+/// `shop-NNN.yaml` in its campaign directory; the repository and that directory.
 fn committed_shops(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("campaigns");
@@ -45,6 +43,8 @@ fn committed_shops(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
     (t, dir)
 }
 
+/// The template as campaign `k`: a name and a site of its own (one domain belongs to one
+/// file), and `monthly` as its cap.
 fn campaign(k: usize, monthly: &str) -> String {
     TEMPLATE
         .replace("name: acme-shoes ", &format!("name: shop-{k:03}  "))
