@@ -55,8 +55,8 @@ pub async fn a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_
     );
 
     // Verdicts: a and b held, c proceeds; a verdict never moves back.
-    verdict(&store, Verdict::Hold, &["a", "b"]).await;
-    verdict(&store, Verdict::Proceed, &["c"]).await;
+    verdict(store, Verdict::Hold, &["a", "b"]).await;
+    verdict(store, Verdict::Proceed, &["c"]).await;
     verdict(&replica, Verdict::Hold, &["c"]).await;
     let rows = replica.campaigns().removals().await.unwrap();
     assert_eq!(
@@ -91,8 +91,8 @@ pub async fn a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_
         ("ann", at, "a and b retired")
     );
     // A verdict does not undo the word.
-    verdict(&store, Verdict::Proceed, &["a"]).await;
-    verdict(&store, Verdict::Hold, &["a"]).await;
+    verdict(store, Verdict::Proceed, &["a"]).await;
+    verdict(store, Verdict::Hold, &["a"]).await;
     assert_eq!(
         store.campaigns().removals().await.unwrap()[0].state,
         Resolved
