@@ -64,7 +64,7 @@ pub enum Journal {
 /// Everything [`App::build`] needs. Secrets travel inside `market`.
 pub struct AppSettings {
     pub(crate) journal: Journal,
-    pub(crate) market: ClientConfig,
+    pub market: ClientConfig,
     pub engine: EngineSettings,
     pub clock: SharedClock,
     /// How [`App::run_until_stopped`] runs the daemon; unused by a single pass.

@@ -25,11 +25,22 @@ fn git(dir: &Path, args: &[&str]) {
         .args(args)
         .output()
         .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, &format!("git {args:?}"));
+}
+
+/// A git repository on `main` whose first commit holds `n` campaigns at 3,000 RUB a month,
+/// `shop-NNN.yaml` in its campaign directory; the repository and that directory.
+fn committed_shops(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("campaigns");
+    std::fs::create_dir_all(&dir).unwrap();
+    for k in 0..n {
+        std::fs::write(dir.join(format!("shop-{k:03}.yaml")), campaign(k, "3000")).unwrap();
+    }
+    git(t.path(), &["init", "-q", "-b", "main"]);
+    git(t.path(), &["add", "."]);
+    git(t.path(), &["commit", "-q", "-m", &format!("{n} campaigns")]);
+    (t, dir)
 }
 
 /// The template as campaign `k`: a name and a site of its own (one domain belongs to one
@@ -65,15 +76,7 @@ fn shown(o: &Output) -> String {
 
 #[test]
 fn one_budget_edit_among_200_campaigns_is_the_comment_s_only_detail() {
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("campaigns");
-    std::fs::create_dir_all(&dir).unwrap();
-    for k in 0..200 {
-        std::fs::write(dir.join(format!("shop-{k:03}.yaml")), campaign(k, "3000")).unwrap();
-    }
-    git(t.path(), &["init", "-q", "-b", "main"]);
-    git(t.path(), &["add", "."]);
-    git(t.path(), &["commit", "-q", "-m", "200 campaigns"]);
+    let (t, dir) = committed_shops(200);
     std::fs::write(dir.join("shop-117.yaml"), campaign(117, "3500")).unwrap();
     assert!(
         campaign(117, "3500").contains("monthly: 3500 "),
@@ -146,15 +149,7 @@ fn a_base_that_is_not_a_revision_is_an_error_that_says_so() {
 /// rise within AMOUNT keeps the usual exit code (2: changes pending).
 #[test]
 fn fail_above_exits_5_when_the_caps_rise_past_the_amount_in_text_and_markdown() {
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("campaigns");
-    std::fs::create_dir_all(&dir).unwrap();
-    for k in 0..3 {
-        std::fs::write(dir.join(format!("shop-{k:03}.yaml")), campaign(k, "3000")).unwrap();
-    }
-    git(t.path(), &["init", "-q", "-b", "main"]);
-    git(t.path(), &["add", "."]);
-    git(t.path(), &["commit", "-q", "-m", "3 campaigns"]);
+    let (t, dir) = committed_shops(3);
     // 3,000 → 30,000 on one, 3,000 → 3,600 on another: +27,600 RUB/month in all.
     std::fs::write(dir.join("shop-001.yaml"), campaign(1, "30000")).unwrap();
     std::fs::write(dir.join("shop-002.yaml"), campaign(2, "3600")).unwrap();

@@ -6,7 +6,9 @@ use linkrunner::market::AuthScheme;
 use linkrunner::market::{Executed, Market, MarketError};
 use linkrunner_sandbox::{Op, SandboxAuth};
 
-use super::support::{DOMAIN, TICKET, TOKEN, client_with, credentials, sandbox_config, start};
+use super::support::{DOMAIN, TICKET, TOKEN, client_with, sandbox_config};
+use crate::support::market::credentials;
+use crate::support::sandbox;
 
 const ACCEPTED: [(SandboxAuth, AuthScheme); 4] = [
     (SandboxAuth::Bearer, AuthScheme::Bearer),
@@ -36,7 +38,7 @@ async fn create_project_with(
 ) -> Seen {
     let mut cfg = sandbox_config();
     cfg.auth_scheme = server;
-    let sandbox = start(cfg).await;
+    let sandbox = sandbox::start(cfg).await;
     let market = client_with(&sandbox.base_url(), |c| {
         c.auth_scheme = client;
         c.credentials = credentials(token, ticket).into();
@@ -123,7 +125,7 @@ async fn a_wrong_ticket_is_unauthorized_403_under_every_accepted_scheme() {
 
 #[tokio::test]
 async fn a_read_with_a_wrong_token_is_not_retried() {
-    let sandbox = start(sandbox_config()).await;
+    let sandbox = sandbox::start(sandbox_config()).await;
     let market = client_with(&sandbox.base_url(), |c| {
         c.credentials = credentials("tok-wrong", TICKET).into();
     });

@@ -18,7 +18,9 @@ use linkrunner_sandbox::{Faults, Op, Shape};
 use tokio::sync::Semaphore;
 
 use super::shapes::{Answers, run_flow};
-use super::support::{client_with, sandbox_config, sent, start};
+use super::support::{client_with, sandbox_config};
+use crate::support::ledger;
+use crate::support::sandbox;
 
 /// Faults a read survives by being retried; changes are never faulted here, so every
 /// change must reach the ledger exactly once whatever the reads went through.
@@ -167,7 +169,7 @@ async fn answers_in(setup: &Setup) -> Answers {
     let mut cfg = sandbox_config();
     cfg.shape = setup.shape.parse::<Shape>().unwrap();
     cfg.faults = faults(setup.faults);
-    let sandbox = start(cfg).await;
+    let sandbox = sandbox::start(cfg).await;
     let map = FieldMap::parse(&setup.field_map).unwrap();
     let client = client_with(&sandbox.base_url(), |c| {
         c.field_map = map;
@@ -190,9 +192,13 @@ async fn answers_in(setup: &Setup) -> Answers {
         Op::AddFilter,
         Op::CreateAutobuyer,
     ] {
-        assert_eq!(sent(&ledger, op), 1, "{op} sent once");
+        assert_eq!(ledger::requests(&ledger, op), 1, "{op} sent once");
     }
-    assert_eq!(sent(&ledger, Op::AddTexts), 2, "two addTexts, each once");
+    assert_eq!(
+        ledger::requests(&ledger, Op::AddTexts),
+        2,
+        "two addTexts, each once"
+    );
     sandbox.shutdown().await;
     answers
 }

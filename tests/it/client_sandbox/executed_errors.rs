@@ -7,10 +7,9 @@ use std::collections::BTreeSet;
 use linkrunner::market::{Executed, Market, MarketError};
 use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 
-use super::flow::{autobuyer, cheap_filter};
-use super::support::{
-    DOMAIN, TICKET, TOKEN, order, pair, project_with_shoes, ready_to_buy, sandbox_config, sent,
-};
+use super::flow::{autobuyer, cheap_filter, created_autobuyer};
+use super::support::{DOMAIN, TICKET, TOKEN, order, pair, ready_to_buy, sandbox_config};
+use crate::support::ledger;
 
 fn executed_errors(style: &str, ops: &[Op]) -> SandboxConfig {
     let mut cfg = sandbox_config();
@@ -50,7 +49,7 @@ async fn purchase_answered_as_error(style: &str) {
     let ids: Vec<i64> = ledger.purchases.iter().map(|p| p.link_id).collect();
     assert_eq!(ids.len(), 2, "the sandbox bought both pages");
     assert_uncertain_with_ids(&err, &ids);
-    assert_eq!(sent(&ledger, Op::BuyLinks), 1, "never resent");
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1, "never resent");
     assert_eq!(ledger.requests_of(Op::BuyLinks, "executed_error"), 1);
 }
 
@@ -87,12 +86,7 @@ async fn creations_answered_as_errors_with_their_ids_are_uncertain() {
 #[tokio::test]
 async fn a_start_answered_as_an_error_with_the_autobuyer_ids_is_uncertain() {
     let (sandbox, client) = pair(executed_errors("http", &[Op::StartAutobuyers])).await;
-    let (project, shoes) = project_with_shoes(&client).await;
-    let filter = client.create_filter(&cheap_filter()).await.unwrap();
-    let id = client
-        .create_autobuyer(project.project_id, &autobuyer(filter, shoes.url_id))
-        .await
-        .unwrap();
+    let id = created_autobuyer(&client).await;
 
     let err = client.start_autobuyers(&[id]).await.unwrap_err();
 

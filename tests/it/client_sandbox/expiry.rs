@@ -7,11 +7,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use linkrunner::market::{
-    ClientConfig, CredentialSource, LoginSettings, Market, MarketError, SecretOrigin, op,
+    ClientConfig, CredentialSource, LoginSettings, Market, MarketClient, MarketError, SecretOrigin,
+    op,
 };
-use linkrunner_sandbox::{Op, SandboxConfig, SandboxLogin};
+use linkrunner_sandbox::{Op, SandboxConfig, SandboxHandle, SandboxLogin};
 
-use super::support::{DOMAIN, TICKET, TOKEN, client_with, sandbox_config, start};
+use super::support::{DOMAIN, TICKET, TOKEN, client_with, sandbox_config};
+use crate::support::sandbox;
 
 const LOGIN: &str = "acme-buyer";
 const API_KEY: &str = "key-cs-5c3d-secret";
@@ -22,6 +24,17 @@ fn files(token: &Path, ticket: &Path) -> impl FnOnce(&mut ClientConfig) {
         ticket: SecretOrigin::File(ticket.to_path_buf()),
     };
     move |c| c.credentials = source
+}
+
+/// A client for `sandbox` reading its token and ticket from files in a fresh directory,
+/// which hold the suite's credentials; the directory and the client.
+fn reading_files(sandbox: &SandboxHandle) -> (tempfile::TempDir, MarketClient) {
+    let dir = tempfile::tempdir().unwrap();
+    let (tok, tkt) = (dir.path().join("token"), dir.path().join("ticket"));
+    std::fs::write(&tok, TOKEN).unwrap();
+    std::fs::write(&tkt, TICKET).unwrap();
+    let market = client_with(&sandbox.base_url(), files(&tok, &tkt));
+    (dir, market)
 }
 
 fn login_with(key: &str) -> impl FnOnce(&mut ClientConfig) {
@@ -40,12 +53,9 @@ fn expiring(ttl: Duration) -> SandboxConfig {
 async fn a_change_rejected_for_an_expired_token_is_sent_once_more_with_the_rotated_file() {
     // Arrange: the token in the file expires after a second; a refresher then writes a new
     // one, but the client last read the file before that.
-    let sandbox = start(expiring(Duration::from_secs(1))).await;
-    let dir = tempfile::tempdir().unwrap();
-    let (tok, tkt) = (dir.path().join("token"), dir.path().join("ticket"));
-    std::fs::write(&tok, TOKEN).unwrap();
-    std::fs::write(&tkt, TICKET).unwrap();
-    let market = client_with(&sandbox.base_url(), files(&tok, &tkt));
+    let sandbox = sandbox::start(expiring(Duration::from_secs(1))).await;
+    let (dir, market) = reading_files(&sandbox);
+    let tok = dir.path().join("token");
     market.create_project(DOMAIN).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1100)).await;
     std::fs::write(&tok, format!("{}\n", sandbox.issue_token())).unwrap();
@@ -64,12 +74,8 @@ async fn a_change_rejected_for_an_expired_token_is_sent_once_more_with_the_rotat
 
 #[tokio::test]
 async fn a_rejection_with_an_unchanged_file_is_reported_after_one_attempt() {
-    let sandbox = start(expiring(Duration::from_millis(300))).await;
-    let dir = tempfile::tempdir().unwrap();
-    let (tok, tkt) = (dir.path().join("token"), dir.path().join("ticket"));
-    std::fs::write(&tok, TOKEN).unwrap();
-    std::fs::write(&tkt, TICKET).unwrap();
-    let market = client_with(&sandbox.base_url(), files(&tok, &tkt));
+    let sandbox = sandbox::start(expiring(Duration::from_millis(300))).await;
+    let (_dir, market) = reading_files(&sandbox);
     tokio::time::sleep(Duration::from_millis(400)).await;
 
     let result = market.create_project(DOMAIN).await;
@@ -86,7 +92,7 @@ async fn a_rejection_with_an_unchanged_file_is_reported_after_one_attempt() {
 #[tokio::test]
 async fn the_built_in_login_replaces_each_token_before_it_expires() {
     // Arrange: tokens live two seconds.
-    let sandbox = start(expiring(Duration::from_secs(2))).await;
+    let sandbox = sandbox::start(expiring(Duration::from_secs(2))).await;
     let market = client_with(&sandbox.base_url(), login_with(API_KEY));
     let project = market.create_project(DOMAIN).await.unwrap();
 
@@ -110,7 +116,7 @@ async fn the_built_in_login_replaces_each_token_before_it_expires() {
 
 #[tokio::test]
 async fn a_refused_login_is_a_credentials_rejection_that_names_the_login() {
-    let sandbox = start(expiring(Duration::from_secs(60))).await;
+    let sandbox = sandbox::start(expiring(Duration::from_secs(60))).await;
     let market = client_with(&sandbox.base_url(), login_with("not-the-key"));
 
     let result = market.create_project(DOMAIN).await;
@@ -128,7 +134,7 @@ async fn a_token_the_marketplace_revokes_early_is_replaced_by_one_new_login() {
     // Arrange: the sandbox forgets every token it issued (as after a server-side logout) by
     // restarting; the client still holds one that has not expired by its `exp`.
     let cfg = expiring(Duration::from_secs(60));
-    let sandbox = start(cfg.clone()).await;
+    let sandbox = sandbox::start(cfg.clone()).await;
     let market = client_with(&sandbox.base_url(), login_with(API_KEY));
     market.create_project(DOMAIN).await.unwrap();
     let addr = sandbox.addr();

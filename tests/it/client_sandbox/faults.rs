@@ -11,9 +11,9 @@ use linkrunner_sandbox::faults::FaultState;
 use linkrunner_sandbox::{Faults, Op, SandboxConfig, SandboxHandle};
 
 use super::flow::cheap_filter;
-use super::support::{
-    client_with, ledger_when, order, pair, ready_to_buy, sandbox_config, sent, start,
-};
+use super::support::{client_with, order, pair, ready_to_buy, sandbox_config};
+use crate::support::ledger;
+use crate::support::sandbox;
 
 fn only(op: Op) -> Option<BTreeSet<Op>> {
     Some(BTreeSet::from([op]))
@@ -57,7 +57,7 @@ async fn an_injected_5xx_on_a_purchase_is_uncertain_and_sent_exactly_once() {
 
     assert_uncertain(&err, Some(503));
     let ledger = sandbox.ledger();
-    assert_eq!(sent(&ledger, Op::BuyLinks), 1);
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
     assert_eq!(ledger.requests_of(Op::BuyLinks, "fault"), 1);
     assert!(ledger.purchases.is_empty());
 }
@@ -139,7 +139,7 @@ async fn a_read_retried_after_an_injected_5xx_succeeds() {
 async fn slow_sandbox() -> (SandboxHandle, MarketClient) {
     let mut cfg = sandbox_config();
     cfg.faults.latency_ms = 600;
-    let sandbox = start(cfg).await;
+    let sandbox = sandbox::start(cfg).await;
     let client = client_with(&sandbox.base_url(), |c| {
         c.request_timeout = Duration::from_millis(250);
     });
@@ -153,9 +153,9 @@ async fn a_change_slower_than_the_request_timeout_is_uncertain_and_sent_exactly_
     let err = client.create_filter(&cheap_filter()).await.unwrap_err();
 
     assert_uncertain(&err, None);
-    let ledger = ledger_when(&sandbox, |l| sent(l, Op::AddFilter) >= 1).await;
+    let ledger = ledger::ledger_when(&sandbox, |l| ledger::requests(l, Op::AddFilter) >= 1).await;
     assert_eq!(ledger.requests_of(Op::AddFilter, "abandoned"), 1);
-    assert_eq!(sent(&ledger, Op::AddFilter), 1);
+    assert_eq!(ledger::requests(&ledger, Op::AddFilter), 1);
     assert!(ledger.filters.is_empty());
 }
 
@@ -166,7 +166,7 @@ async fn a_read_slower_than_the_request_timeout_is_retried_then_uncertain() {
     let err = client.list_links(1001).await.unwrap_err();
 
     assert_uncertain(&err, None);
-    let ledger = ledger_when(&sandbox, |l| sent(l, Op::ListLinks) >= 3).await;
+    let ledger = ledger::ledger_when(&sandbox, |l| ledger::requests(l, Op::ListLinks) >= 3).await;
     assert_eq!(ledger.requests_of(Op::ListLinks, "abandoned"), 3);
 }
 
@@ -191,7 +191,7 @@ async fn a_purchase_refused_by_the_rate_limit_is_rate_limited_and_not_retried() 
     assert_eq!(err.retry_after(), Some(Duration::from_secs(1)));
     assert_eq!(err.executed(), Executed::No);
     let ledger = sandbox.ledger();
-    assert_eq!(sent(&ledger, Op::BuyLinks), 1);
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
     assert_eq!(ledger.requests_of(Op::BuyLinks, "rate_limited"), 1);
     assert!(ledger.purchases.is_empty());
 }
@@ -216,7 +216,7 @@ async fn a_purchase_whose_answer_is_cut_after_commit_is_uncertain_yet_in_the_led
 
     assert_uncertain(&err, Some(200));
     let ledger = sandbox.ledger();
-    assert_eq!(sent(&ledger, Op::BuyLinks), 1);
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
     let bought: Vec<i64> = ledger.purchases.iter().map(|p| p.page_id).collect();
     assert_eq!(bought, [donors[0].page_id]);
 }

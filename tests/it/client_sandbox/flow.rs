@@ -11,8 +11,9 @@ use linkrunner_sandbox::{AutobuyerState, Op};
 
 use super::support::{
     DOMAIN, SHOES, TEXTS, client, donors_for, order, pair, project_with_shoes, ready_to_buy,
-    sandbox_config, search_params, shoes, start,
+    sandbox_config, search_params, search_started, shoes,
 };
+use crate::support::ledger;
 
 pub fn cheap_filter() -> FilterSpec {
     FilterSpec {
@@ -39,17 +40,28 @@ pub fn autobuyer(filter_id: i64, url_id: i64) -> AutobuyerSpec {
     }
 }
 
+/// Operations 1, 2, 6 and 7: the project with its URL, the cheap filter, and an autobuyer on
+/// them; its id.
+pub async fn created_autobuyer(client: &MarketClient) -> i64 {
+    let (project, shoes) = project_with_shoes(client).await;
+    let filter = client.create_filter(&cheap_filter()).await.unwrap();
+    client
+        .create_autobuyer(project.project_id, &autobuyer(filter, shoes.url_id))
+        .await
+        .unwrap()
+}
+
+/// The state the sandbox holds autobuyer `id` in.
+fn state_of(sandbox: &sandbox::SandboxHandle, id: i64) -> AutobuyerState {
+    sandbox.ledger().autobuyer(id).unwrap().state
+}
+
 /// A sandbox whose autobuyers start running, so that stopping one is visible.
 async fn with_running_autobuyer() -> (sandbox::SandboxHandle, MarketClient, i64) {
     let mut cfg = sandbox_config();
     cfg.autobuyers_start_running = true;
     let (sandbox, client) = pair(cfg).await;
-    let (project, shoes) = project_with_shoes(&client).await;
-    let filter = client.create_filter(&cheap_filter()).await.unwrap();
-    let id = client
-        .create_autobuyer(project.project_id, &autobuyer(filter, shoes.url_id))
-        .await
-        .unwrap();
+    let id = created_autobuyer(&client).await;
     (sandbox, client, id)
 }
 
@@ -109,13 +121,7 @@ async fn add_texts_answers_the_url_and_text_ids_the_sandbox_recorded() {
 
 #[tokio::test]
 async fn start_search_queues_one_job_in_the_sandbox() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (_, shoes) = project_with_shoes(&client).await;
-
-    let job = client
-        .start_search(shoes.url_id, &search_params())
-        .await
-        .unwrap();
+    let (sandbox, _, job) = search_started(sandbox_config()).await;
 
     assert!(!job.job_handle_id.is_empty() && !job.meta_data.is_empty());
     assert_eq!(sandbox.ledger().searches_started, 1);
@@ -286,17 +292,11 @@ async fn create_autobuyer_answers_the_id_of_the_autobuyer_the_sandbox_created() 
 #[tokio::test]
 async fn stop_autobuyers_stops_them_in_the_sandbox() {
     let (sandbox, client, id) = with_running_autobuyer().await;
-    assert_eq!(
-        sandbox.ledger().autobuyer(id).unwrap().state,
-        AutobuyerState::Running
-    );
+    assert_eq!(state_of(&sandbox, id), AutobuyerState::Running);
 
     client.stop_autobuyers(&[id]).await.unwrap();
 
-    assert_eq!(
-        sandbox.ledger().autobuyer(id).unwrap().state,
-        AutobuyerState::Stopped
-    );
+    assert_eq!(state_of(&sandbox, id), AutobuyerState::Stopped);
 }
 
 #[tokio::test]
@@ -306,15 +306,12 @@ async fn start_autobuyers_starts_them_in_the_sandbox() {
 
     client.start_autobuyers(&[id]).await.unwrap();
 
-    assert_eq!(
-        sandbox.ledger().autobuyer(id).unwrap().state,
-        AutobuyerState::Running
-    );
+    assert_eq!(state_of(&sandbox, id), AutobuyerState::Running);
 }
 
 #[tokio::test]
 async fn the_whole_flow_sends_each_of_the_ten_operations_and_every_call_is_ok() {
-    let sandbox = start(sandbox_config()).await;
+    let sandbox = crate::support::sandbox::start(sandbox_config()).await;
     let client = client(&sandbox);
 
     let (project, shoes) = project_with_shoes(&client).await;
@@ -337,7 +334,7 @@ async fn the_whole_flow_sends_each_of_the_ten_operations_and_every_call_is_ok() 
         let counts = ledger.requests.get(op.name());
         let ok = ledger.requests_of(op, "ok");
         assert!(ok >= 1, "{op} was not answered ok: {counts:?}");
-        assert_eq!(super::support::sent(&ledger, op), ok, "{op}: {counts:?}");
+        assert_eq!(ledger::requests(&ledger, op), ok, "{op}: {counts:?}");
     }
     assert_eq!(ledger.purchases.len(), 1);
 }

@@ -13,8 +13,10 @@ use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 
 use super::support::{
     DOMAIN, client_with, donors_for, order, pair, project_with_shoes, ready_to_buy, sandbox_config,
-    search_params, sent, start,
+    search_params,
 };
+use crate::support::ledger;
+use crate::support::sandbox;
 
 fn config(edit: impl FnOnce(&mut SandboxConfig)) -> SandboxConfig {
     let mut cfg = sandbox_config();
@@ -90,7 +92,7 @@ async fn ids_nested_in_id_value_objects_are_the_ones_the_sandbox_recorded() {
 async fn a_nested_price_is_unpriced_without_a_field_map_and_read_with_one() {
     let cfg = || config(|c| c.shape.price = PriceField::Nested);
     let (_a, plain) = pair(cfg()).await;
-    let mapped_sandbox = start(cfg()).await;
+    let mapped_sandbox = sandbox::start(cfg()).await;
     let map = FieldMap::parse("price=prices.rent").unwrap();
     let mapped = client_with(&mapped_sandbox.base_url(), |c| c.field_map = map);
     let (_b, default_client) = pair(sandbox_config()).await;
@@ -125,7 +127,7 @@ async fn a_nested_price_is_unpriced_without_a_field_map_and_read_with_one() {
 
 #[tokio::test]
 async fn reads_truncated_in_transit_are_read_again_until_whole() {
-    let sandbox = start(config(|c| c.faults.truncate_rate = 0.3)).await;
+    let sandbox = sandbox::start(config(|c| c.faults.truncate_rate = 0.3)).await;
     let client = client_with(&sandbox.base_url(), |c| c.read_retries = 10);
     let (project, shoes, donors) = ready_to_buy(&client).await;
     client
@@ -152,11 +154,11 @@ async fn reads_truncated_in_transit_are_read_again_until_whole() {
 
     let ledger = sandbox.ledger();
     assert!(
-        sent(&ledger, Op::ListLinks) > lists,
+        ledger::requests(&ledger, Op::ListLinks) > lists,
         "some link lists were truncated and read again: {:?}",
         ledger.requests
     );
-    assert_eq!(sent(&ledger, Op::BuyLinks), 1);
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
 }
 
 #[tokio::test]
@@ -175,7 +177,7 @@ async fn a_purchase_answered_with_truncated_json_is_sent_exactly_once() {
     assert!(matches!(err, MarketError::Undecodable { .. }), "{err:?}");
     assert_eq!(err.executed(), Executed::Yes);
     let ledger = sandbox.ledger();
-    assert_eq!(sent(&ledger, Op::BuyLinks), 1);
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
     assert_eq!(
         ledger.purchases.len(),
         1,

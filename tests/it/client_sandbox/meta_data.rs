@@ -5,18 +5,14 @@
 use linkrunner::market::{Market, MarketError, SearchJob};
 use linkrunner_sandbox::Op;
 
-use super::support::{pair, poll_until_ready, project_with_shoes, sandbox_config, search_params};
+use super::support::{poll_until_ready, sandbox_config, search_started};
+use crate::support::ledger;
 
 const HOSTILE: [char; 12] = ['/', '+', '=', '?', '#', '%', '&', ' ', 'é', '"', '{', ':'];
 
 #[tokio::test]
 async fn meta_data_with_hostile_characters_goes_back_byte_for_byte() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (_, shoes) = project_with_shoes(&client).await;
-    let job = client
-        .start_search(shoes.url_id, &search_params())
-        .await
-        .unwrap();
+    let (sandbox, client, job) = search_started(sandbox_config()).await;
     let missing: Vec<char> = HOSTILE
         .into_iter()
         .filter(|c| !job.meta_data.contains(*c))
@@ -28,17 +24,12 @@ async fn meta_data_with_hostile_characters_goes_back_byte_for_byte() {
     assert!(!donors.is_empty());
     let ledger = sandbox.ledger();
     assert_eq!(ledger.requests_of(Op::SearchResult, "ok"), 3);
-    assert_eq!(super::support::sent(&ledger, Op::SearchResult), 3);
+    assert_eq!(ledger::requests(&ledger, Op::SearchResult), 3);
 }
 
 #[tokio::test]
 async fn a_poll_with_meta_data_changed_by_one_byte_is_refused() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (_, shoes) = project_with_shoes(&client).await;
-    let job = client
-        .start_search(shoes.url_id, &search_params())
-        .await
-        .unwrap();
+    let (sandbox, client, job) = search_started(sandbox_config()).await;
     let changed = SearchJob {
         meta_data: job.meta_data.replacen('+', " ", 1),
         ..job

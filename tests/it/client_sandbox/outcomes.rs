@@ -8,8 +8,9 @@ use linkrunner_sandbox::{Op, Shape};
 use super::flow::cheap_filter;
 use super::support::{
     DOMAIN, client_with, order, pair, poll_until_ready, project_with_shoes, ready_to_buy,
-    sandbox_config, search_params, start,
+    sandbox_config, search_params,
 };
+use crate::support::sandbox;
 
 fn with_errors(style: &str) -> linkrunner_sandbox::SandboxConfig {
     let mut cfg = sandbox_config();
@@ -122,7 +123,7 @@ async fn stopping_an_unknown_autobuyer_is_rejected() {
 
 #[tokio::test]
 async fn a_closed_port_is_a_connect_error_and_nothing_was_executed() {
-    let sandbox = start(sandbox_config()).await;
+    let sandbox = sandbox::start(sandbox_config()).await;
     let base = sandbox.base_url();
     sandbox.shutdown().await;
     let client = client_with(&base, |_| {});
@@ -135,7 +136,7 @@ async fn a_closed_port_is_a_connect_error_and_nothing_was_executed() {
 
 #[tokio::test]
 async fn a_create_answer_without_a_readable_id_is_undecodable_but_executed() {
-    let sandbox = start(sandbox_config()).await;
+    let sandbox = sandbox::start(sandbox_config()).await;
     // An operator's field map naming a field that is present but holds no id.
     let map = FieldMap::parse("filter_id=isError").unwrap();
     let client = client_with(&sandbox.base_url(), |c| c.field_map = map);
@@ -155,7 +156,7 @@ async fn a_create_answer_without_a_readable_id_is_undecodable_but_executed() {
 
 #[tokio::test]
 async fn donors_whose_mapped_price_field_is_unreadable_are_counted_never_offered() {
-    let sandbox = start(sandbox_config()).await;
+    let sandbox = sandbox::start(sandbox_config()).await;
     let map = FieldMap::parse("price=currency").unwrap();
     let client = client_with(&sandbox.base_url(), |c| c.field_map = map);
     let (_, shoes) = project_with_shoes(&client).await;

@@ -8,7 +8,8 @@ use linkrunner::market::{LinkList, ListCompleteness, Market, MarketClient};
 use linkrunner::money::Money;
 use linkrunner_sandbox::{Behaviour, ListPaging, Op, SandboxConfig, SandboxHandle};
 
-use super::support::{order, pair, ready_to_buy, sandbox_config, sent};
+use super::support::{order, pair, ready_to_buy, sandbox_config};
+use crate::support::ledger;
 
 fn paged(size: usize, paging: ListPaging) -> SandboxConfig {
     let mut cfg = sandbox_config();
@@ -51,7 +52,7 @@ async fn a_list_without_paging_fields_is_taken_as_shown_and_says_it_has_none() {
 
     assert_eq!(ids(&list), links[..2]);
     assert_eq!(list.completeness, ListCompleteness::NoPagingFields);
-    assert_eq!(sent(&sandbox.ledger(), Op::ListLinks), 1);
+    assert_eq!(ledger::requests(&sandbox.ledger(), Op::ListLinks), 1);
 }
 
 #[tokio::test]
@@ -64,7 +65,7 @@ async fn a_list_with_page_and_total_fields_is_read_page_by_page_to_the_end() {
     assert_eq!(ids(&list), links);
     assert_eq!(list.completeness, ListCompleteness::AllPages { pages: 3 });
     assert!(list.completeness.nothing_left_unread());
-    assert_eq!(sent(&sandbox.ledger(), Op::ListLinks), 3);
+    assert_eq!(ledger::requests(&sandbox.ledger(), Op::ListLinks), 3);
 }
 
 #[tokio::test]

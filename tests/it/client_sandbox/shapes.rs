@@ -9,7 +9,8 @@ use linkrunner::market::{
 use linkrunner_sandbox::Shape;
 
 use super::flow::{autobuyer, cheap_filter};
-use super::support::{DOMAIN, client_with, order, sandbox_config, search_params, start};
+use super::support::{DOMAIN, client_with, order, sandbox_config, search_params};
+use crate::support::sandbox;
 
 /// What the client answered at each step of the flow.
 #[derive(Debug, PartialEq)]
@@ -113,7 +114,7 @@ pub(crate) async fn run_flow(client: &MarketClient) -> Answers {
 async fn answers_with(shape: &str, field_map: &str) -> Answers {
     let mut cfg = sandbox_config();
     cfg.shape = shape.parse::<Shape>().unwrap();
-    let sandbox = start(cfg).await;
+    let sandbox = sandbox::start(cfg).await;
     let map = FieldMap::parse(field_map).unwrap();
     let client = client_with(&sandbox.base_url(), |c| c.field_map = map);
     run_flow(&client).await

@@ -1,17 +1,19 @@
-//! Shared setup: an in-process sandbox on port 0, a `MarketClient` pointed at it, and the
-//! steps of the marketplace flow that most tests need before the call they are about.
+//! This suite's setup: a `MarketClient` pointed at an in-process sandbox (both from
+//! [`crate::support`]), and the steps of the marketplace flow that most tests need before the
+//! call they are about.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use linkrunner::market::{
-    ClientConfig, CreatedUrl, Credentials, Donor, Market, MarketClient, PageTarget, ProjectIds,
-    PurchaseOrder, SearchJob, SearchParams, SearchPoll, UrlTexts,
+    ClientConfig, CreatedUrl, Donor, Market, MarketClient, PageTarget, ProjectIds, PurchaseOrder,
+    SearchJob, SearchParams, SearchPoll, UrlTexts,
 };
 use linkrunner::metrics::Metrics;
 use linkrunner::money::Money;
-use linkrunner_sandbox::{Ledger, Op, SandboxConfig, SandboxHandle};
-use secrecy::SecretString;
+use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
+
+use crate::support::{market, sandbox};
 
 pub const TOKEN: &str = "tok-cs-7a1e-secret";
 pub const TICKET: &str = "tkt-cs-90b2-secret";
@@ -27,22 +29,11 @@ pub fn sandbox_config() -> SandboxConfig {
     SandboxConfig::new(TOKEN, TICKET)
 }
 
-pub async fn start(cfg: SandboxConfig) -> SandboxHandle {
-    crate::support::sandbox::start(cfg).await
-}
-
-pub fn credentials(token: &str, ticket: &str) -> Credentials {
-    Credentials::new(SecretString::from(token), SecretString::from(ticket)).unwrap()
-}
-
 /// Fast limits so no test is throttled by the client unless it means to be; two read retries.
 pub fn client_config(base: &str) -> ClientConfig {
-    let mut c = ClientConfig::new(base, credentials(TOKEN, TICKET)).unwrap();
-    c.rate_limit = std::num::NonZeroU32::new(1000).unwrap();
+    let mut c = market::fast_config(base, TOKEN, TICKET);
     c.max_concurrency = 8;
-    c.request_timeout = Duration::from_secs(5);
     c.connect_timeout = Duration::from_secs(2);
-    c.read_retries = 2;
     c
 }
 
@@ -58,7 +49,7 @@ pub fn client(sandbox: &SandboxHandle) -> MarketClient {
 
 /// A sandbox with `cfg` and a default client for it.
 pub async fn pair(cfg: SandboxConfig) -> (SandboxHandle, MarketClient) {
-    let sandbox = start(cfg).await;
+    let sandbox = sandbox::start(cfg).await;
     let client = client(&sandbox);
     (sandbox, client)
 }
@@ -86,6 +77,15 @@ pub fn search_params() -> SearchParams {
         price_rent_to: Some(Money::from_rubles(300)),
         ..SearchParams::default()
     }
+}
+
+/// A sandbox with `cfg`, a client, and a search started for the promoted URL of a new
+/// project (operations 1 to 3).
+pub async fn search_started(cfg: SandboxConfig) -> (SandboxHandle, MarketClient, SearchJob) {
+    let (sandbox, client) = pair(cfg).await;
+    let (_, shoes) = project_with_shoes(&client).await;
+    let job = client.start_search(shoes.url_id, &search_params()).await;
+    (sandbox, client, job.unwrap())
 }
 
 /// Polls every 10 ms for up to 5 s.
@@ -131,21 +131,4 @@ pub async fn ready_to_buy(client: &MarketClient) -> (ProjectIds, CreatedUrl, Vec
     let (project, shoes) = project_with_shoes(client).await;
     let donors = donors_for(client, shoes.url_id).await;
     (project, shoes, donors)
-}
-
-/// How many requests of `op` the sandbox counted, whatever their outcome.
-pub fn sent(ledger: &Ledger, op: Op) -> u64 {
-    ledger
-        .requests
-        .get(op.name())
-        .map(|by_outcome| by_outcome.values().sum())
-        .unwrap_or(0)
-}
-
-/// Waits (up to 5 s) until `check` holds for the sandbox's ledger;
-/// returns the last ledger either way so the caller's assertion shows what was there.
-pub async fn ledger_when(sandbox: &SandboxHandle, check: impl Fn(&Ledger) -> bool) -> Ledger {
-    let ledger = || async { Some(sandbox.ledger()).filter(|l| check(l)) };
-    let found = crate::support::wait::poll_until(Duration::from_secs(5), ledger).await;
-    found.unwrap_or_else(|| sandbox.ledger())
 }

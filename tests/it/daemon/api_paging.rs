@@ -3,18 +3,13 @@
 //! an empty page past the last, and the whole list only as NDJSON when asked for by name.
 //! Served in-process over a journal of 250 campaigns, on both backends.
 
-use std::sync::Arc;
-
-use linkrunner::http::{AppState, Health, router, serve};
-use linkrunner::metrics::Metrics;
 use linkrunner::money::Money;
 use linkrunner::store::CampaignCaps;
 use serde_json::Value;
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
-use super::support::{at, http};
+use super::support::at;
 use crate::support::db::TestDb;
+use crate::support::http::{self, serve_journal};
 
 const CAMPAIGNS: usize = 250;
 
@@ -38,16 +33,9 @@ mod paging {
                 .await
                 .unwrap();
         }
-        let state = AppState {
-            metrics: Arc::new(Metrics::new()),
-            store: db.store.clone(),
-            health: Arc::new(Health::default()),
-            clock: linkrunner::clock::ManualClock::new(at(12, 0, 0)),
-        };
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let stop = CancellationToken::new();
-        tokio::spawn(serve(listener, router(state), stop.clone()));
+        let (addr, stop) =
+            serve_journal(&db.store, linkrunner::clock::ManualClock::new(at(12, 0, 0))).await;
+        let base = format!("http://{addr}");
         let names = |from: usize, to: usize| -> Vec<String> {
             (from..to).map(|i| format!("c-{i:03}")).collect()
         };
@@ -143,7 +131,7 @@ impl Answer {
 }
 
 async fn ask(base: &str, query: &str) -> Answer {
-    let r = http()
+    let r = http::client()
         .get(format!("{base}/api/v1/campaigns{query}"))
         .send()
         .await

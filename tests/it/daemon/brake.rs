@@ -9,30 +9,26 @@
 use std::time::Duration;
 
 use linkrunner::clock::Clock;
-use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::store::{Halt, HaltScope, Store};
 use linkrunner_sandbox::{AutobuyerState, Behaviour};
 
-use super::support::{Daemon, PATIENCE, TICKET, TOKEN, World, at, campaign_yaml, series, within};
-use crate::support::app::{self, InProcess, Journal};
+use super::support::{Daemon, World, at, with_a_small_autobuyer};
+use crate::support::app::InProcess;
+use crate::support::campaigns;
+use crate::support::http::series;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 const NAME: &str = "braked";
 
 /// The in-process daemon on `world`, reconciling every second (so it reads the link list
 /// often), with its own buy trigger and brake.
 async fn start(world: &World, round_every: Option<Duration>, anomaly_multiple: f64) -> Daemon {
-    let market = app::client_config(&world.sandbox.base_url(), TOKEN, TICKET);
-    let mut settings = app::settings(Journal::Url(world.db_url.clone()), market);
-    settings.clock = world.clock.clone();
-    settings.daemon = DaemonOptions {
-        campaigns_dir: world.campaigns(),
-        reconcile_interval: Duration::from_secs(1),
-        shutdown_grace: Duration::from_secs(10),
-        round_every,
-        watch: false,
-        signals: false,
-        anomaly_multiple,
-    };
+    let mut settings = world.settings(&world.db_url);
+    settings.daemon.reconcile_interval = Duration::from_secs(1);
+    settings.daemon.round_every = round_every;
+    settings.daemon.watch = false;
+    settings.daemon.anomaly_multiple = anomaly_multiple;
     InProcess::start(settings).await
 }
 
@@ -42,17 +38,6 @@ async fn brake_of(store: &Store) -> Option<Halt> {
     halts
         .into_iter()
         .find(|h| h.scope == HaltScope::campaign(NAME) && h.by.as_deref() == Some("anomaly brake"))
-}
-
-/// The campaign with a daily 09:00 round and a running autobuyer of 500 RUB, one link a day.
-fn with_an_autobuyer() -> String {
-    let mut yaml = campaign_yaml(NAME, "0 9 * * *", 100_000);
-    yaml.push_str(&format!(
-        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
-         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
-         \x20     - url: https://{NAME}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
-    ));
-    yaml
 }
 
 /// Links bought by purchase calls (ours), not by autobuyers.
@@ -77,7 +62,7 @@ async fn autobuyers_buying_far_above_their_budgets_brake_the_campaign_until_resu
     // Arrange: a daily 09:00 round (the clock is at noon: none due) and an autobuyer of
     // 500 RUB and one link a day, on a marketplace whose autobuyers ignore their limits.
     let world = World::new(at(12, 0, 0)).await;
-    let yaml = with_an_autobuyer();
+    let yaml = with_a_small_autobuyer(NAME);
     world.write("braked.yaml", &yaml);
     world
         .sandbox
@@ -166,7 +151,10 @@ async fn a_second_linkrunner_with_one_second_rounds_on_the_journal_is_braked_by_
     // Arrange: a campaign of two links at 09:00 a day, run by the daemon on its schedule;
     // the clock is at noon, after the day's round.
     let world = World::new(at(12, 0, 0)).await;
-    world.write("braked.yaml", &campaign_yaml(NAME, "0 9 * * *", 100_000));
+    world.write(
+        "braked.yaml",
+        &campaigns::simple(NAME, "0 9 * * *", 100_000),
+    );
     let scheduled = start(&world, None, 3.0).await;
 
     // Act: a second linkrunner on the same journal, started by mistake with the demo's
@@ -240,11 +228,7 @@ async fn resume_with_a_campaign_lifts_that_campaigns_brake_and_leaves_the_accoun
         .expect("linkrunner runs");
 
     // Assert: the campaign's halt is gone, the account's stays.
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, "linkrunner resume");
     let halts = db.store.halts().await.unwrap();
     let scopes: Vec<&HaltScope> = halts.iter().map(|h| &h.scope).collect();
     assert_eq!(scopes, vec![&HaltScope::Global], "{halts:?}");
@@ -255,7 +239,7 @@ async fn an_operators_halt_stops_the_autobuyers_of_a_campaign_whose_file_fails_v
     // Arrange: a campaign whose autobuyer runs, then its file broken (an unknown key: the
     // campaign is held as recorded, its autobuyer left running) and the account halted.
     let world = World::new(at(12, 0, 0)).await;
-    let yaml = with_an_autobuyer();
+    let yaml = with_a_small_autobuyer(NAME);
     world.write("braked.yaml", &yaml);
     let daemon = start(&world, None, 0.0).await;
     within(PATIENCE, "the autobuyer running", || async {

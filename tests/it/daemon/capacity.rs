@@ -4,11 +4,15 @@
 
 use std::time::Duration;
 
-use linkrunner::daemon::run::{DaemonOptions, Event};
+use linkrunner::daemon::run::Event;
 use linkrunner_sandbox::{Ledger, Op};
 
-use super::support::{Daemon, TICKET, TOKEN, World, at, campaign_yaml, rounds, within};
-use crate::support::app::{self, InProcess, Journal};
+use super::support::{Daemon, World, at};
+use crate::support::app::InProcess;
+use crate::support::campaigns;
+use crate::support::db::rounds;
+use crate::support::ledger;
+use crate::support::wait::within;
 
 const FILLERS: usize = 60;
 const BUYERS: usize = 10;
@@ -16,42 +20,25 @@ const RATE_LIMIT: u32 = 40;
 
 /// A campaign that never buys on a schedule: reconciliation is all it costs.
 fn filler_yaml(name: &str) -> String {
-    let full = campaign_yaml(name, "0 9 * * *", 4000);
+    let full = campaigns::simple(name, "0 9 * * *", 4000);
     full[..full.find("buy:").expect("the template buys")].to_string()
-}
-
-fn requests(l: &Ledger, op: Op) -> u64 {
-    l.requests.get(op.name()).map_or(0, |m| m.values().sum())
-}
-
-fn total(l: &Ledger) -> u64 {
-    l.requests.values().flat_map(|m| m.values()).sum()
 }
 
 /// Calls only a buy round makes: searches, their polls, purchases.
 fn round_calls(l: &Ledger) -> u64 {
     [Op::SearchStart, Op::SearchResult, Op::BuyLinks]
         .into_iter()
-        .map(|op| requests(l, op))
+        .map(|op| ledger::requests(l, op))
         .sum()
 }
 
 /// The daemon at `RATE_LIMIT` requests/s, reconciling every campaign every second: more
 /// than the limit carries, so its reconciliation never ends.
 async fn start(world: &World) -> Daemon {
-    let mut market = app::client_config(&world.sandbox.base_url(), TOKEN, TICKET);
-    market.rate_limit = std::num::NonZeroU32::new(RATE_LIMIT).unwrap();
-    let mut settings = app::settings(Journal::Url(world.db_url.clone()), market);
-    settings.clock = world.clock.clone();
-    settings.daemon = DaemonOptions {
-        campaigns_dir: world.campaigns(),
-        reconcile_interval: Duration::from_secs(1),
-        shutdown_grace: Duration::from_secs(10),
-        round_every: None,
-        watch: false,
-        signals: false,
-        ..DaemonOptions::default()
-    };
+    let mut settings = world.settings(&world.db_url);
+    settings.market.rate_limit = std::num::NonZeroU32::new(RATE_LIMIT).unwrap();
+    settings.daemon.reconcile_interval = Duration::from_secs(1);
+    settings.daemon.watch = false;
     InProcess::start(settings).await
 }
 
@@ -76,7 +63,7 @@ async fn a_due_round_starts_while_a_long_reconciliation_is_under_way() {
     for b in &buyers {
         world.write(
             &format!("{b}.yaml"),
-            &campaign_yaml(b, "*/10 * * * *", 5000),
+            &campaigns::simple(b, "*/10 * * * *", 5000),
         );
     }
     let mut daemon = start(&world).await;
@@ -117,7 +104,8 @@ async fn a_due_round_starts_while_a_long_reconciliation_is_under_way() {
     // Assert: every round bought, and most calls made meanwhile were the rounds' own.
     let ours = round_calls(&after) - round_calls(&before);
     // Each round's pass also reads its link list once: those are the rounds' too.
-    let others = (total(&after) - total(&before)) - ours - BUYERS as u64;
+    let others =
+        (ledger::all_requests(&after) - ledger::all_requests(&before)) - ours - BUYERS as u64;
     assert_eq!(bought, 2 * BUYERS as u32, "each round buys per_run = 2");
     assert!(
         ours >= 3 * BUYERS as u64,

@@ -13,10 +13,14 @@ use chrono::{DateTime, Utc};
 use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle, SandboxLogin};
 use tempfile::TempDir;
 
-use super::support::{TICKET, TOKEN, campaign_yaml, command_on, series, within, write};
+use super::support::{TICKET, TOKEN, command_on};
 use crate::support::binary;
+use crate::support::campaigns;
 use crate::support::db::TestDb;
-use crate::support::{http_get, init_logs, sandbox, secret_forms};
+use crate::support::http::http_get;
+use crate::support::http::series;
+use crate::support::wait::within;
+use crate::support::{init_logs, sandbox, secret_forms};
 
 const CAMPAIGN: &str = "expiry-shop";
 const LOGIN: &str = "expiry-buyer";
@@ -37,10 +41,10 @@ async fn expiring_sandbox(ttl: Duration) -> SandboxHandle {
 async fn world(ttl: Duration) -> (SandboxHandle, TempDir, TestDb, TempDir) {
     let sandbox = expiring_sandbox(ttl).await;
     let campaigns = tempfile::tempdir().unwrap();
-    write(
+    campaigns::write(
         campaigns.path(),
         "a.yaml",
-        &campaign_yaml(CAMPAIGN, "0 9 * * *", 1_000_000),
+        &campaigns::simple(CAMPAIGN, "0 9 * * *", 1_000_000),
     );
     let journal = TestDb::sqlite().await;
     let secrets = tempfile::tempdir().unwrap();

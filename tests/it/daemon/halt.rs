@@ -8,26 +8,18 @@ use std::time::Duration;
 
 use linkrunner_sandbox::{AutobuyerState, Faults, Op, SandboxHandle};
 
-use super::support::{
-    PATIENCE, TOKEN, campaign_yaml, command_on, intent_states, start_sandbox, within, write,
-};
+use super::support::{TOKEN, command_on, start_sandbox, with_a_small_autobuyer};
 use crate::support::binary::{self, Daemon};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::db::intent_states;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 const NAME: &str = "halted";
 /// Seconds a lost purchase answer stays uncertain before the link list settles it: long
 /// enough for the test to press halt while it is uncertain.
 const SETTLE_GRACE: &str = "3";
-
-fn campaign() -> String {
-    let mut yaml = campaign_yaml(NAME, "0 9 * * *", 100_000);
-    yaml.push_str(&format!(
-        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
-         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
-         \x20     - url: https://{NAME}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
-    ));
-    yaml
-}
 
 /// `linkrunner` on the test's journal, campaigns and sandbox, the token read from `token`.
 fn linkrunner(
@@ -57,11 +49,7 @@ async fn press(db: &str, dir: &Path, sandbox: &SandboxHandle, token: &Path, what
         .output()
         .await
         .expect("linkrunner runs");
-    assert!(
-        out.status.success(),
-        "{what}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, what);
 }
 
 fn autobuyer_running(sandbox: &SandboxHandle) -> Option<bool> {
@@ -106,7 +94,11 @@ async fn halt_from_another_process_stops_both_replicas_until_resume_and_settles_
     crate::support::init_logs();
     let db = TestDb::postgres().await;
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), &format!("{NAME}.yaml"), &campaign());
+    campaigns::write(
+        dir.path(),
+        &format!("{NAME}.yaml"),
+        &with_a_small_autobuyer(NAME),
+    );
     let secrets = tempfile::tempdir().unwrap();
     let token = secrets.path().join("api-token");
     std::fs::write(&token, TOKEN).unwrap();

@@ -2,9 +2,10 @@
 
 use reqwest::Method;
 
-use linkrunner::daemon::run::Event;
-
-use super::support::{Daemon, World, at, campaign_yaml, get, request};
+use super::support::{Daemon, World, at};
+use crate::support::campaigns;
+use crate::support::http::get;
+use crate::support::http::request;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_paths_are_404_and_other_methods_405() {
@@ -34,12 +35,9 @@ async fn known_shop_reconciled() -> (World, Daemon) {
     let world = World::new(at(9, 0, 30)).await;
     world.write(
         "known.yaml",
-        &campaign_yaml("known-shop", "0 9 * * *", 4000),
+        &campaigns::simple("known-shop", "0 9 * * *", 4000),
     );
-    let mut daemon = world.start().await;
-    daemon
-        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
-        .await;
+    let daemon = world.start_reconciled().await;
     (world, daemon)
 }
 
@@ -79,7 +77,7 @@ async fn intents_follow_the_journal_within_seconds_of_a_pass_not_the_reconcile_i
     // Arrange: a fresh journal; the start reconciliation creates the project (an intent).
     // The reconcile interval of this world is an hour: the gauge must not wait for it.
     let (world, daemon) = known_shop_reconciled().await;
-    let recorded = super::support::intent_states(&world.db_url, "create_project").await;
+    let recorded = crate::support::db::intent_states(&world.db_url, "create_project").await;
     let succeeded = recorded
         .iter()
         .find(|(s, _)| s == "succeeded")
@@ -92,7 +90,7 @@ async fn intents_follow_the_journal_within_seconds_of_a_pass_not_the_reconcile_i
     let mut seen = None;
     while std::time::Instant::now() < deadline {
         let body = get(&format!("{}/metrics", daemon.base)).await.1;
-        seen = super::support::series(&body, series);
+        seen = crate::support::http::series(&body, series);
         if seen == succeeded {
             break;
         }
@@ -111,8 +109,9 @@ async fn metrics_carry_the_standard_process_series_from_the_first_scrape() {
 
     let body = get(&format!("{}/metrics", daemon.base)).await.1;
 
-    let value =
-        |name: &str| super::support::series(&body, name).unwrap_or_else(|| panic!("no {name}"));
+    let value = |name: &str| {
+        crate::support::http::series(&body, name).unwrap_or_else(|| panic!("no {name}"))
+    };
     assert!(value("process_resident_memory_bytes") > 1e6, "{body}");
     assert!(value("process_virtual_memory_bytes") >= value("process_resident_memory_bytes"));
     assert!(value("process_cpu_seconds_total") > 0.0);

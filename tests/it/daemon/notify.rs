@@ -13,16 +13,18 @@ use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::notify::parse_notify_file;
 use linkrunner_sandbox::SandboxHandle;
 
-use super::support::{
-    TICKET, TOKEN, campaign_yaml, get, run_binary, series, start_sandbox, within, write,
-};
+use super::support::{TICKET, TOKEN, run_binary, start_sandbox};
 use crate::support::app::{self, InProcess, Journal};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::http::get;
+use crate::support::http::series;
 use crate::support::receiver::{Answer, Receiver};
+use crate::support::wait::within;
 
 /// A campaign that buys two links a round until `total` links are bought.
 fn capped(name: &str, total: u32) -> String {
-    campaign_yaml(name, "0 9 * * *", 3000)
+    campaigns::simple(name, "0 9 * * *", 3000)
         .replace("total_links: 500", &format!("total_links: {total}"))
         .replace("daily_links: 100", &format!("daily_links: {total}"))
 }
@@ -41,7 +43,7 @@ async fn each_event_is_told_once_by_two_replicas_and_after_a_restart() {
     let db = TestDb::postgres().await;
     let campaigns = tempfile::tempdir().unwrap();
     let conf = tempfile::tempdir().unwrap();
-    write(campaigns.path(), "tell-a.yaml", &capped("tell-a", 2));
+    campaigns::write(campaigns.path(), "tell-a.yaml", &capped("tell-a", 2));
     let sandbox = start_sandbox(0).await;
     let receiver = Receiver::start(Answer::Status(200)).await;
     let file = notify_file(
@@ -107,7 +109,7 @@ async fn each_event_is_told_once_by_two_replicas_and_after_a_restart() {
 
     // Act and assert: an operator raises the cap; the campaign buys up to the new one, which
     // is a new event, told once; the old claim is cleared.
-    write(campaigns.path(), "tell-a.yaml", &capped("tell-a", 4));
+    campaigns::write(campaigns.path(), "tell-a.yaml", &capped("tell-a", 4));
     let raised = "cap_reached:total_links:tell-a:4";
     within(Duration::from_secs(40), "the raised cap told", || async {
         (!receiver.with("key", raised).is_empty()).then_some(())
@@ -135,8 +137,8 @@ async fn each_event_is_told_once_by_two_replicas_and_after_a_restart() {
 async fn calm_run(notify: Option<String>) -> (InProcess, SandboxHandle, TestDb, tempfile::TempDir) {
     let db = TestDb::sqlite().await;
     let campaigns = tempfile::tempdir().unwrap();
-    write(campaigns.path(), "calm-a.yaml", &capped("calm-a", 6));
-    write(campaigns.path(), "calm-b.yaml", &capped("calm-b", 2));
+    campaigns::write(campaigns.path(), "calm-a.yaml", &capped("calm-a", 6));
+    campaigns::write(campaigns.path(), "calm-b.yaml", &capped("calm-b", 2));
     let sandbox = start_sandbox(0).await;
     let market = app::client_config(&sandbox.base_url(), TOKEN, TICKET);
     let mut settings = app::settings(Journal::Url(db.url.clone()), market);

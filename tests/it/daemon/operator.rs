@@ -10,9 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::support::{PATIENCE, TICKET, TOKEN, campaign_yaml, get, start_sandbox, within, write};
+use super::support::{TICKET, TOKEN, start_sandbox};
 use crate::support::binary::{self, Target};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::http::get;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 const CAMPAIGNS: usize = 200;
 const GONE: [&str; 2] = ["gone-a", "gone-b"];
@@ -20,7 +24,7 @@ const GONE: [&str; 2] = ["gone-a", "gone-b"];
 /// Campaign `i`'s name and file: every tenth paused, every fourth with a running autobuyer.
 fn campaign_file(i: usize) -> (String, String) {
     let name = format!("shop-{i:03}");
-    let mut yaml = campaign_yaml(&name, "0 9 * * *", 2000 + 10 * i as u32);
+    let mut yaml = campaigns::simple(&name, "0 9 * * *", 2000 + 10 * i as u32);
     if i % 10 == 3 {
         yaml.push_str("paused: true\n");
     }
@@ -126,11 +130,7 @@ async fn status_states(target: &Target<'_>) -> BTreeMap<String, String> {
         .output()
         .await
         .expect("linkrunner status runs");
-    assert!(
-        out.status.success(),
-        "status: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::binary::assert_success(&out, "status");
     states_of(&serde_json::from_slice(&out.stdout).expect("status JSON"))
 }
 
@@ -148,13 +148,13 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
     let dir = tempfile::tempdir().unwrap();
     for i in 0..CAMPAIGNS {
         let (name, yaml) = campaign_file(i);
-        write(dir.path(), &format!("{name}.yaml"), &yaml);
+        campaigns::write(dir.path(), &format!("{name}.yaml"), &yaml);
     }
     for g in GONE {
-        write(
+        campaigns::write(
             dir.path(),
             &format!("{g}.yaml"),
-            &campaign_yaml(g, "0 9 * * *", 900),
+            &campaigns::simple(g, "0 9 * * *", 900),
         );
     }
     let journal = TestDb::sqlite().await;

@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-use super::support::{World, at, get, within};
+use super::support::{World, at};
+use crate::support::http::get;
 use crate::support::pg_cluster::PgCluster;
+use crate::support::wait::within;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_is_503_while_postgres_is_down_and_200_when_it_returns() {

@@ -8,31 +8,13 @@ use std::time::Duration;
 use linkrunner::daemon::run::Event;
 use linkrunner_sandbox::{AutobuyerState, Ledger};
 
-use super::support::{PATIENCE, World, at, campaign_yaml, get, rounds, series, within};
-
-/// [`campaign_yaml`] with a running autobuyer, so a stop would show on the ledger.
-fn with_autobuyer(name: &str) -> String {
-    campaign_yaml(name, "*/10 * * * *", 5000)
-        + &format!(
-            r#"filters:
-  - name: {name}-cheap
-    price_article_from: 0
-    price_article_to: 500
-    price_rent_from: 10
-    price_rent_to: 80
-autobuyers:
-  - name: {name}-auto
-    filter: {name}-cheap
-    auto_approve: false
-    state: running
-    urls:
-      - url: https://{name}.example/page
-        monthly_budget: 1000
-        total_links_limit: 20
-        daily_links_limit: 1
-"#
-        )
-}
+use super::support::{World, at, with_autobuyer};
+use crate::support::campaigns;
+use crate::support::db::rounds;
+use crate::support::http::get;
+use crate::support::http::series;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 /// What the marketplace holds of `name`: links bought by purchase calls, and its autobuyers.
 fn on_the_market(ledger: &Ledger, name: &str) -> (usize, Vec<(String, AutobuyerState)>) {
@@ -96,9 +78,9 @@ async fn a_file_that_becomes_invalid_holds_its_campaign_until_it_is_fixed() {
     // Arrange: two campaigns buying every ten minutes, shop-a with a running autobuyer;
     // both bought in a round.
     let world = World::new(at(9, 0, 30)).await;
-    let good = with_autobuyer("shop-a");
+    let good = with_autobuyer("shop-a", "*/10 * * * *");
     world.write("a.yaml", &good);
-    world.write("b.yaml", &campaign_yaml("shop-b", "*/10 * * * *", 5000));
+    world.write("b.yaml", &campaigns::simple("shop-b", "*/10 * * * *", 5000));
     let mut daemon = world.start().await;
     for name in ["shop-a", "shop-b"] {
         within(PATIENCE, "both baselines are recorded", || async {
@@ -217,30 +199,15 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     // timestamped directory.
     let world = World::new(at(9, 0, 30)).await;
     let dir = world.campaigns();
-    let v1 = dir.join("..2026_11_22_09_00_00.1");
-    std::fs::create_dir(&v1).unwrap();
-    std::fs::write(
-        v1.join("shop-k.yaml"),
-        campaign_yaml("shop-k", "0 9 * * *", 4000),
-    )
-    .unwrap();
+    let v1 = shop_k_version(&dir, "..2026_11_22_09_00_00.1", 4000);
     symlink("..2026_11_22_09_00_00.1", dir.join("..data")).unwrap();
     symlink("..data/shop-k.yaml", dir.join("shop-k.yaml")).unwrap();
-    let mut daemon = world.start().await;
-    daemon
-        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
-        .await;
+    let mut daemon = world.start_reconciled().await;
     let status = format!("{}/api/v1/campaigns/shop-k", daemon.base);
     assert!(get(&status).await.1.contains(r#""monthly_cap":"4000""#));
 
     // Act: kubelet's update — a new directory, a new `..data` link renamed over the old one.
-    let v2 = dir.join("..2026_11_22_09_05_00.2");
-    std::fs::create_dir(&v2).unwrap();
-    std::fs::write(
-        v2.join("shop-k.yaml"),
-        campaign_yaml("shop-k", "0 9 * * *", 4500),
-    )
-    .unwrap();
+    shop_k_version(&dir, "..2026_11_22_09_05_00.2", 4500);
     symlink("..2026_11_22_09_05_00.2", dir.join("..data_tmp")).unwrap();
     std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
     std::fs::remove_dir_all(&v1).unwrap();
@@ -261,4 +228,13 @@ async fn a_configmap_symlink_swap_is_picked_up_by_the_watcher() {
     })
     .await;
     daemon.stop().await;
+}
+
+/// A ConfigMap-style version directory `name` in `dir` holding shop-k at `monthly` RUB.
+fn shop_k_version(dir: &std::path::Path, name: &str, monthly: u32) -> std::path::PathBuf {
+    let version = dir.join(name);
+    std::fs::create_dir(&version).unwrap();
+    let yaml = campaigns::simple("shop-k", "0 9 * * *", monthly);
+    std::fs::write(version.join("shop-k.yaml"), yaml).unwrap();
+    version
 }

@@ -10,39 +10,18 @@ use std::time::Duration;
 use linkrunner_sandbox::{AutobuyerState, SandboxHandle};
 use sqlx::Connection;
 
-use super::support::{
-    PATIENCE, campaign_yaml, command_on, get, run_binary, series, start_sandbox, within, write,
-};
+use super::support::{command_on, run_binary, start_sandbox, with_autobuyer};
 use crate::support::binary;
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::http::get;
+use crate::support::http::series;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 /// How long a removal that is not held takes at most to stop its autobuyer here (well under
 /// it: the reconciler takes a removed campaign at once): a held one is watched this long.
 const WATCH: Duration = Duration::from_secs(5);
-
-/// A campaign with one running autobuyer, so a stop shows on the ledger.
-fn with_autobuyer(name: &str) -> String {
-    campaign_yaml(name, "0 9 * * *", 5000)
-        + &format!(
-            r#"filters:
-  - name: {name}-cheap
-    price_article_from: 0
-    price_article_to: 500
-    price_rent_from: 10
-    price_rent_to: 80
-autobuyers:
-  - name: {name}-auto
-    filter: {name}-cheap
-    auto_approve: false
-    state: running
-    urls:
-      - url: https://{name}.example/page
-        monthly_budget: 1000
-        total_links_limit: 20
-        daily_links_limit: 1
-"#
-        )
-}
 
 const SHOPS: [&str; 4] = ["rm-a", "rm-b", "rm-c", "rm-d"];
 
@@ -50,9 +29,33 @@ const SHOPS: [&str; 4] = ["rm-a", "rm-b", "rm-c", "rm-d"];
 fn four_campaigns() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for s in SHOPS {
-        write(dir.path(), &format!("{s}.yaml"), &with_autobuyer(s));
+        campaigns::write(
+            dir.path(),
+            &format!("{s}.yaml"),
+            &with_autobuyer(s, "0 9 * * *"),
+        );
     }
     dir
+}
+
+/// The four campaigns' directory, an empty one to move files aside into, a journal, the
+/// sandbox, and `linkrunner run` on them once every autobuyer runs.
+async fn four_running() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    TestDb,
+    SandboxHandle,
+    binary::Daemon,
+) {
+    crate::support::init_logs();
+    let dir = four_campaigns();
+    let aside = tempfile::tempdir().unwrap();
+    let journal = TestDb::sqlite().await;
+    let sandbox = start_sandbox(0).await;
+    let mut daemon = run_binary(&journal.url, dir.path(), &sandbox, &[]).await;
+    daemon.ready().await;
+    all_running(&sandbox, &SHOPS).await;
+    (dir, aside, journal, sandbox, daemon)
 }
 
 /// Each shop's autobuyer state on the marketplace.
@@ -137,14 +140,7 @@ async fn removal_rows(db_url: &str) -> Vec<(String, String, Option<String>)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_emptied_campaign_directory_stops_no_autobuyer_and_the_files_return_resumes() {
     // Arrange: four campaigns, each with a running autobuyer.
-    crate::support::init_logs();
-    let dir = four_campaigns();
-    let aside = tempfile::tempdir().unwrap();
-    let journal = TestDb::sqlite().await;
-    let sandbox = start_sandbox(0).await;
-    let mut daemon = run_binary(&journal.url, dir.path(), &sandbox, &[]).await;
-    daemon.ready().await;
-    all_running(&sandbox, &SHOPS).await;
+    let (dir, aside, journal, sandbox, daemon) = four_running().await;
     let before = autobuyers(&sandbox);
 
     // Act: every file vanishes (a failed checkout).
@@ -159,13 +155,7 @@ async fn an_emptied_campaign_directory_stops_no_autobuyer_and_the_files_return_r
         "a held removal stopped nothing"
     );
     gauge_is(&daemon, 4.0, "the hold of four removals is on /metrics").await;
-    assert!(
-        readyz_removals(&daemon)
-            .await
-            .contains("every campaign file is gone"),
-        "{}",
-        readyz_removals(&daemon).await
-    );
+    readyz_says(&daemon, "every campaign file is gone").await;
     let rows = removal_rows(&journal.url).await;
     assert!(
         rows.len() == 4 && rows.iter().all(|r| r.1 == "held"),
@@ -188,14 +178,7 @@ async fn an_emptied_campaign_directory_stops_no_autobuyer_and_the_files_return_r
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_removal_proceeds_more_than_half_within_the_window_hold_until_resolve_removals() {
     // Arrange
-    crate::support::init_logs();
-    let dir = four_campaigns();
-    let aside = tempfile::tempdir().unwrap();
-    let journal = TestDb::sqlite().await;
-    let sandbox = start_sandbox(0).await;
-    let mut daemon = run_binary(&journal.url, dir.path(), &sandbox, &[]).await;
-    daemon.ready().await;
-    all_running(&sandbox, &SHOPS).await;
+    let (dir, aside, journal, sandbox, daemon) = four_running().await;
 
     // Act: one file of four is removed.
     take_away(dir.path(), aside.path(), &["rm-a"]);
@@ -217,13 +200,7 @@ async fn one_removal_proceeds_more_than_half_within_the_window_hold_until_resolv
     assert!(running(&sandbox, "rm-b") && running(&sandbox, "rm-c"));
     assert!(running(&sandbox, "rm-d"));
     gauge_is(&daemon, 2.0, "the two later removals are held").await;
-    assert!(
-        readyz_removals(&daemon)
-            .await
-            .contains("3 of 4 campaign files vanished"),
-        "{}",
-        readyz_removals(&daemon).await
-    );
+    readyz_says(&daemon, "3 of 4 campaign files vanished").await;
 
     // Act: the operator's word, from another process.
     let mut resolve = command_on(&journal.url, dir.path(), &sandbox);
@@ -272,7 +249,11 @@ async fn once_on_an_empty_directory_exits_non_zero_and_stops_nothing() {
     crate::support::init_logs();
     let dir = tempfile::tempdir().unwrap();
     for s in &SHOPS[..2] {
-        write(dir.path(), &format!("{s}.yaml"), &with_autobuyer(s));
+        campaigns::write(
+            dir.path(),
+            &format!("{s}.yaml"),
+            &with_autobuyer(s, "0 9 * * *"),
+        );
     }
     let journal = TestDb::sqlite().await;
     let sandbox = start_sandbox(0).await;
@@ -309,4 +290,10 @@ async fn once_on_an_empty_directory_exits_non_zero_and_stops_nothing() {
         "{:?}",
         autobuyers(&sandbox)
     );
+}
+
+/// `/readyz`'s word on removals says `what`.
+async fn readyz_says(daemon: &binary::Daemon, what: &str) {
+    let said = readyz_removals(daemon).await;
+    assert!(said.contains(what), "{said}");
 }

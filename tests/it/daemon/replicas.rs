@@ -4,11 +4,14 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use super::support::{
-    PATIENCE, campaign_yaml, intent_states, rounds, run_binary, start_sandbox, within, write,
-};
+use super::support::{run_binary, start_sandbox};
 use crate::support::binary::Daemon;
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::db::intent_states;
+use crate::support::db::rounds;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 const CAMPAIGNS: [&str; 2] = ["twin-a", "twin-b"];
 const MONTHLY_CAP_RUB: i64 = 1500;
@@ -20,10 +23,10 @@ async fn two_replicas_run_each_slot_once_and_buy_nothing_twice() {
     let db = TestDb::postgres().await;
     let dir = tempfile::tempdir().unwrap();
     for name in CAMPAIGNS {
-        write(
+        campaigns::write(
             dir.path(),
             &format!("{name}.yaml"),
-            &campaign_yaml(name, "0 9 * * *", MONTHLY_CAP_RUB as u32),
+            &campaigns::simple(name, "0 9 * * *", MONTHLY_CAP_RUB as u32),
         );
     }
     let sandbox = start_sandbox(20).await;

@@ -9,7 +9,10 @@ use chrono::Utc;
 use linkrunner::store::Store;
 use linkrunner_sandbox::Faults;
 
-use super::support::{Daemon, World, at, campaign_yaml, rounds, within};
+use super::support::{Daemon, World, at};
+use crate::support::campaigns;
+use crate::support::db::rounds;
+use crate::support::wait::within;
 
 const NAME: &str = "tick-shop";
 
@@ -29,10 +32,10 @@ const TWO_TICKS: Duration = Duration::from_millis(2500);
 /// 09:00 baseline is recorded (the first buying slot is 09:10).
 async fn ten_minute_campaign_past_its_baseline() -> (World, Daemon) {
     let world = World::new(at(9, 0, 30)).await;
-    world.write("tick.yaml", &campaign_yaml(NAME, "*/10 * * * *", 5000));
+    world.write("tick.yaml", &campaigns::simple(NAME, "*/10 * * * *", 5000));
     let daemon = world.start().await;
     within(
-        super::support::PATIENCE,
+        crate::support::wait::PATIENCE,
         "the 09:00 baseline is recorded",
         || async { (slots(&world).await == vec![at(9, 0, 0)]).then_some(()) },
     )
@@ -103,12 +106,12 @@ async fn a_slot_runs_once_not_again_after_restart_and_downtime_brings_one_catch_
 async fn a_new_campaign_records_its_first_slot_as_a_baseline_and_buys_at_the_next() {
     // Arrange
     let world = World::new(at(9, 0, 30)).await;
-    world.write("tick.yaml", &campaign_yaml(NAME, "*/10 * * * *", 5000));
+    world.write("tick.yaml", &campaigns::simple(NAME, "*/10 * * * *", 5000));
 
     // Act
     let mut daemon = world.start().await;
     let baseline = within(
-        super::support::PATIENCE,
+        crate::support::wait::PATIENCE,
         "a first round is recorded as finished",
         || async {
             let first = rounds(&world.db_url, NAME).await.into_iter().next();

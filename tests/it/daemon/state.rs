@@ -6,12 +6,14 @@
 use std::path::Path;
 use std::process::Output;
 
-use super::support::{
-    PATIENCE, TICKET, TOKEN, World, campaign_yaml, command_on, get, rounds, run_binary,
-    start_sandbox, within, write,
-};
+use super::support::{TICKET, TOKEN, World, command_on, run_binary, start_sandbox};
 use crate::support::binary::{self, Target};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::db::rounds;
+use crate::support::http::get;
+use crate::support::wait::PATIENCE;
+use crate::support::wait::within;
 
 async fn plan(w: &World, db_url: &str, campaigns: &Path, args: &[&str]) -> Output {
     let mut cmd = command_on(db_url, campaigns, &w.sandbox);
@@ -47,9 +49,12 @@ async fn plan_from_the_daemons_state_equals_plan_on_the_journal_after_a_round() 
     let world = World::new(today_at(9, 0, 30)).await;
     world.write(
         "kept.yaml",
-        &campaign_yaml("kept-shop", "*/10 * * * *", 5000),
+        &campaigns::simple("kept-shop", "*/10 * * * *", 5000),
     );
-    world.write("gone.yaml", &campaign_yaml("gone-shop", "0 3 * * *", 3000));
+    world.write(
+        "gone.yaml",
+        &campaigns::simple("gone-shop", "0 3 * * *", 3000),
+    );
     let mut daemon = world.start().await;
     within(PATIENCE, "the 09:00 baseline is recorded", || async {
         (!rounds(&world.db_url, "kept-shop").await.is_empty()).then_some(())
@@ -62,13 +67,13 @@ async fn plan_from_the_daemons_state_equals_plan_on_the_journal_after_a_round() 
     // The pull request's checkout: kept-shop's cap lowered, gone-shop
     // removed, new-shop added.
     let review = tempfile::tempdir().unwrap();
-    let kept =
-        campaign_yaml("kept-shop", "*/10 * * * *", 5000).replace("monthly: 5000", "monthly: 700");
-    write(review.path(), "kept.yaml", &kept);
-    write(
+    let kept = campaigns::simple("kept-shop", "*/10 * * * *", 5000)
+        .replace("monthly: 5000", "monthly: 700");
+    campaigns::write(review.path(), "kept.yaml", &kept);
+    campaigns::write(
         review.path(),
         "new.yaml",
-        &campaign_yaml("new-shop", "0 9 * * *", 2000),
+        &campaigns::simple("new-shop", "0 9 * * *", 2000),
     );
     let nowhere = format!(
         "sqlite://{}/no/such/dir/journal.db",
@@ -167,10 +172,10 @@ async fn plan_from_a_daemon_with_a_token_reads_with_the_token_file_and_names_401
     let dir = tempfile::tempdir().unwrap();
     let campaigns = dir.path().join("campaigns");
     std::fs::create_dir(&campaigns).unwrap();
-    write(
+    campaigns::write(
         &campaigns,
         "a.yaml",
-        &campaign_yaml("token-shop", "0 3 * * *", 3000),
+        &campaigns::simple("token-shop", "0 3 * * *", 3000),
     );
     let secret = "state-reader-token-0123456789";
     let token_file = dir.path().join("http-token");

@@ -1,35 +1,34 @@
 //! `GET /`: the status page of a running daemon, and its escaping of hostile campaign names
 //! and marketplace strings.
 
-use std::sync::Arc;
-
 use chrono::Duration;
-use linkrunner::daemon::run::Event;
-use linkrunner::http::{AppState, Health, router, serve};
-use linkrunner::metrics::Metrics;
 use linkrunner::store::{
     BeginOutcome, CampaignCaps, HaltScope, IntentKind, NewIntent, Outcome, RoundOutcome,
     StallReason,
 };
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
-use super::support::{World, at, campaign_yaml, get, http};
+use super::support::{World, at};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
+use crate::support::http::get;
+use crate::support::http::{self, serve_journal};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_page_shows_every_campaign_with_its_commitment_and_next_round() {
     // Arrange
     let world = World::new(at(9, 0, 30)).await;
-    world.write("a.yaml", &campaign_yaml("alpha-shop", "0 9 * * *", 4000));
-    world.write("b.yaml", &campaign_yaml("beta-shop", "30 10 * * *", 2500));
-    let mut daemon = world.start().await;
-    daemon
-        .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
-        .await;
+    world.write(
+        "a.yaml",
+        &campaigns::simple("alpha-shop", "0 9 * * *", 4000),
+    );
+    world.write(
+        "b.yaml",
+        &campaigns::simple("beta-shop", "30 10 * * *", 2500),
+    );
+    let daemon = world.start_reconciled().await;
 
     // Act
-    let answer = http()
+    let answer = http::client()
         .get(format!("{}/", daemon.base))
         .send()
         .await
@@ -128,14 +127,7 @@ async fn hostile_journal(db: &TestDb) {
         request: serde_json::json!({}),
         reserve: None,
     };
-    let BeginOutcome::Started(ids) = s
-        .intents()
-        .begin_intents(&lease, &[intent], t0)
-        .await
-        .unwrap()
-    else {
-        panic!("started")
-    };
+    let ids = begun(s, &lease, intent, t0).await;
     let uncertain = Outcome::Uncertain {
         error: HOSTILE_ERROR.into(),
     };
@@ -173,16 +165,7 @@ async fn the_status_page_escapes_hostile_names_and_marketplace_strings() {
     // Arrange
     let db = TestDb::sqlite().await;
     hostile_journal(&db).await;
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store: db.store.clone(),
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::system(),
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router(state), stop.clone()));
+    let (addr, stop) = serve_journal(&db.store, linkrunner::clock::system()).await;
 
     // Act
     let (status, list) = get(&format!("http://{addr}/")).await;
@@ -253,14 +236,7 @@ async fn bought_at(
             day: when.date_naive(),
         }),
     };
-    let BeginOutcome::Started(ids) = s
-        .intents()
-        .begin_intents(&lease, &[intent], when)
-        .await
-        .unwrap()
-    else {
-        panic!("started")
-    };
+    let ids = begun(s, &lease, intent, when).await;
     ids[0]
 }
 
@@ -294,16 +270,8 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
         )
         .await
         .unwrap();
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store: db.store.clone(),
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::ManualClock::new(at(12, 0, 0)),
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router(state), stop.clone()));
+    let (addr, stop) =
+        serve_journal(&db.store, linkrunner::clock::ManualClock::new(at(12, 0, 0))).await;
 
     // Act
     let (status, list) = get(&format!("http://{addr}/")).await;
@@ -376,4 +344,18 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
             "{page}"
         );
     }
+}
+
+/// Begins `intent` alone under `lease` at `at`; the test fails unless it was started.
+async fn begun(
+    s: &linkrunner::store::Store,
+    lease: &linkrunner::store::LeaseToken,
+    intent: linkrunner::store::NewIntent,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Vec<linkrunner::store::AttemptRef> {
+    let begun = s.intents().begin_intents(lease, &[intent], at).await;
+    let BeginOutcome::Started(ids) = begun.unwrap() else {
+        panic!("started")
+    };
+    ids
 }

@@ -8,14 +8,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::clock::ManualClock;
-use linkrunner::daemon::run::DaemonOptions;
-use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle};
-use sqlx::Connection;
+use linkrunner::daemon::run::{DaemonOptions, Event};
+use linkrunner_sandbox::{Faults, SandboxHandle};
 
-use crate::support::app::{self, InProcess, Journal};
+use crate::support::app::{self, AppSettings, InProcess, Journal};
 use crate::support::binary::{self, Target};
+use crate::support::campaigns;
 use crate::support::db::TestDb;
-pub use crate::support::wait::{PATIENCE, within};
 use crate::support::{init_logs, sandbox};
 
 pub const TOKEN: &str = "daemon-test-token";
@@ -29,40 +28,45 @@ pub fn at(h: u32, m: u32, s: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 22, h, m, s).unwrap()
 }
 
-/// A valid campaign file that buys `per_run` links per round on `schedule`.
-pub fn campaign_yaml(name: &str, schedule: &str, monthly: u32) -> String {
-    format!(
-        r##"name: {name}
-domain: https://{name}.example
-urls:
-  - url: https://{name}.example/page
-    texts:
-      - "Buy #a#{name}#/a# now"
-      - "#a#{name} shop#/a#"
-budget:
-  monthly: {monthly}
-  max_link_price: 300
-  daily_links: 100
-  total_links: 500
-buy:
-  schedule: "{schedule}"
-  link_type_id: 1
-  per_run: 2
-  search:
+/// [`campaigns::simple`] on `schedule` with a running autobuyer, so a stop shows on the
+/// ledger.
+pub fn with_autobuyer(name: &str, schedule: &str) -> String {
+    campaigns::simple(name, schedule, 5000)
+        + &format!(
+            r#"filters:
+  - name: {name}-cheap
+    price_article_from: 0
+    price_article_to: 500
     price_rent_from: 10
-    price_rent_to: 300
-"##
-    )
+    price_rent_to: 80
+autobuyers:
+  - name: {name}-auto
+    filter: {name}-cheap
+    auto_approve: false
+    state: running
+    urls:
+      - url: https://{name}.example/page
+        monthly_budget: 1000
+        total_links_limit: 20
+        daily_links_limit: 1
+"#
+        )
 }
 
-pub fn write(dir: &Path, file: &str, text: &str) {
-    std::fs::write(dir.join(file), text).expect("write campaign file");
+/// `name` with a daily 09:00 round and a running autobuyer of 500 RUB, one link a day.
+pub fn with_a_small_autobuyer(name: &str) -> String {
+    let mut yaml = campaigns::simple(name, "0 9 * * *", 100_000);
+    yaml.push_str(&format!(
+        "filters:\n  - name: cheap\n    price_rent_from: 10\n    price_rent_to: 300\n\
+         autobuyers:\n  - name: auto\n    filter: cheap\n    auto_approve: false\n    state: running\n    urls:\n\
+         \x20     - url: https://{name}.example/page\n        monthly_budget: 500\n        total_links_limit: 5\n        daily_links_limit: 1\n"
+    ));
+    yaml
 }
 
 /// A sandbox that answers searches at the first poll, with an optional latency per call.
 pub async fn start_sandbox(latency_ms: u64) -> SandboxHandle {
-    let mut cfg = SandboxConfig::new(TOKEN, TICKET);
-    cfg.search_ready_after_polls = 0;
+    let mut cfg = sandbox::config(TOKEN, TICKET, 0);
     cfg.faults = Faults {
         latency_ms,
         ..Faults::default()
@@ -100,7 +104,7 @@ impl World {
     }
 
     pub fn write(&self, file: &str, text: &str) {
-        write(&self.campaigns(), file, text);
+        campaigns::write(&self.campaigns(), file, text);
     }
 
     /// Starts a daemon that watches the campaign directory but installs no signal handlers.
@@ -108,8 +112,23 @@ impl World {
         self.start_on(&self.db_url).await
     }
 
+    /// [`World::start`], returning once the daemon reconciled its campaigns a first time.
+    pub async fn start_reconciled(&self) -> Daemon {
+        let mut daemon = self.start().await;
+        daemon
+            .next_event(|e| matches!(e, Event::Reconciled(_)).then_some(()))
+            .await;
+        daemon
+    }
+
     /// The same, on another journal.
     pub async fn start_on(&self, db_url: &str) -> Daemon {
+        InProcess::start(self.settings(db_url)).await
+    }
+
+    /// What [`World::start_on`] starts with: this world's sandbox, clock and campaign
+    /// directory, watched, reconciled hourly; a test changes the fields it is about.
+    pub fn settings(&self, db_url: &str) -> AppSettings {
         let market = app::client_config(&self.sandbox.base_url(), TOKEN, TICKET);
         let mut settings = app::settings(Journal::Url(db_url.to_string()), market);
         settings.clock = self.clock.clone();
@@ -122,85 +141,8 @@ impl World {
             signals: false,
             ..DaemonOptions::default()
         };
-        InProcess::start(settings).await
+        settings
     }
-}
-
-pub fn http() -> reqwest::Client {
-    // The TLS provider the client needs: a test that starts no sandbox (which installs it)
-    // would otherwise fail when run alone.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .unwrap()
-}
-
-/// `(status, body)`; status 0 when nothing answered.
-pub async fn get(url: &str) -> (u16, String) {
-    request(reqwest::Method::GET, url).await
-}
-
-pub async fn request(method: reqwest::Method, url: &str) -> (u16, String) {
-    match http().request(method, url).send().await {
-        Ok(r) => {
-            let status = r.status().as_u16();
-            (status, r.text().await.unwrap_or_default())
-        }
-        Err(_) => (0, String::new()),
-    }
-}
-
-/// The value of one series in a Prometheus text body, e.g.
-/// `linkrunner_reloads_total{outcome="failed"}`.
-pub fn series(body: &str, name_and_labels: &str) -> Option<f64> {
-    body.lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| l.strip_prefix(name_and_labels)?.strip_prefix(' '))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// Rounds recorded for `campaign`, oldest first: slot, holder that claimed it, state.
-/// Empty while the journal does not exist yet.
-pub async fn rounds(db_url: &str, campaign: &str) -> Vec<(DateTime<Utc>, String, String)> {
-    sqlx::any::install_default_drivers();
-    let url = if db_url.starts_with("sqlite:") {
-        format!("{db_url}?mode=ro")
-    } else {
-        db_url.to_string()
-    };
-    let Ok(mut conn) = sqlx::AnyConnection::connect(&url).await else {
-        return Vec::new(); // not created yet
-    };
-    let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT slot, holder, state FROM rounds WHERE campaign = $1 ORDER BY slot")
-            .bind(campaign)
-            .fetch_all(&mut conn)
-            .await
-            .expect("rounds query");
-    conn.close().await.ok();
-    rows.into_iter()
-        .map(|(ms, h, s)| (DateTime::from_timestamp_millis(ms).unwrap(), h, s))
-        .collect()
-}
-
-/// Intent counts by state for one kind, read straight from the journal (empty while it does
-/// not exist yet).
-pub async fn intent_states(db_url: &str, kind: &str) -> Vec<(String, i64)> {
-    sqlx::any::install_default_drivers();
-    let Ok(mut conn) = sqlx::AnyConnection::connect(db_url).await else {
-        return Vec::new(); // not created yet
-    };
-    let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT state, COUNT(*) FROM intents WHERE kind = $1 GROUP BY state ORDER BY state",
-    )
-    .bind(kind)
-    .fetch_all(&mut conn)
-    .await
-    .expect("intents query");
-    conn.close().await.ok();
-    rows
 }
 
 /// The real `linkrunner run` on `db_url` and `campaigns`, against `sandbox`, with the fast

@@ -12,8 +12,10 @@ use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, InUse, LinkStatus, ListPaging};
 
 use super::binary::{run, text};
-use super::support::{TestDb, World, load_one, pass_with, sandbox_commitment, sandbox_config};
+use super::support::{TestDb, World, pass_with, sandbox_config};
 use crate::support::app::fast_settings;
+use crate::support::campaigns;
+use crate::support::ledger;
 
 const DOMAIN: &str = "https://acme.example";
 
@@ -39,13 +41,7 @@ budget:
   monthly: {monthly}
   max_link_price: 150
   unknown_link_rent: 150
-  daily_links: 4
-  total_links: 6
-buy:
-  schedule: "0 9 * * *"
-  link_type_id: 1
-  per_run: 3
-  search:
+{acme_rounds}  search:
     price_rent_to: 150
 filters:
   - name: team-cheap
@@ -69,6 +65,7 @@ autobuyers:
         trail_id = trail.url_id,
         t2 = trail.texts[0].0,
         ab = s.autobuyer_id,
+        acme_rounds = super::fixtures::acme_link_limits_and_rounds(),
     )
 }
 
@@ -195,7 +192,7 @@ pub async fn an_adopted_account_is_counted_gated_and_never_bought_twice(db: Test
         assert_eq!(again, 1, "hand-bought page {} bought again", h.page_id);
     }
     let projects = w.projects_of(&ledger, &c);
-    assert!(sandbox_commitment(&ledger, &projects) <= c.budget.monthly);
+    assert!(ledger::commitment(&ledger, &projects) <= c.budget.monthly);
     w.assert_invariants().await;
 }
 
@@ -223,19 +220,7 @@ pub async fn a_changed_project_id_is_refused_and_nothing_is_re_pointed(db: TestD
 /// the file's limit after the links it bought, then started), and the file's `id`, which now
 /// names the stopped one, is not taken for a re-pointing on the next passes.
 pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
-    let w = World::new(db, sandbox_config()).await;
-    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
-    let file = adopting_file(&seeded, "running", 3000);
-    w.write_campaign("acme-shoes", &file);
-    w.pass(false).await;
-    let now = chrono::Utc::now();
-    let word = ("test", "read the plan");
-    let confirmed = w
-        .store()
-        .campaigns()
-        .confirm_adoption("acme-shoes", word.0, word.1, now);
-    assert!(confirmed.await.unwrap());
-    w.converge(4).await;
+    let (w, seeded, file) = adopted_and_running(db).await;
     let bought = w.sandbox.autobuy_now(2);
     assert_eq!(bought.len(), 2, "the adopted autobuyer bought by itself");
     assert!(
@@ -250,7 +235,11 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     let changed = file.replace("monthly_budget: 500", "monthly_budget: 600");
     assert_ne!(changed, file);
     w.write_campaign("acme-shoes", &changed);
-    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("acme-shoes").await, false);
+    let p = plan::plan_campaign(
+        &campaigns::load_one(&changed),
+        &w.recorded("acme-shoes").await,
+        false,
+    );
     let replace = p.actions.iter().find_map(|a| match a {
         Action::ReplaceAutobuyer { urls, adds, .. } => Some((urls.clone(), *adds)),
         _ => None,
@@ -264,13 +253,8 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     w.converge(4).await;
 
     let ledger = w.ledger();
-    let team = team_autobuyers(&ledger);
-    assert_eq!(team.len(), 2, "one replacement: {team:?}");
-    assert_eq!(
-        (team[0].id, team[0].state),
-        (seeded.autobuyer_id, AutobuyerState::Stopped),
-        "the adopted one is stopped"
-    );
+    let team =
+        team_with_the_adopted_one_stopped(&ledger, 2, "one replacement", seeded.autobuyer_id);
     assert_eq!(team[1].state, AutobuyerState::Running);
     assert_eq!(team[1].urls[0].total_links_limit, 18);
     assert_eq!(team[1].urls[0].monthly_budget, Money::from_rubles(600));
@@ -280,10 +264,7 @@ pub async fn an_adopted_autobuyer_whose_spec_changes_is_replaced(db: TestDb) {
     assert_eq!(reports[0].outcome, PassOutcome::Converged, "{reports:#?}");
     assert_eq!(w.ledger().autobuyers.len(), ledger.autobuyers.len());
     // Money: the hand links and the old autobuyer's links at their rent, plus the new budget.
-    let c = load_one(&changed);
-    let projects = w.projects_of(&ledger, &c);
-    let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    w.assert_committed_as_on_the_market(&ledger, &changed).await;
     w.assert_invariants().await;
 }
 
@@ -313,7 +294,7 @@ pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db
     );
     let metrics = w.engine.metrics().render();
     assert!(!metrics.contains(&lost_metric(1)), "{metrics}");
-    let c = load_one(&file);
+    let c = campaigns::load_one(&file);
     assert!(
         !plan::plan_campaign(&c, &r, false)
             .notices
@@ -336,7 +317,7 @@ pub async fn a_link_vanishing_from_a_complete_list_is_lost_released_and_shown(db
     );
     let ledger = w.ledger();
     let projects = w.projects_of(&ledger, &c);
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
     let metrics = w.engine.metrics().render();
     assert!(metrics.contains(&lost_metric(1)), "{metrics}");
     let status =
@@ -447,17 +428,28 @@ async fn vouch_as_listed(w: &World, project_id: i64) {
         .unwrap();
 }
 
+/// [`team_autobuyers`], `len` of them (`why`), the first the adopted `adopted`, stopped.
+fn team_with_the_adopted_one_stopped(
+    ledger: &linkrunner_sandbox::Ledger,
+    len: usize,
+    why: &str,
+    adopted: i64,
+) -> Vec<linkrunner_sandbox::AutobuyerRecord> {
+    let team = team_autobuyers(ledger);
+    assert_eq!(team.len(), len, "{why}: {team:?}");
+    assert_eq!(
+        (team[0].id, team[0].state),
+        (adopted, AutobuyerState::Stopped),
+        "the adopted one is stopped"
+    );
+    team
+}
+
 /// The team's adopted autobuyers, oldest first.
 fn team_autobuyers(
     ledger: &linkrunner_sandbox::Ledger,
-) -> Vec<&linkrunner_sandbox::AutobuyerRecord> {
-    let mut team: Vec<_> = ledger
-        .autobuyers
-        .iter()
-        .filter(|a| a.name == "team-auto")
-        .collect();
-    team.sort_by_key(|a| a.id);
-    team
+) -> Vec<linkrunner_sandbox::AutobuyerRecord> {
+    ledger::autobuyers_named(ledger, "team-auto")
 }
 
 /// Issue 24 (3), what is counted: a link bought by hand on `/trail`, where the adopted
@@ -477,7 +469,7 @@ pub async fn a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budge
     w.converge(4).await;
 
     let ledger = w.ledger();
-    let c = load_one(&file);
+    let c = campaigns::load_one(&file);
     let projects = w.projects_of(&ledger, &c);
     // What may be held: every link bought outside linkrunner, and the autobuyer's whole
     // budget still to spend (it may have bought none of them).
@@ -491,7 +483,7 @@ pub async fn a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budge
     assert_eq!(r.budget.committed, may_be_held, "{:?}", r.foreign);
     assert_eq!(
         r.budget.committed,
-        sandbox_commitment(&ledger, &projects)
+        ledger::commitment(&ledger, &projects)
             .checked_add(by_ab[0].price)
             .unwrap(),
         "the autobuyer's own link is over-counted while it runs, never under"
@@ -514,7 +506,7 @@ pub async fn a_hand_link_on_an_adopted_autobuyers_url_counts_on_top_of_its_budge
     let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
     assert_eq!(ab.state, AutobuyerState::Stopped);
     let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    assert_eq!(r.budget.committed, ledger::commitment(&ledger, &projects));
     assert_eq!(r.budget.committed, others);
     w.assert_invariants().await;
 }
@@ -538,13 +530,8 @@ pub async fn an_adopted_autobuyers_spec_changed_back_is_created_again(db: TestDb
     }
 
     let ledger = w.ledger();
-    let team = team_autobuyers(&ledger);
-    assert_eq!(team.len(), 3, "500 → 600 → 500: {team:?}");
-    assert_eq!(
-        (team[0].id, team[0].state),
-        (seeded.autobuyer_id, AutobuyerState::Stopped),
-        "the adopted one is stopped"
-    );
+    let team =
+        team_with_the_adopted_one_stopped(&ledger, 3, "500 → 600 → 500", seeded.autobuyer_id);
     assert_eq!(team[1].state, AutobuyerState::Stopped);
     assert_eq!(team[1].urls[0].monthly_budget, Money::from_rubles(600));
     assert_eq!(team[2].state, AutobuyerState::Running);
@@ -560,10 +547,7 @@ pub async fn an_adopted_autobuyers_spec_changed_back_is_created_again(db: TestDb
         3,
         "nothing more created"
     );
-    let c = load_one(&file);
-    let projects = w.projects_of(&ledger, &c);
-    let r = w.recorded("acme-shoes").await;
-    assert_eq!(r.budget.committed, sandbox_commitment(&ledger, &projects));
+    w.assert_committed_as_on_the_market(&ledger, &file).await;
     w.assert_invariants().await;
 }
 
@@ -665,9 +649,9 @@ pub async fn an_adopted_autobuyers_stop_waits_for_a_list_shown_complete(db: Test
     let ledger = w.ledger();
     let ab = ledger.autobuyer(seeded.autobuyer_id).expect("autobuyer");
     assert_eq!(ab.state, AutobuyerState::Stopped, "the stop was sent");
-    let c = load_one(&stopped);
+    let c = campaigns::load_one(&stopped);
     let projects = w.projects_of(&ledger, &c);
-    let held = sandbox_commitment(&ledger, &projects);
+    let held = ledger::commitment(&ledger, &projects);
     let r = w.recorded("acme-shoes").await;
     assert!(
         r.ids.autobuyers["team-auto"].running,
@@ -689,7 +673,7 @@ pub async fn an_adopted_autobuyers_stop_waits_for_a_list_shown_complete(db: Test
     assert!(!r.ids.autobuyers["team-auto"].running, "settled");
     assert_eq!(
         r.budget.committed,
-        sandbox_commitment(&w.ledger(), &projects)
+        ledger::commitment(&w.ledger(), &projects)
     );
     w.assert_invariants().await;
 }
@@ -728,13 +712,13 @@ pub async fn a_hand_link_on_an_autobuyers_url_counts_on_top_in_a_created_project
         r.foreign
     );
     let ledger = w.ledger();
-    let projects = w.projects_of(&ledger, &load_one(super::fixtures::ACME));
+    let projects = w.projects_of(&ledger, &campaigns::load_one(super::fixtures::ACME));
     let own = by_ab
         .iter()
         .fold(Money::ZERO, |a, p| a.checked_add(p.price).unwrap());
     assert_eq!(
         r.budget.committed,
-        sandbox_commitment(&ledger, &projects)
+        ledger::commitment(&ledger, &projects)
             .checked_add(own)
             .unwrap(),
         "the autobuyer's own links over-counted while it runs, never under"

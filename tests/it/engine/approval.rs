@@ -8,21 +8,16 @@ use linkrunner::views::overview::CampaignState;
 use linkrunner::views::report::campaign_status;
 
 use super::binary::{run, text};
-use super::support::{TestDb, World, sandbox_commitment, sandbox_config};
+use super::fixtures::IVY_HEAD;
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::ledger;
 
 const NAME: &str = "ivy-garden";
 
 /// Every link rents at 100 RUB, so the commitment moves in steps of 100.
 fn ivy(monthly: u32) -> String {
     format!(
-        r##"name: {NAME}
-domain: https://ivy.example
-urls:
-  - url: https://ivy.example/seeds
-    texts:
-      - "#a#ivy seeds#/a#"
-      - "Buy #a#garden seeds#/a# here"
-budget:
+        r##"{IVY_HEAD}budget:
   monthly: {monthly}
   max_link_price: 100
   daily_links: 30
@@ -49,8 +44,8 @@ fn rub(r: i64) -> Money {
 
 async fn bought(w: &World) -> Money {
     let ledger = w.ledger();
-    let c = super::support::load_one(&ivy(300));
-    sandbox_commitment(&ledger, &w.projects_of(&ledger, &c))
+    let c = crate::support::campaigns::load_one(&ivy(300));
+    ledger::commitment(&ledger, &w.projects_of(&ledger, &c))
 }
 
 pub async fn a_raised_cap_waits_for_approval_and_small_raises_add_up(db: TestDb) {

@@ -8,8 +8,9 @@ use tokio::process::Command;
 
 use super::fixtures::ACME;
 use super::operator::{Waiting, autobuyer_creation_left_uncertain};
-use super::support::{TICKET, TOKEN, TestDb, World, all_requests, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
 use crate::support::binary::{self, Target};
+use crate::support::ledger;
 
 /// `linkrunner ARGS` against the world's journal, campaign directory and sandbox.
 fn linkrunner(w: &World, args: &[&str]) -> Command {
@@ -53,7 +54,7 @@ pub async fn plan_on_a_fresh_database_exits_2_without_calling_the_marketplace(db
     );
     assert!(stdout.contains("create autobuyer acme-auto"), "{stdout}");
     assert_eq!(
-        all_requests(&w.ledger()),
+        ledger::all_requests(&w.ledger()),
         0,
         "plan never calls the marketplace"
     );

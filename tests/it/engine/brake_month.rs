@@ -13,11 +13,9 @@ use linkrunner::campaign::{LoadedCampaign, parse_schedule};
 use linkrunner::clock::{ManualClock, SharedClock};
 use linkrunner::daemon::brake::observed_of;
 use linkrunner::decide::anomaly::{Figures, Window, expected, slots_in};
-use linkrunner::money::Money;
 
-use super::support::{self, TICKET, TOKEN, World, assert_no_duplicate_purchase};
-use crate::support::app::{self, Journal};
-use crate::support::sandbox;
+use super::support::{self, World};
+use crate::support::ledger;
 
 /// The brake's default `--anomaly-multiple`.
 const MULTIPLE: f64 = 3.0;
@@ -27,14 +25,9 @@ const PRICE_RUB: i64 = 100;
 
 /// A campaign with a buy round at 09:00 every day, `per_run` links a round.
 fn rounds(name: &str, per_run: u32) -> String {
+    let head = super::fixtures::one_page(name);
     format!(
-        r##"name: {name}
-domain: https://{name}.example
-urls:
-  - url: https://{name}.example/a
-    texts:
-      - "Buy #a#{name}#/a# here"
-budget:
+        r##"{head}budget:
   monthly: 20000
   max_link_price: {PRICE_RUB}
   daily_links: {per_run}
@@ -48,14 +41,13 @@ buy:
 }
 
 /// Buy rounds at 09:00 and a running autobuyer limited to 2 links a day.
-const AUTO: &str = r##"name: auto-shop
-domain: https://auto-shop.example
-urls:
-  - url: https://auto-shop.example/a
-    texts:
-      - "#a#auto shop#/a#"
-      - "Buy #a#auto shop goods#/a# here"
-budget:
+fn auto() -> String {
+    crate::support::campaigns::head(
+        "auto-shop",
+        "https://auto-shop.example",
+        "https://auto-shop.example/a",
+        &["#a#auto shop#/a#", "Buy #a#auto shop goods#/a# here"],
+    ) + r##"budget:
   monthly: 20000
   max_link_price: 100
   daily_links: 2
@@ -75,7 +67,8 @@ autobuyers:
     state: running
     urls:
       - { url: "https://auto-shop.example/a", monthly_budget: 6000, total_links_limit: 100, daily_links_limit: 2 }
-"##;
+"##
+}
 
 pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_month(
     db: support::TestDb,
@@ -83,28 +76,12 @@ pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_
     let start = Utc.with_ymd_and_hms(2026, 11, 1, 9, 0, 0).unwrap();
     let clock = ManualClock::new(start);
     let shared: SharedClock = clock.clone();
-    let mut cfg = support::sandbox_config();
-    cfg.inventory_size = 1000;
-    cfg.price_min = Money::from_rubles(PRICE_RUB);
-    cfg.price_max = Money::from_rubles(PRICE_RUB);
+    let mut cfg = support::priced_config(1000, PRICE_RUB);
     cfg.autobuyers_start_running = true;
-    cfg.clock = shared.clone();
-    let sb = sandbox::start(cfg).await;
-    let mut settings = app::settings(
-        Journal::Open(db.store.clone()),
-        app::client_config(&sb.base_url(), TOKEN, TICKET),
-    );
-    settings.clock = shared;
-    let engine = app::build(settings).await;
-    let w = World {
-        db,
-        sandbox: sb,
-        dir: tempfile::tempdir().expect("campaign dir"),
-        engine,
-    };
+    let w = World::on_clock(db, cfg, shared, |_| {}).await;
     w.write_campaign("two-shop", &rounds("two-shop", 2));
     w.write_campaign("three-shop", &rounds("three-shop", 3));
-    w.write_campaign("auto-shop", AUTO);
+    w.write_campaign("auto-shop", &auto());
     let campaigns = w.campaigns();
 
     let mut max = Max::default();
@@ -140,7 +117,7 @@ pub async fn the_anomaly_brakes_figures_stay_under_half_its_threshold_through_a_
         .map(|p| p.at.date_naive())
         .collect();
     assert_eq!(autobuyer_days.len(), 30, "{autobuyer_days:?}");
-    assert_no_duplicate_purchase(&ledger);
+    ledger::assert_no_duplicate_purchase(&ledger);
 }
 
 /// The largest ratio seen per scope and figure (kept to tell how far from the bound a

@@ -4,7 +4,8 @@ use linkrunner::effects::pass::PassOutcome;
 use linkrunner_sandbox::{Ledger, Op};
 
 use super::fixtures::{ACME, DUNE};
-use super::support::{TestDb, World, all_requests, pass_with, requests_total, sandbox_config};
+use super::support::{TestDb, World, pass_with, sandbox_config};
+use crate::support::ledger;
 
 const WRONG_TOKEN: &str = "a-token-the-marketplace-revoked";
 
@@ -21,7 +22,7 @@ async fn global_halt(w: &World) -> Option<String> {
 }
 
 fn accepted_requests(l: &Ledger) -> u64 {
-    all_requests(l)
+    ledger::all_requests(l)
         - l.requests
             .values()
             .filter_map(|m| m.get("unauthorized"))
@@ -89,8 +90,8 @@ pub async fn credentials_rejected_on_a_read_halt_every_campaign(db: TestDb) {
     assert_eq!(after.purchases, before.purchases, "nothing bought");
     assert_eq!(accepted_requests(&after), accepted_requests(&before));
     assert_eq!(
-        requests_total(&after, Op::BuyLinks),
-        requests_total(&before, Op::BuyLinks),
+        ledger::requests(&after, Op::BuyLinks),
+        ledger::requests(&before, Op::BuyLinks),
         "no purchase even attempted"
     );
 

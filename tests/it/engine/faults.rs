@@ -5,9 +5,9 @@ use linkrunner::store::{IntentFilter, IntentKind, Resolution};
 use linkrunner_sandbox::{Faults, Ledger};
 
 use super::support::{
-    TestDb, World, assert_link_limits, assert_no_duplicate_purchase, sandbox_commitment,
-    sandbox_config,
+    TestDb, World, assert_link_limits, autobuyer_created_for, resolve, sandbox_config,
 };
+use crate::support::ledger;
 
 /// Passes (each with a buy round) until everything converged; the caps bound the buying.
 const MAX_PASSES: u32 = 80;
@@ -94,22 +94,17 @@ async fn purchase_evidence(w: &World, ledger: &Ledger) -> String {
 
 /// Invariants that hold after every pass, converged or not: no duplicate, no cap exceeded.
 async fn assert_invariants_so_far(w: &World, ledger: &Ledger) {
-    assert_no_duplicate_purchase(ledger);
+    ledger::assert_no_duplicate_purchase(ledger);
     for lc in w.campaigns() {
         let c = &lc.campaign;
         let projects = w.projects_of(ledger, c);
         assert!(
-            sandbox_commitment(ledger, &projects) <= c.budget.monthly,
+            ledger::commitment(ledger, &projects) <= c.budget.monthly,
             "{}",
             c.name
         );
         assert_link_limits(ledger, c, &projects);
-        let b = w
-            .store()
-            .campaigns()
-            .budget(&c.name, chrono::Utc::now().date_naive())
-            .await
-            .unwrap();
+        let b = w.budget(&c.name).await;
         assert!(b.committed <= b.cap, "{}: {b:?}", c.name);
     }
 }
@@ -139,34 +134,15 @@ pub async fn act_as_operator(w: &World, seen: &mut std::collections::HashMap<i64
             if !waits {
                 continue;
             }
-            let name = i.request.get("name").and_then(|v| v.as_str());
-            let known: Vec<i64> = r.ids.autobuyers.values().map(|a| a.id).collect();
             let found = match i.kind {
-                IntentKind::CreateAutobuyer => ledger
-                    .autobuyers
-                    .iter()
-                    .find(|a| {
-                        projects.contains(&a.project_id)
-                            && Some(a.name.as_str()) == name
-                            && !known.contains(&a.id)
-                    })
-                    .map(|a| a.id),
+                IntentKind::CreateAutobuyer => autobuyer_created_for(&ledger, &projects, &r, i),
                 _ => None,
             };
             let resolution = match found {
                 Some(remote_id) => Resolution::Created { remote_id },
                 None => Resolution::NotCreated,
             };
-            w.store()
-                .intents()
-                .resolve_intent(
-                    i.id,
-                    resolution,
-                    "checked the marketplace",
-                    chrono::Utc::now(),
-                )
-                .await
-                .expect("resolve");
+            resolve(w, i, resolution, "checked the marketplace").await;
             n += 1;
         }
     }
@@ -192,15 +168,6 @@ async fn resolve_purchase(
         },
         None => Resolution::NotCreated,
     };
-    w.store()
-        .intents()
-        .resolve_intent(
-            i.id,
-            resolution,
-            "checked the project's links",
-            chrono::Utc::now(),
-        )
-        .await
-        .expect("resolve");
+    resolve(w, i, resolution, "checked the project's links").await;
     1
 }

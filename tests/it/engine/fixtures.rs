@@ -1,5 +1,7 @@
 //! Campaign files modelled on `campaigns/*.yaml`, small enough that a few passes reach a cap.
 
+use crate::support::campaigns;
+
 /// Buy rounds on two pages, a filter and one running autobuyer.
 /// Caps: 3000 RUB/month, 150 RUB per link, 4 links a day, 6 in total; 3 links per round.
 pub const ACME: &str = r##"# yaml-language-server: $schema=../schema/campaign.schema.json
@@ -106,3 +108,32 @@ buy:
   search:
     price_rent_to: 120
 "##;
+
+/// `name` on `https://NAME.example` with one promoted URL (`/a`) and one text: the head of
+/// the files a test writes for several campaigns, their budget and buy rounds its own.
+pub fn one_page(name: &str) -> String {
+    let domain = format!("https://{name}.example");
+    let text = format!("Buy #a#{name}#/a# here");
+    campaigns::head(name, &domain, &format!("{domain}/a"), &[&text])
+}
+
+/// ivy-garden's name, domain and promoted URL with two texts: the head of its files, their
+/// budget and buy rounds the test's own.
+pub const IVY_HEAD: &str = r##"name: ivy-garden
+domain: https://ivy.example
+urls:
+  - url: https://ivy.example/seeds
+    texts:
+      - "#a#ivy seeds#/a#"
+      - "Buy #a#garden seeds#/a# here"
+"##;
+
+/// [`ACME`]'s link limits and buy rounds (`daily_links` to `per_run`), for a file that adopts
+/// acme-shoes' account and buys as it does.
+pub fn acme_link_limits_and_rounds() -> &'static str {
+    let from = ACME
+        .find("  daily_links:")
+        .expect("ACME limits its links a day");
+    let to = ACME.find("  order:").expect("ACME orders its rounds");
+    &ACME[from..to]
+}

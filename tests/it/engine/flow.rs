@@ -142,7 +142,7 @@ pub async fn removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing(db: 
         autobuyer_state(&after, "bikes-summer"),
         Some(AutobuyerState::Stopped)
     );
-    let bolt_projects = w.projects_of(&after, &super::support::load_one(BOLT));
+    let bolt_projects = w.projects_of(&after, &crate::support::campaigns::load_one(BOLT));
     let bolt_buys = |l: &Ledger| {
         l.purchases
             .iter()

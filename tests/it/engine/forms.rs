@@ -11,8 +11,9 @@ use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
 use linkrunner_sandbox::{Op, SandboxConfig};
 
 use super::fixtures::ACME;
-use super::support::{TICKET, TOKEN, TestDb, World, requests_total, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World, sandbox_config};
 use crate::support::app::{self, Journal, fast_settings};
+use crate::support::ledger;
 
 /// An engine over a client with `field_map` and patient reads, as an operator would run it
 /// against such a marketplace.
@@ -79,7 +80,7 @@ pub async fn reads_truncated_in_transit_still_get_links_bought_once(db: TestDb) 
         ledger.searches_started
     );
     assert_eq!(
-        requests_total(&ledger, Op::BuyLinks),
+        ledger::requests(&ledger, Op::BuyLinks),
         ledger.requests_of(Op::BuyLinks, "ok"),
         "every purchase call was accepted: none was sent again"
     );

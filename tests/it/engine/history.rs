@@ -90,12 +90,7 @@ pub async fn history_and_explain_name_the_round_the_file_version_and_the_operato
     let lines = story::history(w.store(), Some("acme-shoes"), None)
         .await
         .unwrap();
-    let committed = w
-        .store()
-        .campaigns()
-        .budget("acme-shoes", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let committed = w.budget("acme-shoes").await;
     let sum = lines.iter().map(|l| l.delta.kopecks()).sum::<i64>();
     assert_eq!(
         sum,

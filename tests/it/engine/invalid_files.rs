@@ -10,8 +10,9 @@ use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::binary::{run, text};
 use super::fixtures::{ACME, BOLT};
-use super::support::{TICKET, TOKEN, TestDb, World, load_one, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World};
 use crate::support::binary::{self, Daemon, Target};
+use crate::support::campaigns;
 
 /// Every way an operator's edit can break a file, as (what, how).
 fn breakages() -> Vec<(&'static str, Breakage)> {
@@ -67,7 +68,7 @@ fn restore_file(w: &World) {
 
 /// What the marketplace holds for acme-shoes: its purchases, and its autobuyers' states.
 fn acme_on_the_market(w: &World, ledger: &Ledger) -> (usize, Vec<(String, AutobuyerState)>) {
-    let projects = w.projects_of(ledger, &load_one(ACME));
+    let projects = w.projects_of(ledger, &campaigns::load_one(ACME));
     let bought = ledger
         .purchases
         .iter()
@@ -84,11 +85,7 @@ fn acme_on_the_market(w: &World, ledger: &Ledger) -> (usize, Vec<(String, Autobu
 
 pub async fn an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan(db: TestDb) {
     // Arrange: acme-shoes (buy rounds, a running autobuyer) and bolt-bikes, converged.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME), ("bolt-bikes", BOLT)]).await;
     let before = acme_on_the_market(&w, &w.ledger());
     assert!(
         before
@@ -138,11 +135,7 @@ pub async fn an_invalid_file_keeps_its_campaign_as_recorded_in_once_and_plan(db:
 
 pub async fn run_started_on_an_invalid_file_holds_its_campaign_as_recorded(db: TestDb) {
     // Arrange: acme-shoes converged, then its file broken beyond showing its name.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("bolt-bikes", BOLT);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME), ("bolt-bikes", BOLT)]).await;
     let before = acme_on_the_market(&w, &w.ledger());
     break_file(&w, &Breakage::Text("name: [acme-shoes".into()));
 

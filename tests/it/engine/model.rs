@@ -30,9 +30,11 @@ use linkrunner_sandbox::{Behaviour, Faults, InUse, Ledger, LinkStatus, ListPagin
 
 use super::model_check::{self as check, Check, Money2};
 use super::model_steps::{self as steps, FileModel, Market, Step};
-use super::support::{TICKET, TOKEN, TestDb, World, all_requests, load, sandbox_config};
+use super::support::{TICKET, TOKEN, TestDb, World, autobuyer_created_for, sandbox_config};
 use crate::support::app::{self, Journal, fast_settings};
+use crate::support::campaigns;
 use crate::support::db::Backend;
+use crate::support::ledger;
 use crate::support::{init_logs, sandbox};
 
 /// Seeds run by default (8 caught the stop-releases-its-links mutation docs/contributing.md#the-model-based-test names):
@@ -538,7 +540,7 @@ impl Model {
         let reports = self
             .w
             .engine
-            .pass(&load(self.w.dir.path()), buy)
+            .pass(&campaigns::load(self.w.dir.path()), buy)
             .await
             .map_err(|e| format!("the pass failed: {e}"))?;
         // Time passes between passes: the settle grace runs out within three of them.
@@ -619,10 +621,10 @@ impl Model {
     /// A process crashes mid-pass: its future is dropped once the sandbox got `after` more
     /// requests. A new process takes over once the crashed one's leases expired.
     async fn crash(&mut self, buy: bool, after: u64) {
-        let start = all_requests(&self.w.ledger());
-        let (engine, campaigns) = (self.w.engine.clone(), load(self.w.dir.path()));
+        let start = ledger::all_requests(&self.w.ledger());
+        let (engine, campaigns) = (self.w.engine.clone(), campaigns::load(self.w.dir.path()));
         let task = tokio::spawn(async move { engine.pass(&campaigns, buy).await });
-        while !task.is_finished() && all_requests(&self.w.ledger()) < start + after {
+        while !task.is_finished() && ledger::all_requests(&self.w.ledger()) < start + after {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         task.abort();
@@ -863,19 +865,7 @@ fn truth(
 ) -> Resolution {
     let get = |k: &str| i.request.get(k).and_then(|v| v.as_i64());
     let found = match i.kind {
-        IntentKind::CreateAutobuyer => {
-            let name = i.request.get("name").and_then(|v| v.as_str());
-            let known: Vec<i64> = r.ids.autobuyers.values().map(|a| a.id).collect();
-            ledger
-                .autobuyers
-                .iter()
-                .find(|a| {
-                    projects.contains(&a.project_id)
-                        && Some(a.name.as_str()) == name
-                        && !known.contains(&a.id)
-                })
-                .map(|a| a.id)
-        }
+        IntentKind::CreateAutobuyer => autobuyer_created_for(ledger, projects, r, i),
         IntentKind::Purchase => ledger
             .purchases
             .iter()
@@ -896,7 +886,7 @@ fn truth(
 }
 
 fn load_one(dir: &std::path::Path, name: &str) -> Option<linkrunner::campaign::Campaign> {
-    load(dir)
+    campaigns::load(dir)
         .into_iter()
         .map(|lc| lc.campaign)
         .find(|c| c.name == name)

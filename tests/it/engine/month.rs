@@ -7,18 +7,15 @@ use linkrunner::views::month::{self, Month, TOTAL};
 use linkrunner_sandbox::AutobuyerState;
 
 use super::fixtures::{ACME, DUNE};
-use super::support::{TestDb, World, sandbox_commitment, sandbox_config};
+use super::support::{TestDb, World};
+use crate::support::ledger;
 
 fn sum(ms: impl Iterator<Item = Money>) -> Money {
     ms.fold(Money::ZERO, |a, m| a.checked_add(m).expect("sum"))
 }
 
 pub async fn the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers(db: TestDb) {
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.write_campaign("dune-maps", DUNE);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME), ("dune-maps", DUNE)]).await;
 
     let ledger = w.ledger();
     let first = ledger.purchases.first().expect("the rounds bought links");
@@ -53,7 +50,7 @@ pub async fn the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuye
         assert_eq!(line.released, Money::ZERO);
         assert_eq!(
             line.net_change,
-            sandbox_commitment(&ledger, &projects),
+            ledger::commitment(&ledger, &projects),
             "{}",
             c.name
         );

@@ -8,7 +8,8 @@ use linkrunner::views::report::campaign_status;
 use linkrunner_sandbox::{AutobuyerState, Faults, Op};
 
 use super::fixtures::ACME;
-use super::support::{TestDb, World, requests_total, sandbox_config};
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::ledger;
 
 /// The arrangement both resolve tests share: acme-shoes whose autobuyer creation executed on
 /// the marketplace but whose answer was cut short, after three passes.
@@ -75,7 +76,7 @@ pub async fn uncertain_autobuyer_creation_waits_for_an_operator_and_is_never_res
     );
     assert_eq!(status.uncertain[0].intent_id, intent.0);
     assert_eq!(
-        requests_total(&while_waiting, Op::CreateAutobuyer),
+        ledger::requests(&while_waiting, Op::CreateAutobuyer),
         1,
         "never re-sent"
     );

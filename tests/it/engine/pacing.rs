@@ -13,22 +13,16 @@ use linkrunner::decide::recorded::Recorded;
 use linkrunner::money::Money;
 use linkrunner::views::report;
 
-use super::support::{self, TICKET, TOKEN, World, assert_no_duplicate_purchase};
-use crate::support::app::{self, Journal};
-use crate::support::sandbox;
+use super::support::{self, World};
+use crate::support::ledger;
 
 const CAP_RUB: i64 = 1000;
 const PRICE_RUB: i64 = 100;
 
 fn campaign(name: &str, pacing: &str) -> String {
+    let head = super::fixtures::one_page(name);
     format!(
-        r##"name: {name}
-domain: https://{name}.example
-urls:
-  - url: https://{name}.example/a
-    texts:
-      - "Buy #a#{name}#/a# here"
-budget:
+        r##"{head}budget:
   monthly: {CAP_RUB}
   max_link_price: {PRICE_RUB}
   daily_links: 5
@@ -46,24 +40,8 @@ pub async fn even_pacing_spreads_the_cap_over_the_days_left_in_the_month(db: sup
     let start = Utc.with_ymd_and_hms(2026, 11, 26, 9, 0, 0).unwrap();
     let clock = ManualClock::new(start);
     let shared: SharedClock = clock.clone();
-    let mut cfg = support::sandbox_config();
-    cfg.inventory_size = 200;
-    cfg.price_min = Money::from_rubles(PRICE_RUB);
-    cfg.price_max = Money::from_rubles(PRICE_RUB);
-    cfg.clock = shared.clone();
-    let sb = sandbox::start(cfg).await;
-    let mut settings = app::settings(
-        Journal::Open(db.store.clone()),
-        app::client_config(&sb.base_url(), TOKEN, TICKET),
-    );
-    settings.clock = shared;
-    let engine = app::build(settings).await;
-    let w = World {
-        db,
-        sandbox: sb,
-        dir: tempfile::tempdir().expect("campaign dir"),
-        engine,
-    };
+    let cfg = support::priced_config(200, PRICE_RUB);
+    let w = World::on_clock(db, cfg, shared, |_| {}).await;
     w.write_campaign("even-shop", &campaign("even-shop", "even"));
     w.write_campaign("asap-shop", &campaign("asap-shop", "asap"));
     let campaigns = w.campaigns();
@@ -132,7 +110,7 @@ pub async fn even_pacing_spreads_the_cap_over_the_days_left_in_the_month(db: sup
         Some(Money::from_rubles(5 * PRICE_RUB)),
         "{asap:?}"
     );
-    assert_no_duplicate_purchase(&w.ledger());
+    ledger::assert_no_duplicate_purchase(&w.ledger());
 }
 
 /// Days from `day` to its month's end, `day` included (computed here, not by the code under

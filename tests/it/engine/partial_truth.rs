@@ -15,11 +15,10 @@ use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, Behaviour, Faults, LinkStatus, ListPaging, Op};
 
 use super::fixtures::{BOLT, DUNE};
-use super::support::{
-    TestDb, World, assert_no_duplicate_purchase, load_one, pass_with, requests_total,
-    sandbox_commitment, sandbox_config,
-};
+use super::support::{TestDb, World, pass_with, sandbox_config};
 use crate::support::app::fast_settings;
+use crate::support::campaigns;
+use crate::support::ledger;
 
 fn with_grace(ms: i64) -> EngineSettings {
     EngineSettings {
@@ -43,18 +42,13 @@ async fn assert_safe_so_far(w: &World) {
                 c.name
             );
         }
-        let sold = sandbox_commitment(&ledger, &projects);
+        let sold = ledger::commitment(&ledger, &projects);
         assert!(
             sold <= c.budget.monthly,
             "{}: {sold} RUB over the cap",
             c.name
         );
-        let b = w
-            .store()
-            .campaigns()
-            .budget(&c.name, chrono::Utc::now().date_naive())
-            .await
-            .unwrap();
+        let b = w.budget(&c.name).await;
         assert!(
             b.committed >= sold,
             "{}: journal counts {} < sold {sold}",
@@ -94,7 +88,7 @@ pub async fn a_first_page_list_and_purchases_cut_after_commit_never_buy_a_page_t
     }
 
     let ledger = w.ledger();
-    assert_no_duplicate_purchase(&ledger);
+    ledger::assert_no_duplicate_purchase(&ledger);
     assert!(
         ledger.purchases.len() >= 4,
         "the scenario bought: {:?}",
@@ -116,13 +110,13 @@ async fn once_uncertain_purchases(w: &World) -> usize {
     n
 }
 
-const ZED: &str = r##"name: zed-tools
-domain: https://zed.example
-urls:
-  - url: https://zed.example/tools
-    texts:
-      - "#a#zed tools#/a#"
-budget:
+fn zed() -> String {
+    campaigns::head(
+        "zed-tools",
+        "https://zed.example",
+        "https://zed.example/tools",
+        &["#a#zed tools#/a#"],
+    ) + r##"budget:
   monthly: 1500
   max_link_price: 100
   daily_links: 2
@@ -136,19 +130,20 @@ autobuyers:
     state: running
     urls:
       - { url: "https://zed.example/tools", monthly_budget: 1000, total_links_limit: 5, daily_links_limit: 2 }
-"##;
+"##
+}
 
 pub async fn renaming_an_autobuyer_near_the_cap_converges_in_one_pass(db: TestDb) {
     let mut cfg = sandbox_config();
     cfg.autobuyers_start_running = true;
     let w = World::new(db, cfg).await;
-    w.write_campaign("zed-tools", ZED);
+    w.write_campaign("zed-tools", &zed());
     w.pass(true).await;
     w.sandbox.autobuy_now(1);
-    let renamed = ZED.replace("name: zed-auto", "name: zed-auto-v2");
+    let renamed = zed().replace("name: zed-auto", "name: zed-auto-v2");
     w.write_campaign("zed-tools", &renamed);
 
-    let c = load_one(&renamed);
+    let c = campaigns::load_one(&renamed);
     let p = plan::plan_campaign(&c, &w.recorded("zed-tools").await, true);
     assert!(p.unapplied.is_empty(), "{:?}", p.notices);
     assert!(p.money.worst_after_round <= p.money.cap, "{:?}", p.money);
@@ -171,14 +166,9 @@ pub async fn renaming_an_autobuyer_near_the_cap_converges_in_one_pass(db: TestDb
     w.assert_invariants().await;
 }
 
-const IVY: &str = r##"name: ivy-garden
-domain: https://ivy.example
-urls:
-  - url: https://ivy.example/seeds
-    texts:
-      - "#a#ivy seeds#/a#"
-      - "Buy #a#garden seeds#/a# here"
-budget:
+fn ivy() -> String {
+    super::fixtures::IVY_HEAD.to_string()
+        + r##"budget:
   monthly: 1200
   max_link_price: 150
   daily_links: 10
@@ -198,7 +188,8 @@ autobuyers:
     state: running
     urls:
       - { url: "https://ivy.example/seeds", monthly_budget: 600, total_links_limit: 20, daily_links_limit: 10 }
-"##;
+"##
+}
 
 pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_count_once_stopped(
     db: TestDb,
@@ -206,7 +197,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     let mut cfg = sandbox_config();
     cfg.autobuyers_start_running = true;
     let w = World::new(db, cfg).await;
-    w.write_campaign("ivy-garden", IVY);
+    w.write_campaign("ivy-garden", &ivy());
 
     for _ in 0..4 {
         w.pass(true).await;
@@ -215,7 +206,7 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     }
     w.write_campaign(
         "ivy-garden",
-        &IVY.replace("state: running", "state: stopped"),
+        &ivy().replace("state: running", "state: stopped"),
     );
     for _ in 0..5 {
         w.sandbox.autobuy_now(3);
@@ -224,19 +215,14 @@ pub async fn autobuyers_that_really_buy_never_have_their_pages_bought_again_and_
     }
 
     let ledger = w.ledger();
-    let c = load_one(IVY);
+    let c = campaigns::load_one(&ivy());
     let project = project_of(&w, &c);
     assert!(
         ledger.purchases.iter().any(|p| p.autobuyer_id.is_some()),
         "the autobuyer bought"
     );
     assert_eq!(ledger.autobuyers[0].state, AutobuyerState::Stopped);
-    let b = w
-        .store()
-        .campaigns()
-        .budget("ivy-garden", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let b = w.budget("ivy-garden").await;
     assert_eq!(
         b.committed,
         ledger.commitment(project),
@@ -264,15 +250,10 @@ pub async fn an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_count
     w.sandbox.set_faults(Faults::default()).unwrap();
     let uncertain = w.recorded("bolt-bikes").await;
     assert_eq!(uncertain.uncertain.len(), 1, "the start is uncertain");
-    let stops_before = requests_total(&w.ledger(), Op::StopAutobuyers);
+    let stops_before = ledger::requests(&w.ledger(), Op::StopAutobuyers);
 
     w.write_campaign("bolt-bikes", BOLT);
-    let counted = w
-        .store()
-        .campaigns()
-        .budget("bolt-bikes", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let counted = w.budget("bolt-bikes").await;
     assert_eq!(counted.committed, Money::from_kopecks(750_050));
     let reports = w.pass(true).await;
 
@@ -284,7 +265,7 @@ pub async fn an_uncertain_start_then_a_flip_back_to_stopped_is_stopped_and_count
         .unwrap();
     assert_eq!(summer.state, AutobuyerState::Stopped, "{reports:#?}");
     assert!(
-        requests_total(&ledger, Op::StopAutobuyers) > stops_before,
+        ledger::requests(&ledger, Op::StopAutobuyers) > stops_before,
         "a stop was sent"
     );
     w.converge(3).await;
@@ -312,7 +293,7 @@ pub async fn a_purchase_answered_as_an_error_with_ids_is_settled_from_the_list_a
         !ledger.purchases.is_empty(),
         "bought though answered as errors"
     );
-    assert_no_duplicate_purchase(&ledger);
+    ledger::assert_no_duplicate_purchase(&ledger);
     w.converge(3).await;
     w.assert_invariants().await;
 }
@@ -323,12 +304,7 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
     w.pass(true).await;
     let ledger = w.ledger();
     let link = ledger.purchases[0].clone();
-    let before = w
-        .store()
-        .campaigns()
-        .budget("dune-maps", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let before = w.budget("dune-maps").await;
 
     w.sandbox
         .set_link_status(link.link_id, LinkStatus::Removed, true)
@@ -336,17 +312,12 @@ pub async fn a_link_that_leaves_the_list_is_released_after_the_grace(db: TestDb)
     w.pass(false).await;
     w.pass(false).await;
 
-    let after = w
-        .store()
-        .campaigns()
-        .budget("dune-maps", chrono::Utc::now().date_naive())
-        .await
-        .unwrap();
+    let after = w.budget("dune-maps").await;
     assert_eq!(
         after.committed,
         before.committed.checked_sub(link.price).unwrap()
     );
-    let project = project_of(&w, &load_one(DUNE));
+    let project = project_of(&w, &campaigns::load_one(DUNE));
     assert_eq!(
         after.committed,
         w.ledger().commitment(project),

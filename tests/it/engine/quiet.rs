@@ -7,12 +7,12 @@
 use chrono::{DateTime, Utc};
 use linkrunner::clock::{ManualClock, SharedClock};
 use linkrunner::effects::pass::CampaignReport;
+use linkrunner::store::HeldLink;
 use linkrunner_sandbox::{LinkStatus, Op};
 
 use super::fixtures::DUNE;
-use super::support::{self, TICKET, TOKEN, TestDb, World, requests_total};
-use crate::support::app::{self, Journal};
-use crate::support::sandbox;
+use super::support::{self, TestDb, World};
+use crate::support::ledger;
 
 fn at(s: &str) -> DateTime<Utc> {
     s.parse().expect("time")
@@ -23,24 +23,19 @@ fn at(s: &str) -> DateTime<Utc> {
 async fn world(db: TestDb, start: DateTime<Utc>) -> (World, std::sync::Arc<ManualClock>) {
     let clock = ManualClock::new(start);
     let shared: SharedClock = clock.clone();
-    let mut cfg = support::sandbox_config();
-    cfg.clock = shared.clone();
-    let sb = sandbox::start(cfg).await;
-    let mut settings = app::settings(
-        Journal::Open(db.store.clone()),
-        app::client_config(&sb.base_url(), TOKEN, TICKET),
-    );
-    settings.clock = shared;
-    settings.engine.settle_grace = chrono::Duration::seconds(120);
-    let engine = app::build(settings).await;
-    let w = World {
-        db,
-        sandbox: sb,
-        dir: tempfile::tempdir().expect("campaign dir"),
-        engine,
-    };
+    let cfg = support::sandbox_config();
+    let w = World::on_clock(db, cfg, shared, |s| {
+        s.engine.settle_grace = chrono::Duration::seconds(120);
+    })
+    .await;
     w.write_campaign("dune-maps", DUNE);
     (w, clock)
+}
+
+/// dune-maps' held links as the journal holds them.
+async fn held_links(w: &World) -> Vec<HeldLink> {
+    let held = w.store().links().held_links("dune-maps").await;
+    held.expect("held")
 }
 
 /// One reconciliation at `t`: whether it only looked, and the link-list calls it made.
@@ -51,7 +46,7 @@ async fn reconcile(
 ) -> (bool, u64, CampaignReport) {
     clock.set(t);
     let looked = || w.engine.metrics().load.reconciliations_looked_total.get();
-    let lists = || requests_total(&w.ledger(), Op::ListLinks);
+    let lists = || ledger::requests(&w.ledger(), Op::ListLinks);
     let (looked0, lists0) = (looked(), lists());
     let mut reports = w.pass(false).await;
     assert_eq!(reports.len(), 1, "{reports:#?}");
@@ -109,12 +104,7 @@ pub async fn a_converged_campaign_only_looks_until_something_is_due_or_changes(d
     let (only_looked, lists, report) = reconcile(&w, &clock, at("2026-12-01T06:40:00Z")).await;
     assert!(!only_looked, "the list changed: {report:#?}");
     assert_eq!(lists, 1, "the full pass reuses the look's read");
-    let held = w
-        .store()
-        .links()
-        .held_links("dune-maps")
-        .await
-        .expect("held");
+    let held = held_links(&w).await;
     let gone = held
         .iter()
         .find(|h| h.link_id == Some(link))
@@ -135,12 +125,7 @@ pub async fn a_converged_campaign_only_looks_until_something_is_due_or_changes(d
     let last = at("2026-12-01T07:05:00Z");
     let (only_looked, _, report) = reconcile(&w, &clock, last).await;
     assert!(only_looked, "quiet again: {report:#?}");
-    let held = w
-        .store()
-        .links()
-        .held_links("dune-maps")
-        .await
-        .expect("held");
+    let held = held_links(&w).await;
     let gone = held
         .iter()
         .find(|h| h.link_id == Some(link))

@@ -26,7 +26,8 @@ use linkrunner_sandbox::Faults;
 
 use super::faults::act_as_operator;
 use super::fixtures::DUNE;
-use super::support::{TOKEN, TestDb, World, load_one, sandbox_config};
+use super::support::{TOKEN, TestDb, World, sandbox_config};
+use crate::support::campaigns;
 
 const HAND: [&str; 2] = ["hand-one", "hand-two"];
 const QUIET: [&str; 4] = ["quiet-a", "quiet-b", "quiet-c", "quiet-d"];
@@ -125,7 +126,7 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
     }
 
     // Campaign files, one of them new to the journal: as `load_or_new`, in the files' order.
-    let fresh = load_one(&DUNE.replace("name: dune-maps", &format!("name: {NEVER}")));
+    let fresh = campaigns::load_one(&DUNE.replace("name: dune-maps", &format!("name: {NEVER}")));
     let files: Vec<Campaign> = w.campaigns().into_iter().map(|l| l.campaign).collect();
     let mut campaigns: Vec<&Campaign> = vec![&fresh];
     campaigns.extend(files.iter());

@@ -9,7 +9,8 @@ use linkrunner_sandbox::{Ledger, Op};
 
 use super::binary::{run, text};
 use super::fixtures::ACME;
-use super::support::{TestDb, World, requests_total, sandbox_config};
+use super::support::{TestDb, World};
+use crate::support::ledger;
 
 /// `acme-shoes` renamed to `acme-x`, with or without `renamed_from`.
 fn renamed(with_key: bool) -> String {
@@ -42,9 +43,9 @@ fn pages_per_url(ledger: &Ledger) -> Vec<(String, i64)> {
 
 fn switches(ledger: &Ledger) -> (u64, u64, u64) {
     (
-        requests_total(ledger, Op::CreateAutobuyer),
-        requests_total(ledger, Op::StopAutobuyers),
-        requests_total(ledger, Op::StartAutobuyers),
+        ledger::requests(ledger, Op::CreateAutobuyer),
+        ledger::requests(ledger, Op::StopAutobuyers),
+        ledger::requests(ledger, Op::StartAutobuyers),
     )
 }
 
@@ -52,10 +53,7 @@ pub async fn a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_a
     db: TestDb,
 ) {
     // Arrange: acme-shoes bought its first round and runs its autobuyer.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     assert_eq!(before.projects.len(), 1);
     assert!(!before.purchases.is_empty(), "the first round bought");
@@ -81,13 +79,7 @@ pub async fn a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_a
         text(&plan_md)
     );
     assert!(once.status.success(), "{}", text(&once));
-    let after = w.ledger();
-    assert_eq!(
-        after.projects.len(),
-        1,
-        "no second project: {:?}",
-        after.projects
-    );
+    let after = ledger_with_one_project(&w);
     assert_eq!(
         switches(&after),
         switches(&before),
@@ -121,10 +113,7 @@ pub async fn a_campaign_renamed_with_renamed_from_keeps_its_project_autobuyers_a
 
 pub async fn a_rename_waits_while_another_process_holds_the_old_names_lease(db: TestDb) {
     // Arrange: acme-shoes converged; another process holds its lease for five minutes.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     let now = chrono::Utc::now();
     let other = w
@@ -193,10 +182,7 @@ pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_seco
     db: TestDb,
 ) {
     // Arrange: acme-shoes bought its first round.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     let project = before.projects[0].id;
 
@@ -218,21 +204,15 @@ pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_seco
     let out = String::from_utf8_lossy(&once.stdout);
     assert!(out.contains("acme-x: blocked"), "{}", text(&once));
     assert!(out.contains(&said), "{}", text(&once));
-    let after = w.ledger();
-    assert_eq!(
-        after.projects.len(),
-        1,
-        "no second project: {:?}",
-        after.projects
-    );
+    let after = ledger_with_one_project(&w);
     assert_eq!(
         after.purchases.len(),
         before.purchases.len(),
         "nothing bought"
     );
     assert_eq!(
-        requests_total(&after, Op::AddProject),
-        requests_total(&before, Op::AddProject)
+        ledger::requests(&after, Op::AddProject),
+        ledger::requests(&before, Op::AddProject)
     );
     assert!(
         w.store()
@@ -256,10 +236,7 @@ pub async fn a_second_campaign_naming_a_recorded_project_id_is_refused_naming_th
 ) {
     use super::fixtures::BOLT;
     // Arrange: acme-shoes created its project and bought.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
     let before = w.ledger();
     let project = before.projects[0].id;
 
@@ -303,4 +280,16 @@ pub async fn a_second_campaign_naming_a_recorded_project_id_is_refused_naming_th
             .unwrap()
             .is_empty()
     );
+}
+
+/// The sandbox's ledger, asserting it holds one project: no second one was created.
+fn ledger_with_one_project(w: &World) -> linkrunner_sandbox::Ledger {
+    let after = w.ledger();
+    assert_eq!(
+        after.projects.len(),
+        1,
+        "no second project: {:?}",
+        after.projects
+    );
+    after
 }

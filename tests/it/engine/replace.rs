@@ -8,18 +8,19 @@ use linkrunner::effects::pass::PassOutcome;
 use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerRecord, AutobuyerState, Ledger};
 
-use super::support::{TestDb, World, load_one, sandbox_config};
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::{campaigns, ledger};
 
 /// One URL, an autobuyer with `budget` RUB and a total limit of 5 links, under `cap`.
 fn file(budget: i64, cap: i64) -> String {
+    let head = campaigns::head(
+        "kit-shop",
+        "https://kit.example",
+        "https://kit.example/kits",
+        &["#a#kits#/a#"],
+    );
     format!(
-        r##"name: kit-shop
-domain: https://kit.example
-urls:
-  - url: https://kit.example/kits
-    texts:
-      - "#a#kits#/a#"
-budget:
+        r##"{head}budget:
   monthly: {cap}
   max_link_price: 100
   daily_links: 2
@@ -38,17 +39,11 @@ autobuyers:
 }
 
 /// The sandbox's autobuyers named `kit-auto`, oldest first.
-fn kit_autobuyers(ledger: &Ledger) -> Vec<&AutobuyerRecord> {
-    let mut all: Vec<_> = ledger
-        .autobuyers
-        .iter()
-        .filter(|a| a.name == "kit-auto")
-        .collect();
-    all.sort_by_key(|a| a.id);
-    all
+fn kit_autobuyers(ledger: &Ledger) -> Vec<AutobuyerRecord> {
+    ledger::autobuyers_named(ledger, "kit-auto")
 }
 
-fn running(ledger: &Ledger) -> Vec<&AutobuyerRecord> {
+fn running(ledger: &Ledger) -> Vec<AutobuyerRecord> {
     kit_autobuyers(ledger)
         .into_iter()
         .filter(|a| a.state == AutobuyerState::Running)
@@ -84,7 +79,11 @@ pub async fn a_changed_spec_is_replaced_with_what_is_left_of_the_limit(db: TestD
     let changed = file(450, 2000);
     w.write_campaign("kit-shop", &changed);
 
-    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("kit-shop").await, false);
+    let p = plan::plan_campaign(
+        &campaigns::load_one(&changed),
+        &w.recorded("kit-shop").await,
+        false,
+    );
     let text = linkrunner::views::report::render_plan(&p);
     let reports = w.pass(false).await;
 
@@ -163,7 +162,11 @@ pub async fn a_replacement_the_cap_refuses_stops_nothing(db: TestDb) {
     let changed = file(1000, 1000);
     w.write_campaign("kit-shop", &changed);
 
-    let p = plan::plan_campaign(&load_one(&changed), &w.recorded("kit-shop").await, false);
+    let p = plan::plan_campaign(
+        &campaigns::load_one(&changed),
+        &w.recorded("kit-shop").await,
+        false,
+    );
     let reports = w.pass(false).await;
 
     assert!(

@@ -6,7 +6,8 @@ use linkrunner::metrics::Purpose;
 use linkrunner_sandbox::Op;
 
 use super::fixtures::{ACME, BOLT};
-use super::support::{TestDb, World, all_requests, requests_total, sandbox_config};
+use super::support::{TestDb, World, sandbox_config};
+use crate::support::ledger;
 
 pub async fn a_converged_campaign_costs_one_link_list_call_per_reconciliation(db: TestDb) {
     // Arrange: two campaigns (one with autobuyers and buy rounds, one with autobuyers, one
@@ -27,8 +28,8 @@ pub async fn a_converged_campaign_costs_one_link_list_call_per_reconciliation(db
 
     // Assert: one list call per campaign per reconciliation, and nothing else.
     let after = w.ledger();
-    let calls = all_requests(&after) - all_requests(&before);
-    let lists = requests_total(&after, Op::ListLinks) - requests_total(&before, Op::ListLinks);
+    let calls = ledger::all_requests(&after) - ledger::all_requests(&before);
+    let lists = ledger::requests(&after, Op::ListLinks) - ledger::requests(&before, Op::ListLinks);
     assert_eq!(
         lists,
         2 * 3,

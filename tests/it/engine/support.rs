@@ -2,21 +2,22 @@
 //! PostgreSQL database), a directory of campaign files and an engine over them, in-process.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 
-use linkrunner::campaign::{self, Campaign, LoadedCampaign};
+use linkrunner::campaign::{Campaign, LoadedCampaign};
+use linkrunner::clock::SharedClock;
 use linkrunner::decide::plan;
 use linkrunner::decide::recorded::Recorded;
 use linkrunner::effects::Engine;
 use linkrunner::effects::pass::CampaignReport;
 use linkrunner::market::MarketClient;
-use linkrunner::money::Money;
-use linkrunner::store::{IntentFilter, IntentKind, IntentState, Store};
+use linkrunner::store::{
+    BudgetSnapshot, IntentFilter, IntentKind, IntentRow, IntentState, Resolution, Store,
+};
 use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
 
-use crate::support::app::{self, Journal};
+use crate::support::app::{self, AppSettings, Journal};
 pub use crate::support::db::TestDb;
-use crate::support::{init_logs, sandbox};
+use crate::support::{campaigns, init_logs, ledger, sandbox};
 
 pub const TOKEN: &str = "engine-test-token";
 pub const TICKET: &str = "engine-test-ticket";
@@ -25,9 +26,17 @@ pub const TICKET: &str = "engine-test-ticket";
 /// (searches cycle through it every three) offers already bought pages again, so the
 /// "never buy a page twice" protections are exercised, not spared by luck.
 pub fn sandbox_config() -> SandboxConfig {
-    let mut cfg = SandboxConfig::new(TOKEN, TICKET);
-    cfg.search_ready_after_polls = 1;
+    let mut cfg = sandbox::config(TOKEN, TICKET, 1);
     cfg.inventory_size = 30;
+    cfg
+}
+
+/// [`sandbox_config`] with `inventory` pages, every one renting at `price_rub`.
+pub fn priced_config(inventory: usize, price_rub: i64) -> SandboxConfig {
+    let mut cfg = sandbox_config();
+    cfg.inventory_size = inventory;
+    cfg.price_min = linkrunner::money::Money::from_rubles(price_rub);
+    cfg.price_max = linkrunner::money::Money::from_rubles(price_rub);
     cfg
 }
 
@@ -51,6 +60,39 @@ impl World {
         }
     }
 
+    /// A world whose sandbox and engine both read `clock` (a test that moves time itself),
+    /// the engine's settings changed by `tweak`.
+    pub async fn on_clock(
+        db: TestDb,
+        mut cfg: SandboxConfig,
+        clock: SharedClock,
+        tweak: impl FnOnce(&mut AppSettings),
+    ) -> World {
+        cfg.clock = clock.clone();
+        let sandbox = sandbox::start(cfg).await;
+        let market = app::client_config(&sandbox.base_url(), TOKEN, TICKET);
+        let mut settings = app::settings(Journal::Open(db.store.clone()), market);
+        settings.clock = clock;
+        tweak(&mut settings);
+        World {
+            db,
+            sandbox,
+            dir: tempfile::tempdir().expect("campaign dir"),
+            engine: app::build(settings).await,
+        }
+    }
+
+    /// A world with `files` (name, YAML) after a first buy round and the passes to converge.
+    pub async fn bought_and_converged(db: TestDb, files: &[(&str, &str)]) -> World {
+        let w = World::new(db, sandbox_config()).await;
+        for (name, yaml) in files {
+            w.write_campaign(name, yaml);
+        }
+        w.pass(true).await;
+        w.converge(3).await;
+        w
+    }
+
     pub fn store(&self) -> &Store {
         &self.db.store
     }
@@ -65,7 +107,7 @@ impl World {
     }
 
     pub fn write_campaign(&self, name: &str, yaml: &str) {
-        std::fs::write(self.dir.path().join(format!("{name}.yaml")), yaml).expect("write campaign");
+        campaigns::write(self.dir.path(), &format!("{name}.yaml"), yaml);
     }
 
     /// The three campaigns of [`super::fixtures`]: acme-shoes, bolt-bikes and dune-maps.
@@ -82,7 +124,7 @@ impl World {
     }
 
     pub fn campaigns(&self) -> Vec<LoadedCampaign> {
-        load(self.dir.path())
+        campaigns::load(self.dir.path())
     }
 
     pub async fn pass(&self, buy_round: bool) -> Vec<CampaignReport> {
@@ -108,6 +150,29 @@ impl World {
         true
     }
 
+    /// The link ids of the campaign's foreign links (bought outside its purchase calls).
+    async fn foreign_link_ids(&self, campaign: &str) -> HashSet<i64> {
+        let foreign = self.store().links().foreign_links(campaign).await;
+        let foreign = foreign.expect("foreign links");
+        foreign.iter().filter_map(|f| f.link_id).collect()
+    }
+
+    /// The campaign's budget today, as the journal holds it.
+    pub async fn budget(&self, campaign: &str) -> BudgetSnapshot {
+        let today = chrono::Utc::now().date_naive();
+        let b = self.store().campaigns().budget(campaign, today).await;
+        b.expect("budget")
+    }
+
+    /// The journal counts for `yaml`'s campaign exactly what the sandbox holds against its
+    /// projects in `ledger`.
+    pub async fn assert_committed_as_on_the_market(&self, ledger: &Ledger, yaml: &str) {
+        let c = campaigns::load_one(yaml);
+        let projects = self.projects_of(ledger, &c);
+        let r = self.recorded(&c.name).await;
+        assert_eq!(r.budget.committed, ledger::commitment(ledger, &projects));
+    }
+
     pub async fn recorded(&self, campaign: &str) -> Recorded {
         let today = chrono::Utc::now().date_naive();
         Recorded::load(self.store(), campaign, today)
@@ -129,7 +194,7 @@ impl World {
     /// The four invariants of issue 4, from the sandbox's ledger and the journal.
     pub async fn assert_invariants(&self) {
         let ledger = self.ledger();
-        assert_no_duplicate_purchase(&ledger);
+        ledger::assert_no_duplicate_purchase(&ledger);
         for lc in self.campaigns() {
             let c = &lc.campaign;
             let projects = self.projects_of(&ledger, c);
@@ -138,15 +203,7 @@ impl World {
                 .await;
             // Links bought outside linkrunner (by hand, before an adoption) are not the buy
             // rounds' to limit.
-            let foreign: HashSet<i64> = self
-                .store()
-                .links()
-                .foreign_links(&c.name)
-                .await
-                .expect("foreign links")
-                .iter()
-                .filter_map(|f| f.link_id)
-                .collect();
+            let foreign = self.foreign_link_ids(&c.name).await;
             let mut ours = ledger.clone();
             ours.purchases
                 .retain(|p| p.autobuyer_id.is_some() || !foreign.contains(&p.link_id));
@@ -162,7 +219,7 @@ impl World {
         c: &Campaign,
         projects: &HashSet<i64>,
     ) {
-        let sandbox_side = sandbox_commitment(ledger, projects);
+        let sandbox_side = ledger::commitment(ledger, projects);
         assert!(
             sandbox_side <= c.budget.monthly,
             "{}: the sandbox holds {sandbox_side} RUB/month of links and running autobuyers, over the cap {}",
@@ -215,15 +272,7 @@ impl World {
             .iter()
             .map(|h| (h.page_id, h.url_id))
             .collect();
-        let foreign: HashSet<i64> = self
-            .store()
-            .links()
-            .foreign_links(&c.name)
-            .await
-            .expect("foreign links")
-            .iter()
-            .filter_map(|f| f.link_id)
-            .collect();
+        let foreign = self.foreign_link_ids(&c.name).await;
         let succeeded = self
             .store()
             .intents()
@@ -291,16 +340,6 @@ pub async fn engine_for(store: &Store, base_url: &str, token: &str) -> Engine<Ma
     app::build(app::settings(Journal::Open(store.clone()), market)).await
 }
 
-pub fn load(dir: &Path) -> Vec<LoadedCampaign> {
-    let report = campaign::load_dir(dir);
-    assert!(
-        report.problems.is_empty(),
-        "fixtures are valid: {:?}",
-        report.problems
-    );
-    report.campaigns
-}
-
 pub async fn pass_with(
     engine: &Engine<MarketClient>,
     campaigns: &[LoadedCampaign],
@@ -324,33 +363,6 @@ pub async fn converge_with(engine: &Engine<MarketClient>, w: &World, max: u32) -
         "campaigns did not converge in {max} passes: {:#?}",
         pass_with(engine, &w.campaigns(), false).await
     );
-}
-
-pub fn assert_no_duplicate_purchase(ledger: &Ledger) {
-    assert_eq!(
-        ledger.duplicate_purchases, 0,
-        "the sandbox saw a duplicate purchase"
-    );
-    let mut seen = HashSet::new();
-    for p in &ledger.purchases {
-        assert!(
-            seen.insert((p.project_id, p.page_id, p.url_id)),
-            "page {} bought twice for URL {} of project {}",
-            p.page_id,
-            p.url_id,
-            p.project_id
-        );
-    }
-}
-
-/// What the marketplace holds against a campaign's projects, by the rule of
-/// docs/operating.md#money (`Ledger::commitment`): running autobuyers' budgets, the rent of links bought by purchase
-/// calls and by stopped autobuyers; links that left count nothing.
-pub fn sandbox_commitment(ledger: &Ledger, projects: &HashSet<i64>) -> Money {
-    projects
-        .iter()
-        .map(|p| ledger.commitment(*p))
-        .fold(Money::ZERO, |a, m| a.checked_add(m).expect("sum"))
 }
 
 /// Buy rounds' links within `daily_links` and `total_links` (autobuyers have their own limits).
@@ -381,23 +393,27 @@ pub fn assert_link_limits(ledger: &Ledger, c: &Campaign, projects: &HashSet<i64>
     }
 }
 
-/// One campaign parsed from YAML, for tests that need its model.
-pub fn load_one(yaml: &str) -> Campaign {
-    let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("c.yaml"), yaml).expect("write");
-    load(dir.path()).remove(0).campaign
+/// The autobuyer the sandbox created for the uncertain autobuyer creation `i`: one of the
+/// name it asked for, in `projects`, that the journal (`r`) does not know yet.
+pub fn autobuyer_created_for(
+    ledger: &Ledger,
+    projects: &HashSet<i64>,
+    r: &Recorded,
+    i: &IntentRow,
+) -> Option<i64> {
+    let name = i.request.get("name").and_then(|v| v.as_str());
+    let known: Vec<i64> = r.ids.autobuyers.values().map(|a| a.id).collect();
+    let created = ledger.autobuyers.iter().find(|a| {
+        projects.contains(&a.project_id) && Some(a.name.as_str()) == name && !known.contains(&a.id)
+    });
+    created.map(|a| a.id)
 }
 
-/// How many requests of `op` the sandbox received, whatever their outcome.
-pub fn requests_total(ledger: &Ledger, op: linkrunner_sandbox::Op) -> u64 {
-    ledger
-        .requests
-        .get(op.name())
-        .map(|m| m.values().sum())
-        .unwrap_or(0)
-}
-
-/// Requests of every operation, whatever their outcome.
-pub fn all_requests(ledger: &Ledger) -> u64 {
-    ledger.requests.values().flat_map(|m| m.values()).sum()
+/// Resolves intent `i` as an operator would, for `reason`, now.
+pub async fn resolve(w: &World, i: &IntentRow, resolution: Resolution, reason: &str) {
+    let resolved = w
+        .store()
+        .intents()
+        .resolve_intent(i.id, resolution, reason, chrono::Utc::now());
+    resolved.await.expect("resolve");
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use linkrunner_sandbox::faults::Prng;
 use linkrunner_sandbox::{Behaviour, Faults, InUse, ListPaging};
 
+use super::campaign::{adopted_team_autobuyer, adopted_url};
 use super::support::{Backend, LEASE_TTL, Rig};
 
 const DOMAIN: &str = "https://acme.example";
@@ -18,22 +19,13 @@ const DOMAIN: &str = "https://acme.example";
 fn adopting_file(s: &InUse) -> String {
     let (shoes, trail) = (&s.urls[1], &s.urls[2]);
     format!(
-        "name: acme-shoes\ndomain: {DOMAIN}\nproject_id: {}\nurls:\n  - url: {}\n    url_id: {}\n    texts:\n      - {{ text: \"{}\", text_id: {} }}\n  - url: {}\n    url_id: {}\n    texts:\n      - {{ text: \"{}\", text_id: {} }}\n\
+        "name: acme-shoes\ndomain: {DOMAIN}\nproject_id: {}\nurls:\n{}{}\
          budget:\n  monthly: 5000\n  max_link_price: 150\n  unknown_link_rent: 150\n  daily_links: 12\n  total_links: 12\n\
-         buy:\n  schedule: \"0 9 * * *\"\n  link_type_id: 1\n  per_run: 2\n  search: {{ price_rent_to: 150 }}\n\
-         filters:\n  - {{ name: team-cheap, price_rent_to: 150 }}\n\
-         autobuyers:\n  - name: team-auto\n    id: {}\n    filter: team-cheap\n    state: running\n    urls:\n      - {{ url: \"{}\", monthly_budget: 500, total_links_limit: 20, daily_links_limit: 20 }}\n",
+         buy:\n  schedule: \"0 9 * * *\"\n  link_type_id: 1\n  per_run: 2\n  search: {{ price_rent_to: 150 }}\n{}",
         s.project_id,
-        shoes.url,
-        shoes.url_id,
-        shoes.texts[0].0,
-        shoes.texts[0].1,
-        trail.url,
-        trail.url_id,
-        trail.texts[0].0,
-        trail.texts[0].1,
-        s.autobuyer_id,
-        trail.url,
+        adopted_url(shoes),
+        adopted_url(trail),
+        adopted_team_autobuyer(s, &trail.url, 500),
     )
 }
 
@@ -120,7 +112,7 @@ async fn buying_stopped_metric(rig: &Rig) -> Option<f64> {
     let mut value = None;
     while value.is_none() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let body = crate::support::http_get(addr, "/metrics").await;
+        let body = crate::support::http::http_get(addr, "/metrics").await;
         value = body.and_then(|(_, body)| {
             body.lines()
                 .find_map(|l| l.strip_prefix(line))

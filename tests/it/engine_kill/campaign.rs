@@ -58,3 +58,22 @@ impl Spec {
         )
     }
 }
+
+/// A seeded URL adopted by its id, with its first text by id: one entry of a file's `urls`.
+pub fn adopted_url(u: &linkrunner_sandbox::InUseUrl) -> String {
+    let (text, text_id) = &u.texts[0];
+    format!(
+        "  - url: {}\n    url_id: {}\n    texts:\n      - {{ text: \"{text}\", text_id: {text_id} }}\n",
+        u.url, u.url_id
+    )
+}
+
+/// The seeded team's filter, and its autobuyer adopted by id, running on `url` with
+/// `budget` RUB a month and 20 links in all: a file's `filters` and `autobuyers`.
+pub fn adopted_team_autobuyer(s: &linkrunner_sandbox::InUse, url: &str, budget: i64) -> String {
+    format!(
+        "filters:\n  - {{ name: team-cheap, price_rent_to: 150 }}\n\
+         autobuyers:\n  - name: team-auto\n    id: {}\n    filter: team-cheap\n    state: running\n    urls:\n      - {{ url: \"{url}\", monthly_budget: {budget}, total_links_limit: 20, daily_links_limit: 20 }}\n",
+        s.autobuyer_id
+    )
+}

@@ -39,13 +39,8 @@ fn signal(pid: u32, name: &str) {
 }
 
 async fn purchases_in(rig: &Rig, state: IntentState) -> usize {
-    let all = rig
-        .journal
-        .store
-        .intents()
-        .find_intents(Default::default())
-        .await;
-    all.expect("intents")
+    rig.intents()
+        .await
         .iter()
         .filter(|i| i.kind == IntentKind::Purchase && i.state == state)
         .count()

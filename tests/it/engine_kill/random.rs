@@ -69,13 +69,8 @@ pub async fn killed_at_random_moments(backend: Backend, seed: u64) -> u32 {
 
 /// Intents a killed process left between "recorded" and "outcome recorded".
 async fn in_flight(rig: &Rig) -> usize {
-    let all = rig
-        .journal
-        .store
-        .intents()
-        .find_intents(Default::default())
-        .await;
-    all.expect("intents")
+    rig.intents()
+        .await
         .iter()
         .filter(|i| i.state == IntentState::InFlight)
         .count()

@@ -6,26 +6,18 @@
 use linkrunner::money::Money;
 use linkrunner_sandbox::{AutobuyerState, Faults, InUse, Ledger};
 
-use super::campaign::Spec;
+use super::campaign::{Spec, adopted_team_autobuyer, adopted_url};
 use super::invariants::{
     assert_every_purchase_recorded, assert_no_duplicate_purchase, assert_within_caps,
 };
 use super::support::{Backend, Rig};
+use crate::support::ledger::autobuyers_named;
 
 pub async fn killed_between_the_old_stop_and_the_new_creation(backend: Backend) {
     let mut spec = Spec::new("kill-replace", 2);
     let rig = Rig::start(backend, &[spec.file()], Faults::default()).await;
     rig.restart_until_converged().await;
-    let auto_on = |ledger: &Ledger| {
-        let mut v: Vec<_> = ledger
-            .autobuyers
-            .iter()
-            .filter(|a| a.name == "auto-on")
-            .cloned()
-            .collect();
-        v.sort_by_key(|a| a.id);
-        v
-    };
+    let auto_on = |ledger: &Ledger| autobuyers_named(ledger, "auto-on");
     let old = auto_on(&rig.sandbox.ledger());
     assert_eq!(old.len(), 1, "{old:?}");
     spec.autobuyers[0].2 = Money::from_rubles(400);
@@ -58,17 +50,11 @@ pub async fn killed_between_the_old_stop_and_the_new_creation(backend: Backend) 
 fn adopting_file(s: &InUse, budget: i64) -> String {
     let trail = &s.urls[2];
     format!(
-        "name: acme-shoes\ndomain: {ADOPTED_DOMAIN}\nproject_id: {}\nurls:\n  - url: {}\n    url_id: {}\n    texts:\n      - {{ text: \"{}\", text_id: {} }}\n\
-         budget:\n  monthly: 3000\n  max_link_price: 150\n  unknown_link_rent: 150\n  daily_links: 2\n  total_links: 2\n\
-         filters:\n  - {{ name: team-cheap, price_rent_to: 150 }}\n\
-         autobuyers:\n  - name: team-auto\n    id: {}\n    filter: team-cheap\n    state: running\n    urls:\n      - {{ url: \"{}\", monthly_budget: {budget}, total_links_limit: 20, daily_links_limit: 20 }}\n",
+        "name: acme-shoes\ndomain: {ADOPTED_DOMAIN}\nproject_id: {}\nurls:\n{}\
+         budget:\n  monthly: 3000\n  max_link_price: 150\n  unknown_link_rent: 150\n  daily_links: 2\n  total_links: 2\n{}",
         s.project_id,
-        trail.url,
-        trail.url_id,
-        trail.texts[0].0,
-        trail.texts[0].1,
-        s.autobuyer_id,
-        trail.url,
+        adopted_url(trail),
+        adopted_team_autobuyer(s, &trail.url, budget),
     )
 }
 
@@ -103,16 +89,7 @@ pub async fn killed_between_an_adopted_ones_stop_and_the_new_creation(backend: B
     let between = rig.sandbox.ledger();
     rig.restart_until_converged().await;
 
-    let team = |ledger: &Ledger| {
-        let mut v: Vec<_> = ledger
-            .autobuyers
-            .iter()
-            .filter(|a| a.name == "team-auto")
-            .cloned()
-            .collect();
-        v.sort_by_key(|a| a.id);
-        v
-    };
+    let team = |ledger: &Ledger| autobuyers_named(ledger, "team-auto");
     let between = team(&between);
     assert_eq!(between.len(), 1, "killed before the creation: {between:?}");
     assert_eq!(

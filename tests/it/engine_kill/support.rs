@@ -8,7 +8,7 @@ use std::time::Duration;
 use linkrunner::effects::EngineSettings;
 use linkrunner::store::{IntentKind, IntentRow};
 use linkrunner_sandbox as sandbox;
-use linkrunner_sandbox::{Faults, SandboxConfig, SandboxHandle};
+use linkrunner_sandbox::{Faults, SandboxHandle};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 use super::proxy::{Proxy, Trap};
 use crate::support::app::fast_settings;
 use crate::support::binary::{self, Target};
+use crate::support::campaigns;
 pub use crate::support::db::Backend;
 use crate::support::db::TestDb;
 use crate::support::test_log;
@@ -48,16 +49,16 @@ impl Rig {
     /// A sandbox with `faults`, a fresh journal on `backend`, and `files` (name, YAML) as the
     /// campaign directory.
     pub async fn start(backend: Backend, files: &[(String, String)], faults: Faults) -> Rig {
-        let mut cfg = SandboxConfig::new(TOKEN, TICKET);
-        cfg.search_ready_after_polls = 1;
+        let mut cfg = crate::support::sandbox::config(TOKEN, TICKET, 1);
         cfg.faults = faults;
         let sandbox = crate::support::sandbox::start(cfg).await;
         let proxy = Proxy::start(sandbox.base_url()).await;
         let journal = TestDb::new(backend).await;
-        let campaigns = tempfile::tempdir().expect("campaign dir");
-        for (name, yaml) in files {
-            std::fs::write(campaigns.path().join(name), yaml).expect("campaign file written");
-        }
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(n, y)| (n.as_str(), y.as_str()))
+            .collect();
+        let campaigns = campaigns::dir_with(&files);
         Rig {
             sandbox,
             proxy,
@@ -69,7 +70,7 @@ impl Rig {
 
     /// Writes (or replaces) one campaign file.
     pub fn write_file(&self, name: &str, yaml: &str) {
-        std::fs::write(self.campaigns.path().join(name), yaml).expect("campaign file written");
+        campaigns::write(self.campaigns.path(), name, yaml);
     }
 
     /// The binary with this rig's settings, the proxy as its marketplace, and a short lease.
@@ -304,15 +305,19 @@ impl Rig {
         found.next().map(|a| a.id.to_string())
     }
 
-    /// An intent as the journal holds it.
-    async fn intent(&self, id: i64) -> IntentRow {
+    /// Every intent the journal holds.
+    pub async fn intents(&self) -> Vec<IntentRow> {
         let all = self
             .journal
             .store
             .intents()
-            .find_intents(Default::default())
-            .await;
-        let all = all.expect("intents");
+            .find_intents(Default::default());
+        all.await.expect("intents")
+    }
+
+    /// An intent as the journal holds it.
+    async fn intent(&self, id: i64) -> IntentRow {
+        let all = self.intents().await;
         all.into_iter()
             .find(|i| i.id.0 == id)
             .expect("the uncertain intent is journaled")

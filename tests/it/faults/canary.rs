@@ -8,6 +8,11 @@ use std::time::Duration;
 use linkrunner_sandbox::{Faults, Op};
 
 use super::support::*;
+use crate::support::db::TestDb;
+use crate::support::http::http_get;
+use crate::support::init_logs;
+use crate::support::sandbox;
+use crate::support::wait::within;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canary_secrets_appear_in_no_output_log_endpoint_or_database_dump() {
@@ -22,7 +27,7 @@ async fn canary_secrets_appear_in_no_output_log_endpoint_or_database_dump() {
         drop_ops: Some([Op::BuyLinks].into()),
         ..Faults::default()
     };
-    let sandbox = start_sandbox(cfg).await;
+    let sandbox = sandbox::start(cfg).await;
     let campaigns = campaign_dir("* * * * *");
     let journal = TestDb::sqlite().await;
     let db_file = journal.sqlite_file().expect("a SQLite journal");
@@ -62,9 +67,7 @@ async fn canary_secrets_appear_in_no_output_log_endpoint_or_database_dump() {
         seen.push((format!("status --format {format} (stderr)"), out.stderr));
     }
     store.close().await;
-    seen.push(("run stdout".into(), stdout));
-    seen.push(("run stderr".into(), stderr.clone()));
-    seen.push(("the journal database".into(), sqlite_bytes(&db_file)));
+    seen.extend(run_and_journal(stdout, &stderr, &db_file));
 
     let leaks: Vec<_> = seen
         .iter()
@@ -108,7 +111,7 @@ async fn a_notify_address_appears_in_no_output_log_endpoint_or_database_dump() {
     )
     .unwrap();
     // A marketplace that knows other credentials: every call is a 401.
-    let sandbox = start_sandbox(SandboxConfig::new("not-the-canary", "not-the-canary")).await;
+    let sandbox = sandbox::start(SandboxConfig::new("not-the-canary", "not-the-canary")).await;
     let campaigns = campaign_dir("0 9 * * *");
     let journal = TestDb::sqlite().await;
     let db_file = journal.sqlite_file().expect("a SQLite journal");
@@ -145,9 +148,7 @@ async fn a_notify_address_appears_in_no_output_log_endpoint_or_database_dump() {
     }
     let (stdout, stderr) = daemon.stop().await;
     store.close().await;
-    seen.push(("run stdout".into(), stdout));
-    seen.push(("run stderr".into(), stderr.clone()));
-    seen.push(("the journal database".into(), sqlite_bytes(&db_file)));
+    seen.extend(run_and_journal(stdout, &stderr, &db_file));
 
     let leaks: Vec<_> = seen
         .iter()
@@ -172,4 +173,17 @@ async fn a_notify_address_appears_in_no_output_log_endpoint_or_database_dump() {
             .unwrap()
             .contains("credentials rejected")
     );
+}
+
+/// What `linkrunner run` printed and the journal's bytes, named for a leak message.
+fn run_and_journal(
+    stdout: Vec<u8>,
+    stderr: &[u8],
+    db_file: &std::path::Path,
+) -> [(String, Vec<u8>); 3] {
+    [
+        ("run stdout".into(), stdout),
+        ("run stderr".into(), stderr.to_vec()),
+        ("the journal database".into(), sqlite_bytes(db_file)),
+    ]
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::support::*;
+use crate::support::init_logs;
 
 /// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
 struct SmallFs {
@@ -25,11 +26,10 @@ impl SmallFs {
             .arg(dir.path())
             .output()
             .expect("mount runs");
-        assert!(
-            out.status.success(),
+        crate::support::binary::assert_success(
+            &out,
             "this test needs to mount a small tmpfs (root with CAP_SYS_ADMIN, as on the \
-             project's machines and CI): {}",
-            String::from_utf8_lossy(&out.stderr)
+             project's machines and CI)",
         );
         SmallFs { dir }
     }
@@ -64,11 +64,7 @@ async fn a_full_disk_under_the_sqlite_journal_fails_cleanly_and_recovers_by_itse
     init_logs();
     let fs = SmallFs::mount("16m");
     let db_url = format!("sqlite://{}", fs.path().join("journal.db").display());
-    let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
-    let dir = campaign_dir("0 9 * * *");
-    let d = in_process(&db_url, &sandbox.base_url(), &canary, dir.path()).await;
-    first_purchase(&sandbox).await;
+    let (_canary, sandbox, _dir, d) = buying_in_process(&db_url, "0 9 * * *").await;
 
     // Act: the filesystem fills up.
     let filler = fs.fill();

@@ -8,7 +8,8 @@ use linkrunner::http::Access;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::support::*;
+use crate::support::http::Endpoint;
+use crate::support::http::http_get;
 
 /// `/healthz` answers 200 within one second.
 async fn healthz_answers(addr: SocketAddr) -> bool {
@@ -44,7 +45,7 @@ async fn send_raw(addr: SocketAddr, head: &str, body_len: usize) -> Option<Strin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_huge_request_body_is_refused_and_healthz_keeps_answering() {
-    let e = endpoint(Access::default(), false).await;
+    let e = Endpoint::start(Access::default(), false).await;
     let head =
         "POST /api/v1/campaigns HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 67108864\r\n\r\n";
     let huge = tokio::spawn(send_raw(e.addr, head, 64 * 1024 * 1024));
@@ -59,7 +60,7 @@ async fn a_huge_request_body_is_refused_and_healthz_keeps_answering() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_clients_holding_connections_do_not_starve_healthz() {
-    let e = endpoint(Access::default(), false).await;
+    let e = Endpoint::start(Access::default(), false).await;
     let mut slow = Vec::new();
     for _ in 0..300 {
         let mut s = TcpStream::connect(e.addr).await.expect("connect");
@@ -86,7 +87,7 @@ async fn slow_clients_holding_connections_do_not_starve_healthz() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_paths_and_methods_get_404_and_405_and_healthz_keeps_answering() {
-    let e = endpoint(Access::default(), false).await;
+    let e = Endpoint::start(Access::default(), false).await;
     let cases = [
         ("GET /../../etc/passwd HTTP/1.1", " 404 "),
         ("GET /api/v1/campaigns/..%2F..%2Fetc HTTP/1.1", " 404 "),

@@ -13,6 +13,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::support::*;
+use crate::support::db::TestDb;
+use crate::support::init_logs;
+use crate::support::sandbox;
+use crate::support::wait::within;
 
 const BUY_PATH: &str = "/rest/Placement/rent/create/";
 const SEARCH_PATH: &str = "/rest/SearchRent/rent/tree/urlId/";
@@ -217,7 +221,7 @@ async fn handle(mut conn: TcpStream, ctx: Ctx, mode: Hostile, other: SocketAddr)
 async fn survive(mode: Hostile) -> (linkrunner_sandbox::Ledger, Vec<String>, Proxy) {
     init_logs();
     let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let sandbox = sandbox::start(sandbox_config(&canary)).await;
     let proxy = start_proxy(sandbox.base_url(), mode).await;
     let dir = campaign_dir("0 9 * * *");
     let db = TestDb::sqlite().await;

@@ -13,7 +13,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::support::*;
+use crate::support::db::TestDb;
 use crate::support::free_port;
+use crate::support::http::Endpoint;
+use crate::support::http::http_get;
+use crate::support::http::{raw_request, serve_router};
+use crate::support::sandbox;
 
 const SLOW_CLIENTS: usize = 1000;
 const CAP: usize = 200;
@@ -24,24 +29,11 @@ const PROBE_BOUND: Duration = Duration::from_secs(4);
 /// `GET path` with this `Host` and optional `Authorization`; the status line's code and the
 /// whole answer (head and body).
 async fn get(addr: SocketAddr, path: &str, host: &str, auth: Option<&str>) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
     let auth = auth
         .map(|a| format!("Authorization: {a}\r\n"))
         .unwrap_or_default();
     let req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.expect("send");
-    let mut buf = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf))
-        .await
-        .expect("an answer within 5 s")
-        .expect("read");
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let code = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (code, text)
+    raw_request(addr, &req).await
 }
 
 /// A client on `s` that sends its head one byte a second (or, when `idle`, nothing at all).
@@ -84,7 +76,7 @@ async fn probes_answer(probe: SocketAddr) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probes_answer_on_their_own_port_while_1000_slow_clients_hit_the_connection_cap() {
     let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let sandbox = sandbox::start(sandbox_config(&canary)).await;
     let campaigns = campaign_dir("0 3 * * *");
     let journal = TestDb::sqlite().await;
     let probe: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
@@ -153,7 +145,7 @@ const GUARDED: [&str; 5] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebound_dns_name_is_refused_everywhere_but_the_probes() {
-    let e = endpoint(Access::default(), true).await;
+    let e = Endpoint::start(Access::default(), true).await;
     for path in GUARDED {
         let (code, body) = get(e.addr, path, "evil.example", None).await;
         assert_eq!(code, 403, "{path} for evil.example: {body}");
@@ -176,7 +168,7 @@ async fn a_configured_name_is_allowed_and_others_still_refused() {
         hosts: AllowedHosts::new(&["linkrunner.team.svc"]).unwrap(),
         token: None,
     };
-    let e = endpoint(access, true).await;
+    let e = Endpoint::start(access, true).await;
     let (code, _) = get(
         e.addr,
         "/api/v1/campaigns",
@@ -196,7 +188,7 @@ async fn with_a_token_every_route_but_the_probes_needs_it_as_bearer_or_basic_pas
         hosts: AllowedHosts::default(),
         token: Some(AccessToken::new(secret).unwrap()),
     };
-    let e = endpoint(access, true).await;
+    let e = Endpoint::start(access, true).await;
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let bearer = format!("Bearer {secret}");
     let basic = format!("Basic {}", b64(&format!("ops:{secret}")));
@@ -228,7 +220,6 @@ async fn with_a_token_every_route_but_the_probes_needs_it_as_bearer_or_basic_pas
 
 /// `POST path` with a JSON body, `Host: 127.0.0.1` and optional `Authorization`.
 async fn post(addr: SocketAddr, path: &str, auth: Option<&str>, body: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).await.expect("connect");
     let auth = auth
         .map(|a| format!("Authorization: {a}\r\n"))
         .unwrap_or_default();
@@ -237,19 +228,7 @@ async fn post(addr: SocketAddr, path: &str, auth: Option<&str>, body: &str) -> (
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    s.write_all(req.as_bytes()).await.expect("send");
-    let mut buf = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut buf))
-        .await
-        .expect("an answer within 5 s")
-        .expect("read");
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let code = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (code, text)
+    raw_request(addr, &req).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -257,13 +236,20 @@ async fn halt_and_resume_routes_exist_only_behind_the_token() {
     // Arrange: one endpoint without a token, one with.
     let secret = "tok-0123456789abcdef";
     let open_db = TestDb::sqlite().await;
-    let (open, _stop_open) = serve_http(&open_db, Access::default(), true).await;
+    let (open, _stop_open) = serve_router(
+        &open_db.store,
+        linkrunner::clock::system(),
+        Access::default(),
+        true,
+    )
+    .await;
     let guarded_db = TestDb::sqlite().await;
     let access = Access {
         hosts: AllowedHosts::default(),
         token: Some(AccessToken::new(secret).unwrap()),
     };
-    let (guarded, _stop_guarded) = serve_http(&guarded_db, access, true).await;
+    let (guarded, _stop_guarded) =
+        serve_router(&guarded_db.store, linkrunner::clock::system(), access, true).await;
     let bearer = format!("Bearer {secret}");
     let press = r#"{"by": "night-operator", "reason": "double charges"}"#;
 

@@ -8,12 +8,15 @@
 use std::process::{Command, Output};
 
 use linkrunner::domain::shown;
-use linkrunner::http::Access;
 use linkrunner::store::{IntentFilter, IntentKind};
 
 use super::hostile_market::{Hostile, start_proxy};
 use super::support::*;
 use crate::support::binary::{self, Target};
+use crate::support::db::TestDb;
+use crate::support::http::http_get;
+use crate::support::http::serve_journal;
+use crate::support::sandbox;
 
 /// What the marketplace says, as JSON escapes (the client decodes them to the raw characters).
 pub fn error_body() -> String {
@@ -59,7 +62,7 @@ fn text(out: &Output) -> (String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
     let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let sandbox = sandbox::start(sandbox_config(&canary)).await;
     let proxy = start_proxy(sandbox.base_url(), Hostile::EscapeText).await;
     let dir = campaign_dir("0 9 * * *");
     let db = TestDb::sqlite().await;
@@ -177,7 +180,7 @@ async fn hostile_marketplace_strings_are_escaped_on_every_surface() {
 }
 
 async fn status_page(db: &TestDb) -> String {
-    let (addr, stop) = serve_http(db, Access::default(), false).await;
+    let (addr, stop) = serve_journal(&db.store, linkrunner::clock::system()).await;
     let (code, body) = http_get(addr, "/").await.expect("the page answers");
     stop.cancel();
     assert_eq!(code, 200, "{body}");

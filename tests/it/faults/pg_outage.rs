@@ -5,6 +5,12 @@
 use std::time::Duration;
 
 use super::support::*;
+use crate::support::app::InProcess;
+use crate::support::http::http_get;
+use crate::support::init_logs;
+use crate::support::pg_cluster::PgCluster;
+use crate::support::sandbox;
+use crate::support::wait::within;
 
 async fn readyz(d: &InProcess) -> Option<u16> {
     http_get(d.addr, "/readyz").await.map(|(s, _)| s)
@@ -15,7 +21,7 @@ async fn postgres_outage_mid_round_stops_spending_and_recovers_within_the_caps()
     init_logs();
     let pg = PgCluster::start();
     let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
+    let sandbox = sandbox::start(sandbox_config(&canary)).await;
     let dir = campaign_dir("0 9 * * *");
     let d = in_process(&pg.url(), &sandbox.base_url(), &canary, dir.path()).await;
     first_purchase(&sandbox).await;

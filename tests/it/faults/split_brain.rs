@@ -9,6 +9,12 @@ use linkrunner_sandbox::Faults;
 use sqlx::{Connection, Row};
 
 use super::support::*;
+use crate::support::db::open_store;
+use crate::support::init_logs;
+use crate::support::pg_cluster::PgCluster;
+use crate::support::sandbox;
+use crate::support::wait::poll_until;
+use crate::support::wait::within;
 
 async fn count(url: &str, sql: &str) -> Option<i64> {
     let mut c = sqlx::PgConnection::connect(url).await.ok()?;
@@ -32,7 +38,7 @@ async fn a_daemon_frozen_past_its_lease_and_resumed_buys_nothing_twice() {
         latency_ms: 250,
         ..Faults::default()
     };
-    let sandbox = start_sandbox(cfg).await;
+    let sandbox = sandbox::start(cfg).await;
     let campaigns = campaign_dir("* * * * *");
     let store = open_store(&pg.url()).await;
     seed_past_round(&store).await;

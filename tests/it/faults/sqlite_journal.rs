@@ -16,6 +16,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
 use super::support::*;
+use crate::support::init_logs;
 
 /// A `sqlite3` process holding `BEGIN EXCLUSIVE` on a database until released.
 struct Locker {
@@ -75,10 +76,9 @@ fn chattr(flag: &str, files: &[std::path::PathBuf]) {
         .args(files)
         .output()
         .expect("chattr runs");
-    assert!(
-        out.status.success(),
-        "this test needs chattr on an ext4-like filesystem, as root: {}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::support::binary::assert_success(
+        &out,
+        "this test needs chattr on an ext4-like filesystem, as root",
     );
 }
 
@@ -121,11 +121,7 @@ async fn journal_fault<F: Fault>(reason: &str) {
     let dir = tempfile::tempdir().expect("journal dir");
     let file = dir.path().join("journal.db");
     let db_url = format!("sqlite://{}", file.display());
-    let canary = Canary::new();
-    let sandbox = start_sandbox(sandbox_config(&canary)).await;
-    let campaigns = campaign_dir("0 9 * * *");
-    let d = in_process(&db_url, &sandbox.base_url(), &canary, campaigns.path()).await;
-    first_purchase(&sandbox).await;
+    let (_canary, sandbox, _campaigns, d) = buying_in_process(&db_url, "0 9 * * *").await;
 
     // Act: the fault.
     let path = file.clone();

@@ -1,34 +1,26 @@
 //! What every fault test needs beyond the shared support: a canary-credentialed sandbox, a
 //! campaign directory, the daemon in-process or as the binary with the suite's settings,
 //! and the ledger invariants checked after every scenario. PostgreSQL clusters it may stop
-//! and restart come from [`crate::support::pg_cluster`].
+//! and restart come from [`crate::support::pg_cluster`], the HTTP side served alone from
+//! [`crate::support::http`].
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::effects::EngineSettings;
-use linkrunner::http::{Access, AppState, Health, router_with, serve};
-use linkrunner::metrics::Metrics;
 use linkrunner::money::Money;
 use linkrunner::store::{IntentFilter, IntentKind, IntentState, RoundOutcome, Store};
-use linkrunner_sandbox::{Ledger, Op, SandboxConfig, SandboxHandle};
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
+use linkrunner_sandbox::{Ledger, SandboxConfig, SandboxHandle};
 
-pub use crate::support::app::InProcess;
-use crate::support::app::{self, Journal, fast_settings};
+use crate::support::app::{self, InProcess, Journal, fast_settings};
 use crate::support::binary::{self, Target};
-pub use crate::support::db::{TestDb, open_store};
-pub use crate::support::pg_cluster::PgCluster;
-pub use crate::support::sandbox::start as start_sandbox;
-pub use crate::support::wait::{poll_until, within};
-pub use crate::support::{http_get, init_logs};
+use crate::support::campaigns;
+use crate::support::http::http_get;
+use crate::support::ledger;
+use crate::support::wait::within;
 
 pub const CAMPAIGN: &str = "fault-shoes";
 pub const MONTHLY_RUB: i64 = 1000;
@@ -37,14 +29,14 @@ pub const DAILY_LINKS: usize = 12;
 
 /// A campaign whose monthly cap binds before its link caps (12 links x up to 150 RUB > 1000).
 pub fn campaign_yaml(schedule: &str) -> String {
+    let head = campaigns::head(
+        CAMPAIGN,
+        "https://shoes.example",
+        "https://shoes.example/running",
+        &["Best #a#running shoes#/a# in town"],
+    );
     format!(
-        r##"name: {CAMPAIGN}
-domain: https://shoes.example
-urls:
-  - url: https://shoes.example/running
-    texts:
-      - "Best #a#running shoes#/a# in town"
-budget:
+        r##"{head}budget:
   monthly: {MONTHLY_RUB}
   max_link_price: 150
   daily_links: {DAILY_LINKS}
@@ -60,9 +52,7 @@ buy:
 }
 
 pub fn campaign_dir(schedule: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("campaign dir");
-    std::fs::write(dir.path().join("shoes.yaml"), campaign_yaml(schedule)).expect("write campaign");
-    dir
+    campaigns::dir_with(&[("shoes.yaml", &campaign_yaml(schedule))])
 }
 
 /// A token and ticket unique to this run: they must never show anywhere.
@@ -99,8 +89,7 @@ impl Canary {
 }
 
 pub fn sandbox_config(c: &Canary) -> SandboxConfig {
-    let mut cfg = SandboxConfig::new(&c.token, &c.ticket);
-    cfg.search_ready_after_polls = 1;
+    let mut cfg = crate::support::sandbox::config(&c.token, &c.ticket, 1);
     cfg.faults.latency_ms = 20;
     cfg
 }
@@ -135,6 +124,21 @@ pub async fn in_process(db_url: &str, base: &str, c: &Canary, dir: &Path) -> InP
         ..DaemonOptions::default()
     };
     InProcess::start(app).await
+}
+
+/// What a fault scenario starts from: fresh canary credentials, a sandbox for them, the
+/// campaign buying on `schedule`, and the in-process daemon on `db_url`, once it bought a
+/// first link.
+pub async fn buying_in_process(
+    db_url: &str,
+    schedule: &str,
+) -> (Canary, SandboxHandle, tempfile::TempDir, InProcess) {
+    let canary = Canary::new();
+    let sandbox = crate::support::sandbox::start(sandbox_config(&canary)).await;
+    let dir = campaign_dir(schedule);
+    let d = in_process(db_url, &sandbox.base_url(), &canary, dir.path()).await;
+    first_purchase(&sandbox).await;
+    (canary, sandbox, dir, d)
 }
 
 /// `linkrunner` on this journal, campaign directory and sandbox with the canary's
@@ -270,26 +274,17 @@ pub async fn first_purchase(sandbox: &SandboxHandle) {
     .await;
 }
 
-/// Requests of operations that change something, by operation, whatever their outcome.
-pub fn changing_calls(l: &Ledger) -> BTreeMap<String, u64> {
-    l.requests
-        .iter()
-        .filter(|(op, _)| {
-            Op::ALL
-                .iter()
-                .any(|o| o.is_change() && o.name() == op.as_str())
-        })
-        .map(|(op, by_outcome)| (op.clone(), by_outcome.values().sum()))
-        .collect()
-}
-
 /// Fails with `failure` if a changing call reaches the sandbox in three seconds, counted from
 /// half a second on: calls sent just before the fault may still be answered.
 pub async fn assert_no_changing_call_sent(sandbox: &SandboxHandle, failure: &str) {
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let during = changing_calls(&sandbox.ledger());
+    let during = ledger::changing_calls(&sandbox.ledger());
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(changing_calls(&sandbox.ledger()), during, "{failure}");
+    assert_eq!(
+        ledger::changing_calls(&sandbox.ledger()),
+        during,
+        "{failure}"
+    );
 }
 
 /// Waits (`wait` at most) until `/readyz` answers 503 saying the journal cannot be written;
@@ -339,54 +334,6 @@ pub async fn assert_sqlite_recovers(
     d.stop().await;
     assert_ledger_invariants(&sandbox.ledger(), &store).await;
     store.close().await;
-}
-
-/// The HTTP endpoint alone (no engine) on a port of its own over a fresh SQLite journal;
-/// stops when dropped.
-pub struct Endpoint {
-    pub addr: SocketAddr,
-    stop: CancellationToken,
-    _db: TestDb,
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-/// [`Endpoint`] behind `access`; `campaigns_loaded` as the daemon says once it read its files.
-pub async fn endpoint(access: Access, campaigns_loaded: bool) -> Endpoint {
-    let db = TestDb::sqlite().await;
-    let (addr, stop) = serve_http(&db, access, campaigns_loaded).await;
-    Endpoint {
-        addr,
-        stop,
-        _db: db,
-    }
-}
-
-/// Serves the HTTP router alone over `db`'s journal on a port of its own, behind `access`,
-/// until the token is cancelled.
-pub async fn serve_http(
-    db: &TestDb,
-    access: Access,
-    campaigns_loaded: bool,
-) -> (SocketAddr, CancellationToken) {
-    let state = AppState {
-        metrics: Arc::new(Metrics::new()),
-        store: db.store.clone(),
-        health: Arc::new(Health::default()),
-        clock: linkrunner::clock::system(),
-    };
-    if campaigns_loaded {
-        state.health.set_campaigns_loaded();
-    }
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("port");
-    let addr = listener.local_addr().expect("addr");
-    let stop = CancellationToken::new();
-    tokio::spawn(serve(listener, router_with(state, access), stop.clone()));
-    (addr, stop)
 }
 
 /// The raw bytes of an SQLite database and its WAL: every stored string is in there verbatim.

@@ -4,10 +4,9 @@
 use linkrunner::market::AuthScheme;
 use linkrunner::market::{Executed, Market, MarketError, SearchJob};
 use serde_json::json;
-use wiremock::matchers::any;
-use wiremock::{Mock, ResponseTemplate};
+use wiremock::ResponseTemplate;
 
-use super::support::{TICKET, TOKEN, harness, harness_with};
+use super::support::{Harness, TICKET, TOKEN, harness, harness_with};
 
 async fn call_a_read_and_a_write(client: &linkrunner::market::MarketClient) {
     let job = SearchJob {
@@ -26,16 +25,20 @@ fn header<'a>(r: &'a wiremock::Request, name: &str) -> &'a str {
         .unwrap_or("<absent>")
 }
 
-#[tokio::test]
-async fn bearer_header_json_headers_and_cookie_are_on_every_request() {
-    let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 1})))
-        .mount(&h.server)
+/// The three requests of [`call_a_read_and_a_write`], each answered 200.
+async fn a_read_and_a_write(h: &Harness) -> Vec<wiremock::Request> {
+    h.answer_every(ResponseTemplate::new(200).set_body_json(json!({"id": 1})))
         .await;
     call_a_read_and_a_write(&h.client).await;
     let requests = h.server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 3);
+    requests
+}
+
+#[tokio::test]
+async fn bearer_header_json_headers_and_cookie_are_on_every_request() {
+    let h = harness().await;
+    let requests = a_read_and_a_write(&h).await;
     for r in &requests {
         assert_eq!(header(r, "authorization"), format!("Bearer {TOKEN}"));
         assert_eq!(header(r, "cookie"), format!("AUTH_TICKET={TICKET}"));
@@ -47,13 +50,7 @@ async fn bearer_header_json_headers_and_cookie_are_on_every_request() {
 #[tokio::test]
 async fn raw_scheme_sends_the_bare_token_on_every_request() {
     let h = harness_with(|c| c.auth_scheme = AuthScheme::Raw).await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 1})))
-        .mount(&h.server)
-        .await;
-    call_a_read_and_a_write(&h.client).await;
-    let requests = h.server.received_requests().await.unwrap();
-    assert_eq!(requests.len(), 3);
+    let requests = a_read_and_a_write(&h).await;
     for r in &requests {
         assert_eq!(header(r, "authorization"), TOKEN);
         assert_eq!(header(r, "cookie"), format!("AUTH_TICKET={TICKET}"));
@@ -63,11 +60,7 @@ async fn raw_scheme_sends_the_bare_token_on_every_request() {
 #[tokio::test]
 async fn status_401_is_unauthorized_and_not_executed() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(401))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(ResponseTemplate::new(401), 1).await;
     let err = h
         .client
         .create_project("https://a.example")
@@ -83,11 +76,7 @@ async fn status_401_is_unauthorized_and_not_executed() {
 #[tokio::test]
 async fn status_403_on_a_read_is_unauthorized_and_not_retried() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(403))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(ResponseTemplate::new(403), 1).await;
     let err = h.client.list_links(1).await.unwrap_err();
     assert!(err.is_auth(), "{err:?}");
 }

@@ -15,7 +15,8 @@ use wiremock::matchers::any;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use super::operations::call_every_operation;
-use super::support::{closed_port_base, credentials};
+use super::support::closed_port_base;
+use crate::support::market::credentials;
 
 #[derive(Clone, Default)]
 struct Buffer(Arc<Mutex<Vec<u8>>>);

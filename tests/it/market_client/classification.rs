@@ -6,24 +6,29 @@ use std::time::Duration;
 
 use linkrunner::market::{Executed, Market, MarketError};
 use serde_json::json;
-use wiremock::matchers::any;
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{MockServer, ResponseTemplate};
 
-use super::support::{client_for, closed_port_base, harness, harness_with, order, raw_server};
+use super::support::{
+    Harness, client_for, closed_port_base, harness, harness_with, order, raw_server,
+};
 
 fn assert_uncertain(err: &MarketError) {
     assert!(matches!(err, MarketError::Uncertain { .. }), "{err:?}");
     assert_eq!(err.executed(), Executed::Maybe);
 }
 
+/// The error of a filter creation through `h`.
+async fn a_filter_refused(h: &Harness) -> MarketError {
+    h.client
+        .create_filter(&Default::default())
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test]
 async fn a_purchase_answered_with_500_is_uncertain_and_sent_once() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(500))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(ResponseTemplate::new(500), 1).await;
     let err = h.client.buy(7, &order()).await.unwrap_err();
     assert_uncertain(&err);
 }
@@ -31,11 +36,11 @@ async fn a_purchase_answered_with_500_is_uncertain_and_sent_once() {
 #[tokio::test]
 async fn a_purchase_that_times_out_is_uncertain_and_sent_once() {
     let h = harness_with(|c| c.request_timeout = Duration::from_millis(300)).await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(3)))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(
+        ResponseTemplate::new(200).set_delay(Duration::from_secs(3)),
+        1,
+    )
+    .await;
     let err = h.client.buy(7, &order()).await.unwrap_err();
     assert_uncertain(&err);
 }
@@ -53,18 +58,12 @@ async fn a_purchase_whose_answer_is_cut_short_is_uncertain_and_sent_once() {
 async fn a_redirect_is_not_followed_and_is_uncertain() {
     let elsewhere = MockServer::start().await;
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(
-            ResponseTemplate::new(302).insert_header("location", elsewhere.uri().as_str()),
-        )
-        .expect(1)
-        .mount(&h.server)
-        .await;
-    let err = h
-        .client
-        .create_filter(&Default::default())
-        .await
-        .unwrap_err();
+    h.answer_exactly(
+        ResponseTemplate::new(302).insert_header("location", elsewhere.uri().as_str()),
+        1,
+    )
+    .await;
+    let err = a_filter_refused(&h).await;
     assert!(
         matches!(
             err,
@@ -81,11 +80,11 @@ async fn a_redirect_is_not_followed_and_is_uncertain() {
 #[tokio::test]
 async fn a_4xx_is_rejected_with_its_body() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(400).set_body_json(json!({"error": "bad domain"})))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(
+        ResponseTemplate::new(400).set_body_json(json!({"error": "bad domain"})),
+        1,
+    )
+    .await;
     let err = h.client.create_project("x").await.unwrap_err();
     assert!(
         matches!(&err, MarketError::Rejected { status: Some(400), body, .. } if body.contains("bad domain")),
@@ -97,13 +96,10 @@ async fn a_4xx_is_rejected_with_its_body() {
 #[tokio::test]
 async fn is_error_true_in_a_200_is_rejected_with_the_message() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!({"isError": true, "message": "no funds"})),
-        )
-        .mount(&h.server)
-        .await;
+    h.answer_every(
+        ResponseTemplate::new(200).set_body_json(json!({"isError": true, "message": "no funds"})),
+    )
+    .await;
     let err = h.client.buy(7, &order()).await.unwrap_err();
     assert!(
         matches!(&err, MarketError::Rejected { body, .. } if body == "no funds"),
@@ -123,16 +119,9 @@ async fn a_refused_connection_is_not_executed() {
 async fn an_answer_over_the_cap_is_uncertain() {
     let h = harness_with(|c| c.max_answer_bytes = 1024).await;
     let big = json!({"id": 1, "pad": "x".repeat(10_000)});
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(big))
-        .expect(1)
-        .mount(&h.server)
+    h.answer_exactly(ResponseTemplate::new(200).set_body_json(big), 1)
         .await;
-    let err = h
-        .client
-        .create_filter(&Default::default())
-        .await
-        .unwrap_err();
+    let err = a_filter_refused(&h).await;
     assert!(
         matches!(&err, MarketError::Uncertain { reason, .. } if reason.contains("larger than 1024")),
         "{err:?}"
@@ -161,9 +150,7 @@ async fn a_chunked_answer_is_read_only_up_to_the_cap() {
 #[tokio::test]
 async fn a_2xx_with_an_odd_body_is_executed_but_undecodable() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_string("<html>ok</html>"))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(200).set_body_string("<html>ok</html>"))
         .await;
     let err = h.client.buy(7, &order()).await.unwrap_err();
     assert!(
@@ -176,10 +163,7 @@ async fn a_2xx_with_an_odd_body_is_executed_but_undecodable() {
 #[tokio::test]
 async fn every_call_is_counted_by_operation_and_outcome() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(500))
-        .mount(&h.server)
-        .await;
+    h.answer_every(ResponseTemplate::new(500)).await;
     let _ = h.client.buy(7, &order()).await;
     let op = "Placement.createPlacementsRent";
     let counted = (

@@ -12,9 +12,7 @@ use super::support::{harness, order};
 
 async fn answer_with(status: u16, body: &str) -> Result<SearchPoll, MarketError> {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(status).set_body_string(body))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(status).set_body_string(body))
         .await;
     h.client.search_result(&job()).await
 }
@@ -80,9 +78,7 @@ async fn the_not_found_message_is_redacted() {
 #[tokio::test]
 async fn the_poll_says_which_form_meant_pending() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(404).set_body_string("gone"))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(404).set_body_string("gone"))
         .await;
 
     let (_, seen) = h.client.search_result_seen(&job()).await.unwrap();
@@ -105,9 +101,7 @@ async fn cut_once_then(cut: &str, whole: serde_json::Value) -> super::support::H
         .with_priority(1)
         .mount(&h.server)
         .await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(whole))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(200).set_body_json(whole))
         .await;
     h
 }
@@ -141,11 +135,11 @@ async fn a_search_result_cut_in_half_is_read_again() {
 #[tokio::test]
 async fn a_read_that_is_never_json_is_tried_read_retries_plus_one_times_then_undecodable() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_string("<html>proxy error</html>"))
-        .expect(3)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(
+        ResponseTemplate::new(200).set_body_string("<html>proxy error</html>"),
+        3,
+    )
+    .await;
 
     let err = h.client.list_links(7).await.unwrap_err();
 
@@ -159,11 +153,11 @@ async fn a_read_that_is_never_json_is_tried_read_retries_plus_one_times_then_und
 #[tokio::test]
 async fn a_purchase_answered_with_json_cut_in_half_is_sent_once_and_executed() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_string(r#"{"isError":false,"placem"#))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(
+        ResponseTemplate::new(200).set_body_string(r#"{"isError":false,"placem"#),
+        1,
+    )
+    .await;
 
     let err = h.client.buy(7, &order()).await.unwrap_err();
 
@@ -174,11 +168,7 @@ async fn a_purchase_answered_with_json_cut_in_half_is_sent_once_and_executed() {
 #[tokio::test]
 async fn an_empty_link_list_body_is_not_retried() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(ResponseTemplate::new(200), 1).await;
 
     let err = h.client.list_links(7).await.unwrap_err();
 

@@ -116,11 +116,11 @@ async fn start_search_sends_the_price_range_and_keeps_meta_data() {
     );
 }
 
-#[tokio::test]
-async fn search_result_202_is_pending() {
+/// A poll answered with `answer` is pending.
+async fn assert_pending_when_answered(answer: ResponseTemplate) {
     let h = harness().await;
     Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(202).set_body_json(json!({"status": "pending"})))
+        .respond_with(answer)
         .mount(&h.server)
         .await;
     assert_eq!(
@@ -130,16 +130,16 @@ async fn search_result_202_is_pending() {
 }
 
 #[tokio::test]
+async fn search_result_202_is_pending() {
+    assert_pending_when_answered(
+        ResponseTemplate::new(202).set_body_json(json!({"status": "pending"})),
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn search_result_409_is_pending_not_rejected() {
-    let h = harness().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(409))
-        .mount(&h.server)
-        .await;
-    assert_eq!(
-        h.client.search_result(&job()).await.unwrap(),
-        SearchPoll::Pending
-    );
+    assert_pending_when_answered(ResponseTemplate::new(409)).await;
 }
 
 #[tokio::test]
@@ -289,13 +289,5 @@ async fn a_search_result_that_is_not_json_is_undecodable_not_pending() {
 
 #[tokio::test]
 async fn an_empty_search_result_body_is_pending() {
-    let h = harness().await;
-    Mock::given(method("GET"))
-        .respond_with(ResponseTemplate::new(200))
-        .mount(&h.server)
-        .await;
-    assert_eq!(
-        h.client.search_result(&job()).await.unwrap(),
-        SearchPoll::Pending
-    );
+    assert_pending_when_answered(ResponseTemplate::new(200)).await;
 }

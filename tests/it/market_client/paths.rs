@@ -11,9 +11,7 @@ use super::support::{client_for, harness};
 #[tokio::test]
 async fn meta_data_and_job_handle_id_are_percent_encoded_byte_for_byte() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"status": "pending"})))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(200).set_body_json(json!({"status": "pending"})))
         .await;
     let job = SearchJob {
         job_handle_id: "job/../1?x#y".into(),
@@ -62,9 +60,7 @@ async fn the_base_url_path_prefix_is_kept() {
 #[tokio::test]
 async fn every_operation_uses_its_documented_path_and_method() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 1})))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(200).set_body_json(json!({"id": 1})))
         .await;
     super::operations::call_every_operation(&h.client).await;
     let got: Vec<String> = h

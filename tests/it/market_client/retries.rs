@@ -19,12 +19,10 @@ async fn a_read_answered_429_is_retried_after_retry_after() {
         .with_priority(1)
         .mount(&h.server)
         .await;
-    Mock::given(any())
-        .respond_with(
-            ResponseTemplate::new(200).set_body_json(json!({"links": [{"id": 1, "pageId": 2}]})),
-        )
-        .mount(&h.server)
-        .await;
+    h.answer_every(
+        ResponseTemplate::new(200).set_body_json(json!({"links": [{"id": 1, "pageId": 2}]})),
+    )
+    .await;
     let started = Instant::now();
     let links = h.client.list_links(7).await.unwrap().links;
     assert_eq!(links.len(), 1);
@@ -39,11 +37,11 @@ async fn a_read_answered_429_is_retried_after_retry_after() {
 #[tokio::test]
 async fn a_purchase_answered_429_is_not_retried() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "1"))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(
+        ResponseTemplate::new(429).insert_header("retry-after", "1"),
+        1,
+    )
+    .await;
     let err = h.client.buy(7, &order()).await.unwrap_err();
     assert!(matches!(err, MarketError::RateLimited { .. }), "{err:?}");
     assert_eq!(err.retry_after(), Some(Duration::from_secs(1)));
@@ -52,11 +50,7 @@ async fn a_purchase_answered_429_is_not_retried() {
 #[tokio::test]
 async fn a_read_answered_500_is_retried_read_retries_times_then_uncertain() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(503))
-        .expect(3)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(ResponseTemplate::new(503), 3).await;
     let err = h.client.list_links(7).await.unwrap_err();
     assert!(
         matches!(
@@ -73,11 +67,11 @@ async fn a_read_answered_500_is_retried_read_retries_times_then_uncertain() {
 #[tokio::test]
 async fn a_retry_after_longer_than_the_limit_is_returned_not_waited() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "3600"))
-        .expect(1)
-        .mount(&h.server)
-        .await;
+    h.answer_exactly(
+        ResponseTemplate::new(429).insert_header("retry-after", "3600"),
+        1,
+    )
+    .await;
     let err = h.client.list_links(7).await.unwrap_err();
     assert_eq!(err.retry_after(), Some(Duration::from_secs(3600)));
 }
@@ -91,9 +85,7 @@ async fn a_search_poll_is_retried_after_a_server_error() {
         .with_priority(1)
         .mount(&h.server)
         .await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"status": "processing"})))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(200).set_body_json(json!({"status": "processing"})))
         .await;
     let poll = h
         .client
@@ -114,9 +106,7 @@ async fn poll_search_keeps_polling_until_the_result_is_ready() {
         .await;
     let ready = json!({"status": "done", "pages": [
         {"pageId": 1, "price": 10, "searchId": 1, "forceSeoWait": 0, "mosSites": "m"}]});
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(200).set_body_json(ready))
-        .mount(&h.server)
+    h.answer_every(ResponseTemplate::new(200).set_body_json(ready))
         .await;
     let job = super::operations::job();
     let poll = h
@@ -134,10 +124,7 @@ async fn poll_search_keeps_polling_until_the_result_is_ready() {
 #[tokio::test]
 async fn poll_search_gives_up_as_pending_at_the_deadline() {
     let h = harness().await;
-    Mock::given(any())
-        .respond_with(ResponseTemplate::new(202))
-        .mount(&h.server)
-        .await;
+    h.answer_every(ResponseTemplate::new(202)).await;
     let job = super::operations::job();
     let poll = h
         .client

@@ -3,38 +3,47 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use linkrunner::market::{
-    ClientConfig, Credentials, MarketClient, PageTarget, PurchaseOrder, TechValues,
-};
+use linkrunner::market::{ClientConfig, MarketClient, PageTarget, PurchaseOrder, TechValues};
 use linkrunner::metrics::Metrics;
-use secrecy::SecretString;
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
-use wiremock::MockServer;
+use wiremock::matchers::any;
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 pub const TOKEN: &str = "tok-test-123";
 pub const TICKET: &str = "tkt-test-456";
 
-pub fn credentials(token: &str, ticket: &str) -> Credentials {
-    Credentials::new(SecretString::from(token), SecretString::from(ticket)).unwrap()
-}
-
 /// A config for `base` with fast limits so tests are not throttled unless they mean to be.
 pub fn config(base: &str) -> ClientConfig {
-    let mut c = ClientConfig::new(base, credentials(TOKEN, TICKET)).unwrap();
-    c.rate_limit = std::num::NonZeroU32::new(1000).unwrap();
-    c.request_timeout = Duration::from_secs(5);
-    c.read_retries = 2;
-    c
+    crate::support::market::fast_config(base, TOKEN, TICKET)
 }
 
 pub struct Harness {
     pub server: MockServer,
     pub client: MarketClient,
     pub metrics: Arc<Metrics>,
+}
+
+impl Harness {
+    /// Every request to the server gets `answer`.
+    pub async fn answer_every(&self, answer: ResponseTemplate) {
+        Mock::given(any())
+            .respond_with(answer)
+            .mount(&self.server)
+            .await;
+    }
+
+    /// Every request gets `answer`, and the server fails the test when it is dropped unless
+    /// exactly `times` requests came: a call that changes something is sent once.
+    pub async fn answer_exactly(&self, answer: ResponseTemplate, times: u64) {
+        Mock::given(any())
+            .respond_with(answer)
+            .expect(times)
+            .mount(&self.server)
+            .await;
+    }
 }
 
 pub async fn harness() -> Harness {

@@ -4,9 +4,7 @@ use linkrunner_sandbox::{Op, SandboxAuth};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::support::{TICKET, TOKEN, config, start};
-
-const PROJECT: &str = "/rest/Project/addSimpleProjectAndContent";
+use super::support::{PROJECT, TICKET, TOKEN, config, start};
 
 async fn status_with(
     auth: SandboxAuth,

@@ -7,7 +7,7 @@ use linkrunner_sandbox::{Faults, Op};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::support::{config, start};
+use super::support::{config, start, with_acme_project};
 
 fn executed_errors(ops: Option<&[Op]>) -> Faults {
     Faults {
@@ -68,12 +68,7 @@ async fn create_answers_reported_as_errors_still_carry_their_ids() {
     cfg.faults = executed_errors(None);
     let sbx = start(cfg).await;
 
-    let (_, project) = sbx
-        .post(
-            "/rest/Project/addSimpleProjectAndContent",
-            json!({"domain": "https://acme.example"}),
-        )
-        .await;
+    let (_, project) = sbx.create_project("https://acme.example").await;
     let filter = json!({"name": "f", "priceArticleFrom": 0, "priceArticleTo": 10});
     let (_, created) = sbx.post("/rest/SearchFilter", filter).await;
 
@@ -87,8 +82,7 @@ async fn create_answers_reported_as_errors_still_carry_their_ids() {
 
 #[tokio::test]
 async fn the_fault_can_be_switched_on_at_run_time_and_reads_never_get_it() {
-    let sbx = start(config()).await;
-    let (project, _, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, _, _) = with_acme_project().await;
 
     let (status, _) = sbx
         .post(
@@ -102,12 +96,7 @@ async fn the_fault_can_be_switched_on_at_run_time_and_reads_never_get_it() {
             json!({}),
         )
         .await;
-    let (_, second) = sbx
-        .post(
-            "/rest/Project/addSimpleProjectAndContent",
-            json!({"domain": "https://b.example"}),
-        )
-        .await;
+    let (_, second) = sbx.create_project("https://b.example").await;
 
     assert_eq!(status, StatusCode::OK);
     assert_eq!(listed, json!({"links": []}));

@@ -7,9 +7,7 @@ use linkrunner_sandbox::{Faults, Op};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use super::support::{config, start};
-
-const PROJECT: &str = "/rest/Project/addSimpleProjectAndContent";
+use super::support::{PROJECT, Sbx, config, start, with_acme_project};
 
 async fn statuses_with_seed(seed: u64) -> Vec<StatusCode> {
     let mut cfg = config();
@@ -86,8 +84,7 @@ async fn requests_beyond_the_rate_limit_get_429_with_retry_after_and_are_counted
 
 #[tokio::test]
 async fn a_purchase_cut_after_commit_is_in_the_ledger_while_the_client_sees_a_broken_answer() {
-    let sbx = start(config()).await;
-    let (project, url_id, text_id) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, text_id) = with_acme_project().await;
     let donors = sbx.donors(url_id, json!({})).await;
     sbx.handle
         .set_faults(Faults {
@@ -116,8 +113,7 @@ async fn a_purchase_cut_after_commit_is_in_the_ledger_while_the_client_sees_a_br
 
 #[tokio::test]
 async fn reads_are_not_cut_by_default() {
-    let sbx = start(config()).await;
-    let (project, _, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, _, _) = with_acme_project().await;
     sbx.handle
         .set_faults(Faults {
             drop_after_commit_rate: 1.0,
@@ -135,14 +131,7 @@ async fn reads_are_not_cut_by_default() {
 
 #[tokio::test]
 async fn faults_can_be_changed_at_run_time_through_the_control_endpoint() {
-    let sbx = start(config()).await;
-    let res = sbx
-        .http
-        .post(sbx.url("/__sandbox/faults"))
-        .json(&json!({"error_rate": 1.0}))
-        .send()
-        .await
-        .unwrap();
+    let (sbx, res) = with_error_rate(1.0).await;
 
     let (status, _) = sbx
         .post(PROJECT, json!({"domain": "https://acme.example"}))
@@ -155,14 +144,7 @@ async fn faults_can_be_changed_at_run_time_through_the_control_endpoint() {
 
 #[tokio::test]
 async fn a_fault_rate_above_one_is_refused_by_the_control_endpoint() {
-    let sbx = start(config()).await;
-    let res = sbx
-        .http
-        .post(sbx.url("/__sandbox/faults"))
-        .json(&json!({"error_rate": 2.0}))
-        .send()
-        .await
-        .unwrap();
+    let (_sbx, res) = with_error_rate(2.0).await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }
 
@@ -189,4 +171,13 @@ async fn slow_calls_are_served_concurrently() {
     );
     assert!(statuses.iter().all(|s| matches!(s, Ok(StatusCode::OK))));
     assert_eq!(sbx.handle.ledger().projects.len(), 200);
+}
+
+/// A sandbox, and the answer of its control endpoint asked for an error rate of `rate`.
+async fn with_error_rate(rate: f64) -> (Sbx, reqwest::Response) {
+    let sbx = start(config()).await;
+    let res = sbx
+        .post_bare("/__sandbox/faults", json!({ "error_rate": rate }))
+        .await;
+    (sbx, res)
 }

@@ -5,12 +5,11 @@ use linkrunner_sandbox::{AutobuyerState, Ledger, Op};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::support::{Sbx, config, start};
+use super::support::{Sbx, config, start, with_acme_project};
 
 async fn filter(sbx: &Sbx) -> i64 {
     let body = json!({"name": "cheap", "priceArticleFrom": 0, "priceArticleTo": 500, "priceRentFrom": 10, "priceRentTo": 80});
-    let (status, answer) = sbx.post("/rest/SearchFilter", body).await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    let answer = sbx.post_ok("/rest/SearchFilter", body).await;
     assert_eq!(answer["isError"], false);
     answer["id"].as_i64().unwrap()
 }
@@ -21,20 +20,18 @@ async fn autobuyer(sbx: &Sbx, project: i64, filter: i64, url_id: i64) -> i64 {
         "searchFilterId": filter,
         "urls": [{"urlId": url_id, "settings": {"monthlyBudget": 1000.5, "totalLinksLimit": 20, "dailyLinksLimit": 1}}],
     });
-    let (status, answer) = sbx
-        .post(
+    let answer = sbx
+        .post_ok(
             &format!("/rest/Autobuyer/rent/create/projectId/{project}"),
             body,
         )
         .await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
     answer["id"].as_i64().unwrap()
 }
 
 #[tokio::test]
 async fn a_project_comes_with_its_main_page_and_the_domain_as_text() {
-    let sbx = start(config()).await;
-    let (project, url_id, text_id) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, text_id) = with_acme_project().await;
     let ledger = sbx.handle.ledger();
     assert_eq!(ledger.projects[0].id, project);
     assert_eq!(
@@ -49,8 +46,7 @@ async fn a_project_comes_with_its_main_page_and_the_domain_as_text() {
 
 #[tokio::test]
 async fn a_bought_link_is_in_the_ledger_and_in_the_project_link_list() {
-    let sbx = start(config()).await;
-    let (project, _, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, _, _) = with_acme_project().await;
     let (url_id, text_id) = sbx
         .url_with_text(project, "https://acme.example/shoes", "Best #a#shoes#/a#")
         .await;
@@ -93,8 +89,7 @@ async fn a_bought_link_is_in_the_ledger_and_in_the_project_link_list() {
 
 #[tokio::test]
 async fn spend_is_the_sum_of_offered_prices_and_leaves_the_balance() {
-    let sbx = start(config()).await;
-    let (project, url_id, text_id) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, text_id) = with_acme_project().await;
     let donors = sbx.donors(url_id, json!({})).await;
     let price = |d: &Value| Money::from_json_number(d["price"].as_number().unwrap()).unwrap();
     let expected = price(&donors[0]).checked_add(price(&donors[1])).unwrap();
@@ -112,8 +107,7 @@ async fn spend_is_the_sum_of_offered_prices_and_leaves_the_balance() {
 
 #[tokio::test]
 async fn an_autobuyer_is_created_stopped_then_started_and_stopped() {
-    let sbx = start(config()).await;
-    let (project, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, _) = with_acme_project().await;
     let filter = filter(&sbx).await;
     let id = autobuyer(&sbx, project, filter, url_id).await;
     let state = |l: Ledger| l.autobuyer(id).unwrap().state;
@@ -135,8 +129,7 @@ async fn an_autobuyer_is_created_stopped_then_started_and_stopped() {
 
 #[tokio::test]
 async fn autobuyer_and_filter_settings_are_kept_as_sent() {
-    let sbx = start(config()).await;
-    let (project, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, _) = with_acme_project().await;
     let filter = filter(&sbx).await;
     let id = autobuyer(&sbx, project, filter, url_id).await;
 
@@ -149,8 +142,7 @@ async fn autobuyer_and_filter_settings_are_kept_as_sent() {
 
 #[tokio::test]
 async fn adding_a_url_again_returns_its_id_and_adds_only_new_texts() {
-    let sbx = start(config()).await;
-    let (project, _, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, _, _) = with_acme_project().await;
     let (first_url, first_text) = sbx
         .url_with_text(project, "https://acme.example/a", "#a#one#/a#")
         .await;
@@ -169,8 +161,7 @@ async fn adding_a_url_again_returns_its_id_and_adds_only_new_texts() {
 
 #[tokio::test]
 async fn a_page_bought_twice_for_the_same_url_is_accepted_and_counted_as_a_duplicate() {
-    let sbx = start(config()).await;
-    let (project, url_id, text_id) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, text_id) = with_acme_project().await;
     let donors = sbx.donors(url_id, json!({})).await;
     sbx.buy(project, &[&donors[0]], url_id, text_id).await;
 
@@ -208,12 +199,7 @@ async fn a_prefix_is_part_of_the_base_url_and_required_on_every_path() {
     cfg.prefix = "/api".into();
     let sbx = start(cfg).await;
 
-    let (with_prefix, _) = sbx
-        .post(
-            "/rest/Project/addSimpleProjectAndContent",
-            json!({"domain": "https://a.example"}),
-        )
-        .await;
+    let (with_prefix, _) = sbx.create_project("https://a.example").await;
     let bare = format!(
         "http://{}/rest/Project/addSimpleProjectAndContent",
         sbx.handle.addr()

@@ -6,17 +6,11 @@ use std::collections::BTreeSet;
 
 use linkrunner::money::Money;
 use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
-use linkrunner_sandbox::{Faults, Op, SandboxConfig};
+use linkrunner_sandbox::{Faults, Op};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::support::{Sbx, config, poll_path, start};
-
-async fn shaped(edit: impl FnOnce(&mut SandboxConfig)) -> Sbx {
-    let mut cfg = config();
-    edit(&mut cfg);
-    start(cfg).await
-}
+use super::support::{Sbx, config, poll_path, shaped, start};
 
 #[tokio::test]
 async fn pending_as_http404_answers_not_found_until_the_job_is_ready() {
@@ -121,12 +115,7 @@ async fn truncation_spares_changes_unless_named_and_is_switchable_at_run_time() 
         .unwrap();
 
     let (_, _, read) = raw_poll(&sbx, &job, &meta).await;
-    let (status, cut) = sbx
-        .post(
-            "/rest/Project/addSimpleProjectAndContent",
-            json!({"domain": "https://b.example"}),
-        )
-        .await;
+    let (status, cut) = sbx.create_project("https://b.example").await;
 
     assert!(serde_json::from_slice::<Value>(&read).is_ok());
     assert_eq!(status, StatusCode::OK);

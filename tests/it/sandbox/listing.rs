@@ -192,12 +192,7 @@ async fn a_removed_link_leaves_the_list_and_the_ledger_shows_when() {
     let sbx = start(config()).await;
     let (project, links) = bought(&sbx, 3).await;
 
-    let (status, entry) = sbx
-        .post(
-            "/__sandbox/link_status",
-            json!({"link_id": links[1], "status": "removed"}),
-        )
-        .await;
+    let (status, entry) = link_status(&sbx, links[1], "removed").await;
     let (_, listed) = list(&sbx, project, json!({})).await;
 
     assert_eq!(status, StatusCode::OK, "{entry}");
@@ -235,20 +230,16 @@ async fn a_link_cannot_be_made_active_again_nor_an_unknown_one_changed() {
     let sbx = start(config()).await;
     let (_, links) = bought(&sbx, 1).await;
 
-    let (active, _) = sbx
-        .post(
-            "/__sandbox/link_status",
-            json!({"link_id": links[0], "status": "active"}),
-        )
-        .await;
-    let (unknown, _) = sbx
-        .post(
-            "/__sandbox/link_status",
-            json!({"link_id": 1, "status": "removed"}),
-        )
-        .await;
+    let (active, _) = link_status(&sbx, links[0], "active").await;
+    let (unknown, _) = link_status(&sbx, 1, "removed").await;
 
     assert_eq!(active, StatusCode::BAD_REQUEST);
     assert_eq!(unknown, StatusCode::NOT_FOUND);
     assert_eq!(sbx.handle.ledger().purchases[0].status, LinkStatus::Active);
+}
+
+/// Sets link `link`'s status through the control endpoint: its answer.
+async fn link_status(sbx: &Sbx, link: i64, status: &str) -> (StatusCode, Value) {
+    let body = json!({"link_id": link, "status": status});
+    sbx.post("/__sandbox/link_status", body).await
 }

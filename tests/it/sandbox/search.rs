@@ -7,7 +7,7 @@ use linkrunner_sandbox::shapes::Pending;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::support::{Sbx, config, encode, items_with_page_id, start};
+use super::support::{Sbx, config, encode, items_with_page_id, start, with_acme_project};
 
 async fn polls_until_ready(pending: Pending) -> Vec<(StatusCode, Value)> {
     let mut cfg = config();
@@ -23,32 +23,38 @@ async fn polls_until_ready(pending: Pending) -> Vec<(StatusCode, Value)> {
     answers
 }
 
+/// A search pending as `form` says answers `pending` to its first two polls, then donors.
+async fn assert_pending_twice_then_donors(form: Pending, pending: (StatusCode, Value)) {
+    let answers = polls_until_ready(form).await;
+    assert_eq!(answers[..2], [pending.clone(), pending]);
+    assert!(has_donors(&answers[2]));
+}
+
 fn has_donors(answer: &(StatusCode, Value)) -> bool {
     answer.0 == StatusCode::OK && !items_with_page_id(&answer.1).is_empty()
 }
 
 #[tokio::test]
 async fn a_search_answers_a_processing_status_for_the_configured_polls_then_donors() {
-    let answers = polls_until_ready(Pending::StatusField).await;
-    let pending = (StatusCode::OK, json!({"status": "processing"}));
-    assert_eq!(answers[..2], [pending.clone(), pending]);
-    assert!(has_donors(&answers[2]));
+    assert_pending_twice_then_donors(
+        Pending::StatusField,
+        (StatusCode::OK, json!({"status": "processing"})),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_search_can_answer_202_while_pending() {
-    let answers = polls_until_ready(Pending::Http202).await;
-    let pending = (StatusCode::ACCEPTED, json!({"status": "pending"}));
-    assert_eq!(answers[..2], [pending.clone(), pending]);
-    assert!(has_donors(&answers[2]));
+    assert_pending_twice_then_donors(
+        Pending::Http202,
+        (StatusCode::ACCEPTED, json!({"status": "pending"})),
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_search_can_answer_an_empty_list_while_pending() {
-    let answers = polls_until_ready(Pending::EmptyList).await;
-    let pending = (StatusCode::OK, json!([]));
-    assert_eq!(answers[..2], [pending.clone(), pending]);
-    assert!(has_donors(&answers[2]));
+    assert_pending_twice_then_donors(Pending::EmptyList, (StatusCode::OK, json!([]))).await;
 }
 
 #[tokio::test]
@@ -69,8 +75,7 @@ async fn a_search_stays_pending_until_its_delay_has_passed() {
 
 #[tokio::test]
 async fn meta_data_needs_percent_encoding_and_round_trips_byte_for_byte() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let (job, meta) = sbx.search(url_id, json!({})).await;
     let parsed: Value = serde_json::from_str(&meta).unwrap();
 
@@ -88,8 +93,7 @@ async fn meta_data_needs_percent_encoding_and_round_trips_byte_for_byte() {
 
 #[tokio::test]
 async fn meta_data_that_differs_by_one_byte_is_answered_with_400() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let (job, meta) = sbx.search(url_id, json!({})).await;
     let reserialized =
         serde_json::to_string_pretty(&serde_json::from_str::<Value>(&meta).unwrap()).unwrap();
@@ -101,8 +105,7 @@ async fn meta_data_that_differs_by_one_byte_is_answered_with_400() {
 
 #[tokio::test]
 async fn meta_data_sent_without_percent_encoding_is_not_accepted() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let (job, meta) = sbx.search(url_id, json!({})).await;
     // Only what reqwest must escape to build a URL at all: the rest goes raw.
     let lazy = meta
@@ -129,8 +132,7 @@ async fn an_unknown_job_is_answered_with_404() {
 
 #[tokio::test]
 async fn donors_are_priced_within_the_requested_rent_range() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let donors = sbx
         .donors(url_id, json!({"priceRentFrom": 50, "priceRentTo": 80.5}))
         .await;
@@ -149,8 +151,7 @@ async fn donors_are_priced_within_the_requested_rent_range() {
 
 #[tokio::test]
 async fn donors_of_one_search_share_their_technical_values() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let donors = sbx.donors(url_id, json!({})).await;
     let key = |d: &Value| {
         (

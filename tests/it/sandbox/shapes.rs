@@ -7,13 +7,7 @@ use linkrunner_sandbox::shapes::{
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::support::{Sbx, config, items_with_page_id, start};
-
-async fn shaped(edit: impl FnOnce(&mut SandboxConfig)) -> Sbx {
-    let mut cfg = config();
-    edit(&mut cfg);
-    start(cfg).await
-}
+use super::support::{config, items_with_page_id, shaped, with_acme_project};
 
 #[tokio::test]
 async fn grouped_results_put_donors_in_groups_of_items() {
@@ -31,8 +25,7 @@ async fn grouped_results_put_donors_in_groups_of_items() {
 
 #[tokio::test]
 async fn the_default_result_nests_pages_under_result() {
-    let sbx = start(config()).await;
-    let (_, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, _) = with_acme_project().await;
     let (job, meta) = sbx.search(url_id, json!({})).await;
     let (_, body) = sbx.poll(&job, &meta).await;
     assert_eq!(body["status"], "done");
@@ -137,12 +130,7 @@ async fn the_add_texts_answer_can_be_flat_lists_of_urls_and_texts() {
 #[tokio::test]
 async fn rejections_can_be_http_422_with_an_error_field() {
     let sbx = shaped(|c| c.shape.errors = ErrorStyle::Http).await;
-    let (status, body) = sbx
-        .post(
-            "/rest/Project/addSimpleProjectAndContent",
-            json!({"domain": "nope"}),
-        )
-        .await;
+    let (status, body) = sbx.create_project("nope").await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(body["error"].is_string());
 }

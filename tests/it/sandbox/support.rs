@@ -7,12 +7,12 @@ use serde_json::{Value, json};
 
 pub const TOKEN: &str = "tok-3f9a-secret";
 pub const TICKET: &str = "ticket-77b1-secret";
+/// Operation 1's path.
+pub const PROJECT: &str = "/rest/Project/addSimpleProjectAndContent";
 
 /// Strict defaults, but searches are ready at the first poll unless a test says otherwise.
 pub fn config() -> SandboxConfig {
-    let mut cfg = SandboxConfig::new(TOKEN, TICKET);
-    cfg.search_ready_after_polls = 0;
-    cfg
+    crate::support::sandbox::config(TOKEN, TICKET, 0)
 }
 
 pub struct Sbx {
@@ -27,6 +27,21 @@ pub async fn start(cfg: SandboxConfig) -> Sbx {
         .build()
         .unwrap();
     Sbx { handle, http }
+}
+
+/// A sandbox with [`config`] and acme.example's project: the sandbox, then the project's,
+/// its main URL's and its text's ids.
+pub async fn with_acme_project() -> (Sbx, i64, i64, i64) {
+    let sbx = start(config()).await;
+    let (project, url_id, text_id) = sbx.project("https://acme.example").await;
+    (sbx, project, url_id, text_id)
+}
+
+/// A sandbox with [`config`] changed by `edit`.
+pub async fn shaped(edit: impl FnOnce(&mut SandboxConfig)) -> Sbx {
+    let mut cfg = config();
+    edit(&mut cfg);
+    start(cfg).await
 }
 
 pub fn url_of(base: &str, path: &str) -> String {
@@ -59,6 +74,13 @@ impl Sbx {
         read(res).await
     }
 
+    /// [`Sbx::post`], asserting a 200; the answer.
+    pub async fn post_ok(&self, path: &str, body: Value) -> Value {
+        let (status, answer) = self.post(path, body).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        answer
+    }
+
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         let res = self
             .authed(self.http.get(self.url(path)))
@@ -68,15 +90,26 @@ impl Sbx {
         read(res).await
     }
 
+    /// Operation 1 for `domain`, whatever it answers.
+    pub async fn create_project(&self, domain: &str) -> (StatusCode, Value) {
+        self.post(PROJECT, json!({ "domain": domain })).await
+    }
+
+    /// `body` posted to `path` as JSON without the credentials (the control endpoints need
+    /// none).
+    pub async fn post_bare(&self, path: &str, body: Value) -> reqwest::Response {
+        let req = self.http.post(self.url(path)).json(&body);
+        req.send().await.unwrap()
+    }
+
     /// Operation 1; answers `(projectId, urlId, textId)`.
     pub async fn project(&self, domain: &str) -> (i64, i64, i64) {
-        let (status, body) = self
-            .post(
+        let body = self
+            .post_ok(
                 "/rest/Project/addSimpleProjectAndContent",
                 json!({"domain": domain}),
             )
             .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
         let id = |k: &str| {
             body[k]
                 .as_i64()
@@ -88,13 +121,12 @@ impl Sbx {
     /// Operation 2 for one URL and text in the default (nested) shape: `(urlId, textId)`.
     pub async fn url_with_text(&self, project: i64, url: &str, text: &str) -> (i64, i64) {
         let body = json!({"urlsTexts": [{"url": url, "texts": [{"text": text}]}]});
-        let (status, answer) = self
-            .post(
+        let answer = self
+            .post_ok(
                 &format!("/rest/Content/add/texts/projectId/{project}"),
                 body,
             )
             .await;
-        assert_eq!(status, StatusCode::OK, "{answer}");
         let entry = &answer["result"][0];
         (
             entry["urlId"].as_i64().unwrap(),
@@ -104,13 +136,12 @@ impl Sbx {
 
     /// Operation 3: `(jobHandleId, metaData)`.
     pub async fn search(&self, url_id: i64, filter: Value) -> (String, String) {
-        let (status, body) = self
-            .post(
+        let body = self
+            .post_ok(
                 &format!("/rest/SearchRent/rent/tree/urlId/{url_id}"),
                 filter,
             )
             .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
         (
             body["jobHandleId"].as_str().unwrap().into(),
             body["metaData"].as_str().unwrap().into(),

@@ -5,7 +5,7 @@ use linkrunner_sandbox::Op;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use super::support::{Sbx, config, start};
+use super::support::{Sbx, config, start, with_acme_project};
 
 fn rejected(status: StatusCode, body: &Value) -> bool {
     status == StatusCode::OK && body["isError"] == json!(true) && body["message"].is_string()
@@ -37,8 +37,7 @@ async fn a_domain_that_is_not_an_absolute_http_url_is_rejected() {
 
 #[tokio::test]
 async fn urls_off_the_project_domain_are_rejected_but_subdomains_are_not() {
-    let sbx = start(config()).await;
-    let (project, _, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, _, _) = with_acme_project().await;
 
     let (s1, off) = texts(&sbx, project, "https://evil.example/x", "#a#x#/a#").await;
     let (s2, look) = texts(&sbx, project, "https://notacme.example/x", "#a#x#/a#").await;
@@ -51,8 +50,7 @@ async fn urls_off_the_project_domain_are_rejected_but_subdomains_are_not() {
 
 #[tokio::test]
 async fn texts_without_exactly_one_non_blank_anchor_are_rejected() {
-    let sbx = start(config()).await;
-    let (project, _, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, _, _) = with_acme_project().await;
     for text in [
         "no anchor",
         "#a#  #/a#",
@@ -65,16 +63,22 @@ async fn texts_without_exactly_one_non_blank_anchor_are_rejected() {
     assert_eq!(sbx.handle.ledger().urls.len(), 1);
 }
 
-#[tokio::test]
-async fn buying_a_page_no_search_returned_for_that_url_is_rejected() {
-    let sbx = start(config()).await;
-    let (project, url_id, _) = sbx.project("https://acme.example").await;
-    let (other_url, other_text) = sbx
+/// A donor found for acme's main URL, bought with the text of a second URL, `/b`: for `/b`
+/// itself when `for_b`, else for the main URL. The sandbox and its answer.
+async fn buy_with_the_text_of_b(for_b: bool) -> (Sbx, StatusCode, Value) {
+    let (sbx, project, url_id, _) = with_acme_project().await;
+    let (b_url, b_text) = sbx
         .url_with_text(project, "https://acme.example/b", "#a#b#/a#")
         .await;
     let donors = sbx.donors(url_id, json!({})).await;
+    let for_url = if for_b { b_url } else { url_id };
+    let (status, body) = sbx.buy(project, &[&donors[0]], for_url, b_text).await;
+    (sbx, status, body)
+}
 
-    let (status, body) = sbx.buy(project, &[&donors[0]], other_url, other_text).await;
+#[tokio::test]
+async fn buying_a_page_no_search_returned_for_that_url_is_rejected() {
+    let (sbx, status, body) = buy_with_the_text_of_b(true).await;
 
     assert!(rejected(status, &body), "{body}");
     assert!(sbx.handle.ledger().purchases.is_empty());
@@ -82,22 +86,14 @@ async fn buying_a_page_no_search_returned_for_that_url_is_rejected() {
 
 #[tokio::test]
 async fn buying_with_a_text_of_another_url_is_rejected() {
-    let sbx = start(config()).await;
-    let (project, url_id, _) = sbx.project("https://acme.example").await;
-    let (_, other_text) = sbx
-        .url_with_text(project, "https://acme.example/b", "#a#b#/a#")
-        .await;
-    let donors = sbx.donors(url_id, json!({})).await;
-
-    let (status, body) = sbx.buy(project, &[&donors[0]], url_id, other_text).await;
+    let (_, status, body) = buy_with_the_text_of_b(false).await;
 
     assert!(rejected(status, &body), "{body}");
 }
 
 #[tokio::test]
 async fn buying_for_a_url_of_another_project_is_rejected() {
-    let sbx = start(config()).await;
-    let (_, url_id, text_id) = sbx.project("https://acme.example").await;
+    let (sbx, _, url_id, text_id) = with_acme_project().await;
     let (other_project, _, _) = sbx.project("https://other.example").await;
     let donors = sbx.donors(url_id, json!({})).await;
 
@@ -127,8 +123,7 @@ async fn mixing_donors_with_different_technical_values_in_one_call_is_rejected()
 
 #[tokio::test]
 async fn a_changed_search_id_is_rejected() {
-    let sbx = start(config()).await;
-    let (project, url_id, text_id) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, text_id) = with_acme_project().await;
     let mut donor = sbx.donors(url_id, json!({})).await.remove(0);
     donor["searchId"] = json!(donor["searchId"].as_i64().unwrap() + 1);
 
@@ -137,22 +132,25 @@ async fn a_changed_search_id_is_rejected() {
     assert!(rejected(status, &body), "{body}");
 }
 
+/// `body` posted to `path` is rejected.
+async fn assert_rejected(sbx: &Sbx, path: &str, body: Value) {
+    let (status, answer) = sbx.post(path, body).await;
+    assert!(rejected(status, &answer), "{answer}");
+}
+
 #[tokio::test]
 async fn a_link_type_outside_one_to_three_is_rejected() {
-    let sbx = start(config()).await;
-    let (project, url_id, text_id) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, text_id) = with_acme_project().await;
     let d = sbx.donors(url_id, json!({})).await.remove(0);
     let body = json!({"forceSeoWait": d["forceSeoWait"], "linkTypeId": 4, "filterId": null, "mosSites": d["mosSites"],
         "pagesExtra": null, "searchId": d["searchId"], "pages": [{"pageId": d["pageId"], "urlId": url_id, "textId": text_id}]});
 
-    let (status, answer) = sbx
-        .post(
-            &format!("/rest/Placement/rent/create/projectId/{project}"),
-            body,
-        )
-        .await;
-
-    assert!(rejected(status, &answer), "{answer}");
+    assert_rejected(
+        &sbx,
+        &format!("/rest/Placement/rent/create/projectId/{project}"),
+        body,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -171,8 +169,7 @@ async fn a_purchase_beyond_the_balance_is_rejected_and_spends_nothing() {
 
 #[tokio::test]
 async fn an_autobuyer_with_an_unknown_filter_or_negative_limits_is_rejected() {
-    let sbx = start(config()).await;
-    let (project, url_id, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, url_id, _) = with_acme_project().await;
     let (_, f) = sbx
         .post(
             "/rest/SearchFilter",
@@ -273,20 +270,17 @@ async fn a_project_id_that_is_not_a_number_is_answered_with_400() {
 
 #[tokio::test]
 async fn one_bad_url_in_an_add_texts_call_adds_none_of_its_urls() {
-    let sbx = start(config()).await;
-    let (project, _, _) = sbx.project("https://acme.example").await;
+    let (sbx, project, _, _) = with_acme_project().await;
     let body = json!({"urlsTexts": [
         {"url": "https://acme.example/good", "texts": [{"text": "#a#good#/a#"}]},
         {"url": "https://elsewhere.example/bad", "texts": [{"text": "#a#bad#/a#"}]},
     ]});
 
-    let (status, answer) = sbx
-        .post(
-            &format!("/rest/Content/add/texts/projectId/{project}"),
-            body,
-        )
-        .await;
-
-    assert!(rejected(status, &answer), "{answer}");
+    assert_rejected(
+        &sbx,
+        &format!("/rest/Content/add/texts/projectId/{project}"),
+        body,
+    )
+    .await;
     assert_eq!(sbx.handle.ledger().urls.len(), 1);
 }

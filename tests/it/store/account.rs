@@ -28,25 +28,11 @@ async fn two_campaigns(store: &Store) -> (LeaseToken, LeaseToken) {
 
 pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would_pass(db: TestDb) {
     let (a, b) = two_campaigns(&db.store).await;
-    db.store
-        .campaigns()
-        .set_account_cap(Some(rub(500)), "test", t0())
-        .await
-        .unwrap();
-    let first = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 300)], t0())
-        .await
-        .unwrap();
+    set_account_cap(&db.store, Some(rub(500))).await;
+    let first = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 300)).await;
     assert!(matches!(first, BeginOutcome::Started(_)), "{first:?}");
 
-    let second = db
-        .store
-        .intents()
-        .begin_intents(&b, &[purchase_in(OTHER, 2, 300)], t0())
-        .await
-        .unwrap();
+    let second = begin(&db.store, &b, purchase_in(OTHER, 2, 300)).await;
 
     assert_eq!(
         second,
@@ -75,12 +61,7 @@ pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would
             committed: rub(300)
         }
     );
-    let fits = db
-        .store
-        .intents()
-        .begin_intents(&b, &[purchase_in(OTHER, 3, 200)], t0())
-        .await
-        .unwrap();
+    let fits = begin(&db.store, &b, purchase_in(OTHER, 3, 200)).await;
     assert!(
         matches!(fits, BeginOutcome::Started(_)),
         "exactly up to the cap: {fits:?}"
@@ -90,39 +71,12 @@ pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would
 
 pub async fn removing_the_account_cap_lets_the_campaign_caps_alone_decide(db: TestDb) {
     let (a, _) = two_campaigns(&db.store).await;
-    db.store
-        .campaigns()
-        .set_account_cap(Some(rub(100)), "test", t0())
-        .await
-        .unwrap();
-    let refused = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 150)], t0())
-        .await
-        .unwrap();
-    assert!(
-        matches!(
-            refused,
-            BeginOutcome::CapExceeded {
-                cap: CapKind::Account,
-                ..
-            }
-        ),
-        "{refused:?}"
-    );
+    set_account_cap(&db.store, Some(rub(100))).await;
+    let refused = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 150)).await;
+    assert_refused_by(refused, CapKind::Account);
 
-    db.store
-        .campaigns()
-        .set_account_cap(None, "test", t0())
-        .await
-        .unwrap();
-    let started = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 150)], t0())
-        .await
-        .unwrap();
+    set_account_cap(&db.store, None).await;
+    let started = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 150)).await;
 
     assert!(matches!(started, BeginOutcome::Started(_)), "{started:?}");
     assert_eq!(
@@ -139,11 +93,7 @@ pub async fn removing_the_account_cap_lets_the_campaign_caps_alone_decide(db: Te
 /// account cap, though each campaign's own cap would allow far more.
 pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: TestDb) {
     let (a, b) = two_campaigns(&db.store).await;
-    db.store
-        .campaigns()
-        .set_account_cap(Some(rub(1000)), "test", t0())
-        .await
-        .unwrap();
+    set_account_cap(&db.store, Some(rub(1000))).await;
     let stores = [db.store.clone(), db.another_store().await];
     let leases = [Arc::new(a), Arc::new(b)];
     let purchases = (0..24_i64)
@@ -163,6 +113,12 @@ pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: Test
     );
     assert_eq!(account.committed, rub(150 * started));
     assert_books_balance(&db.store).await;
+}
+
+/// Sets the account cap (`None`: no cap) at `t0`, by "test".
+async fn set_account_cap(store: &Store, cap: Option<linkrunner::money::Money>) {
+    let set = store.campaigns().set_account_cap(cap, "test", t0());
+    set.await.unwrap();
 }
 
 /// The account cap the reservations check, as the journal holds it.
@@ -190,22 +146,8 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
         (set.recorded, set.waiting),
         (Some(rub(650)), Some(rub(700)))
     );
-    let refused = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 660)], t0())
-        .await
-        .unwrap();
-    assert!(
-        matches!(
-            refused,
-            BeginOutcome::CapExceeded {
-                cap: CapKind::Account,
-                ..
-            }
-        ),
-        "{refused:?}"
-    );
+    let refused = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 660)).await;
+    assert_refused_by(refused, CapKind::Account);
 
     // A small raise within the threshold applies at once; another one past it does not.
     let small = campaigns
@@ -230,12 +172,7 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
         .expect("a threshold is in force");
     assert_eq!((approved.approved, approved.by.as_str()), (rub(800), "ann"));
     assert_eq!(account_cap(&db.store).await, Some(rub(800)));
-    let bought = db
-        .store
-        .intents()
-        .begin_intents(&a, &[purchase_in(CAMPAIGN, 1, 660)], t0())
-        .await
-        .unwrap();
+    let bought = begin(&db.store, &a, purchase_in(CAMPAIGN, 1, 660)).await;
     assert!(matches!(bought, BeginOutcome::Started(_)), "{bought:?}");
 
     // Without the threshold the file's cap holds again; the approval is kept.

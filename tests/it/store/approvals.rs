@@ -27,21 +27,8 @@ pub async fn an_approval_is_recorded_with_who_and_when_and_raises_the_recorded_c
 
     // The database refuses a reservation past the approved amount plus the threshold.
     let lease = lease(store, CAMPAIGN, HOLDER).await;
-    let past = store
-        .intents()
-        .begin_intents(&lease, &[purchase(1, 4001)], t0())
-        .await
-        .unwrap();
-    assert!(
-        matches!(
-            past,
-            BeginOutcome::CapExceeded {
-                cap: CapKind::Monthly,
-                ..
-            }
-        ),
-        "{past:?}"
-    );
+    let past = begin(store, &lease, purchase(1, 4001)).await;
+    assert_refused_by(past, CapKind::Monthly);
 
     let later = t0() + chrono::Duration::minutes(5);
     let approved = store
@@ -64,11 +51,7 @@ pub async fn an_approval_is_recorded_with_who_and_when_and_raises_the_recorded_c
     assert_eq!(b.cap, rub(30_000));
     assert_eq!(b.approval.as_ref().map(|a| a.by.as_str()), Some("alice"));
     // (At t0: the lease taken then is still held.)
-    let fits = store
-        .intents()
-        .begin_intents(&lease, &[purchase(1, 4001)], t0())
-        .await
-        .unwrap();
+    let fits = begin(store, &lease, purchase(1, 4001)).await;
     assert!(matches!(fits, BeginOutcome::Started(_)), "{fits:?}");
 }
 

@@ -18,12 +18,7 @@ pub async fn reservation_past_the_monthly_cap_records_nothing(db: TestDb) {
     started(&db.store, &lease, purchase(1, 200)).await;
     let ledger_before = db.store.campaigns().ledger(CAMPAIGN).await.unwrap();
 
-    let outcome = db
-        .store
-        .intents()
-        .begin_intents(&lease, &[purchase(2, 150)], t0())
-        .await
-        .unwrap();
+    let outcome = begin(&db.store, &lease, purchase(2, 150)).await;
 
     assert_eq!(
         outcome,
@@ -47,23 +42,13 @@ pub async fn daily_and_total_link_caps_refuse_a_reservation(db: TestDb) {
     started(&db.store, &lease, purchase(1, 10)).await;
     started(&db.store, &lease, purchase(2, 10)).await;
 
-    let third_today = db
-        .store
-        .intents()
-        .begin_intents(&lease, &[purchase(3, 10)], t0())
-        .await
-        .unwrap();
+    let third_today = begin(&db.store, &lease, purchase(3, 10)).await;
     let mut tomorrow = purchase(4, 10);
     tomorrow.reserve.as_mut().unwrap().day = today().succ_opt().unwrap();
     started(&db.store, &lease, tomorrow).await;
     let mut later = purchase(5, 10);
     later.reserve.as_mut().unwrap().day = today().succ_opt().unwrap();
-    let past_total = db
-        .store
-        .intents()
-        .begin_intents(&lease, &[later], t0())
-        .await
-        .unwrap();
+    let past_total = begin(&db.store, &lease, later).await;
 
     assert!(
         matches!(

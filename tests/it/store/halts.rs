@@ -2,17 +2,14 @@
 //! resume, and every press kept with who, when and why.
 
 use chrono::Duration;
-use linkrunner::store::{HaltKind, HaltScope, IntentKind, Outcome};
+use linkrunner::store::{HaltEvent, HaltKind, HaltScope, IntentKind, Outcome, Store};
 
 use super::support::*;
 
 pub async fn an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept(db: TestDb) {
     // Arrange: the credentials halt and a campaign's halt, then an operator's halt.
     let store = &db.store;
-    store
-        .set_halt(&HaltScope::Global, "credentials rejected during x", t0())
-        .await
-        .unwrap();
+    credentials_halt(store).await;
     store
         .set_halt(&HaltScope::campaign(CAMPAIGN), "autobuyer creation", t0())
         .await
@@ -56,19 +53,15 @@ pub async fn an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept(
     assert!(resumed, "the resume lifted the halt");
     assert!(!resumed_again, "nothing was left to resume");
     assert!(store.halts().await.unwrap().is_empty());
-    let events = store.halt_events(10).await.unwrap();
-    let seen: Vec<(&str, &str, &str)> = events
-        .iter()
-        .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
-        .collect();
-    assert_eq!(
-        seen,
-        vec![
+    let events = assert_log(
+        store,
+        [
             ("resume", "carol", "fixed upstream"),
             ("halt", "bob", "still double-charging"),
             ("halt", "alice", "marketplace double-charges"),
-        ]
-    );
+        ],
+    )
+    .await;
     assert_eq!(events[0].at, later + Duration::minutes(1));
     assert!(events.iter().all(|e| e.scope == HaltScope::Global));
 }
@@ -76,10 +69,7 @@ pub async fn an_operators_halt_is_lifted_only_by_resume_and_every_press_is_kept(
 pub async fn the_operators_halt_is_listed_before_the_credentials_halt(db: TestDb) {
     // Arrange
     let store = &db.store;
-    store
-        .set_halt(&HaltScope::Global, "credentials rejected during x", t0())
-        .await
-        .unwrap();
+    credentials_halt(store).await;
     store.operator_halt("alice", "stop", t0()).await.unwrap();
 
     // Act
@@ -129,19 +119,15 @@ pub async fn the_anomaly_brake_halts_a_scope_once_and_a_campaigns_resume_lifts_i
     assert_eq!(left[0].scope, HaltScope::Global);
     assert_eq!(resumes.get(&scope), Some(&at));
     assert_eq!(resumes.get(&HaltScope::Global), None);
-    let events = store.halt_events(10).await.unwrap();
-    let seen: Vec<(&str, &str, &str)> = events
-        .iter()
-        .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
-        .collect();
-    assert_eq!(
-        seen,
-        vec![
+    assert_log(
+        store,
+        [
             ("resume", "bob", "a marketplace bug, fixed"),
             ("halt", "anomaly brake", "committed 4500 RUB"),
             ("halt", "alice", "stop"),
-        ]
-    );
+        ],
+    )
+    .await;
 }
 
 pub async fn the_brake_observes_what_was_committed_and_bought_by_time(db: TestDb) {
@@ -188,4 +174,22 @@ pub async fn the_brake_observes_what_was_committed_and_bought_by_time(db: TestDb
     assert_eq!(since_t0[0].1.committed, rub(1_000));
     assert_eq!(since_t0[0].1.links, 1);
     assert!(after.is_empty(), "{after:?}");
+}
+
+/// The last ten halts and resumes, asserted to be `expected` as (action, by, reason),
+/// newest first.
+async fn assert_log(store: &Store, expected: [(&str, &str, &str); 3]) -> Vec<HaltEvent> {
+    let events = store.halt_events(10).await.unwrap();
+    let log: Vec<(&str, &str, &str)> = events
+        .iter()
+        .map(|e| (e.action.as_str(), e.by.as_str(), e.reason.as_str()))
+        .collect();
+    assert_eq!(log, expected);
+    events
+}
+
+/// The halt a credentials rejection sets: global, at `t0`.
+async fn credentials_halt(store: &Store) {
+    let set = store.set_halt(&HaltScope::Global, "credentials rejected during x", t0());
+    set.await.unwrap();
 }

@@ -40,12 +40,8 @@ async fn run(steps: Vec<Step>) {
         };
         let result = match s {
             Step::Begin { page, price } => {
-                if let BeginOutcome::Started(new) = db
-                    .store
-                    .intents()
-                    .begin_intents(&lease, &[purchase(page, price)], t0())
-                    .await
-                    .unwrap()
+                if let BeginOutcome::Started(new) =
+                    begin(&db.store, &lease, purchase(page, price)).await
                 {
                     ids.extend(new);
                 }

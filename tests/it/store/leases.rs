@@ -114,11 +114,7 @@ pub async fn released_lease_never_hands_out_an_old_fence(db: TestDb) {
 
     assert_eq!(next.fence, first.fence + 1);
     assert_eq!(
-        db.store
-            .intents()
-            .begin_intents(&first, &[purchase(1, 10)], t0())
-            .await
-            .unwrap(),
+        begin(&db.store, &first, purchase(1, 10)).await,
         BeginOutcome::Fenced
     );
 }

@@ -12,12 +12,7 @@ pub async fn journal_writes_and_database_errors_are_measured(db: TestDb) {
     let mut store = db.another_store().await;
     store.set_metrics(metrics.clone());
     let lease = campaign_with_lease(&store, &caps(1000, 5, 50)).await;
-    let BeginOutcome::Started(ids) = store
-        .intents()
-        .begin_intents(&lease, &[purchase(1, 10)], t0())
-        .await
-        .unwrap()
-    else {
+    let BeginOutcome::Started(ids) = begin(&store, &lease, purchase(1, 10)).await else {
         panic!("not started")
     };
     complete(&store, ids[0], failed("no")).await;
@@ -83,11 +78,7 @@ async fn sqlite_writes_are_synced_before_they_return() {
 
     for page in 0..5 {
         let before = store.wal_syncs();
-        let started = store
-            .intents()
-            .begin_intents(&lease, &[purchase(page, 10)], t0())
-            .await
-            .unwrap();
+        let started = begin(&store, &lease, purchase(page, 10)).await;
         assert!(matches!(started, BeginOutcome::Started(_)), "{started:?}");
         assert_eq!(
             store.wal_syncs(),

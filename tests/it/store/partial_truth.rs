@@ -119,12 +119,7 @@ pub async fn a_page_whose_purchase_was_uncertain_is_never_bought_again_without_a
     complete(&db.store, at, uncertain("answer cut short")).await;
     complete(&db.store, at, failed("absent from a complete list")).await;
 
-    let again = db
-        .store
-        .intents()
-        .begin_intents(&lease, &[purchase(1, 100)], t0())
-        .await
-        .unwrap();
+    let again = begin(&db.store, &lease, purchase(1, 100)).await;
 
     let BeginOutcome::Exists(row) = again else {
         panic!("a once-uncertain purchase was re-armed: {again:?}");

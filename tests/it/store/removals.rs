@@ -55,21 +55,9 @@ pub async fn a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_
     );
 
     // Verdicts: a and b held, c proceeds; a verdict never moves back.
-    store
-        .campaigns()
-        .hold_removals(&names(&["a", "b"]))
-        .await
-        .unwrap();
-    store
-        .campaigns()
-        .proceed_removals(&names(&["c"]))
-        .await
-        .unwrap();
-    replica
-        .campaigns()
-        .hold_removals(&names(&["c"]))
-        .await
-        .unwrap();
+    verdict(store, Verdict::Hold, &["a", "b"]).await;
+    verdict(store, Verdict::Proceed, &["c"]).await;
+    verdict(&replica, Verdict::Hold, &["c"]).await;
     let rows = replica.campaigns().removals().await.unwrap();
     assert_eq!(
         by_name(&rows),
@@ -103,16 +91,8 @@ pub async fn a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_
         ("ann", at, "a and b retired")
     );
     // A verdict does not undo the word.
-    store
-        .campaigns()
-        .proceed_removals(&names(&["a"]))
-        .await
-        .unwrap();
-    store
-        .campaigns()
-        .hold_removals(&names(&["a"]))
-        .await
-        .unwrap();
+    verdict(store, Verdict::Proceed, &["a"]).await;
+    verdict(store, Verdict::Hold, &["a"]).await;
     assert_eq!(
         store.campaigns().removals().await.unwrap()[0].state,
         Resolved
@@ -121,4 +101,20 @@ pub async fn a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_
     // a's file returns: its removal is over; b and c stay.
     let rows = observe(store, &["b", "c"], &["a", "d"], 180).await;
     assert_eq!(by_name(&rows), [("b", Resolved, 0), ("c", Proceeded, 60)]);
+}
+
+/// An operator's word on pending removals.
+enum Verdict {
+    Hold,
+    Proceed,
+}
+
+/// Records `verdict` on the removals of `campaigns` through `store`.
+async fn verdict(store: &Store, verdict: Verdict, campaigns_of: &[&str]) {
+    let campaigns = store.campaigns();
+    let done = match verdict {
+        Verdict::Hold => campaigns.hold_removals(&names(campaigns_of)).await,
+        Verdict::Proceed => campaigns.proceed_removals(&names(campaigns_of)).await,
+    };
+    done.unwrap();
 }

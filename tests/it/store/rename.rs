@@ -68,25 +68,11 @@ pub async fn a_rename_hands_everything_to_the_new_name_once_and_a_bought_page_st
         rename(store, &stale).await,
         Err(StoreError::Fenced { .. })
     ));
-    assert_eq!(
-        store
-            .campaigns()
-            .recorded_among(&[CAMPAIGN, NEW])
-            .await
-            .unwrap(),
-        [CAMPAIGN]
-    );
+    assert_eq!(recorded(store).await, [CAMPAIGN]);
 
     assert!(rename(store, &lease).await.unwrap(), "handed over");
 
-    assert_eq!(
-        store
-            .campaigns()
-            .recorded_among(&[CAMPAIGN, NEW])
-            .await
-            .unwrap(),
-        [NEW]
-    );
+    assert_eq!(recorded(store).await, [NEW]);
     let moved = store.campaigns().budget(NEW, today()).await.unwrap();
     assert_eq!(
         (moved.committed, moved.held, moved.links_total),
@@ -119,11 +105,7 @@ pub async fn a_rename_hands_everything_to_the_new_name_once_and_a_bought_page_st
     );
 
     // The old token is spent: nothing more is journaled under it.
-    let again = store
-        .intents()
-        .begin_intents(&lease, &[purchase(8, 100)], t0())
-        .await
-        .unwrap();
+    let again = begin(store, &lease, purchase(8, 100)).await;
     assert_eq!(again, BeginOutcome::Fenced);
 
     // Under the new name, the page bought before the rename is refused by its natural key.
@@ -135,22 +117,20 @@ pub async fn a_rename_hands_everything_to_the_new_name_once_and_a_bought_page_st
     let mut same_page = purchase(7, 100);
     same_page.campaign = NEW.into();
     same_page.natural_key = renamed_key(&same_page.natural_key, CAMPAIGN, NEW);
-    let outcome = store
-        .intents()
-        .begin_intents(&new_lease, &[same_page], t0())
-        .await
-        .unwrap();
+    let outcome = begin(store, &new_lease, same_page).await;
     assert!(matches!(outcome, BeginOutcome::Exists(_)), "{outcome:?}");
 
     // Honoured once: with the new name recorded, a second hand-over changes nothing.
     let old_again = lease_at(store, CAMPAIGN, HOLDER, t0()).await;
     assert!(!rename(store, &old_again).await.unwrap());
-    assert_eq!(
-        store
-            .campaigns()
-            .recorded_among(&[CAMPAIGN, NEW])
-            .await
-            .unwrap(),
-        [NEW]
-    );
+    assert_eq!(recorded(store).await, [NEW]);
+}
+
+/// Which of the old and the new name the journal records.
+async fn recorded(store: &Store) -> Vec<String> {
+    store
+        .campaigns()
+        .recorded_among(&[CAMPAIGN, NEW])
+        .await
+        .unwrap()
 }

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
 use linkrunner::money::Money;
 use linkrunner::store::{
-    AttemptRef, AutobuyerRecord, BeginOutcome, BudgetSnapshot, CampaignCaps, Effect, IntentKind,
-    IntentState, LeaseToken, NewIntent, Outcome, Reservation, StopSettlement, Store,
+    AttemptRef, AutobuyerRecord, BeginOutcome, BudgetSnapshot, CampaignCaps, CapKind, Effect,
+    IntentKind, IntentState, LeaseToken, NewIntent, Outcome, Reservation, StopSettlement, Store,
 };
 
 pub use crate::support::db::TestDb;
@@ -254,4 +254,21 @@ pub async fn state_of(store: &Store, key: &str) -> Option<IntentState> {
     all.into_iter()
         .find(|i| i.natural_key == key)
         .map(|i| i.state)
+}
+
+/// Begins `intent` alone at `t0` and returns what the journal said.
+pub async fn begin(store: &Store, lease: &LeaseToken, intent: NewIntent) -> BeginOutcome {
+    store
+        .intents()
+        .begin_intents(lease, &[intent], t0())
+        .await
+        .unwrap()
+}
+
+/// `outcome` is a refusal by the `cap` cap.
+pub fn assert_refused_by(outcome: BeginOutcome, cap: CapKind) {
+    assert!(
+        matches!(&outcome, BeginOutcome::CapExceeded { cap: c, .. } if *c == cap),
+        "{outcome:?}"
+    );
 }

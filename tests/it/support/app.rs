@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::http_get;
+use super::http::http_get;
 use super::wait::PATIENCE;
 
 /// The engine times every test runs with, in-process and in the binary (see

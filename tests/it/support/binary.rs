@@ -14,8 +14,9 @@ use std::time::Duration;
 use linkrunner::effects::EngineSettings;
 
 use super::app::{MAX_CONCURRENCY, RATE_LIMIT, REQUEST_TIMEOUT, fast_settings};
+use super::http::http_get;
 use super::wait::{PATIENCE, poll_until, within};
-use super::{free_port, http_get, test_log};
+use super::{free_port, test_log};
 
 /// The binary under test: a private copy of cargo's build, taken once per run, so that a
 /// build in a shared target directory cannot swap it mid-suite. `LINKRUNNER_TEST_BIN`
@@ -100,6 +101,13 @@ pub fn set_engine(cmd: &mut Command, s: &EngineSettings) {
             "LINKRUNNER_SEARCH_DEADLINE",
             s.search_deadline.num_seconds().to_string(),
         );
+}
+
+/// Fails the test unless `out` (of any command) exited with success, showing `what` and its
+/// stderr.
+pub fn assert_success(out: &std::process::Output, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what}: {stderr}");
 }
 
 /// The same command for async tests; killed if the test drops it while it runs.

@@ -2,10 +2,12 @@
 //! database of its own on the test server, created and migrated here and dropped when the
 //! [`TestDb`] goes, even after a panic. The server's admin URL comes from
 //! `LINKRUNNER_TEST_DATABASE_URL`, else `DATABASE_URL`, else the local server.
+//! [`rounds`] and [`intent_states`] read a journal another process writes, by its URL.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use chrono::{DateTime, Utc};
 use linkrunner::store::Store;
 use sqlx::Connection;
 
@@ -121,6 +123,48 @@ pub async fn open_store(url: &str) -> Store {
     let store = Store::connect(url).await.expect("store connects");
     store.migrate().await.expect("migrations run");
     store
+}
+
+/// Rounds recorded for `campaign`, oldest first: slot, holder that claimed it, state.
+/// Empty while the journal does not exist yet.
+pub async fn rounds(db_url: &str, campaign: &str) -> Vec<(DateTime<Utc>, String, String)> {
+    sqlx::any::install_default_drivers();
+    let url = if db_url.starts_with("sqlite:") {
+        format!("{db_url}?mode=ro")
+    } else {
+        db_url.to_string()
+    };
+    let Ok(mut conn) = sqlx::AnyConnection::connect(&url).await else {
+        return Vec::new(); // not created yet
+    };
+    let rows: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT slot, holder, state FROM rounds WHERE campaign = $1 ORDER BY slot")
+            .bind(campaign)
+            .fetch_all(&mut conn)
+            .await
+            .expect("rounds query");
+    conn.close().await.ok();
+    rows.into_iter()
+        .map(|(ms, h, s)| (DateTime::from_timestamp_millis(ms).unwrap(), h, s))
+        .collect()
+}
+
+/// Intent counts by state for one kind, read straight from the journal (empty while it does
+/// not exist yet).
+pub async fn intent_states(db_url: &str, kind: &str) -> Vec<(String, i64)> {
+    sqlx::any::install_default_drivers();
+    let Ok(mut conn) = sqlx::AnyConnection::connect(db_url).await else {
+        return Vec::new(); // not created yet
+    };
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT state, COUNT(*) FROM intents WHERE kind = $1 GROUP BY state ORDER BY state",
+    )
+    .bind(kind)
+    .fetch_all(&mut conn)
+    .await
+    .expect("intents query");
+    conn.close().await.ok();
+    rows
 }
 
 /// One `#[tokio::test]` per backend for each `async fn name(db: TestDb)`, in modules

@@ -2,21 +2,29 @@
 //!
 //! | module | gives |
 //! |---|---|
-//! | [`db`] | a fresh journal per test on either backend ([`db::TestDb`]), `on_both_backends!` |
+//! | [`db`] | a fresh journal per test on either backend ([`db::TestDb`]), `on_both_backends!`, raw reads of a journal by URL |
 //! | [`pg_cluster`] | a throwaway PostgreSQL cluster a test may stop, restart and dump |
-//! | [`sandbox`] | the in-process sandbox marketplace on port 0 |
+//! | [`sandbox`] | the in-process sandbox marketplace on port 0, its configuration |
+//! | [`ledger`] | the sandbox's ledger read for money assertions: requests by operation, commitment, no page bought twice |
+//! | [`campaigns`] | campaign files: written, loaded back, the plain campaign |
+//! | [`market`] | the marketplace client built directly: credentials, fast limits |
 //! | [`app`] | the application built by `App::build` (the engine, or the daemon in-process), the fast settings |
 //! | [`binary`] | the real `linkrunner` as a child process, every setting in its environment |
+//! | [`http`] | HTTP to what a test serves (bare requests, a client, Prometheus series), the HTTP side served alone |
 //! | [`receiver`] | a webhook receiver on loopback (notifications), answering as told |
 //! | [`wait`] | polling with a deadline |
 //!
 //! Each suite's own `support.rs` keeps what only that suite needs (its fixtures, its
-//! invariants, its worlds), built on these.
+//! invariants, its worlds), built on these; nothing here knows a suite.
 
 pub mod app;
 pub mod binary;
+pub mod campaigns;
 #[macro_use]
 pub mod db;
+pub mod http;
+pub mod ledger;
+pub mod market;
 pub mod pg_cluster;
 pub mod receiver;
 pub mod sandbox;
@@ -44,27 +52,6 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .expect("free port")
         .port()
-}
-
-/// A bare HTTP/1.0 GET on loopback: `(status, body)`, `None` if nothing answered within 5 s.
-/// No client library and no pooling, so it works against a server in any state.
-pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> Option<(u16, String)> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let io = async {
-        let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
-        let req = format!("GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n");
-        s.write_all(req.as_bytes()).await.ok()?;
-        let mut buf = Vec::new();
-        s.read_to_end(&mut buf).await.ok()?;
-        let text = String::from_utf8_lossy(&buf).to_string();
-        let status = text.split(' ').nth(1)?.parse().ok()?;
-        let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
-        Some((status, body))
-    };
-    tokio::time::timeout(std::time::Duration::from_secs(5), io)
-        .await
-        .ok()
-        .flatten()
 }
 
 /// Every form a secret could take in output: raw, percent-encoded, base64 (plain and

@@ -14,3 +14,11 @@ pub async fn start(cfg: SandboxConfig) -> SandboxHandle {
         .expect("bind the sandbox");
     sandbox::spawn(cfg, listener).await.expect("sandbox starts")
 }
+
+/// The sandbox's strict defaults for these credentials, with searches ready after
+/// `ready_after_polls` pending answers.
+pub fn config(token: &str, ticket: &str, ready_after_polls: u32) -> SandboxConfig {
+    let mut cfg = SandboxConfig::new(token, ticket);
+    cfg.search_ready_after_polls = ready_after_polls;
+    cfg
+}
