@@ -73,7 +73,7 @@ pub(super) struct RawUrl {
     #[schemars(length(min = 1, max = 100))]
     pub texts: At<Vec<At<RawText>>>,
     // --- adoption (issue 24) ---
-    /// The id of this URL in the adopted project (`project_id`), when it already exists there: the link list names URLs only by id.
+    /// The id of this URL on the marketplace: in an adopted project (`project_id`), a URL that already exists there (the link list names URLs only by id); in any project, the id the journal holds for this URL under an earlier spelling, so a respelt URL keeps its links, purchases and taken pages (without it a new spelling is a new URL).
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub url_id: Option<At<i64>>,

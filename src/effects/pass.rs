@@ -628,6 +628,11 @@ impl<M: Market> Engine<M> {
         if may_write {
             r = self.load(name).await?;
         }
+        // A respelt URL takes its new spelling before the adoption records the file's ids
+        // and before anything is planned: never a second row for one url id.
+        if self.respell_urls(lease, c, &r).await? {
+            r = self.load(name).await?;
+        }
         if self.prepare_adoption(c, &r).await? {
             r = self.load(name).await?;
         }

@@ -4,11 +4,16 @@
 //! over, and moves it in one journal transaction (`store::Campaigns::rename_campaign`).
 //! While another process holds the old name's lease, the rename waits: the new name's pass
 //! is skipped (nothing recorded under it, nothing bought), and tried again.
+//!
+//! A URL respelt with its recorded `url_id` is re-spelt the same way at its campaign's pass,
+//! under that campaign's own lease (`store::Campaigns::respell_urls`).
 
 use crate::decide::rename::{
     RenameStep, Renamed, claimed_by, domain_owner, id_claimed_by, renamed_key, step,
 };
+use crate::decide::respell::{respelling, respelt_key};
 use crate::market::Market;
+use crate::store::RespeltUrl;
 
 use super::{Engine, EngineError};
 
@@ -139,5 +144,52 @@ impl<M: Market> Engine<M> {
             self.check_identity(c).await?,
             Identity::Ready { .. }
         ))
+    }
+}
+
+impl<M: Market> Engine<M> {
+    /// Re-spells the URLs `c` gives under a new spelling with their recorded `url_id`
+    /// (`decide::respell`), under the campaign's lease, before anything is planned: so
+    /// nothing is added on the marketplace for the new spelling and no page is bought again.
+    /// A `url_id` the journal refuses blocks the pass (nothing is done). `Ok(true)`: the
+    /// journal changed (read it again).
+    pub(crate) async fn respell_urls(
+        &self,
+        lease: &crate::effects::lease::HeldLease,
+        c: Option<&crate::campaign::Campaign>,
+        r: &crate::decide::recorded::Recorded,
+    ) -> Result<bool, EngineError> {
+        let Some(c) = c else { return Ok(false) };
+        let s = respelling(c, r).map_err(EngineError::Blocked)?;
+        if s.is_empty() {
+            return Ok(false);
+        }
+        let urls: Vec<RespeltUrl<'_>> = s
+            .urls
+            .iter()
+            .map(|u| RespeltUrl {
+                url_id: u.url_id,
+                from: &u.from,
+                to: &u.to,
+            })
+            .collect();
+        let name = c.name.as_str();
+        let rekey = |k: &str, from: &str, to: &str| respelt_key(k, name, from, to);
+        let done = self
+            .store
+            .campaigns()
+            .respell_urls(
+                name,
+                lease.token(),
+                self.clock.now(),
+                &urls,
+                &s.fingerprints,
+                &rekey,
+            )
+            .await?;
+        for u in s.urls.iter().take(done) {
+            tracing::info!(campaign = %name, url_id = u.url_id, from = %u.from, to = %u.to, links = u.links, "URL respelt: its links, purchases and taken pages carry over");
+        }
+        Ok(done > 0)
     }
 }

@@ -57,6 +57,8 @@ mod recorded_many;
 mod rename;
 #[path = "engine/replace.rs"]
 mod replace;
+#[path = "engine/respell.rs"]
+mod respell;
 #[path = "engine/steady_state.rs"]
 mod steady_state;
 #[path = "engine/support.rs"]
@@ -96,6 +98,8 @@ on_both_backends!(
     rename::a_rename_waits_while_another_process_holds_the_old_names_lease,
     rename::a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_second_project,
     rename::a_second_campaign_naming_a_recorded_project_id_is_refused_naming_the_owner,
+    respell::a_url_respelt_with_its_url_id_keeps_its_identity_and_buys_no_page_again,
+    respell::a_new_spelling_without_url_id_is_a_new_url_and_an_unknown_url_id_is_refused,
     read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
     unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
     binary::once_shows_progress_and_ends_with_totals_that_match_the_ledger,
