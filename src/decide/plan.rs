@@ -267,6 +267,9 @@ pub struct CampaignPlan {
     /// re-spells them first (`decide::respell`); this plan is against the re-spelt record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub respelt: Vec<super::respell::Respelt>,
+    /// Autobuyers the pending rename carries from the old name (`moved_from`, `decide::moves`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<super::moves::Moved>,
     pub money: MoneyView,
 }
 
@@ -531,6 +534,7 @@ fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> Campa
         waiting_for_approval: None,
         renamed: None,
         respelt: Vec::new(),
+        moved: Vec::new(),
         money: money_view(r, &t, Money::ZERO),
     }
 }

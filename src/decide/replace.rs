@@ -279,6 +279,7 @@ mod tests {
                 daily_links_limit: daily,
             }],
             id: None,
+            moved_from: None,
         }
     }
 

@@ -238,6 +238,9 @@ fn render_plan_body(o: &mut String, p: &CampaignPlan) {
     if let Some(r) = &p.renamed {
         let _ = writeln!(o, "**Rename**\n- {}\n", md(&r.describe()));
     }
+    for m in &p.moved {
+        let _ = writeln!(o, "- {}\n", md(&m.describe()));
+    }
     if !p.respelt.is_empty() {
         o.push_str("**Respell**\n");
         for u in &p.respelt {
