@@ -63,15 +63,14 @@ fn url_and_text_ids(raw: &RawCampaign, adopting: bool, p: &mut Problems) {
     let mut url_ids: HashMap<i64, &str> = HashMap::new();
     let mut text_ids: HashMap<i64, &str> = HashMap::new();
     for u in &raw.urls.value {
-        if let Some(id) = &u.url_id {
-            if positive_id(id, "url_id", p)
-                && let Some(other) = url_ids.insert(id.value, &u.url.value)
-            {
-                p.at(
-                    id.pos,
-                    format!("`url_id` {} is also given to `{other}`", id.value),
-                );
-            }
+        if let Some(id) = &u.url_id
+            && positive_id(id, "url_id", p)
+            && let Some(other) = url_ids.insert(id.value, &u.url.value)
+        {
+            p.at(
+                id.pos,
+                format!("`url_id` {} is also given to `{other}`", id.value),
+            );
         }
         for t in &u.texts.value {
             let Some(tid) = t.value.text_id else {
