@@ -131,7 +131,10 @@ pub async fn plan_all(
             let p = match handed_over(c).and_then(|old| Some((state.campaigns.remove(&old)?, old)))
             {
                 Some((r, old)) => {
-                    let mut p = plan_campaign(c, &r, c.buy.is_some());
+                    let mut p = match &refused {
+                        Some(why) => plan_claimed(&c.name, &r, why),
+                        None => plan_campaign(c, &r, c.buy.is_some()),
+                    };
                     p.renamed = Some(rename::Renamed::of(&old, &c.name, &r));
                     p.moved = moves::carried(c, &old, &r.ids);
                     p
