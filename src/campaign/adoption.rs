@@ -1,7 +1,10 @@
 //! Adoption within one file (issue 24): `project_id`, `url_id`, `text_id`,
-//! `budget.unknown_link_rent` and autobuyer `id`. Ids only make sense inside an adopted
-//! project, are never given to two things, and an adopted project needs a figure for links
-//! whose rent the list does not show. Checks across files live in `fence`.
+//! `budget.unknown_link_rent` and autobuyer `id`. Text and autobuyer ids only make sense
+//! inside an adopted project, no id is given to two things, and an adopted project needs a
+//! figure for links whose rent the list does not show. A `url_id` may also name a URL the
+//! journal holds in a project linkrunner created (issue 32: a respelt URL keeps its identity);
+//! only the pass knows the journal, so here it is checked as written. Checks across files
+//! live in `fence`.
 
 use std::collections::HashMap;
 
@@ -52,23 +55,22 @@ fn rent(raw: &RawCampaign, project: Option<Pos>, p: &mut Problems) {
     }
 }
 
-/// `url_id`/`text_id` only in an adopted project, each given to one URL or text, and a
-/// `text_id` only on a URL that has its `url_id`.
+/// Each `url_id` and `text_id` given to one URL or text, a `text_id` only in an adopted
+/// project on a URL that has its `url_id`. A `url_id` without `project_id` names a URL the
+/// journal holds for this campaign under this or an earlier spelling: the pass refuses an id
+/// the journal does not hold (`decide::respell`).
 fn url_and_text_ids(raw: &RawCampaign, adopting: bool, p: &mut Problems) {
     let mut url_ids: HashMap<i64, &str> = HashMap::new();
     let mut text_ids: HashMap<i64, &str> = HashMap::new();
     for u in &raw.urls.value {
-        if let Some(id) = &u.url_id {
-            if !adopting {
-                p.at(id.pos, "`url_id` names a URL of an existing project: set `project_id` to adopt that project, or remove it");
-            } else if positive_id(id, "url_id", p)
-                && let Some(other) = url_ids.insert(id.value, &u.url.value)
-            {
-                p.at(
-                    id.pos,
-                    format!("`url_id` {} is also given to `{other}`", id.value),
-                );
-            }
+        if let Some(id) = &u.url_id
+            && positive_id(id, "url_id", p)
+            && let Some(other) = url_ids.insert(id.value, &u.url.value)
+        {
+            p.at(
+                id.pos,
+                format!("`url_id` {} is also given to `{other}`", id.value),
+            );
         }
         for t in &u.texts.value {
             let Some(tid) = t.value.text_id else {

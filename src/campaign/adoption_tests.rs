@@ -62,19 +62,31 @@ fn adopting_without_unknown_link_rent_is_refused() {
 }
 
 #[test]
-fn ids_without_project_id_are_refused_each_where_written() {
+fn text_and_autobuyer_ids_without_project_id_are_refused_each_where_written() {
     let errs = check(&ADOPTING.replace("project_id: 4711\n", "")).unwrap_err();
-    assert!(
-        errs.iter()
-            .any(|e| e.contains("`url_id` names a URL of an existing project")),
-        "{errs:?}"
-    );
     assert!(
         errs.iter().any(|e| e.contains("`text_id` names a text")),
         "{errs:?}"
     );
     assert!(
         errs.iter().any(|e| e.contains("an autobuyer `id` adopts")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn a_url_id_without_project_id_is_valid_and_checked_against_the_journal_at_the_pass() {
+    let yaml = ADOPTING
+        .replace("project_id: 4711\n", "")
+        .replace("unknown_link_rent: 120, ", "")
+        .replace("{ text: \"#a#a#/a#\", text_id: 21 }", "\"#a#a#/a#\"")
+        .replace("    id: 9876\n", "");
+    let c = check(&yaml).unwrap();
+    assert_eq!((c.project_id, c.urls[0].url_id), (None, Some(11)));
+    let errs = check(&yaml.replace("url_id: 11", "url_id: 0")).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("`url_id` must be a marketplace id")),
         "{errs:?}"
     );
 }

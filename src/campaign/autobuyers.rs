@@ -74,6 +74,7 @@ fn autobuyer(a: &RawAutobuyer, urls: Option<&[PromotedUrl]>, p: &mut Problems) -
         },
         urls,
         id: a.id.as_ref().map(|i| i.value),
+        moved_from: a.moved_from.as_ref().map(|m| m.value.clone()),
     }
 }
 

@@ -170,6 +170,11 @@ pub struct Autobuyer {
     /// The id of an existing autobuyer this entry adopts (`id`); `None`: linkrunner creates it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) id: Option<i64>,
+    // --- moves (issue 32) ---
+    /// The campaign whose file declared it before (`moved_from`): judged at the pass
+    /// (`decide::moves`). Invariant: a valid name, not the campaign's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -73,7 +73,7 @@ pub(super) struct RawUrl {
     #[schemars(length(min = 1, max = 100))]
     pub(crate) texts: At<Vec<At<RawText>>>,
     // --- adoption (issue 24) ---
-    /// The id of this URL in the adopted project (`project_id`), when it already exists there: the link list names URLs only by id.
+    /// The id of this URL on the marketplace: in an adopted project (`project_id`), a URL that already exists there (the link list names URLs only by id); in any project, the id the journal holds for this URL under an earlier spelling, so a respelt URL keeps its links, purchases and taken pages (without it a new spelling is a new URL).
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub(crate) url_id: Option<At<i64>>,
@@ -179,6 +179,11 @@ pub(super) struct RawAutobuyer {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub(crate) id: Option<At<i64>>,
+    // --- moves (issue 32) ---
+    /// The campaign this autobuyer is moved from (it was declared in that campaign's file): the one the journal records there is kept, neither stopped by that campaign nor created again by this one. An autobuyer belongs to its project, so this is accepted only where this campaign holds the same project, that is together with `renamed_from` naming the same campaign; otherwise the pass refuses it naming both campaigns. Honoured once. Renaming an autobuyer within one file stays a replacement.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
+    pub moved_from: Option<At<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

@@ -299,3 +299,55 @@ fn a_loaded_rename_is_noted_so_the_old_campaign_is_not_taken_as_removed() {
     assert!(report.is_clean(), "{:?}", report.problems);
     assert_eq!(report.invalid.renamed_to("old-t"), Some("t"));
 }
+
+#[test]
+fn moved_from_is_kept_and_may_not_name_the_campaign_itself() {
+    let c = check(&with(
+        "  - name: ab\n",
+        "  - name: ab\n    moved_from: old-t\n",
+    ))
+    .unwrap();
+    assert_eq!(c.autobuyers[0].moved_from.as_deref(), Some("old-t"));
+    let errs = check(&with("  - name: ab\n", "  - name: ab\n    moved_from: t\n")).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("autobuyer `ab`: `moved_from` is this campaign's own name `t`")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn a_move_whose_source_file_still_declares_the_autobuyer_is_refused_at_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = with("name: t\n", "name: old-t\n").replace("t.example", "old.example");
+    std::fs::write(dir.path().join("old.yaml"), &source).unwrap();
+    std::fs::write(
+        dir.path().join("new.yaml"),
+        with("  - name: ab\n", "  - name: ab\n    moved_from: old-t\n"),
+    )
+    .unwrap();
+    let report = super::loading::load::load_paths(&[dir.path().to_path_buf()]);
+    let names: Vec<&str> = report
+        .campaigns
+        .iter()
+        .map(|c| c.campaign.name.as_str())
+        .collect();
+    assert_eq!(names, ["old-t"], "the source file keeps its campaign");
+    let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("new.yaml:12:17:"),
+        "file:line:column: {problems:?}"
+    );
+    assert!(
+        problems[0].contains("autobuyer `ab`: `moved_from: old-t`, but")
+            && problems[0].contains("still declares autobuyer `ab`"),
+        "{problems:?}"
+    );
+
+    // Once the source file no longer declares it, both load.
+    let gone = source.replace("  - name: ab\n", "  - name: other\n");
+    std::fs::write(dir.path().join("old.yaml"), gone).unwrap();
+    let report = super::loading::load::load_paths(&[dir.path().to_path_buf()]);
+    assert!(report.is_clean(), "{:?}", report.problems);
+}

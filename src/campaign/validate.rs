@@ -41,6 +41,7 @@ pub(super) fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
     spend::check_commitment(&raw.budget, &budget, buy.as_ref(), &autobuyers, &mut p);
     let project_id = adoption::check(raw, &mut p);
     let renamed_from = renamed_from(raw, &mut p);
+    moved_from(raw, &mut p);
     if !p.is_empty() {
         return Err(p);
     }
@@ -73,6 +74,26 @@ fn renamed_from(raw: &RawCampaign, p: &mut Problems) -> Option<String> {
         );
     }
     Some(old.value.clone())
+}
+
+/// An autobuyer's `moved_from`: a valid campaign name, and not this campaign's own (the
+/// autobuyer would move nowhere).
+fn moved_from(raw: &RawCampaign, p: &mut Problems) {
+    for a in &raw.autobuyers {
+        let Some(from) = &a.value.moved_from else {
+            continue;
+        };
+        check_name(from, p);
+        if from.value == raw.name.value {
+            p.at(
+                from.pos,
+                format!(
+                    "autobuyer `{}`: `moved_from` is this campaign's own name `{}`; give the campaign whose file declared it, or remove the key (renaming an autobuyer within one file replaces it)",
+                    a.value.name.value, from.value
+                ),
+            );
+        }
+    }
 }
 
 fn domain(d: &At<String>, p: &mut Problems) -> Option<String> {

@@ -26,6 +26,8 @@
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
 //! | [`rename`] | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it, the `plan` line |
+//! | [`respell`] | a URL respelt with its recorded `url_id`: which rows take the new spelling, what refuses a `url_id`, a purchase key after it |
+//! | [`moves`] | an autobuyer's `moved_from`: honoured with the rename of its source (same project), else refused naming both; the `plan` line |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
@@ -37,6 +39,7 @@ pub mod choose;
 mod guard;
 pub(crate) mod keys;
 pub(crate) mod listing;
+pub mod moves;
 pub(crate) mod pass;
 pub mod plan;
 pub(crate) mod policy;
@@ -44,6 +47,7 @@ pub(crate) mod quiet;
 pub mod recorded;
 pub mod rename;
 pub(crate) mod replace;
+pub mod respell;
 pub mod round;
 pub(crate) mod spread;
 pub(crate) mod stall;

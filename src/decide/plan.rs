@@ -267,6 +267,13 @@ pub struct CampaignPlan {
     /// its record to this campaign first (`decide::rename`); this plan is against that record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) renamed: Option<super::rename::Renamed>,
+    /// URLs the file gives under a new spelling with their recorded `url_id`: the next pass
+    /// re-spells them first (`decide::respell`); this plan is against the re-spelt record.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub respelt: Vec<super::respell::Respelt>,
+    /// Autobuyers the pending rename carries from the old name (`moved_from`, `decide::moves`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<super::moves::Moved>,
     pub money: MoneyView,
 }
 
@@ -331,6 +338,7 @@ impl CampaignPlan {
         self.actions.iter().any(Action::is_change)
             || !self.cap_changes.is_empty()
             || self.renamed.is_some()
+            || !self.respelt.is_empty()
     }
 
     fn not_applied(&mut self, why: String) {
@@ -417,13 +425,21 @@ pub fn plan_campaign(c: &Campaign, r: &Recorded, buy_round: bool) -> CampaignPla
     r.budget.cap = super::approval::monthly_cap(c, &r.budget);
     r.budget.daily_cap = c.budget.daily_links;
     r.budget.total_cap = c.budget.total_links;
-    let r = &r;
-    if let Some(why) = super::adoption::project_clash(c, r) {
-        let mut p = new_plan(&c.name, r, Some(why.clone()));
+    if let Some(why) = super::adoption::project_clash(c, &r) {
+        let mut p = new_plan(&c.name, &r, Some(why.clone()));
         p.not_applied(why);
         return p;
     }
+    let respelling = match super::respell::respelling(c, &r) {
+        Ok(s) => s,
+        Err(why) => return plan_claimed(&c.name, &r, &why),
+    };
+    if !respelling.is_empty() {
+        r = super::respell::applied(&r, &respelling);
+    }
+    let r = &r;
     let mut p = new_plan(&c.name, r, r.spending_stopped(c.paused));
+    p.respelt = respelling.urls;
     p.cap_changes = caps;
     if let Some(w) = waiting {
         p.not_applied(w.describe(&c.name));
@@ -521,6 +537,8 @@ fn new_plan(name: &str, r: &Recorded, spending_stopped: Option<String>) -> Campa
         cap_changes: Vec::new(),
         waiting_for_approval: None,
         renamed: None,
+        respelt: Vec::new(),
+        moved: Vec::new(),
         money: money_view(r, &t, Money::ZERO),
     }
 }

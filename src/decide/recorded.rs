@@ -152,14 +152,16 @@ impl Recorded {
 
     /// `(url, page_id)` pairs a buy round must never buy: bought, reserved or uncertain by
     /// our purchases, once uncertain (blocked), or held by the project through anyone else
-    /// (an autobuyer, a purchase outside linkrunner) as the link list showed.
+    /// (an autobuyer, a purchase outside linkrunner) as the link list showed. A purchase
+    /// names its URL by the id it was bought for, so a URL respelt with its `url_id` keeps
+    /// its taken pages (`decide::respell`).
     pub(crate) fn taken_pages(&self) -> HashSet<(String, i64)> {
+        let url_of: BTreeMap<i64, &String> = self.ids.urls.iter().map(|(u, id)| (*id, u)).collect();
         let ours = self.purchases.iter().chain(&self.blocked).filter_map(|i| {
-            let url = i.request.get("url")?.as_str()?.to_string();
+            let url = self.purchase_url(i, &url_of)?;
             let page = i.request.get("page_id")?.as_i64()?;
             Some((url, page))
         });
-        let url_of: BTreeMap<i64, &String> = self.ids.urls.iter().map(|(u, id)| (*id, u)).collect();
         let theirs = self.foreign.iter().filter_map(|f| {
             let url = url_of.get(&f.url_id?)?;
             Some(((*url).clone(), f.page_id?))
@@ -175,17 +177,28 @@ impl Recorded {
 
     /// How many links each (url, text) already has, so rounds vary the anchors.
     pub(crate) fn text_usage(&self) -> BTreeMap<(String, String), u32> {
+        let url_of: BTreeMap<i64, &String> = self.ids.urls.iter().map(|(u, id)| (*id, u)).collect();
         let mut m = BTreeMap::new();
         for i in &self.purchases {
             let (Some(u), Some(t)) = (
-                i.request.get("url").and_then(|v| v.as_str()),
+                self.purchase_url(i, &url_of),
                 i.request.get("text").and_then(|v| v.as_str()),
             ) else {
                 continue;
             };
-            *m.entry((u.to_string(), t.to_string())).or_insert(0) += 1;
+            *m.entry((u, t.to_string())).or_insert(0) += 1;
         }
         m
+    }
+
+    /// The URL a purchase was for, spelt as the journal spells its id now (the spelling it
+    /// was bought under when its id is not recorded).
+    fn purchase_url(&self, i: &IntentRow, url_of: &BTreeMap<i64, &String>) -> Option<String> {
+        let by_id = i.request.get("url_id").and_then(|v| v.as_i64());
+        match by_id.and_then(|id| url_of.get(&id)) {
+            Some(url) => Some((*url).clone()),
+            None => Some(i.request.get("url")?.as_str()?.to_string()),
+        }
     }
 }
 

@@ -273,6 +273,7 @@ mod tests {
                 daily_links_limit: daily,
             }],
             id: None,
+            moved_from: None,
         }
     }
 

@@ -571,6 +571,11 @@ impl<M: Market> Engine<M> {
         begun: &mut Option<Begun>,
     ) -> Result<(), EngineError> {
         let mut r = self.recover_and_load(lease, name).await?;
+        // A respelt URL takes its new spelling before the adoption records the file's ids
+        // and before anything is planned: never a second row for one url id.
+        if self.respell_urls(lease, c, &r).await? {
+            r = self.load(name).await?;
+        }
         self.run_pre_plan(lease, c, name, &mut r, report).await?;
         let listed = self.list_first(&mut r, c, name, report).await?;
         self.quiet_planned(begun, c, &r);

@@ -4,11 +4,20 @@
 //! over, and moves it in one journal transaction (`store::Campaigns::rename_campaign`).
 //! While another process holds the old name's lease, the rename waits: the new name's pass
 //! is skipped (nothing recorded under it, nothing bought), and tried again.
+//!
+//! An autobuyer's `moved_from` is judged with the campaign's identity (`check_identity`): a
+//! move the rename carries goes with it; any other is refused before anything is recorded.
+//!
+//! A URL respelt with its recorded `url_id` is re-spelt the same way at its campaign's pass,
+//! under that campaign's own lease (`store::Campaigns::respell_urls`).
 
+use crate::decide::moves::refused;
 use crate::decide::rename::{
     RenameStep, Renamed, claimed_by, domain_owner, id_claimed_by, renamed_key, step,
 };
+use crate::decide::respell::{respelling, respelt_key};
 use crate::market::Market;
+use crate::store::RespeltUrl;
 
 use super::{Engine, EngineError};
 
@@ -81,6 +90,9 @@ impl<M: Market> Engine<M> {
         c: &crate::campaign::Campaign,
     ) -> Result<Identity, EngineError> {
         let ready = |record_domain| Ok(Identity::Ready { record_domain });
+        if let Some(why) = self.refused_move(c).await? {
+            return Ok(Identity::Claimed(why));
+        }
         if let Some(why) = self.claimed_ids(c).await? {
             return Ok(Identity::Claimed(why));
         }
@@ -94,6 +106,32 @@ impl<M: Market> Engine<M> {
                 }
             }
         }
+    }
+
+    /// Why an autobuyer's `moved_from` is refused (`decide::moves::refused`), read against
+    /// what the journal holds under this campaign and under each source. No read at all
+    /// when no autobuyer says it moved.
+    async fn refused_move(
+        &self,
+        c: &crate::campaign::Campaign,
+    ) -> Result<Option<String>, EngineError> {
+        let mut sources: Vec<&str> = c
+            .autobuyers
+            .iter()
+            .filter_map(|a| a.moved_from.as_deref())
+            .collect();
+        if sources.is_empty() {
+            return Ok(None);
+        }
+        sources.sort_unstable();
+        sources.dedup();
+        let campaigns = self.store.campaigns();
+        let here = campaigns.remote_ids(&c.name).await?;
+        let mut read = std::collections::BTreeMap::new();
+        for s in sources {
+            read.insert(s.to_string(), campaigns.remote_ids(s).await?);
+        }
+        Ok(refused(c, &here, |n: &str| read.get(n)))
     }
 
     /// The first id the file adopts (`project_id`, an autobuyer's `id`) that the journal
@@ -139,5 +177,52 @@ impl<M: Market> Engine<M> {
             self.check_identity(c).await?,
             Identity::Ready { .. }
         ))
+    }
+}
+
+impl<M: Market> Engine<M> {
+    /// Re-spells the URLs `c` gives under a new spelling with their recorded `url_id`
+    /// (`decide::respell`), under the campaign's lease, before anything is planned: so
+    /// nothing is added on the marketplace for the new spelling and no page is bought again.
+    /// A `url_id` the journal refuses blocks the pass (nothing is done). `Ok(true)`: the
+    /// journal changed (read it again).
+    pub(crate) async fn respell_urls(
+        &self,
+        lease: &crate::effects::lease::HeldLease,
+        c: Option<&crate::campaign::Campaign>,
+        r: &crate::decide::recorded::Recorded,
+    ) -> Result<bool, EngineError> {
+        let Some(c) = c else { return Ok(false) };
+        let s = respelling(c, r).map_err(EngineError::Blocked)?;
+        if s.is_empty() {
+            return Ok(false);
+        }
+        let urls: Vec<RespeltUrl<'_>> = s
+            .urls
+            .iter()
+            .map(|u| RespeltUrl {
+                url_id: u.url_id,
+                from: &u.from,
+                to: &u.to,
+            })
+            .collect();
+        let name = c.name.as_str();
+        let rekey = |k: &str, from: &str, to: &str| respelt_key(k, name, from, to);
+        let done = self
+            .store
+            .campaigns()
+            .respell_urls(
+                name,
+                lease.token(),
+                self.clock.now(),
+                &urls,
+                &s.fingerprints,
+                &rekey,
+            )
+            .await?;
+        for u in s.urls.iter().take(done) {
+            tracing::info!(campaign = %name, url_id = u.url_id, from = %u.from, to = %u.to, links = u.links, "URL respelt: its links, purchases and taken pages carry over");
+        }
+        Ok(done > 0)
     }
 }

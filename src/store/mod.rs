@@ -52,6 +52,7 @@ pub use batch::{BatchRead, CHUNK, CampaignGauges, CampaignJournal, CampaignListF
 pub use campaigns::adoption::{AdoptOutcome, AdoptedAutobuyer};
 pub(crate) use campaigns::files::CampaignFile;
 pub use campaigns::remote::StopSettlement;
+pub use campaigns::respell::RespeltUrl;
 pub use error::StoreError;
 pub(crate) use guards::anomaly::Observed;
 pub use guards::halts::{Halt, HaltEvent, HaltKind, HaltScope};

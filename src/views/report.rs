@@ -560,6 +560,12 @@ pub fn render_plan(p: &CampaignPlan) -> String {
     if let Some(r) = &p.renamed {
         let _ = writeln!(o, "  + {}", r.describe());
     }
+    for m in &p.moved {
+        let _ = writeln!(o, "  + {}", m.describe());
+    }
+    for u in &p.respelt {
+        let _ = writeln!(o, "  + {}", u.describe());
+    }
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "  spending stopped: {why}");
     }

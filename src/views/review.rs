@@ -238,6 +238,16 @@ fn render_plan_body(o: &mut String, p: &CampaignPlan) {
     if let Some(r) = &p.renamed {
         let _ = writeln!(o, "**Rename**\n- {}\n", md(&r.describe()));
     }
+    for m in &p.moved {
+        let _ = writeln!(o, "- {}\n", md(&m.describe()));
+    }
+    if !p.respelt.is_empty() {
+        o.push_str("**Respell**\n");
+        for u in &p.respelt {
+            let _ = writeln!(o, "- {}", md(&u.describe()));
+        }
+        o.push('\n');
+    }
     if let Some(why) = &p.spending_stopped {
         let _ = writeln!(o, "> **Spending stopped:** {}\n", md(why));
     }

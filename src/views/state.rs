@@ -16,7 +16,7 @@ use super::recorded_many::load_with_halts;
 use crate::campaign::{Campaign, InvalidFiles};
 use crate::decide::plan::{CampaignPlan, plan_campaign, plan_claimed, plan_held, plan_removed};
 use crate::decide::recorded::Recorded;
-use crate::decide::rename;
+use crate::decide::{moves, rename};
 use crate::store::{BatchRead, CHUNK, CampaignFile, Halt, Store, StoreError};
 
 /// Every campaign's recorded state at one instant.
@@ -115,21 +115,43 @@ pub async fn plan_all(
     for batch in chosen.chunks(CHUNK) {
         let mut names: Vec<String> = batch.iter().map(|c| c.name.clone()).collect();
         names.extend(batch.iter().filter_map(|c| handed_over(c)));
+        names.extend(moved_from(batch));
         let mut state = source.state_of(&names, now).await?;
-        for c in batch {
+        // Judged for the whole batch first: a source in the batch is planned (and its record
+        // taken) before the campaign its autobuyer moved to may be.
+        let refusals: Vec<Option<String>> = batch
+            .iter()
+            .map(|c| {
+                let here = state.campaigns.get(&c.name).map(|r| r.ids.clone());
+                let source_of = |n: &str| state.campaigns.get(n).map(|r| &r.ids);
+                moves::refused(c, &here.unwrap_or_default(), source_of)
+            })
+            .collect();
+        for (c, refused) in batch.iter().zip(refusals) {
             let p = match handed_over(c).and_then(|old| Some((state.campaigns.remove(&old)?, old)))
             {
                 Some((r, old)) => {
-                    let mut p = plan_campaign(c, &r, c.buy.is_some());
+                    let mut p = match &refused {
+                        Some(why) => plan_claimed(&c.name, &r, why),
+                        None => plan_campaign(c, &r, c.buy.is_some()),
+                    };
                     p.renamed = Some(rename::Renamed::of(&old, &c.name, &r));
+                    p.moved = moves::carried(c, &old, &r.ids);
                     p
                 }
-                None => match (recorded.contains(&c.name), rename::domain_owner(c, &owners)) {
-                    (false, Some(o)) => {
-                        plan_claimed(&c.name, &state.take_or_new(c), &rename::claimed_by(o))
+                None => {
+                    match (
+                        refused,
+                        recorded.contains(&c.name),
+                        rename::domain_owner(c, &owners),
+                    ) {
+                        (Some(why), _, _) => plan_claimed(&c.name, &state.take_or_new(c), &why),
+                        (None, false, Some(o)) => {
+                            plan_claimed(&c.name, &state.take_or_new(c), &rename::claimed_by(o))
+                        }
+                        _ => plan_campaign(c, &state.take_or_new(c), c.buy.is_some()),
                     }
-                    _ => plan_campaign(c, &state.take_or_new(c), c.buy.is_some()),
-                },
+                }
             };
             plans.push(p);
         }
@@ -210,4 +232,16 @@ impl StateSource {
             }),
         }
     }
+}
+
+/// The campaigns the batch's autobuyers say they moved from (`moved_from`), read with the
+/// batch so `plan` judges each move against its source's record.
+fn moved_from(batch: &[&Campaign]) -> Vec<String> {
+    let mut names: Vec<String> = batch
+        .iter()
+        .flat_map(|c| c.autobuyers.iter().filter_map(|a| a.moved_from.clone()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }

@@ -37,6 +37,8 @@ mod model_check;
 mod model_steps;
 #[path = "engine/month.rs"]
 mod month;
+#[path = "engine/moves.rs"]
+mod moves;
 #[path = "engine/operator.rs"]
 mod operator;
 #[path = "engine/outcomes.rs"]
@@ -57,6 +59,8 @@ mod recorded_many;
 mod rename;
 #[path = "engine/replace.rs"]
 mod replace;
+#[path = "engine/respell.rs"]
+mod respell;
 #[path = "engine/steady_state.rs"]
 mod steady_state;
 #[path = "engine/support.rs"]
@@ -96,6 +100,10 @@ on_both_backends!(
     rename::a_rename_waits_while_another_process_holds_the_old_names_lease,
     rename::a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_second_project,
     rename::a_second_campaign_naming_a_recorded_project_id_is_refused_naming_the_owner,
+    respell::a_url_respelt_with_its_url_id_keeps_its_identity_and_buys_no_page_again,
+    moves::an_autobuyer_moved_with_its_campaigns_rename_is_neither_stopped_nor_created_again,
+    moves::an_autobuyer_moved_to_a_campaign_on_another_project_is_refused_naming_both,
+    respell::a_new_spelling_without_url_id_is_a_new_url_and_an_unknown_url_id_is_refused,
     read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
     unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
     binary::once_shows_progress_and_ends_with_totals_that_match_the_ledger,

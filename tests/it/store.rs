@@ -38,6 +38,8 @@ mod race;
 mod removals;
 #[path = "store/rename.rs"]
 mod rename;
+#[path = "store/respell.rs"]
+mod respell;
 #[path = "store/support.rs"]
 mod support;
 
@@ -109,4 +111,5 @@ on_both_backends!(
     account::a_raised_account_cap_waits_for_approval_and_small_raises_add_up,
     removals::a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_returns,
     rename::a_rename_hands_everything_to_the_new_name_once_and_a_bought_page_stays_bought,
+    respell::a_respelt_url_keeps_its_id_texts_and_bought_pages_once,
 );

@@ -50,6 +50,7 @@ pub fn load_paths(paths: &[PathBuf]) -> LoadReport {
     reject_duplicate_names(&mut outcomes);
     reject_shared_ownership(&mut outcomes);
     reject_rename_beside_old(&mut outcomes);
+    reject_move_beside_source(&mut outcomes);
     for o in outcomes {
         match o.result {
             Ok(c) => {
@@ -115,6 +116,8 @@ struct Outcome {
     name: Option<At<String>>,
     /// The name the file says it had before (`renamed_from`), once it parsed.
     renamed_from: Option<At<String>>,
+    /// Its autobuyers' names, each with the campaign it says it moved from (`moved_from`).
+    autobuyers: Vec<(String, Option<At<String>>)>,
     /// What the file claims to own (project, autobuyers, domain), once it parsed.
     claims: Option<fence::Claims>,
     result: Result<LoadedCampaign, Vec<Diagnostic>>,
@@ -181,6 +184,7 @@ fn load_file(path: &Path) -> Outcome {
         path: path.to_path_buf(),
         name: None,
         renamed_from: None,
+        autobuyers: Vec::new(),
         claims: None,
         result: Err(Vec::new()),
     };
@@ -200,6 +204,11 @@ fn load_file(path: &Path) -> Outcome {
     };
     outcome.name = Some(raw.name.clone());
     outcome.renamed_from = raw.renamed_from.clone();
+    outcome.autobuyers = raw
+        .autobuyers
+        .iter()
+        .map(|a| (a.value.name.value.clone(), a.value.moved_from.clone()))
+        .collect();
     outcome.claims = Some(fence::Claims::of(&raw));
     outcome.result = validate(&raw)
         .map(|campaign| LoadedCampaign {
@@ -331,6 +340,45 @@ fn reject_rename_beside_old(outcomes: &mut [Outcome]) {
         match &mut o.result {
             Err(ds) => ds.push(d),
             r @ Ok(_) => *r = Err(vec![d]),
+        }
+    }
+}
+
+/// An autobuyer that says `moved_from: SOURCE` while SOURCE's file, loaded beside it, still
+/// declares an autobuyer of that name: its file gets a problem at the key and loses its
+/// campaign (both files would claim one autobuyer). SOURCE's file is not touched, so a
+/// half-done edit changes nothing.
+fn reject_move_beside_source(outcomes: &mut [Outcome]) {
+    let declared: BTreeMap<String, (PathBuf, Vec<String>)> = outcomes
+        .iter()
+        .filter_map(|o| {
+            let names = o.autobuyers.iter().map(|(n, _)| n.clone()).collect();
+            Some((o.name.as_ref()?.value.clone(), (o.path.clone(), names)))
+        })
+        .collect();
+    for o in outcomes.iter_mut() {
+        let mut found = Vec::new();
+        for (name, from) in &o.autobuyers {
+            let Some(from) = from else { continue };
+            let Some((file, names)) = declared.get(&from.value) else {
+                continue;
+            };
+            if *file == o.path || !names.contains(name) {
+                continue; // its own name: `validate` says so
+            }
+            let msg = format!(
+                "autobuyer `{name}`: `moved_from: {source}`, but {file} (campaign `{source}`) still declares autobuyer `{name}`; remove it there in the same change (or remove `moved_from`)",
+                source = from.value,
+                file = file.display()
+            );
+            found.push(Diagnostic::new(&o.path, from.pos, msg));
+        }
+        if found.is_empty() {
+            continue;
+        }
+        match &mut o.result {
+            Err(ds) => ds.extend(found),
+            r @ Ok(_) => *r = Err(found),
         }
     }
 }

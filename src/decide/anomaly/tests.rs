@@ -41,6 +41,7 @@ fn campaign(per_run: u32, daily: u32, price: i64, autobuyers: &[(i64, u32)]) -> 
             .enumerate()
             .map(|(i, (budget, daily))| Autobuyer {
                 id: None,
+                moved_from: None,
                 name: format!("ab{i}"),
                 filter: "f0".into(),
                 auto_approve: false,

@@ -64,6 +64,7 @@ fn campaign(
             .enumerate()
             .map(|(i, running)| Autobuyer {
                 id: None,
+                moved_from: None,
                 name: format!("ab{i}"),
                 filter: "f0".into(),
                 auto_approve: false,

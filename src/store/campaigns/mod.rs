@@ -6,7 +6,9 @@
 //! - `files`: each campaign's file as the last pass found it;
 //! - `stalls`: converged, or stalled with a reason;
 //! - `rename`: a file's `renamed_from`, everything the old name owns handed to the new one in one
-//!   transaction; the domains the journal holds.
+//!   transaction; the domains the journal holds;
+//! - `respell`: a URL respelt with its recorded `url_id`, its row, texts and purchase keys
+//!   re-spelt in one transaction.
 //!
 //! May import: nothing.
 
@@ -14,4 +16,5 @@ pub(super) mod adoption;
 pub(super) mod files;
 pub(super) mod remote;
 pub(super) mod rename;
+pub(super) mod respell;
 pub(super) mod stalls;

@@ -1,0 +1,152 @@
+//! Respelt URLs (issue 32): a promoted URL whose file gives its recorded `url_id` under a new
+//! spelling keeps its identity. Its `urls` row and its texts take the new spelling, its
+//! purchases' natural keys are renamed (so a page bought before is refused by the unique key
+//! under the new spelling too), and the autobuyers whose spec only changed by the spelling
+//! take their new fingerprint, all in one transaction under the campaign's lease: a crash
+//! leaves the old spelling or the new one, never a mix. `decide::respell` says what; tested
+//! by `tests/it` `store::respell::*` on PostgreSQL and SQLite.
+
+use chrono::{DateTime, Utc};
+
+use crate::store::StoreError;
+use crate::store::handles::Campaigns;
+use crate::store::rows::{col, db};
+use linkrunner_domain::clock::to_millis;
+use linkrunner_domain::records::LeaseToken;
+
+/// One URL to re-spell: its id, the spelling the journal holds, the file's.
+#[derive(Debug, Clone, Copy)]
+pub struct RespeltUrl<'a> {
+    pub url_id: i64,
+    pub from: &'a str,
+    pub to: &'a str,
+}
+
+impl Campaigns<'_> {
+    /// Re-spells `urls` of `campaign` in one transaction: each `urls` row (only while it
+    /// holds `from` with `url_id` and the campaign has no row spelt `to`), its texts, the
+    /// natural keys of the campaign's purchases (`rekey(key, from, to)`, the decision's:
+    /// the journal does not say what a key means), and the spec fingerprints of
+    /// `fingerprints` (autobuyer name, new fingerprint).
+    ///
+    /// `lease` must be the campaign's current lease: checked in the transaction, else
+    /// [`StoreError::Fenced`] and nothing changes. Returns the URLs re-spelt (none when
+    /// another pass did it first: honoured once); fingerprints change only when all of
+    /// `urls` were re-spelt here.
+    pub async fn respell_urls(
+        self,
+        campaign: &str,
+        lease: &LeaseToken,
+        now: DateTime<Utc>,
+        urls: &[RespeltUrl<'_>],
+        fingerprints: &[(String, String)],
+        rekey: &(dyn Fn(&str, &str, &str) -> String + Sync),
+    ) -> Result<usize, StoreError> {
+        const OP: &str = "respell_urls";
+        let result = async {
+            let mut tx = self.write_tx(OP).await?;
+            let fenced = || StoreError::Fenced {
+                campaign: campaign.to_string(),
+            };
+            if lease.campaign != campaign {
+                return Err(fenced());
+            }
+            // Touching the lease row locks it on PostgreSQL until commit: no other holder
+            // takes the campaign while its URLs are re-spelt.
+            let held = sqlx::query(
+                "UPDATE leases SET expires_at = expires_at \
+                 WHERE campaign = $1 AND holder = $2 AND fence = $3 AND expires_at > $4",
+            )
+            .bind(campaign)
+            .bind(&lease.holder)
+            .bind(lease.fence)
+            .bind(to_millis(now))
+            .execute(&mut *tx)
+            .await
+            .map_err(db(OP))?;
+            if held.rows_affected() != 1 {
+                return Err(fenced());
+            }
+            let mut done = 0;
+            for u in urls {
+                if respell_one(&mut tx, campaign, u, rekey).await? {
+                    done += 1;
+                }
+            }
+            if done == urls.len() {
+                for (name, fp) in fingerprints {
+                    sqlx::query(
+                        "UPDATE autobuyers SET spec_fingerprint = $3 WHERE campaign = $1 AND name = $2",
+                    )
+                    .bind(campaign)
+                    .bind(name)
+                    .bind(fp)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db(OP))?;
+                }
+            }
+            tx.commit().await.map_err(db(OP))?;
+            Ok(done)
+        }
+        .await;
+        self.write_done(result).await
+    }
+}
+
+/// One URL's row, texts and purchase keys; `false` (nothing changed) when the row is not
+/// `from` with its id, or a row spelt `to` exists already.
+async fn respell_one(
+    tx: &mut crate::store::Tx,
+    campaign: &str,
+    u: &RespeltUrl<'_>,
+    rekey: &(dyn Fn(&str, &str, &str) -> String + Sync),
+) -> Result<bool, StoreError> {
+    const OP: &str = "respell_urls";
+    let moved = sqlx::query(
+        "UPDATE urls SET url = $3 WHERE campaign = $1 AND url = $2 AND url_id = $4 \
+         AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $1 AND q.url = $3)",
+    )
+    .bind(campaign)
+    .bind(u.from)
+    .bind(u.to)
+    .bind(u.url_id)
+    .execute(&mut **tx)
+    .await
+    .map_err(db(OP))?;
+    if moved.rows_affected() != 1 {
+        return Ok(false);
+    }
+    sqlx::query(
+        "UPDATE texts SET url = $3 WHERE campaign = $1 AND url = $2 \
+         AND NOT EXISTS (SELECT 1 FROM texts q WHERE q.campaign = $1 AND q.url = $3 AND q.text = texts.text)",
+    )
+    .bind(campaign)
+    .bind(u.from)
+    .bind(u.to)
+    .execute(&mut **tx)
+    .await
+    .map_err(db(OP))?;
+    let keys: Vec<(i64, String)> = sqlx::query(
+        "SELECT id, natural_key FROM intents WHERE campaign = $1 AND kind = 'purchase'",
+    )
+    .bind(campaign)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(db(OP))?
+    .iter()
+    .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
+    .collect::<Result<_, StoreError>>()?;
+    for (id, key) in keys {
+        let renamed = rekey(&key, u.from, u.to);
+        if renamed != key {
+            sqlx::query("UPDATE intents SET natural_key = $1 WHERE id = $2")
+                .bind(&renamed)
+                .bind(id)
+                .execute(&mut **tx)
+                .await
+                .map_err(db(OP))?;
+        }
+    }
+    Ok(true)
+}
