@@ -16,8 +16,8 @@
 //! - `decode`: tolerant decoding (pure functions over JSON); `wire`: request bodies;
 //!   `paths`: operation paths with percent-encoded segments.
 //! - [`field_map`]: operator-named field names and dotted paths; [`redact`]: redaction of
-//!   bodies; `throttle`: client-side rate limit and concurrency bound, `gate`: its queue, a due
-//!   round's calls first; `test_hooks`: what only
+//!   bodies; `throttle`: client-side rate limit and concurrency bound, `throttle/gate`: its queue, a
+//!   due round's calls first; `test_hooks`: what only
 //!   tests use (`MarketClient::poll_search`), compiled with the `test-hooks` feature.
 //! - [`seen`]: what an answer looked like (pending form, donor path, price field), for `probe`;
 //!   `inspect`: the raw answers `linkrunner probe` reads and the shapes it finds in them (its
@@ -33,7 +33,6 @@ pub mod credentials;
 pub(crate) mod decode;
 pub(crate) mod error;
 pub(crate) mod field_map;
-mod gate;
 pub(crate) mod inspect;
 mod list_pages;
 pub(crate) mod ops;

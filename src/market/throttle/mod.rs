@@ -12,7 +12,7 @@
 //!
 //! [`Pacing::Even`], the default, spaces requests evenly: each goes at the next free turn,
 //! `(1 s + EVEN_GUARD) / per_second` after the one before; once requests queue, a due buy
-//! round's calls take the next turn before reconciliation's (`gate.rs`, "rounds first"). A
+//! round's calls take the next turn before reconciliation's (`gate`, "rounds first"). A
 //! wake-up late by less than a turn does not move the turns after it, so while requests queue
 //! the rate is the limit (less the guard), and no one-second window holds more than
 //! `per_second` of them. `governor` with a burst of 1 (the kept crate) paces the same way
@@ -20,6 +20,10 @@
 //! 400 campaigns queueing it sent 181 requests/s against a limit of 200; this pacer sends 198
 //! (docs/contributing.md#benchmark, where both are measured). `linkrunner-bench --pacing window` measures
 //! the hand-written window beside it.
+//!
+//! May import: crate::metrics.
+
+mod gate;
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
@@ -29,9 +33,9 @@ use std::time::Duration;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
-use super::gate::{Gate, Priority};
 use crate::metrics::Metrics;
 use crate::metrics::load::Purpose;
+use gate::{Gate, Priority};
 
 /// Slack added to the one-second window for jitter between sending a request and the server
 /// counting it (scheduling, the network). It costs 2% of the rate.
@@ -55,7 +59,7 @@ pub(crate) struct Throttle {
     per_second: usize,
     sent: Mutex<VecDeque<Instant>>,
     pacing: Pacing,
-    /// Places in flight and even pacing's turns, rounds first (`gate.rs`).
+    /// Places in flight and even pacing's turns, rounds first (`gate`).
     gate: Gate,
     metrics: Arc<Metrics>,
 }
@@ -86,7 +90,7 @@ impl Throttle {
         self.per_second
     }
 
-    /// Waits for a place in flight and its turn (a due round's calls first, `gate.rs`), then
+    /// Waits for a place in flight and its turn (a due round's calls first, `gate`), then
     /// for the rate limiter's window. The permit is held until the answer has been read.
     pub(super) async fn admit(&self) -> OwnedSemaphorePermit {
         let priority = match crate::metrics::load::current_purpose() {
