@@ -130,10 +130,7 @@ impl World {
             self.team_buys(url_id, &found, how);
         }
         for (donor, offer) in &found {
-            let known = self
-                .offers
-                .entry((url_id, donor.page_id))
-                .or_default();
+            let known = self.offers.entry((url_id, donor.page_id)).or_default();
             if !known.contains(offer) {
                 known.push(offer.clone());
             }
@@ -147,7 +144,12 @@ impl World {
         let Some(project_id) = self.urls.get(&url_id).map(|u| u.project_id) else {
             return;
         };
-        let Some(text_id) = self.texts.values().find(|t| t.url_id == url_id).map(|t| t.id) else {
+        let Some(text_id) = self
+            .texts
+            .values()
+            .find(|t| t.url_id == url_id)
+            .map(|t| t.id)
+        else {
             return;
         };
         let free = |d: &&Donor| {

@@ -1,0 +1,334 @@
+//! URLs on which someone besides this campaign's buy rounds may buy (issue 32, item 3), and
+//! what that means for a round — pure; the engine (`effects/round.rs`) acts on it:
+//!
+//! - [`shared_urls`]: where anyone else may buy — a URL a running autobuyer covers, and every
+//!   URL of an adopted project (the team buys there by hand in the marketplace's UI);
+//! - [`rereads_before_buying`]: whether a round's picks touch such a URL, so the link list is
+//!   read again right before the purchase: the window in which someone else and the round can
+//!   take one page (or one donor site) is that one call, not a whole search;
+//! - [`still_free`]: what that fresh read leaves of the picks — no page held for its URL now,
+//!   no donor site that now holds a link for its URL (the rule of `decide/choose.rs`, with the
+//!   hosts the round's searches showed), no URL held back meanwhile.
+//!
+//! Tested below and, against the sandbox's hand purchases during a search, by
+//! `tests/it/engine` `contested::*`.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use crate::campaign::Campaign;
+
+use super::adoption::held_back;
+use super::choose::{Pick, UrlSlot};
+use super::recorded::Recorded;
+use super::round::running_coverage;
+
+/// The URL ids on which anyone besides this campaign's buy rounds may buy now: those a running
+/// autobuyer covers, and every URL of a project the file (or the journal) adopted.
+pub(crate) fn shared_urls(c: &Campaign, r: &Recorded) -> BTreeSet<i64> {
+    let mut shared = running_coverage(r);
+    if c.project_id.is_some() || r.ids.account.adoption.is_some() {
+        shared.extend(r.ids.urls.values().copied());
+    }
+    shared
+}
+
+/// Whether the link list is read again right before buying `picks`: some pick is for a URL on
+/// which someone else may buy.
+pub(crate) fn rereads_before_buying(c: &Campaign, r: &Recorded, picks: &[Pick]) -> bool {
+    let shared = shared_urls(c, r);
+    picks.iter().any(|p| shared.contains(&p.url_id))
+}
+
+/// The donor site of every page the round's searches showed one for, by page id.
+pub(crate) fn hosts_shown(slots: &[UrlSlot]) -> BTreeMap<i64, String> {
+    slots
+        .iter()
+        .flat_map(|s| &s.donors)
+        .filter_map(|d| Some((d.page_id, d.host.clone()?)))
+        .collect()
+}
+
+/// What a fresh read of the link list left of a round's picks, and what it dropped.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct StillFree {
+    pub picks: Vec<Pick>,
+    /// Picks whose page is now held (or reserved, or uncertain) for their URL.
+    pub page_taken: u32,
+    /// Picks whose donor site now holds a link for their URL.
+    pub site_taken: u32,
+    /// Picks whose URL is held back now (`decide::adoption::held_back`).
+    pub held_back: u32,
+}
+
+impl StillFree {
+    pub(crate) fn dropped(&self) -> u32 {
+        self.page_taken + self.site_taken + self.held_back
+    }
+}
+
+/// The picks a round still buys after reading the list again (`fresh`, the journal once that
+/// read was recorded): a page taken for its URL meanwhile, a page on a donor site that now
+/// holds a link for its URL (as far as `hosts` — the round's searches — show the sites), and a
+/// URL now held back are dropped, never swapped for another donor.
+pub(crate) fn still_free(
+    picks: Vec<Pick>,
+    fresh: &Recorded,
+    campaign: &str,
+    hosts: &BTreeMap<i64, String>,
+) -> StillFree {
+    let taken = fresh.taken_pages();
+    let back: BTreeSet<i64> = held_back(fresh, campaign)
+        .into_iter()
+        .map(|b| b.url_id)
+        .collect();
+    let sites: HashSet<(&str, &str)> = taken
+        .iter()
+        .filter_map(|(url, page)| Some((url.as_str(), hosts.get(page)?.as_str())))
+        .collect();
+    let mut out = StillFree::default();
+    for p in picks {
+        if back.contains(&p.url_id) {
+            out.held_back += 1;
+        } else if taken.contains(&(p.url.clone(), p.donor.page_id)) {
+            out.page_taken += 1;
+        } else if p
+            .donor
+            .host
+            .as_deref()
+            .is_some_and(|h| sites.contains(&(p.url.as_str(), h)))
+        {
+            out.site_taken += 1;
+        } else {
+            out.picks.push(p);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use linkrunner_domain::market::{Donor, TechValues};
+    use linkrunner_domain::money::Money;
+    use linkrunner_domain::records::{
+        Adoption, AutobuyerRecord, CampaignCaps, ForeignLink, SwitchState,
+    };
+
+    use super::*;
+
+    const SHOES: &str = "https://acme.example/running-shoes";
+    const TRAIL: &str = "https://acme.example/trail";
+
+    fn campaign(adopted: bool) -> Campaign {
+        let yaml = format!(
+            "name: acme\ndomain: https://acme.example\nurls:\n  - url: {SHOES}\n    texts: [\"#a#a#/a#\"]\nbudget: {{monthly: 100, max_link_price: 10, daily_links: 1, total_links: 1}}\n"
+        );
+        let mut c =
+            crate::campaign::load_bytes(std::path::Path::new("c.yaml"), yaml.as_bytes()).unwrap();
+        c.project_id = adopted.then_some(5000);
+        c
+    }
+
+    fn recorded() -> Recorded {
+        let caps = CampaignCaps {
+            name: "acme".into(),
+            monthly_cap: Money::from_rubles(1000),
+            daily_links: 5,
+            total_links: 50,
+        };
+        let mut r = Recorded::unrecorded_with(&caps, Vec::new());
+        r.ids.urls.insert(SHOES.into(), 11);
+        r.ids.urls.insert(TRAIL.into(), 12);
+        r
+    }
+
+    fn tech() -> TechValues {
+        TechValues {
+            search_id: 1.into(),
+            force_seo_wait: 0.into(),
+            mos_sites: "m".into(),
+        }
+    }
+
+    fn pick(url: &str, url_id: i64, page_id: i64, host: &str) -> Pick {
+        Pick {
+            url: url.into(),
+            url_id,
+            text: "#a#shoes#/a#".into(),
+            text_id: 1,
+            donor: Donor {
+                page_id,
+                price: Money::from_rubles(50),
+                tech: tech(),
+                host: Some(host.into()),
+            },
+        }
+    }
+
+    fn foreign(url_id: i64, page_id: i64) -> ForeignLink {
+        ForeignLink {
+            key: format!("link:{page_id}"),
+            link_id: Some(page_id + 1),
+            page_id: Some(page_id),
+            url_id: Some(url_id),
+            text_id: None,
+            price: Some(Money::from_rubles(50)),
+            status: None,
+            autobuyer: None,
+            counted: Money::from_rubles(50),
+            price_estimated: false,
+            first_seen_at: Utc::now(),
+            last_seen_at: Utc::now(),
+            leaving_since: None,
+            released: None,
+        }
+    }
+
+    #[test]
+    fn a_created_project_without_running_autobuyers_buys_without_a_second_read() {
+        let (c, r) = (campaign(false), recorded());
+
+        assert!(shared_urls(&c, &r).is_empty());
+        assert!(!rereads_before_buying(
+            &c,
+            &r,
+            &[pick(SHOES, 11, 1, "a.example")]
+        ));
+    }
+
+    #[test]
+    fn every_url_of_an_adopted_project_is_read_again_before_buying() {
+        let (c, r) = (campaign(true), recorded());
+
+        assert_eq!(shared_urls(&c, &r), BTreeSet::from([11, 12]));
+        assert!(rereads_before_buying(
+            &c,
+            &r,
+            &[pick(TRAIL, 12, 1, "a.example")]
+        ));
+    }
+
+    #[test]
+    fn an_adoption_the_journal_recorded_counts_even_without_project_id_in_the_file() {
+        let mut r = recorded();
+        r.ids.account.adoption = Some(Adoption {
+            project_id: 5000,
+            recorded_at: Utc::now(),
+            first_read_at: None,
+            confirmed: None,
+        });
+
+        assert_eq!(shared_urls(&campaign(false), &r), BTreeSet::from([11, 12]));
+    }
+
+    #[test]
+    fn only_the_urls_a_running_autobuyer_covers_are_shared_in_a_created_project() {
+        let mut r = recorded();
+        let ab = |running| AutobuyerRecord {
+            id: 77,
+            running,
+            spec_fingerprint: String::new(),
+            monthly_budget: Money::from_rubles(100),
+            reserved: Money::from_rubles(100),
+            switch_state: SwitchState::Running,
+            stopped_at: None,
+            adopted_at: Some(Utc::now()),
+            covers: vec![12],
+        };
+        r.ids.autobuyers.insert("auto".into(), ab(true));
+        let c = campaign(false);
+
+        assert_eq!(shared_urls(&c, &r), BTreeSet::from([12]));
+        assert!(!rereads_before_buying(
+            &c,
+            &r,
+            &[pick(SHOES, 11, 1, "a.example")]
+        ));
+        r.ids.autobuyers.insert("auto".into(), ab(false));
+        assert!(shared_urls(&c, &r).is_empty(), "a stopped one buys nothing");
+    }
+
+    #[test]
+    fn a_page_taken_meanwhile_is_dropped_not_replaced() {
+        let mut fresh = recorded();
+        fresh.foreign.push(foreign(11, 1));
+        let picks = vec![
+            pick(SHOES, 11, 1, "a.example"),
+            pick(TRAIL, 12, 1, "a.example"),
+        ];
+
+        let out = still_free(picks, &fresh, "acme", &BTreeMap::new());
+
+        assert_eq!(out.page_taken, 1);
+        assert_eq!(
+            out.picks.len(),
+            1,
+            "the same page stays free for another URL"
+        );
+        assert_eq!(out.picks[0].url_id, 12);
+    }
+
+    #[test]
+    fn a_page_whose_donor_site_now_holds_a_link_for_the_url_is_dropped() {
+        let mut fresh = recorded();
+        fresh.foreign.push(foreign(11, 2));
+        let hosts = BTreeMap::from([(2, "site.example".to_string())]);
+        let picks = vec![
+            pick(SHOES, 11, 1, "site.example"),
+            pick(SHOES, 11, 3, "other.example"),
+            pick(TRAIL, 12, 4, "site.example"),
+        ];
+
+        let out = still_free(picks, &fresh, "acme", &hosts);
+
+        assert_eq!((out.site_taken, out.page_taken, out.dropped()), (1, 0, 1));
+        let kept: Vec<i64> = out.picks.iter().map(|p| p.donor.page_id).collect();
+        assert_eq!(
+            kept,
+            vec![3, 4],
+            "another site, or the site for another URL"
+        );
+    }
+
+    #[test]
+    fn a_site_the_searches_did_not_show_is_judged_by_its_page_alone() {
+        let mut fresh = recorded();
+        fresh.foreign.push(foreign(11, 2));
+
+        let out = still_free(
+            vec![pick(SHOES, 11, 1, "site.example")],
+            &fresh,
+            "acme",
+            &BTreeMap::new(),
+        );
+
+        assert_eq!(out.picks.len(), 1);
+    }
+
+    #[test]
+    fn hosts_come_from_every_slot_of_the_round() {
+        let donor = |page_id, host: Option<&str>| Donor {
+            page_id,
+            price: Money::from_rubles(1),
+            tech: tech(),
+            host: host.map(str::to_string),
+        };
+        let slot = |donors| UrlSlot {
+            url: SHOES.into(),
+            url_id: 11,
+            texts: Vec::new(),
+            donors,
+        };
+        let slots = [
+            slot(vec![donor(1, Some("a.example")), donor(2, None)]),
+            slot(vec![donor(3, Some("b.example"))]),
+        ];
+
+        let hosts = hosts_shown(&slots);
+
+        assert_eq!(
+            hosts,
+            BTreeMap::from([(1, "a.example".into()), (3, "b.example".into())])
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Issue 32 (3): a page held for a URL is never bought again, whoever holds it. The team buys
+//! by hand in an adopted project while linkrunner's search runs (the sandbox's
+//! `team_buys_during_search`): the round reads the list again right before buying and leaves
+//! both that page and, by the donor-site rule, every page of its site to the team.
+
+use linkrunner_sandbox::{InUse, LinkStatus, Purchase, SandboxConfig, TeamBuy};
+
+use super::adoption::adopting_file;
+use super::support::{TestDb, World, sandbox_config};
+
+const DOMAIN: &str = "https://acme.example";
+
+/// An adopted account (its autobuyer stopped), the adoption confirmed and the list vouched
+/// complete, so buy rounds may buy on every URL; then the team buys by hand during searches.
+async fn adopted_with_the_team_buying(
+    db: TestDb,
+    cfg: SandboxConfig,
+    how: TeamBuy,
+) -> (World, InUse) {
+    let w = World::new(db, cfg).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let word = ("test", "read the plan");
+    let store = w.store().campaigns();
+    assert!(
+        store
+            .confirm_adoption("acme-shoes", word.0, word.1, now)
+            .await
+            .unwrap()
+    );
+    let listed = seeded.hand_links.len() as u32;
+    store
+        .vouch_list_complete("acme-shoes", listed, word, now)
+        .await
+        .unwrap();
+    w.converge(4).await;
+    let mut b = w.sandbox.behaviour();
+    b.team_buys_during_search = Some(how);
+    w.sandbox
+        .set_behaviour(b)
+        .expect("the team buys during searches");
+    (w, seeded)
+}
+
+/// The active links of the project: `(by the team during a search, by linkrunner)`, told
+/// apart by the journal's own purchases.
+async fn links_by_whom(w: &World, seeded: &InUse) -> (Vec<Purchase>, Vec<Purchase>) {
+    let r = w.recorded("acme-shoes").await;
+    let ours: Vec<(i64, i64)> = r.held.iter().map(|h| (h.url_id, h.page_id)).collect();
+    let seeded_ids: Vec<i64> = seeded.hand_links.iter().map(|h| h.link_id).collect();
+    let active: Vec<Purchase> = w
+        .ledger()
+        .purchases_of(seeded.project_id)
+        .into_iter()
+        .filter(|p| p.status == LinkStatus::Active && !seeded_ids.contains(&p.link_id))
+        .cloned()
+        .collect();
+    active
+        .into_iter()
+        .filter(|p| p.autobuyer_id.is_none())
+        .partition(|p| !ours.contains(&(p.url_id, p.page_id)))
+}
+
+/// The team takes the round's first pick by hand between the search and the purchase: the
+/// page is not bought again for that URL (today's re-read ran only where an autobuyer covers
+/// the URL, and the adopted autobuyer here is stopped).
+pub async fn a_page_the_team_buys_by_hand_during_a_search_is_not_bought_again(db: TestDb) {
+    let (w, seeded) = adopted_with_the_team_buying(db, sandbox_config(), TeamBuy::Cheapest).await;
+
+    w.pass(true).await;
+
+    let (team, ours) = links_by_whom(&w, &seeded).await;
+    assert!(!team.is_empty(), "the team bought during the search");
+    assert!(!ours.is_empty(), "the round still bought other pages");
+    w.assert_invariants().await;
+}
+
+/// The team buys another page of the round's first pick's donor site: the pick is free as a
+/// page, but its site now links to the URL, so it is not bought (one link per donor site and
+/// URL, whoever holds the first).
+pub async fn a_donor_site_the_team_links_during_a_search_gets_no_second_link(db: TestDb) {
+    let mut cfg = sandbox_config();
+    cfg.pages_per_site = 2;
+    let how = TeamBuy::SameSiteAsCheapest;
+    let (w, seeded) = adopted_with_the_team_buying(db, cfg, how).await;
+
+    w.pass(true).await;
+
+    let (team, ours) = links_by_whom(&w, &seeded).await;
+    assert!(!team.is_empty(), "the team bought during the search");
+    assert!(!ours.is_empty(), "the round still bought other pages");
+    let site = |p: &Purchase| w.sandbox.donor_site(p.page_id).expect("a donor page");
+    for t in &team {
+        let twice = ours
+            .iter()
+            .find(|o| o.url_id == t.url_id && site(o) == site(t));
+        assert!(
+            twice.is_none(),
+            "link {:?} is a second link from {} to URL {} after the team's {}",
+            twice.map(|o| o.link_id),
+            site(t),
+            t.url_id,
+            t.link_id
+        );
+    }
+    w.assert_invariants().await;
+}
