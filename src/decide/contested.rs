@@ -8,7 +8,11 @@
 //!   take one page (or one donor site) is that one call, not a whole search;
 //! - [`still_free`]: what that fresh read leaves of the picks — no page held for its URL now,
 //!   no donor site that now holds a link for its URL (the rule of `decide/choose.rs`, with the
-//!   hosts the round's searches showed), no URL held back meanwhile.
+//!   hosts the round's searches showed), no URL held back meanwhile;
+//! - [`held_twice`], [`held_twice_recorded`]: a page the list (or the journal) shows held more
+//!   than once for one URL, whoever bought the links — recorded once, alerted and shown so the
+//!   team can withdraw one. The list shows no donor site, so a site linking twice to one URL is
+//!   not told here; the round's rule above keeps linkrunner from making one.
 //!
 //! Tested below and, against the sandbox's hand purchases during a search, by
 //! `tests/it/engine` `contested::*`.
@@ -16,6 +20,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::campaign::Campaign;
+use linkrunner_domain::market::{LinkRecord, is_leaving};
+use linkrunner_domain::records::HeldTwice;
 
 use super::adoption::held_back;
 use super::choose::{Pick, UrlSlot};
@@ -103,6 +109,58 @@ pub(crate) fn still_free(
         }
     }
     out
+}
+
+/// The pages one read of the link list shows held more than once for one URL, by URL and
+/// page. Links with a leaving status are not counted; a link listed twice under one id (a
+/// paged read that shifted) is one link; a link without an id counts as one of its own.
+pub(crate) fn held_twice(links: &[LinkRecord]) -> Vec<HeldTwice> {
+    let held = links
+        .iter()
+        .filter(|l| !is_leaving(l.status.as_deref()))
+        .filter_map(|l| Some((l.url_id?, l.page_id?, l.link_id)));
+    group(held)
+}
+
+/// The pages the journal holds more than once for one URL: our links and others' that still
+/// count and are not leaving (`status` shows these).
+pub(crate) fn held_twice_recorded(r: &Recorded) -> Vec<HeldTwice> {
+    let ours = r
+        .held
+        .iter()
+        .filter(|h| h.released.is_none() && h.leaving_since.is_none())
+        .map(|h| (h.url_id, h.page_id, h.link_id));
+    let theirs = r
+        .foreign
+        .iter()
+        .filter(|f| f.released.is_none() && f.leaving_since.is_none())
+        .filter_map(|f| Some((f.url_id?, f.page_id?, f.link_id)));
+    group(ours.chain(theirs))
+}
+
+fn group(links: impl Iterator<Item = (i64, i64, Option<i64>)>) -> Vec<HeldTwice> {
+    let mut by_page: BTreeMap<(i64, i64), (BTreeSet<i64>, u32)> = BTreeMap::new();
+    for (url_id, page_id, link) in links {
+        let (ids, unnamed) = by_page.entry((url_id, page_id)).or_default();
+        match link {
+            Some(id) => {
+                ids.insert(id);
+            }
+            None => *unnamed += 1,
+        }
+    }
+    by_page
+        .into_iter()
+        .filter_map(|((url_id, page_id), (ids, unnamed))| {
+            let links = ids.len() as u32 + unnamed;
+            (links > 1).then(|| HeldTwice {
+                url_id,
+                page_id,
+                links,
+                link_ids: ids.into_iter().collect(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -303,6 +361,86 @@ mod tests {
         );
 
         assert_eq!(out.picks.len(), 1);
+    }
+
+    fn listed(link_id: Option<i64>, url_id: i64, page_id: i64, status: Option<&str>) -> LinkRecord {
+        LinkRecord {
+            link_id,
+            page_id: Some(page_id),
+            url_id: Some(url_id),
+            text_id: None,
+            price: None,
+            status: status.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_page_listed_twice_for_one_url_is_held_twice_with_both_links() {
+        let links = [
+            listed(Some(2002), 11, 1, None),
+            listed(Some(2001), 11, 1, Some("active")),
+            listed(Some(2003), 12, 1, None),
+            listed(Some(2004), 11, 2, None),
+        ];
+
+        assert_eq!(
+            held_twice(&links),
+            vec![HeldTwice {
+                url_id: 11,
+                page_id: 1,
+                links: 2,
+                link_ids: vec![2001, 2002],
+            }]
+        );
+    }
+
+    #[test]
+    fn one_link_listed_twice_or_a_leaving_one_is_not_a_page_held_twice() {
+        let links = [
+            listed(Some(2001), 11, 1, None),
+            listed(Some(2001), 11, 1, None),
+            listed(Some(2002), 11, 1, Some("removed")),
+        ];
+
+        assert!(held_twice(&links).is_empty());
+    }
+
+    #[test]
+    fn links_without_ids_each_count() {
+        let links = [listed(None, 11, 1, None), listed(Some(7), 11, 1, None)];
+
+        let twice = held_twice(&links);
+
+        assert_eq!(twice.len(), 1);
+        assert_eq!((twice[0].links, twice[0].link_ids.clone()), (2, vec![7]));
+    }
+
+    #[test]
+    fn the_journal_shows_a_page_held_by_us_and_by_someone_else() {
+        let mut r = recorded();
+        r.foreign.push(foreign(11, 1));
+        let mut released = foreign(11, 1);
+        released.link_id = Some(99);
+        released.released = Some((Utc::now(), "left the list".into()));
+        r.foreign.push(released);
+        r.held.push(linkrunner_domain::records::HeldLink {
+            intent_id: linkrunner_domain::intents::IntentId(1),
+            link_id: Some(5),
+            page_id: 1,
+            url_id: 11,
+            text_id: 1,
+            price: Money::from_rubles(50),
+            bought_at: Utc::now(),
+            seen_in_list_at: None,
+            status: None,
+            leaving_since: None,
+            released: None,
+        });
+
+        let twice = held_twice_recorded(&r);
+
+        assert_eq!(twice.len(), 1);
+        assert_eq!(twice[0].link_ids, vec![2, 5], "the released link 99 aside");
     }
 
     #[test]

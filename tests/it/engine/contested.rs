@@ -107,3 +107,66 @@ pub async fn a_donor_site_the_team_links_during_a_search_gets_no_second_link(db:
     }
     w.assert_invariants().await;
 }
+
+/// A careless marketplace autobuyer buys pages the project already holds for its URL: the next
+/// read of the link list records each page held twice once (a second read does not count it
+/// again), counts it in `linkrunner_pages_held_twice_total`, and `status` names both links.
+pub async fn a_page_held_twice_is_recorded_once_counted_and_shown_with_both_links(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", super::fixtures::ACME);
+    w.converge(4).await;
+    w.pass(true).await;
+    let mut b = w.sandbox.behaviour();
+    b.autobuy_buys_held = true;
+    b.autobuy_ignores_limits = true;
+    w.sandbox.set_behaviour(b).expect("a careless autobuyer");
+    w.sandbox.autobuy_now(20);
+    let ledger = w.ledger();
+    let mut doubles: Vec<(i64, i64)> = ledger
+        .purchases
+        .iter()
+        .filter(|p| p.duplicate)
+        .map(|p| (p.url_id, p.page_id))
+        .collect();
+    doubles.sort();
+    doubles.dedup();
+    assert!(!doubles.is_empty(), "the autobuyer bought a held page");
+
+    w.pass(false).await;
+    w.pass(false).await;
+
+    let recorded = w.store().links().held_twice("acme-shoes").await.unwrap();
+    let pairs: Vec<(i64, i64)> = recorded.iter().map(|t| (t.url_id, t.page_id)).collect();
+    assert_eq!(pairs, doubles);
+    for t in &recorded {
+        let mut ids: Vec<i64> = ledger
+            .purchases
+            .iter()
+            .filter(|p| (p.url_id, p.page_id) == (t.url_id, t.page_id))
+            .map(|p| p.link_id)
+            .collect();
+        ids.sort();
+        assert_eq!(t.link_ids, ids, "both links named");
+    }
+    let counted = format!(
+        "linkrunner_pages_held_twice_total{{campaign=\"acme-shoes\"}} {}",
+        doubles.len()
+    );
+    let metrics = w.engine.metrics().render();
+    assert!(
+        metrics.contains(&counted),
+        "once per page, not per read: {metrics}"
+    );
+    let status = super::binary::run(&w, &["status"]).await;
+    let out = super::binary::text(&status);
+    let t = &recorded[0];
+    let ids: Vec<String> = t.link_ids.iter().map(i64::to_string).collect();
+    let line = format!(
+        "PAGE HELD TWICE: page {} holds {} links for URL id {} (links {})",
+        t.page_id,
+        t.links,
+        t.url_id,
+        ids.join(", ")
+    );
+    assert!(out.contains(&line), "{out}");
+}
