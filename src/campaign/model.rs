@@ -111,6 +111,9 @@ pub struct BuyRounds {
     pub per_run: u32,
     pub order: DonorOrder,
     pub search: SearchSettings,
+    /// Buy rounds leave the URLs a running autobuyer covers to it (`decide::contested::left_to_autobuyers`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skip_autobuyer_urls: bool,
 }
 
 /// Which donors a buy round takes first among those within `max_link_price`.

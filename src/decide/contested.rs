@@ -9,6 +9,9 @@
 //! - [`still_free`]: what that fresh read leaves of the picks — no page held for its URL now,
 //!   no donor site that now holds a link for its URL (the rule of `decide/choose.rs`, with the
 //!   hosts the round's searches showed), no URL held back meanwhile;
+//! - [`left_to_autobuyers`]: with `buy.skip_autobuyer_urls: true`, the URLs a running
+//!   autobuyer covers, which buy rounds leave to it (no round buys there, so no page a lagging
+//!   list did not yet show as the autobuyer's is bought again); `plan` says which;
 //! - [`held_twice`], [`held_twice_recorded`]: a page the list (or the journal) shows held more
 //!   than once for one URL, whoever bought the links — recorded once, alerted and shown so the
 //!   team can withdraw one. The list shows no donor site, so a site linking twice to one URL is
@@ -36,6 +39,63 @@ pub(crate) fn shared_urls(c: &Campaign, r: &Recorded) -> BTreeSet<i64> {
         shared.extend(r.ids.urls.values().copied());
     }
     shared
+}
+
+/// A URL a buy round leaves to an autobuyer (`buy.skip_autobuyer_urls`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct LeftToAutobuyer {
+    pub url: String,
+    /// The autobuyer that covers it (the first, by name, when several do).
+    pub autobuyer: String,
+}
+
+impl LeftToAutobuyer {
+    /// The `plan` line.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "buy rounds leave {} to autobuyer {} (buy.skip_autobuyer_urls)",
+            self.url, self.autobuyer
+        )
+    }
+}
+
+/// With `buy.skip_autobuyer_urls: true`, the campaign's URLs that a running autobuyer covers —
+/// as the file wants it running (so a round before its creation leaves them too), or as the
+/// journal counts it running (until its stop is settled) — in the file's URL order. Empty
+/// without the key.
+pub(crate) fn left_to_autobuyers(c: &Campaign, r: &Recorded) -> Vec<LeftToAutobuyer> {
+    if !c.buy.as_ref().is_some_and(|b| b.skip_autobuyer_urls) {
+        return Vec::new();
+    }
+    let mut by_url: BTreeMap<&str, &str> = BTreeMap::new();
+    let wanted = c
+        .autobuyers
+        .iter()
+        .filter(|a| a.state == crate::campaign::AutobuyerState::Running);
+    for a in wanted {
+        for u in &a.urls {
+            by_url.entry(u.url.as_str()).or_insert(a.name.as_str());
+        }
+    }
+    let url_of: BTreeMap<i64, &str> = r.ids.urls.iter().map(|(u, id)| (*id, u.as_str())).collect();
+    let running = r.ids.autobuyers.iter().filter(|(_, a)| a.running);
+    for (name, a) in running {
+        let created = r.autobuyer_urls.get(name).into_iter().flatten();
+        for id in created.chain(&a.covers) {
+            if let Some(url) = url_of.get(id) {
+                by_url.entry(url).or_insert(name.as_str());
+            }
+        }
+    }
+    c.urls
+        .iter()
+        .filter_map(|u| {
+            Some(LeftToAutobuyer {
+                url: u.url.clone(),
+                autobuyer: by_url.get(u.url.as_str())?.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// Whether the link list is read again right before buying `picks`: some pick is for a URL on
@@ -441,6 +501,80 @@ mod tests {
 
         assert_eq!(twice.len(), 1);
         assert_eq!(twice[0].link_ids, vec![2, 5], "the released link 99 aside");
+    }
+
+    fn with_autobuyer(skip: bool, state: &str) -> Campaign {
+        let yaml = format!(
+            r##"name: acme
+domain: https://acme.example
+urls:
+  - url: {SHOES}
+    texts: ["#a#a#/a#"]
+  - url: {TRAIL}
+    texts: ["#a#b#/a#"]
+budget: {{monthly: 3000, max_link_price: 100, daily_links: 5, total_links: 50}}
+buy:
+  schedule: "0 9 * * *"
+  link_type_id: 1
+  per_run: 2
+  skip_autobuyer_urls: {skip}
+filters:
+  - {{name: cheap, price_rent_to: 80}}
+autobuyers:
+  - name: auto
+    filter: cheap
+    state: {state}
+    urls:
+      - {{url: {TRAIL}, monthly_budget: 500, total_links_limit: 5, daily_links_limit: 1}}
+"##
+        );
+        crate::campaign::load_bytes(std::path::Path::new("c.yaml"), yaml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn without_the_key_no_url_is_left_to_an_autobuyer() {
+        assert!(left_to_autobuyers(&with_autobuyer(false, "running"), &recorded()).is_empty());
+    }
+
+    #[test]
+    fn the_urls_a_running_autobuyer_covers_are_left_to_it_even_before_its_creation() {
+        let left = left_to_autobuyers(&with_autobuyer(true, "running"), &recorded());
+
+        assert_eq!(
+            left,
+            vec![LeftToAutobuyer {
+                url: TRAIL.into(),
+                autobuyer: "auto".into()
+            }]
+        );
+        assert_eq!(
+            left[0].describe(),
+            format!("buy rounds leave {TRAIL} to autobuyer auto (buy.skip_autobuyer_urls)")
+        );
+    }
+
+    #[test]
+    fn a_stopped_autobuyer_leaves_its_urls_only_until_its_stop_is_settled() {
+        let c = with_autobuyer(true, "stopped");
+        let mut r = recorded();
+        assert!(left_to_autobuyers(&c, &r).is_empty());
+        let ab = AutobuyerRecord {
+            id: 77,
+            running: true,
+            spec_fingerprint: String::new(),
+            monthly_budget: Money::from_rubles(500),
+            reserved: Money::from_rubles(500),
+            switch_state: SwitchState::Stopped,
+            stopped_at: Some(Utc::now()),
+            adopted_at: None,
+            covers: Vec::new(),
+        };
+        r.ids.autobuyers.insert("auto".into(), ab);
+        r.autobuyer_urls.insert("auto".into(), vec![12]);
+
+        assert_eq!(left_to_autobuyers(&c, &r).len(), 1, "it may still buy");
+        r.ids.autobuyers.get_mut("auto").unwrap().running = false;
+        assert!(left_to_autobuyers(&c, &r).is_empty());
     }
 
     #[test]

@@ -49,9 +49,11 @@ impl<M: Market> Engine<M> {
         if let Some(b) = back.first() {
             tracing::warn!(campaign = %c.name, urls = back.len(), why = %b.why, "buy round skips URLs on which others buy while the link list may be incomplete");
         }
+        let left = contested::left_to_autobuyers(c, r);
         let urls: Vec<(&crate::campaign::PromotedUrl, i64)> = c
             .urls
             .iter()
+            .filter(|u| !left.iter().any(|l| l.url == u.url))
             .filter_map(|u| Some((u, *r.ids.urls.get(&u.url)?)))
             .filter(|(_, id)| !back.iter().any(|b| b.url_id == *id))
             .collect();
@@ -292,9 +294,11 @@ impl<M: Market> Engine<M> {
     /// search is a read; the round resumes these jobs. A failure is left to the round,
     /// which handles it as it always does.
     pub(super) async fn start_searches(&self, c: &Campaign, r: &Recorded) {
+        let left = contested::left_to_autobuyers(c, r);
         let ids: Vec<i64> = c
             .urls
             .iter()
+            .filter(|u| !left.iter().any(|l| l.url == u.url))
             .filter_map(|u| r.ids.urls.get(&u.url).copied())
             .collect();
         let started = self.open_or_start_searches(c, &ids).await;

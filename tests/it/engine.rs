@@ -83,6 +83,7 @@ on_both_backends!(
     contested::a_page_the_team_buys_by_hand_during_a_search_is_not_bought_again,
     contested::a_donor_site_the_team_links_during_a_search_gets_no_second_link,
     contested::a_page_held_twice_is_recorded_once_counted_and_shown_with_both_links,
+    contested::buy_rounds_leave_an_autobuyers_urls_to_it_when_the_file_says_so,
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
     flow::a_second_once_changes_nothing_but_a_new_round_within_the_caps,
     flow::removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing,

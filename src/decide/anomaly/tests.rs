@@ -43,6 +43,7 @@ fn campaign(per_run: u32, daily: u32, price: i64, autobuyers: &[(i64, u32)]) -> 
             per_run,
             order: DonorOrder::Cheapest,
             search: SearchSettings::default(),
+            skip_autobuyer_urls: false,
         }),
         filters: Vec::new(),
         autobuyers: autobuyers

@@ -56,6 +56,7 @@ fn campaign(
             per_run,
             order: DonorOrder::Cheapest,
             search: SearchSettings::default(),
+            skip_autobuyer_urls: false,
         }),
         filters: (0..filters)
             .map(|i| Filter {

@@ -170,3 +170,46 @@ pub async fn a_page_held_twice_is_recorded_once_counted_and_shown_with_both_link
     );
     assert!(out.contains(&line), "{out}");
 }
+
+/// `buy.skip_autobuyer_urls: true`: buy rounds leave `/running-shoes`, which the running
+/// autobuyer covers, to it (no search, no purchase call there) and buy for `/trail`; `plan`
+/// names the URL left and its autobuyer.
+pub async fn buy_rounds_leave_an_autobuyers_urls_to_it_when_the_file_says_so(db: TestDb) {
+    let file = super::fixtures::ACME.replace(
+        "  order: cheapest\n",
+        "  order: cheapest\n  skip_autobuyer_urls: true\n",
+    );
+    assert_ne!(file, super::fixtures::ACME);
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", &file);
+    w.converge(4).await;
+    let plan = super::binary::run(&w, &["plan"]).await;
+    let shown = super::binary::text(&plan);
+    let shoes = "https://acme.example/running-shoes";
+    assert!(
+        shown.contains(&format!(
+            "buy rounds leave {shoes} to autobuyer acme-auto (buy.skip_autobuyer_urls)"
+        )),
+        "{shown}"
+    );
+
+    w.pass(true).await;
+
+    let r = w.recorded("acme-shoes").await;
+    let (shoes_id, trail_id) = (r.ids.urls[shoes], r.ids.urls["https://acme.example/trail"]);
+    let ledger = w.ledger();
+    let by_rounds: Vec<&Purchase> = ledger
+        .purchases
+        .iter()
+        .filter(|p| p.autobuyer_id.is_none())
+        .collect();
+    assert!(
+        by_rounds.iter().any(|p| p.url_id == trail_id),
+        "{by_rounds:?}"
+    );
+    assert!(
+        !by_rounds.iter().any(|p| p.url_id == shoes_id),
+        "nothing bought by a round where the autobuyer buys: {by_rounds:?}"
+    );
+    w.assert_invariants().await;
+}
