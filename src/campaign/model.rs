@@ -111,6 +111,9 @@ pub struct BuyRounds {
     pub per_run: u32,
     pub order: DonorOrder,
     pub search: SearchSettings,
+    /// Buy rounds leave the URLs a running autobuyer covers to it (`decide::contested::left_to_autobuyers`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skip_autobuyer_urls: bool,
 }
 
 #[cfg(test)]
@@ -124,6 +127,7 @@ impl BuyRounds {
             per_run,
             order: DonorOrder::Cheapest,
             search: SearchSettings::default(),
+            skip_autobuyer_urls: false,
         }
     }
 }

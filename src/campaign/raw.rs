@@ -135,6 +135,9 @@ pub(super) struct RawBuy {
     /// Donor search parameters: `price_rent_from`, `price_rent_to` (rubles) and any other marketplace parameter, passed through as written.
     #[serde(default)]
     pub(crate) search: Option<At<RawSearch>>,
+    /// `true`: buy rounds leave every URL a running autobuyer covers to the autobuyer and buy only for the others (no page bought by a round a moment after the autobuyer took it). Default `false`: rounds buy on every URL, reading the link list again right before each purchase where an autobuyer runs.
+    #[serde(default)]
+    pub skip_autobuyer_urls: Option<At<bool>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

@@ -105,6 +105,7 @@ pub(super) fn buy(raw: &RawBuy, budget: &CheckedBudget, p: &mut Problems) -> Buy
         per_run,
         order,
         search: search.unwrap_or_default(),
+        skip_autobuyer_urls: raw.skip_autobuyer_urls.as_ref().is_some_and(|s| s.value),
     }
 }
 

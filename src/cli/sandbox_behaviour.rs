@@ -45,6 +45,8 @@ impl BehaviourArgs {
             autobuy_buys_held: self.autobuy_buys_held,
             autobuy_ignores_limits: self.autobuy_ignores_limits,
             foreign_projects: self.foreign_projects.iter().copied().collect(),
+            // A test's scenario, switched on through `POST __sandbox/behaviour` only.
+            team_buys_during_search: None,
         };
         cfg.faults.executed_error_rate = self.executed_error_rate;
     }

@@ -16,6 +16,7 @@
 //! | [`policy`] | how each kind of uncertain intent is settled, in words |
 //! | [`adoption`] | an adopted project: what a file adopts (the `AdoptProject` step) and the one home of "never re-pointed", what it holds, where buying waits for a complete list |
 //! | [`anomaly`] | the anomaly brake: what schedules and autobuyers' budgets explain per hour and day, and whether what was committed or appeared runs past a multiple of it |
+//! | [`contested`] | where anyone else may buy on a URL (a running autobuyer, an adopted project): the re-read right before a purchase and what it leaves of the picks |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | `guard/` | the guards beside the caps: `approval` (what may be committed without a person), `refused` (what a 401/403 stops), `removal` (whether files gone at once are removed or held) |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
@@ -36,6 +37,7 @@ pub mod anomaly;
 pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;
+pub(crate) mod contested;
 mod guard;
 pub(crate) mod keys;
 pub(crate) mod listing;

@@ -936,6 +936,24 @@ fn buy_action(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
             .push("no buy round: buying is stopped for every URL (see above)".into());
         return;
     }
+    let left = super::contested::left_to_autobuyers(c, r);
+    p.notices.extend(
+        left.iter()
+            .take(10)
+            .map(super::contested::LeftToAutobuyer::describe),
+    );
+    if left.len() > 10 {
+        p.notices.push(format!(
+            "buy rounds leave {} more URL(s) to their autobuyers",
+            left.len() - 10
+        ));
+    }
+    if !left.is_empty() && left.len() >= c.urls.len() {
+        p.notices.push(
+            "no buy round: every URL is left to its autobuyer (buy.skip_autobuyer_urls)".into(),
+        );
+        return;
+    }
     let mut after = r.clone();
     after.budget.committed = t.after();
     let Some(limits) = round_limits(c, &after) else {

@@ -16,11 +16,12 @@ use super::lease::HeldLease;
 use super::protocol::{Effects, Journaled};
 use crate::decide::adoption::held_back;
 use crate::decide::choose::{Pick, choose};
+use crate::decide::contested;
 use crate::decide::keys;
 use crate::decide::plan;
 use crate::decide::recorded::Recorded;
 use crate::decide::round::{
-    group_by_tech, next_poll_wait, purchase_intent, running_coverage, search_params, url_slot,
+    group_by_tech, next_poll_wait, purchase_intent, search_params, url_slot,
 };
 
 pub(crate) use crate::decide::stall::RoundResult;
@@ -48,9 +49,11 @@ impl<M: Market> Engine<M> {
         if let Some(b) = back.first() {
             tracing::warn!(campaign = %c.name, urls = back.len(), why = %b.why, "buy round skips URLs on which others buy while the link list may be incomplete");
         }
+        let left = contested::left_to_autobuyers(c, r);
         let urls: Vec<(&crate::campaign::PromotedUrl, i64)> = c
             .urls
             .iter()
+            .filter(|u| !left.iter().any(|l| l.url == u.url))
             .filter_map(|u| Some((u, *r.ids.urls.get(&u.url)?)))
             .filter(|(_, id)| !back.iter().any(|b| b.url_id == *id))
             .collect();
@@ -71,7 +74,7 @@ impl<M: Market> Engine<M> {
             }
         }
         let picks = choose(&slots, &r.taken_pages(), limits);
-        let picks = self.recheck_before_buying(c, r, picks).await?;
+        let picks = self.recheck_before_buying(c, r, picks, &slots).await?;
         result.picked = picks.len() as u32;
         for group in group_by_tech(picks) {
             self.buy_group(lease, c, project, group, &mut result)
@@ -80,35 +83,37 @@ impl<M: Market> Engine<M> {
         Ok(result)
     }
 
-    /// When an autobuyer runs on a URL the round is about to buy for, the link list is read
-    /// again right before the purchase (through the one link-sync path, so what it shows is
-    /// counted), and picks whose page is now held, or whose URL is now held back, are
-    /// dropped: the window in which an autobuyer and the round can take one page is one
-    /// call, not a whole search.
+    /// Where anyone else may buy on a URL the round is about to buy for (a running autobuyer,
+    /// or an adopted project, where the team buys by hand), the link list is read again right
+    /// before the purchase (through the one link-sync path, so what it shows is counted), and
+    /// picks whose page is now held, whose donor site now holds a link for their URL, or whose
+    /// URL is now held back are dropped (`decide::contested`): the window in which someone
+    /// else and the round can take one page is one call, not a whole search.
     async fn recheck_before_buying(
         &self,
         c: &Campaign,
         r: &Recorded,
-        mut picks: Vec<Pick>,
+        picks: Vec<Pick>,
+        slots: &[crate::decide::choose::UrlSlot],
     ) -> Result<Vec<Pick>, EngineError> {
-        let running = running_coverage(r);
-        if !picks.iter().any(|p| running.contains(&p.url_id)) {
+        if !contested::rereads_before_buying(c, r, &picks) {
             return Ok(picks);
         }
         self.sync_list(&c.name, r, r.fallback_price(Some(c)))
             .await?;
         let fresh = self.load(&c.name).await?;
-        let taken = fresh.taken_pages();
-        let back = held_back(&fresh, &c.name);
-        let before = picks.len();
-        picks.retain(|p| {
-            !taken.contains(&(p.url.clone(), p.donor.page_id))
-                && !back.iter().any(|b| b.url_id == p.url_id)
-        });
-        if picks.len() < before {
-            tracing::info!(campaign = %c.name, dropped = before - picks.len(), "pages an autobuyer took meanwhile are not bought");
+        let hosts = contested::hosts_shown(slots);
+        let out = contested::still_free(picks, &fresh, &c.name, &hosts);
+        if out.dropped() > 0 {
+            tracing::info!(
+                campaign = %c.name,
+                page_taken = out.page_taken,
+                site_taken = out.site_taken,
+                held_back = out.held_back,
+                "picks someone else took meanwhile (the page, or a link on its donor site for the URL) are not bought"
+            );
         }
-        Ok(picks)
+        Ok(out.picks)
     }
 
     /// Runs (or resumes) the searches of every URL together, then polls them together with
@@ -289,9 +294,11 @@ impl<M: Market> Engine<M> {
     /// search is a read; the round resumes these jobs. A failure is left to the round,
     /// which handles it as it always does.
     pub(super) async fn start_searches(&self, c: &Campaign, r: &Recorded) {
+        let left = contested::left_to_autobuyers(c, r);
         let ids: Vec<i64> = c
             .urls
             .iter()
+            .filter(|u| !left.iter().any(|l| l.url == u.url))
             .filter_map(|u| r.ids.urls.get(&u.url).copied())
             .collect();
         let started = self.open_or_start_searches(c, &ids).await;

@@ -10,7 +10,9 @@
 //! 5. confirmed stops older than the settle grace, on a read that shows every link
 //!    (`Judgement::settles_stops`: in an adopted project, every page read or the operator's
 //!    word in force) → settled: the autobuyer's budget leaves the commitment, the rent of its
-//!    links stays.
+//!    links stays;
+//! 6. a page the read shows held twice for one URL (`decide::contested::held_twice`) →
+//!    recorded once, warned with both links' ids and counted (`linkrunner_pages_held_twice_total`).
 
 use chrono::Duration;
 
@@ -21,6 +23,7 @@ use linkrunner_domain::money::Money;
 use super::Engine;
 use super::error::EngineError;
 use crate::decide::adoption::word_lapses;
+use crate::decide::contested;
 use crate::decide::listing::{self, Judgement};
 use crate::decide::recorded::Recorded;
 
@@ -64,6 +67,8 @@ impl<M: Market> Engine<M> {
             fallback_price,
         };
         self.store.links().record_link_list(name, read, now).await?;
+        self.note_held_twice(name, r, &list, j.proves_absence, now)
+            .await?;
         self.quiet_note_read(name, &list, now);
         let lapsed = self.note_list_state(name, r, &list, &j, now).await?;
         out.released_links = self
@@ -118,6 +123,46 @@ impl<M: Market> Engine<M> {
             self.store.intents().note_list_cut(name, len).await?;
         }
         Ok(lapsed)
+    }
+
+    /// Records the pages this read shows held twice for one URL; a finding new to the journal
+    /// is warned with its links' ids (so the team can withdraw one) and counted, once across
+    /// replicas and restarts. A read that shows every link clears the findings it no longer shows.
+    async fn note_held_twice(
+        &self,
+        name: &str,
+        r: &Recorded,
+        list: &LinkList,
+        complete: bool,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), EngineError> {
+        let found = contested::held_twice(&list.links);
+        // Nothing seen twice now nor before this read: nothing to record or clear (no write).
+        let before = contested::held_twice_recorded(r);
+        if found.is_empty() && (before.is_empty() || !complete) {
+            return Ok(());
+        }
+        let new = self
+            .store
+            .links()
+            .note_held_twice(name, &found, complete, now)
+            .await?;
+        for t in &new {
+            tracing::warn!(
+                campaign = name,
+                url_id = t.url_id,
+                page_id = t.page_id,
+                links = t.links,
+                link_ids = ?t.link_ids,
+                "a page is held twice for one URL: withdraw one of these links in the marketplace"
+            );
+        }
+        if !new.is_empty() {
+            self.metrics
+                .campaigns
+                .pages_held_twice(name, new.len() as u64);
+        }
+        Ok(())
     }
 
     /// Releases the rent of links that left the list after the settle grace (drift), and

@@ -68,6 +68,8 @@ struct Row {
     lost: Option<u64>,
     /// URLs on which buying is stopped while the list may be incomplete (set by rounds).
     buying_stopped: Option<u64>,
+    /// Pages the link list showed held twice for one URL, each finding once (issue 32).
+    held_twice: Option<u64>,
 }
 
 impl Row {
@@ -78,6 +80,7 @@ impl Row {
         }
         self.bought.get_or_insert(0);
         self.lost.get_or_insert(0);
+        self.held_twice.get_or_insert(0);
     }
 }
 
@@ -153,6 +156,11 @@ impl CampaignSeries {
     /// Counts links that left the project's link list, their rent released (drift).
     pub(crate) fn links_lost(&self, campaign: &str, links: u64) {
         self.with_row(campaign, |row| *row.lost.get_or_insert(0) += links);
+    }
+
+    /// Counts pages the link list showed held twice for one URL, each finding once.
+    pub(crate) fn pages_held_twice(&self, campaign: &str, pages: u64) {
+        self.with_row(campaign, |row| *row.held_twice.get_or_insert(0) += pages);
     }
 
     /// Sets how many of the campaign's URLs a buy round did not buy for because the link
@@ -232,7 +240,7 @@ fn gauge(row: &Row) -> Option<&Gauges> {
 }
 
 /// In name order, as the crate's `gather` sorted them.
-const FAMILIES: [Family; 11] = [
+const FAMILIES: [Family; 12] = [
     Family {
         name: "linkrunner_campaign_stalled",
         help: "1 for the reason the campaign's last buy round stalled (no_readable_price, insufficient_balance, purchase_rejected, search_not_ready, nothing_bought), 0 for the others.",
@@ -288,6 +296,13 @@ const FAMILIES: [Family; 11] = [
         kind: "gauge",
         second: None,
         value: |r, _| gauge(r).map(|g| g.committed),
+    },
+    Family {
+        name: "linkrunner_pages_held_twice_total",
+        help: "Pages the project's link list showed held twice (two links or more) for one URL, whoever bought them, each finding once, per campaign.",
+        kind: "counter",
+        second: None,
+        value: |r, _| r.held_twice.map(|n| n as f64),
     },
     Family {
         name: "linkrunner_rounds_total",

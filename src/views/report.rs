@@ -98,6 +98,9 @@ pub struct AccountStatus {
     pub(crate) list: String,
     /// URLs a buy round does not buy for now, and why.
     pub buying_stopped: Vec<crate::decide::adoption::HeldBack>,
+    /// Pages held twice for one URL (two links or more, whoever bought them): withdraw one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held_twice: Vec<linkrunner_domain::records::HeldTwice>,
 }
 
 /// A stalled campaign: the closed reason (the `reason` label of
@@ -368,6 +371,7 @@ fn account_status(name: &str, r: &Recorded) -> AccountStatus {
         others_estimated: found.estimated_rent,
         unnamed_url_ids: found.unnamed_url_ids,
         added_by_hand: found.added_by_hand,
+        held_twice: crate::decide::contested::held_twice_recorded(r),
         lost: found.lost,
         list,
         buying_stopped: crate::decide::adoption::held_back(r, name),
@@ -546,6 +550,17 @@ fn render_account(o: &mut String, a: &AccountStatus) {
             o,
             "  DRIFT: {} link(s) added outside linkrunner since the adoption, {} link(s) left the list (rent released)",
             a.added_by_hand, a.lost
+        );
+    }
+    for t in &a.held_twice {
+        let ids: Vec<String> = t.link_ids.iter().map(i64::to_string).collect();
+        let _ = writeln!(
+            o,
+            "  PAGE HELD TWICE: page {} holds {} links for URL id {} (links {}): withdraw one in the marketplace",
+            t.page_id,
+            t.links,
+            t.url_id,
+            ids.join(", ")
         );
     }
     let _ = writeln!(o, "  link list: {}", a.list);

@@ -13,6 +13,8 @@ mod approval;
 mod binary;
 #[path = "engine/brake_month.rs"]
 mod brake_month;
+#[path = "engine/contested.rs"]
+mod contested;
 #[path = "engine/credentials.rs"]
 mod credentials;
 #[path = "engine/faults.rs"]
@@ -82,6 +84,10 @@ on_both_backends!(
     adoption::the_word_on_the_list_takes_the_count_seen_and_a_lagging_list_keeps_it,
     adoption::an_adopted_autobuyers_stop_waits_for_a_list_shown_complete,
     adoption::a_hand_link_on_an_autobuyers_url_counts_on_top_in_a_created_project_too,
+    contested::a_page_the_team_buys_by_hand_during_a_search_is_not_bought_again,
+    contested::a_donor_site_the_team_links_during_a_search_gets_no_second_link,
+    contested::a_page_held_twice_is_recorded_once_counted_and_shown_with_both_links,
+    contested::buy_rounds_leave_an_autobuyers_urls_to_it_when_the_file_says_so,
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
     flow::a_second_once_changes_nothing_but_a_new_round_within_the_caps,
     flow::removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing,

@@ -12,6 +12,8 @@ mod approvals;
 mod budget;
 #[path = "store/halts.rs"]
 mod halts;
+#[path = "store/held_twice.rs"]
+mod held_twice;
 #[path = "store/history.rs"]
 mod history;
 #[path = "store/intents.rs"]
@@ -44,6 +46,7 @@ mod respell;
 mod support;
 
 on_both_backends!(
+    held_twice::a_page_held_twice_is_recorded_once_until_a_complete_read_clears_it,
     quiet::the_stamp_moves_only_with_what_a_plan_reads_and_a_look_moves_what_the_last_read_saw,
     approvals::an_approval_is_recorded_with_who_and_when_and_raises_the_recorded_cap,
     approvals::small_raises_add_up_against_the_same_approval,

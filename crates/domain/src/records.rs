@@ -215,6 +215,19 @@ pub struct ForeignLink {
     pub released: Option<(DateTime<Utc>, String)>,
 }
 
+/// A page held more than once for one URL (issue 32): two links (or more) on one donor page
+/// to one promoted URL, as the link list showed them, whoever bought them. One of them should
+/// be withdrawn in the marketplace; linkrunner records it once, alerts and shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HeldTwice {
+    pub url_id: i64,
+    pub page_id: i64,
+    /// How many links hold it (at least two).
+    pub links: u32,
+    /// Their ids, as far as the list gives them, ascending.
+    pub link_ids: Vec<i64>,
+}
+
 /// One link of a read of the project's list, as the engine judged it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListedLink {

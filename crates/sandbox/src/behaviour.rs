@@ -68,6 +68,25 @@ pub struct Behaviour {
     /// one (texts, purchase, link list, autobuyer creation) answers 403, while the same
     /// credentials work everywhere else. Empty by default.
     pub foreign_projects: BTreeSet<i64>,
+    /// The team buys one link by hand in the marketplace's UI while linkrunner's search runs:
+    /// when a search first answers ready, before linkrunner can buy from it, on a page of that
+    /// result for the search's URL (see [`TeamBuy`]). `None` (the default, left out of the
+    /// JSON): nobody buys by hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_buys_during_search: Option<TeamBuy>,
+}
+
+/// Which page of a search's result the team buys by hand (`team_buys_during_search`), with the
+/// URL's first text, as a link the list shows like any other and the ledger shows without an
+/// autobuyer. Only pages the project does not hold for that URL; nothing when none fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TeamBuy {
+    /// The cheapest page of the result: the one a buy round in `cheapest` order takes first.
+    Cheapest,
+    /// Another page on the donor site of the cheapest one (with `pages_per_site` above 1): the
+    /// round's first pick stays free as a page, but its site now holds a link for the URL.
+    SameSiteAsCheapest,
 }
 
 /// Largest page size and lag accepted, so a typo cannot freeze the list for days.

@@ -126,6 +126,8 @@ pub(crate) struct Search {
     pub(crate) polls: u32,
     pub(crate) started: Instant,
     pub(crate) found: Vec<(Donor, Offer)>,
+    /// It has answered ready once (`Behaviour::team_buys_during_search` acts then only).
+    pub answered: bool,
 }
 
 /// The seeded inventory: page ids, domains and monthly prices, about a third with kopecks.

@@ -50,7 +50,7 @@ pub struct Purchase {
     /// The autobuyer that bought it; `null` for a purchase call (operation 5).
     pub autobuyer_id: Option<i64>,
     /// The project already held this page for this URL when it was bought.
-    pub(crate) duplicate: bool,
+    pub duplicate: bool,
     /// `active`, `removed` or `rejected`.
     pub status: LinkStatus,
     /// Whether operation 6 lists it (a removed or rejected link may stay listed).

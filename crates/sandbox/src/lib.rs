@@ -45,7 +45,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 pub use auth::AuthStats;
-pub use behaviour::{Behaviour, ListPaging};
+pub use behaviour::{Behaviour, ListPaging, TeamBuy};
 pub use commitment::Commitment;
 pub use config::{SandboxAuth, SandboxConfig, SandboxLogin};
 pub use entities::AutobuyerUrl;

@@ -7,6 +7,8 @@
 use base64::Engine as _;
 use tokio::time::Instant;
 
+use super::behaviour::TeamBuy;
+use super::buy::PageRef;
 pub(crate) use super::entities::{Donor, Offer, Search};
 use super::faults::Prng;
 use super::state::{Outcome, World};
@@ -66,6 +68,7 @@ impl World {
             polls: 0,
             started: now,
             found,
+            answered: false,
         };
         self.searches.insert(job.clone(), search);
         Ok((job, meta_data))
@@ -121,15 +124,115 @@ impl World {
             return Ok(Poll::Pending);
         }
         let found = search.found.clone();
+        let (url_id, first) = (search.url_id, !search.answered);
+        search.answered = true;
+        if let (true, Some(how)) = (first, self.behaviour.team_buys_during_search) {
+            self.team_buys(url_id, &found, how);
+        }
         for (donor, offer) in &found {
-            let known = self
-                .offers
-                .entry((search.url_id, donor.page_id))
-                .or_default();
+            let known = self.offers.entry((url_id, donor.page_id)).or_default();
             if !known.contains(offer) {
                 known.push(offer.clone());
             }
         }
         Ok(Poll::Ready(found))
+    }
+
+    /// The team buys one page of a search's result by hand for its URL
+    /// (`Behaviour::team_buys_during_search`).
+    fn team_buys(&mut self, url_id: i64, found: &[(Donor, Offer)], how: TeamBuy) {
+        let Some(project_id) = self.urls.get(&url_id).map(|u| u.project_id) else {
+            return;
+        };
+        let Some(text_id) = self
+            .texts
+            .values()
+            .find(|t| t.url_id == url_id)
+            .map(|t| t.id)
+        else {
+            return;
+        };
+        let free = |d: &&Donor| {
+            self.held
+                .get(&(project_id, d.page_id, url_id))
+                .is_none_or(|n| *n == 0)
+        };
+        let mut pages: Vec<&Donor> = found.iter().map(|(d, _)| d).filter(free).collect();
+        pages.sort_by_key(|d| (d.price, d.page_id));
+        let Some(cheapest) = pages.first() else {
+            return;
+        };
+        let target = match how {
+            TeamBuy::Cheapest => Some(*cheapest),
+            TeamBuy::SameSiteAsCheapest => pages
+                .iter()
+                .skip(1)
+                .find(|d| d.domain == cheapest.domain)
+                .copied(),
+        };
+        if let Some(d) = target.cloned() {
+            let page = PageRef {
+                page_id: d.page_id,
+                url_id,
+                text_id,
+            };
+            self.place(project_id, page, d.price, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::time::Instant;
+
+    use super::*;
+    use crate::config::SandboxConfig;
+
+    /// A world whose donor sites each have two pages, with `how` switched on, after one
+    /// search of the main URL has answered ready twice: `(world, found)`.
+    fn searched(how: TeamBuy) -> (World, Vec<Donor>) {
+        let mut cfg = SandboxConfig::new("t", "k");
+        cfg.search_ready_after_polls = 0;
+        cfg.pages_per_site = 2;
+        let mut world = World::new(&cfg);
+        world.behaviour.team_buys_during_search = Some(how);
+        let (_, url_id, _) = world.add_project("https://acme.example").unwrap();
+        let (job, meta) = world
+            .start_search(url_id, None, None, Instant::now())
+            .unwrap();
+        let mut found = Vec::new();
+        for _ in 0..2 {
+            let Ok(Poll::Ready(f)) = world.poll_search(&job, &meta, Instant::now()) else {
+                panic!("search not ready");
+            };
+            found = f.into_iter().map(|(d, _)| d).collect();
+        }
+        (world, found)
+    }
+
+    fn cheapest(found: &[Donor]) -> &Donor {
+        found.iter().min_by_key(|d| (d.price, d.page_id)).unwrap()
+    }
+
+    #[test]
+    fn the_team_buys_the_cheapest_page_of_a_search_once_while_it_runs() {
+        let (world, found) = searched(TeamBuy::Cheapest);
+
+        assert_eq!(world.placements.len(), 1, "once, not at every ready answer");
+        let p = &world.placements[0];
+        assert_eq!(p.page.page_id, cheapest(&found).page_id);
+        assert_eq!(p.autobuyer_id, None, "by hand");
+    }
+
+    #[test]
+    fn the_team_can_buy_another_page_of_the_cheapest_pages_site() {
+        let (world, found) = searched(TeamBuy::SameSiteAsCheapest);
+
+        assert_eq!(world.placements.len(), 1);
+        let bought = world.placements[0].page.page_id;
+        let first = cheapest(&found);
+        let page = found.iter().find(|d| d.page_id == bought).unwrap();
+        assert_ne!(bought, first.page_id);
+        assert_eq!(page.domain, first.domain);
     }
 }

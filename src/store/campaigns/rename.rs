@@ -15,7 +15,7 @@ use linkrunner_domain::records::{DomainOwner, LeaseToken};
 /// Every table whose `campaign` column names its owner (`campaigns.name` itself aside), and
 /// the halts scoped to it. Children point at `campaigns (name)`, so the new row is inserted
 /// first, these are moved, and the old row is deleted last.
-const MOVES: [&str; 19] = [
+const MOVES: [&str; 20] = [
     "UPDATE budgets SET campaign = $2 WHERE campaign = $1",
     "UPDATE budget_days SET campaign = $2 WHERE campaign = $1",
     "UPDATE intents SET campaign = $2 WHERE campaign = $1",
@@ -27,6 +27,7 @@ const MOVES: [&str; 19] = [
     "UPDATE autobuyers SET campaign = $2 WHERE campaign = $1",
     "UPDATE held_links SET campaign = $2 WHERE campaign = $1",
     "UPDATE foreign_links SET campaign = $2 WHERE campaign = $1",
+    "UPDATE pages_held_twice SET campaign = $2 WHERE campaign = $1",
     "UPDATE searches SET campaign = $2 WHERE campaign = $1",
     "UPDATE rounds SET campaign = $2 WHERE campaign = $1",
     "UPDATE campaign_stalls SET campaign = $2 WHERE campaign = $1",

@@ -1,0 +1,215 @@
+//! Issue 32 (3): a page held for a URL is never bought again, whoever holds it. The team buys
+//! by hand in an adopted project while linkrunner's search runs (the sandbox's
+//! `team_buys_during_search`): the round reads the list again right before buying and leaves
+//! both that page and, by the donor-site rule, every page of its site to the team.
+
+use linkrunner_sandbox::{InUse, LinkStatus, Purchase, SandboxConfig, TeamBuy};
+
+use super::adoption::adopting_file;
+use super::support::{TestDb, World, sandbox_config};
+
+const DOMAIN: &str = "https://acme.example";
+
+/// An adopted account (its autobuyer stopped), the adoption confirmed and the list vouched
+/// complete, so buy rounds may buy on every URL; then the team buys by hand during searches.
+async fn adopted_with_the_team_buying(
+    db: TestDb,
+    cfg: SandboxConfig,
+    how: TeamBuy,
+) -> (World, InUse) {
+    let w = World::new(db, cfg).await;
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let word = ("test", "read the plan");
+    let store = w.store().campaigns();
+    assert!(
+        store
+            .confirm_adoption("acme-shoes", word.0, word.1, now)
+            .await
+            .unwrap()
+    );
+    let listed = seeded.hand_links.len() as u32;
+    store
+        .vouch_list_complete("acme-shoes", listed, word, now)
+        .await
+        .unwrap();
+    w.converge(4).await;
+    let mut b = w.sandbox.behaviour();
+    b.team_buys_during_search = Some(how);
+    w.sandbox
+        .set_behaviour(b)
+        .expect("the team buys during searches");
+    (w, seeded)
+}
+
+/// The active links of the project: `(by the team during a search, by linkrunner)`, told
+/// apart by the journal's own purchases.
+async fn links_by_whom(w: &World, seeded: &InUse) -> (Vec<Purchase>, Vec<Purchase>) {
+    let r = w.recorded("acme-shoes").await;
+    let ours: Vec<(i64, i64)> = r.held.iter().map(|h| (h.url_id, h.page_id)).collect();
+    let seeded_ids: Vec<i64> = seeded.hand_links.iter().map(|h| h.link_id).collect();
+    let active: Vec<Purchase> = w
+        .ledger()
+        .purchases_of(seeded.project_id)
+        .into_iter()
+        .filter(|p| p.status == LinkStatus::Active && !seeded_ids.contains(&p.link_id))
+        .cloned()
+        .collect();
+    active
+        .into_iter()
+        .filter(|p| p.autobuyer_id.is_none())
+        .partition(|p| !ours.contains(&(p.url_id, p.page_id)))
+}
+
+/// The team takes the round's first pick by hand between the search and the purchase: the
+/// page is not bought again for that URL (today's re-read ran only where an autobuyer covers
+/// the URL, and the adopted autobuyer here is stopped).
+pub async fn a_page_the_team_buys_by_hand_during_a_search_is_not_bought_again(db: TestDb) {
+    let (w, seeded) = adopted_with_the_team_buying(db, sandbox_config(), TeamBuy::Cheapest).await;
+
+    w.pass(true).await;
+
+    let (team, ours) = links_by_whom(&w, &seeded).await;
+    assert!(!team.is_empty(), "the team bought during the search");
+    assert!(!ours.is_empty(), "the round still bought other pages");
+    w.assert_invariants().await;
+}
+
+/// The team buys another page of the round's first pick's donor site: the pick is free as a
+/// page, but its site now links to the URL, so it is not bought (one link per donor site and
+/// URL, whoever holds the first).
+pub async fn a_donor_site_the_team_links_during_a_search_gets_no_second_link(db: TestDb) {
+    let mut cfg = sandbox_config();
+    cfg.pages_per_site = 2;
+    let how = TeamBuy::SameSiteAsCheapest;
+    let (w, seeded) = adopted_with_the_team_buying(db, cfg, how).await;
+
+    w.pass(true).await;
+
+    let (team, ours) = links_by_whom(&w, &seeded).await;
+    assert!(!team.is_empty(), "the team bought during the search");
+    assert!(!ours.is_empty(), "the round still bought other pages");
+    let site = |p: &Purchase| w.sandbox.donor_site(p.page_id).expect("a donor page");
+    for t in &team {
+        let twice = ours
+            .iter()
+            .find(|o| o.url_id == t.url_id && site(o) == site(t));
+        assert!(
+            twice.is_none(),
+            "link {:?} is a second link from {} to URL {} after the team's {}",
+            twice.map(|o| o.link_id),
+            site(t),
+            t.url_id,
+            t.link_id
+        );
+    }
+    w.assert_invariants().await;
+}
+
+/// A careless marketplace autobuyer buys pages the project already holds for its URL: the next
+/// read of the link list records each page held twice once (a second read does not count it
+/// again), counts it in `linkrunner_pages_held_twice_total`, and `status` names both links.
+pub async fn a_page_held_twice_is_recorded_once_counted_and_shown_with_both_links(db: TestDb) {
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", super::fixtures::ACME);
+    w.converge(4).await;
+    w.pass(true).await;
+    let mut b = w.sandbox.behaviour();
+    b.autobuy_buys_held = true;
+    b.autobuy_ignores_limits = true;
+    w.sandbox.set_behaviour(b).expect("a careless autobuyer");
+    w.sandbox.autobuy_now(20);
+    let ledger = w.ledger();
+    let mut doubles: Vec<(i64, i64)> = ledger
+        .purchases
+        .iter()
+        .filter(|p| p.duplicate)
+        .map(|p| (p.url_id, p.page_id))
+        .collect();
+    doubles.sort();
+    doubles.dedup();
+    assert!(!doubles.is_empty(), "the autobuyer bought a held page");
+
+    w.pass(false).await;
+    w.pass(false).await;
+
+    let recorded = w.store().links().held_twice("acme-shoes").await.unwrap();
+    let pairs: Vec<(i64, i64)> = recorded.iter().map(|t| (t.url_id, t.page_id)).collect();
+    assert_eq!(pairs, doubles);
+    for t in &recorded {
+        let mut ids: Vec<i64> = ledger
+            .purchases
+            .iter()
+            .filter(|p| (p.url_id, p.page_id) == (t.url_id, t.page_id))
+            .map(|p| p.link_id)
+            .collect();
+        ids.sort();
+        assert_eq!(t.link_ids, ids, "both links named");
+    }
+    let counted = format!(
+        "linkrunner_pages_held_twice_total{{campaign=\"acme-shoes\"}} {}",
+        doubles.len()
+    );
+    let metrics = w.engine.metrics().render();
+    assert!(
+        metrics.contains(&counted),
+        "once per page, not per read: {metrics}"
+    );
+    let status = super::binary::run(&w, &["status"]).await;
+    let out = super::binary::text(&status);
+    let t = &recorded[0];
+    let ids: Vec<String> = t.link_ids.iter().map(i64::to_string).collect();
+    let line = format!(
+        "PAGE HELD TWICE: page {} holds {} links for URL id {} (links {})",
+        t.page_id,
+        t.links,
+        t.url_id,
+        ids.join(", ")
+    );
+    assert!(out.contains(&line), "{out}");
+}
+
+/// `buy.skip_autobuyer_urls: true`: buy rounds leave `/running-shoes`, which the running
+/// autobuyer covers, to it (no search, no purchase call there) and buy for `/trail`; `plan`
+/// names the URL left and its autobuyer.
+pub async fn buy_rounds_leave_an_autobuyers_urls_to_it_when_the_file_says_so(db: TestDb) {
+    let file = super::fixtures::ACME.replace(
+        "  order: cheapest\n",
+        "  order: cheapest\n  skip_autobuyer_urls: true\n",
+    );
+    assert_ne!(file, super::fixtures::ACME);
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", &file);
+    w.converge(4).await;
+    let plan = super::binary::run(&w, &["plan"]).await;
+    let shown = super::binary::text(&plan);
+    let shoes = "https://acme.example/running-shoes";
+    assert!(
+        shown.contains(&format!(
+            "buy rounds leave {shoes} to autobuyer acme-auto (buy.skip_autobuyer_urls)"
+        )),
+        "{shown}"
+    );
+
+    w.pass(true).await;
+
+    let r = w.recorded("acme-shoes").await;
+    let (shoes_id, trail_id) = (r.ids.urls[shoes], r.ids.urls["https://acme.example/trail"]);
+    let ledger = w.ledger();
+    let by_rounds: Vec<&Purchase> = ledger
+        .purchases
+        .iter()
+        .filter(|p| p.autobuyer_id.is_none())
+        .collect();
+    assert!(
+        by_rounds.iter().any(|p| p.url_id == trail_id),
+        "{by_rounds:?}"
+    );
+    assert!(
+        !by_rounds.iter().any(|p| p.url_id == shoes_id),
+        "nothing bought by a round where the autobuyer buys: {by_rounds:?}"
+    );
+    w.assert_invariants().await;
+}
