@@ -26,9 +26,9 @@
 //! | [`quiet`] | whether a reconciliation of a converged campaign only looks (its file, journal stamp and link list as the last full pass saw them, nothing due) |
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
-//! | [`rename`] | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it, the `plan` line |
-//! | [`respell`] | a URL respelt with its recorded `url_id`: which rows take the new spelling, what refuses a `url_id`, a purchase key after it |
-//! | [`moves`] | an autobuyer's `moved_from`: honoured with the rename of its source (same project), else refused naming both; the `plan` line |
+//! | [`rename`] (in `identity/`) | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it, the `plan` line |
+//! | [`respell`] (in `identity/`) | a URL respelt with its recorded `url_id`: which rows take the new spelling, what refuses a `url_id`, a purchase key after it |
+//! | [`moves`] (in `identity/`) | an autobuyer's `moved_from`: honoured with the rename of its source (same project), else refused naming both; the `plan` line |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
 
@@ -39,17 +39,15 @@ pub(crate) mod caps;
 pub mod choose;
 pub(crate) mod contested;
 mod guard;
+mod identity;
 pub(crate) mod keys;
 pub(crate) mod listing;
-pub mod moves;
 pub(crate) mod pass;
 pub mod plan;
 pub(crate) mod policy;
 pub(crate) mod quiet;
 pub mod recorded;
-pub mod rename;
 pub(crate) mod replace;
-pub mod respell;
 pub mod round;
 pub(crate) mod spread;
 pub(crate) mod stall;
@@ -57,3 +55,4 @@ pub(crate) mod stall;
 // The guards keep their paths (`decide::approval`, …): the room is a folder, not a new name.
 pub(crate) use guard::refused;
 pub(crate) use guard::{approval, removal};
+pub use identity::{moves, rename, respell};

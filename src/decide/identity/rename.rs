@@ -6,9 +6,9 @@
 
 use serde::Serialize;
 
-use super::recorded::Recorded;
 use crate::campaign::Campaign;
 use crate::campaign::fence::site_key;
+use crate::decide::recorded::Recorded;
 use linkrunner_domain::records::DomainOwner;
 
 /// What a file's `renamed_from` asks of the pass, given which of the two names the journal
@@ -122,8 +122,8 @@ pub fn renamed_key(key: &str, old: &str, new: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::keys;
     use super::*;
+    use crate::decide::keys;
 
     #[test]
     fn a_rename_is_handed_over_only_while_the_new_name_is_unrecorded() {

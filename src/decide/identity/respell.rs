@@ -8,9 +8,9 @@
 
 use serde::Serialize;
 
-use super::caps::autobuyer_fingerprint;
-use super::recorded::Recorded;
 use crate::campaign::Campaign;
+use crate::decide::caps::autobuyer_fingerprint;
+use crate::decide::recorded::Recorded;
 
 /// One URL whose journal row takes the file's new spelling.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -189,9 +189,9 @@ pub(crate) fn applied(r: &Recorded, s: &Respelling) -> Recorded {
 
 #[cfg(test)]
 mod tests {
-    use super::super::caps::caps;
-    use super::super::keys;
     use super::*;
+    use crate::decide::caps::caps;
+    use crate::decide::keys;
     use linkrunner_domain::money::Money;
     use linkrunner_domain::records::{AutobuyerRecord, SwitchState};
 
