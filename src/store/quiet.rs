@@ -71,8 +71,7 @@ impl Campaigns<'_> {
         listed_at: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("record_look").await?;
+        transaction!(self, "record_look", |tx| {
             // `$1` the campaign, `$2` the earlier read's time, `$3` now.
             let seen_again = |sql| {
                 sqlx::query(sql)
@@ -94,10 +93,7 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("record_look"))?;
-            tx.commit().await.map_err(db("record_look"))?;
             Ok(held.rows_affected() + foreign.rows_affected())
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 }

@@ -56,8 +56,7 @@ impl Campaigns<'_> {
         project_id: i64,
         now: DateTime<Utc>,
     ) -> Result<AdoptOutcome, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_project").await?;
+        transaction!(self, "adopt_project", |tx| {
             let row = sqlx::query("SELECT project_id FROM projects WHERE campaign = $1")
                 .bind(campaign)
                 .fetch_optional(&mut *tx)
@@ -88,11 +87,8 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("adopt_project"))?;
-            tx.commit().await.map_err(db("adopt_project"))?;
             Ok(AdoptOutcome::Recorded)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// Records URL and text ids the file names in the adopted project; ids already recorded
@@ -103,8 +99,7 @@ impl Campaigns<'_> {
         urls: &[(String, i64)],
         texts: &[((String, String), i64)],
     ) -> Result<Vec<String>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_ids").await?;
+        transaction!(self, "adopt_ids", |tx| {
             let mut differ = Vec::new();
             for (url, id) in urls {
                 sqlx::query(
@@ -140,11 +135,8 @@ impl Campaigns<'_> {
                 .await
                 .map_err(db("adopt_ids"))?;
             }
-            tx.commit().await.map_err(db("adopt_ids"))?;
             Ok(differ)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// Records an adopted autobuyer, counted as running at its declared budget (a ledger
@@ -157,8 +149,7 @@ impl Campaigns<'_> {
         a: &AdoptedAutobuyer<'_>,
         now: DateTime<Utc>,
     ) -> Result<Option<i64>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_autobuyer").await?;
+        transaction!(self, "adopt_autobuyer", |tx| {
             let known = sqlx::query(
                 "SELECT autobuyer_id, adopted_id FROM autobuyers WHERE campaign = $1 AND name = $2",
             )
@@ -173,11 +164,8 @@ impl Campaigns<'_> {
                 return Ok((id != a.id && adopted != Some(a.id)).then_some(id));
             }
             insert_adopted(&mut tx, campaign, a, now).await?;
-            tx.commit().await.map_err(db("adopt_autobuyer"))?;
             Ok(None)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The operator's `resolve adopt`: changes on the adopted project may begin.
@@ -239,8 +227,7 @@ impl Campaigns<'_> {
         lapse: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("note_list_read").await?;
+        transaction!(self, "note_list_read", |tx| {
             let q = |sql: &'static str| sqlx::query(sql).bind(campaign);
             q("UPDATE projects SET last_read_complete = $2, last_read_links = $3 WHERE campaign = $1")
                 .bind(i64::from(complete))
@@ -264,11 +251,8 @@ impl Campaigns<'_> {
                 .map_err(db("note_list_read"))?;
                 lapsed = done.rows_affected() > 0;
             }
-            tx.commit().await.map_err(db("note_list_read"))?;
             Ok(lapsed)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The account truth of one campaign (see [`AccountTruth`]).

@@ -153,18 +153,14 @@ impl Store {
         recorded: fn(u64) -> bool,
         press: &Press<'_>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx(op).await?;
+        transaction!(self, op, |tx| {
             let changed = change.execute(&mut *tx).await.map_err(db(op))?;
             let record = recorded(changed.rows_affected());
             if record {
                 press.record(&mut tx).await?;
             }
-            tx.commit().await.map_err(db(op))?;
             Ok(record)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// When each scope was last resumed: the anomaly brake's windows start no earlier.

@@ -33,14 +33,10 @@ impl Intents<'_> {
         link: &LinkRecord,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_purchase").await?;
+        transaction!(self, "adopt_purchase", |tx| {
             let done = adopt_in(&mut tx, at, link, now).await?;
-            tx.commit().await.map_err(db("adopt_purchase"))?;
             Ok(done)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// An operator's word that a page whose purchase was once uncertain may be bought again.

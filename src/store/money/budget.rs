@@ -114,8 +114,7 @@ impl Campaigns<'_> {
         threshold: Option<Money>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("upsert_campaign").await?;
+        transaction!(self, "upsert_campaign", |tx| {
             sqlx::query(
                 "INSERT INTO campaigns (name, created_at, updated_at) VALUES ($1, $2, $2) \
                  ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at",
@@ -140,10 +139,8 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("upsert_campaign"))?;
-            tx.commit().await.map_err(db("upsert_campaign"))
-        }
-        .await;
-        self.write_done(result).await
+            Ok(())
+        })
     }
 
     pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {
