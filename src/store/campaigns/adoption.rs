@@ -176,18 +176,17 @@ impl Campaigns<'_> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE adoptions SET confirmed_by = $2, confirmed_reason = $3, confirmed_at = $4 \
              WHERE campaign = $1 AND confirmed_at IS NULL",
         )
         .bind(campaign)
         .bind(by)
         .bind(reason)
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("confirm_adoption"));
-        self.write_done(done).await.map(|r| r.rows_affected() > 0)
+        .bind(to_millis(now));
+        self.write_one("confirm_adoption", change)
+            .await
+            .map(|r| r.rows_affected() > 0)
     }
 
     /// The operator's `resolve list-complete --links N`: the list shows every link, as long
@@ -200,7 +199,7 @@ impl Campaigns<'_> {
         (by, reason): (&str, &str),
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "INSERT INTO list_vouches (campaign, links, by_whom, reason, at) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (campaign) DO UPDATE SET links = excluded.links, by_whom = excluded.by_whom, \
              reason = excluded.reason, at = excluded.at, lapsed_at = NULL",
@@ -209,11 +208,10 @@ impl Campaigns<'_> {
         .bind(i64::from(links))
         .bind(by)
         .bind(reason)
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("vouch_list_complete"));
-        self.write_done(done).await.map(|_| ())
+        .bind(to_millis(now));
+        self.write_one("vouch_list_complete", change)
+            .await
+            .map(|_| ())
     }
 
     /// Notes what a read of the link list showed: complete or not, and its length; the first
@@ -242,8 +240,10 @@ impl Campaigns<'_> {
                 .map_err(db("note_list_read"))?;
             let mut lapsed = false;
             if let Some(word_at) = lapse {
-                let done = q("UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
-                              AND lapsed_at IS NULL AND at = $3")
+                let done = q(
+                    "UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
+                              AND lapsed_at IS NULL AND at = $3",
+                )
                 .bind(to_millis(now))
                 .bind(to_millis(word_at))
                 .execute(&mut *tx)

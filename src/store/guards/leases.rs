@@ -202,26 +202,22 @@ impl Leases<'_> {
     /// otherwise block the campaigns for the TTL, or until a process of this host sees the
     /// holder gone. The rows stay (expired) to keep their fences.
     pub async fn release_leases_of(self, holder: &str) -> Result<u64, StoreError> {
-        let done =
+        let change =
             sqlx::query("UPDATE leases SET expires_at = 0 WHERE holder = $1 AND expires_at > 0")
-                .bind(holder)
-                .execute(&self.writer)
-                .await
-                .map_err(db("release_leases_of"));
-        self.write_done(done).await.map(|r| r.rows_affected())
+                .bind(holder);
+        self.write_one("release_leases_of", change)
+            .await
+            .map(|r| r.rows_affected())
     }
 
     /// Lets another holder take the campaign now. The row stays (expired) to keep the fence.
     pub async fn release_lease(self, lease: &LeaseToken) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE leases SET expires_at = 0 WHERE campaign = $1 AND holder = $2 AND fence = $3",
         )
         .bind(&lease.campaign)
         .bind(&lease.holder)
-        .bind(lease.fence)
-        .execute(&self.writer)
-        .await
-        .map_err(db("release_lease"));
-        self.write_done(done).await.map(|_| ())
+        .bind(lease.fence);
+        self.write_one("release_lease", change).await.map(|_| ())
     }
 }

@@ -66,8 +66,8 @@ impl Campaigns<'_> {
             }
             let rows = sqlx::query(SELECT_ALL)
                 .fetch_all(&mut *tx)
-            .await
-            .map_err(db("observe_removals"))?;
+                .await
+                .map_err(db("observe_removals"))?;
             let rows = rows.iter().map(removal_row).collect::<Result<_, _>>()?;
             Ok(rows)
         })

@@ -115,12 +115,14 @@ impl Campaigns<'_> {
             .map_err(db("approve_account"))?;
             let approval = row.as_ref().map(approval_from_row).transpose()?;
             if let Some(a) = &approval {
-                sqlx::query("UPDATE account_cap SET monthly_cap = $1, updated_at = $2 WHERE id = 1")
-                    .bind(a.wanted.kopecks())
-                    .bind(to_millis(now))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("approve_account"))?;
+                sqlx::query(
+                    "UPDATE account_cap SET monthly_cap = $1, updated_at = $2 WHERE id = 1",
+                )
+                .bind(a.wanted.kopecks())
+                .bind(to_millis(now))
+                .execute(&mut *tx)
+                .await
+                .map_err(db("approve_account"))?;
             }
             Ok(approval)
         })

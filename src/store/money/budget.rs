@@ -124,9 +124,8 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("upsert_campaign"))?;
-            let cap =
-                super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
-                    .await?;
+            let cap = super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
+                .await?;
             sqlx::query(
                 "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \
                  VALUES ($1, $2, 0, 0, $3, $4) ON CONFLICT (campaign) DO UPDATE SET \
