@@ -339,21 +339,7 @@ pub(in crate::store) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTru
     let mut truth = AccountTruth::default();
     read_project(&mut truth, r)?;
     if let Some(project_id) = col::<Option<i64>>(r, "adopted_project")? {
-        let confirmed = match opt_time(r, "confirmed_at")? {
-            Some(at) => Some(OperatorWord {
-                by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
-                at,
-                reason: col::<Option<String>>(r, "confirmed_reason")?.unwrap_or_default(),
-                links: None,
-            }),
-            None => None,
-        };
-        truth.adoption = Some(Adoption {
-            project_id,
-            recorded_at: time(r, "recorded_at")?,
-            first_read_at: opt_time(r, "first_read_at")?,
-            confirmed,
-        });
+        truth.adoption = Some(adoption_of(r, project_id)?);
     }
     if let Some(links) = col::<Option<i64>>(r, "vouched_links")? {
         truth.vouch = Some(OperatorWord {
@@ -382,6 +368,11 @@ pub(in crate::store) fn read_project(
 }
 
 pub(in crate::store) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreError> {
+    adoption_of(r, col(r, "project_id")?)
+}
+
+/// The adoption of `project_id` from a row with its record's and its confirmation's columns.
+fn adoption_of(r: &AnyRow, project_id: i64) -> Result<Adoption, StoreError> {
     let confirmed = match opt_time(r, "confirmed_at")? {
         Some(at) => Some(OperatorWord {
             by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
@@ -392,7 +383,7 @@ pub(in crate::store) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreE
         None => None,
     };
     Ok(Adoption {
-        project_id: col(r, "project_id")?,
+        project_id,
         recorded_at: time(r, "recorded_at")?,
         first_read_at: opt_time(r, "first_read_at")?,
         confirmed,
