@@ -251,6 +251,20 @@ impl Store {
         self.write_done(done).await
     }
 
+    /// [`Self::write_one`] of a statement that must change a row: `missing()` when it changed
+    /// none.
+    async fn write_some(
+        &self,
+        op: &'static str,
+        query: AnyQuery<'_>,
+        missing: impl FnOnce() -> StoreError,
+    ) -> Result<(), StoreError> {
+        if self.write_one(op, query).await?.rows_affected() == 0 {
+            return Err(missing());
+        }
+        Ok(())
+    }
+
     /// Counts a failed database operation; every public method passes its result through here.
     fn done<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if let Err(StoreError::Database { .. } | StoreError::Connect { .. }) = &result {

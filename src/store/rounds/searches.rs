@@ -77,15 +77,10 @@ impl Rounds<'_> {
             .bind(state.as_str())
             .bind(i64::from(polls))
             .bind(to_millis(now));
-        if self
-            .write_one("finish_search", change)
-            .await?
-            .rows_affected()
-            == 0
-        {
-            return Err(StoreError::invalid(format!("search {id} is not open")));
-        }
-        Ok(())
+        self.write_some("finish_search", change, || {
+            StoreError::invalid(format!("search {id} is not open"))
+        })
+        .await
     }
 
     /// How long the latest searches took to answer ready, oldest first, at most `limit` of
@@ -125,10 +120,10 @@ impl Rounds<'_> {
         .bind(id)
         .bind(i64::from(polls))
         .bind(to_millis(now));
-        if self.write_one("note_poll", change).await?.rows_affected() == 0 {
-            return Err(StoreError::invalid(format!("search {id} is not open")));
-        }
-        Ok(())
+        self.write_some("note_poll", change, || {
+            StoreError::invalid(format!("search {id} is not open"))
+        })
+        .await
     }
 }
 

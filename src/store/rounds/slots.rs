@@ -66,17 +66,10 @@ impl Rounds<'_> {
         .bind(outcome.as_str())
         .bind(detail)
         .bind(to_millis(now));
-        if self
-            .write_one("finish_round", change)
-            .await?
-            .rows_affected()
-            == 0
-        {
-            return Err(StoreError::NotFound {
-                what: format!("round of `{campaign}` at {slot}"),
-            });
-        }
-        Ok(())
+        self.write_some("finish_round", change, || StoreError::NotFound {
+            what: format!("round of `{campaign}` at {slot}"),
+        })
+        .await
     }
 
     /// Ends a try that could not run for a transient reason: the slot stays open for another
@@ -98,12 +91,10 @@ impl Rounds<'_> {
         .bind(detail)
         .bind(to_millis(now))
         .bind(i64::from(bought));
-        if self.write_one("defer_round", change).await?.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: format!("round of `{campaign}` at {slot}"),
-            });
-        }
-        Ok(())
+        self.write_some("defer_round", change, || StoreError::NotFound {
+            what: format!("round of `{campaign}` at {slot}"),
+        })
+        .await
     }
 
     /// Claims a deferred slot for another try: `Some` for exactly one caller per deferral
