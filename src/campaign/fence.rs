@@ -62,21 +62,11 @@ pub(super) fn clashes(files: &[(PathBuf, Claims)]) -> Vec<Clash> {
     report(files, &domains, &mut out, |k| {
         format!("domain `{k}` is also the domain of")
     });
-    let projects = group(files, |c| {
-        c.project
-            .iter()
-            .map(|p| At::new(p.value.to_string(), p.pos))
-            .collect()
-    });
+    let projects = group(files, |c| id_keys(&c.project));
     report(files, &projects, &mut out, |k| {
         format!("`project_id` {k} is also adopted by")
     });
-    let autobuyers = group(files, |c| {
-        c.autobuyers
-            .iter()
-            .map(|p| At::new(p.value.to_string(), p.pos))
-            .collect()
-    });
+    let autobuyers = group(files, |c| id_keys(&c.autobuyers));
     report(files, &autobuyers, &mut out, |k| {
         format!("autobuyer id {k} is also adopted by")
     });
@@ -84,6 +74,13 @@ pub(super) fn clashes(files: &[(PathBuf, Claims)]) -> Vec<Clash> {
 }
 
 type Groups = BTreeMap<String, Vec<(usize, Pos)>>;
+
+/// Ids as the texts [`group`] keys by, each where it stands.
+fn id_keys<'a>(ids: impl IntoIterator<Item = &'a At<i64>>) -> Vec<At<String>> {
+    ids.into_iter()
+        .map(|p| At::new(p.value.to_string(), p.pos))
+        .collect()
+}
 
 fn group(files: &[(PathBuf, Claims)], keys: impl Fn(&Claims) -> Vec<At<String>>) -> Groups {
     let mut m: Groups = BTreeMap::new();

@@ -79,7 +79,10 @@ impl<M: Market> Engine<M> {
             }
             Action::ReplaceAutobuyer { name, .. } => {
                 match c.autobuyers.iter().find(|a| &a.name == name) {
-                    Some(ab) => self.replace_autobuyer(lease, c, r, ab).await,
+                    Some(ab) => {
+                        super::steps::old_autobuyer_settled(r, ab)?;
+                        self.create_autobuyer(lease, c, r, ab).await
+                    }
                     None => Ok(()),
                 }
             }

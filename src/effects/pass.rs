@@ -318,7 +318,7 @@ impl<M: Market> Engine<M> {
             false => (Purpose::Reconcile, "reconcile"),
         };
         let started = std::time::Instant::now();
-        let pass = self.campaign_pass_counted(c, name, buy_round, cause);
+        let pass = self.campaign_pass_counted(c, name, (buy_round, cause));
         let report = with_purpose(purpose, pass).await;
         self.metrics
             .load
@@ -332,8 +332,7 @@ impl<M: Market> Engine<M> {
         &self,
         c: Option<&Campaign>,
         name: &str,
-        buy_round: bool,
-        cause: IntentCause,
+        (buy_round, cause): (bool, IntentCause),
     ) -> CampaignReport {
         let span = tracing::info_span!(
             "campaign",

@@ -224,28 +224,6 @@ impl<M: Market> Engine<M> {
         i
     }
 
-    /// Applies a changed spec by replacement: only once the old autobuyer's stop is confirmed
-    /// and settled (its budget left the commitment, the rent of its links stays), creates the
-    /// new one of the same name and brings it to its desired state. An uncertain or unsettled
-    /// stop blocks it: two autobuyers never run for one name.
-    pub(crate) async fn replace_autobuyer(
-        &self,
-        lease: &HeldLease,
-        c: &Campaign,
-        r: &Recorded,
-        ab: &Autobuyer,
-    ) -> Result<(), EngineError> {
-        if let Some(old) = r.ids.autobuyers.get(&ab.name)
-            && (old.running || old.switch_state != SwitchState::Stopped)
-        {
-            return Err(EngineError::Blocked(format!(
-                "autobuyer {}: the old one (id {}) is not stopped and settled yet, so it is not replaced",
-                ab.name, old.id
-            )));
-        }
-        self.create_autobuyer(lease, c, r, ab).await
-    }
-
     /// Starts or stops an autobuyer. Starting a stopped one reserves what its budget adds
     /// first; a confirmed stop keeps its budget counted until the stop is settled (`sync.rs`).
     pub(crate) async fn set_autobuyer(
@@ -312,6 +290,22 @@ impl<M: Market> Engine<M> {
             EngineError::Market(e)
         }
     }
+}
+
+/// A changed spec is applied by replacement ([`Engine::create_autobuyer`] of the same name)
+/// only once the old autobuyer's stop is confirmed and settled (its budget left the
+/// commitment, the rent of its links stays): an uncertain or unsettled stop blocks it, so
+/// two autobuyers never run for one name.
+pub(crate) fn old_autobuyer_settled(r: &Recorded, ab: &Autobuyer) -> Result<(), EngineError> {
+    if let Some(old) = r.ids.autobuyers.get(&ab.name)
+        && (old.running || old.switch_state != SwitchState::Stopped)
+    {
+        return Err(EngineError::Blocked(format!(
+            "autobuyer {}: the old one (id {}) is not stopped and settled yet, so it is not replaced",
+            ab.name, old.id
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) fn filter_spec(f: &Filter) -> FilterSpec {

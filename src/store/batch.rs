@@ -22,7 +22,6 @@ use futures_util::TryStreamExt as _;
 use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
-use super::StoreError;
 use super::campaigns::remote::{autobuyer_from_row, project_from_row};
 use super::campaigns::stalls::{STALL_COLUMNS, stall_from_row};
 use super::handles::Reports;
@@ -32,6 +31,7 @@ use super::links::held::{HELD_COLUMNS, held_from_row};
 use super::money::budget::{BUDGET_SELECT, BUDGET_SELECT_ALL, snapshot_from_row};
 use super::rounds::slots::{ROUND_COLUMNS, round_from_row};
 use super::rows::{col, count, day_text, db};
+use super::{AnyQuery, StoreError};
 use linkrunner_domain::intents::IntentRow;
 use linkrunner_domain::records::{
     BudgetSnapshot, ForeignLink, HeldLink, RemoteIds, RoundRow, StallRow,
@@ -332,26 +332,8 @@ impl Reports<'_> {
         day: Option<&str>,
         sql: impl Fn(&str) -> String,
     ) -> Result<Vec<AnyRow>, StoreError> {
-        let names = match scope {
-            Scope::Every(_) => {
-                let mut q = sqlx::query(AssertSqlSafe(sql("1 = 1")));
-                if let Some(d) = day {
-                    q = q.bind(d);
-                }
-                return q.fetch_all(&self.pool).await.map_err(db("journal_of"));
-            }
-            Scope::Named(names, chunk) => names.chunks(*chunk),
-        };
-        let first = if day.is_some() { 2 } else { 1 };
         let mut rows = Vec::new();
-        for chunk in names {
-            let mut q = sqlx::query(AssertSqlSafe(sql(&in_clause(first, chunk.len()))));
-            if let Some(d) = day {
-                q = q.bind(d);
-            }
-            for name in chunk {
-                q = q.bind(*name);
-            }
+        for q in scoped_queries(scope, day, sql) {
             rows.extend(q.fetch_all(&self.pool).await.map_err(db("journal_of"))?);
         }
         Ok(rows)
@@ -366,27 +348,28 @@ impl Reports<'_> {
         sql: impl Fn(&str) -> String,
         mut each: impl FnMut(&AnyRow) -> Result<(), StoreError> + Send,
     ) -> Result<(), StoreError> {
-        let queries: Vec<(String, &[&str])> = match scope {
-            Scope::Every(_) => vec![(sql("1 = 1"), &[])],
-            Scope::Named(names, chunk) => {
-                let first = if day.is_some() { 2 } else { 1 };
-                names
-                    .chunks(*chunk)
-                    .map(|c| (sql(&in_clause(first, c.len())), c))
-                    .collect()
-            }
-        };
-        for (text, names) in queries {
-            let mut q = sqlx::query(AssertSqlSafe(text));
-            if let Some(d) = day {
-                q = q.bind(d);
-            }
-            for name in names {
-                q = q.bind(*name);
-            }
+        for q in scoped_queries(scope, day, sql) {
             let mut rows = q.fetch(&self.pool);
             while let Some(r) = rows.try_next().await.map_err(db("journal_of"))? {
                 each(&r)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Each row of `sql(clause)` (see [`Reports::rows_of`]) handed to `put` with the entry of
+    /// its campaign, if it is one asked for and known; rows of other campaigns are skipped.
+    async fn into_journals(
+        self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, CampaignJournal>,
+        sql: impl Fn(&str) -> String,
+        mut put: impl FnMut(&mut CampaignJournal, &AnyRow) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        for r in self.rows_of(scope, None, sql).await? {
+            let name: String = col(&r, "campaign")?;
+            if let Some(j) = out.get_mut(&name) {
+                put(j, &r)?;
             }
         }
         Ok(())
@@ -427,52 +410,41 @@ impl Reports<'_> {
             "project_id, url_id, text_id, list_cut_at, last_read_complete, last_read_links",
             "projects",
         );
-        for r in self.rows_of(scope, None, projects).await? {
-            if let Some(j) = entry(out, &r)? {
-                (j.ids.project, j.ids.list_cut_at) = project_from_row(&r)?;
-                super::campaigns::adoption::read_project(&mut j.ids.account, &r)?;
-            }
-        }
+        self.into_journals(scope, out, projects, |j, r| {
+            (j.ids.project, j.ids.list_cut_at) = project_from_row(r)?;
+            super::campaigns::adoption::read_project(&mut j.ids.account, r)?;
+            Ok(())
+        })
+        .await?;
         self.adoptions_of(scope, out).await?;
-        for r in self
-            .rows_of(scope, None, sql("url, url_id", "urls"))
-            .await?
-        {
-            if let Some(j) = entry(out, &r)? {
-                j.ids.urls.insert(col(&r, "url")?, col(&r, "url_id")?);
-            }
-        }
-        for r in self
-            .rows_of(scope, None, sql("url, text, text_id", "texts"))
-            .await?
-        {
-            if let Some(j) = entry(out, &r)? {
-                let key = (col(&r, "url")?, col(&r, "text")?);
-                j.ids.texts.insert(key, col(&r, "text_id")?);
-            }
-        }
-        for r in self
-            .rows_of(scope, None, sql("name, filter_id", "filters"))
-            .await?
-        {
-            if let Some(j) = entry(out, &r)? {
-                j.ids
-                    .filters
-                    .insert(col(&r, "name")?, col(&r, "filter_id")?);
-            }
-        }
+        self.into_journals(scope, out, sql("url, url_id", "urls"), |j, r| {
+            j.ids.urls.insert(col(r, "url")?, col(r, "url_id")?);
+            Ok(())
+        })
+        .await?;
+        self.into_journals(scope, out, sql("url, text, text_id", "texts"), |j, r| {
+            let key = (col(r, "url")?, col(r, "text")?);
+            j.ids.texts.insert(key, col(r, "text_id")?);
+            Ok(())
+        })
+        .await?;
+        self.into_journals(scope, out, sql("name, filter_id", "filters"), |j, r| {
+            j.ids.filters.insert(col(r, "name")?, col(r, "filter_id")?);
+            Ok(())
+        })
+        .await?;
         let autobuyers = sql(
             "name, autobuyer_id, running, spec_fingerprint, monthly_budget, reserved, \
              switch_state, stopped_at, adopted_at, covers, adopted_id",
             "autobuyers",
         );
-        for r in self.rows_of(scope, None, autobuyers).await? {
-            if let Some(j) = entry(out, &r)? {
-                j.ids
-                    .autobuyers
-                    .insert(col(&r, "name")?, autobuyer_from_row(&r)?);
-            }
-        }
+        self.into_journals(scope, out, autobuyers, |j, r| {
+            j.ids
+                .autobuyers
+                .insert(col(r, "name")?, autobuyer_from_row(r)?);
+            Ok(())
+        })
+        .await?;
         Ok(())
     }
 
@@ -488,22 +460,22 @@ impl Reports<'_> {
                  confirmed_reason FROM adoptions WHERE {w}"
             )
         };
-        for r in self.rows_of(scope, None, adoptions).await? {
-            if let Some(j) = entry(out, &r)? {
-                j.ids.account.adoption = Some(super::campaigns::adoption::adoption_from_row(&r)?);
-            }
-        }
+        self.into_journals(scope, out, adoptions, |j, r| {
+            j.ids.account.adoption = Some(super::campaigns::adoption::adoption_from_row(r)?);
+            Ok(())
+        })
+        .await?;
         let vouches = |w: &str| {
             format!(
                 "SELECT campaign, links, by_whom, reason, at FROM list_vouches \
                  WHERE lapsed_at IS NULL AND {w}"
             )
         };
-        for r in self.rows_of(scope, None, vouches).await? {
-            if let Some(j) = entry(out, &r)? {
-                j.ids.account.vouch = Some(super::campaigns::adoption::vouch_from_row(&r)?);
-            }
-        }
+        self.into_journals(scope, out, vouches, |j, r| {
+            j.ids.account.vouch = Some(super::campaigns::adoption::vouch_from_row(r)?);
+            Ok(())
+        })
+        .await?;
         Ok(())
     }
 
@@ -535,11 +507,11 @@ impl Reports<'_> {
         let held = |w: &str| {
             format!("SELECT campaign, {HELD_COLUMNS} FROM held_links WHERE {w} ORDER BY id")
         };
-        for r in self.rows_of(scope, None, held).await? {
-            if let Some(j) = entry(out, &r)? {
-                j.held.push(held_from_row(&r)?);
-            }
-        }
+        self.into_journals(scope, out, held, |j, r| {
+            j.held.push(held_from_row(r)?);
+            Ok(())
+        })
+        .await?;
         let foreign = |w: &str| {
             format!(
                 "SELECT campaign, {} FROM foreign_links WHERE {w} \
@@ -547,11 +519,11 @@ impl Reports<'_> {
                 foreign_columns!()
             )
         };
-        for r in self.rows_of(scope, None, foreign).await? {
-            if let Some(j) = entry(out, &r)? {
-                j.foreign.push(foreign_from_row(&r)?);
-            }
-        }
+        self.into_journals(scope, out, foreign, |j, r| {
+            j.foreign.push(foreign_from_row(r)?);
+            Ok(())
+        })
+        .await?;
         Ok(())
     }
 
@@ -561,11 +533,11 @@ impl Reports<'_> {
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
-        for r in self.rows_of(scope, None, latest_round("")).await? {
-            if let Some(j) = entry(out, &r)? {
-                j.last_round = Some(round_from_row(&r)?);
-            }
-        }
+        self.into_journals(scope, out, latest_round(""), |j, r| {
+            j.last_round = Some(round_from_row(r)?);
+            Ok(())
+        })
+        .await?;
         let (succeeded, stalls) = self.succeeded_and_stalls(scope).await?;
         for (name, round) in succeeded {
             if let Some(j) = out.get_mut(&name) {
@@ -661,13 +633,37 @@ fn new_journal(budget: BudgetSnapshot) -> CampaignJournal {
     }
 }
 
-/// The entry of the row's campaign, if it is one asked for and known.
-fn entry<'a>(
-    out: &'a mut BTreeMap<String, CampaignJournal>,
-    r: &AnyRow,
-) -> Result<Option<&'a mut CampaignJournal>, StoreError> {
-    let name: String = col(r, "campaign")?;
-    Ok(out.get_mut(&name))
+/// The queries of `sql(clause)` over `scope` (see [`Reports::rows_of`]): one for whole
+/// tables, else one a chunk of names; each with `day`, if any, bound as `$1` and its names
+/// after it.
+fn scoped_queries<'q>(
+    scope: &'q Scope<'_>,
+    day: Option<&'q str>,
+    sql: impl Fn(&str) -> String,
+) -> Vec<AnyQuery<'q>> {
+    let texts: Vec<(String, &[&str])> = match scope {
+        Scope::Every(_) => vec![(sql("1 = 1"), &[])],
+        Scope::Named(names, chunk) => {
+            let first = if day.is_some() { 2 } else { 1 };
+            names
+                .chunks(*chunk)
+                .map(|c| (sql(&in_clause(first, c.len())), c))
+                .collect()
+        }
+    };
+    texts
+        .into_iter()
+        .map(|(text, names)| {
+            let mut q = sqlx::query(AssertSqlSafe(text));
+            if let Some(d) = day {
+                q = q.bind(d);
+            }
+            for name in names {
+                q = q.bind(*name);
+            }
+            q
+        })
+        .collect()
 }
 
 /// `campaign IN ($first, ..., $(first + n - 1))`.

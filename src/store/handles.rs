@@ -6,100 +6,39 @@ use std::ops::Deref;
 
 use super::Store;
 
-/// The journal's campaigns and their caps, budgets and ledger, remote ids, stalls.
-#[derive(Clone, Copy)]
-pub struct Campaigns<'a>(&'a Store);
+/// Each handle: a `Copy` newtype over `&Store` that derefs to it, and the [`Store`] method
+/// that makes it; `$what` documents both.
+macro_rules! handles {
+    ($($handle:ident, $method:ident, $what:literal;)*) => {
+        $(
+            #[doc = concat!("A handle on the journal's part for: ", $what)]
+            #[derive(Clone, Copy)]
+            pub struct $handle<'a>(&'a Store);
 
-impl Deref for Campaigns<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
+            impl Deref for $handle<'_> {
+                type Target = Store;
+                fn deref(&self) -> &Store {
+                    self.0
+                }
+            }
+        )*
+
+        impl Store {
+            $(
+                #[doc = $what]
+                pub fn $method(&self) -> $handle<'_> {
+                    $handle(self)
+                }
+            )*
+        }
+    };
 }
 
-/// The journal's intents: begun with their reservation, completed, settled, resolved; purchases' settlement marks.
-#[derive(Clone, Copy)]
-pub struct Intents<'a>(&'a Store);
-
-impl Deref for Intents<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The journal's the links a project holds: ours (held) and others' (foreign), as the link list shows them.
-#[derive(Clone, Copy)]
-pub struct Links<'a>(&'a Store);
-
-impl Deref for Links<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The journal's campaign leases: acquired, renewed, released, fenced.
-#[derive(Clone, Copy)]
-pub struct Leases<'a>(&'a Store);
-
-impl Deref for Leases<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The journal's buy rounds (one per campaign and slot) and their searches.
-#[derive(Clone, Copy)]
-pub struct Rounds<'a>(&'a Store);
-
-impl Deref for Rounds<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-/// The journal's what the views read: causes and history, the month's sums, batch reads for many campaigns.
-#[derive(Clone, Copy)]
-pub struct Reports<'a>(&'a Store);
-
-impl Deref for Reports<'_> {
-    type Target = Store;
-    fn deref(&self) -> &Store {
-        self.0
-    }
-}
-
-impl Store {
-    /// Campaigns and their caps, budgets and ledger, remote ids, stalls.
-    pub fn campaigns(&self) -> Campaigns<'_> {
-        Campaigns(self)
-    }
-
-    /// Intents: begun with their reservation, completed, settled, resolved; purchases' settlement marks.
-    pub fn intents(&self) -> Intents<'_> {
-        Intents(self)
-    }
-
-    /// The links a project holds: ours (held) and others' (foreign), as the link list shows them.
-    pub fn links(&self) -> Links<'_> {
-        Links(self)
-    }
-
-    /// Campaign leases: acquired, renewed, released, fenced.
-    pub fn leases(&self) -> Leases<'_> {
-        Leases(self)
-    }
-
-    /// Buy rounds (one per campaign and slot) and their searches.
-    pub fn rounds(&self) -> Rounds<'_> {
-        Rounds(self)
-    }
-
-    /// What the views read: causes and history, the month's sums, batch reads for many campaigns.
-    pub fn reports(&self) -> Reports<'_> {
-        Reports(self)
-    }
+handles! {
+    Campaigns, campaigns, "Campaigns and their caps, budgets and ledger, remote ids, stalls.";
+    Intents, intents, "Intents: begun with their reservation, completed, settled, resolved; purchases' settlement marks.";
+    Links, links, "The links a project holds: ours (held) and others' (foreign), as the link list shows them.";
+    Leases, leases, "Campaign leases: acquired, renewed, released, fenced.";
+    Rounds, rounds, "Buy rounds (one per campaign and slot) and their searches.";
+    Reports, reports, "What the views read: causes and history, the month's sums, batch reads for many campaigns.";
 }

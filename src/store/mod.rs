@@ -25,6 +25,29 @@
 //!
 //! May import: crate::metrics.
 
+/// One write transaction of a [`Store`]: `transaction!(store, op, |tx| { body })` begins it
+/// ([`Store::write_tx`]), runs `body` (which ends in `Ok(value)`; `?` inside it returns
+/// early, and the dropped transaction rolls back; a `return Ok(…)` ends it as its last
+/// line would, so only after reads alone), commits, and passes the result through
+/// [`Store::write_done`]. A failure of the begin or the commit is `op`'s. A macro, not a
+/// function taking an async closure: the futures of such a closure are generic over the
+/// transaction's borrow, and rustc cannot then prove them `Send` for the engine's spawned
+/// tasks ("implementation of `Send` is not general enough").
+macro_rules! transaction {
+    ($store:expr, $op:expr, |$tx:ident| $body:block) => {{
+        let op: &'static str = $op;
+        let result = async {
+            let mut $tx = $store.write_tx(op).await?;
+            let value: Result<_, $crate::store::StoreError> = async { $body }.await;
+            let value = value?;
+            $tx.commit().await.map_err($crate::store::rows::db(op))?;
+            Ok(value)
+        }
+        .await;
+        $store.write_done(result).await
+    }};
+}
+
 mod batch;
 mod campaigns;
 mod durable;
@@ -215,6 +238,31 @@ impl Store {
             Backend::Postgres => self.writer.begin().await,
         };
         tx.map_err(db(op))
+    }
+
+    /// One write statement outside a transaction, through [`Self::write_done`]; a failure is
+    /// `op`'s.
+    async fn write_one(
+        &self,
+        op: &'static str,
+        query: AnyQuery<'_>,
+    ) -> Result<sqlx::any::AnyQueryResult, StoreError> {
+        let done = query.execute(&self.writer).await.map_err(db(op));
+        self.write_done(done).await
+    }
+
+    /// [`Self::write_one`] of a statement that must change a row: `missing()` when it changed
+    /// none.
+    async fn write_some(
+        &self,
+        op: &'static str,
+        query: AnyQuery<'_>,
+        missing: impl FnOnce() -> StoreError,
+    ) -> Result<(), StoreError> {
+        if self.write_one(op, query).await?.rows_affected() == 0 {
+            return Err(missing());
+        }
+        Ok(())
     }
 
     /// Counts a failed database operation; every public method passes its result through here.

@@ -71,33 +71,25 @@ impl Campaigns<'_> {
         listed_at: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("record_look").await?;
+        transaction!(self, "record_look", |tx| {
             // `$1` the campaign, `$2` the earlier read's time, `$3` now.
-            let seen_again = |sql| {
-                sqlx::query(sql)
+            let mut seen = 0;
+            for sql in [
+                "UPDATE held_links SET seen_in_list_at = $3 \
+                 WHERE campaign = $1 AND seen_in_list_at = $2",
+                "UPDATE foreign_links SET last_seen_at = $3 \
+                 WHERE campaign = $1 AND last_seen_at = $2",
+            ] {
+                let changed = sqlx::query(sql)
                     .bind(campaign)
                     .bind(to_millis(listed_at))
                     .bind(to_millis(now))
-            };
-            let held = seen_again(
-                "UPDATE held_links SET seen_in_list_at = $3 \
-                 WHERE campaign = $1 AND seen_in_list_at = $2",
-            )
-            .execute(&mut *tx)
-            .await
-            .map_err(db("record_look"))?;
-            let foreign = seen_again(
-                "UPDATE foreign_links SET last_seen_at = $3 \
-                 WHERE campaign = $1 AND last_seen_at = $2",
-            )
-            .execute(&mut *tx)
-            .await
-            .map_err(db("record_look"))?;
-            tx.commit().await.map_err(db("record_look"))?;
-            Ok(held.rows_affected() + foreign.rows_affected())
-        }
-        .await;
-        self.write_done(result).await
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("record_look"))?;
+                seen += changed.rows_affected();
+            }
+            Ok(seen)
+        })
     }
 }

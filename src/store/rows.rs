@@ -28,6 +28,19 @@ impl Store {
         let row = query.fetch_optional(&self.pool).await.map_err(db(op));
         self.done(row.and_then(|r| r.as_ref().map(read).transpose()))
     }
+
+    /// [`Store::read_optional`] for a statement that writes and returns at most one row
+    /// (`UPDATE … RETURNING`): run on the writer, its result through [`Store::write_done`].
+    pub(super) async fn write_optional<T>(
+        &self,
+        op: &'static str,
+        query: AnyQuery<'_>,
+        read: impl Fn(&AnyRow) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        let row = query.fetch_optional(&self.writer).await.map_err(db(op));
+        self.write_done(row.and_then(|r| r.as_ref().map(read).transpose()))
+            .await
+    }
 }
 
 /// Maps a sqlx error to [`StoreError::Database`] for the named operation.

@@ -56,8 +56,7 @@ impl Campaigns<'_> {
         project_id: i64,
         now: DateTime<Utc>,
     ) -> Result<AdoptOutcome, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_project").await?;
+        transaction!(self, "adopt_project", |tx| {
             let row = sqlx::query("SELECT project_id FROM projects WHERE campaign = $1")
                 .bind(campaign)
                 .fetch_optional(&mut *tx)
@@ -88,11 +87,8 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("adopt_project"))?;
-            tx.commit().await.map_err(db("adopt_project"))?;
             Ok(AdoptOutcome::Recorded)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// Records URL and text ids the file names in the adopted project; ids already recorded
@@ -103,8 +99,7 @@ impl Campaigns<'_> {
         urls: &[(String, i64)],
         texts: &[((String, String), i64)],
     ) -> Result<Vec<String>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_ids").await?;
+        transaction!(self, "adopt_ids", |tx| {
             let mut differ = Vec::new();
             for (url, id) in urls {
                 sqlx::query(
@@ -140,11 +135,8 @@ impl Campaigns<'_> {
                 .await
                 .map_err(db("adopt_ids"))?;
             }
-            tx.commit().await.map_err(db("adopt_ids"))?;
             Ok(differ)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// Records an adopted autobuyer, counted as running at its declared budget (a ledger
@@ -157,8 +149,7 @@ impl Campaigns<'_> {
         a: &AdoptedAutobuyer<'_>,
         now: DateTime<Utc>,
     ) -> Result<Option<i64>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_autobuyer").await?;
+        transaction!(self, "adopt_autobuyer", |tx| {
             let known = sqlx::query(
                 "SELECT autobuyer_id, adopted_id FROM autobuyers WHERE campaign = $1 AND name = $2",
             )
@@ -173,11 +164,8 @@ impl Campaigns<'_> {
                 return Ok((id != a.id && adopted != Some(a.id)).then_some(id));
             }
             insert_adopted(&mut tx, campaign, a, now).await?;
-            tx.commit().await.map_err(db("adopt_autobuyer"))?;
             Ok(None)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The operator's `resolve adopt`: changes on the adopted project may begin.
@@ -188,18 +176,17 @@ impl Campaigns<'_> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE adoptions SET confirmed_by = $2, confirmed_reason = $3, confirmed_at = $4 \
              WHERE campaign = $1 AND confirmed_at IS NULL",
         )
         .bind(campaign)
         .bind(by)
         .bind(reason)
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("confirm_adoption"));
-        self.write_done(done).await.map(|r| r.rows_affected() > 0)
+        .bind(to_millis(now));
+        self.write_one("confirm_adoption", change)
+            .await
+            .map(|r| r.rows_affected() > 0)
     }
 
     /// The operator's `resolve list-complete --links N`: the list shows every link, as long
@@ -212,7 +199,7 @@ impl Campaigns<'_> {
         (by, reason): (&str, &str),
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "INSERT INTO list_vouches (campaign, links, by_whom, reason, at) VALUES ($1, $2, $3, $4, $5) \
              ON CONFLICT (campaign) DO UPDATE SET links = excluded.links, by_whom = excluded.by_whom, \
              reason = excluded.reason, at = excluded.at, lapsed_at = NULL",
@@ -221,11 +208,10 @@ impl Campaigns<'_> {
         .bind(i64::from(links))
         .bind(by)
         .bind(reason)
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("vouch_list_complete"));
-        self.write_done(done).await.map(|_| ())
+        .bind(to_millis(now));
+        self.write_one("vouch_list_complete", change)
+            .await
+            .map(|_| ())
     }
 
     /// Notes what a read of the link list showed: complete or not, and its length; the first
@@ -239,8 +225,7 @@ impl Campaigns<'_> {
         lapse: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("note_list_read").await?;
+        transaction!(self, "note_list_read", |tx| {
             let q = |sql: &'static str| sqlx::query(sql).bind(campaign);
             q("UPDATE projects SET last_read_complete = $2, last_read_links = $3 WHERE campaign = $1")
                 .bind(i64::from(complete))
@@ -255,8 +240,10 @@ impl Campaigns<'_> {
                 .map_err(db("note_list_read"))?;
             let mut lapsed = false;
             if let Some(word_at) = lapse {
-                let done = q("UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
-                              AND lapsed_at IS NULL AND at = $3")
+                let done = q(
+                    "UPDATE list_vouches SET lapsed_at = $2 WHERE campaign = $1 \
+                              AND lapsed_at IS NULL AND at = $3",
+                )
                 .bind(to_millis(now))
                 .bind(to_millis(word_at))
                 .execute(&mut *tx)
@@ -264,11 +251,8 @@ impl Campaigns<'_> {
                 .map_err(db("note_list_read"))?;
                 lapsed = done.rows_affected() > 0;
             }
-            tx.commit().await.map_err(db("note_list_read"))?;
             Ok(lapsed)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The account truth of one campaign (see [`AccountTruth`]).
@@ -355,21 +339,7 @@ pub(in crate::store) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTru
     let mut truth = AccountTruth::default();
     read_project(&mut truth, r)?;
     if let Some(project_id) = col::<Option<i64>>(r, "adopted_project")? {
-        let confirmed = match opt_time(r, "confirmed_at")? {
-            Some(at) => Some(OperatorWord {
-                by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
-                at,
-                reason: col::<Option<String>>(r, "confirmed_reason")?.unwrap_or_default(),
-                links: None,
-            }),
-            None => None,
-        };
-        truth.adoption = Some(Adoption {
-            project_id,
-            recorded_at: time(r, "recorded_at")?,
-            first_read_at: opt_time(r, "first_read_at")?,
-            confirmed,
-        });
+        truth.adoption = Some(adoption_of(r, project_id)?);
     }
     if let Some(links) = col::<Option<i64>>(r, "vouched_links")? {
         truth.vouch = Some(OperatorWord {
@@ -398,6 +368,11 @@ pub(in crate::store) fn read_project(
 }
 
 pub(in crate::store) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreError> {
+    adoption_of(r, col(r, "project_id")?)
+}
+
+/// The adoption of `project_id` from a row with its record's and its confirmation's columns.
+fn adoption_of(r: &AnyRow, project_id: i64) -> Result<Adoption, StoreError> {
     let confirmed = match opt_time(r, "confirmed_at")? {
         Some(at) => Some(OperatorWord {
             by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
@@ -408,7 +383,7 @@ pub(in crate::store) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreE
         None => None,
     };
     Ok(Adoption {
-        project_id: col(r, "project_id")?,
+        project_id,
         recorded_at: time(r, "recorded_at")?,
         first_read_at: opt_time(r, "first_read_at")?,
         confirmed,

@@ -37,8 +37,7 @@ impl Campaigns<'_> {
         if files.is_empty() {
             return Ok(());
         }
-        let result = async {
-            let mut tx = self.write_tx("record_campaign_files").await?;
+        transaction!(self, "record_campaign_files", |tx| {
             for f in files {
                 sqlx::query("UPDATE campaigns SET file = $1 WHERE name = $2")
                     .bind(f.file.as_deref())
@@ -47,9 +46,7 @@ impl Campaigns<'_> {
                     .await
                     .map_err(db("record_campaign_files"))?;
             }
-            tx.commit().await.map_err(db("record_campaign_files"))
-        }
-        .await;
-        self.write_done(result).await
+            Ok(())
+        })
     }
 }

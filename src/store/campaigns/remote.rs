@@ -364,14 +364,10 @@ impl Campaigns<'_> {
         name: &str,
         now: DateTime<Utc>,
     ) -> Result<StopSettlement, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("settle_stopped_autobuyer").await?;
+        transaction!(self, "settle_stopped_autobuyer", |tx| {
             let outcome = settle_stop_in(&mut tx, campaign, name, now).await?;
-            tx.commit().await.map_err(db("settle_stopped_autobuyer"))?;
             Ok(outcome)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 }
 

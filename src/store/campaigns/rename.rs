@@ -201,14 +201,11 @@ impl Campaigns<'_> {
     /// Records the domain of `name`'s project where none is recorded yet: the first one
     /// stays (the project was created or adopted for it).
     pub(crate) async fn record_domain(self, name: &str, domain: &str) -> Result<(), StoreError> {
-        let done =
+        let change =
             sqlx::query("UPDATE campaigns SET domain = $2 WHERE name = $1 AND domain IS NULL")
                 .bind(name)
-                .bind(domain)
-                .execute(&self.writer)
-                .await
-                .map_err(db("record_domain"));
-        self.write_done(done).await.map(|_| ())
+                .bind(domain);
+        self.write_one("record_domain", change).await.map(|_| ())
     }
 
     /// Every recorded campaign (live or removed) whose domain is known, with its project.

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, count, db, time};
+use crate::store::rows::{col, count, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::{StallReason, StallRow};
 
@@ -29,7 +29,7 @@ impl Campaigns<'_> {
         rounds_without_purchase: u32,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "INSERT INTO campaign_stalls (campaign, reason, detail, rounds_without_purchase, since, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (campaign) DO UPDATE SET \
              since = CASE WHEN COALESCE(campaign_stalls.reason, '') = COALESCE(excluded.reason, '') \
@@ -41,11 +41,8 @@ impl Campaigns<'_> {
         .bind(reason.map(|r| r.as_str().to_string()))
         .bind(detail)
         .bind(i64::from(rounds_without_purchase))
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("record_stall"));
-        self.write_done(done).await.map(|_| ())
+        .bind(to_millis(now));
+        self.write_one("record_stall", change).await.map(|_| ())
     }
 
     /// The judgment of `campaign`'s last buy pass, if one was recorded.

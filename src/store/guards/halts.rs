@@ -23,26 +23,19 @@ impl Store {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "INSERT INTO halts (scope, reason, since) VALUES ($1, $2, $3) \
              ON CONFLICT (scope) DO UPDATE SET reason = excluded.reason",
         )
         .bind(scope.key())
         .bind(reason)
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("set_halt"));
-        self.write_done(done).await.map(|_| ())
+        .bind(to_millis(now));
+        self.write_one("set_halt", change).await.map(|_| ())
     }
 
     pub async fn clear_halt(&self, scope: &HaltScope) -> Result<(), StoreError> {
-        let done = sqlx::query("DELETE FROM halts WHERE scope = $1")
-            .bind(scope.key())
-            .execute(&self.writer)
-            .await
-            .map_err(db("clear_halt"));
-        self.write_done(done).await.map(|_| ())
+        let change = sqlx::query("DELETE FROM halts WHERE scope = $1").bind(scope.key());
+        self.write_one("clear_halt", change).await.map(|_| ())
     }
 
     /// Every halt in force, the global ones first (an operator's before the credentials'),
@@ -153,18 +146,14 @@ impl Store {
         recorded: fn(u64) -> bool,
         press: &Press<'_>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx(op).await?;
+        transaction!(self, op, |tx| {
             let changed = change.execute(&mut *tx).await.map_err(db(op))?;
             let record = recorded(changed.rows_affected());
             if record {
                 press.record(&mut tx).await?;
             }
-            tx.commit().await.map_err(db(op))?;
             Ok(record)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// When each scope was last resumed: the anomaly brake's windows start no earlier.

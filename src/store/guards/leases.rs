@@ -14,7 +14,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::store::StoreError;
 use crate::store::handles::Leases;
-use crate::store::rows::{col, db, time};
+use crate::store::rows::{col, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::LeaseToken;
 
@@ -67,7 +67,7 @@ impl Leases<'_> {
         now: DateTime<Utc>,
     ) -> Result<Option<LeaseToken>, StoreError> {
         let holder = me.holder.as_str();
-        let row = sqlx::query(
+        let query = sqlx::query(
             "INSERT INTO leases (campaign, holder, fence, expires_at, boot_id, pid_ns, pid, started) \
              VALUES ($1, $2, 1, $3, $5, $6, $7, $8) \
              ON CONFLICT (campaign) DO UPDATE SET \
@@ -84,47 +84,33 @@ impl Leases<'_> {
         .bind(me.boot_id.as_deref())
         .bind(me.pid_ns.as_deref())
         .bind(me.pid)
-        .bind(me.started)
-        .fetch_optional(&self.writer)
-        .await
-        .map_err(db("try_acquire_lease"));
-        let token = |r: sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
-            Ok(LeaseToken {
-                campaign: campaign.to_string(),
-                holder: holder.to_string(),
-                fence: col(&r, "fence")?,
-                expires_at: time(&r, "expires_at")?,
-            })
-        };
-        self.write_done(row.and_then(|r| r.map(token).transpose()))
+        .bind(me.started);
+        self.write_optional("try_acquire_lease", query, |r| token(campaign, holder, r))
             .await
     }
 
     /// Who holds the campaign's lease now, as recorded (expired or not); `None` if no
     /// process ever held it.
     pub async fn lease_holder(self, campaign: &str) -> Result<Option<LeaseHolder>, StoreError> {
-        let row = sqlx::query(
+        let query = sqlx::query(
             "SELECT holder, fence, expires_at, boot_id, pid_ns, pid, started FROM leases \
              WHERE campaign = $1",
         )
-        .bind(campaign)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db("lease_holder"));
-        let holder = |r: sqlx::any::AnyRow| -> Result<LeaseHolder, StoreError> {
+        .bind(campaign);
+        let holder = |r: &sqlx::any::AnyRow| -> Result<LeaseHolder, StoreError> {
             Ok(LeaseHolder {
                 identity: HolderIdentity {
-                    holder: col(&r, "holder")?,
-                    boot_id: col(&r, "boot_id")?,
-                    pid_ns: col(&r, "pid_ns")?,
-                    pid: col(&r, "pid")?,
-                    started: col(&r, "started")?,
+                    holder: col(r, "holder")?,
+                    boot_id: col(r, "boot_id")?,
+                    pid_ns: col(r, "pid_ns")?,
+                    pid: col(r, "pid")?,
+                    started: col(r, "started")?,
                 },
-                fence: col(&r, "fence")?,
-                expires_at: time(&r, "expires_at")?,
+                fence: col(r, "fence")?,
+                expires_at: time(r, "expires_at")?,
             })
         };
-        self.done(row.and_then(|r| r.map(holder).transpose()))
+        self.read_optional("lease_holder", query, holder).await
     }
 
     /// Takes the lease of a holder found gone: granted only if the journal still holds
@@ -139,7 +125,7 @@ impl Leases<'_> {
         ttl: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<LeaseToken>, StoreError> {
-        let row = sqlx::query(
+        let query = sqlx::query(
             "UPDATE leases SET holder = $3, fence = fence + 1, expires_at = $4, boot_id = $5, \
              pid_ns = $6, pid = $7, started = $8 \
              WHERE campaign = $1 AND holder = $2 AND fence = $9 RETURNING fence, expires_at",
@@ -152,19 +138,8 @@ impl Leases<'_> {
         .bind(me.pid_ns.as_deref())
         .bind(me.pid)
         .bind(me.started)
-        .bind(gone.fence)
-        .fetch_optional(&self.writer)
-        .await
-        .map_err(db("take_over_lease"));
-        let token = |r: sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
-            Ok(LeaseToken {
-                campaign: campaign.to_string(),
-                holder: me.holder.clone(),
-                fence: col(&r, "fence")?,
-                expires_at: time(&r, "expires_at")?,
-            })
-        };
-        self.write_done(row.and_then(|r| r.map(token).transpose()))
+        .bind(gone.fence);
+        self.write_optional("take_over_lease", query, |r| token(campaign, &me.holder, r))
             .await
     }
 
@@ -175,7 +150,7 @@ impl Leases<'_> {
         ttl: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<LeaseToken>, StoreError> {
-        let row = sqlx::query(
+        let query = sqlx::query(
             "UPDATE leases SET expires_at = $4 WHERE campaign = $1 AND holder = $2 AND fence = $3 \
              AND expires_at > $5 RETURNING expires_at",
         )
@@ -183,18 +158,14 @@ impl Leases<'_> {
         .bind(&lease.holder)
         .bind(lease.fence)
         .bind(to_millis(now + ttl))
-        .bind(to_millis(now))
-        .fetch_optional(&self.writer)
-        .await
-        .map_err(db("renew_lease"));
-        let renewed = |r: sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
+        .bind(to_millis(now));
+        let renewed = |r: &sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
             Ok(LeaseToken {
-                expires_at: time(&r, "expires_at")?,
+                expires_at: time(r, "expires_at")?,
                 ..lease.clone()
             })
         };
-        self.write_done(row.and_then(|r| r.map(renewed).transpose()))
-            .await
+        self.write_optional("renew_lease", query, renewed).await
     }
 
     /// Lets go of every lease `holder` still holds; how many. For a process that is exiting
@@ -202,26 +173,32 @@ impl Leases<'_> {
     /// otherwise block the campaigns for the TTL, or until a process of this host sees the
     /// holder gone. The rows stay (expired) to keep their fences.
     pub(crate) async fn release_leases_of(self, holder: &str) -> Result<u64, StoreError> {
-        let done =
+        let change =
             sqlx::query("UPDATE leases SET expires_at = 0 WHERE holder = $1 AND expires_at > 0")
-                .bind(holder)
-                .execute(&self.writer)
-                .await
-                .map_err(db("release_leases_of"));
-        self.write_done(done).await.map(|r| r.rows_affected())
+                .bind(holder);
+        self.write_one("release_leases_of", change)
+            .await
+            .map(|r| r.rows_affected())
     }
 
     /// Lets another holder take the campaign now. The row stays (expired) to keep the fence.
     pub async fn release_lease(self, lease: &LeaseToken) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE leases SET expires_at = 0 WHERE campaign = $1 AND holder = $2 AND fence = $3",
         )
         .bind(&lease.campaign)
         .bind(&lease.holder)
-        .bind(lease.fence)
-        .execute(&self.writer)
-        .await
-        .map_err(db("release_lease"));
-        self.write_done(done).await.map(|_| ())
+        .bind(lease.fence);
+        self.write_one("release_lease", change).await.map(|_| ())
     }
+}
+
+/// The lease `holder` holds of `campaign`, from a row with its `fence` and `expires_at`.
+fn token(campaign: &str, holder: &str, r: &sqlx::any::AnyRow) -> Result<LeaseToken, StoreError> {
+    Ok(LeaseToken {
+        campaign: campaign.to_string(),
+        holder: holder.to_string(),
+        fence: col(r, "fence")?,
+        expires_at: time(r, "expires_at")?,
+    })
 }

@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::store::rows::{col, count, db, time};
+use crate::store::rows::{col, count, time};
 use crate::store::{Store, StoreError};
 use linkrunner_domain::clock::to_millis;
 
@@ -43,7 +43,7 @@ impl Store {
         holder: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "INSERT INTO notices (key, kind, campaign, claimed_by, claimed_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING",
         )
@@ -51,11 +51,10 @@ impl Store {
         .bind(kind)
         .bind(campaign)
         .bind(holder)
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("claim_notice"));
-        self.write_done(done).await.map(|r| r.rows_affected() == 1)
+        .bind(to_millis(now));
+        self.write_one("claim_notice", change)
+            .await
+            .map(|r| r.rows_affected() == 1)
     }
 
     /// Every event claimed and not cleared.
@@ -106,12 +105,9 @@ impl Store {
     /// it is told again when it recurs. A claim made after the caller read the journal (by
     /// another replica that saw the condition again) is kept.
     pub async fn clear_notice(&self, key: &str, before: DateTime<Utc>) -> Result<(), StoreError> {
-        let done = sqlx::query("DELETE FROM notices WHERE key = $1 AND claimed_at <= $2")
+        let change = sqlx::query("DELETE FROM notices WHERE key = $1 AND claimed_at <= $2")
             .bind(key)
-            .bind(to_millis(before))
-            .execute(&self.writer)
-            .await
-            .map_err(db("clear_notice"));
-        self.write_done(done).await.map(|_| ())
+            .bind(to_millis(before));
+        self.write_one("clear_notice", change).await.map(|_| ())
     }
 }

@@ -38,8 +38,7 @@ impl Campaigns<'_> {
         present: &BTreeSet<String>,
         now: DateTime<Utc>,
     ) -> Result<Vec<RemovalRow>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("observe_removals").await?;
+        transaction!(self, "observe_removals", |tx| {
             let before: Vec<String> = sqlx::query("SELECT campaign FROM campaign_removals")
                 .fetch_all(&mut *tx)
                 .await
@@ -67,14 +66,11 @@ impl Campaigns<'_> {
             }
             let rows = sqlx::query(SELECT_ALL)
                 .fetch_all(&mut *tx)
-            .await
-            .map_err(db("observe_removals"))?;
+                .await
+                .map_err(db("observe_removals"))?;
             let rows = rows.iter().map(removal_row).collect::<Result<_, _>>()?;
-            tx.commit().await.map_err(db("observe_removals"))?;
             Ok(rows)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The verdict was to hold: `pending` removals of `names` become `held`.
@@ -108,8 +104,7 @@ impl Campaigns<'_> {
         if names.is_empty() {
             return Ok(());
         }
-        let result = async {
-            let mut tx = self.write_tx(op).await?;
+        transaction!(self, op, |tx| {
             for name in names {
                 sqlx::query(sql)
                     .bind(name)
@@ -117,10 +112,8 @@ impl Campaigns<'_> {
                     .await
                     .map_err(db(op))?;
             }
-            tx.commit().await.map_err(db(op))
-        }
-        .await;
-        self.write_done(result).await
+            Ok(())
+        })
     }
 
     /// The operator's `resolve removals`: every removal not yet decided or held proceeds,
@@ -131,8 +124,7 @@ impl Campaigns<'_> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("resolve_removals").await?;
+        transaction!(self, "resolve_removals", |tx| {
             let names: Vec<String> = sqlx::query(
                 "SELECT campaign FROM campaign_removals WHERE state IN ('pending', 'held') ORDER BY campaign",
             )
@@ -152,11 +144,8 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("resolve_removals"))?;
-            tx.commit().await.map_err(db("resolve_removals"))?;
             Ok(names)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 }
 

@@ -30,13 +30,9 @@ pub(crate) fn effect_from_request(row: &IntentRow, remote_id: i64) -> Result<Eff
                 .unwrap_or_else(|_| row.fingerprint.clone()),
             monthly_budget: row.reserved,
         }),
-        IntentKind::StartAutobuyer => Ok(Effect::AutobuyerRunning {
+        IntentKind::StartAutobuyer | IntentKind::StopAutobuyer => Ok(Effect::AutobuyerRunning {
             name: name()?,
-            running: true,
-        }),
-        IntentKind::StopAutobuyer => Ok(Effect::AutobuyerRunning {
-            name: name()?,
-            running: false,
+            running: row.kind == IntentKind::StartAutobuyer,
         }),
         IntentKind::Purchase => Ok(Effect::Purchased {
             link: Some(remote_id),

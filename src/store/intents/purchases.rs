@@ -33,14 +33,10 @@ impl Intents<'_> {
         link: &LinkRecord,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("adopt_purchase").await?;
+        transaction!(self, "adopt_purchase", |tx| {
             let done = adopt_in(&mut tx, at, link, now).await?;
-            tx.commit().await.map_err(db("adopt_purchase"))?;
             Ok(done)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// An operator's word that a page whose purchase was once uncertain may be bought again.
@@ -85,31 +81,25 @@ impl Intents<'_> {
 
     /// Says on an uncertain intent why it is still uncertain (what `status` shows).
     pub(crate) async fn note_uncertain(self, at: AttemptRef, why: &str) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE intents SET error = $3 WHERE id = $1 AND attempts = $2 AND state = 'uncertain'",
         )
         .bind(at.intent.0)
         .bind(i64::from(at.attempt))
-        .bind(why)
-        .execute(&self.writer)
-        .await
-        .map_err(db("note_uncertain"));
-        self.write_done(done).await.map(|_| ())
+        .bind(why);
+        self.write_one("note_uncertain", change).await.map(|_| ())
     }
 
     /// Notes that the project's list was seen cut at `len` links: no read that long or longer
     /// proves an absence from now on.
     pub async fn note_list_cut(self, campaign: &str, len: u32) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE projects SET list_cut_at = $2 WHERE campaign = $1 \
              AND (list_cut_at IS NULL OR list_cut_at > $2)",
         )
         .bind(campaign)
-        .bind(i64::from(len))
-        .execute(&self.writer)
-        .await
-        .map_err(db("note_list_cut"));
-        self.write_done(done).await.map(|_| ())
+        .bind(i64::from(len));
+        self.write_one("note_list_cut", change).await.map(|_| ())
     }
 }
 

@@ -89,8 +89,7 @@ impl Intents<'_> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<IntentRow, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("resolve_intent").await?;
+        transaction!(self, "resolve_intent", |tx| {
             let (state, error) = match resolution {
                 Resolution::Created { .. } => ("succeeded", None),
                 Resolution::NotCreated => ("failed", Some("resolved by an operator: not created")),
@@ -117,11 +116,8 @@ impl Intents<'_> {
             let mut cause = IntentCause::bare(CauseKind::Resolve);
             cause.note = reason.to_string();
             insert_causes(&mut tx, &[attempt], &cause, now).await?;
-            tx.commit().await.map_err(db("resolve_intent"))?;
             Ok(row)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 }
 

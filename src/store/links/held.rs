@@ -94,14 +94,10 @@ impl Links<'_> {
         read: ListRead<'_>,
         now: DateTime<Utc>,
     ) -> Result<SyncReport, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("record_link_list").await?;
+        transaction!(self, "record_link_list", |tx| {
             let report = record_in(&mut tx, campaign, read, now).await?;
-            tx.commit().await.map_err(db("record_link_list"))?;
             Ok(report)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// Releases the rent of every held or foreign link that has been leaving for at least
@@ -117,15 +113,11 @@ impl Links<'_> {
         now: DateTime<Utc>,
         proven_complete: bool,
     ) -> Result<u32, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("release_left_links").await?;
+        transaction!(self, "release_left_links", |tx| {
             let before = now - grace;
             let n = release_left_in(&mut tx, campaign, (before, proven_complete), now).await?;
-            tx.commit().await.map_err(db("release_left_links"))?;
             Ok(n)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// An operator releases a held link (by its intent) or a foreign link (by its key, e.g.
@@ -137,17 +129,13 @@ impl Links<'_> {
         why: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("release_link").await?;
+        transaction!(self, "release_link", |tx| {
             let done = match link {
                 LinkRef::Held(intent) => release_held(&mut tx, campaign, *intent, why, now).await?,
                 LinkRef::Foreign(key) => foreign::release(&mut tx, campaign, key, why, now).await?,
             };
-            tx.commit().await.map_err(db("release_link"))?;
             Ok(done)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 }
 

@@ -65,8 +65,7 @@ impl Campaigns<'_> {
         source: &str,
         now: DateTime<Utc>,
     ) -> Result<AccountCapSet, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("set_account_cap").await?;
+        transaction!(self, "set_account_cap", |tx| {
             let asked = cap;
             let cap = match cap {
                 Some(cap) => Some(record_account_ask(&mut tx, cap, approve_above, now).await?),
@@ -86,14 +85,11 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("set_account_cap"))?;
-            tx.commit().await.map_err(db("set_account_cap"))?;
             Ok(AccountCapSet {
                 recorded: cap,
                 waiting: asked.filter(|a| Some(*a) != cap),
             })
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The operator's `linkrunner resolve approve --account`: the account cap the file asks
@@ -105,8 +101,7 @@ impl Campaigns<'_> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<Approval>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("approve_account").await?;
+        transaction!(self, "approve_account", |tx| {
             let row = sqlx::query(
                 "UPDATE account_approval SET approved = wanted, approved_by = $1, approved_at = $2, reason = $3 \
                  WHERE id = 1 AND above IS NOT NULL \
@@ -120,18 +115,17 @@ impl Campaigns<'_> {
             .map_err(db("approve_account"))?;
             let approval = row.as_ref().map(approval_from_row).transpose()?;
             if let Some(a) = &approval {
-                sqlx::query("UPDATE account_cap SET monthly_cap = $1, updated_at = $2 WHERE id = 1")
-                    .bind(a.wanted.kopecks())
-                    .bind(to_millis(now))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("approve_account"))?;
+                sqlx::query(
+                    "UPDATE account_cap SET monthly_cap = $1, updated_at = $2 WHERE id = 1",
+                )
+                .bind(a.wanted.kopecks())
+                .bind(to_millis(now))
+                .execute(&mut *tx)
+                .await
+                .map_err(db("approve_account"))?;
             }
-            tx.commit().await.map_err(db("approve_account"))?;
             Ok(approval)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The account cap's approval as the journal keeps it, if the account file ever set a

@@ -76,8 +76,7 @@ impl Campaigns<'_> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<Approval>, StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("approve").await?;
+        transaction!(self, "approve", |tx| {
             let row = sqlx::query(
                 "UPDATE approvals SET approved = wanted, approved_by = $2, approved_at = $3, reason = $4 \
                  WHERE campaign = $1 AND above IS NOT NULL \
@@ -91,11 +90,8 @@ impl Campaigns<'_> {
             .await
             .map_err(db("approve"))?;
             let approval = row.as_ref().map(approval_from_row).transpose()?;
-            tx.commit().await.map_err(db("approve"))?;
             Ok(approval)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 
     /// The campaign's approval as the journal keeps it, if its file ever set a threshold.

@@ -114,8 +114,7 @@ impl Campaigns<'_> {
         threshold: Option<Money>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let result = async {
-            let mut tx = self.write_tx("upsert_campaign").await?;
+        transaction!(self, "upsert_campaign", |tx| {
             sqlx::query(
                 "INSERT INTO campaigns (name, created_at, updated_at) VALUES ($1, $2, $2) \
                  ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at",
@@ -125,9 +124,8 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("upsert_campaign"))?;
-            let cap =
-                super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
-                    .await?;
+            let cap = super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
+                .await?;
             sqlx::query(
                 "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \
                  VALUES ($1, $2, 0, 0, $3, $4) ON CONFLICT (campaign) DO UPDATE SET \
@@ -140,10 +138,8 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db("upsert_campaign"))?;
-            tx.commit().await.map_err(db("upsert_campaign"))
-        }
-        .await;
-        self.write_done(result).await
+            Ok(())
+        })
     }
 
     pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {

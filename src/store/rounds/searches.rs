@@ -41,7 +41,7 @@ impl Rounds<'_> {
         deadline: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<SearchRow, StoreError> {
-        let inserted = sqlx::query(
+        let change = sqlx::query(
             "INSERT INTO searches (campaign, url_id, job_handle_id, meta_data, state, polls, deadline, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, 'open', 0, $5, $6, $6) ON CONFLICT DO NOTHING",
         )
@@ -50,11 +50,8 @@ impl Rounds<'_> {
         .bind(&job.job_handle_id)
         .bind(&job.meta_data)
         .bind(to_millis(deadline))
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("record_search"));
-        self.write_done(inserted).await?;
+        .bind(to_millis(now));
+        self.write_one("record_search", change).await?;
         self.open_search(campaign, url_id)
             .await?
             .ok_or_else(|| StoreError::NotFound {
@@ -75,18 +72,15 @@ impl Rounds<'_> {
                 "finish_search needs ready, failed or expired",
             ));
         }
-        let done = sqlx::query("UPDATE searches SET state = $2, polls = $3, updated_at = $4 WHERE id = $1 AND state = 'open'")
+        let change = sqlx::query("UPDATE searches SET state = $2, polls = $3, updated_at = $4 WHERE id = $1 AND state = 'open'")
             .bind(id)
             .bind(state.as_str())
             .bind(i64::from(polls))
-            .bind(to_millis(now))
-            .execute(&self.writer)
-            .await
-            .map_err(db("finish_search"));
-        if self.write_done(done).await?.rows_affected() == 0 {
-            return Err(StoreError::invalid(format!("search {id} is not open")));
-        }
-        Ok(())
+            .bind(to_millis(now));
+        self.write_some("finish_search", change, || {
+            StoreError::invalid(format!("search {id} is not open"))
+        })
+        .await
     }
 
     /// How long the latest searches took to answer ready, oldest first, at most `limit` of
@@ -120,19 +114,16 @@ impl Rounds<'_> {
         polls: u32,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE searches SET polls = $2, updated_at = $3 WHERE id = $1 AND state = 'open'",
         )
         .bind(id)
         .bind(i64::from(polls))
-        .bind(to_millis(now))
-        .execute(&self.writer)
+        .bind(to_millis(now));
+        self.write_some("note_poll", change, || {
+            StoreError::invalid(format!("search {id} is not open"))
+        })
         .await
-        .map_err(db("note_poll"));
-        if self.write_done(done).await?.rows_affected() == 0 {
-            return Err(StoreError::invalid(format!("search {id} is not open")));
-        }
-        Ok(())
     }
 }
 

@@ -39,18 +39,15 @@ impl Rounds<'_> {
         holder: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "INSERT INTO rounds (campaign, slot, holder, state, detail, claimed_at) \
              VALUES ($1, $2, $3, 'running', '', $4) ON CONFLICT DO NOTHING",
         )
         .bind(campaign)
         .bind(to_millis(slot))
         .bind(holder)
-        .bind(to_millis(now))
-        .execute(&self.writer)
-        .await
-        .map_err(db("claim_round"));
-        Ok(self.write_done(done).await?.rows_affected() == 1)
+        .bind(to_millis(now));
+        Ok(self.write_one("claim_round", change).await?.rows_affected() == 1)
     }
 
     pub async fn finish_round(
@@ -61,23 +58,18 @@ impl Rounds<'_> {
         detail: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE rounds SET state = $3, detail = $4, finished_at = $5 WHERE campaign = $1 AND slot = $2",
         )
         .bind(campaign)
         .bind(to_millis(slot))
         .bind(outcome.as_str())
         .bind(detail)
-        .bind(to_millis(now))
-        .execute(&self.writer)
+        .bind(to_millis(now));
+        self.write_some("finish_round", change, || StoreError::NotFound {
+            what: format!("round of `{campaign}` at {slot}"),
+        })
         .await
-        .map_err(db("finish_round"));
-        if self.write_done(done).await?.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: format!("round of `{campaign}` at {slot}"),
-            });
-        }
-        Ok(())
     }
 
     /// Ends a try that could not run for a transient reason: the slot stays open for another
@@ -90,7 +82,7 @@ impl Rounds<'_> {
         bought: u32,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = sqlx::query(
+        let change = sqlx::query(
             "UPDATE rounds SET state = 'deferred', detail = $3, finished_at = $4, bought = bought + $5 \
              WHERE campaign = $1 AND slot = $2",
         )
@@ -98,16 +90,11 @@ impl Rounds<'_> {
         .bind(to_millis(slot))
         .bind(detail)
         .bind(to_millis(now))
-        .bind(i64::from(bought))
-        .execute(&self.writer)
+        .bind(i64::from(bought));
+        self.write_some("defer_round", change, || StoreError::NotFound {
+            what: format!("round of `{campaign}` at {slot}"),
+        })
         .await
-        .map_err(db("defer_round"));
-        if self.write_done(done).await?.rows_affected() == 0 {
-            return Err(StoreError::NotFound {
-                what: format!("round of `{campaign}` at {slot}"),
-            });
-        }
-        Ok(())
     }
 
     /// Claims a deferred slot for another try: `Some` for exactly one caller per deferral
