@@ -53,7 +53,7 @@ impl FreshDb {
 
 /// `each` on a fresh database `tag` of its own, dropped afterwards whatever `each` returned;
 /// `None` when no server answers at the admin URL (the caller says it skipped).
-pub async fn on_fresh_db<T>(
+pub(crate) async fn on_fresh_db<T>(
     tag: &str,
     each: impl AsyncFnOnce(&str) -> anyhow::Result<T>,
 ) -> anyhow::Result<Option<T>> {

@@ -113,7 +113,7 @@ pub struct BuyRounds {
     pub search: SearchSettings,
     /// Buy rounds leave the URLs a running autobuyer covers to it (`decide::contested::left_to_autobuyers`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub skip_autobuyer_urls: bool,
+    pub(crate) skip_autobuyer_urls: bool,
 }
 
 #[cfg(test)]
@@ -178,7 +178,7 @@ pub struct Autobuyer {
     /// The campaign whose file declared it before (`moved_from`): judged at the pass
     /// (`decide::moves`). Invariant: a valid name, not the campaign's own.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub moved_from: Option<String>,
+    pub(crate) moved_from: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -137,7 +137,7 @@ pub(super) struct RawBuy {
     pub(crate) search: Option<At<RawSearch>>,
     /// `true`: buy rounds leave every URL a running autobuyer covers to the autobuyer and buy only for the others (no page bought by a round a moment after the autobuyer took it). Default `false`: rounds buy on every URL, reading the link list again right before each purchase where an autobuyer runs.
     #[serde(default)]
-    pub skip_autobuyer_urls: Option<At<bool>>,
+    pub(crate) skip_autobuyer_urls: Option<At<bool>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -186,7 +186,7 @@ pub(super) struct RawAutobuyer {
     /// The campaign this autobuyer is moved from (it was declared in that campaign's file): the one the journal records there is kept, neither stopped by that campaign nor created again by this one. An autobuyer belongs to its project, so this is accepted only where this campaign holds the same project, that is together with `renamed_from` naming the same campaign; otherwise the pass refuses it naming both campaigns. Honoured once. Renaming an autobuyer within one file stays a replacement.
     #[serde(default)]
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
-    pub moved_from: Option<At<String>>,
+    pub(crate) moved_from: Option<At<String>>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

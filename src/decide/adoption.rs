@@ -79,18 +79,18 @@ pub(crate) fn autobuyer_repointed(name: &str, recorded: i64, id: i64) -> String 
 /// kept, an autobuyer already recorded under its name is left as it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Adopting {
-    pub project_id: i64,
+    pub(crate) project_id: i64,
     /// (URL, its `url_id`), in the file's order.
-    pub urls: Vec<(String, i64)>,
+    pub(crate) urls: Vec<(String, i64)>,
     /// ((URL, text), its `text_id`).
-    pub texts: Vec<((String, String), i64)>,
-    pub autobuyers: Vec<AdoptedAutobuyer>,
+    pub(crate) texts: Vec<((String, String), i64)>,
+    pub(crate) autobuyers: Vec<AdoptedAutobuyer>,
 }
 
 /// An autobuyer the file adopts by `id`: counted as running at `monthly_budget` from the
 /// moment it is recorded (the API cannot say whether it runs).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AdoptedAutobuyer {
+pub(crate) struct AdoptedAutobuyer {
     pub name: String,
     pub id: i64,
     pub spec_fingerprint: String,
@@ -104,9 +104,9 @@ pub struct AdoptedAutobuyer {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct AdoptionStep {
     /// `None`: nothing to record (no `project_id`, or a project that would be re-pointed).
-    pub record: Option<Adopting>,
+    pub(crate) record: Option<Adopting>,
     /// The re-pointing that stops the pass, once `record` is recorded.
-    pub refused: Option<String>,
+    pub(crate) refused: Option<String>,
 }
 
 /// What the journal records of what `c` adopts, given what it recorded (`r`). A `project_id`

@@ -44,9 +44,9 @@ pub(crate) fn shared_urls(c: &Campaign, r: &Recorded) -> BTreeSet<i64> {
 /// A URL a buy round leaves to an autobuyer (`buy.skip_autobuyer_urls`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct LeftToAutobuyer {
-    pub url: String,
+    pub(crate) url: String,
     /// The autobuyer that covers it (the first, by name, when several do).
-    pub autobuyer: String,
+    pub(crate) autobuyer: String,
 }
 
 impl LeftToAutobuyer {
@@ -117,13 +117,13 @@ pub(crate) fn hosts_shown(slots: &[UrlSlot]) -> BTreeMap<i64, String> {
 /// What a fresh read of the link list left of a round's picks, and what it dropped.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct StillFree {
-    pub picks: Vec<Pick>,
+    pub(crate) picks: Vec<Pick>,
     /// Picks whose page is now held (or reserved, or uncertain) for their URL.
-    pub page_taken: u32,
+    pub(crate) page_taken: u32,
     /// Picks whose donor site now holds a link for their URL.
-    pub site_taken: u32,
+    pub(crate) site_taken: u32,
     /// Picks whose URL is held back now (`decide::adoption::held_back`).
-    pub held_back: u32,
+    pub(crate) held_back: u32,
 }
 
 impl StillFree {

@@ -15,10 +15,10 @@ use crate::campaign::Campaign;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct PrePlan {
     /// Run in order, then the record is read again.
-    pub actions: Vec<Action>,
+    pub(crate) actions: Vec<Action>,
     /// Why the pass stops once `actions` ran: an id the file gives would re-point what the
     /// journal holds (`decide::adoption`).
-    pub refused: Option<String>,
+    pub(crate) refused: Option<String>,
 }
 
 /// The pass's first step. A file that names a `project_id` has what it adopts recorded

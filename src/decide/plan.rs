@@ -270,10 +270,10 @@ pub struct CampaignPlan {
     /// URLs the file gives under a new spelling with their recorded `url_id`: the next pass
     /// re-spells them first (`decide::respell`); this plan is against the re-spelt record.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub respelt: Vec<super::respell::Respelt>,
+    pub(crate) respelt: Vec<super::respell::Respelt>,
     /// Autobuyers the pending rename carries from the old name (`moved_from`, `decide::moves`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub moved: Vec<super::moves::Moved>,
+    pub(crate) moved: Vec<super::moves::Moved>,
     pub money: MoneyView,
 }
 

@@ -38,7 +38,7 @@ pub(crate) mod protocol;
 pub(crate) mod quiet;
 pub(crate) mod reach;
 pub(crate) mod removals;
-pub(crate) mod rename;
+pub mod rename;
 pub(crate) mod round;
 pub(crate) mod settle;
 pub(crate) mod slots;

@@ -100,7 +100,7 @@ pub struct AccountStatus {
     pub buying_stopped: Vec<crate::decide::adoption::HeldBack>,
     /// Pages held twice for one URL (two links or more, whoever bought them): withdraw one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub held_twice: Vec<linkrunner_domain::records::HeldTwice>,
+    pub(crate) held_twice: Vec<linkrunner_domain::records::HeldTwice>,
 }
 
 /// A stalled campaign: the closed reason (the `reason` label of

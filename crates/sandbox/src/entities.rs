@@ -127,7 +127,7 @@ pub(crate) struct Search {
     pub(crate) started: Instant,
     pub(crate) found: Vec<(Donor, Offer)>,
     /// It has answered ready once (`Behaviour::team_buys_during_search` acts then only).
-    pub answered: bool,
+    pub(crate) answered: bool,
 }
 
 /// The seeded inventory: page ids, domains and monthly prices, about a third with kopecks.

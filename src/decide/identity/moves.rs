@@ -17,18 +17,18 @@ use linkrunner_domain::records::RemoteIds;
 
 /// An autobuyer a pending rename carries from SOURCE to this campaign, as `plan` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Moved {
-    pub name: String,
-    pub from: String,
-    pub to: String,
-    pub id: i64,
+pub(crate) struct Moved {
+    pub(crate) name: String,
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) id: i64,
     /// What it adds to the commitment now (its budget while it runs): it moves with it.
-    pub reserved: Money,
+    pub(crate) reserved: Money,
 }
 
 impl Moved {
     /// `move autobuyer acme-auto from acme to acme-shoes (id 9, budget 1000 RUB/month)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "move autobuyer {} from {} to {} (id {}, budget {} RUB/month): carried by the rename, neither stopped nor created",
             self.name, self.from, self.to, self.id, self.reserved

@@ -14,19 +14,19 @@ use crate::decide::recorded::Recorded;
 
 /// One URL whose journal row takes the file's new spelling.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Respelt {
-    pub url_id: i64,
+pub(crate) struct Respelt {
+    pub(crate) url_id: i64,
     /// The spelling the journal holds.
-    pub from: String,
+    pub(crate) from: String,
     /// The file's spelling.
-    pub to: String,
+    pub(crate) to: String,
     /// Links the project holds on it (ours and others' not released): they carry over.
-    pub links: usize,
+    pub(crate) links: usize,
 }
 
 impl Respelt {
     /// `respell https://a.example/old → https://a.example/new (url id 11 and its 3 links carry over)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "respell {} → {} (url id {} and its {} link{} carry over)",
             self.from,
@@ -40,11 +40,11 @@ impl Respelt {
 
 /// What a pass hands over for a file's respelt URLs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Respelling {
-    pub urls: Vec<Respelt>,
+pub(crate) struct Respelling {
+    pub(crate) urls: Vec<Respelt>,
     /// Recorded autobuyers whose spec is the file's once the respelt URLs are spelt as
     /// before: their new spec fingerprint (by name), so the respelling replaces none of them.
-    pub fingerprints: Vec<(String, String)>,
+    pub(crate) fingerprints: Vec<(String, String)>,
 }
 
 impl Respelling {
