@@ -81,30 +81,9 @@ impl Campaigns<'_> {
         const OP: &str = "rename_campaign";
         let result = async {
             let mut tx = self.write_tx(OP).await?;
-            let fenced = || StoreError::Fenced {
-                campaign: old.to_string(),
-            };
-            if lease.campaign != old {
-                return Err(fenced());
-            }
             // The lease first: on PostgreSQL this locks OLD's lease row until commit, so no
             // other process takes the old name's lease while its record moves.
-            let fence = sqlx::query(
-                "UPDATE leases SET fence = fence + 1, expires_at = $4 \
-                 WHERE campaign = $1 AND holder = $2 AND fence = $3 AND expires_at > $4 \
-                 RETURNING fence",
-            )
-            .bind(old)
-            .bind(&lease.holder)
-            .bind(lease.fence)
-            .bind(to_millis(now))
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db(OP))?;
-            let Some(fence) = fence else {
-                return Err(fenced());
-            };
-            let fence: i64 = col(&fence, "fence")?;
+            let fence = hold_lease(&mut tx, old, lease, now, FenceMove::Bump).await?;
             let names: Vec<String> =
                 sqlx::query("SELECT name FROM campaigns WHERE name = $1 OR name = $2")
                     .bind(old)
@@ -266,4 +245,54 @@ impl Campaigns<'_> {
         })
         .await
     }
+}
+
+/// How [`hold_lease`] treats the lease's fence.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum FenceMove {
+    /// Moves it on (a rename: whatever the old name's holder does next is fenced out).
+    Bump,
+    /// Leaves it (the row is only locked).
+    Keep,
+}
+
+/// Checks in `tx` that `lease` is `campaign`'s current, unexpired lease and locks its row
+/// until commit (PostgreSQL: no other process takes the campaign meanwhile); the fence after
+/// it. [`StoreError::Fenced`] when the lease is not current.
+pub(super) async fn hold_lease(
+    tx: &mut crate::store::Tx,
+    campaign: &str,
+    lease: &LeaseToken,
+    now: DateTime<Utc>,
+    fence: FenceMove,
+) -> Result<i64, StoreError> {
+    const OP: &str = "hold_lease";
+    let fenced = || StoreError::Fenced {
+        campaign: campaign.to_string(),
+    };
+    if lease.campaign != campaign {
+        return Err(fenced());
+    }
+    let sql = match fence {
+        FenceMove::Bump => {
+            "UPDATE leases SET fence = fence + 1, expires_at = $4 \
+             WHERE campaign = $1 AND holder = $2 AND fence = $3 AND expires_at > $4 \
+             RETURNING fence"
+        }
+        FenceMove::Keep => {
+            "UPDATE leases SET expires_at = expires_at \
+             WHERE campaign = $1 AND holder = $2 AND fence = $3 AND expires_at > $4 \
+             RETURNING fence"
+        }
+    };
+    let row = sqlx::query(sql)
+        .bind(campaign)
+        .bind(&lease.holder)
+        .bind(lease.fence)
+        .bind(to_millis(now))
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(db(OP))?
+        .ok_or_else(fenced)?;
+    col(&row, "fence")
 }

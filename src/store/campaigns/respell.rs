@@ -8,10 +8,10 @@
 
 use chrono::{DateTime, Utc};
 
+use super::rename::{FenceMove, hold_lease};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, db};
-use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::LeaseToken;
 
 /// One URL to re-spell: its id, the spelling the journal holds, the file's.
@@ -43,30 +43,10 @@ impl Campaigns<'_> {
         rekey: &(dyn Fn(&str, &str, &str) -> String + Sync),
     ) -> Result<usize, StoreError> {
         const OP: &str = "respell_urls";
-        let result = async {
-            let mut tx = self.write_tx(OP).await?;
-            let fenced = || StoreError::Fenced {
-                campaign: campaign.to_string(),
-            };
-            if lease.campaign != campaign {
-                return Err(fenced());
-            }
-            // Touching the lease row locks it on PostgreSQL until commit: no other holder
-            // takes the campaign while its URLs are re-spelt.
-            let held = sqlx::query(
-                "UPDATE leases SET expires_at = expires_at \
-                 WHERE campaign = $1 AND holder = $2 AND fence = $3 AND expires_at > $4",
-            )
-            .bind(campaign)
-            .bind(&lease.holder)
-            .bind(lease.fence)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
-            .await
-            .map_err(db(OP))?;
-            if held.rows_affected() != 1 {
-                return Err(fenced());
-            }
+        transaction!(self, OP, |tx| {
+            // Locking the lease row on PostgreSQL until commit: no other holder takes the
+            // campaign while its URLs are re-spelt.
+            hold_lease(&mut tx, campaign, lease, now, FenceMove::Keep).await?;
             let mut done = 0;
             for u in urls {
                 if respell_one(&mut tx, campaign, u, rekey).await? {
@@ -86,11 +66,8 @@ impl Campaigns<'_> {
                     .map_err(db(OP))?;
                 }
             }
-            tx.commit().await.map_err(db(OP))?;
             Ok(done)
-        }
-        .await;
-        self.write_done(result).await
+        })
     }
 }
 

@@ -80,36 +80,35 @@ async fn record_one(
 ) -> Result<bool, StoreError> {
     let ids: Vec<String> = f.link_ids.iter().map(i64::to_string).collect();
     let ids = ids.join(",");
-    let updated = sqlx::query(
+    // Both statements take the finding as $1..$6, in this order.
+    let run = async |sql: &'static str, conn: &mut AnyConnection| {
+        sqlx::query(sql)
+            .bind(campaign)
+            .bind(f.url_id)
+            .bind(f.page_id)
+            .bind(i64::from(f.links))
+            .bind(&ids)
+            .bind(to_millis(now))
+            .execute(&mut *conn)
+            .await
+            .map_err(db(OP))
+    };
+    let updated = run(
         "UPDATE pages_held_twice SET links = $4, link_ids = $5, last_seen_at = $6 \
          WHERE campaign = $1 AND url_id = $2 AND page_id = $3",
+        conn,
     )
-    .bind(campaign)
-    .bind(f.url_id)
-    .bind(f.page_id)
-    .bind(i64::from(f.links))
-    .bind(&ids)
-    .bind(to_millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(db(OP))?;
+    .await?;
     if updated.rows_affected() > 0 {
         return Ok(false);
     }
-    let inserted = sqlx::query(
+    let inserted = run(
         "INSERT INTO pages_held_twice \
          (campaign, url_id, page_id, links, link_ids, first_seen_at, last_seen_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (campaign, url_id, page_id) DO NOTHING",
+        conn,
     )
-    .bind(campaign)
-    .bind(f.url_id)
-    .bind(f.page_id)
-    .bind(i64::from(f.links))
-    .bind(&ids)
-    .bind(to_millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(db(OP))?;
+    .await?;
     Ok(inserted.rows_affected() == 1)
 }
 
