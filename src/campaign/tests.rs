@@ -253,24 +253,32 @@ fn renamed_from_is_kept_and_may_not_name_the_campaign_itself() {
     assert_eq!(errs.len(), 1, "a bad name is reported once: {errs:?}");
 }
 
+/// Loads `old` as `old.yaml` and `new` as `new.yaml` from `dir`: the report, the campaigns
+/// loaded by name, and the problems as text.
+fn load_two(
+    dir: &std::path::Path,
+    old: &str,
+    new: &str,
+) -> (super::LoadReport, Vec<String>, Vec<String>) {
+    std::fs::write(dir.join("old.yaml"), old).unwrap();
+    std::fs::write(dir.join("new.yaml"), new).unwrap();
+    let report = super::loading::load::load_paths(&[dir.to_path_buf()]);
+    let names = report
+        .campaigns
+        .iter()
+        .map(|c| c.campaign.name.clone())
+        .collect();
+    let problems = report.problems.iter().map(ToString::to_string).collect();
+    (report, names, problems)
+}
+
 #[test]
 fn a_rename_beside_the_old_file_is_refused_where_it_says_so_and_the_old_file_still_loads() {
     let dir = tempfile::tempdir().unwrap();
     let old = with("name: t\n", "name: old-t\n").replace("t.example", "old.example");
-    std::fs::write(dir.path().join("old.yaml"), old).unwrap();
-    std::fs::write(
-        dir.path().join("new.yaml"),
-        with("name: t\n", "name: t\nrenamed_from: old-t\n"),
-    )
-    .unwrap();
-    let report = super::loading::load::load_paths(&[dir.path().to_path_buf()]);
-    let names: Vec<&str> = report
-        .campaigns
-        .iter()
-        .map(|c| c.campaign.name.as_str())
-        .collect();
+    let new = with("name: t\n", "name: t\nrenamed_from: old-t\n");
+    let (report, names, problems) = load_two(dir.path(), &old, &new);
     assert_eq!(names, ["old-t"], "the old file keeps its campaign");
-    let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
         problems[0].contains("new.yaml:3:"),
@@ -320,20 +328,9 @@ fn moved_from_is_kept_and_may_not_name_the_campaign_itself() {
 fn a_move_whose_source_file_still_declares_the_autobuyer_is_refused_at_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let source = with("name: t\n", "name: old-t\n").replace("t.example", "old.example");
-    std::fs::write(dir.path().join("old.yaml"), &source).unwrap();
-    std::fs::write(
-        dir.path().join("new.yaml"),
-        with("  - name: ab\n", "  - name: ab\n    moved_from: old-t\n"),
-    )
-    .unwrap();
-    let report = super::loading::load::load_paths(&[dir.path().to_path_buf()]);
-    let names: Vec<&str> = report
-        .campaigns
-        .iter()
-        .map(|c| c.campaign.name.as_str())
-        .collect();
+    let new = with("  - name: ab\n", "  - name: ab\n    moved_from: old-t\n");
+    let (_, names, problems) = load_two(dir.path(), &source, &new);
     assert_eq!(names, ["old-t"], "the source file keeps its campaign");
-    let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
         problems[0].contains("new.yaml:12:17:"),
