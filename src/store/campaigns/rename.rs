@@ -108,26 +108,7 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db(OP))?;
-            let keys: Vec<(i64, String)> =
-                sqlx::query("SELECT id, natural_key FROM intents WHERE campaign = $1")
-                    .bind(old)
-                    .fetch_all(&mut *tx)
-                    .await
-                    .map_err(db(OP))?
-                    .iter()
-                    .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
-                    .collect::<Result<_, StoreError>>()?;
-            for (id, key) in keys {
-                let renamed = rekey(&key);
-                if renamed != key {
-                    sqlx::query("UPDATE intents SET natural_key = $1 WHERE id = $2")
-                        .bind(&renamed)
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(db(OP))?;
-                }
-            }
+            rekey_intents(&mut tx, old, IntentKinds::All, rekey).await?;
             for sql in MOVES {
                 sqlx::query(sql)
                     .bind(old)
@@ -245,6 +226,51 @@ impl Campaigns<'_> {
         })
         .await
     }
+}
+
+/// Which of a campaign's intents [`rekey_intents`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum IntentKinds {
+    All,
+    Purchases,
+}
+
+/// Gives every intent of `campaign` (of `kinds`) the natural key `rekey` makes of its own, in
+/// `tx`: a key is the journal's guard against doing a thing twice, so it follows the name or
+/// the spelling it was made of.
+pub(super) async fn rekey_intents(
+    tx: &mut crate::store::Tx,
+    campaign: &str,
+    kinds: IntentKinds,
+    rekey: impl Fn(&str) -> String,
+) -> Result<(), StoreError> {
+    const OP: &str = "rekey_intents";
+    let sql = match kinds {
+        IntentKinds::All => "SELECT id, natural_key FROM intents WHERE campaign = $1",
+        IntentKinds::Purchases => {
+            "SELECT id, natural_key FROM intents WHERE campaign = $1 AND kind = 'purchase'"
+        }
+    };
+    let keys: Vec<(i64, String)> = sqlx::query(sql)
+        .bind(campaign)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(db(OP))?
+        .iter()
+        .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
+        .collect::<Result<_, StoreError>>()?;
+    for (id, key) in keys {
+        let renamed = rekey(&key);
+        if renamed != key {
+            sqlx::query("UPDATE intents SET natural_key = $1 WHERE id = $2")
+                .bind(&renamed)
+                .bind(id)
+                .execute(&mut **tx)
+                .await
+                .map_err(db(OP))?;
+        }
+    }
+    Ok(())
 }
 
 /// How [`hold_lease`] treats the lease's fence.

@@ -8,10 +8,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::rename::{FenceMove, hold_lease};
+use super::rename::{FenceMove, IntentKinds, hold_lease, rekey_intents};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, db};
+use crate::store::rows::db;
 use linkrunner_domain::records::LeaseToken;
 
 /// One URL to re-spell: its id, the spelling the journal holds, the file's.
@@ -104,26 +104,9 @@ async fn respell_one(
     .execute(&mut **tx)
     .await
     .map_err(db(OP))?;
-    let keys: Vec<(i64, String)> = sqlx::query(
-        "SELECT id, natural_key FROM intents WHERE campaign = $1 AND kind = 'purchase'",
-    )
-    .bind(campaign)
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(db(OP))?
-    .iter()
-    .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
-    .collect::<Result<_, StoreError>>()?;
-    for (id, key) in keys {
-        let renamed = rekey(&key, u.from, u.to);
-        if renamed != key {
-            sqlx::query("UPDATE intents SET natural_key = $1 WHERE id = $2")
-                .bind(&renamed)
-                .bind(id)
-                .execute(&mut **tx)
-                .await
-                .map_err(db(OP))?;
-        }
-    }
+    rekey_intents(tx, campaign, IntentKinds::Purchases, |key| {
+        rekey(key, u.from, u.to)
+    })
+    .await?;
     Ok(true)
 }
