@@ -348,22 +348,7 @@ pub async fn no_second_link_from_one_donor_site_to_one_url(db: TestDb) {
     cfg.inventory_size = 12;
     cfg.pages_per_site = 4;
     let w = World::new(db, cfg).await;
-    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
-    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
-    w.pass(false).await;
-    let now = chrono::Utc::now();
-    let word = ("test", "read the plan");
-    let store = w.store().campaigns();
-    assert!(
-        store
-            .confirm_adoption("acme-shoes", word.0, word.1, now)
-            .await
-            .unwrap()
-    );
-    store
-        .vouch_list_complete("acme-shoes", 3, word, now)
-        .await
-        .unwrap();
+    let seeded = adopted_and_vouched(&w, |_| 3).await;
     for _ in 0..4 {
         w.pass(true).await;
     }
@@ -724,4 +709,27 @@ pub async fn a_hand_link_on_an_autobuyers_url_counts_on_top_in_a_created_project
         "the autobuyer's own links over-counted while it runs, never under"
     );
     w.assert_invariants().await;
+}
+
+/// The account in use seeded, `acme-shoes` adopting it with its autobuyer stopped (cap 3,000),
+/// one pass, then an operator's word on the adoption and on the list being complete with the
+/// number of links `listed` gives.
+pub async fn adopted_and_vouched(w: &World, listed: impl Fn(&InUse) -> u32) -> InUse {
+    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
+    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
+    w.pass(false).await;
+    let now = chrono::Utc::now();
+    let word = ("test", "read the plan");
+    let store = w.store().campaigns();
+    assert!(
+        store
+            .confirm_adoption("acme-shoes", word.0, word.1, now)
+            .await
+            .unwrap()
+    );
+    store
+        .vouch_list_complete("acme-shoes", listed(&seeded), word, now)
+        .await
+        .unwrap();
+    seeded
 }

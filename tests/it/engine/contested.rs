@@ -5,10 +5,8 @@
 
 use linkrunner_sandbox::{InUse, LinkStatus, Purchase, SandboxConfig, TeamBuy};
 
-use super::adoption::adopting_file;
+use super::adoption::adopted_and_vouched;
 use super::support::{TestDb, World, sandbox_config};
-
-const DOMAIN: &str = "https://acme.example";
 
 /// An adopted account (its autobuyer stopped), the adoption confirmed and the list vouched
 /// complete, so buy rounds may buy on every URL; then the team buys by hand during searches.
@@ -18,23 +16,7 @@ async fn adopted_with_the_team_buying(
     how: TeamBuy,
 ) -> (World, InUse) {
     let w = World::new(db, cfg).await;
-    let seeded = w.sandbox.seed_in_use(DOMAIN).expect("seeded");
-    w.write_campaign("acme-shoes", &adopting_file(&seeded, "stopped", 3000));
-    w.pass(false).await;
-    let now = chrono::Utc::now();
-    let word = ("test", "read the plan");
-    let store = w.store().campaigns();
-    assert!(
-        store
-            .confirm_adoption("acme-shoes", word.0, word.1, now)
-            .await
-            .unwrap()
-    );
-    let listed = seeded.hand_links.len() as u32;
-    store
-        .vouch_list_complete("acme-shoes", listed, word, now)
-        .await
-        .unwrap();
+    let seeded = adopted_and_vouched(&w, |s| s.hand_links.len() as u32).await;
     w.converge(4).await;
     let mut b = w.sandbox.behaviour();
     b.team_buys_during_search = Some(how);

@@ -8,6 +8,7 @@ use linkrunner_sandbox::{Ledger, Op};
 
 use super::binary::{run, text};
 use super::fixtures::{ACME, BOLT};
+use super::respell::acme_converged;
 use super::support::{TestDb, World, sandbox_config};
 use crate::support::ledger::requests;
 
@@ -29,10 +30,7 @@ pub async fn an_autobuyer_moved_with_its_campaigns_rename_is_neither_stopped_nor
     db: TestDb,
 ) {
     // Arrange: acme-shoes runs its autobuyer.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(false).await;
-    w.converge(3).await;
+    let w = acme_converged(db, false).await;
     let before = w.ledger();
     let id = only_autobuyer_id(&before);
 

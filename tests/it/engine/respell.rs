@@ -51,10 +51,7 @@ fn made(ledger: &Ledger) -> (usize, usize, u64, u64, u64) {
 
 pub async fn a_url_respelt_with_its_url_id_keeps_its_identity_and_buys_no_page_again(db: TestDb) {
     // Arrange: acme-shoes bought its first round and runs its autobuyer on the URL.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(true).await;
-    w.converge(3).await;
+    let w = acme_converged(db, true).await;
     let before = w.ledger();
     let id = url_id_of(&before, OLD);
     let bought: Vec<i64> = before
@@ -122,10 +119,7 @@ pub async fn a_new_spelling_without_url_id_is_a_new_url_and_an_unknown_url_id_is
     db: TestDb,
 ) {
     // Arrange: acme-shoes converged.
-    let w = World::new(db, sandbox_config()).await;
-    w.write_campaign("acme-shoes", ACME);
-    w.pass(false).await;
-    w.converge(3).await;
+    let w = acme_converged(db, false).await;
     let before = w.ledger();
 
     // Act 1: a `url_id` the journal does not hold for the campaign.
@@ -154,4 +148,13 @@ pub async fn a_new_spelling_without_url_id_is_a_new_url_and_an_unknown_url_id_is
     assert!(once.status.success(), "{}", text(&once));
     let after = w.ledger();
     assert_ne!(url_id_of(&after, NEW), url_id_of(&after, OLD));
+}
+
+/// `acme-shoes` (the ACME fixture) passed once, with a buy round or not, then converged.
+pub async fn acme_converged(db: TestDb, buy_round: bool) -> World {
+    let w = World::new(db, sandbox_config()).await;
+    w.write_campaign("acme-shoes", ACME);
+    w.pass(buy_round).await;
+    w.converge(3).await;
+    w
 }
