@@ -4,7 +4,9 @@
 //! migration that re-keys journals written before keeps refusing the pages they hold.
 
 use linkrunner::decide::keys;
-use linkrunner::store::{BeginOutcome, IntentKind, IntentState, NewIntent, Outcome};
+use linkrunner::store::{
+    BeginOutcome, IntentKind, IntentState, LeaseToken, NewIntent, Outcome, Store,
+};
 
 use super::support::*;
 
@@ -21,17 +23,19 @@ fn purchase_for(campaign: &str, url: &str, page: i64) -> NewIntent {
     i
 }
 
+/// The campaign, with page 7 bought for URL id 11 spelt `OLD_URL`; its lease.
+async fn bought_page_7(store: &Store) -> LeaseToken {
+    let lease = campaign_with_lease(store, &caps(1000, 5, 50)).await;
+    let bought = started(store, &lease, purchase_for(CAMPAIGN, OLD_URL, 7)).await;
+    let held = Outcome::Succeeded(purchased(7, Some(70), 100));
+    complete(store, bought, held).await;
+    lease
+}
+
 pub async fn a_page_bought_for_a_url_id_is_refused_under_a_new_name_without_a_rekey(db: TestDb) {
     // Arrange: the old name bought page 7 for URL id 11; its try of page 8 failed (not sent).
     let store = &db.store;
-    let lease = campaign_with_lease(store, &caps(1000, 5, 50)).await;
-    let bought = started(store, &lease, purchase_for(CAMPAIGN, OLD_URL, 7)).await;
-    complete(
-        store,
-        bought,
-        Outcome::Succeeded(purchased(7, Some(70), 100)),
-    )
-    .await;
+    let lease = bought_page_7(store).await;
     let refused = started(store, &lease, purchase_for(CAMPAIGN, OLD_URL, 8)).await;
     complete(store, refused, failed("refused")).await;
     let money = budget(store).await;
@@ -73,14 +77,7 @@ pub async fn a_page_bought_before_a_respelling_is_refused_under_the_new_spelling
 ) {
     // Arrange: page 7 bought for URL id 11 spelt OLD_URL.
     let store = &db.store;
-    let lease = campaign_with_lease(store, &caps(1000, 5, 50)).await;
-    let bought = started(store, &lease, purchase_for(CAMPAIGN, OLD_URL, 7)).await;
-    complete(
-        store,
-        bought,
-        Outcome::Succeeded(purchased(7, Some(70), 100)),
-    )
-    .await;
+    let lease = bought_page_7(store).await;
 
     // Act: the same URL id, spelt NEW_URL, begins a purchase of the same page; no respelling
     // of the journal ran.
