@@ -20,14 +20,14 @@
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | `guard/` | the guards beside the caps: `approval` (what may be committed without a person), `refused` (what a 401/403 stops), `removal` (whether files gone at once are removed or held) |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
-//! | [`keys`] | natural keys of intents |
+//! | [`keys`] | natural keys of intents (a purchase's by the marketplace's URL id and page) |
 //! | [`listing`] | what one read of the project's link list shows and proves (absence only when shown complete) |
 //! | [`pass`] | what a pass does first (the pre-plan: the adoption; the link list before planning, and whether that settles something) and which of the plan's actions it runs |
 //! | [`quiet`] | whether a reconciliation of a converged campaign only looks (its file, journal stamp and link list as the last full pass saw them, nothing due) |
 //! | [`round`] | a buy round's rules: donors that may share a purchase call, the search's price cap, the next poll's wait, what a retry may still buy |
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
-//! | [`rename`] (in `identity/`) | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it, the `plan` line |
-//! | [`respell`] (in `identity/`) | a URL respelt with its recorded `url_id`: which rows take the new spelling, what refuses a `url_id`, a purchase key after it |
+//! | [`rename`] (in `identity/`) | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it (a purchase's stays), the `plan` line |
+//! | [`respell`] (in `identity/`) | a URL respelt with its recorded `url_id`: which rows take the new spelling, what refuses a `url_id` |
 //! | [`moves`] (in `identity/`) | an autobuyer's `moved_from`: honoured with the rename of its source (same project), else refused naming both; the `plan` line |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
@@ -40,7 +40,7 @@ pub mod choose;
 pub(crate) mod contested;
 mod guard;
 mod identity;
-pub(crate) mod keys;
+pub mod keys;
 pub(crate) mod listing;
 pub(crate) mod pass;
 pub mod plan;

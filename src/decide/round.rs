@@ -111,7 +111,7 @@ pub(crate) fn purchase_intent(
     NewIntent {
         campaign: c.name.clone(),
         kind: IntentKind::Purchase,
-        natural_key: keys::purchase(&c.name, &p.url, p.donor.page_id),
+        natural_key: keys::purchase(p.url_id, p.donor.page_id),
         fingerprint: keys::fingerprint(&request),
         request,
         reserve: Some(Reservation {
@@ -236,5 +236,26 @@ mod tests {
         assert_eq!(first.buy.unwrap().per_run, per_run);
         assert_eq!(second.buy.unwrap().per_run, per_run - 1);
         assert_eq!(spent.buy.unwrap().per_run, 0);
+    }
+
+    #[test]
+    fn a_purchase_intent_is_keyed_by_the_url_id_and_page_whatever_the_campaign_and_spelling() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/campaigns/acme-shoes.yaml");
+        let c = crate::campaign::load_paths(&[path.into()]).campaigns[0]
+            .campaign
+            .clone();
+        let mut renamed = c.clone();
+        renamed.name = "acme-boots".into();
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 11, 28).unwrap();
+        let before = purchase_intent(&c, (5000, "call"), 1, &pick(7, 1), day);
+        let mut respelt = pick(7, 1);
+        respelt.url = "u-respelt".into();
+        let after = purchase_intent(&renamed, (5000, "call"), 1, &respelt, day);
+        assert_eq!(before.natural_key, "purchase:url:1:page:7");
+        assert_eq!(after.natural_key, before.natural_key);
+        let mut other_url = pick(7, 1);
+        other_url.url_id = 2;
+        let other = purchase_intent(&c, (5000, "call"), 1, &other_url, day);
+        assert_ne!(other.natural_key, before.natural_key, "one page per URL id");
     }
 }

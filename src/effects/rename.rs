@@ -15,7 +15,7 @@ use crate::decide::moves::refused;
 use crate::decide::rename::{
     RenameStep, Renamed, claimed_by, domain_owner, id_claimed_by, renamed_key, step,
 };
-use crate::decide::respell::{respelling, respelt_key};
+use crate::decide::respell::respelling;
 use crate::market::Market;
 use crate::store::RespeltUrl;
 
@@ -207,7 +207,6 @@ impl<M: Market> Engine<M> {
             })
             .collect();
         let name = c.name.as_str();
-        let rekey = |k: &str, from: &str, to: &str| respelt_key(k, name, from, to);
         let done = self
             .store
             .campaigns()
@@ -217,11 +216,10 @@ impl<M: Market> Engine<M> {
                 self.clock.now(),
                 &urls,
                 &s.fingerprints,
-                &rekey,
             )
             .await?;
         for u in s.urls.iter().take(done) {
-            tracing::info!(campaign = %name, url_id = u.url_id, from = %u.from, to = %u.to, links = u.links, "URL respelt: its links, purchases and taken pages carry over");
+            tracing::info!(campaign = %name, url_id = u.url_id, from = %u.from, to = %u.to, links = u.links, "URL respelt: its links, purchases and taken pages carry over (keyed by its url id)");
         }
         Ok(done > 0)
     }

@@ -16,6 +16,8 @@ mod halts;
 mod held_twice;
 #[path = "store/history.rs"]
 mod history;
+#[path = "store/identity.rs"]
+mod identity;
 #[path = "store/intents.rs"]
 mod intents;
 #[path = "store/invariants.rs"]
@@ -115,4 +117,7 @@ on_both_backends!(
     removals::a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_returns,
     rename::a_rename_hands_everything_to_the_new_name_once_and_a_bought_page_stays_bought,
     respell::a_respelt_url_keeps_its_id_texts_and_bought_pages_once,
+    identity::a_page_bought_for_a_url_id_is_refused_under_a_new_name_without_a_rekey,
+    identity::a_page_bought_before_a_respelling_is_refused_under_the_new_spelling_without_a_rekey,
+    identity::the_migration_keys_existing_purchases_by_url_id_and_page,
 );

@@ -131,7 +131,7 @@ pub struct Reservation {
 pub struct NewIntent {
     pub campaign: String,
     pub kind: IntentKind,
-    /// Unique across the journal; chosen by the engine (e.g. `purchase:{campaign}:{page}:{url}:{text}`).
+    /// Unique across the journal; chosen by the engine (e.g. `purchase:url:{url_id}:page:{page_id}`).
     pub natural_key: String,
     /// sha256 of the request, to notice a changed request under the same key.
     pub fingerprint: String,

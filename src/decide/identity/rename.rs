@@ -100,10 +100,15 @@ pub(crate) fn id_claimed_by(what: &str, owner: &str) -> String {
     )
 }
 
-/// An intent's natural key after its campaign is renamed from `old` to `new`: every key is
-/// `VERB:CAMPAIGN` or `VERB:CAMPAIGN:…` (`decide::keys`), and names cannot hold `:`, so the
-/// campaign is the second field. A key that does not name `old` there is left as it is.
+/// An intent's natural key after its campaign is renamed from `old` to `new`: every key but a
+/// purchase's is `VERB:CAMPAIGN` or `VERB:CAMPAIGN:…` (`decide::keys`), and names cannot hold
+/// `:`, so the campaign is the second field. A key that does not name `old` there is left as
+/// it is, and so is every purchase key: it names the marketplace's URL id and page
+/// (`purchase:url:…`), whatever the campaign is called, so a rename needs nothing of it.
 pub fn renamed_key(key: &str, old: &str, new: &str) -> String {
+    if key.starts_with("purchase:") {
+        return key.to_string();
+    }
     let Some((verb, rest)) = key.split_once(':') else {
         return key.to_string();
     };
@@ -134,7 +139,7 @@ mod tests {
     }
 
     #[test]
-    fn every_kind_of_key_names_the_new_campaign_after_a_rename() {
+    fn every_kind_of_key_but_a_purchase_names_the_new_campaign_after_a_rename() {
         let pairs = [
             (
                 keys::create_project("acme"),
@@ -156,10 +161,6 @@ mod tests {
                 keys::set_autobuyer("acme", 9, true, 3),
                 keys::set_autobuyer("acme-shoes", 9, true, 3),
             ),
-            (
-                keys::purchase("acme", "https://acme.example/a:b", 7),
-                keys::purchase("acme-shoes", "https://acme.example/a:b", 7),
-            ),
         ];
         for (before, after) in pairs {
             assert_eq!(renamed_key(&before, "acme", "acme-shoes"), after);
@@ -168,10 +169,21 @@ mod tests {
 
     #[test]
     fn a_key_of_another_campaign_is_left_alone_even_when_one_name_starts_the_other() {
-        let k = keys::purchase("acme-old", "https://acme.example/", 7);
-        assert_eq!(renamed_key(&k, "acme", "shoes"), k);
         let k = keys::create_project("acme-old");
         assert_eq!(renamed_key(&k, "acme", "shoes"), k);
+        let k = keys::create_filter("acme-old", "f");
+        assert_eq!(renamed_key(&k, "acme", "shoes"), k);
+    }
+
+    #[test]
+    fn a_purchase_key_is_the_same_after_any_rename_even_of_a_campaign_named_url() {
+        let k = keys::purchase(11, 7);
+        assert_eq!(renamed_key(&k, "acme", "acme-shoes"), k);
+        assert_eq!(
+            renamed_key(&k, "url", "shoes"),
+            k,
+            "`url` is the key's field, not a campaign"
+        );
     }
 
     fn owner(campaign: &str, domain: &str) -> DomainOwner {

@@ -1,10 +1,11 @@
 //! Respelt URLs keep their identity (issue 32): a promoted URL whose text changed but whose
 //! `url_id` is the one the journal holds for it is the same URL. Its journal row is re-spelt
 //! at the next pass, in one transaction (`store::Campaigns::respell_urls`, run by
-//! `effects::rename`): its texts, its purchases' keys and the specs of the autobuyers that
-//! cover it carry over, so nothing is added on the marketplace and no page is bought again.
+//! `effects::rename`): its texts and the specs of the autobuyers that cover it carry over, so
+//! nothing is added on the marketplace. No page is bought again: a purchase's key names the
+//! URL id, not its spelling (`decide::keys::purchase`), so it needs no respelling.
 //! Without `url_id` a new spelling is a new URL. These are the rules: which URLs are respelt,
-//! what refuses a `url_id`, a purchase key after a respelling, the record `plan` plans against.
+//! what refuses a `url_id`, the record `plan` plans against.
 
 use serde::Serialize;
 
@@ -141,23 +142,6 @@ fn fingerprints(c: &Campaign, r: &Recorded, urls: &[Respelt]) -> Vec<(String, St
     out
 }
 
-/// A purchase's natural key after its URL is respelt from `from` to `to`: purchase keys are
-/// `purchase:CAMPAIGN:PAGE:URL` (`decide::keys::purchase`), the URL last; any other key, or a
-/// purchase of another URL, is left as it is. So a page bought before the respelling is
-/// refused by the journal's unique key under the new spelling too.
-pub fn respelt_key(key: &str, campaign: &str, from: &str, to: &str) -> String {
-    let prefix = format!("purchase:{campaign}:");
-    let Some(rest) = key.strip_prefix(&prefix) else {
-        return key.to_string();
-    };
-    match rest.split_once(':') {
-        Some((page, url)) if url == from && page.parse::<i64>().is_ok() => {
-            format!("{prefix}{page}:{to}")
-        }
-        _ => key.to_string(),
-    }
-}
-
 /// `r` as it reads once `s` is handed over: what `plan` plans against before the pass has
 /// re-spelt the journal (the same record the pass then reads).
 pub(crate) fn applied(r: &Recorded, s: &Respelling) -> Recorded {
@@ -191,7 +175,6 @@ pub(crate) fn applied(r: &Recorded, s: &Respelling) -> Recorded {
 mod tests {
     use super::*;
     use crate::decide::caps::caps;
-    use crate::decide::keys;
     use linkrunner_domain::money::Money;
     use linkrunner_domain::records::{AutobuyerRecord, SwitchState};
 
@@ -301,22 +284,6 @@ mod tests {
         c.urls.push(old);
         let why = respelling(&c, &recorded()).unwrap_err();
         assert!(why.contains("is the recorded id of https://acme.example/running-shoes, which the file still lists"), "{why}");
-    }
-
-    #[test]
-    fn a_purchase_key_follows_the_new_spelling_and_other_keys_stay() {
-        assert_eq!(
-            respelt_key(&keys::purchase("acme", OLD, 7), "acme", OLD, NEW),
-            keys::purchase("acme", NEW, 7)
-        );
-        for k in [
-            keys::purchase("acme", "https://acme.example/other", 7),
-            keys::purchase("acme-2", OLD, 7),
-            keys::create_project("acme"),
-            keys::create_filter("acme", "f"),
-        ] {
-            assert_eq!(respelt_key(&k, "acme", OLD, NEW), k);
-        }
     }
 
     #[test]

@@ -56,16 +56,17 @@ impl Campaigns<'_> {
     }
 
     /// Hands everything `old` owns to `new` in one transaction: its row (with its file and
-    /// when it was created, its project's domain), budget and days, intents (their natural keys renamed, so a page
-    /// bought under `old` is refused by the unique key under `new`), ledger, project, URLs,
+    /// when it was created, its project's domain), budget and days, intents (the keys that
+    /// name the campaign renamed; a purchase's names the URL id and page, so a page bought
+    /// under `old` is refused by the unique key under `new` as it is), ledger, project, URLs,
     /// texts, filters, autobuyers, held and foreign links, searches, rounds, stall, adoption,
     /// list vouch, approval, its own halts; its lease is released with its fence grown
     /// (whatever a holder of the old token still sends is refused), the new name's lease row
     /// starts above it; its removal row and notices are dropped (it was not removed, and the
     /// notices' conditions are judged again under the new name).
     ///
-    /// `rekey` gives an intent's natural key under the new name (`decide::rename::renamed_key`:
-    /// the journal does not decide what a key means).
+    /// `rekey` gives a non-purchase intent's natural key under the new name
+    /// (`decide::rename::renamed_key`: the journal does not decide what a key means).
     ///
     /// `lease` must be `old`'s current lease: checked in the transaction, else
     /// [`StoreError::Fenced`] and nothing changes. Returns `false`, changing nothing, when the
@@ -108,7 +109,7 @@ impl Campaigns<'_> {
             .execute(&mut *tx)
             .await
             .map_err(db(OP))?;
-            rekey_intents(&mut tx, old, IntentKinds::All, rekey).await?;
+            rekey_intents(&mut tx, old, rekey).await?;
             for sql in MOVES {
                 sqlx::query(sql)
                     .bind(old)
@@ -228,37 +229,27 @@ impl Campaigns<'_> {
     }
 }
 
-/// Which of a campaign's intents [`rekey_intents`] reads.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum IntentKinds {
-    All,
-    Purchases,
-}
-
-/// Gives every intent of `campaign` (of `kinds`) the natural key `rekey` makes of its own, in
-/// `tx`: a key is the journal's guard against doing a thing twice, so it follows the name or
-/// the spelling it was made of.
-pub(super) async fn rekey_intents(
+/// Gives every intent of `campaign` but its purchases the natural key `rekey` makes of its
+/// own, in `tx`: such a key names the campaign, and it is the journal's guard against doing a
+/// thing twice, so it follows the name. A purchase's key names the marketplace's URL id and
+/// page (`decide::keys::purchase`): it needs no rekey, and is not read (its `url` field is
+/// not a campaign, even when a campaign is named `url`).
+async fn rekey_intents(
     tx: &mut crate::store::Tx,
     campaign: &str,
-    kinds: IntentKinds,
     rekey: impl Fn(&str) -> String,
 ) -> Result<(), StoreError> {
     const OP: &str = "rekey_intents";
-    let sql = match kinds {
-        IntentKinds::All => "SELECT id, natural_key FROM intents WHERE campaign = $1",
-        IntentKinds::Purchases => {
-            "SELECT id, natural_key FROM intents WHERE campaign = $1 AND kind = 'purchase'"
-        }
-    };
-    let keys: Vec<(i64, String)> = sqlx::query(sql)
-        .bind(campaign)
-        .fetch_all(&mut **tx)
-        .await
-        .map_err(db(OP))?
-        .iter()
-        .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
-        .collect::<Result<_, StoreError>>()?;
+    let keys: Vec<(i64, String)> = sqlx::query(
+        "SELECT id, natural_key FROM intents WHERE campaign = $1 AND kind <> 'purchase'",
+    )
+    .bind(campaign)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(db(OP))?
+    .iter()
+    .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
+    .collect::<Result<_, StoreError>>()?;
     for (id, key) in keys {
         let renamed = rekey(&key);
         if renamed != key {

@@ -1,14 +1,14 @@
 //! Respelt URLs (issue 32): a promoted URL whose file gives its recorded `url_id` under a new
-//! spelling keeps its identity. Its `urls` row and its texts take the new spelling, its
-//! purchases' natural keys are renamed (so a page bought before is refused by the unique key
-//! under the new spelling too), and the autobuyers whose spec only changed by the spelling
-//! take their new fingerprint, all in one transaction under the campaign's lease: a crash
-//! leaves the old spelling or the new one, never a mix. `decide::respell` says what; tested
+//! spelling keeps its identity. Its `urls` row and its texts take the new spelling and the
+//! autobuyers whose spec only changed by the spelling take their new fingerprint, all in one
+//! transaction under the campaign's lease: a crash leaves the old spelling or the new one,
+//! never a mix. Purchases need nothing: their natural keys name the URL id, not its spelling
+//! (`decide::keys::purchase`), so a page bought before is refused under the new spelling. `decide::respell` says what; tested
 //! by `tests/it` `store::respell::*` on PostgreSQL and SQLite.
 
 use chrono::{DateTime, Utc};
 
-use super::rename::{FenceMove, IntentKinds, hold_lease, rekey_intents};
+use super::rename::{FenceMove, hold_lease};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::db;
@@ -24,10 +24,8 @@ pub struct RespeltUrl<'a> {
 
 impl Campaigns<'_> {
     /// Re-spells `urls` of `campaign` in one transaction: each `urls` row (only while it
-    /// holds `from` with `url_id` and the campaign has no row spelt `to`), its texts, the
-    /// natural keys of the campaign's purchases (`rekey(key, from, to)`, the decision's:
-    /// the journal does not say what a key means), and the spec fingerprints of
-    /// `fingerprints` (autobuyer name, new fingerprint).
+    /// holds `from` with `url_id` and the campaign has no row spelt `to`), its texts, and the
+    /// spec fingerprints of `fingerprints` (autobuyer name, new fingerprint).
     ///
     /// `lease` must be the campaign's current lease: checked in the transaction, else
     /// [`StoreError::Fenced`] and nothing changes. Returns the URLs re-spelt (none when
@@ -40,7 +38,6 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
         urls: &[RespeltUrl<'_>],
         fingerprints: &[(String, String)],
-        rekey: &(dyn Fn(&str, &str, &str) -> String + Sync),
     ) -> Result<usize, StoreError> {
         const OP: &str = "respell_urls";
         transaction!(self, OP, |tx| {
@@ -49,7 +46,7 @@ impl Campaigns<'_> {
             hold_lease(&mut tx, campaign, lease, now, FenceMove::Keep).await?;
             let mut done = 0;
             for u in urls {
-                if respell_one(&mut tx, campaign, u, rekey).await? {
+                if respell_one(&mut tx, campaign, u).await? {
                     done += 1;
                 }
             }
@@ -71,13 +68,12 @@ impl Campaigns<'_> {
     }
 }
 
-/// One URL's row, texts and purchase keys; `false` (nothing changed) when the row is not
-/// `from` with its id, or a row spelt `to` exists already.
+/// One URL's row and texts; `false` (nothing changed) when the row is not `from` with its
+/// id, or a row spelt `to` exists already.
 async fn respell_one(
     tx: &mut crate::store::Tx,
     campaign: &str,
     u: &RespeltUrl<'_>,
-    rekey: &(dyn Fn(&str, &str, &str) -> String + Sync),
 ) -> Result<bool, StoreError> {
     const OP: &str = "respell_urls";
     let moved = sqlx::query(
@@ -104,9 +100,5 @@ async fn respell_one(
     .execute(&mut **tx)
     .await
     .map_err(db(OP))?;
-    rekey_intents(tx, campaign, IntentKinds::Purchases, |key| {
-        rekey(key, u.from, u.to)
-    })
-    .await?;
     Ok(true)
 }

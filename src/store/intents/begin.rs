@@ -315,7 +315,10 @@ async fn insert_new(
 }
 
 /// Only a `failed` intent (definitely not executed) is started again under its key, and
-/// never a purchase that was ever uncertain: it may have bought the page after all.
+/// never a purchase that was ever uncertain: it may have bought the page after all. Only the
+/// same campaign's: a purchase key names the URL id and page, not the campaign, so another
+/// campaign's row under it is refused, never re-armed (its reservation would count against
+/// the other campaign's budget). Tested by `a_page_bought_for_a_url_id_is_refused_under_a_new_name_without_a_rekey`.
 async fn rearm_failed(
     conn: &mut AnyConnection,
     a: &Attempt<'_>,
@@ -324,9 +327,11 @@ async fn rearm_failed(
         "UPDATE intents SET state = 'in_flight', attempts = attempts + 1, fingerprint = $2, \
          request = $3, answer = NULL, error = NULL, reserved = $4, reserved_links = $5, \
          reserve_day = $6, owner = $7, updated_at = $8, resolution = NULL, resolved_at = NULL \
-         WHERE natural_key = $1 AND state = 'failed' AND rebuy_blocked = 0 RETURNING id, attempts",
+         WHERE natural_key = $1 AND state = 'failed' AND rebuy_blocked = 0 AND campaign = $9 \
+         RETURNING id, attempts",
     );
     let row = bind_attempt(rearm, a)
+        .bind(&a.intent.campaign)
         .fetch_optional(&mut *conn)
         .await
         .map_err(db("begin_intents"))?;

@@ -1,8 +1,7 @@
 //! Issue 32 in the journal: a URL respelt with its recorded `url_id` takes the new spelling in
-//! one transaction (its row, its texts, its purchases' natural keys), only under the
-//! campaign's current lease, and only once; a page bought before is refused by its key.
+//! one transaction (its row, its texts), only under the campaign's current lease, and only
+//! once; a page bought before is refused by its key, which names the URL id, not the spelling.
 
-use linkrunner::decide::respell::respelt_key;
 use linkrunner::domain::market::{CreatedText, CreatedUrl, ProjectIds};
 use linkrunner::store::{
     BeginOutcome, Effect, IntentKind, LeaseToken, Outcome, RespeltUrl, Store, StoreError,
@@ -15,7 +14,6 @@ const NEW: &str = "https://acme.example/running_shoes";
 const TEXT: &str = "#a#shoes#/a#";
 
 async fn respell(store: &Store, lease: &LeaseToken) -> Result<usize, StoreError> {
-    let rekey = |k: &str, from: &str, to: &str| respelt_key(k, CAMPAIGN, from, to);
     let urls = [RespeltUrl {
         url_id: 11,
         from: OLD,
@@ -23,14 +21,14 @@ async fn respell(store: &Store, lease: &LeaseToken) -> Result<usize, StoreError>
     }];
     store
         .campaigns()
-        .respell_urls(CAMPAIGN, lease, t0(), &urls, &[], &rekey)
+        .respell_urls(CAMPAIGN, lease, t0(), &urls, &[])
         .await
 }
 
 /// A purchase of `page` for the URL spelt `url` (the key `decide::keys::purchase` makes).
 fn purchase_of(url: &str, page: i64) -> linkrunner::store::NewIntent {
     let mut i = purchase(page, 100);
-    i.natural_key = format!("purchase:{CAMPAIGN}:{page}:{url}");
+    i.natural_key = linkrunner::decide::keys::purchase(11, page);
     i.request = serde_json::json!({"page_id": page, "url": url, "url_id": 11, "text_id": 21});
     i
 }

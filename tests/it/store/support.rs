@@ -188,12 +188,13 @@ pub async fn autobuyer(store: &Store, name: &str) -> AutobuyerRecord {
         .clone()
 }
 
-/// A purchase of one link on `page` at `price` rubles, counted against today.
+/// A purchase of one link on `page` for URL id 10 at `price` rubles, counted against today,
+/// under the key the buy round makes.
 pub fn purchase(page: i64, price_rub: i64) -> NewIntent {
     NewIntent {
         campaign: CAMPAIGN.into(),
         kind: IntentKind::Purchase,
-        natural_key: format!("purchase:{CAMPAIGN}:{page}:10:20"),
+        natural_key: linkrunner::decide::keys::purchase(10, page),
         fingerprint: format!("fp-{page}"),
         request: serde_json::json!({"page_id": page, "url_id": 10, "text_id": 20}),
         reserve: Some(Reservation {
