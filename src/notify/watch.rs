@@ -1,5 +1,6 @@
 //! The watcher: every `interval` it reads the journal's read models (the halts, every
-//! campaign's row, the full status of the few that need one, the links lost lately),
+//! campaign's row, the full status of the few that need one, the links lost lately, the
+//! pages held twice),
 //! derives the events in force (`events::derive`), claims each new one in the journal
 //! (`Store::claim_notice`: of all replicas exactly one wins) and hands it to the endpoints
 //! that want it; then it clears the claims whose condition is gone, so a recurrence is told
@@ -65,12 +66,14 @@ impl Watcher {
             .collect();
         let lost = self.store.links_lost_since(now - LOST_WINDOW).await?;
         let removals = self.store.campaigns().removals().await?;
+        let held_twice = self.store.links().held_twice_everywhere().await?;
         Ok(derive(&Observed {
             halts: &halts,
             rows: &rows,
             statuses: &statuses,
             lost: &lost,
             removals: &removals,
+            held_twice: &held_twice,
             now,
             settle_grace: self.settle_grace,
         }))

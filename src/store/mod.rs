@@ -85,6 +85,7 @@ pub use intents::causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use linkrunner_domain::intents::*;
 pub use linkrunner_domain::records::*;
 pub use links::held::LinkRef;
+pub use links::twice::HeldTwiceFinding;
 pub use money::account::{AccountBudget, AccountCapSet};
 pub use money::month::{DaySum, LedgerSum};
 use rows::db;
