@@ -1,11 +1,10 @@
 //! The watcher: every `interval` it reads the journal's read models (the halts, every
 //! campaign's row, the full status of the few that need one, the links lost lately, the
-//! pages held twice),
-//! derives the events in force (`events::derive`), claims each new one in the journal
-//! (`Store::claim_notice`: of all replicas exactly one wins) and hands it to the endpoints
-//! that want it; then it clears the claims whose condition is gone, so a recurrence is told
-//! again. It runs in its own task and only reads besides its claims: a pass never waits for
-//! it.
+//! pages held twice), derives the events in force (`events::derive`), claims each new one in
+//! the journal (`Store::claim_notice`: of all replicas exactly one wins) and hands it to the
+//! endpoints that want it; then it clears the claims whose condition is gone, so a recurrence
+//! is told again. It runs in its own task and only reads besides its claims: a pass never
+//! waits for it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
