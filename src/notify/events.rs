@@ -607,7 +607,11 @@ mod tests {
             "page 42 holds 2 links for https://acme.example/shoes (URL id 7 of project 5000): links 101, 205; the URL pays twice for one page"
         );
         assert!(e.command.starts_with("withdraw one of links 101, 205"));
-        assert_eq!(told(finding(t0()))[0].key, e.key, "the same finding, one key");
+        assert_eq!(
+            told(finding(t0()))[0].key,
+            e.key,
+            "the same finding, one key"
+        );
         let recurred = told(finding(t0() + chrono::Duration::minutes(5)));
         assert_ne!(recurred[0].key, e.key, "a recurrence is told again");
     }

@@ -297,9 +297,11 @@ async fn a_page_held_twice_is_told_once_with_both_links_the_page_the_url_and_the
     doubles.dedup();
     assert!(!doubles.is_empty(), "the autobuyer bought a held page");
     let told = || receiver.with("event", "page_held_twice");
-    within(Duration::from_secs(30), "every page held twice told", || async {
-        (told().len() >= doubles.len()).then_some(())
-    })
+    within(
+        Duration::from_secs(30),
+        "every page held twice told",
+        || async { (told().len() >= doubles.len()).then_some(()) },
+    )
     .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     d.stop().await;
@@ -309,7 +311,13 @@ async fn a_page_held_twice_is_told_once_with_both_links_the_page_the_url_and_the
     let told = told();
     assert_eq!(told.len(), doubles.len(), "once per page: {told:?}");
     let url = "https://twice-a.example/page";
-    let url_id = db.store.campaigns().remote_ids("twice-a").await.unwrap().urls[url];
+    let url_id = db
+        .store
+        .campaigns()
+        .remote_ids("twice-a")
+        .await
+        .unwrap()
+        .urls[url];
     for (u, page) in &doubles {
         assert_eq!(*u, url_id);
         let mut links: Vec<String> = ledger
