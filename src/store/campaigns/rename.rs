@@ -138,6 +138,8 @@ impl Campaigns<'_> {
                     .await
                     .map_err(db(OP))?;
             }
+            // The SIGKILL suite's point: everything moved, nothing committed (`engine_kill`).
+            crate::store::faultpoint::reach("before_commit", "rename").await;
             tx.commit().await.map_err(db(OP))?;
             Ok(true)
         }
