@@ -19,6 +19,7 @@ use crate::support::campaigns;
 use crate::support::db::TestDb;
 use crate::support::http::get;
 use crate::support::http::series;
+use crate::support::ledger::careless_autobuyers_buy_held_pages;
 use crate::support::receiver::{Answer, Receiver};
 use crate::support::wait::within;
 
@@ -281,21 +282,8 @@ async fn a_page_held_twice_is_told_once_with_both_links_the_page_the_url_and_the
     .await;
 
     // Act: a careless autobuyer buys pages the project already holds for its URL.
-    let mut b = sandbox.behaviour();
-    b.autobuy_buys_held = true;
-    b.autobuy_ignores_limits = true;
-    sandbox.set_behaviour(b).expect("a careless autobuyer");
-    sandbox.autobuy_now(3);
+    let doubles = careless_autobuyers_buy_held_pages(&sandbox, 3);
     let ledger = sandbox.ledger();
-    let mut doubles: Vec<(i64, i64)> = ledger
-        .purchases
-        .iter()
-        .filter(|p| p.duplicate)
-        .map(|p| (p.url_id, p.page_id))
-        .collect();
-    doubles.sort();
-    doubles.dedup();
-    assert!(!doubles.is_empty(), "the autobuyer bought a held page");
     let told = || receiver.with("event", "page_held_twice");
     within(
         Duration::from_secs(30),

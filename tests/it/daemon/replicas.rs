@@ -6,15 +6,15 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use linkrunner_sandbox::{AutobuyerState, Ledger, Op, SandboxHandle};
+use linkrunner_sandbox::{AutobuyerState, Ledger, SandboxHandle};
 
-use super::support::{run_binary, start_sandbox, with_autobuyer};
+use super::support::{run_binary, start_sandbox, with_autobuyer, with_autobuyers};
 use crate::support::binary::Daemon;
 use crate::support::campaigns;
 use crate::support::db::TestDb;
 use crate::support::db::intent_states;
 use crate::support::db::rounds;
-use crate::support::ledger;
+use crate::support::ledger::autobuyer_switches;
 use crate::support::wait::PATIENCE;
 use crate::support::wait::within;
 
@@ -137,30 +137,11 @@ fn ren_b() -> String {
         .replace("name: ren-a\n", "name: ren-b\nrenamed_from: ren-a\n")
 }
 
-/// A replica's own campaign directory, as a checkout of its own would be.
-fn replica_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for name in RENAMED_AMONG {
-        campaigns::write(
-            dir.path(),
-            &format!("{name}.yaml"),
-            &with_autobuyer(name, "0 9 * * *"),
-        );
-    }
-    dir
-}
-
 /// Renames `ren-a` to `ren-b` in `dir` and tells `replica` to reload.
 fn rename_in(dir: &Path, replica: &Daemon) {
     std::fs::remove_file(dir.join("ren-a.yaml")).unwrap();
     campaigns::write(dir, "ren-b.yaml", &ren_b());
     replica.signal("HUP");
-}
-
-/// Autobuyers created, stopped and started on the marketplace.
-fn switches(ledger: &Ledger) -> [u64; 3] {
-    [Op::CreateAutobuyer, Op::StopAutobuyers, Op::StartAutobuyers]
-        .map(|op| ledger::requests(ledger, op))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,7 +150,11 @@ async fn a_rename_seen_by_two_replicas_at_different_moments_creates_stops_and_re
     // buying every second; every autobuyer runs and the rounds bought.
     crate::support::init_logs();
     let db = TestDb::postgres().await;
-    let (dir_one, dir_two) = (replica_dir(), replica_dir());
+    // Each replica has its own copy of the files, as a checkout of its own would be.
+    let (dir_one, dir_two) = (
+        with_autobuyers(&RENAMED_AMONG),
+        with_autobuyers(&RENAMED_AMONG),
+    );
     let sandbox = start_sandbox(0).await;
     // Reconciliations every 5 s (the least `run` takes), so a replica that would stop what it
     // does not see in its files gets the lease and does so within the test.
@@ -223,8 +208,8 @@ async fn a_rename_seen_by_two_replicas_at_different_moments_creates_stops_and_re
             l.projects
         );
         assert_eq!(
-            switches(l),
-            switches(&before),
+            autobuyer_switches(l),
+            autobuyer_switches(&before),
             "{when}: autobuyers switched\n{log_two}"
         );
         assert!(

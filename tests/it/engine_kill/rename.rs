@@ -4,20 +4,15 @@
 //! alone; restarted, the new name holds everything, and the sandbox's ledger shows one
 //! project, no autobuyer created, stopped or started again, and no page bought twice.
 
-use linkrunner_sandbox::{Faults, Ledger, Op};
+use linkrunner_sandbox::Faults;
 
 use super::campaign::Spec;
 use super::invariants::assert_safe_and_converged;
 use super::support::{Backend, Rig};
-use crate::support::ledger::requests;
+use crate::support::ledger::autobuyer_switches;
 
 const OLD: &str = "kill-rename";
 const NEW: &str = "kill-renamed";
-
-/// Autobuyers created, stopped and started on the marketplace.
-fn switches(ledger: &Ledger) -> [u64; 3] {
-    [Op::CreateAutobuyer, Op::StopAutobuyers, Op::StartAutobuyers].map(|op| requests(ledger, op))
-}
 
 /// Which of the two names the journal records.
 async fn recorded(rig: &Rig) -> Vec<String> {
@@ -65,7 +60,11 @@ pub async fn killed_inside_the_hand_over_the_rename_happens_once_or_not_at_all(b
     assert_eq!(recorded(&rig).await, [NEW]);
     let ledger = rig.sandbox.ledger();
     assert_eq!(ledger.projects.len(), 1, "{:?}", ledger.projects);
-    assert_eq!(switches(&ledger), switches(&before), "autobuyers switched");
+    assert_eq!(
+        autobuyer_switches(&ledger),
+        autobuyer_switches(&before),
+        "autobuyers switched"
+    );
     assert!(
         ledger.purchases.len() > before.purchases.len(),
         "bought on as {NEW}"
