@@ -479,6 +479,7 @@ mod tests {
             price: Money::from_rubles(50),
             bought_at: at,
             seen_in_list_at: None,
+            listed_after_ms: None,
             status: None,
             leaving_since: None,
             released: None,
