@@ -351,16 +351,10 @@ pub(super) mod tests {
     fn only_the_urls_a_running_autobuyer_covers_are_shared_in_a_created_project() {
         let mut r = recorded();
         let ab = |running| AutobuyerRecord {
-            id: 77,
             running,
-            spec_fingerprint: String::new(),
-            monthly_budget: Money::from_rubles(100),
-            reserved: Money::from_rubles(100),
-            switch_state: SwitchState::Running,
-            stopped_at: None,
             adopted_at: Some(Utc::now()),
-            adopted_id: None,
             covers: vec![12],
+            ..Recorded::running_autobuyer_for_tests(77, "", Money::from_rubles(100))
         };
         r.ids.autobuyers.insert("auto".into(), ab(true));
         let c = campaign(false);
@@ -575,16 +569,9 @@ autobuyers:
         let mut r = recorded();
         assert!(left_to_autobuyers(&c, &r).is_empty());
         let ab = AutobuyerRecord {
-            id: 77,
-            running: true,
-            spec_fingerprint: String::new(),
-            monthly_budget: Money::from_rubles(500),
-            reserved: Money::from_rubles(500),
             switch_state: SwitchState::Stopped,
             stopped_at: Some(Utc::now()),
-            adopted_at: None,
-            adopted_id: None,
-            covers: Vec::new(),
+            ..Recorded::running_autobuyer_for_tests(77, "", Money::from_rubles(500))
         };
         r.ids.autobuyers.insert("auto".into(), ab);
         r.autobuyer_urls.insert("auto".into(), vec![12]);
