@@ -292,10 +292,12 @@ impl Reports<'_> {
 
     /// Whole tables when `names` are at least half the campaigns the journal knows.
     async fn scope<'a>(self, names: &'a [String]) -> Result<Scope<'a>, StoreError> {
-        let row = sqlx::query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM budgets")
-            .fetch_one(&self.pool)
-            .await
-            .map_err(db("journal_of"))?;
+        let row = run!(
+            fetch_one,
+            &self.pool,
+            "journal_of",
+            "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM budgets"
+        )?;
         let known = usize::try_from(col::<i64>(&row, "n")?).unwrap_or(usize::MAX);
         Ok(if names.len().saturating_mul(2) >= known {
             Scope::Every(names.iter().map(String::as_str).collect())

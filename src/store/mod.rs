@@ -50,6 +50,22 @@ macro_rules! transaction {
     }};
 }
 
+/// One statement inside a transaction or on a connection:
+/// `run!(execute, &mut *tx, op, "SQL"; a, b)` is
+/// `run!(execute, &mut *tx, op, "SQL"; a, b)`, and likewise
+/// `fetch_optional`, `fetch_all` and `fetch_one`. The journal's hundred-odd statements share
+/// this one shape (binds in the order of the SQL's `$n`, a failure named by its operation);
+/// written once, each statement reads as its SQL and its values.
+macro_rules! run {
+    ($method:ident, $conn:expr, $op:expr, $sql:expr $(; $($arg:expr),* $(,)?)?) => {
+        sqlx::query($sql)
+            $($(.bind($arg))*)?
+            .$method($conn)
+            .await
+            .map_err($crate::store::rows::db($op))
+    };
+}
+
 mod batch;
 mod campaigns;
 mod durable;

@@ -50,11 +50,7 @@ impl Campaigns<'_> {
     /// The journal's stamp of `campaign` (see [`STAMP_SQL`]): equal stamps, nothing a pass
     /// plans from was written in between.
     pub async fn quiet_stamp(self, campaign: &str) -> Result<Vec<i64>, StoreError> {
-        let row = sqlx::query(STAMP_SQL)
-            .bind(campaign)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(db("quiet_stamp"));
+        let row = run!(fetch_one, &self.pool, "quiet_stamp", STAMP_SQL; campaign);
         self.done(row.and_then(|r| {
             (0..STAMP_COLUMNS)
                 .map(|i| r.try_get::<i64, _>(i).map_err(db("quiet_stamp")))
@@ -80,13 +76,11 @@ impl Campaigns<'_> {
                 "UPDATE foreign_links SET last_seen_at = $3 \
                  WHERE campaign = $1 AND last_seen_at = $2",
             ] {
-                let changed = sqlx::query(sql)
-                    .bind(campaign)
-                    .bind(to_millis(listed_at))
-                    .bind(to_millis(now))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("record_look"))?;
+                let changed = run!(
+                    execute, &mut *tx, "record_look",
+                    sql;
+                    campaign, to_millis(listed_at), to_millis(now)
+                )?;
                 seen += changed.rows_affected();
             }
             Ok(seen)

@@ -44,10 +44,12 @@ impl Store {
         if n == 0 {
             return Ok(SchemaState::Empty);
         }
-        let rows = sqlx::query("SELECT version FROM _sqlx_migrations WHERE success = TRUE")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("schema_state"));
+        let rows = run!(
+            fetch_all,
+            &self.pool,
+            "schema_state",
+            "SELECT version FROM _sqlx_migrations WHERE success = TRUE"
+        );
         let applied: Vec<i64> =
             self.done(rows.and_then(|rows| rows.iter().map(|r| col(r, "version")).collect()))?;
         let known: Vec<i64> = self.migrator().iter().map(|m| m.version).collect();

@@ -57,36 +57,29 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<AdoptOutcome, StoreError> {
         transaction!(self, "adopt_project", |tx| {
-            let row = sqlx::query("SELECT project_id FROM projects WHERE campaign = $1")
-                .bind(campaign)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(db("adopt_project"))?;
+            let row = run!(
+                fetch_optional, &mut *tx, "adopt_project",
+                "SELECT project_id FROM projects WHERE campaign = $1";
+                campaign
+            )?;
             if let Some(r) = row {
                 let recorded: i64 = col(&r, "project_id")?;
                 if recorded != project_id {
                     return Ok(AdoptOutcome::OtherProject { recorded });
                 }
             } else {
-                sqlx::query(
-                    "INSERT INTO projects (campaign, project_id, url_id, text_id) VALUES ($1, $2, 0, 0)",
-                )
-                .bind(campaign)
-                .bind(project_id)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("adopt_project"))?;
+                run!(
+                    execute, &mut *tx, "adopt_project",
+                    "INSERT INTO projects (campaign, project_id, url_id, text_id) VALUES ($1, $2, 0, 0)";
+                    campaign, project_id
+                )?;
             }
-            sqlx::query(
+            run!(
+                execute, &mut *tx, "adopt_project",
                 "INSERT INTO adoptions (campaign, project_id, recorded_at) VALUES ($1, $2, $3) \
-                 ON CONFLICT (campaign) DO NOTHING",
-            )
-            .bind(campaign)
-            .bind(project_id)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
-            .await
-            .map_err(db("adopt_project"))?;
+                 ON CONFLICT (campaign) DO NOTHING";
+                campaign, project_id, to_millis(now)
+            )?;
             Ok(AdoptOutcome::Recorded)
         })
     }
@@ -102,38 +95,28 @@ impl Campaigns<'_> {
         transaction!(self, "adopt_ids", |tx| {
             let mut differ = Vec::new();
             for (url, id) in urls {
-                sqlx::query(
+                run!(
+                    execute, &mut *tx, "adopt_ids",
                     "INSERT INTO urls (campaign, url, url_id) VALUES ($1, $2, $3) \
-                     ON CONFLICT (campaign, url) DO NOTHING",
-                )
-                .bind(campaign)
-                .bind(url)
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("adopt_ids"))?;
-                let r = sqlx::query("SELECT url_id FROM urls WHERE campaign = $1 AND url = $2")
-                    .bind(campaign)
-                    .bind(url)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(db("adopt_ids"))?;
+                     ON CONFLICT (campaign, url) DO NOTHING";
+                    campaign, url, id
+                )?;
+                let r = run!(
+                    fetch_one, &mut *tx, "adopt_ids",
+                    "SELECT url_id FROM urls WHERE campaign = $1 AND url = $2";
+                    campaign, url
+                )?;
                 if col::<i64>(&r, "url_id")? != *id {
                     differ.push(url.clone());
                 }
             }
             for ((url, text), id) in texts {
-                sqlx::query(
+                run!(
+                    execute, &mut *tx, "adopt_ids",
                     "INSERT INTO texts (campaign, url, text, text_id) VALUES ($1, $2, $3, $4) \
-                     ON CONFLICT (campaign, url, text) DO NOTHING",
-                )
-                .bind(campaign)
-                .bind(url)
-                .bind(text)
-                .bind(id)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("adopt_ids"))?;
+                     ON CONFLICT (campaign, url, text) DO NOTHING";
+                    campaign, url, text, id
+                )?;
             }
             Ok(differ)
         })
@@ -150,14 +133,11 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<Option<i64>, StoreError> {
         transaction!(self, "adopt_autobuyer", |tx| {
-            let known = sqlx::query(
-                "SELECT autobuyer_id, adopted_id FROM autobuyers WHERE campaign = $1 AND name = $2",
-            )
-            .bind(campaign)
-            .bind(a.name)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db("adopt_autobuyer"))?;
+            let known = run!(
+                fetch_optional, &mut *tx, "adopt_autobuyer",
+                "SELECT autobuyer_id, adopted_id FROM autobuyers WHERE campaign = $1 AND name = $2";
+                campaign, a.name
+            )?;
             if let Some(r) = known {
                 let id: i64 = col(&r, "autobuyer_id")?;
                 let adopted: Option<i64> = col(&r, "adopted_id")?;
@@ -273,20 +253,13 @@ async fn insert_adopted(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let covers = serde_json::to_string(&a.covers).unwrap_or_else(|_| "[]".into());
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "adopt_autobuyer",
         "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, \
-         reserved, switch_state, adopted_at, covers, adopted_id) VALUES ($1, $2, $3, 1, $4, $5, $5, 'unknown', $6, $7, $3)",
-    )
-    .bind(campaign)
-    .bind(a.name)
-    .bind(a.id)
-    .bind(a.spec_fingerprint)
-    .bind(a.monthly_budget.kopecks())
-    .bind(to_millis(now))
-    .bind(covers)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("adopt_autobuyer"))?;
+         reserved, switch_state, adopted_at, covers, adopted_id) VALUES ($1, $2, $3, 1, $4, $5, $5, 'unknown', $6, $7, $3)";
+        campaign, a.name, a.id, a.spec_fingerprint, a.monthly_budget.kopecks(), to_millis(now),
+        covers
+    )?;
     let m = Movement {
         campaign,
         intent: None,

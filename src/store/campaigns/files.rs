@@ -4,7 +4,7 @@
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, db};
+use crate::store::rows::col;
 
 /// A campaign the journal knows, and the file it was last loaded from (`None`: recorded
 /// before files were, filled in by the next pass that loads it).
@@ -42,12 +42,11 @@ impl Campaigns<'_> {
         }
         transaction!(self, "record_campaign_files", |tx| {
             for f in files {
-                sqlx::query("UPDATE campaigns SET file = $1 WHERE name = $2")
-                    .bind(f.file.as_deref())
-                    .bind(&f.name)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("record_campaign_files"))?;
+                run!(
+                    execute, &mut *tx, "record_campaign_files",
+                    "UPDATE campaigns SET file = $1 WHERE name = $2";
+                    f.file.as_deref(), &f.name
+                )?;
             }
             Ok(())
         })

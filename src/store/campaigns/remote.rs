@@ -70,11 +70,7 @@ async fn select(
     sql: &'static str,
     campaign: &str,
 ) -> Result<Vec<AnyRow>, StoreError> {
-    sqlx::query(sql)
-        .bind(campaign)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db("remote_ids"))
+    run!(fetch_all, &mut *conn, "remote_ids", sql; campaign)
 }
 
 /// The project's row with its adoption and the operator's word on its list (issue 24), in
@@ -145,18 +141,13 @@ pub(crate) async fn save_project(
     campaign: &str,
     p: &ProjectIds,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "save_project",
         "INSERT INTO projects (campaign, project_id, url_id, text_id) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (campaign) DO UPDATE SET project_id = excluded.project_id, \
-         url_id = excluded.url_id, text_id = excluded.text_id",
-    )
-    .bind(campaign)
-    .bind(p.project_id)
-    .bind(p.url_id)
-    .bind(p.text_id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("save_project"))?;
+         url_id = excluded.url_id, text_id = excluded.text_id";
+        campaign, p.project_id, p.url_id, p.text_id
+    )?;
     Ok(())
 }
 
@@ -166,28 +157,19 @@ pub(crate) async fn save_texts(
     urls: &[CreatedUrl],
 ) -> Result<(), StoreError> {
     for u in urls {
-        sqlx::query(
+        run!(
+            execute, &mut *conn, "save_texts",
             "INSERT INTO urls (campaign, url, url_id) VALUES ($1, $2, $3) \
-             ON CONFLICT (campaign, url) DO UPDATE SET url_id = excluded.url_id",
-        )
-        .bind(campaign)
-        .bind(&u.url)
-        .bind(u.url_id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db("save_texts"))?;
+             ON CONFLICT (campaign, url) DO UPDATE SET url_id = excluded.url_id";
+            campaign, &u.url, u.url_id
+        )?;
         for t in &u.texts {
-            sqlx::query(
+            run!(
+                execute, &mut *conn, "save_texts",
                 "INSERT INTO texts (campaign, url, text, text_id) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (campaign, url, text) DO UPDATE SET text_id = excluded.text_id",
-            )
-            .bind(campaign)
-            .bind(&u.url)
-            .bind(&t.text)
-            .bind(t.text_id)
-            .execute(&mut *conn)
-            .await
-            .map_err(db("save_texts"))?;
+                 ON CONFLICT (campaign, url, text) DO UPDATE SET text_id = excluded.text_id";
+                campaign, &u.url, &t.text, t.text_id
+            )?;
         }
     }
     Ok(())
@@ -199,16 +181,12 @@ pub(crate) async fn save_filter(
     name: &str,
     id: i64,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "save_filter",
         "INSERT INTO filters (campaign, name, filter_id) VALUES ($1, $2, $3) \
-         ON CONFLICT (campaign, name) DO UPDATE SET filter_id = excluded.filter_id",
-    )
-    .bind(campaign)
-    .bind(name)
-    .bind(id)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("save_filter"))?;
+         ON CONFLICT (campaign, name) DO UPDATE SET filter_id = excluded.filter_id";
+        campaign, name, id
+    )?;
     Ok(())
 }
 
@@ -224,25 +202,17 @@ pub(crate) async fn save_autobuyer(
     reserved: Money,
 ) -> Result<(), StoreError> {
     let moved = detach_predecessors_links(conn, campaign, a.name).await?;
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "save_autobuyer",
         "INSERT INTO autobuyers (campaign, name, autobuyer_id, running, spec_fingerprint, monthly_budget, \
          reserved, switch_state) VALUES ($1, $2, $3, $4, $5, $6, $7, 'unknown') \
          ON CONFLICT (campaign, name) DO UPDATE SET \
          autobuyer_id = excluded.autobuyer_id, running = excluded.running, \
          spec_fingerprint = excluded.spec_fingerprint, monthly_budget = excluded.monthly_budget, \
-         reserved = autobuyers.reserved - $8 + excluded.reserved, switch_state = 'unknown', stopped_at = NULL",
-    )
-    .bind(campaign)
-    .bind(a.name)
-    .bind(a.id)
-    .bind(i64::from(a.running))
-    .bind(a.spec_fingerprint)
-    .bind(a.monthly_budget.kopecks())
-    .bind(reserved.kopecks())
-    .bind(moved)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("save_autobuyer"))?;
+         reserved = autobuyers.reserved - $8 + excluded.reserved, switch_state = 'unknown', stopped_at = NULL";
+        campaign, a.name, a.id, i64::from(a.running), a.spec_fingerprint,
+        a.monthly_budget.kopecks(), reserved.kopecks(), moved
+    )?;
     Ok(())
 }
 
@@ -258,15 +228,12 @@ async fn detach_predecessors_links(
     if rent == 0 {
         return Ok(0);
     }
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "save_autobuyer",
         "UPDATE foreign_links SET autobuyer = NULL, counted = price WHERE campaign = $1 \
-         AND autobuyer = $2 AND adopted = 1 AND released_at IS NULL",
-    )
-    .bind(campaign)
-    .bind(name)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("save_autobuyer"))?;
+         AND autobuyer = $2 AND adopted = 1 AND released_at IS NULL";
+        campaign, name
+    )?;
     Ok(rent)
 }
 
@@ -299,17 +266,12 @@ async fn switch(
     state: &str,
     reserved: Money,
 ) -> Result<(), StoreError> {
-    let done = sqlx::query(
+    let done = run!(
+        execute, &mut *conn, "autobuyer_switch",
         "UPDATE autobuyers SET running = 1, reserved = reserved + $3, switch_state = $4, \
-         stopped_at = NULL WHERE campaign = $1 AND name = $2",
-    )
-    .bind(campaign)
-    .bind(name)
-    .bind(reserved.kopecks())
-    .bind(state)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("autobuyer_switch"))?;
+         stopped_at = NULL WHERE campaign = $1 AND name = $2";
+        campaign, name, reserved.kopecks(), state
+    )?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound {
             what: format!("autobuyer `{name}` of `{campaign}`"),
@@ -327,16 +289,12 @@ pub(crate) async fn autobuyer_stop_confirmed(
     name: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let done = sqlx::query(
+    let done = run!(
+        execute, &mut *conn, "autobuyer_stopped",
         "UPDATE autobuyers SET switch_state = 'stopped', stopped_at = $3 \
-         WHERE campaign = $1 AND name = $2",
-    )
-    .bind(campaign)
-    .bind(name)
-    .bind(to_millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(db("autobuyer_stopped"))?;
+         WHERE campaign = $1 AND name = $2";
+        campaign, name, to_millis(now)
+    )?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound {
             what: format!("autobuyer `{name}` of `{campaign}`"),
@@ -377,29 +335,22 @@ async fn settle_stop_in(
     name: &str,
     now: DateTime<Utc>,
 ) -> Result<StopSettlement, StoreError> {
-    let row = sqlx::query(
+    let row = run!(
+        fetch_optional, &mut *conn, "settle_stopped_autobuyer",
         "SELECT reserved FROM autobuyers WHERE campaign = $1 AND name = $2 AND running = 1 \
-         AND switch_state = 'stopped'",
-    )
-    .bind(campaign)
-    .bind(name)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("settle_stopped_autobuyer"))?;
+         AND switch_state = 'stopped'";
+        campaign, name
+    )?;
     let Some(row) = row else {
         return Ok(StopSettlement::NotStopped);
     };
     let reserved: i64 = col(&row, "reserved")?;
     let rent = crate::store::links::foreign::attributed_rent(conn, campaign, name).await?;
-    sqlx::query(
-        "UPDATE autobuyers SET running = 0, reserved = $3 WHERE campaign = $1 AND name = $2",
-    )
-    .bind(campaign)
-    .bind(name)
-    .bind(rent)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("settle_stopped_autobuyer"))?;
+    run!(
+        execute, &mut *conn, "settle_stopped_autobuyer",
+        "UPDATE autobuyers SET running = 0, reserved = $3 WHERE campaign = $1 AND name = $2";
+        campaign, name, rent
+    )?;
     let m = Movement {
         campaign,
         intent: None,

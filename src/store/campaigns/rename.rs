@@ -43,11 +43,11 @@ impl Campaigns<'_> {
     pub async fn recorded_among(self, names: &[&str]) -> Result<Vec<String>, StoreError> {
         let mut found = Vec::new();
         for name in names {
-            let row = sqlx::query("SELECT name FROM campaigns WHERE name = $1")
-                .bind(*name)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(db("recorded_among"));
+            let row = run!(
+                fetch_optional, &self.pool, "recorded_among",
+                "SELECT name FROM campaigns WHERE name = $1";
+                *name
+            );
             if let Some(r) = self.done(row)? {
                 found.push(col(&r, "name")?);
             }
@@ -85,59 +85,40 @@ impl Campaigns<'_> {
             // The lease first: on PostgreSQL this locks OLD's lease row until commit, so no
             // other process takes the old name's lease while its record moves.
             let fence = hold_lease(&mut tx, old, lease, now, FenceMove::Bump).await?;
-            let names: Vec<String> =
-                sqlx::query("SELECT name FROM campaigns WHERE name = $1 OR name = $2")
-                    .bind(old)
-                    .bind(new)
-                    .fetch_all(&mut *tx)
-                    .await
-                    .map_err(db(OP))?
-                    .iter()
-                    .map(|r| col(r, "name"))
-                    .collect::<Result<_, _>>()?;
+            let names: Vec<String> = run!(
+                fetch_all, &mut *tx, OP,
+                "SELECT name FROM campaigns WHERE name = $1 OR name = $2";
+                old, new
+            )?
+            .iter()
+            .map(|r| col(r, "name"))
+            .collect::<Result<_, _>>()?;
             if !names.iter().any(|n| n == old) || names.iter().any(|n| n == new) {
                 tx.commit().await.map_err(db(OP))?;
                 return Ok(false);
             }
-            sqlx::query(
+            run!(
+                execute, &mut *tx, OP,
                 "INSERT INTO campaigns (name, created_at, updated_at, file, domain, renamed_from) \
-                 SELECT $2, created_at, $3, file, domain, $1 FROM campaigns WHERE name = $1",
-            )
-            .bind(old)
-            .bind(new)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
-            .await
-            .map_err(db(OP))?;
+                 SELECT $2, created_at, $3, file, domain, $1 FROM campaigns WHERE name = $1";
+                old, new, to_millis(now)
+            )?;
             rekey_intents(&mut tx, old, rekey).await?;
             for sql in MOVES {
-                sqlx::query(sql)
-                    .bind(old)
-                    .bind(new)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db(OP))?;
+                run!(execute, &mut *tx, OP, sql; old, new)?;
             }
-            sqlx::query(
+            run!(
+                execute, &mut *tx, OP,
                 "INSERT INTO leases (campaign, holder, fence, expires_at) VALUES ($1, '', $2, $3) \
-                 ON CONFLICT (campaign) DO NOTHING",
-            )
-            .bind(new)
-            .bind(fence + 1)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
-            .await
-            .map_err(db(OP))?;
+                 ON CONFLICT (campaign) DO NOTHING";
+                new, fence + 1, to_millis(now)
+            )?;
             for sql in [
                 "DELETE FROM campaign_removals WHERE campaign = $1",
                 "DELETE FROM notices WHERE campaign = $1",
                 "DELETE FROM campaigns WHERE name = $1",
             ] {
-                sqlx::query(sql)
-                    .bind(old)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db(OP))?;
+                run!(execute, &mut *tx, OP, sql; old)?;
             }
             // The SIGKILL suite's point: everything moved, nothing committed (`engine_kill`).
             crate::store::faultpoint::reach("before_commit", "rename").await;
@@ -242,25 +223,22 @@ async fn rekey_intents(
     rekey: impl Fn(&str) -> String,
 ) -> Result<(), StoreError> {
     const OP: &str = "rekey_intents";
-    let keys: Vec<(i64, String)> = sqlx::query(
-        "SELECT id, natural_key FROM intents WHERE campaign = $1 AND kind <> 'purchase'",
-    )
-    .bind(campaign)
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(db(OP))?
+    let keys: Vec<(i64, String)> = run!(
+        fetch_all, &mut **tx, OP,
+        "SELECT id, natural_key FROM intents WHERE campaign = $1 AND kind <> 'purchase'";
+        campaign
+    )?
     .iter()
     .map(|r| Ok((col(r, "id")?, col(r, "natural_key")?)))
     .collect::<Result<_, StoreError>>()?;
     for (id, key) in keys {
         let renamed = rekey(&key);
         if renamed != key {
-            sqlx::query("UPDATE intents SET natural_key = $1 WHERE id = $2")
-                .bind(&renamed)
-                .bind(id)
-                .execute(&mut **tx)
-                .await
-                .map_err(db(OP))?;
+            run!(
+                execute, &mut **tx, OP,
+                "UPDATE intents SET natural_key = $1 WHERE id = $2";
+                &renamed, id
+            )?;
         }
     }
     Ok(())
@@ -304,14 +282,11 @@ pub(super) async fn hold_lease(
              RETURNING fence"
         }
     };
-    let row = sqlx::query(sql)
-        .bind(campaign)
-        .bind(&lease.holder)
-        .bind(lease.fence)
-        .bind(to_millis(now))
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(db(OP))?
-        .ok_or_else(fenced)?;
+    let row = run!(
+        fetch_optional, &mut **tx, OP,
+        sql;
+        campaign, &lease.holder, lease.fence, to_millis(now)
+    )?
+    .ok_or_else(fenced)?;
     col(&row, "fence")
 }

@@ -11,7 +11,6 @@ use chrono::{DateTime, Utc};
 use super::rename::{FenceMove, hold_lease};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::db;
 use linkrunner_domain::records::LeaseToken;
 
 /// One URL to re-spell: its id, the spelling the journal holds, the file's.
@@ -52,15 +51,11 @@ impl Campaigns<'_> {
             }
             if done == urls.len() {
                 for (name, fp) in fingerprints {
-                    sqlx::query(
-                        "UPDATE autobuyers SET spec_fingerprint = $3 WHERE campaign = $1 AND name = $2",
-                    )
-                    .bind(campaign)
-                    .bind(name)
-                    .bind(fp)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db(OP))?;
+                    run!(
+                        execute, &mut *tx, OP,
+                        "UPDATE autobuyers SET spec_fingerprint = $3 WHERE campaign = $1 AND name = $2";
+                        campaign, name, fp
+                    )?;
                 }
             }
             Ok(done)
@@ -76,29 +71,20 @@ async fn respell_one(
     u: &RespeltUrl<'_>,
 ) -> Result<bool, StoreError> {
     const OP: &str = "respell_urls";
-    let moved = sqlx::query(
+    let moved = run!(
+        execute, &mut **tx, OP,
         "UPDATE urls SET url = $3 WHERE campaign = $1 AND url = $2 AND url_id = $4 \
-         AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $1 AND q.url = $3)",
-    )
-    .bind(campaign)
-    .bind(u.from)
-    .bind(u.to)
-    .bind(u.url_id)
-    .execute(&mut **tx)
-    .await
-    .map_err(db(OP))?;
+         AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $1 AND q.url = $3)";
+        campaign, u.from, u.to, u.url_id
+    )?;
     if moved.rows_affected() != 1 {
         return Ok(false);
     }
-    sqlx::query(
+    run!(
+        execute, &mut **tx, OP,
         "UPDATE texts SET url = $3 WHERE campaign = $1 AND url = $2 \
-         AND NOT EXISTS (SELECT 1 FROM texts q WHERE q.campaign = $1 AND q.url = $3 AND q.text = texts.text)",
-    )
-    .bind(campaign)
-    .bind(u.from)
-    .bind(u.to)
-    .execute(&mut **tx)
-    .await
-    .map_err(db(OP))?;
+         AND NOT EXISTS (SELECT 1 FROM texts q WHERE q.campaign = $1 AND q.url = $3 AND q.text = texts.text)";
+        campaign, u.from, u.to
+    )?;
     Ok(true)
 }

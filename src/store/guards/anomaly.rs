@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 
 use crate::store::StoreError;
 use crate::store::handles::Reports;
-use crate::store::rows::{col, db};
+use crate::store::rows::col;
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::money::Money;
 
@@ -29,23 +29,20 @@ impl Reports<'_> {
         since: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<(String, Observed)>, StoreError> {
-        let rows = sqlx::query(
+        let rows = run!(
+            fetch_all, &self.pool, "observed_since",
             "SELECT campaign, 'c' AS what, CAST(SUM(delta) AS BIGINT) AS n FROM ledger \
              WHERE at >= $1 AND at <= $2 AND delta > 0 AND (reason IN ('reserve', 'adopted_from_list') \
-               OR (reason IN ('foreign_link', 'autobuyer_links') \
-                   AND campaign NOT IN (SELECT campaign FROM adoptions))) \
+             OR (reason IN ('foreign_link', 'autobuyer_links') \
+             AND campaign NOT IN (SELECT campaign FROM adoptions))) \
              GROUP BY campaign \
              UNION ALL SELECT campaign, 'l' AS what, CAST(COUNT(*) AS BIGINT) AS n FROM held_links \
              WHERE bought_at >= $1 AND bought_at <= $2 GROUP BY campaign \
              UNION ALL SELECT campaign, 'l' AS what, CAST(COUNT(*) AS BIGINT) AS n FROM foreign_links \
              WHERE first_seen_at >= $1 AND first_seen_at <= $2 \
-               AND campaign NOT IN (SELECT campaign FROM adoptions) GROUP BY campaign",
-        )
-        .bind(to_millis(since))
-        .bind(to_millis(until))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("observed_since"));
+             AND campaign NOT IN (SELECT campaign FROM adoptions) GROUP BY campaign";
+            to_millis(since), to_millis(until)
+        );
         self.done(rows.and_then(|rows| {
             let mut by: std::collections::BTreeMap<String, Observed> = Default::default();
             for r in &rows {

@@ -47,13 +47,13 @@ impl Store {
     /// anywhere).
     pub async fn halts(&self) -> Result<Vec<Halt>, StoreError> {
         // One statement, so a pass never sees one table's state without the other's.
-        let rows = sqlx::query(
+        let rows = run!(
+            fetch_all,
+            &self.pool,
+            "halts",
             "SELECT scope, reason, since, NULL AS halted_by FROM halts \
-             UNION ALL SELECT scope, reason, since, halted_by FROM operator_halts",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("halts"));
+             UNION ALL SELECT scope, reason, since, halted_by FROM operator_halts"
+        );
         let mut halts: Vec<Halt> = self.done(rows.and_then(|rows| {
             rows.iter()
                 .map(|r| {
@@ -233,18 +233,12 @@ impl<'a> Press<'a> {
     }
 
     async fn record(&self, tx: &mut Tx) -> Result<(), StoreError> {
-        sqlx::query(
+        run!(
+            execute, &mut **tx, "record_halt_event",
             "INSERT INTO operator_halt_events (action, scope, actor, reason, at) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(self.action)
-        .bind(self.scope.key())
-        .bind(self.by)
-        .bind(self.reason)
-        .bind(to_millis(self.now))
-        .execute(&mut **tx)
-        .await
-        .map_err(db("record_halt_event"))?;
+             VALUES ($1, $2, $3, $4, $5)";
+            self.action, self.scope.key(), self.by, self.reason, to_millis(self.now)
+        )?;
         Ok(())
     }
 }

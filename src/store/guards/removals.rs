@@ -13,7 +13,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, db, opt_time, parsed, time};
+use crate::store::rows::{col, opt_time, parsed, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::{OperatorWord, RemovalRow, RemovalState};
 
@@ -39,35 +39,31 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<Vec<RemovalRow>, StoreError> {
         transaction!(self, "observe_removals", |tx| {
-            let before: Vec<String> = sqlx::query("SELECT campaign FROM campaign_removals")
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(db("observe_removals"))?
-                .iter()
-                .map(|r| col(r, "campaign"))
-                .collect::<Result<_, _>>()?;
+            let before: Vec<String> = run!(
+                fetch_all,
+                &mut *tx,
+                "observe_removals",
+                "SELECT campaign FROM campaign_removals"
+            )?
+            .iter()
+            .map(|r| col(r, "campaign"))
+            .collect::<Result<_, _>>()?;
             for name in before.iter().filter(|n| present.contains(*n)) {
-                sqlx::query("DELETE FROM campaign_removals WHERE campaign = $1")
-                    .bind(name)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db("observe_removals"))?;
+                run!(
+                    execute, &mut *tx, "observe_removals",
+                    "DELETE FROM campaign_removals WHERE campaign = $1";
+                    name
+                )?;
             }
             for name in gone.iter().filter(|n| !before.contains(n)) {
-                sqlx::query(
+                run!(
+                    execute, &mut *tx, "observe_removals",
                     "INSERT INTO campaign_removals (campaign, seen_at, state) VALUES ($1, $2, 'pending') \
-                     ON CONFLICT (campaign) DO NOTHING",
-                )
-                .bind(name)
-                .bind(to_millis(now))
-                .execute(&mut *tx)
-                .await
-                .map_err(db("observe_removals"))?;
+                     ON CONFLICT (campaign) DO NOTHING";
+                    name, to_millis(now)
+                )?;
             }
-            let rows = sqlx::query(SELECT_ALL)
-                .fetch_all(&mut *tx)
-                .await
-                .map_err(db("observe_removals"))?;
+            let rows = run!(fetch_all, &mut *tx, "observe_removals", SELECT_ALL)?;
             let rows = rows.iter().map(removal_row).collect::<Result<_, _>>()?;
             Ok(rows)
         })
@@ -106,11 +102,7 @@ impl Campaigns<'_> {
         }
         transaction!(self, op, |tx| {
             for name in names {
-                sqlx::query(sql)
-                    .bind(name)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(db(op))?;
+                run!(execute, &mut *tx, op, sql; name)?;
             }
             Ok(())
         })
@@ -125,25 +117,19 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, StoreError> {
         transaction!(self, "resolve_removals", |tx| {
-            let names: Vec<String> = sqlx::query(
-                "SELECT campaign FROM campaign_removals WHERE state IN ('pending', 'held') ORDER BY campaign",
-            )
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(db("resolve_removals"))?
+            let names: Vec<String> = run!(
+                fetch_all, &mut *tx, "resolve_removals",
+                "SELECT campaign FROM campaign_removals WHERE state IN ('pending', 'held') ORDER BY campaign"
+            )?
             .iter()
             .map(|r| col(r, "campaign"))
             .collect::<Result<_, _>>()?;
-            sqlx::query(
+            run!(
+                execute, &mut *tx, "resolve_removals",
                 "UPDATE campaign_removals SET state = 'resolved', resolved_by = $1, resolved_at = $2, reason = $3 \
-                 WHERE state IN ('pending', 'held')",
-            )
-            .bind(by)
-            .bind(to_millis(now))
-            .bind(reason)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("resolve_removals"))?;
+                 WHERE state IN ('pending', 'held')";
+                by, to_millis(now), reason
+            )?;
             Ok(names)
         })
     }

@@ -101,12 +101,12 @@ impl Intents<'_> {
     pub(crate) async fn intent_counts(
         self,
     ) -> Result<Vec<(IntentKind, IntentState, i64)>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT kind, state, CAST(COUNT(*) AS BIGINT) AS n FROM intents GROUP BY kind, state",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("intent_counts"));
+        let rows = run!(
+            fetch_all,
+            &self.pool,
+            "intent_counts",
+            "SELECT kind, state, CAST(COUNT(*) AS BIGINT) AS n FROM intents GROUP BY kind, state"
+        );
         let read = |row: &sqlx::any::AnyRow| -> Result<_, StoreError> {
             Ok((
                 parsed(row, "kind", IntentKind::parse)?,
@@ -120,13 +120,11 @@ impl Intents<'_> {
     /// Whether the campaign has an intent in flight: a pass that just took the lease reads
     /// this first, so the common case (nothing left behind) costs one read, not a write.
     pub(crate) async fn has_in_flight(self, campaign: &str) -> Result<bool, StoreError> {
-        let row = sqlx::query(
-            "SELECT id FROM intents WHERE campaign = $1 AND state = 'in_flight' LIMIT 1",
-        )
-        .bind(campaign)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db("has_in_flight"));
+        let row = run!(
+            fetch_optional, &self.pool, "has_in_flight",
+            "SELECT id FROM intents WHERE campaign = $1 AND state = 'in_flight' LIMIT 1";
+            campaign
+        );
         Ok(self.done(row)?.is_some())
     }
 
@@ -152,17 +150,14 @@ impl Intents<'_> {
                     campaign: campaign.to_string(),
                 });
             }
-            let done = sqlx::query(
+            let done = run!(
+                execute, &mut *tx, "mark_in_flight_uncertain",
                 "UPDATE intents SET state = 'uncertain', updated_at = $2, \
                  error = COALESCE(error, 'in flight when the campaign lease changed hands'), \
                  rebuy_blocked = CASE WHEN kind = 'purchase' THEN 1 ELSE rebuy_blocked END \
-                 WHERE campaign = $1 AND state = 'in_flight'",
-            )
-            .bind(campaign)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
-            .await
-            .map_err(db("mark_in_flight_uncertain"))?;
+                 WHERE campaign = $1 AND state = 'in_flight'";
+                campaign, to_millis(now)
+            )?;
             tx.commit().await.map_err(db("mark_in_flight_uncertain"))?;
             Ok(done.rows_affected())
         }
@@ -245,17 +240,12 @@ pub(crate) async fn fence_holds(
     lease: &LeaseToken,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let row = sqlx::query(
+    let row = run!(
+        fetch_optional, &mut *conn, "fence",
         "UPDATE leases SET fence = fence WHERE campaign = $1 AND holder = $2 AND fence = $3 \
-         AND expires_at > $4 RETURNING fence",
-    )
-    .bind(&lease.campaign)
-    .bind(&lease.holder)
-    .bind(lease.fence)
-    .bind(to_millis(now))
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("fence"))?;
+         AND expires_at > $4 RETURNING fence";
+        &lease.campaign, &lease.holder, lease.fence, to_millis(now)
+    )?;
     Ok(row.is_some())
 }
 
@@ -364,10 +354,6 @@ async fn intent_by_key(conn: &mut AnyConnection, key: &str) -> Result<IntentRow,
         intent_columns!(),
         " FROM intents WHERE natural_key = $1"
     );
-    let row = sqlx::query(sql)
-        .bind(key)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db("begin_intents"))?;
+    let row = run!(fetch_one, &mut *conn, "begin_intents", sql; key)?;
     intent_from_row(&row)
 }

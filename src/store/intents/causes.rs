@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use super::rows::{intent_columns, intent_from_row};
 use crate::store::handles::Reports;
-use crate::store::rows::{col, count, db, parsed, time};
+use crate::store::rows::{col, count, parsed, time};
 use crate::store::{LedgerEntry, StoreError};
 use linkrunner_domain::clock::{from_millis, to_millis};
 use linkrunner_domain::intents::{AttemptRef, IntentId, IntentRow, text_enum};
@@ -88,23 +88,15 @@ pub(crate) async fn insert_causes(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     for id in ids {
-        sqlx::query(
+        run!(
+            execute, &mut *conn, "intent_causes",
             "INSERT INTO intent_causes (intent_id, attempt, cause, slot, file_digest, git_commit, \
-             monthly_cap, max_link_price, note, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-        )
-        .bind(id.intent.0)
-        .bind(i64::from(id.attempt))
-        .bind(cause.kind.as_str())
-        .bind(cause.slot.map(to_millis))
-        .bind(cause.file_digest.clone())
-        .bind(cause.git_commit.clone())
-        .bind(cause.monthly_cap.map(Money::kopecks))
-        .bind(cause.max_link_price.map(Money::kopecks))
-        .bind(cause.note.clone())
-        .bind(to_millis(now))
-        .execute(&mut *conn)
-        .await
-        .map_err(db("intent_causes"))?;
+             monthly_cap, max_link_price, note, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+            id.intent.0, i64::from(id.attempt), cause.kind.as_str(), cause.slot.map(to_millis),
+            cause.file_digest.clone(), cause.git_commit.clone(),
+            cause.monthly_cap.map(Money::kopecks), cause.max_link_price.map(Money::kopecks),
+            cause.note.clone(), to_millis(now)
+        )?;
     }
     Ok(())
 }
@@ -259,12 +251,11 @@ impl Reports<'_> {
         campaign: Option<&str>,
         since: Option<DateTime<Utc>>,
     ) -> Result<Vec<AnyRow>, StoreError> {
-        sqlx::query(sql)
-            .bind(campaign.map(str::to_string))
-            .bind(since.map_or(i64::MIN, to_millis))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(db("history"))
+        run!(
+            fetch_all, &self.pool, "history",
+            sql;
+            campaign.map(str::to_string), since.map_or(i64::MIN, to_millis)
+        )
     }
 }
 

@@ -10,7 +10,6 @@ use super::rows::{intent_columns, intent_from_row, reserve_day};
 use crate::store::StoreError;
 use crate::store::handles::Intents;
 use crate::store::money::budget::{self, Movement};
-use crate::store::rows::db;
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{AttemptRef, IntentRow};
 use linkrunner_domain::market::LinkRecord;
@@ -51,14 +50,11 @@ impl Intents<'_> {
              AND attempts = $2 AND kind = 'purchase' AND state = 'failed' AND rebuy_blocked = 1 RETURNING ",
             intent_columns!()
         );
-        let row = sqlx::query(sql)
-            .bind(at.intent.0)
-            .bind(i64::from(at.attempt))
-            .bind(reason)
-            .bind(to_millis(now))
-            .fetch_optional(&self.writer)
-            .await
-            .map_err(db("allow_rebuy"));
+        let row = run!(
+            fetch_optional, &self.writer, "allow_rebuy",
+            sql;
+            at.intent.0, i64::from(at.attempt), reason, to_millis(now)
+        );
         match self.write_done(row).await? {
             Some(r) => intent_from_row(&r),
             None => Err(StoreError::invalid(format!(
@@ -129,13 +125,11 @@ async fn adopt_in(
          AND rebuy_blocked = 1 RETURNING ",
         intent_columns!()
     );
-    let row = sqlx::query(sql)
-        .bind(at.intent.0)
-        .bind(i64::from(at.attempt))
-        .bind(to_millis(now))
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db("adopt_purchase"))?;
+    let row = run!(
+        fetch_optional, &mut *conn, "adopt_purchase",
+        sql;
+        at.intent.0, i64::from(at.attempt), to_millis(now)
+    )?;
     let Some(row) = row else {
         return Ok(false);
     };
@@ -143,22 +137,14 @@ async fn adopt_in(
     let intent = intent_from_row(&row)?;
     let price = adopted_price(link, &intent);
     let get = |k: &str| intent.request.get(k).and_then(serde_json::Value::as_i64);
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "adopt_purchase",
         "INSERT INTO held_links (campaign, intent_id, link_id, page_id, url_id, text_id, price, bought_at, \
-         seen_in_list_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)",
-    )
-    .bind(&intent.campaign)
-    .bind(intent.id.0)
-    .bind(link.link_id)
-    .bind(get("page_id").unwrap_or_default())
-    .bind(get("url_id").unwrap_or_default())
-    .bind(get("text_id").unwrap_or_default())
-    .bind(price.kopecks())
-    .bind(to_millis(now))
-    .bind(link.status.clone())
-    .execute(&mut *conn)
-    .await
-    .map_err(db("adopt_purchase"))?;
+         seen_in_list_at, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)";
+        &intent.campaign, intent.id.0, link.link_id, get("page_id").unwrap_or_default(),
+        get("url_id").unwrap_or_default(), get("text_id").unwrap_or_default(), price.kopecks(),
+        to_millis(now), link.status.clone()
+    )?;
     let m = Movement {
         campaign: &intent.campaign,
         intent: Some(intent.id),

@@ -161,23 +161,15 @@ pub(crate) async fn claim(
             campaign: row.campaign,
         });
     }
-    let moved = sqlx::query(
+    let moved = run!(
+        fetch_optional, &mut *conn, "settle",
         "UPDATE intents SET state = $2, error = COALESCE($3, error), answer = COALESCE($4, answer), \
          updated_at = $5, rebuy_blocked = CASE WHEN $2 = 'uncertain' AND kind = 'purchase' \
          THEN 1 ELSE rebuy_blocked END \
-         WHERE id = $1 AND (state = $6 OR state = $7) AND ($8 IS NULL OR attempts = $8) RETURNING id",
-    )
-    .bind(id.0)
-    .bind(change.state)
-    .bind(change.error)
-    .bind(change.answer)
-    .bind(to_millis(now))
-    .bind(from_first)
-    .bind(from_second)
-    .bind(change.attempt.map(i64::from))
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("settle"))?;
+         WHERE id = $1 AND (state = $6 OR state = $7) AND ($8 IS NULL OR attempts = $8) RETURNING id";
+        id.0, change.state, change.error, change.answer, to_millis(now), from_first, from_second,
+        change.attempt.map(i64::from)
+    )?;
     if moved.is_none() {
         return Err(StoreError::invalid(format!(
             "intent {id} is {}; only {} can be settled",

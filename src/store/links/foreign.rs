@@ -17,7 +17,7 @@ use sqlx::any::AnyRow;
 use crate::store::StoreError;
 use crate::store::handles::Links;
 use crate::store::money::budget::{self, Movement};
-use crate::store::rows::{col, db, opt_time, time};
+use crate::store::rows::{col, opt_time, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::market::LinkRecord;
 use linkrunner_domain::money::Money;
@@ -116,7 +116,8 @@ async fn adopt(
     };
     let counted = if owner.is_some() { 0 } else { price.kopecks() };
     let l = u.record;
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "record_link_list",
         "INSERT INTO foreign_links (campaign, link_key, link_id, page_id, url_id, text_id, price, status, \
          first_seen_at, last_seen_at, autobuyer, counted, adopted, price_estimated, leaving_since) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, 1, $12, $13) \
@@ -124,24 +125,10 @@ async fn adopt(
          price = excluded.price, status = excluded.status, last_seen_at = excluded.last_seen_at, \
          autobuyer = excluded.autobuyer, counted = excluded.counted, adopted = 1, \
          price_estimated = excluded.price_estimated, leaving_since = excluded.leaving_since, \
-         released_at = NULL, released_why = NULL",
-    )
-    .bind(campaign)
-    .bind(key)
-    .bind(l.link_id)
-    .bind(l.page_id)
-    .bind(l.url_id)
-    .bind(l.text_id)
-    .bind(price.kopecks())
-    .bind(l.status.clone())
-    .bind(to_millis(now))
-    .bind(owner)
-    .bind(counted)
-    .bind(i64::from(estimated))
-    .bind(u.leaving.then(|| to_millis(now)))
-    .execute(&mut *conn)
-    .await
-    .map_err(db("record_link_list"))?;
+         released_at = NULL, released_why = NULL";
+        campaign, key, l.link_id, l.page_id, l.url_id, l.text_id, price.kopecks(), l.status.clone(),
+        to_millis(now), owner, counted, i64::from(estimated), u.leaving.then(|| to_millis(now))
+    )?;
     let reason = "foreign_link";
     match owner {
         Some(name) => rebalance_autobuyer(conn, campaign, name, now).await,
@@ -168,21 +155,13 @@ async fn refresh(
         (true, Some(t)) => Some(t),
         (true, None) => Some(now),
     };
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "record_link_list",
         "UPDATE foreign_links SET price = $3, status = $4, last_seen_at = $5, counted = $6, \
-         price_estimated = $7, leaving_since = $8 WHERE campaign = $1 AND link_key = $2",
-    )
-    .bind(campaign)
-    .bind(&f.key)
-    .bind(price.kopecks())
-    .bind(u.record.status.clone())
-    .bind(to_millis(now))
-    .bind(counted.kopecks())
-    .bind(i64::from(estimated))
-    .bind(leaving_since.map(to_millis))
-    .execute(&mut *conn)
-    .await
-    .map_err(db("record_link_list"))?;
+         price_estimated = $7, leaving_since = $8 WHERE campaign = $1 AND link_key = $2";
+        campaign, &f.key, price.kopecks(), u.record.status.clone(), to_millis(now),
+        counted.kopecks(), i64::from(estimated), leaving_since.map(to_millis)
+    )?;
     match &f.autobuyer {
         Some(name) => rebalance_autobuyer(conn, campaign, name, now).await,
         None => {
@@ -199,14 +178,12 @@ pub(crate) async fn mark_absent(
     seen: &[String],
     now: DateTime<Utc>,
 ) -> Result<u32, StoreError> {
-    let rows = sqlx::query(
+    let rows = run!(
+        fetch_all, &mut *conn, "record_link_list",
         "SELECT link_key FROM foreign_links WHERE campaign = $1 AND adopted = 1 \
-         AND released_at IS NULL AND leaving_since IS NULL",
-    )
-    .bind(campaign)
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db("record_link_list"))?;
+         AND released_at IS NULL AND leaving_since IS NULL";
+        campaign
+    )?;
     let mut missing = 0;
     for r in rows {
         let key: String = col(&r, "link_key")?;
@@ -214,15 +191,11 @@ pub(crate) async fn mark_absent(
             continue;
         }
         missing += 1;
-        sqlx::query(
-            "UPDATE foreign_links SET leaving_since = $3 WHERE campaign = $1 AND link_key = $2",
-        )
-        .bind(campaign)
-        .bind(&key)
-        .bind(to_millis(now))
-        .execute(&mut *conn)
-        .await
-        .map_err(db("record_link_list"))?;
+        run!(
+            execute, &mut *conn, "record_link_list",
+            "UPDATE foreign_links SET leaving_since = $3 WHERE campaign = $1 AND link_key = $2";
+            campaign, &key, to_millis(now)
+        )?;
     }
     Ok(missing)
 }
@@ -241,17 +214,12 @@ pub(crate) async fn release(
     if f.released.is_some() {
         return Ok(false);
     }
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "release_link",
         "UPDATE foreign_links SET released_at = $3, released_why = $4, counted = 0 \
-         WHERE campaign = $1 AND link_key = $2",
-    )
-    .bind(campaign)
-    .bind(key)
-    .bind(to_millis(now))
-    .bind(why)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("release_link"))?;
+         WHERE campaign = $1 AND link_key = $2";
+        campaign, key, to_millis(now), why
+    )?;
     match &f.autobuyer {
         Some(name) => rebalance_autobuyer(conn, campaign, name, now).await?,
         None => move_by(conn, campaign, -f.counted.kopecks(), "link_left_list", now).await?,
@@ -265,15 +233,12 @@ pub(crate) async fn attributed_rent(
     campaign: &str,
     name: &str,
 ) -> Result<i64, StoreError> {
-    let row = sqlx::query(
+    let row = run!(
+        fetch_one, &mut *conn, "attributed_rent",
         "SELECT CAST(COALESCE(SUM(price), 0) AS BIGINT) AS rent FROM foreign_links \
-         WHERE campaign = $1 AND autobuyer = $2 AND adopted = 1 AND released_at IS NULL",
-    )
-    .bind(campaign)
-    .bind(name)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db("attributed_rent"))?;
+         WHERE campaign = $1 AND autobuyer = $2 AND adopted = 1 AND released_at IS NULL";
+        campaign, name
+    )?;
     col(&row, "rent")
 }
 
@@ -286,13 +251,11 @@ pub(crate) async fn rebalance_autobuyer(
     name: &str,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let row =
-        sqlx::query("SELECT running, reserved FROM autobuyers WHERE campaign = $1 AND name = $2")
-            .bind(campaign)
-            .bind(name)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(db("rebalance_autobuyer"))?;
+    let row = run!(
+        fetch_optional, &mut *conn, "rebalance_autobuyer",
+        "SELECT running, reserved FROM autobuyers WHERE campaign = $1 AND name = $2";
+        campaign, name
+    )?;
     let Some(row) = row else {
         return Ok(());
     };
@@ -306,13 +269,11 @@ pub(crate) async fn rebalance_autobuyer(
     if target == reserved {
         return Ok(());
     }
-    sqlx::query("UPDATE autobuyers SET reserved = $3 WHERE campaign = $1 AND name = $2")
-        .bind(campaign)
-        .bind(name)
-        .bind(target)
-        .execute(&mut *conn)
-        .await
-        .map_err(db("rebalance_autobuyer"))?;
+    run!(
+        execute, &mut *conn, "rebalance_autobuyer",
+        "UPDATE autobuyers SET reserved = $3 WHERE campaign = $1 AND name = $2";
+        campaign, name, target
+    )?;
     move_by(conn, campaign, target - reserved, "autobuyer_links", now).await
 }
 
@@ -339,12 +300,11 @@ async fn autobuyer_exists(
     campaign: &str,
     name: &str,
 ) -> Result<bool, StoreError> {
-    let row = sqlx::query("SELECT 1 AS one FROM autobuyers WHERE campaign = $1 AND name = $2")
-        .bind(campaign)
-        .bind(name)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db("record_link_list"))?;
+    let row = run!(
+        fetch_optional, &mut *conn, "record_link_list",
+        "SELECT 1 AS one FROM autobuyers WHERE campaign = $1 AND name = $2";
+        campaign, name
+    )?;
     Ok(row.is_some())
 }
 
@@ -359,12 +319,7 @@ pub(crate) async fn by_key(
         foreign_columns!(),
         " FROM foreign_links WHERE campaign = $1 AND link_key = $2"
     );
-    let row = sqlx::query(sql)
-        .bind(campaign)
-        .bind(key)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(db("record_link_list"))?;
+    let row = run!(fetch_optional, &mut *conn, "record_link_list", sql; campaign, key)?;
     row.map(|r| Ok((foreign_from_row(&r)?, col::<i64>(&r, "adopted")? != 0)))
         .transpose()
 }

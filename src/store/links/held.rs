@@ -11,7 +11,7 @@ use super::foreign;
 use crate::store::StoreError;
 use crate::store::handles::Links;
 use crate::store::money::budget::{self, Movement};
-use crate::store::rows::{col, db, opt_time, time};
+use crate::store::rows::{col, opt_time, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{IntentId, IntentRow};
 use linkrunner_domain::market::LinkRecord;
@@ -35,21 +35,13 @@ pub(crate) async fn hold(
     h: &NewHeld,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "hold_link",
         "INSERT INTO held_links (campaign, intent_id, link_id, page_id, url_id, text_id, price, bought_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(&intent.campaign)
-    .bind(intent.id.0)
-    .bind(h.link)
-    .bind(h.page_id)
-    .bind(h.url_id)
-    .bind(h.text_id)
-    .bind(h.price.kopecks())
-    .bind(to_millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(db("hold_link"))?;
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+        &intent.campaign, intent.id.0, h.link, h.page_id, h.url_id, h.text_id, h.price.kopecks(),
+        to_millis(now)
+    )?;
     let m = Movement {
         campaign: &intent.campaign,
         intent: Some(intent.id),
@@ -154,11 +146,7 @@ async fn record_in(
     read: ListRead<'_>,
     now: DateTime<Utc>,
 ) -> Result<SyncReport, StoreError> {
-    let rows = sqlx::query(HELD_SQL)
-        .bind(campaign)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db("record_link_list"))?;
+    let rows = run!(fetch_all, &mut *conn, "record_link_list", HELD_SQL; campaign)?;
     let mut held: Vec<(HeldLink, bool)> = rows
         .iter()
         .map(|r| held_from_row(r).map(|h| (h, false)))
@@ -228,19 +216,14 @@ async fn mark_seen(
     };
     // The first read that shows a link bought by a purchase of ours measures the list's lag
     // (a link adopted from the list was inserted as seen, so it measures nothing).
-    sqlx::query(
+    run!(
+        execute, &mut *conn, "record_link_list",
         "UPDATE held_links SET seen_in_list_at = $2, link_id = COALESCE(link_id, $3), status = $4, \
          leaving_since = $5, listed_after_ms = CASE WHEN seen_in_list_at IS NULL \
-         THEN $2 - bought_at ELSE listed_after_ms END WHERE intent_id = $1",
-    )
-    .bind(h.intent_id.0)
-    .bind(to_millis(now))
-    .bind(l.record.link_id)
-    .bind(l.record.status.clone())
-    .bind(leaving_since.map(to_millis))
-    .execute(&mut *conn)
-    .await
-    .map_err(db("record_link_list"))?;
+         THEN $2 - bought_at ELSE listed_after_ms END WHERE intent_id = $1";
+        h.intent_id.0, to_millis(now), l.record.link_id, l.record.status.clone(),
+        leaving_since.map(to_millis)
+    )?;
     if h.released.is_some() && !l.leaving {
         recount_held(conn, h, now).await?;
     }
@@ -252,12 +235,11 @@ async fn set_leaving(
     intent: IntentId,
     since: Option<DateTime<Utc>>,
 ) -> Result<(), StoreError> {
-    sqlx::query("UPDATE held_links SET leaving_since = $2 WHERE intent_id = $1")
-        .bind(intent.0)
-        .bind(since.map(to_millis))
-        .execute(&mut *conn)
-        .await
-        .map_err(db("record_link_list"))?;
+    run!(
+        execute, &mut *conn, "record_link_list",
+        "UPDATE held_links SET leaving_since = $2 WHERE intent_id = $1";
+        intent.0, since.map(to_millis)
+    )?;
     Ok(())
 }
 
@@ -266,13 +248,11 @@ async fn recount_held(
     h: &HeldLink,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE held_links SET released_at = NULL, released_why = NULL WHERE intent_id = $1",
-    )
-    .bind(h.intent_id.0)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("record_link_list"))?;
+    run!(
+        execute, &mut *conn, "record_link_list",
+        "UPDATE held_links SET released_at = NULL, released_why = NULL WHERE intent_id = $1";
+        h.intent_id.0
+    )?;
     let campaign = campaign_of(conn, h.intent_id).await?;
     let m = Movement {
         campaign: &campaign,
@@ -293,15 +273,12 @@ async fn release_left_in(
 ) -> Result<u32, StoreError> {
     // Absent from a complete read, and this read may be cut: not proven gone.
     let proven = |status: &Option<String>| complete || is_leaving(status.as_deref());
-    let held = sqlx::query(
+    let held = run!(
+        fetch_all, &mut *conn, "release_left_links",
         "SELECT intent_id, status FROM held_links WHERE campaign = $1 AND released_at IS NULL \
-         AND leaving_since IS NOT NULL AND leaving_since <= $2",
-    )
-    .bind(campaign)
-    .bind(to_millis(before))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db("release_left_links"))?;
+         AND leaving_since IS NOT NULL AND leaving_since <= $2";
+        campaign, to_millis(before)
+    )?;
     let mut n = 0;
     for r in held {
         let status: Option<String> = col(&r, "status")?;
@@ -313,15 +290,12 @@ async fn release_left_in(
             release_held(conn, campaign, IntentId(col(&r, "intent_id")?), &why, now).await?,
         );
     }
-    let foreign = sqlx::query(
+    let foreign = run!(
+        fetch_all, &mut *conn, "release_left_links",
         "SELECT link_key, status FROM foreign_links WHERE campaign = $1 AND adopted = 1 \
-         AND released_at IS NULL AND leaving_since IS NOT NULL AND leaving_since <= $2",
-    )
-    .bind(campaign)
-    .bind(to_millis(before))
-    .fetch_all(&mut *conn)
-    .await
-    .map_err(db("release_left_links"))?;
+         AND released_at IS NULL AND leaving_since IS NOT NULL AND leaving_since <= $2";
+        campaign, to_millis(before)
+    )?;
     for r in foreign {
         let status: Option<String> = col(&r, "status")?;
         if !proven(&status) {
@@ -353,17 +327,12 @@ async fn release_held(
     why: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let row = sqlx::query(
+    let row = run!(
+        fetch_optional, &mut *conn, "release_link",
         "UPDATE held_links SET released_at = $3, released_why = $4 WHERE campaign = $1 \
-         AND intent_id = $2 AND released_at IS NULL RETURNING price",
-    )
-    .bind(campaign)
-    .bind(intent.0)
-    .bind(to_millis(now))
-    .bind(why)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("release_link"))?;
+         AND intent_id = $2 AND released_at IS NULL RETURNING price";
+        campaign, intent.0, to_millis(now), why
+    )?;
     let Some(row) = row else {
         return Ok(false);
     };
@@ -380,11 +349,11 @@ async fn release_held(
 }
 
 async fn campaign_of(conn: &mut AnyConnection, intent: IntentId) -> Result<String, StoreError> {
-    let row = sqlx::query("SELECT campaign FROM held_links WHERE intent_id = $1")
-        .bind(intent.0)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db("record_link_list"))?;
+    let row = run!(
+        fetch_one, &mut *conn, "record_link_list",
+        "SELECT campaign FROM held_links WHERE intent_id = $1";
+        intent.0
+    )?;
     col(&row, "campaign")
 }
 

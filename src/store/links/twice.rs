@@ -48,26 +48,24 @@ impl Links<'_> {
 
     /// The pages recorded held twice for `campaign` and not cleared, by URL and page.
     pub async fn held_twice(self, campaign: &str) -> Result<Vec<HeldTwice>, StoreError> {
-        let rows = sqlx::query(
+        let rows = run!(
+            fetch_all, &self.pool, "held_twice",
             "SELECT url_id, page_id, links, link_ids FROM pages_held_twice \
-             WHERE campaign = $1 ORDER BY url_id, page_id",
-        )
-        .bind(campaign)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("held_twice"));
+             WHERE campaign = $1 ORDER BY url_id, page_id";
+            campaign
+        );
         self.done(rows.and_then(|rows| rows.iter().map(finding).collect()))
     }
 
     /// Every page recorded held twice and not cleared, in every campaign, with the URL's text
     /// and the project as the journal knows them (the notifier tells each once).
     pub async fn held_twice_everywhere(self) -> Result<Vec<HeldTwiceFinding>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT t.campaign, t.url_id, t.page_id, t.links, t.link_ids, t.first_seen_at,                (SELECT MIN(u.url) FROM urls u WHERE u.campaign = t.campaign AND u.url_id = t.url_id) AS url,                (SELECT p.project_id FROM projects p WHERE p.campaign = t.campaign) AS project_id              FROM pages_held_twice t ORDER BY t.campaign, t.url_id, t.page_id",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("held_twice_everywhere"));
+        let rows = run!(
+            fetch_all,
+            &self.pool,
+            "held_twice_everywhere",
+            "SELECT t.campaign, t.url_id, t.page_id, t.links, t.link_ids, t.first_seen_at,                (SELECT MIN(u.url) FROM urls u WHERE u.campaign = t.campaign AND u.url_id = t.url_id) AS url,                (SELECT p.project_id FROM projects p WHERE p.campaign = t.campaign) AS project_id              FROM pages_held_twice t ORDER BY t.campaign, t.url_id, t.page_id"
+        );
         self.done(rows.and_then(|rows| {
             rows.iter()
                 .map(|r| {
@@ -118,16 +116,11 @@ async fn record_one(
     let ids = ids.join(",");
     // Both statements take the finding as $1..$6, in this order.
     let run = async |sql: &'static str, conn: &mut AnyConnection| {
-        sqlx::query(sql)
-            .bind(campaign)
-            .bind(f.url_id)
-            .bind(f.page_id)
-            .bind(i64::from(f.links))
-            .bind(&ids)
-            .bind(to_millis(now))
-            .execute(&mut *conn)
-            .await
-            .map_err(db(OP))
+        run!(
+            execute, &mut *conn, OP,
+            sql;
+            campaign, f.url_id, f.page_id, i64::from(f.links), &ids, to_millis(now)
+        )
     };
     let updated = run(
         "UPDATE pages_held_twice SET links = $4, link_ids = $5, last_seen_at = $6 \
@@ -154,11 +147,11 @@ async fn clear_gone(
     campaign: &str,
     found: &[HeldTwice],
 ) -> Result<(), StoreError> {
-    let rows = sqlx::query("SELECT url_id, page_id FROM pages_held_twice WHERE campaign = $1")
-        .bind(campaign)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(db(OP))?;
+    let rows = run!(
+        fetch_all, &mut *conn, OP,
+        "SELECT url_id, page_id FROM pages_held_twice WHERE campaign = $1";
+        campaign
+    )?;
     for r in &rows {
         let (url_id, page_id): (i64, i64) = (col(r, "url_id")?, col(r, "page_id")?);
         if found
@@ -167,15 +160,11 @@ async fn clear_gone(
         {
             continue;
         }
-        sqlx::query(
-            "DELETE FROM pages_held_twice WHERE campaign = $1 AND url_id = $2 AND page_id = $3",
-        )
-        .bind(campaign)
-        .bind(url_id)
-        .bind(page_id)
-        .execute(&mut *conn)
-        .await
-        .map_err(db(OP))?;
+        run!(
+            execute, &mut *conn, OP,
+            "DELETE FROM pages_held_twice WHERE campaign = $1 AND url_id = $2 AND page_id = $3";
+            campaign, url_id, page_id
+        )?;
     }
     Ok(())
 }

@@ -102,27 +102,20 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<Option<Approval>, StoreError> {
         transaction!(self, "approve_account", |tx| {
-            let row = sqlx::query(
+            let row = run!(
+                fetch_optional, &mut *tx, "approve_account",
                 "UPDATE account_approval SET approved = wanted, approved_by = $1, approved_at = $2, reason = $3 \
                  WHERE id = 1 AND above IS NOT NULL \
-                 RETURNING approved, above, wanted, approved_by, approved_at, reason",
-            )
-            .bind(by)
-            .bind(to_millis(now))
-            .bind(reason)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db("approve_account"))?;
+                 RETURNING approved, above, wanted, approved_by, approved_at, reason";
+                by, to_millis(now), reason
+            )?;
             let approval = row.as_ref().map(approval_from_row).transpose()?;
             if let Some(a) = &approval {
-                sqlx::query(
-                    "UPDATE account_cap SET monthly_cap = $1, updated_at = $2 WHERE id = 1",
-                )
-                .bind(a.wanted.kopecks())
-                .bind(to_millis(now))
-                .execute(&mut *tx)
-                .await
-                .map_err(db("approve_account"))?;
+                run!(
+                    execute, &mut *tx, "approve_account",
+                    "UPDATE account_cap SET monthly_cap = $1, updated_at = $2 WHERE id = 1";
+                    a.wanted.kopecks(), to_millis(now)
+                )?;
             }
             Ok(approval)
         })
@@ -131,12 +124,12 @@ impl Campaigns<'_> {
     /// The account cap's approval as the journal keeps it, if the account file ever set a
     /// threshold.
     pub(crate) async fn account_approval(self) -> Result<Option<Approval>, StoreError> {
-        let row = sqlx::query(
-            "SELECT approved, above, wanted, approved_by, approved_at, reason FROM account_approval WHERE id = 1",
-        )
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db("account_approval"));
+        let row = run!(
+            fetch_optional,
+            &self.pool,
+            "account_approval",
+            "SELECT approved, above, wanted, approved_by, approved_at, reason FROM account_approval WHERE id = 1"
+        );
         self.done(row)?.as_ref().map(approval_from_row).transpose()
     }
 
@@ -144,12 +137,14 @@ impl Campaigns<'_> {
     pub async fn account_budget(self) -> Result<AccountBudget, StoreError> {
         let result = async {
             let mut conn = self.pool.acquire().await.map_err(db("account_budget"))?;
-            let cap = sqlx::query("SELECT monthly_cap FROM account_cap WHERE id = 1")
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(db("account_budget"))?
-                .map(|r| col::<i64>(&r, "monthly_cap").map(Money::from_kopecks))
-                .transpose()?;
+            let cap = run!(
+                fetch_optional,
+                &mut *conn,
+                "account_budget",
+                "SELECT monthly_cap FROM account_cap WHERE id = 1"
+            )?
+            .map(|r| col::<i64>(&r, "monthly_cap").map(Money::from_kopecks))
+            .transpose()?;
             let committed = account_committed(&mut conn).await?;
             Ok(AccountBudget { cap, committed })
         }
@@ -169,12 +164,12 @@ pub(crate) async fn reserve_account(
         return Ok(None);
     }
     // The lock: every reservation under an account cap passes through this row in turn.
-    let cap = sqlx::query(
-        "UPDATE account_cap SET monthly_cap = monthly_cap WHERE id = 1 RETURNING monthly_cap",
-    )
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("reserve_account"))?;
+    let cap = run!(
+        fetch_optional,
+        &mut *conn,
+        "reserve_account",
+        "UPDATE account_cap SET monthly_cap = monthly_cap WHERE id = 1 RETURNING monthly_cap"
+    )?;
     let Some(cap) = cap else {
         return Ok(None);
     };
@@ -188,11 +183,12 @@ pub(crate) async fn reserve_account(
 }
 
 async fn account_committed(conn: &mut AnyConnection) -> Result<Money, StoreError> {
-    let row =
-        sqlx::query("SELECT CAST(COALESCE(SUM(committed), 0) AS BIGINT) AS total FROM budgets")
-            .fetch_one(&mut *conn)
-            .await
-            .map_err(db("account_committed"))?;
+    let row = run!(
+        fetch_one,
+        &mut *conn,
+        "account_committed",
+        "SELECT CAST(COALESCE(SUM(committed), 0) AS BIGINT) AS total FROM budgets"
+    )?;
     col::<i64>(&row, "total").map(Money::from_kopecks)
 }
 
@@ -207,32 +203,24 @@ async fn record_account_ask(
     now: DateTime<Utc>,
 ) -> Result<Money, StoreError> {
     let Some(above) = above else {
-        sqlx::query(
+        run!(
+            execute, &mut *conn, "record_account_approval",
             "UPDATE account_approval SET above = NULL, wanted = $1, updated_at = $2 \
-             WHERE id = 1 AND above IS NOT NULL",
-        )
-        .bind(cap.kopecks())
-        .bind(to_millis(now))
-        .execute(&mut *conn)
-        .await
-        .map_err(db("record_account_approval"))?;
+             WHERE id = 1 AND above IS NOT NULL";
+            cap.kopecks(), to_millis(now)
+        )?;
         return Ok(cap);
     };
-    let row = sqlx::query(
+    let row = run!(
+        fetch_one, &mut *conn, "record_account_approval",
         "INSERT INTO account_approval (id, approved, above, wanted, approved_by, approved_at, reason, updated_at) \
          VALUES (1, COALESCE((SELECT monthly_cap FROM account_cap WHERE id = 1), $1), $2, $1, $3, $4, $5, $4) \
          ON CONFLICT (id) DO UPDATE SET above = excluded.above, wanted = excluded.wanted, \
          updated_at = excluded.updated_at \
-         RETURNING approved",
-    )
-    .bind(cap.kopecks())
-    .bind(above.kopecks())
-    .bind(APPROVAL_BASELINE_BY)
-    .bind(to_millis(now))
-    .bind("baseline: the account cap when the threshold was first seen")
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db("record_account_approval"))?;
+         RETURNING approved";
+        cap.kopecks(), above.kopecks(), APPROVAL_BASELINE_BY, to_millis(now),
+        "baseline: the account cap when the threshold was first seen"
+    )?;
     let approved = Money::from_kopecks(col(&row, "approved")?);
     Ok(approval_cap(cap, approved, Some(above)))
 }

@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, db};
+use crate::store::rows::col;
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::money::Money;
 use linkrunner_domain::records::Approval;
@@ -29,34 +29,25 @@ pub(in crate::store) async fn record_ask(
     now: DateTime<Utc>,
 ) -> Result<Money, StoreError> {
     let Some(above) = above else {
-        sqlx::query(
+        run!(
+            execute, &mut *conn, "record_approval_ask",
             "UPDATE approvals SET above = NULL, wanted = $2, updated_at = $3 \
-             WHERE campaign = $1 AND above IS NOT NULL",
-        )
-        .bind(campaign)
-        .bind(file_cap.kopecks())
-        .bind(to_millis(now))
-        .execute(&mut *conn)
-        .await
-        .map_err(db("record_approval_ask"))?;
+             WHERE campaign = $1 AND above IS NOT NULL";
+            campaign, file_cap.kopecks(), to_millis(now)
+        )?;
         return Ok(file_cap);
     };
-    let row = sqlx::query(
+    let row = run!(
+        fetch_one, &mut *conn, "record_approval_ask",
         "INSERT INTO approvals (campaign, approved, above, wanted, approved_by, approved_at, reason, updated_at) \
          VALUES ($1, COALESCE((SELECT cap FROM budgets WHERE campaign = $1), $2), $3, $2, $4, $5, $6, $5) \
          ON CONFLICT (campaign) DO UPDATE SET above = excluded.above, wanted = excluded.wanted, \
          updated_at = excluded.updated_at \
-         RETURNING approved",
-    )
-    .bind(campaign)
-    .bind(file_cap.kopecks())
-    .bind(above.kopecks())
-    .bind(linkrunner_domain::records::APPROVAL_BASELINE_BY)
-    .bind(to_millis(now))
-    .bind("baseline: the monthly cap when the threshold was first seen")
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db("record_approval_ask"))?;
+         RETURNING approved";
+        campaign, file_cap.kopecks(), above.kopecks(),
+        linkrunner_domain::records::APPROVAL_BASELINE_BY, to_millis(now),
+        "baseline: the monthly cap when the threshold was first seen"
+    )?;
     let approved = Money::from_kopecks(col(&row, "approved")?);
     Ok(linkrunner_domain::records::approval_cap(
         file_cap,
@@ -77,18 +68,13 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<Option<Approval>, StoreError> {
         transaction!(self, "approve", |tx| {
-            let row = sqlx::query(
+            let row = run!(
+                fetch_optional, &mut *tx, "approve",
                 "UPDATE approvals SET approved = wanted, approved_by = $2, approved_at = $3, reason = $4 \
                  WHERE campaign = $1 AND above IS NOT NULL \
-                 RETURNING approved, above, wanted, approved_by, approved_at, reason",
-            )
-            .bind(campaign)
-            .bind(by)
-            .bind(to_millis(now))
-            .bind(reason)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(db("approve"))?;
+                 RETURNING approved, above, wanted, approved_by, approved_at, reason";
+                campaign, by, to_millis(now), reason
+            )?;
             let approval = row.as_ref().map(approval_from_row).transpose()?;
             Ok(approval)
         })
@@ -96,13 +82,11 @@ impl Campaigns<'_> {
 
     /// The campaign's approval as the journal keeps it, if its file ever set a threshold.
     pub(crate) async fn approval(self, campaign: &str) -> Result<Option<Approval>, StoreError> {
-        let row = sqlx::query(
-            "SELECT approved, above, wanted, approved_by, approved_at, reason FROM approvals WHERE campaign = $1",
-        )
-        .bind(campaign)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db("approval"));
+        let row = run!(
+            fetch_optional, &self.pool, "approval",
+            "SELECT approved, above, wanted, approved_by, approved_at, reason FROM approvals WHERE campaign = $1";
+            campaign
+        );
         self.done(row)?.as_ref().map(approval_from_row).transpose()
     }
 }

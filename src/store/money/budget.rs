@@ -10,7 +10,7 @@ use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::intents::causes::ledger_from_row;
 use crate::store::rows::day_text;
-use crate::store::rows::{col, count, db};
+use crate::store::rows::{col, count};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::IntentId;
 use linkrunner_domain::money::Money;
@@ -48,23 +48,17 @@ pub(crate) async fn apply(
 
 /// The budget rows' part of [`apply`]: the commitment and the link counts.
 async fn move_budget(conn: &mut AnyConnection, m: &Movement<'_>) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE budgets SET committed = committed + $1, links = links + $2 WHERE campaign = $3",
-    )
-    .bind(m.amount)
-    .bind(m.links)
-    .bind(m.campaign)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("budget"))?;
+    run!(
+        execute, &mut *conn, "budget",
+        "UPDATE budgets SET committed = committed + $1, links = links + $2 WHERE campaign = $3";
+        m.amount, m.links, m.campaign
+    )?;
     if let (Some(day), true) = (m.day, m.links != 0) {
-        sqlx::query("UPDATE budget_days SET links = links + $1 WHERE campaign = $2 AND day = $3")
-            .bind(m.links)
-            .bind(m.campaign)
-            .bind(day)
-            .execute(&mut *conn)
-            .await
-            .map_err(db("budget"))?;
+        run!(
+            execute, &mut *conn, "budget",
+            "UPDATE budget_days SET links = links + $1 WHERE campaign = $2 AND day = $3";
+            m.links, m.campaign, day
+        )?;
     }
     Ok(())
 }
@@ -78,18 +72,11 @@ pub(crate) async fn append_ledger(
     if !m.moves() {
         return Ok(());
     }
-    sqlx::query(
-        "INSERT INTO ledger (campaign, intent_id, delta, links, reason, at) VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(m.campaign)
-    .bind(m.intent.map(|i| i.0))
-    .bind(m.amount)
-    .bind(m.links)
-    .bind(m.reason)
-    .bind(to_millis(now))
-    .execute(&mut *conn)
-    .await
-    .map_err(db("ledger"))?;
+    run!(
+        execute, &mut *conn, "ledger",
+        "INSERT INTO ledger (campaign, intent_id, delta, links, reason, at) VALUES ($1, $2, $3, $4, $5, $6)";
+        m.campaign, m.intent.map(|i| i.0), m.amount, m.links, m.reason, to_millis(now)
+    )?;
     Ok(())
 }
 
@@ -115,29 +102,21 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         transaction!(self, "upsert_campaign", |tx| {
-            sqlx::query(
+            run!(
+                execute, &mut *tx, "upsert_campaign",
                 "INSERT INTO campaigns (name, created_at, updated_at) VALUES ($1, $2, $2) \
-                 ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at",
-            )
-            .bind(&c.name)
-            .bind(to_millis(now))
-            .execute(&mut *tx)
-            .await
-            .map_err(db("upsert_campaign"))?;
+                 ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at";
+                &c.name, to_millis(now)
+            )?;
             let cap = super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
                 .await?;
-            sqlx::query(
+            run!(
+                execute, &mut *tx, "upsert_campaign",
                 "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \
                  VALUES ($1, $2, 0, 0, $3, $4) ON CONFLICT (campaign) DO UPDATE SET \
-                 cap = excluded.cap, total_links = excluded.total_links, daily_links = excluded.daily_links",
-            )
-            .bind(&c.name)
-            .bind(cap.kopecks())
-            .bind(i64::from(c.total_links))
-            .bind(i64::from(c.daily_links))
-            .execute(&mut *tx)
-            .await
-            .map_err(db("upsert_campaign"))?;
+                 cap = excluded.cap, total_links = excluded.total_links, daily_links = excluded.daily_links";
+                &c.name, cap.kopecks(), i64::from(c.total_links), i64::from(c.daily_links)
+            )?;
             Ok(())
         })
     }
@@ -154,12 +133,7 @@ impl Campaigns<'_> {
         campaign: &str,
         day: NaiveDate,
     ) -> Result<BudgetSnapshot, StoreError> {
-        let row = sqlx::query(BUDGET_SQL)
-            .bind(day_text(day))
-            .bind(campaign)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db("budget"));
+        let row = run!(fetch_optional, &self.pool, "budget", BUDGET_SQL; day_text(day), campaign);
         match self.done(row)? {
             Some(row) => snapshot_from_row(&row, day),
             None => Err(StoreError::NotFound {

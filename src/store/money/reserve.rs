@@ -12,8 +12,8 @@ use sqlx::AnyConnection;
 use super::account;
 use super::budget::{self, Movement};
 use crate::store::StoreError;
+use crate::store::rows::col;
 use crate::store::rows::day_text;
-use crate::store::rows::{col, db};
 use linkrunner_domain::intents::{AttemptRef, BeginOutcome, CapKind, NewIntent};
 
 /// Reserves what the batch (one campaign) asks and writes one ledger row per intent; or
@@ -70,17 +70,13 @@ async fn reserve(
     campaign: &str,
     demand: &Demand,
 ) -> Result<Option<BeginOutcome>, StoreError> {
-    let reserved = sqlx::query(
+    let reserved = run!(
+        fetch_optional, &mut *conn, "reserve",
         "UPDATE budgets SET committed = committed + $1, links = links + $2 \
          WHERE campaign = $3 AND committed + $1 <= cap AND links + $2 <= total_links \
-         RETURNING committed",
-    )
-    .bind(demand.amount)
-    .bind(demand.links)
-    .bind(campaign)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("reserve"))?;
+         RETURNING committed";
+        demand.amount, demand.links, campaign
+    )?;
     if reserved.is_none() {
         return refusal(conn, campaign, demand).await.map(Some);
     }
@@ -112,24 +108,17 @@ async fn reserve_day(
     day: &str,
     links: i64,
 ) -> Result<bool, StoreError> {
-    sqlx::query(
-        "INSERT INTO budget_days (campaign, day, links) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING",
-    )
-    .bind(campaign)
-    .bind(day)
-    .execute(&mut *conn)
-    .await
-    .map_err(db("reserve"))?;
-    let row = sqlx::query(
+    run!(
+        execute, &mut *conn, "reserve",
+        "INSERT INTO budget_days (campaign, day, links) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING";
+        campaign, day
+    )?;
+    let row = run!(
+        fetch_optional, &mut *conn, "reserve",
         "UPDATE budget_days SET links = links + $1 WHERE campaign = $2 AND day = $3 \
-         AND links + $1 <= (SELECT daily_links FROM budgets WHERE campaign = $2) RETURNING links",
-    )
-    .bind(links)
-    .bind(campaign)
-    .bind(day)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(db("reserve"))?;
+         AND links + $1 <= (SELECT daily_links FROM budgets WHERE campaign = $2) RETURNING links";
+        links, campaign, day
+    )?;
     Ok(row.is_some())
 }
 
@@ -138,15 +127,12 @@ async fn day_usage(
     campaign: &str,
     day: &str,
 ) -> Result<(i64, i64), StoreError> {
-    let row = sqlx::query(
+    let row = run!(
+        fetch_one, &mut *conn, "reserve",
         "SELECT d.links AS used, b.daily_links AS cap FROM budget_days d \
-         JOIN budgets b ON b.campaign = d.campaign WHERE d.campaign = $1 AND d.day = $2",
-    )
-    .bind(campaign)
-    .bind(day)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db("reserve"))?;
+         JOIN budgets b ON b.campaign = d.campaign WHERE d.campaign = $1 AND d.day = $2";
+        campaign, day
+    )?;
     Ok((col(&row, "used")?, col(&row, "cap")?))
 }
 
@@ -156,15 +142,14 @@ async fn refusal(
     campaign: &str,
     demand: &Demand,
 ) -> Result<BeginOutcome, StoreError> {
-    let row =
-        sqlx::query("SELECT cap, committed, links, total_links FROM budgets WHERE campaign = $1")
-            .bind(campaign)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(db("reserve"))?
-            .ok_or_else(|| StoreError::NotFound {
-                what: format!("campaign `{campaign}` (upsert_campaign first)"),
-            })?;
+    let row = run!(
+        fetch_optional, &mut *conn, "reserve",
+        "SELECT cap, committed, links, total_links FROM budgets WHERE campaign = $1";
+        campaign
+    )?
+    .ok_or_else(|| StoreError::NotFound {
+        what: format!("campaign `{campaign}` (upsert_campaign first)"),
+    })?;
     let (cap, committed): (i64, i64) = (col(&row, "cap")?, col(&row, "committed")?);
     let (total, links): (i64, i64) = (col(&row, "total_links")?, col(&row, "links")?);
     let (kind, needed, headroom) = if committed + demand.amount > cap {

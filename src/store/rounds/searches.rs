@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Rounds;
-use crate::store::rows::{col, count, db, parsed, time};
+use crate::store::rows::{col, count, parsed, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::market::SearchJob;
 use linkrunner_domain::records::{SearchRow, SearchState};
@@ -88,13 +88,11 @@ impl Rounds<'_> {
     /// polls at the pace the last one learned (issue 27). Newest by id, so the primary key
     /// serves it however many searches the journal holds.
     pub async fn recent_ready_ages(self, limit: u32) -> Result<Vec<Duration>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT created_at, updated_at FROM searches WHERE state = 'ready' ORDER BY id DESC LIMIT $1",
-        )
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db("recent_ready_ages"));
+        let rows = run!(
+            fetch_all, &self.pool, "recent_ready_ages",
+            "SELECT created_at, updated_at FROM searches WHERE state = 'ready' ORDER BY id DESC LIMIT $1";
+            i64::from(limit)
+        );
         let ages = rows.and_then(|rows| {
             rows.iter()
                 .rev()

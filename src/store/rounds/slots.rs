@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
 use crate::store::handles::Rounds;
-use crate::store::rows::{col, db, opt_time, parsed, time};
+use crate::store::rows::{col, opt_time, parsed, time};
 use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
@@ -111,18 +111,13 @@ impl Rounds<'_> {
         holder: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<RoundRetry>, StoreError> {
-        let row = sqlx::query(
+        let row = run!(
+            fetch_optional, &self.writer, "reclaim_round",
             "UPDATE rounds SET state = 'running', holder = $3, claimed_at = $4, finished_at = NULL, \
              attempts = attempts + 1 WHERE campaign = $1 AND slot = $2 AND state = 'deferred' \
-             RETURNING attempts, bought",
-        )
-        .bind(campaign)
-        .bind(to_millis(slot))
-        .bind(holder)
-        .bind(to_millis(now))
-        .fetch_optional(&self.writer)
-        .await
-        .map_err(db("reclaim_round"));
+             RETURNING attempts, bought";
+            campaign, to_millis(slot), holder, to_millis(now)
+        );
         let Some(row) = self.write_done(row).await? else {
             return Ok(None);
         };
