@@ -9,7 +9,7 @@ use linkrunner::store::{
 
 use super::support::{World, at};
 use crate::support::campaigns;
-use crate::support::db::TestDb;
+use crate::support::db::{TestDb, lease_at};
 use crate::support::http::get;
 use crate::support::http::{self, serve_journal};
 
@@ -113,12 +113,7 @@ async fn hostile_journal(db: &TestDb) {
         total_links: 1,
     };
     s.campaigns().upsert_campaign(&caps, t0).await.unwrap();
-    let lease = s
-        .leases()
-        .try_acquire_lease(HOSTILE_NAME, "h", Duration::minutes(5), t0)
-        .await
-        .unwrap()
-        .unwrap();
+    let lease = lease_at(s, HOSTILE_NAME, "h", t0).await;
     let intent = NewIntent {
         campaign: HOSTILE_NAME.into(),
         kind: IntentKind::CreateFilter,
@@ -218,12 +213,7 @@ async fn bought_at(
     when: chrono::DateTime<chrono::Utc>,
 ) -> linkrunner::store::AttemptRef {
     let s = &db.store;
-    let lease = s
-        .leases()
-        .try_acquire_lease("acme-shoes", "h", Duration::minutes(5), when)
-        .await
-        .unwrap()
-        .unwrap();
+    let lease = lease_at(s, "acme-shoes", "h", when).await;
     let intent = NewIntent {
         campaign: "acme-shoes".into(),
         kind: IntentKind::Purchase,

@@ -28,6 +28,7 @@ use super::faults::act_as_operator;
 use super::fixtures::DUNE;
 use super::support::{TOKEN, TestDb, World, sandbox_config};
 use crate::support::campaigns;
+use crate::support::db::lease_at;
 
 const HAND: [&str; 2] = ["hand-one", "hand-two"];
 const QUIET: [&str; 4] = ["quiet-a", "quiet-b", "quiet-c", "quiet-d"];
@@ -71,12 +72,7 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
     }
     let store = w.store();
     // An autobuyer creation left uncertain without a halt: the gauges say it waits.
-    let lease = store
-        .leases()
-        .try_acquire_lease(QUIET[0], "by-hand", Duration::minutes(5), now)
-        .await
-        .unwrap()
-        .expect("lease");
+    let lease = lease_at(store, QUIET[0], "by-hand", now).await;
     let create = free(
         QUIET[0],
         IntentKind::CreateAutobuyer,
@@ -85,12 +81,7 @@ pub async fn load_many_reads_exactly_what_load_reads_for_every_campaign(db: Test
     let at = begin(store, &lease, create, now).await;
     complete(store, at, uncertain(), now).await;
     // An uncertain purchase without a halt: it does not make the campaign wait.
-    let lease = store
-        .leases()
-        .try_acquire_lease(QUIET[1], "by-hand", Duration::minutes(5), now)
-        .await
-        .unwrap()
-        .expect("lease");
+    let lease = lease_at(store, QUIET[1], "by-hand", now).await;
     let at = begin(store, &lease, purchase(QUIET[1], 1, 100, now), now).await;
     complete(store, at, uncertain(), now).await;
     let halt = |scope: HaltScope| async move {
@@ -246,12 +237,7 @@ async fn by_hand(store: &Store, name: &str, n: i64, now: DateTime<Utc>) {
         .upsert_campaign(&caps(name), now)
         .await
         .unwrap();
-    let lease = store
-        .leases()
-        .try_acquire_lease(name, "by-hand", Duration::minutes(5), now)
-        .await
-        .unwrap()
-        .expect("lease");
+    let lease = lease_at(store, name, "by-hand", now).await;
     let yesterday = now - Duration::days(1);
     // Remote ids: a project (its list can be noted cut), a URL with a text, a filter.
     let project = ProjectIds {

@@ -81,34 +81,24 @@ pub async fn daily_and_total_link_caps_refuse_a_reservation(db: TestDb) {
 
 pub async fn autobuyer_budget_is_held_until_its_confirmed_stop_is_settled(db: TestDb) {
     let lease = campaign_with_lease(&db.store, &caps(3000, 5, 50)).await;
-    let create = started(
-        &db.store,
-        &lease,
-        autobuyer_intent(IntentKind::CreateAutobuyer, "create_autobuyer:a", 1000),
-    )
-    .await;
-    let effect = Effect::AutobuyerCreated {
+    let created = Effect::AutobuyerCreated {
         name: "auto".into(),
         id: 77,
         running: true,
         spec_fingerprint: "spec1".into(),
         monthly_budget: rub(1000),
     };
-    complete(&db.store, create, Outcome::Succeeded(effect)).await;
+    let create = autobuyer_intent(IntentKind::CreateAutobuyer, "create_autobuyer:a", 1000);
+    succeeded(&db.store, &lease, create, created).await;
     let running = budget(&db.store).await;
     assert_books_balance(&db.store).await;
 
-    let stop = started(
-        &db.store,
-        &lease,
-        autobuyer_intent(IntentKind::StopAutobuyer, "stop_autobuyer:a:1", 0),
-    )
-    .await;
+    let stop = autobuyer_intent(IntentKind::StopAutobuyer, "stop_autobuyer:a:1", 0);
     let stopped_effect = Effect::AutobuyerRunning {
         name: "auto".into(),
         running: false,
     };
-    complete(&db.store, stop, Outcome::Succeeded(stopped_effect)).await;
+    succeeded(&db.store, &lease, stop, stopped_effect).await;
 
     // A confirmed stop keeps the budget counted: links it bought just before may not be
     // listed yet. Settling it (after the grace) releases the budget.

@@ -76,20 +76,15 @@ async fn run(steps: Vec<Step>) {
                 }
                 None => Ok(()),
             },
-            Step::Fail { pick: i } => match pick(i) {
+            Step::Fail { pick: i } | Step::Uncertain { pick: i } => match pick(i) {
                 Some(id) => {
+                    let outcome = match s {
+                        Step::Fail { .. } => Outcome::Failed { error: "no".into() },
+                        _ => Outcome::Uncertain { error: "?".into() },
+                    };
                     db.store
                         .intents()
-                        .complete_intent(id, Outcome::Failed { error: "no".into() }, None, t0())
-                        .await
-                }
-                None => Ok(()),
-            },
-            Step::Uncertain { pick: i } => match pick(i) {
-                Some(id) => {
-                    db.store
-                        .intents()
-                        .complete_intent(id, Outcome::Uncertain { error: "?".into() }, None, t0())
+                        .complete_intent(id, outcome, None, t0())
                         .await
                 }
                 None => Ok(()),

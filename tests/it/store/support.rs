@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
 use linkrunner::money::Money;
 use linkrunner::store::{
     AttemptRef, AutobuyerRecord, BeginOutcome, BudgetSnapshot, CampaignCaps, CapKind, Effect,
     IntentKind, IntentState, LeaseToken, NewIntent, Outcome, Reservation, StopSettlement, Store,
 };
 
-pub use crate::support::db::TestDb;
+pub use crate::support::db::{TestDb, lease_at};
 
 pub const CAMPAIGN: &str = "acme-shoes";
 pub const HOLDER: &str = "daemon-a";
@@ -55,24 +55,15 @@ pub async fn lease(store: &Store, campaign: &str, holder: &str) -> LeaseToken {
     lease_at(store, campaign, holder, t0()).await
 }
 
-/// A five-minute lease granted to `holder` at `at` (after the last one lapsed, a takeover).
-pub async fn lease_at(
-    store: &Store,
-    campaign: &str,
-    holder: &str,
-    at: DateTime<Utc>,
-) -> LeaseToken {
-    store
-        .leases()
-        .try_acquire_lease(campaign, holder, Duration::minutes(5), at)
-        .await
-        .expect("lease query")
-        .expect("lease granted")
-}
-
 /// Begins `intent` alone at `t0`; the test fails unless it was started.
 pub async fn started(store: &Store, lease: &LeaseToken, intent: NewIntent) -> AttemptRef {
     started_all(store, lease, &[intent]).await[0]
+}
+
+/// Begins `intent` and records it done with `effect`.
+pub async fn succeeded(store: &Store, lease: &LeaseToken, intent: NewIntent, effect: Effect) {
+    let at = started(store, lease, intent).await;
+    complete(store, at, Outcome::Succeeded(effect)).await;
 }
 
 /// Begins `batch` at `t0`; the test fails unless all of it was started.

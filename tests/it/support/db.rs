@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use chrono::{DateTime, Utc};
-use linkrunner::store::Store;
+use linkrunner::store::{LeaseToken, Store};
 use sqlx::Connection;
 
 /// The two journal backends every store, engine and kill scenario runs on.
@@ -192,4 +192,20 @@ macro_rules! on_both_backends {
             )*
         }
     };
+}
+
+/// A five-minute lease of `campaign` granted to `holder` at `at` (after the last one lapsed, a
+/// takeover); the test fails when it is not granted.
+pub async fn lease_at(
+    store: &Store,
+    campaign: &str,
+    holder: &str,
+    at: DateTime<Utc>,
+) -> LeaseToken {
+    store
+        .leases()
+        .try_acquire_lease(campaign, holder, chrono::Duration::minutes(5), at)
+        .await
+        .expect("lease query")
+        .expect("lease granted")
 }
