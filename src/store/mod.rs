@@ -14,7 +14,8 @@
 //! - `quiet`: the journal's stamp over what a plan reads, and a look's one write (a converged
 //!   campaign's reconciliation that only looks);
 //! - `schema`: where the schema stands against the migrations (the read-only commands);
-//! - `error`: [`StoreError`]; `rows`: reading `Any` rows;
+//! - `error`: [`StoreError`]; `rows`: reading `Any` rows; `run!` (below): one statement, its
+//!   binds and its named error;
 //! - `durable`: one shared `fsync` per SQLite write; `writes`: whether the journal can be written;
 //! - `faultpoint`: the SIGKILL suite's crash points (the money protocol's boundaries, a
 //!   rename's commit), compiled only with the `test-hooks` feature;
