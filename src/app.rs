@@ -63,7 +63,7 @@ pub enum Journal {
 
 /// Everything [`App::build`] needs. Secrets travel inside `market`.
 pub struct AppSettings {
-    pub(crate) journal: Journal,
+    journal: Journal,
     pub market: ClientConfig,
     pub engine: EngineSettings,
     pub clock: SharedClock,

@@ -16,9 +16,9 @@
 //! | boundary | [`market`] | the marketplace wire: paths, JSON names, auth, tolerant decoding, error classes, rate limit |
 //! | boundary | [`store`] | the journal: intents, budget ledger, searches, leases; PostgreSQL and SQLite |
 //! | boundary | [`http`] | `/healthz`, `/readyz`, `/metrics`, `/api/v1/...`, the status page (read-only) |
-//! | boundary | [`notify`] | webhooks for what a person must act on, each event once across replicas |
-//! | boundary | [`metrics`], [`telemetry`] | the metrics registry; logging to stderr, human or JSON |
-//! | wiring | [`app`], [`daemon`] | metrics → journal → client → engine; `run`: schedules, reload, signals, systemd |
+//! | boundary | `notify` | webhooks for what a person must act on, each event once across replicas |
+//! | boundary | [`metrics`], `telemetry` | the metrics registry; logging to stderr, human or JSON |
+//! | wiring | [`app`], `daemon` | metrics → journal → client → engine; `run`: schedules, reload, signals, systemd |
 //! | wiring | `cli` | the commands: clap flags → plain settings of the modules above; private: the binary and the benchmark enter through [`main_with_args`] |
 //!
 //! The sandbox marketplace (`linkrunner-sandbox`) and the benchmark (`linkrunner-bench`) are
@@ -28,7 +28,8 @@
 //! enter through [`main_with_args`] (it lives with the commands, in `cli`); the benchmark's own command line shares [`LogArgs`] and
 //! [`run_logged`]. The command modules stay private (public only with the feature
 //! `test-hooks`, for the flag and probe tests), so nothing outside the crate reaches behind the
-//! commands.
+//! commands. So do `daemon` and `notify`, which only the integration tests reach into, and
+//! `telemetry`, which offers nothing outside the crate.
 
 pub mod app;
 pub mod campaign;
@@ -39,15 +40,25 @@ pub mod cli;
 #[cfg(not(feature = "test-hooks"))]
 #[allow(unreachable_pub)]
 mod cli;
+// Only the integration tests reach into the daemon and the webhooks (the binary and the benchmark
+// go through the commands): public with `test-hooks`, the crate's own without.
+#[cfg(feature = "test-hooks")]
 pub mod daemon;
+#[cfg(not(feature = "test-hooks"))]
+#[allow(unreachable_pub)]
+mod daemon;
 pub mod decide;
 pub mod effects;
 pub mod http;
 pub mod market;
 pub mod metrics;
+#[cfg(feature = "test-hooks")]
 pub mod notify;
+#[cfg(not(feature = "test-hooks"))]
+#[allow(unreachable_pub)]
+mod notify;
 pub mod store;
-pub mod telemetry;
+mod telemetry;
 pub mod views;
 
 pub use linkrunner_domain as domain;

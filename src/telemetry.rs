@@ -80,7 +80,7 @@ fn human_field(w: &mut Writer<'_>, field: &Field, value: &dyn fmt::Debug) -> fmt
 /// (DEL, C1 controls, BIDI and zero-width characters) written as a `\uXXXX` escape. The
 /// formatter hands over one whole line per write; raw C0 controls cannot occur in its
 /// output, so only the line's own newline is kept.
-pub(crate) struct SafeJson<W: Write>(pub(crate) W);
+pub(crate) struct SafeJson<W: Write>(W);
 
 /// `line` with the characters above escaped for JSON.
 pub(crate) fn json_safe(line: &str) -> std::borrow::Cow<'_, str> {

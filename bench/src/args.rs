@@ -18,36 +18,36 @@ pub(crate) enum PacingArg {
 pub struct BenchArgs {
     /// Campaigns in the full-flow run (targets 1 and 2). (`--campaigns` is the global campaign directory.)
     #[arg(long, default_value_t = 1000)]
-    pub(crate) flow_campaigns: usize,
+    flow_campaigns: usize,
     /// Sandbox latency added to every call, in milliseconds.
     #[arg(long, default_value_t = 50)]
-    pub(crate) latency_ms: u64,
+    latency_ms: u64,
     /// The sandbox's rate limit, and the client's own, in requests per second.
     #[arg(long, default_value_t = 200)]
-    pub(crate) rate_limit: u32,
+    rate_limit: u32,
     /// Campaigns working at once. Default: what `run` and `once` use (twice the requests in
     /// flight); setting it makes the flow figures "tuned", and they are labelled so.
     #[arg(long)]
-    pub(crate) campaign_concurrency: Option<usize>,
+    campaign_concurrency: Option<usize>,
     /// Marketplace requests in flight at once. Default: what `run` and `once` use (one
     /// second's worth at the rate limit); setting it labels the figures "tuned".
     #[arg(long)]
-    pub(crate) max_concurrency: Option<usize>,
+    max_concurrency: Option<usize>,
     /// The engine's first wait before polling a search, in milliseconds (doubled per pending answer, at most the job's age).
     #[arg(long, default_value_t = 2000)]
-    pub(crate) poll_initial_ms: u64,
+    poll_initial_ms: u64,
     /// How the client spaces requests under the rate limit: `even` (the product's: evenly
     /// spaced slots, first come first served) or `window` (at most N in any second), to
     /// compare them on targets 1 and 2.
     #[arg(long, value_enum, default_value = "even")]
-    pub(crate) pacing: PacingArg,
+    pacing: PacingArg,
     /// Sizes, in campaigns, at which `run` is measured (target 3), comma-separated: each is
     /// printed, so growth shows; the verdicts are judged at the largest.
     #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
-    pub(crate) scale_campaigns: Vec<usize>,
+    scale_campaigns: Vec<usize>,
     /// Seconds of idle CPU measured between rounds (target 3).
     #[arg(long, default_value_t = 10)]
-    pub(crate) idle_seconds: u64,
+    idle_seconds: u64,
     /// Seconds of steady state measured after the first reconciliation, with `run`'s
     /// defaults (`--rate-limit 5`, a reconciliation every 300 s) over the converged campaigns
     /// (target 3, SQLite): calls per campaign per hour and per reconciliation, the
@@ -55,50 +55,50 @@ pub struct BenchArgs {
     /// 110 s or more holds one) started within a minute, memory and CPU. 0: skipped. The long run: `--scale-campaigns 100,1000,10000
     /// --steady-seconds 3600` (docs/sizing.md).
     #[arg(long, default_value_t = 300)]
-    pub(crate) steady_seconds: u64,
+    steady_seconds: u64,
     /// Seconds of the converged campaigns under `run` with a fast cycle (`--rate-limit 2000
     /// --reconcile-interval 5`, target 3, SQLite) to time CPU per converged reconciliation
     /// once the first (full) cycle is over: issue 34's goal, 2 ms. 0: skipped.
     #[arg(long, default_value_t = 120)]
-    pub(crate) looks_seconds: u64,
+    looks_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     #[arg(long, default_value_t = 2000)]
-    pub(crate) journal_intents: usize,
+    journal_intents: usize,
     /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).
     #[arg(long, default_value_t = 1_000_000)]
-    pub(crate) journal_rows: u64,
+    journal_rows: u64,
     /// Campaign files validated (target 5).
     #[arg(long, default_value_t = 1000)]
-    pub(crate) validate_files: usize,
+    validate_files: usize,
     /// Campaigns seeded for the reads (target 6): the status page, the summary and the API's
     /// first page timed over them on SQLite and PostgreSQL.
     #[arg(long, default_value_t = 10_000)]
-    pub(crate) read_campaigns: usize,
+    read_campaigns: usize,
     /// Journal rows (intents, and as many ledger rows, this month) seeded for the reads (target 6).
     #[arg(long, default_value_t = 100_000)]
-    pub(crate) read_journal_rows: u64,
+    read_journal_rows: u64,
     /// Polls a search answers "pending" before it is ready, in the bench's sandbox.
     #[arg(long, default_value_t = 1)]
-    pub(crate) pending_polls: u32,
+    pending_polls: u32,
     /// The sandbox's own rate limit (429 past it), in requests per second. Default: `--rate-limit`.
     #[arg(long)]
-    pub(crate) sandbox_rate_limit: Option<u32>,
+    sandbox_rate_limit: Option<u32>,
     /// Up to this many more milliseconds of sandbox latency per call, drawn uniformly.
     #[arg(long, default_value_t = 0)]
-    pub(crate) latency_jitter_ms: u64,
+    latency_jitter_ms: u64,
     /// Targets 1 and 2 against this marketplace (a double started outside the bench, on
     /// loopback) instead of the bench's sandbox; calls and 429s are then counted by
     /// linkrunner's own metrics. `--latency-ms` and `--pending-polls` must say what it does,
     /// for the lower bound and the minimum calls.
     #[arg(long, value_name = "URL")]
-    pub(crate) market_url: Option<String>,
+    market_url: Option<String>,
     #[arg(long, default_value = "bench-token", requires = "market_url")]
-    pub(crate) market_token: String,
+    market_token: String,
     #[arg(long, default_value = "bench-ticket", requires = "market_url")]
-    pub(crate) market_ticket: String,
+    market_ticket: String,
     /// Only these targets (e.g. `--only 1 --only 5`); default all.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=6))]
-    pub(crate) only: Vec<u8>,
+    only: Vec<u8>,
 }
 
 pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {

@@ -35,7 +35,7 @@ pub(crate) struct DaemonFigures {
     /// From the spawn to the sandbox's first call.
     pub(crate) first_call_after: Duration,
     /// From the spawn to the last campaign's pass released its lease.
-    pub(crate) reconciled_after: Duration,
+    reconciled_after: Duration,
     /// Calls the sandbox received by then, and by operation.
     pub(crate) calls: u64,
     pub(crate) calls_by_op: BTreeMap<String, u64>,
@@ -72,7 +72,7 @@ pub(crate) struct LooksFigures {
     pub(crate) reconciliations: f64,
     pub(crate) looked: f64,
     /// The process's CPU in that time.
-    pub(crate) cpu: Duration,
+    cpu: Duration,
     /// The first (full) cycle: how long it took, and its CPU per reconciliation.
     pub(crate) first_cycle: Duration,
     pub(crate) first_cycle_cpu_ms: f64,
@@ -122,7 +122,7 @@ pub(crate) struct RoundFigures {
     pub(crate) late: f64,
     /// `linkrunner_round_finish_delay_seconds`: rounds finished, and their delays' sum.
     pub(crate) finished: f64,
-    pub(crate) finish_delay_sum: f64,
+    finish_delay_sum: f64,
 }
 
 impl RoundFigures {

@@ -87,8 +87,8 @@ fn write_campaign(dir: &Path, i: usize, schedule: &str) -> std::io::Result<()> {
 /// A campaign whose buy round falls due inside a measured window.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DueRound {
-    pub(crate) index: usize,
-    pub(crate) slot: DateTime<Utc>,
+    index: usize,
+    slot: DateTime<Utc>,
 }
 
 /// Gives one campaign in a hundred (at least one) of the `n` in `dir` a buy round due once,

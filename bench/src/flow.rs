@@ -135,7 +135,7 @@ pub(crate) struct FlowFigures {
     /// Journal transactions by step (`begin`, `complete`): count, p50 and p99 upper bucket bounds.
     pub(crate) journal: Vec<(String, u64, f64, f64)>,
     /// Calls received by the end of each second of the run.
-    pub(crate) timeline: Vec<u64>,
+    timeline: Vec<u64>,
 }
 
 impl FlowFigures {

@@ -14,7 +14,7 @@ pub(crate) fn admin_url() -> String {
 pub(crate) struct FreshDb {
     admin: String,
     name: String,
-    pub(crate) url: String,
+    url: String,
 }
 
 impl FreshDb {

@@ -5,12 +5,12 @@ use std::time::Duration;
 /// One measured target against its goal.
 #[derive(Debug, Clone)]
 pub(crate) struct Verdict {
-    pub(crate) target: u8,
-    pub(crate) what: String,
-    pub(crate) figure: String,
-    pub(crate) goal: String,
+    target: u8,
+    what: String,
+    figure: String,
+    goal: String,
     /// `None`: met; `Some(by)`: missed by that much.
-    pub(crate) missed_by: Option<String>,
+    missed_by: Option<String>,
 }
 
 impl Verdict {

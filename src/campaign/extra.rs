@@ -23,7 +23,7 @@ const MAX_ARRAY_LEN: usize = 100;
 /// The entries of a YAML mapping in file order, keys and values with their positions.
 #[derive(Debug, Default)]
 pub(super) struct ExtraMap {
-    pub(crate) entries: Vec<(At<String>, At<Value>)>,
+    entries: Vec<(At<String>, At<Value>)>,
 }
 
 impl<'de> Deserialize<'de> for ExtraMap {

@@ -15,9 +15,9 @@ use super::span::{At, Pos};
 #[derive(Debug, Clone, Default)]
 pub(super) struct Claims {
     /// The domain's host (lowercase) and its port when it is not the scheme's default.
-    pub(crate) domain: Option<At<String>>,
-    pub(crate) project: Option<At<i64>>,
-    pub(crate) autobuyers: Vec<At<i64>>,
+    domain: Option<At<String>>,
+    project: Option<At<i64>>,
+    autobuyers: Vec<At<i64>>,
 }
 
 impl Claims {

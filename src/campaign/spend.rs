@@ -32,7 +32,7 @@ const FILTER_KEYS: &[&str] = &[
 pub(super) struct CheckedBudget {
     pub(crate) value: Budget,
     /// `monthly` and `max_link_price` are valid, so sums against them mean something.
-    pub(crate) money_ok: bool,
+    money_ok: bool,
 }
 
 pub(super) fn budget(raw: &RawBudget, p: &mut Problems) -> CheckedBudget {

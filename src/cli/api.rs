@@ -43,26 +43,26 @@ impl From<AuthArg> for AuthScheme {
 pub(crate) struct ApiArgs {
     /// Base URL of the marketplace; operation paths are appended (it may carry a path).
     #[arg(long, env = "LINKRUNNER_API_BASE_URL", global = true)]
-    pub(crate) api_base_url: Option<String>,
+    api_base_url: Option<String>,
     /// File holding the API token (else $LINKRUNNER_API_TOKEN, else $CREDENTIALS_DIRECTORY/api-token).
     #[arg(long, env = "LINKRUNNER_API_TOKEN_FILE", global = true)]
-    pub(crate) api_token_file: Option<PathBuf>,
+    api_token_file: Option<PathBuf>,
     /// File holding the AUTH_TICKET cookie value (else $LINKRUNNER_AUTH_TICKET, else $CREDENTIALS_DIRECTORY/auth-ticket).
     #[arg(long, env = "LINKRUNNER_AUTH_TICKET_FILE", global = true)]
-    pub(crate) auth_ticket_file: Option<PathBuf>,
+    auth_ticket_file: Option<PathBuf>,
     /// Log in with this account name and obtain the token and ticket ourselves (POST login,
     /// GET auth), refreshing the token before it expires; needs the API key.
     #[arg(long, env = "LINKRUNNER_LOGIN", global = true)]
-    pub(crate) login: Option<String>,
+    login: Option<String>,
     /// File holding the long-lived API key used by --login (else $LINKRUNNER_API_KEY, else $CREDENTIALS_DIRECTORY/api-key).
     #[arg(long, env = "LINKRUNNER_API_KEY_FILE", global = true)]
-    pub(crate) api_key_file: Option<PathBuf>,
+    api_key_file: Option<PathBuf>,
     /// Path of the login request under the base URL (--login).
     #[arg(long, env = "LINKRUNNER_LOGIN_PATH", default_value = LoginSettings::DEFAULT_LOGIN_PATH, global = true)]
-    pub(crate) login_path: String,
+    login_path: String,
     /// Path of the token request under the base URL (--login).
     #[arg(long, env = "LINKRUNNER_AUTH_PATH", default_value = LoginSettings::DEFAULT_AUTH_PATH, global = true)]
-    pub(crate) auth_path: String,
+    auth_path: String,
     /// How the token goes into the Authorization header.
     #[arg(
         long,
@@ -71,11 +71,11 @@ pub(crate) struct ApiArgs {
         default_value = "bearer",
         global = true
     )]
-    pub(crate) auth_scheme: AuthArg,
+    auth_scheme: AuthArg,
     /// Field names or dotted paths that differ from the documented ones, e.g.
     /// `price=priceRent,link_id=placementId` or `price=prices.rent,url_id=url.id`.
     #[arg(long, env = "LINKRUNNER_FIELD_MAP", global = true)]
-    pub(crate) field_map: Option<String>,
+    field_map: Option<String>,
     /// Client-side limit on marketplace requests per second.
     #[arg(
         long,
@@ -88,7 +88,7 @@ pub(crate) struct ApiArgs {
     /// At most this many marketplace requests in flight at once. Default: one second's worth
     /// at `--rate-limit` (at least 4, at most 256), so the rate limit is the bound.
     #[arg(long, env = "LINKRUNNER_MAX_CONCURRENCY", global = true, value_parser = ranges::usize_in(1..=1024))]
-    pub(crate) max_concurrency: Option<usize>,
+    max_concurrency: Option<usize>,
     /// Seconds a marketplace request may take, end to end.
     #[arg(
         long,
@@ -97,7 +97,7 @@ pub(crate) struct ApiArgs {
         value_parser = ranges::u64_in(1..=3600),
         global = true
     )]
-    pub(crate) request_timeout: u64,
+    request_timeout: u64,
     /// Seconds connecting to the marketplace may take.
     #[arg(
         long,
@@ -106,7 +106,7 @@ pub(crate) struct ApiArgs {
         value_parser = ranges::u64_in(1..=600),
         global = true
     )]
-    pub(crate) connect_timeout: u64,
+    connect_timeout: u64,
     /// Marketplace answers longer than this many bytes are not read (the call counts as uncertain).
     #[arg(
         long,
@@ -115,7 +115,7 @@ pub(crate) struct ApiArgs {
         value_parser = ranges::usize_in(1024..=1 << 30),
         global = true
     )]
-    pub(crate) max_answer_bytes: usize,
+    max_answer_bytes: usize,
     /// How often a read (search result, link list) is retried after a transient failure.
     /// Calls that change something are never retried.
     #[arg(
@@ -125,11 +125,11 @@ pub(crate) struct ApiArgs {
         value_parser = ranges::usize_in(0..=20),
         global = true
     )]
-    pub(crate) read_retries: usize,
+    read_retries: usize,
     /// Accept a plain `http://` base URL to a host other than this machine (the token and
     /// ticket then cross the network unencrypted). Loopback needs no flag.
     #[arg(long, env = "LINKRUNNER_ALLOW_INSECURE_HTTP", global = true)]
-    pub(crate) allow_insecure_http: bool,
+    allow_insecure_http: bool,
 }
 
 impl ApiArgs {

@@ -24,13 +24,13 @@ use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 pub(crate) struct DemoArgs {
     /// Address of the daemon's HTTP endpoint.
     #[arg(long, default_value = "127.0.0.1:9464")]
-    pub(crate) listen: std::net::SocketAddr,
+    listen: std::net::SocketAddr,
     /// Seconds between buy rounds (the campaigns' own schedules are ignored in the demo).
     #[arg(long, default_value_t = 15, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
-    pub(crate) round_every: u64,
+    round_every: u64,
     /// Stop after this many rounds per active buying campaign (0: run until Ctrl-C).
     #[arg(long, default_value_t = 0, value_parser = ranges::u32_in(0..=1_000_000))]
-    pub(crate) rounds: u32,
+    rounds: u32,
 }
 
 /// The demo's own journal when `--database-url` is left at its default.

@@ -18,21 +18,21 @@ use linkrunner_domain::clock;
 pub(crate) struct HaltArgs {
     /// Why: recorded in the journal with the time, shown by `status`, `/readyz` and the page.
     #[arg(long)]
-    pub(crate) reason: String,
+    reason: String,
     /// Who presses it, recorded with the reason (default: the `USER` of this shell).
     #[arg(long, value_name = "NAME")]
-    pub(crate) by: Option<String>,
+    by: Option<String>,
 }
 
 /// `linkrunner resume`'s arguments: `halt`'s, and the scope.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ResumeArgs {
     #[command(flatten)]
-    pub(crate) halt: HaltArgs,
+    halt: HaltArgs,
     /// Lift the halt of this campaign alone (the anomaly brake's); without it, the
     /// account-wide halt is lifted and campaigns' halts stay.
     #[arg(long, value_name = "NAME")]
-    pub(crate) campaign: Option<String>,
+    campaign: Option<String>,
 }
 
 /// `linkrunner halt`: all spending stops, on every replica.

@@ -26,11 +26,11 @@ pub(crate) struct HttpArgs {
         value_delimiter = ',',
         value_name = "NAME"
     )]
-    pub(crate) http_allow_host: Vec<String>,
+    http_allow_host: Vec<String>,
     /// File holding a token that the status page, /metrics and /api/... require (as
     /// `Authorization: Bearer TOKEN` or as the Basic auth password). Probes never need it.
     #[arg(long, env = "LINKRUNNER_HTTP_TOKEN_FILE")]
-    pub(crate) http_token_file: Option<PathBuf>,
+    http_token_file: Option<PathBuf>,
     /// Connections the main HTTP port keeps open at once; more are closed at once.
     #[arg(
         long,
@@ -38,7 +38,7 @@ pub(crate) struct HttpArgs {
         default_value_t = ServeLimits::MAIN.max_connections,
         value_parser = ranges::usize_in(1..=65_535)
     )]
-    pub(crate) http_max_connections: usize,
+    http_max_connections: usize,
 }
 
 impl HttpArgs {

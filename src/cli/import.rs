@@ -23,20 +23,20 @@ use linkrunner_domain::money::Money;
 pub(crate) struct ImportArgs {
     /// The project's id, as the marketplace's UI shows it.
     #[arg(long)]
-    pub(crate) project_id: i64,
+    project_id: i64,
     /// The project's domain (absolute http(s) URL), e.g. https://acme.example.
     #[arg(long)]
-    pub(crate) domain: String,
+    domain: String,
     /// The campaign's name; default: the domain's host with `-` for dots.
     #[arg(long)]
-    pub(crate) name: Option<String>,
+    name: Option<String>,
     /// RUB a held link counts when the list shows no rent for it; default: the highest rent
     /// the list shows (required when it shows none).
     #[arg(long)]
-    pub(crate) unknown_link_rent: Option<Money>,
+    unknown_link_rent: Option<Money>,
     /// Where to write the file (refused if it exists); default: standard output.
     #[arg(long, short = 'o')]
-    pub(crate) output: Option<PathBuf>,
+    output: Option<PathBuf>,
 }
 
 pub(crate) async fn import(g: &GlobalArgs, a: &ImportArgs) -> anyhow::Result<ExitCode> {

@@ -63,9 +63,9 @@ pub use global::{GlobalArgs, LogArgs};
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub(crate) global: GlobalArgs,
+    global: GlobalArgs,
     #[command(subcommand)]
-    pub(crate) command: Command,
+    command: Command,
 }
 
 #[derive(Debug, Subcommand)]

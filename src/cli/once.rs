@@ -23,9 +23,9 @@ use crate::effects::pass::{CampaignReport, PassOutcome};
 #[derive(Debug, Clone, Args)]
 pub(crate) struct OnceArgs {
     #[command(flatten)]
-    pub(crate) engine: EngineArgs,
+    engine: EngineArgs,
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: Format,
+    format: Format,
 }
 
 pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCode> {

@@ -23,27 +23,27 @@ pub(crate) struct ResolveArgs {
     pub(crate) word: Option<super::resolve_words::ResolveWord>,
     /// The intent's id (from `linkrunner status`).
     #[arg(required_unless_present = "release_link", value_parser = super::ranges::id())]
-    pub(crate) intent: Option<i64>,
+    intent: Option<i64>,
     /// It happened: the id the marketplace gave it (autobuyer id, link id, ...).
     #[arg(long, value_name = "REMOTE_ID", value_parser = super::ranges::id(), conflicts_with_all = ["not_created", "release_link"])]
-    pub(crate) created: Option<i64>,
+    created: Option<i64>,
     /// It did not happen: its money is released. A purchase's page stays blocked from being
     /// bought again unless `--allow-rebuy` is given too.
     #[arg(long, conflicts_with = "release_link")]
-    pub(crate) not_created: bool,
+    not_created: bool,
     /// A purchase that was once uncertain did not buy its page: the page may be bought again.
     #[arg(long, conflicts_with_all = ["created", "release_link"])]
-    pub(crate) allow_rebuy: bool,
+    allow_rebuy: bool,
     /// A link left the project (cancelled, removed): its rent no longer counts. LINK is the
     /// marketplace's link id, or `intent:ID` for a link of ours the list never gave an id.
     #[arg(long, value_name = "LINK", requires = "campaign")]
-    pub(crate) release_link: Option<String>,
+    release_link: Option<String>,
     /// The campaign of `--release-link`.
     #[arg(long, value_name = "CAMPAIGN")]
-    pub(crate) campaign: Option<String>,
+    campaign: Option<String>,
     /// Why you know: recorded in the journal with the time.
     #[arg(long, required = true)]
-    pub(crate) reason: Option<String>,
+    reason: Option<String>,
 }
 
 pub(crate) async fn resolve(g: &GlobalArgs, a: &ResolveArgs) -> anyhow::Result<ExitCode> {

@@ -44,48 +44,48 @@ pub(crate) enum ResolveWord {
 pub(crate) struct ApproveArgs {
     /// The campaign's name (or `--account`).
     #[arg(required_unless_present = "account", conflicts_with = "account")]
-    pub(crate) campaign: Option<String>,
+    campaign: Option<String>,
     /// Approve the account-wide cap the account file asks past its `approve_above`.
     #[arg(long)]
-    pub(crate) account: bool,
+    account: bool,
     /// Why you know: recorded in the journal with the time and who gave it.
     #[arg(long)]
-    pub(crate) reason: String,
+    reason: String,
     /// Who gives the word (default: the `USER` of this shell).
     #[arg(long, value_name = "WHO")]
-    pub(crate) by: Option<String>,
+    by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct RemovalsArgs {
     /// Why you know: recorded in the journal with the time and who gave it.
     #[arg(long)]
-    pub(crate) reason: String,
+    reason: String,
     /// Who gives the word (default: the `USER` of this shell).
     #[arg(long, value_name = "WHO")]
-    pub(crate) by: Option<String>,
+    by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct WordArgs {
     /// The campaign's name.
-    pub(crate) campaign: String,
+    campaign: String,
     /// Why you know: recorded in the journal with the time and who gave it.
     #[arg(long)]
-    pub(crate) reason: String,
+    reason: String,
     /// Who gives the word (default: the `USER` of this shell).
     #[arg(long, value_name = "WHO")]
-    pub(crate) by: Option<String>,
+    by: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ListCompleteArgs {
     #[command(flatten)]
-    pub(crate) word: WordArgs,
+    word: WordArgs,
     /// How many links you counted in the project's list in the marketplace's web UI (every
     /// page). The word lapses when a read shows fewer (plus what linkrunner bought since).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32))]
-    pub(crate) links: u32,
+    links: u32,
 }
 
 impl WordArgs {

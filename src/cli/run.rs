@@ -19,32 +19,32 @@ use crate::daemon::run::{DEFAULT_ANOMALY_MULTIPLE, DaemonOptions};
 pub(crate) struct RunArgs {
     /// Address of the HTTP endpoint (health, readiness, metrics, status API).
     #[arg(long, env = "LINKRUNNER_LISTEN", default_value = "127.0.0.1:9464")]
-    pub(crate) listen: SocketAddr,
+    listen: SocketAddr,
     /// Seconds between reconciliations of every campaign (no buying).
     #[arg(long, env = "LINKRUNNER_RECONCILE_INTERVAL", default_value_t = 300, value_parser = ranges::u64_in(5..=ranges::DAY_SECS))]
-    pub(crate) reconcile_interval: u64,
+    reconcile_interval: u64,
     /// Seconds to let in-flight steps finish after SIGTERM.
     #[arg(long, env = "LINKRUNNER_SHUTDOWN_GRACE", default_value_t = 60, value_parser = ranges::u64_in(0..=3600))]
-    pub(crate) shutdown_grace: u64,
+    shutdown_grace: u64,
     #[command(flatten)]
-    pub(crate) engine: EngineArgs,
+    engine: EngineArgs,
     #[command(flatten)]
-    pub(crate) http: super::http_args::HttpArgs,
+    http: super::http_args::HttpArgs,
     /// Buy rounds every this many seconds instead of on the campaigns' schedules, with slots
     /// at multiples of it and no baseline slot. For tests of the binary (signals, replicas),
     /// which cannot wait for minute-granular cron slots.
     #[arg(long, env = "LINKRUNNER_ROUND_EVERY", hide = true, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
-    pub(crate) round_every: Option<u64>,
+    round_every: Option<u64>,
     /// A YAML (or JSON) file of webhooks to notify of what a person must act on (halts,
     /// campaigns waiting for an operator, caps reached, uncertain intents); read at start.
     /// Its addresses are secrets: keep the file like a credential.
     #[arg(long, env = "LINKRUNNER_NOTIFY_FILE")]
-    pub(crate) notify_file: Option<std::path::PathBuf>,
+    notify_file: Option<std::path::PathBuf>,
     /// The anomaly brake: halt a campaign (or the account) whose commitment or appearing
     /// links over the last hour or 24 h run above this multiple of what its schedules and
     /// autobuyers' budgets explain, until `linkrunner resume` (0: off).
     #[arg(long, env = "LINKRUNNER_ANOMALY_MULTIPLE", default_value_t = DEFAULT_ANOMALY_MULTIPLE, value_parser = anomaly_multiple)]
-    pub(crate) anomaly_multiple: f64,
+    anomaly_multiple: f64,
 }
 
 /// `--anomaly-multiple`: 0 (off), or from 1 to 1000.

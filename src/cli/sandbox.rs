@@ -24,44 +24,44 @@ pub(crate) enum AuthArg {
 pub(crate) struct SandboxArgs {
     /// Address to listen on (loopback by default; port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:8480")]
-    pub(crate) listen: SocketAddr,
+    listen: SocketAddr,
     #[command(flatten)]
-    pub(crate) secrets: Box<SecretArgs>,
+    secrets: Box<SecretArgs>,
     /// Path prefix before /rest/..., e.g. /api.
     #[arg(long, default_value = "")]
-    pub(crate) prefix: String,
+    prefix: String,
     /// Accepted Authorization forms. (Not `--auth-scheme`: that global flag is the client's.)
     #[arg(long, value_enum, default_value = "bearer")]
-    pub(crate) sandbox_auth_scheme: AuthArg,
+    sandbox_auth_scheme: AuthArg,
     /// Seeds the donor inventory and the fault sequence.
     #[arg(long, default_value_t = 1, value_parser = ranges::u64_in(0..=u64::MAX))]
-    pub(crate) seed: u64,
+    seed: u64,
     #[command(flatten)]
-    pub(crate) faults: Box<FaultArgs>,
+    faults: Box<FaultArgs>,
     #[command(flatten)]
-    pub(crate) behaviour: Box<super::sandbox_behaviour::BehaviourArgs>,
+    behaviour: Box<super::sandbox_behaviour::BehaviourArgs>,
     /// Polls answered "pending" before a search is ready.
     #[arg(long, default_value_t = 2, value_parser = ranges::u32_in(0..=1000))]
-    pub(crate) ready_after_polls: u32,
+    ready_after_polls: u32,
     /// Milliseconds a search stays pending at least.
     #[arg(long, default_value_t = 0, value_parser = ranges::u64_in(0..=ranges::HOUR_MS))]
-    pub(crate) ready_after_ms: u64,
+    ready_after_ms: u64,
     /// Donors in one search result.
     #[arg(long, default_value_t = 10, value_parser = ranges::usize_in(0..=10_000))]
-    pub(crate) donors_per_search: usize,
+    donors_per_search: usize,
     /// Give each donor of a search its own forceSeoWait and mosSites.
     #[arg(long)]
-    pub(crate) vary_technical_values: bool,
+    vary_technical_values: bool,
     /// Create autobuyers running instead of stopped.
     #[arg(long)]
-    pub(crate) autobuyers_start_running: bool,
+    autobuyers_start_running: bool,
     /// Starting account balance, in rubles.
     #[arg(long, default_value = "1000000", value_parser = ranges::rubles)]
-    pub(crate) balance: Money,
+    balance: Money,
     /// Answer shapes, e.g. `results=grouped,pending=http404,price=nested,ids=named,
     /// buy=result_ids,links=data_items,texts=nested_objects,errors=http`.
     #[arg(long, default_value = "")]
-    pub(crate) shape: Shape,
+    shape: Shape,
 }
 
 /// Token and ticket: a flag, a file or the environment. Never printed.
@@ -69,27 +69,27 @@ pub(crate) struct SandboxArgs {
 pub(crate) struct SecretArgs {
     /// The access token clients must send (else --token-file, else $LINKRUNNER_SANDBOX_TOKEN).
     #[arg(long, env = "LINKRUNNER_SANDBOX_TOKEN", hide_env_values = true)]
-    pub(crate) token: Option<String>,
+    token: Option<String>,
     /// File holding the token (wins over --token and the environment).
     #[arg(long)]
-    pub(crate) token_file: Option<PathBuf>,
+    token_file: Option<PathBuf>,
     /// The AUTH_TICKET cookie clients must send (else --ticket-file, else $LINKRUNNER_SANDBOX_TICKET).
     #[arg(long, env = "LINKRUNNER_SANDBOX_TICKET", hide_env_values = true)]
-    pub(crate) ticket: Option<String>,
+    ticket: Option<String>,
     /// File holding the ticket (wins over --ticket and the environment).
     #[arg(long)]
-    pub(crate) ticket_file: Option<PathBuf>,
+    ticket_file: Option<PathBuf>,
     /// Seconds a token is valid: the configured one from start, each issued one from its
     /// issue (401 "token expired" after). Default: tokens never expire.
     #[arg(long, value_parser = ranges::u64_in(1..=ranges::DAY_SECS * 365))]
-    pub(crate) token_ttl: Option<u64>,
+    token_ttl: Option<u64>,
     /// Enables POST /login and GET /auth for this account name (with --sandbox-api-key-file).
     /// (Not `--login`: that global flag is the client's.)
     #[arg(long, requires = "sandbox_api_key_file")]
-    pub(crate) sandbox_login: Option<String>,
+    sandbox_login: Option<String>,
     /// File holding the account's API key (the `apiToken` of POST /login).
     #[arg(long, requires = "sandbox_login")]
-    pub(crate) sandbox_api_key_file: Option<PathBuf>,
+    sandbox_api_key_file: Option<PathBuf>,
 }
 
 /// Faults the sandbox starts with (changeable later through `POST {prefix}/__sandbox/faults`).
@@ -97,25 +97,25 @@ pub(crate) struct SecretArgs {
 pub(crate) struct FaultArgs {
     /// Delay added to every call, in milliseconds.
     #[arg(long, default_value_t = 0, value_parser = ranges::u64_in(0..=ranges::HOUR_MS))]
-    pub(crate) latency_ms: u64,
+    latency_ms: u64,
     /// Up to this many more milliseconds per call, drawn uniformly (a marketplace whose
     /// latency varies).
     #[arg(long, default_value_t = 0)]
-    pub(crate) latency_jitter_ms: u64,
+    latency_jitter_ms: u64,
     /// Requests per second across the server; beyond it, 429 with Retry-After: 1.
     /// (Not `--rate-limit`: that global flag is the client's own limiter.)
     #[arg(long, value_parser = ranges::u32_in(1..=1_000_000))]
-    pub(crate) sandbox_rate_limit: Option<u32>,
+    sandbox_rate_limit: Option<u32>,
     /// Chance (0..1) of a 5xx before a call executes.
     #[arg(long, default_value_t = 0.0, value_parser = ranges::probability)]
-    pub(crate) error_rate: f64,
+    error_rate: f64,
     /// Chance (0..1) that an executed change is answered with a body cut short.
     #[arg(long, default_value_t = 0.0, value_parser = ranges::probability)]
-    pub(crate) drop_rate: f64,
+    drop_rate: f64,
     /// Chance (0..1) that an answer to a read (search result, link list) is whole at the
     /// HTTP level but its JSON is cut in half.
     #[arg(long, default_value_t = 0.0, value_parser = ranges::probability)]
-    pub(crate) truncate_rate: f64,
+    truncate_rate: f64,
 }
 
 fn secret(value: Option<String>, file: Option<PathBuf>, what: &str) -> anyhow::Result<String> {

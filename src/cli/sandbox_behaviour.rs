@@ -11,28 +11,28 @@ use linkrunner_sandbox::behaviour::{Behaviour, ListPaging};
 pub(crate) struct BehaviourArgs {
     /// Operation 6 answers at most this many links per request.
     #[arg(long, value_parser = super::ranges::usize_in(1..=100_000))]
-    pub(crate) list_page_size: Option<usize>,
+    list_page_size: Option<usize>,
     /// How a paged link list says so: none (no sign of more), page_total, offset_has_more.
     #[arg(long, default_value = "none")]
-    pub(crate) list_paging: ListPaging,
+    list_paging: ListPaging,
     /// A bought link appears in operation 6 only this many milliseconds after its purchase.
     #[arg(long, default_value_t = 0, value_parser = super::ranges::u64_in(0..=super::ranges::HOUR_MS))]
-    pub(crate) list_lag_ms: u64,
+    list_lag_ms: u64,
     /// Every this many milliseconds each running autobuyer buys up to one link by itself.
     #[arg(long, value_parser = super::ranges::u64_in(1..=super::ranges::HOUR_MS))]
-    pub(crate) autobuy_every_ms: Option<u64>,
+    autobuy_every_ms: Option<u64>,
     /// Autobuyers also buy pages the project already holds for the same URL.
     #[arg(long)]
-    pub(crate) autobuy_buys_held: bool,
+    autobuy_buys_held: bool,
     /// Autobuyers buy past their budgets and links limits (a faulty marketplace).
     #[arg(long)]
-    pub(crate) autobuy_ignores_limits: bool,
+    autobuy_ignores_limits: bool,
     /// A project of another account: every path naming it answers 403 (repeatable).
     #[arg(long = "foreign-project", value_name = "PROJECT_ID", value_parser = super::ranges::id())]
-    pub(crate) foreign_projects: Vec<i64>,
+    foreign_projects: Vec<i64>,
     /// Chance (0..1) that an executed change is answered as an error that carries its ids.
     #[arg(long, default_value_t = 0.0, value_parser = super::ranges::probability)]
-    pub(crate) executed_error_rate: f64,
+    executed_error_rate: f64,
 }
 
 impl BehaviourArgs {

@@ -14,9 +14,9 @@ use crate::market::credentials::{SecretOrigin, read_secret_file};
 
 /// Where one secret may come from.
 pub(crate) struct Source {
-    pub(crate) what: &'static str,
-    pub(crate) flag: &'static str,
-    pub(crate) file_var: &'static str,
+    what: &'static str,
+    flag: &'static str,
+    file_var: &'static str,
     pub(crate) var: &'static str,
     pub(crate) credential: &'static str,
 }

@@ -30,24 +30,24 @@ pub(crate) enum Format {
 pub(crate) struct EngineArgs {
     /// Seconds a donor search may stay pending before the round gives up on it.
     #[arg(long, env = "LINKRUNNER_SEARCH_DEADLINE", default_value_t = 900, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
-    pub(crate) search_deadline: u64,
+    search_deadline: u64,
     /// Milliseconds before the first poll of a search result (doubled after each pending answer, at most the job's age).
     #[arg(long, env = "LINKRUNNER_POLL_INITIAL_MS", default_value_t = 2000, value_parser = ranges::u64_in(1..=ranges::HOUR_MS))]
-    pub(crate) poll_initial_ms: u64,
+    poll_initial_ms: u64,
     /// Upper bound of the poll interval, in milliseconds.
     #[arg(long, env = "LINKRUNNER_POLL_MAX_MS", default_value_t = 30000, value_parser = ranges::u64_in(1..=ranges::HOUR_MS))]
-    pub(crate) poll_max_ms: u64,
+    poll_max_ms: u64,
     /// Seconds after an uncertain purchase before its absence from the link list means "not bought".
     #[arg(long, env = "LINKRUNNER_SETTLE_GRACE", default_value_t = 120, value_parser = ranges::u64_in(0..=ranges::DAY_SECS))]
-    pub(crate) settle_grace: u64,
+    settle_grace: u64,
     /// Seconds a campaign lease lasts without renewal (below 5 counts as 5).
     #[arg(long, env = "LINKRUNNER_LEASE_TTL", default_value_t = 120, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
-    pub(crate) lease_ttl: u64,
+    lease_ttl: u64,
     /// Campaigns working at once (a campaign waiting for a search result lends its slot out).
     /// Default: twice the marketplace requests allowed in flight, so campaigns never limit
     /// the load below `--rate-limit`.
     #[arg(long, env = "LINKRUNNER_CAMPAIGN_CONCURRENCY", value_parser = ranges::usize_in(1..=1024))]
-    pub(crate) campaign_concurrency: Option<usize>,
+    campaign_concurrency: Option<usize>,
     /// What a link list answer without paging fields shows: `complete` (every link, once it
     /// shows every link the journal holds) or `partial` (maybe a first page: its absences prove
     /// nothing, and uncertain purchases and stopped autobuyers wait for an operator).
@@ -57,7 +57,7 @@ pub(crate) struct EngineArgs {
         value_enum,
         default_value = "complete"
     )]
-    pub(crate) unpaged_link_list: UnpagedListArg,
+    unpaged_link_list: UnpagedListArg,
     /// The account-wide monthly cap in RUB: every campaign's commitment together stays under
     /// it, checked in the transaction of each reservation on the shared journal. `none`
     /// removes it. Not given (nor --account-file): the cap the journal holds stays as it is.
@@ -66,25 +66,25 @@ pub(crate) struct EngineArgs {
         env = "LINKRUNNER_ACCOUNT_MONTHLY_CAP",
         conflicts_with = "account_file"
     )]
-    pub(crate) account_monthly_cap: Option<AccountCapArg>,
+    account_monthly_cap: Option<AccountCapArg>,
     /// A YAML account file whose `monthly_cap` (RUB) is the account-wide cap (instead of
     /// --account-monthly-cap); read at start.
     #[arg(long, env = "LINKRUNNER_ACCOUNT_FILE")]
-    pub(crate) account_file: Option<PathBuf>,
+    account_file: Option<PathBuf>,
     /// Hold removals when more than this share (0 to 1) of the campaigns vanish within
     /// --removal-window (always when every file is gone): nothing of them is stopped until
     /// the files return or `linkrunner resolve removals`.
     #[arg(long, env = "LINKRUNNER_REMOVAL_HOLD_SHARE", default_value_t = 0.5, value_parser = ranges::probability)]
-    pub(crate) removal_hold_share: f64,
+    removal_hold_share: f64,
     /// Seconds within which campaign files that vanish count together for
     /// --removal-hold-share, so removals spread over several reloads do not dodge it.
     #[arg(long, env = "LINKRUNNER_REMOVAL_WINDOW", default_value_t = 600, value_parser = ranges::u64_in(0..=ranges::DAY_SECS))]
-    pub(crate) removal_window: u64,
+    removal_window: u64,
     /// Plan and record every reconciliation in full, even of a converged campaign whose file,
     /// journal and link list are as its last full pass saw them (by default such a
     /// reconciliation only reads the list and records that it saw it: docs/sizing.md).
     #[arg(long, env = "LINKRUNNER_FULL_RECONCILIATIONS")]
-    pub(crate) full_reconciliations: bool,
+    full_reconciliations: bool,
 }
 
 impl EngineArgs {

@@ -94,16 +94,16 @@ pub(super) struct Daemon<M: Market> {
     /// the store's `claim_round` decides whether that slot already ran).
     pub(super) next: Mutex<NextRounds>,
     /// The parsed schedules, shared by pattern (taken only under `next`'s lock).
-    pub(super) patterns: Mutex<schedule::Patterns>,
+    patterns: Mutex<schedule::Patterns>,
     /// Campaigns whose round task is still running: a slot that comes due meanwhile starts
     /// no second task for the same campaign.
     pub(super) busy: Mutex<HashSet<String>>,
     /// Where [`Event`]s go (the demo's progress lines, tests); `None` in `run`.
-    pub(super) events: Option<mpsc::UnboundedSender<Event>>,
+    events: Option<mpsc::UnboundedSender<Event>>,
     /// Every round and reconciliation task, so shutdown can wait for them within the grace.
     pub(super) tracker: TaskTracker,
     /// SIGHUP: the credentials upkeep re-reads files (or logs in) at once.
-    pub(super) credentials_hup: Arc<Notify>,
+    credentials_hup: Arc<Notify>,
     /// Which campaign to reconcile next (see `reconciler.rs`).
     pub(super) reconciler: super::turns::Reconciler,
     /// Buy rounds due and not started yet: reconciliation starts nothing meanwhile.
@@ -113,9 +113,9 @@ pub(super) struct Daemon<M: Market> {
     /// A pass wrote intents since `linkrunner_intents` was last counted: the next tick (within
     /// a second) counts again, so the gauge follows the journal instead of waiting for the
     /// reconcile interval (it read 0 for minutes after a start on a fresh journal).
-    pub(super) intents_stale: AtomicBool,
+    intents_stale: AtomicBool,
     /// A count of intents is running: at most one at a time, however many passes end.
-    pub(super) intents_counting: Arc<AtomicBool>,
+    intents_counting: Arc<AtomicBool>,
     /// Removals are held (or could not be judged): judged again every few seconds
     /// (`removals.rs`), so another process's `resolve removals` is honoured here too.
     pub(super) removals_unsettled: AtomicBool,

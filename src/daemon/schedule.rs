@@ -12,8 +12,8 @@ use croner::parser::{CronParser, Seconds};
 #[derive(Debug, thiserror::Error)]
 #[error("schedule `{pattern}` is not a five-field cron expression: {reason}")]
 pub(crate) struct ScheduleError {
-    pub(crate) pattern: String,
-    pub(crate) reason: String,
+    pattern: String,
+    reason: String,
 }
 
 pub(crate) fn parse(pattern: &str) -> Result<Cron, ScheduleError> {

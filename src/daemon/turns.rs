@@ -176,7 +176,7 @@ impl Queue {
 /// The reconciler's state, shared by the daemon's loop, its rounds and its own task.
 #[derive(Debug, Default)]
 pub(crate) struct Reconciler {
-    pub(super) queue: std::sync::Mutex<Queue>,
+    queue: std::sync::Mutex<Queue>,
     /// Something became due (a reload, a roster change).
     pub(super) wake: tokio::sync::Notify,
 }

@@ -202,13 +202,13 @@ fn adopted_autobuyer(c: &Campaign, ab: &Autobuyer, id: i64) -> AdoptedAutobuyer 
 pub(crate) struct Found {
     pub(crate) project_id: Option<i64>,
     /// The link list has been read since the adoption (false before the first pass).
-    pub(crate) read: bool,
+    read: bool,
     /// Links held by others (hand purchases, autobuyers) that still count.
-    pub(crate) links: u32,
+    links: u32,
     /// Their monthly rent, as far as the list shows it or estimated.
     pub(crate) rent: Money,
     /// How many of them the list shows no rent for, and what they count at together.
-    pub(crate) estimated_links: u32,
+    estimated_links: u32,
     pub(crate) estimated_rent: Money,
     /// URL ids the list shows links on that no URL of the file names (they count anyway).
     pub(crate) unnamed_url_ids: Vec<i64>,
@@ -325,7 +325,7 @@ impl Found {
 /// A URL on which a buy round does not buy now, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeldBack {
-    pub(crate) url: String,
+    url: String,
     pub(crate) url_id: i64,
     pub(crate) why: String,
 }

@@ -105,12 +105,12 @@ pub fn expected(c: &Campaign, slots: u64, window: Window) -> Figures {
 /// Why a scope tripped: the figure that ran above its multiple.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Trip {
-    pub(crate) window: Window,
+    window: Window,
     /// `"committed"` or `"links appearing"`.
-    pub(crate) what: &'static str,
-    pub(crate) observed: String,
-    pub(crate) explained: String,
-    pub(crate) ratio: f64,
+    what: &'static str,
+    observed: String,
+    explained: String,
+    ratio: f64,
 }
 
 impl Trip {

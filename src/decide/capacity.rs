@@ -91,14 +91,14 @@ pub(crate) fn plan_reconcile(
 /// The rounds of one slot and what they need at the rate limit.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SlotLoad {
-    pub(crate) slot: DateTime<Utc>,
-    pub(crate) campaigns: usize,
-    pub(crate) calls: f64,
+    slot: DateTime<Utc>,
+    campaigns: usize,
+    calls: f64,
     /// How long their calls take at the whole rate limit: the last of them starts about
     /// this long after the slot.
-    pub(crate) takes: Duration,
+    takes: Duration,
     /// The next slot of any schedule after this one, if any within the horizon.
-    pub(crate) next: Option<DateTime<Utc>>,
+    next: Option<DateTime<Utc>>,
 }
 
 impl SlotLoad {

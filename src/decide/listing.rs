@@ -65,7 +65,7 @@ pub(crate) struct Judgement {
     /// knew of proves it is gone (after the grace); a stopped autobuyer's links are all here.
     pub(crate) proves_absence: bool,
     /// The intents of our purchases whose links it lists.
-    pub(crate) listed_ours: BTreeSet<i64>,
+    listed_ours: BTreeSet<i64>,
     /// Why it does not, in the words `status` shows.
     pub(crate) why_not: Option<String>,
     /// A link the journal holds is missing from a read with no paging field: the list was

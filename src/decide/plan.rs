@@ -262,7 +262,7 @@ pub struct CampaignPlan {
     /// The file asks more than may be committed without a person (issue 33): the amount and
     /// what is spent meanwhile; also a notice and unapplied.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) waiting_for_approval: Option<super::approval::Waiting>,
+    waiting_for_approval: Option<super::approval::Waiting>,
     /// The file says `renamed_from` and the journal holds the old name: the next pass hands
     /// its record to this campaign first (`decide::rename`); this plan is against that record.
     #[serde(skip_serializing_if = "Option::is_none")]

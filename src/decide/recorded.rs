@@ -234,7 +234,7 @@ pub(crate) struct Parts {
     pub(crate) intents: bool,
     pub(crate) halts: bool,
     /// Everything else too: blocked purchases, links, rounds, the stall.
-    pub(crate) rest: bool,
+    rest: bool,
 }
 
 impl Parts {

@@ -31,10 +31,10 @@ use crate::decide::recorded::Recorded;
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct ListSync {
     pub(crate) bought: u32,
-    pub(crate) not_bought: u32,
+    not_bought: u32,
     pub(crate) adopted: u32,
-    pub(crate) released_links: u32,
-    pub(crate) settled_stops: u32,
+    released_links: u32,
+    settled_stops: u32,
     /// Why absence proved nothing, when it did not.
     pub(crate) why_not: Option<String>,
 }

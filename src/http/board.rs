@@ -45,10 +45,10 @@ const REASON_CHARS: usize = 160;
 #[derive(Debug, Default, Clone, Deserialize)]
 pub(crate) struct PageQuery {
     pub(crate) campaign: Option<String>,
-    pub(crate) state: Option<String>,
-    pub(crate) q: Option<String>,
+    state: Option<String>,
+    q: Option<String>,
     pub(crate) sort: Option<String>,
-    pub(crate) dir: Option<String>,
+    dir: Option<String>,
     pub(crate) page: Option<String>,
     pub(crate) per_page: Option<String>,
     /// The API's answer: `json` (one page, the default) or `ndjson` (every campaign that

@@ -34,22 +34,22 @@ pub struct Health {
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Component {
-    pub(crate) ready: bool,
-    pub(crate) detail: String,
+    ready: bool,
+    detail: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Readiness {
     pub(crate) ready: bool,
-    pub(crate) database: Component,
-    pub(crate) campaigns: Component,
-    pub(crate) credentials: Component,
+    database: Component,
+    campaigns: Component,
+    credentials: Component,
     /// An operator's halt: shown, never unready (the status page must stay reachable).
-    pub(crate) halt: Component,
-    pub(crate) shutdown: Component,
+    halt: Component,
+    shutdown: Component,
     /// Held removals (issue 32): ready all the same (the other campaigns run); the detail
     /// says which hold and why.
-    pub(crate) removals: Component,
+    removals: Component,
 }
 
 fn comp(ready: bool, detail: impl Into<String>) -> Component {

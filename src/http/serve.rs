@@ -27,10 +27,10 @@ pub struct ServeLimits {
     pub(crate) max_connections: usize,
     /// The time a client has to send a request head, counted from the connection's start
     /// or the end of the previous answer: a client idle or slower than this is cut off.
-    pub(crate) header_read_timeout: Duration,
+    header_read_timeout: Duration,
     /// A connection is asked to close after this long (then given 5 s), so a client that
     /// keeps a connection busy forever still gives its slot back.
-    pub(crate) max_connection_age: Duration,
+    max_connection_age: Duration,
 }
 
 impl ServeLimits {

@@ -64,7 +64,7 @@ pub(crate) fn current_purpose() -> Purpose {
 pub struct LoadMetrics {
     /// One campaign's pass, by kind (`buy`, `reconcile`).
     pub(crate) pass_duration_seconds: HistogramVec,
-    pub(crate) calls_by_purpose_total: IntCounterVec,
+    calls_by_purpose_total: IntCounterVec,
     /// Campaigns due for reconciliation that have not been reconciled yet.
     pub(crate) reconcile_backlog: IntGauge,
     /// The planned length of a reconciliation cycle (every campaign once).

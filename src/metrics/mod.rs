@@ -42,7 +42,7 @@ pub struct Metrics {
     registry: Registry,
     pub(crate) campaigns_loaded: IntGauge,
     pub api_calls_total: IntCounterVec,
-    pub(crate) api_call_duration_seconds: HistogramVec,
+    api_call_duration_seconds: HistogramVec,
     pub rate_limit_waits_total: IntCounter,
     pub rate_limit_wait_seconds_total: Counter,
     pub(crate) intents: IntGaugeVec,

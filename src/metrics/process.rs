@@ -30,13 +30,13 @@ pub(super) struct ProcessMetrics {
 /// One reading of `/proc/self`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(super) struct Sample {
-    pub(crate) cpu_seconds: f64,
-    pub(crate) resident_bytes: i64,
-    pub(crate) virtual_bytes: i64,
-    pub(crate) open_fds: i64,
-    pub(crate) max_fds: i64,
-    pub(crate) threads: i64,
-    pub(crate) start_time_seconds: f64,
+    cpu_seconds: f64,
+    resident_bytes: i64,
+    virtual_bytes: i64,
+    open_fds: i64,
+    max_fds: i64,
+    threads: i64,
+    start_time_seconds: f64,
 }
 
 impl ProcessMetrics {

@@ -73,7 +73,7 @@ pub(crate) struct Endpoint {
     pub(crate) format: Format,
     pub(crate) chat_id: Option<ChatId>,
     /// The events it wants.
-    pub(crate) events: Vec<EventKind>,
+    events: Vec<EventKind>,
     /// How long one delivery may take.
     pub(crate) timeout: Duration,
     /// Tries after the first, with backoff, when the receiver fails or does not answer.

@@ -26,7 +26,10 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{NotifySettings, load_notify_file, parse_notify_file};
+pub use config::{NotifySettings, load_notify_file};
+// The integration tests parse a notify file from a string; the crate loads one from disk.
+#[cfg(feature = "test-hooks")]
+pub use config::parse_notify_file;
 
 use crate::metrics::Metrics;
 use crate::store::Store;

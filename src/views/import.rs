@@ -48,11 +48,11 @@ pub(crate) enum ImportError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Commitment {
     /// Every held link at its rent, or at `unknown_link_rent`.
-    pub(crate) monthly: Money,
-    pub(crate) unknown_link_rent: Money,
+    monthly: Money,
+    unknown_link_rent: Money,
     /// The highest rent counted for one link.
-    pub(crate) max_link_price: Money,
-    pub(crate) unpriced: usize,
+    max_link_price: Money,
+    unpriced: usize,
 }
 
 /// Today's commitment of the held links: a link without a rent counts at `unknown_link_rent`

@@ -79,12 +79,12 @@ pub struct MonthLine {
     /// links above its budget.
     pub autobuyer_budgets: Money,
     /// The rent of links bought outside linkrunner, counted when the link list showed them.
-    pub(crate) foreign_rent: Money,
+    foreign_rent: Money,
     /// Money no longer committed: links that left the project, settled autobuyer stops (net
     /// of links that came back).
     pub released: Money,
     /// Movements of a reason this version does not know (0 unless a newer version wrote them).
-    pub(crate) other: Money,
+    other: Money,
     /// The month's change of the commitment: the sum of the ledger's movements.
     pub net_change: Money,
 }
@@ -92,9 +92,9 @@ pub struct MonthLine {
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MonthReport {
-    pub(crate) month: String,
-    pub(crate) from: DateTime<Utc>,
-    pub(crate) to: DateTime<Utc>,
+    month: String,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
     pub campaigns: Vec<MonthLine>,
     pub total: MonthLine,
 }

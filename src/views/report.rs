@@ -73,7 +73,7 @@ pub struct CampaignStatus {
     pub approval: Option<linkrunner_domain::records::Approval>,
     /// The file asks more than may be committed without a person: the amount and the ceiling.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) waiting_for_approval: Option<crate::decide::approval::Waiting>,
+    waiting_for_approval: Option<crate::decide::approval::Waiting>,
 }
 
 /// An account already in use, as `status`, the API and the status page show it.
@@ -90,7 +90,7 @@ pub struct AccountStatus {
     pub(crate) others_rent: Money,
     pub(crate) others_estimated: Money,
     /// URL ids with links that no file names.
-    pub(crate) unnamed_url_ids: Vec<i64>,
+    unnamed_url_ids: Vec<i64>,
     /// Drift since the adoption: links added by hand, links that left the list.
     pub(crate) added_by_hand: u32,
     pub lost: u32,
@@ -100,7 +100,7 @@ pub struct AccountStatus {
     pub buying_stopped: Vec<crate::decide::adoption::HeldBack>,
     /// Pages held twice for one URL (two links or more, whoever bought them): withdraw one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) held_twice: Vec<linkrunner_domain::records::HeldTwice>,
+    held_twice: Vec<linkrunner_domain::records::HeldTwice>,
 }
 
 /// A stalled campaign: the closed reason (the `reason` label of

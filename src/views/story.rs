@@ -17,21 +17,21 @@ use linkrunner_domain::money::Money;
 /// One movement of the commitment, flat, as `history` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistoryLine {
-    pub(crate) at: DateTime<Utc>,
-    pub(crate) campaign: String,
+    at: DateTime<Utc>,
+    campaign: String,
     /// Change of the monthly commitment (negative: released).
     pub delta: Money,
-    pub(crate) links: i64,
+    links: i64,
     /// The ledger's reason: `reserve`, `release`, `price_adjust`, `autobuyer_stop`, …
     pub reason: String,
-    pub(crate) intent_id: Option<IntentId>,
+    intent_id: Option<IntentId>,
     pub kind: Option<IntentKind>,
     /// The intent's state now.
-    pub(crate) state: Option<IntentState>,
+    state: Option<IntentState>,
     /// What it was about: a page and URL for a purchase, an autobuyer's name.
-    pub(crate) subject: Option<String>,
+    subject: Option<String>,
     pub cause: Option<IntentCause>,
-    pub(crate) attempt: Option<u32>,
+    attempt: Option<u32>,
 }
 
 impl From<HistoryEntry> for HistoryLine {
@@ -213,18 +213,18 @@ pub struct Story {
     /// The link id asked about, when the question was a link.
     pub link_id: Option<i64>,
     pub intent_id: IntentId,
-    pub(crate) campaign: String,
-    pub(crate) kind: IntentKind,
+    campaign: String,
+    kind: IntentKind,
     pub state: IntentState,
-    pub(crate) natural_key: String,
-    pub(crate) subject: Option<String>,
-    pub(crate) price: Option<Money>,
-    pub(crate) request: serde_json::Value,
-    pub(crate) attempts: u32,
-    pub(crate) error: Option<String>,
-    pub(crate) resolution: Option<String>,
+    natural_key: String,
+    subject: Option<String>,
+    price: Option<Money>,
+    request: serde_json::Value,
+    attempts: u32,
+    error: Option<String>,
+    resolution: Option<String>,
     pub causes: Vec<CauseRow>,
-    pub(crate) ledger: Vec<LedgerEntry>,
+    ledger: Vec<LedgerEntry>,
 }
 
 /// What `explain` was asked about.

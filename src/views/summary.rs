@@ -21,7 +21,7 @@ pub(crate) const WAITING_NAMED: usize = 20;
 /// table shows (those of the statuses `/api/v1/campaigns` shows).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Summary {
-    pub(crate) at: DateTime<Utc>,
+    at: DateTime<Utc>,
     pub(crate) campaigns: usize,
     /// Every state, with 0 for those no campaign is in.
     pub(crate) by_state: BTreeMap<&'static str, usize>,

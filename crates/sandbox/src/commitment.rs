@@ -21,11 +21,11 @@ use crate::money::Money;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commitment {
     /// `monthlyBudget`s of the running autobuyers.
-    pub(crate) running_budgets: Money,
+    running_budgets: Money,
     /// Rent of active links bought by autobuyers that are stopped now.
-    pub(crate) stopped_autobuyer_links: Money,
+    stopped_autobuyer_links: Money,
     /// Rent of active links bought by purchase calls.
-    pub(crate) bought_links: Money,
+    bought_links: Money,
 }
 
 impl Commitment {

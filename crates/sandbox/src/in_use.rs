@@ -18,7 +18,7 @@ pub struct InUse {
     pub project_id: i64,
     /// The promoted URLs: the main page (created with the project) and two more.
     pub urls: Vec<InUseUrl>,
-    pub(crate) filter_id: i64,
+    filter_id: i64,
     /// The running autobuyer (on the second URL).
     pub autobuyer_id: i64,
     pub autobuyer_monthly_budget: Money,

@@ -17,10 +17,10 @@ use super::state::{Outcome, Params, Rejection, World};
 /// Which part of the list a request asks for; `None` fields take their defaults.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct PageAsk {
-    pub(crate) page: Option<usize>,
-    pub(crate) page_size: Option<usize>,
-    pub(crate) offset: Option<usize>,
-    pub(crate) limit: Option<usize>,
+    page: Option<usize>,
+    page_size: Option<usize>,
+    offset: Option<usize>,
+    limit: Option<usize>,
 }
 
 impl PageAsk {

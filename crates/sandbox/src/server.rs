@@ -66,7 +66,7 @@ pub(crate) struct Shared {
     /// Woken when the behaviour changes, so the periodic autobuyer reads its new period.
     pub(crate) behaviour_changed: tokio::sync::Notify,
     faults: Mutex<FaultState>,
-    pub(crate) shape: Shape,
+    shape: Shape,
     /// Tokens, tickets and the login (`auth.rs`); its own lock, never held with another.
     auth: Mutex<Auth>,
 }

@@ -36,7 +36,7 @@ pub(crate) type Outcome<T> = Result<T, Rejection>;
 pub(crate) struct Project {
     pub(crate) id: i64,
     pub(crate) domain: String,
-    pub(crate) host: String,
+    host: String,
 }
 
 #[derive(Debug, Clone)]
@@ -61,14 +61,14 @@ pub(crate) struct Rules {
     pub(crate) ready_after: Duration,
     pub(crate) vary_technical_values: bool,
     pub(crate) autobuyers_start_running: bool,
-    pub(crate) max_entities: usize,
+    max_entities: usize,
 }
 
 pub(crate) struct World {
     pub(crate) rules: Rules,
     /// Switchable at run time (`__sandbox/behaviour`), unlike `rules`.
     pub(crate) behaviour: super::behaviour::Behaviour,
-    pub(crate) next_id: i64,
+    next_id: i64,
     pub(crate) projects: BTreeMap<i64, Project>,
     pub(crate) urls: BTreeMap<i64, PromotedUrl>,
     pub(crate) texts: BTreeMap<i64, Text>,
@@ -93,7 +93,7 @@ pub(crate) struct World {
     pub(crate) polls_served: u64,
     pub(crate) rate_limited: u64,
     pub(crate) rng: Prng,
-    pub(crate) clock: SharedClock,
+    clock: SharedClock,
 }
 
 impl World {

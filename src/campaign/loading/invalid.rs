@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 pub struct InvalidFile {
     /// Absolute (not resolved through symlinks: a Kubernetes ConfigMap's `..data` link changes
     /// its target on every update), as [`file_key`] spells it.
-    pub(crate) path: PathBuf,
+    path: PathBuf,
     /// The `name` the file still shows, when it parses that far.
-    pub(crate) name: Option<String>,
+    name: Option<String>,
 }
 
 /// Every file being ignored, and whether the directory could not be read at all.

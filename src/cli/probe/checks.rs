@@ -43,56 +43,56 @@ pub struct ProbeOptions {
 /// Everything the probe saw, and the settings it suggests.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProbeReport {
-    pub(crate) base_url: String,
-    pub(crate) transport: String,
-    pub(crate) reachable: bool,
-    pub(crate) auth: AuthFinding,
+    base_url: String,
+    transport: String,
+    reachable: bool,
+    auth: AuthFinding,
     pub search: Option<SearchFinding>,
-    pub(crate) links: Option<LinksFinding>,
+    links: Option<LinksFinding>,
     pub settings: Suggested,
     /// What is wrong and must be fixed before `run` (empty: nothing).
     pub problems: Vec<String>,
-    pub(crate) notes: Vec<String>,
+    notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct AuthFinding {
-    pub(crate) configured: &'static str,
+    configured: &'static str,
     /// The form the marketplace accepted on a read, if any.
-    pub(crate) accepted: Option<&'static str>,
+    accepted: Option<&'static str>,
     /// Each read tried: the form and how it was answered.
-    pub(crate) tried: Vec<(String, String)>,
-    pub(crate) cookie: String,
+    tried: Vec<(String, String)>,
+    cookie: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchFinding {
-    pub(crate) url_id: i64,
+    url_id: i64,
     /// The keys of `metaData` (values withheld: one is an opaque token).
-    pub(crate) meta_data_keys: Vec<String>,
-    pub(crate) polls: u32,
-    pub(crate) seconds: f64,
+    meta_data_keys: Vec<String>,
+    polls: u32,
+    seconds: f64,
     /// Each form of "not ready yet" the marketplace used, once.
-    pub(crate) pending_forms: Vec<PendingForm>,
+    pending_forms: Vec<PendingForm>,
     pub ready: bool,
-    pub(crate) donors_at: Option<String>,
-    pub(crate) price_fields: Vec<String>,
-    pub(crate) donors_offered: usize,
-    pub(crate) skipped: std::collections::BTreeMap<String, usize>,
+    donors_at: Option<String>,
+    price_fields: Vec<String>,
+    donors_offered: usize,
+    skipped: std::collections::BTreeMap<String, usize>,
     /// The field that holds the price when the configured names read none.
-    pub(crate) price_field_found: Option<String>,
+    price_field_found: Option<String>,
     /// The first donor's `searchId`, `forceSeoWait`, `mosSites` (cut to 40 characters).
-    pub(crate) technical_values: Option<Value>,
+    technical_values: Option<Value>,
     /// Distinct combinations of technical values: one purchase call each.
-    pub(crate) technical_groups: usize,
+    technical_groups: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct LinksFinding {
-    pub(crate) links: usize,
+    links: usize,
     /// Where the link records were in the first answer, e.g. `links[]`, `data.items[]`.
-    pub(crate) records_at: Option<String>,
-    pub(crate) completeness: ListCompleteness,
+    records_at: Option<String>,
+    completeness: ListCompleteness,
 }
 
 /// The settings to run with.

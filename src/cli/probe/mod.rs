@@ -26,21 +26,21 @@ use crate::metrics::Metrics;
 pub(crate) struct ProbeArgs {
     /// An existing project: start one donor search on it and read its link list.
     #[arg(long, value_parser = ranges::id())]
-    pub(crate) project: Option<i64>,
+    project: Option<i64>,
     /// The promoted URL to search donors for (default: the project's first URL in the journal).
     #[arg(long, value_parser = ranges::id())]
-    pub(crate) url_id: Option<i64>,
+    url_id: Option<i64>,
     /// Milliseconds between polls of the search result.
     #[arg(long, default_value_t = 1000, value_parser = ranges::u64_in(1..=ranges::HOUR_MS))]
-    pub(crate) poll_ms: u64,
+    poll_ms: u64,
     /// Seconds the search may stay pending before the probe gives up on it.
     #[arg(long, default_value_t = 120, value_parser = ranges::u64_in(1..=ranges::DAY_SECS))]
-    pub(crate) wait: u64,
+    wait: u64,
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: Format,
+    format: Format,
     /// Write the redacted report (JSON) to this file, to attach to a bug report.
     #[arg(long)]
-    pub(crate) report: Option<PathBuf>,
+    report: Option<PathBuf>,
 }
 
 /// Exit 0: every check passed; 1: a problem was found (each printed), or the probe could

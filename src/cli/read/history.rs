@@ -24,21 +24,21 @@ pub(crate) enum TableFormat {
 pub(crate) struct HistoryArgs {
     /// One campaign (default: all).
     #[arg(value_name = "CAMPAIGN")]
-    pub(crate) campaign: Option<String>,
+    campaign: Option<String>,
     /// Only movements from this day (YYYY-MM-DD, UTC) or instant (RFC 3339) on.
     #[arg(long, value_parser = story::parse_since)]
-    pub(crate) since: Option<DateTime<Utc>>,
+    since: Option<DateTime<Utc>>,
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: TableFormat,
+    format: TableFormat,
 }
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ExplainArgs {
     /// A link id the marketplace gave (`link:ID`), an intent id (`intent:ID` or `#ID`), or a
     /// bare number: a link id when one of our links has it, else an intent id.
-    pub(crate) what: String,
+    what: String,
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: Format,
+    format: Format,
 }
 
 pub(crate) async fn history(g: &GlobalArgs, a: &HistoryArgs) -> anyhow::Result<ExitCode> {

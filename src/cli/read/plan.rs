@@ -29,24 +29,24 @@ pub(crate) struct PlanArgs {
     pub(crate) only: Vec<String>,
     /// `markdown`: the plan as a pull-request comment (see `deploy/ci/`).
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: PlanFormat,
+    format: PlanFormat,
     /// Plan against the recorded state a daemon serves (`http://DAEMON:9464`) instead of
     /// opening the journal database (for review jobs without database access).
     #[arg(long, value_name = "URL")]
-    pub(crate) state_from: Option<String>,
+    state_from: Option<String>,
     /// File holding the daemon's HTTP token (its `--http-token-file`), sent with
     /// `--state-from` as `Authorization: Bearer`.
     #[arg(long, value_name = "FILE", env = "LINKRUNNER_STATE_TOKEN_FILE")]
-    pub(crate) state_token_file: Option<std::path::PathBuf>,
+    state_token_file: Option<std::path::PathBuf>,
     /// With `--format markdown`: compare the campaign files with those of this git revision
     /// (a pull request's base, e.g. `origin/main`) and show only the campaigns that change,
     /// field by field with their money effect. Runs `git` in the campaigns directory.
     #[arg(long, value_name = "REV")]
-    pub(crate) base: Option<String>,
+    base: Option<String>,
     /// With `--base REV` (text or markdown): exit 5 when the campaign files' caps together
     /// rise by more than AMOUNT rubles a month against REV (the pull request's cost guard).
     #[arg(long, value_name = "AMOUNT", requires = "base", value_parser = crate::cli::ranges::rubles)]
-    pub(crate) fail_above: Option<linkrunner_domain::money::Money>,
+    fail_above: Option<linkrunner_domain::money::Money>,
 }
 
 /// `plan --format`.

@@ -15,9 +15,9 @@ use crate::views::month::{self, Month};
 pub(crate) struct ReportArgs {
     /// The calendar month, UTC: YYYY-MM.
     #[arg(long, value_parser = Month::parse)]
-    pub(crate) month: Month,
+    month: Month,
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: TableFormat,
+    format: TableFormat,
 }
 
 pub(crate) async fn report(g: &GlobalArgs, a: &ReportArgs) -> anyhow::Result<ExitCode> {

@@ -14,9 +14,9 @@ use linkrunner_domain::clock;
 #[derive(Debug, Clone, Args)]
 pub(crate) struct StatusArgs {
     /// One campaign (default: all recorded).
-    pub(crate) campaign: Option<String>,
+    campaign: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: Format,
+    format: Format,
 }
 
 pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<ExitCode> {

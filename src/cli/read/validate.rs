@@ -22,10 +22,10 @@ pub(crate) enum Format {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ValidateArgs {
     /// Files or directories to check (default: the campaigns directory).
-    pub(crate) paths: Vec<PathBuf>,
+    paths: Vec<PathBuf>,
     /// How problems are printed on stdout.
     #[arg(long, value_enum, default_value = "text")]
-    pub(crate) format: Format,
+    format: Format,
 }
 
 /// Prints every problem, then a summary on stderr; exit 1 when there is any problem.

@@ -57,9 +57,9 @@ pub(crate) fn step_waits(a: &Approval, after: Money) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct Waiting {
     /// The cap the file asks.
-    pub(crate) wanted: Money,
-    pub(crate) approved: Money,
-    pub(crate) above: Money,
+    wanted: Money,
+    approved: Money,
+    above: Money,
     /// What the commitment may reach meanwhile: `approved + above`.
     pub(crate) ceiling: Money,
     /// What `resolve approve` approves beyond the approved amount: `wanted - approved`.

@@ -54,10 +54,10 @@ pub(crate) struct Hold {
     /// The campaigns whose removal waits, by name.
     pub(crate) held: Vec<String>,
     /// The removals of the burst (held ones included) and the live set they are a share of.
-    pub(crate) burst: usize,
-    pub(crate) live: usize,
+    burst: usize,
+    live: usize,
     /// No campaign file is left at all.
-    pub(crate) every_file_gone: bool,
+    every_file_gone: bool,
 }
 
 impl Hold {

@@ -18,12 +18,12 @@ use linkrunner_domain::records::RemoteIds;
 /// An autobuyer a pending rename carries from SOURCE to this campaign, as `plan` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Moved {
-    pub(crate) name: String,
-    pub(crate) from: String,
-    pub(crate) to: String,
-    pub(crate) id: i64,
+    name: String,
+    from: String,
+    to: String,
+    id: i64,
     /// What it adds to the commitment now (its budget while it runs): it moves with it.
-    pub(crate) reserved: Money,
+    reserved: Money,
 }
 
 impl Moved {

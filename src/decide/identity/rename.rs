@@ -33,8 +33,8 @@ pub(crate) fn step(old_recorded: bool, new_recorded: bool) -> RenameStep {
 /// A rename `plan` shows, and the pass reports once done.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Renamed {
-    pub(crate) from: String,
-    pub(crate) to: String,
+    from: String,
+    to: String,
     /// The project that carries over (`None`: OLD never had one).
     pub(crate) project_id: Option<i64>,
     /// Links the project holds that carry over (ours and others' still held).

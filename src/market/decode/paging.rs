@@ -35,22 +35,22 @@ const LINK_MARKERS: [&str; 3] = ["pageId", "linkId", "placementId"];
 /// A count field and the name it was found under (the name the next request uses).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Named {
-    pub(crate) key: String,
-    pub(crate) value: u64,
+    key: String,
+    value: u64,
 }
 
 /// The paging fields of one answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Paging {
-    pub(crate) page: Option<Named>,
-    pub(crate) page_size: Option<Named>,
-    pub(crate) offset: Option<Named>,
-    pub(crate) limit: Option<Named>,
+    page: Option<Named>,
+    page_size: Option<Named>,
+    offset: Option<Named>,
+    limit: Option<Named>,
     pub(crate) total: Option<u64>,
-    pub(crate) pages: Option<u64>,
-    pub(crate) has_more: Option<bool>,
+    pages: Option<u64>,
+    has_more: Option<bool>,
     /// A `next` page/cursor/link, when present and not null, false or empty.
-    pub(crate) next: Option<String>,
+    next: Option<String>,
 }
 
 /// What to do after one answer.

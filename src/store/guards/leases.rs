@@ -38,7 +38,7 @@ pub struct HolderIdentity {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHolder {
     pub identity: HolderIdentity,
-    pub(crate) fence: i64,
+    fence: i64,
     pub expires_at: DateTime<Utc>,
 }
 

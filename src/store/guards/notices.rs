@@ -25,11 +25,11 @@ pub struct NoticeRow {
     /// The event's identity (`notify::Event::key`).
     pub key: String,
     /// The event kind's word (`halted`, `cap_reached`, …).
-    pub(crate) kind: String,
+    kind: String,
     pub campaign: Option<String>,
     /// The daemon that claimed it.
     pub claimed_by: String,
-    pub(crate) claimed_at: DateTime<Utc>,
+    claimed_at: DateTime<Utc>,
 }
 
 impl Store {

@@ -64,7 +64,7 @@ impl IntentCause {
 /// One recorded cause of one attempt.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CauseRow {
-    pub(crate) intent_id: IntentId,
+    intent_id: IntentId,
     pub attempt: u32,
     pub cause: IntentCause,
     pub(crate) at: DateTime<Utc>,

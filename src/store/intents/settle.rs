@@ -23,8 +23,8 @@ use linkrunner_domain::money::Money;
 
 /// A claimed intent: its row as it was before this settlement, plus its reservation day.
 pub(crate) struct Claimed {
-    pub(crate) row: IntentRow,
-    pub(crate) day: Option<String>,
+    row: IntentRow,
+    day: Option<String>,
 }
 
 impl Intents<'_> {
@@ -124,10 +124,10 @@ impl Intents<'_> {
 /// The new state of a claimed intent, and the attempt the claimer speaks for (`None`: the
 /// current holder settling whatever attempt is recorded).
 pub(crate) struct Change<'a> {
-    pub(crate) state: &'a str,
-    pub(crate) error: Option<&'a str>,
-    pub(crate) answer: Option<&'a str>,
-    pub(crate) attempt: Option<u32>,
+    state: &'a str,
+    error: Option<&'a str>,
+    answer: Option<&'a str>,
+    attempt: Option<u32>,
 }
 
 /// Moves the intent to `change.state` if it is in one of `from` (and at `change.attempt`); the

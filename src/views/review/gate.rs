@@ -11,11 +11,11 @@ use linkrunner_domain::money::Money;
 /// The caps before and after the change, and the most they may rise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FailAbove {
-    pub(crate) limit: Money,
+    limit: Money,
     /// The sum of the caps of the campaigns that change, at the base and in the working tree
     /// (the others cancel out).
-    pub(crate) base: Money,
-    pub(crate) head: Money,
+    base: Money,
+    head: Money,
 }
 
 impl FailAbove {
