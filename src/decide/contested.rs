@@ -48,7 +48,7 @@ pub(crate) fn shared_urls(c: &Campaign, r: &Recorded) -> BTreeSet<i64> {
 pub(crate) struct LeftToAutobuyer {
     pub(crate) url: String,
     /// The autobuyer that covers it (the first, by name, when several do).
-    autobuyer: String,
+    pub(crate) autobuyer: String,
 }
 
 impl LeftToAutobuyer {
