@@ -23,9 +23,9 @@ pub(crate) const LAG_SAMPLE: usize = 20;
 /// The lag learned: the largest of the last [`LAG_SAMPLE`] measurements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ListLag {
-    pub(crate) millis: i64,
+    millis: i64,
     /// How many measurements it was learned from (1 to [`LAG_SAMPLE`]).
-    pub(crate) measured: usize,
+    measured: usize,
 }
 
 /// The largest time between a purchase and the first read that showed its link, over the
@@ -48,8 +48,8 @@ pub(crate) fn learned_lag(r: &Recorded) -> Option<ListLag> {
 /// Buy rounds and a running autobuyer share URLs: how long the list lags, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LagWarning {
-    pub(crate) lag: Option<ListLag>,
-    pub(crate) shared: Vec<LeftToAutobuyer>,
+    lag: Option<ListLag>,
+    shared: Vec<LeftToAutobuyer>,
 }
 
 /// The warning for a campaign whose buy rounds buy on a URL a running autobuyer covers; `None`
