@@ -13,7 +13,7 @@
 
 use crate::decide::moves::refused;
 use crate::decide::rename::{
-    IdOwners, RenameStep, Renamed, claimed_by, claimed_id, domain_owner, renamed_key, step,
+    RenameStep, Renamed, claimed_by, claimed_id, domain_owner, renamed_key, step,
 };
 use crate::decide::respell::respelling;
 use crate::market::Market;
@@ -136,26 +136,12 @@ impl<M: Market> Engine<M> {
 
     /// The first id the file names (`project_id`, an autobuyer's `id`, a URL's `url_id`)
     /// that the journal records under another campaign, live or removed, said with its owner
-    /// (`decide::rename::claimed_id`).
+    /// (`views::state::id_owners` reads them, `decide::rename::claimed_id` judges).
     async fn claimed_ids(
         &self,
         c: &crate::campaign::Campaign,
     ) -> Result<Option<String>, EngineError> {
-        let campaigns = self.store.campaigns();
-        let mut owners = IdOwners::default();
-        if let Some(pid) = c.project_id {
-            owners.project = campaigns.project_owner(pid, &c.name).await?;
-        }
-        for id in c.autobuyers.iter().filter_map(|a| a.id) {
-            if let Some(owner) = campaigns.autobuyer_owner(id, &c.name).await? {
-                owners.autobuyers.insert(id, owner);
-            }
-        }
-        for id in c.urls.iter().filter_map(|u| u.url_id) {
-            if let Some(owner) = campaigns.url_owner(id, &c.name).await? {
-                owners.urls.insert(id, owner);
-            }
-        }
+        let owners = crate::views::state::id_owners(&self.store, c).await?;
         Ok(claimed_id(c, &owners))
     }
 

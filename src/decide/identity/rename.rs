@@ -116,6 +116,18 @@ pub(crate) struct IdOwners {
     pub(crate) urls: BTreeMap<i64, (String, String)>,
 }
 
+impl IdOwners {
+    /// Forgets what `campaign` holds: a rename hands it to the file's campaign before the
+    /// claim is judged (`plan` judges it before the hand-over the pass will do).
+    pub(crate) fn drop_held_by(&mut self, campaign: &str) {
+        if self.project.as_deref() == Some(campaign) {
+            self.project = None;
+        }
+        self.autobuyers.retain(|_, (owner, _)| owner != campaign);
+        self.urls.retain(|_, (owner, _)| owner != campaign);
+    }
+}
+
 /// Why `c` is refused for naming an id another campaign holds: the first of its
 /// `project_id`, its autobuyers' `id`s and its URLs' `url_id`s found in `owners`, with the
 /// owner and the way out. Filters are not named by id in a file, so none is claimed here.
@@ -333,6 +345,30 @@ mod tests {
             said.starts_with("`project_id` 7000 is recorded for campaign p-owner"),
             "{said}"
         );
+    }
+
+    #[test]
+    fn what_a_renamed_campaign_held_is_no_claim_once_handed_over() {
+        let c = naming_ids();
+        let mut owners = IdOwners {
+            project: Some("old".into()),
+            ..IdOwners::default()
+        };
+        owners
+            .urls
+            .insert(11, ("old".into(), "https://old.example/a".into()));
+        owners
+            .urls
+            .insert(12, ("third".into(), "https://third.example/b".into()));
+        owners.autobuyers.insert(900, ("old".into(), "auto".into()));
+        owners.drop_held_by("old");
+        let said = claimed_id(&c, &owners).unwrap();
+        assert!(
+            said.starts_with("`url_id` 12 on https://bolt.example/b (https://third.example/b there) is recorded for campaign third"),
+            "another campaign's id still refuses it: {said}"
+        );
+        owners.drop_held_by("third");
+        assert_eq!(claimed_id(&c, &owners), None);
     }
 
     #[test]

@@ -284,8 +284,8 @@ pub async fn a_second_campaign_naming_a_recorded_project_id_is_refused_naming_th
 
 /// Issue 32, item 1: a file adopting a project of its own but naming, on one of its URLs, the
 /// `url_id` acme-shoes holds is refused at the pass before anything is recorded, naming the
-/// owner and the way out, while acme-shoes is live and after its file is removed; nothing is
-/// bought in its project and nothing is switched.
+/// owner and the way out (and `plan` says so), while acme-shoes is live and after its file is
+/// removed; nothing is bought in its project and nothing is created.
 pub async fn a_second_campaign_naming_a_recorded_url_id_is_refused_live_or_removed(db: TestDb) {
     use super::fixtures::BOLT;
     use linkrunner::effects::pass::PassOutcome;
@@ -322,7 +322,16 @@ pub async fn a_second_campaign_naming_a_recorded_url_id_is_refused_live_or_remov
         }
         let before = w.ledger();
         // Act
+        let plan = run(&w, &["plan"]).await;
         let reports = w.pass(true).await;
+
+        // Assert: `plan` says it as the pass does.
+        let shown = String::from_utf8_lossy(&plan.stdout);
+        assert!(
+            shown.contains(&format!("blocked: {said}")),
+            "acme removed: {acme_removed}: {}",
+            text(&plan)
+        );
 
         // Assert: blocked with the owner and the way out, never recorded, nothing spent.
         let bolt = reports
