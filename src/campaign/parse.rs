@@ -304,24 +304,27 @@ mod tests {
         }
     }
 
+    /// `found` is one problem for each of `starts`, in order, each starting with its own.
+    fn assert_problems(found: &[String], starts: &[&str]) {
+        assert_eq!(found.len(), starts.len(), "{found:#?}");
+        for (problem, start) in found.iter().zip(starts) {
+            assert!(problem.starts_with(start), "{start:?} in {found:#?}");
+        }
+    }
+
     #[test]
     fn every_problem_is_reported_after_a_type_error_and_an_unknown_key() {
         let yaml = "name: t\ndomain: https://t.example\nurls:\n  - url: https://t.example/a\n    texts: [\"#a#a#/a#\"]\nbudget:\n  monthly: 1000\n  max_link_price: 100\n  daily_links: lots\n  total_links: 50\n  colour: red\nbuy: {schedule: \"61 9 * * *\", link_type_id: 1, per_run: many}\n";
 
         let found = messages(yaml);
 
-        assert_eq!(found.len(), 3, "{found:#?}");
-        assert!(
-            found[0].starts_with("9:16: expected a whole number"),
-            "{found:#?}"
-        );
-        assert!(
-            found[1].starts_with("11:3: unknown key `colour`"),
-            "{found:#?}"
-        );
-        assert!(
-            found[2].starts_with("12:57: expected a whole number"),
-            "{found:#?}"
+        assert_problems(
+            &found,
+            &[
+                "9:16: expected a whole number",
+                "11:3: unknown key `colour`",
+                "12:57: expected a whole number",
+            ],
         );
     }
 
@@ -349,14 +352,12 @@ mod tests {
 
         let found = messages(yaml);
 
-        assert_eq!(found.len(), 2, "{found:#?}");
-        assert!(
-            found[0].starts_with("7:12: `lots` is not an amount"),
-            "{found:#?}"
-        );
-        assert!(
-            found[1].starts_with("14:3: unknown key `per_rnu`: did you mean `per_run`?"),
-            "{found:#?}"
+        assert_problems(
+            &found,
+            &[
+                "7:12: `lots` is not an amount",
+                "14:3: unknown key `per_rnu`: did you mean `per_run`?",
+            ],
         );
         assert!(!found.iter().any(|f| f.contains("sequence")), "{found:#?}");
     }

@@ -36,8 +36,6 @@ pub(crate) const CHECK_EVERY: Duration = Duration::from_secs(30);
 /// After a pass wrote, the brake checks again once this long passed since the last check: a
 /// reconciliation that writes all the time does not make it read the journal every second.
 pub(crate) const CHECK_AFTER_WRITES: Duration = Duration::from_secs(2);
-/// Who the brake's halts say set them.
-pub(crate) const BY: &str = "anomaly brake";
 
 impl<M: Market> Daemon<M> {
     /// From the main loop's tick: starts a check when one is due and none runs.
@@ -141,7 +139,7 @@ impl<M: Market> Daemon<M> {
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        if self.engine.store().brake(scope, BY, reason, now).await? {
+        if self.engine.store().brake(scope, reason, now).await? {
             self.engine
                 .metrics()
                 .anomaly_brake_trips_total

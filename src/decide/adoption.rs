@@ -479,6 +479,7 @@ mod tests {
             price: Money::from_rubles(50),
             bought_at: at,
             seen_in_list_at: None,
+            listed_after_ms: None,
             status: None,
             leaving_since: None,
             released: None,
@@ -571,16 +572,10 @@ mod tests {
 
     fn recorded_autobuyer(id: i64, adopted_id: Option<i64>) -> AutobuyerRecord {
         AutobuyerRecord {
-            id,
-            running: true,
-            spec_fingerprint: String::new(),
-            monthly_budget: Money::from_rubles(1000),
-            reserved: Money::from_rubles(1000),
             switch_state: linkrunner_domain::records::SwitchState::Unknown,
-            stopped_at: None,
             adopted_at: adopted_id.map(|_| chrono::Utc::now()),
-            covers: Vec::new(),
             adopted_id,
+            ..Recorded::running_autobuyer_for_tests(id, "", Money::from_rubles(1000))
         }
     }
 

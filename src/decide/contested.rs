@@ -12,6 +12,8 @@
 //! - [`left_to_autobuyers`]: with `buy.skip_autobuyer_urls: true`, the URLs a running
 //!   autobuyer covers, which buy rounds leave to it (no round buys there, so no page a lagging
 //!   list did not yet show as the autobuyer's is bought again); `plan` says which;
+//! - [`covered_by_autobuyers`]: the URLs buy rounds share with a running autobuyer (where
+//!   `decide::lag` tells the list's lag);
 //! - [`held_twice`], [`held_twice_recorded`]: a page the list (or the journal) shows held more
 //!   than once for one URL, whoever bought the links — recorded once, alerted and shown so the
 //!   team can withdraw one. The list shows no donor site, so a site linking twice to one URL is
@@ -67,6 +69,12 @@ pub(crate) fn left_to_autobuyers(c: &Campaign, r: &Recorded) -> Vec<LeftToAutobu
     if !c.buy.as_ref().is_some_and(|b| b.skip_autobuyer_urls) {
         return Vec::new();
     }
+    covered_by_autobuyers(c, r)
+}
+
+/// The campaign's URLs that a running autobuyer covers (as the file wants it running, or as
+/// the journal counts it running), each with its autobuyer, in the file's URL order.
+pub(crate) fn covered_by_autobuyers(c: &Campaign, r: &Recorded) -> Vec<LeftToAutobuyer> {
     let mut by_url: BTreeMap<&str, &str> = BTreeMap::new();
     let wanted = c
         .autobuyers
@@ -224,12 +232,12 @@ fn group(links: impl Iterator<Item = (i64, i64, Option<i64>)>) -> Vec<HeldTwice>
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use chrono::Utc;
     use linkrunner_domain::market::{Donor, TechValues};
     use linkrunner_domain::money::Money;
     use linkrunner_domain::records::{
-        Adoption, AutobuyerRecord, CampaignCaps, ForeignLink, SwitchState,
+        Adoption, AutobuyerRecord, CampaignCaps, ForeignLink, HeldLink, SwitchState,
     };
 
     use super::*;
@@ -247,7 +255,7 @@ mod tests {
         c
     }
 
-    fn recorded() -> Recorded {
+    pub(in crate::decide) fn recorded() -> Recorded {
         let caps = CampaignCaps {
             name: "acme".into(),
             monthly_cap: Money::from_rubles(1000),
@@ -343,16 +351,10 @@ mod tests {
     fn only_the_urls_a_running_autobuyer_covers_are_shared_in_a_created_project() {
         let mut r = recorded();
         let ab = |running| AutobuyerRecord {
-            id: 77,
             running,
-            spec_fingerprint: String::new(),
-            monthly_budget: Money::from_rubles(100),
-            reserved: Money::from_rubles(100),
-            switch_state: SwitchState::Running,
-            stopped_at: None,
             adopted_at: Some(Utc::now()),
-            adopted_id: None,
             covers: vec![12],
+            ..Recorded::running_autobuyer_for_tests(77, "", Money::from_rubles(100))
         };
         r.ids.autobuyers.insert("auto".into(), ab(true));
         let c = campaign(false);
@@ -484,19 +486,7 @@ mod tests {
         released.link_id = Some(99);
         released.released = Some((Utc::now(), "left the list".into()));
         r.foreign.push(released);
-        r.held.push(linkrunner_domain::records::HeldLink {
-            intent_id: linkrunner_domain::intents::IntentId(1),
-            link_id: Some(5),
-            page_id: 1,
-            url_id: 11,
-            text_id: 1,
-            price: Money::from_rubles(50),
-            bought_at: Utc::now(),
-            seen_in_list_at: None,
-            status: None,
-            leaving_since: None,
-            released: None,
-        });
+        r.held.push(held(5, 1, 11));
 
         let twice = held_twice_recorded(&r);
 
@@ -504,7 +494,26 @@ mod tests {
         assert_eq!(twice[0].link_ids, vec![2, 5], "the released link 99 aside");
     }
 
-    fn with_autobuyer(skip: bool, state: &str) -> Campaign {
+    /// Link `link_id` on page `page_id` for URL `url_id`, bought by a purchase of ours now.
+    pub(in crate::decide) fn held(link_id: i64, page_id: i64, url_id: i64) -> HeldLink {
+        HeldLink {
+            intent_id: linkrunner_domain::intents::IntentId(link_id),
+            link_id: Some(link_id),
+            page_id,
+            url_id,
+            text_id: 1,
+            price: Money::from_rubles(50),
+            bought_at: Utc::now(),
+            seen_in_list_at: None,
+            listed_after_ms: None,
+            status: None,
+            leaving_since: None,
+            released: None,
+        }
+    }
+
+    /// acme with buy rounds on two URLs and autobuyer `auto` in `state` covering the trail.
+    pub(in crate::decide) fn with_autobuyer(skip: bool, state: &str) -> Campaign {
         let yaml = format!(
             r##"name: acme
 domain: https://acme.example
@@ -560,16 +569,9 @@ autobuyers:
         let mut r = recorded();
         assert!(left_to_autobuyers(&c, &r).is_empty());
         let ab = AutobuyerRecord {
-            id: 77,
-            running: true,
-            spec_fingerprint: String::new(),
-            monthly_budget: Money::from_rubles(500),
-            reserved: Money::from_rubles(500),
             switch_state: SwitchState::Stopped,
             stopped_at: Some(Utc::now()),
-            adopted_at: None,
-            adopted_id: None,
-            covers: Vec::new(),
+            ..Recorded::running_autobuyer_for_tests(77, "", Money::from_rubles(500))
         };
         r.ids.autobuyers.insert("auto".into(), ab);
         r.autobuyer_urls.insert("auto".into(), vec![12]);

@@ -21,6 +21,7 @@
 //! | `guard/` | the guards beside the caps: `approval` (what may be committed without a person), `refused` (what a 401/403 stops), `removal` (whether files gone at once are removed or held) |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents (a purchase's by the marketplace's URL id and page) |
+//! | [`lag`] | the link list's lag behind purchases, learned from our own, and the `plan` line where buy rounds and a running autobuyer share a URL |
 //! | [`listing`] | what one read of the project's link list shows and proves (absence only when shown complete) |
 //! | [`pass`] | what a pass does first (the pre-plan: the adoption; the link list before planning, and whether that settles something) and which of the plan's actions it runs |
 //! | [`quiet`] | whether a reconciliation of a converged campaign only looks (its file, journal stamp and link list as the last full pass saw them, nothing due) |
@@ -41,6 +42,7 @@ pub(crate) mod contested;
 mod guard;
 mod identity;
 pub mod keys;
+pub(crate) mod lag;
 pub(crate) mod listing;
 pub(crate) mod pass;
 pub mod plan;

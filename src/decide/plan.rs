@@ -948,6 +948,8 @@ fn buy_action(c: &Campaign, r: &Recorded, t: &mut Tally, p: &mut CampaignPlan) {
             left.len() - 10
         ));
     }
+    p.notices
+        .extend(super::lag::lag_warning(c, r).map(|w| w.describe()));
     if !left.is_empty() && left.len() >= c.urls.len() {
         p.notices.push(
             "no buy round: every URL is left to its autobuyer (buy.skip_autobuyer_urls)".into(),

@@ -92,6 +92,28 @@ impl Recorded {
         Recorded::unrecorded_with(&caps, Vec::new())
     }
 
+    /// The record of an autobuyer linkrunner created and runs, its budget `budget` all
+    /// reserved, its spec `fingerprint`: the tests' starting point, varied with `..`.
+    #[cfg(test)]
+    pub(crate) fn running_autobuyer_for_tests(
+        id: i64,
+        fingerprint: &str,
+        budget: linkrunner_domain::money::Money,
+    ) -> linkrunner_domain::records::AutobuyerRecord {
+        linkrunner_domain::records::AutobuyerRecord {
+            id,
+            running: true,
+            spec_fingerprint: fingerprint.to_string(),
+            monthly_budget: budget,
+            reserved: budget,
+            switch_state: linkrunner_domain::records::SwitchState::Running,
+            stopped_at: None,
+            adopted_at: None,
+            adopted_id: None,
+            covers: Vec::new(),
+        }
+    }
+
     /// [`Recorded::unrecorded`] with the global halts already read.
     pub(crate) fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
         let zero = linkrunner_domain::money::Money::ZERO;

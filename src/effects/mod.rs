@@ -18,7 +18,6 @@
 //!   in use, as `decide::adoption` decided it, written to the journal (the pass's pre-plan).
 //! - [`lease`]: the campaign lease held while a pass changes anything; [`holder`]: who holds
 //!   it, and whether a holder of this host is gone (then its lease is taken over at once).
-//! - [`faultpoint`]: the SIGKILL suite's crash points, compiled only with the `test-hooks` feature.
 //! - [`reach`]: whether the marketplace can be connected to at all (`marketplace_unreachable`).
 //! - [`rename`]: a file's `renamed_from` handed over under the old name's lease, before the new name's pass.
 //! - [`removals`]: campaigns whose files are gone, judged (`decide::removal`) before anything is stopped.
@@ -29,7 +28,6 @@
 pub(crate) mod actions;
 pub(crate) mod adopt;
 pub(crate) mod error;
-pub(crate) mod faultpoint;
 pub(crate) mod holder;
 pub(crate) mod lease;
 pub(crate) mod pace;

@@ -296,6 +296,7 @@ impl<M: Market> Engine<M> {
                     CampaignFile {
                         name: name.to_string(),
                         file: Some(file),
+                        renamed_from: None,
                     }
                 })
             })
@@ -953,6 +954,7 @@ impl<M: Market> Engine<M> {
                 let k = CampaignFile {
                     name: name.to_string(),
                     file: None,
+                    renamed_from: None,
                 };
                 Some(held_report(invalid, &k))
             }
@@ -1023,6 +1025,14 @@ fn stops_under_halt(halts: &[Halt], name: &str) -> bool {
 /// recorded, its lease not even taken.
 fn held_report(invalid: &InvalidFiles, k: &CampaignFile) -> CampaignReport {
     let mut r = CampaignReport::new(&k.name);
+    if let Some(old) = invalid.behind_rename(&k.name) {
+        r.outcome = PassOutcome::Skipped;
+        r.detail = Some(format!(
+            "renamed from {old} by another process, whose campaign files are newer: these files still have {old}'s and not {}'s, so nothing of it is stopped until they catch up",
+            k.name
+        ));
+        return r;
+    }
     if let Some(why) = invalid.removal_held(&k.name) {
         r.outcome = PassOutcome::RemovalHeld;
         r.detail = Some(format!("its file is gone; {why}"));

@@ -110,14 +110,14 @@ impl<M: Market> Engine<M> {
                 Ok(ids) => ids,
                 Err(refused) => return Ok(refused),
             };
-            super::faultpoint::reach("after_begin", kind).await;
+            crate::store::faultpoint::reach("after_begin", kind.as_str()).await;
             if let Err(lost) = lease.check(self.clock.now()) {
                 self.abandon(&ids, "not sent: the campaign lease could not be kept")
                     .await;
                 return Err(lost);
             }
             let result = call().await;
-            super::faultpoint::reach("after_call", kind).await;
+            crate::store::faultpoint::reach("after_call", kind.as_str()).await;
             if let Err(e @ MarketError::RateLimited { .. }) = &result
                 && retries < RATE_LIMIT_RETRIES
             {
@@ -127,7 +127,7 @@ impl<M: Market> Engine<M> {
             }
             let campaign = intents[0].campaign.as_str();
             let recorded = self.record_outcome(&ids, campaign, result, effects).await;
-            super::faultpoint::reach("after_complete", kind).await;
+            crate::store::faultpoint::reach("after_complete", kind.as_str()).await;
             log_outcome(kind, &ids, &recorded);
             return recorded;
         }

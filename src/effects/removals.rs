@@ -32,6 +32,7 @@ impl<M: Market> Engine<M> {
     ) -> Result<RemovalJudgement, EngineError> {
         let rule = &self.settings.removals;
         invalid.hold_removals(Vec::new(), "");
+        invalid.hold_behind_renames(Vec::new());
         if invalid.holds_everything() {
             return Ok(RemovalJudgement::default());
         }
@@ -39,7 +40,16 @@ impl<M: Market> Engine<M> {
         let loaded: BTreeSet<&str> = loaded.iter().copied().collect();
         let mut present: BTreeSet<String> = loaded.iter().map(|n| n.to_string()).collect();
         let mut gone = Vec::new();
+        let mut behind = Vec::new();
         for k in known.iter().filter(|k| !loaded.contains(k.name.as_str())) {
+            // Renamed by another process whose files are newer: this one still loads the old
+            // name's file. Present (held as recorded), so a replica that reloads before the
+            // others stops nothing.
+            if let Some(old) = k.renamed_from.as_deref().filter(|o| loaded.contains(o)) {
+                behind.push((k.name.clone(), old.to_string()));
+                present.insert(k.name.clone());
+                continue;
+            }
             // A file that exists but fails validation holds its campaign: present, not gone.
             // So does a file renamed from it (`renamed_from`): its record is handed over.
             let renamed = invalid
@@ -53,6 +63,7 @@ impl<M: Market> Engine<M> {
                 }
             };
         }
+        invalid.hold_behind_renames(behind);
         let now = self.clock.now();
         let rows = self
             .store

@@ -4,14 +4,14 @@
 use serde_json::json;
 
 use crate::campaign::{Autobuyer, Campaign, Filter};
-use crate::market::{AutobuyerSpec, AutobuyerUrl, FilterSpec, Market, UrlTexts};
+use crate::market::{AutobuyerSpec, AutobuyerUrl, FilterSpec, Market, MarketError, UrlTexts};
 use crate::store::{Effect, IntentKind, NewIntent, Reservation};
 use linkrunner_domain::money::Money;
 
 use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
-use super::protocol::Effects;
+use super::protocol::{Effects, OnSuccess};
 use crate::decide::caps::autobuyer_budget;
 use crate::decide::caps::autobuyer_fingerprint;
 use crate::decide::keys;
@@ -72,18 +72,10 @@ impl<M: Market> Engine<M> {
             keys::create_project(&c.name),
             req,
         );
-        let effects = Effects {
-            on_success: Box::new(|p| vec![Effect::ProjectCreated(Clone::clone(p))]),
-            on_unreadable: None,
-        };
-        self.journaled(
-            lease,
-            vec![i],
-            || self.market.create_project(&c.domain),
-            effects,
-        )
-        .await?
-        .into_done("create project")?;
+        let on_success = Box::new(|p: &_| vec![Effect::ProjectCreated(Clone::clone(p))]);
+        let call = || self.market.create_project(&c.domain);
+        self.journaled_step(lease, i, call, on_success, "create project")
+            .await?;
         Ok(())
     }
 
@@ -98,18 +90,10 @@ impl<M: Market> Engine<M> {
         let req = json!({ "project_id": project, "urls": urls });
         let key = keys::add_texts(&c.name, &keys::fingerprint(&req));
         let i = intent(&c.name, IntentKind::AddTexts, key, req);
-        let effects = Effects {
-            on_success: Box::new(|created: &Vec<_>| vec![Effect::TextsAdded(created.clone())]),
-            on_unreadable: None,
-        };
-        self.journaled(
-            lease,
-            vec![i],
-            || self.market.add_texts(project, urls),
-            effects,
-        )
-        .await?
-        .into_done("add texts")?;
+        let on_success = Box::new(|created: &Vec<_>| vec![Effect::TextsAdded(created.clone())]);
+        let call = || self.market.add_texts(project, urls);
+        self.journaled_step(lease, i, call, on_success, "add texts")
+            .await?;
         Ok(())
     }
 
@@ -128,13 +112,10 @@ impl<M: Market> Engine<M> {
             req,
         );
         let name = f.name.clone();
-        let effects = Effects {
-            on_success: Box::new(move |id: &i64| vec![Effect::FilterCreated { name, id: *id }]),
-            on_unreadable: None,
-        };
-        self.journaled(lease, vec![i], || self.market.create_filter(&spec), effects)
-            .await?
-            .into_done("create filter")?;
+        let on_success = Box::new(move |id: &i64| vec![Effect::FilterCreated { name, id: *id }]);
+        let call = || self.market.create_filter(&spec);
+        self.journaled_step(lease, i, call, on_success, "create filter")
+            .await?;
         Ok(())
     }
 
@@ -169,19 +150,12 @@ impl<M: Market> Engine<M> {
                 monthly_budget: budget,
             }]
         });
-        let done = self.journaled(
-            lease,
-            vec![i],
-            || self.market.create_autobuyer(project, &spec),
-            Effects {
-                on_success,
-                on_unreadable: None,
-            },
-        );
+        let call = || self.market.create_autobuyer(project, &spec);
         // A new autobuyer may start running at once (the API does not say), so its budget must
         // fit the headroom even when it is wanted stopped; it is released once the stop is confirmed.
         let what = "create autobuyer (its budget must fit the headroom while it is created)";
-        let Some(id) = done.await?.into_done(what)? else {
+        let done = self.journaled_step(lease, i, call, on_success, what);
+        let Some(id) = done.await? else {
             return Ok(());
         };
         let switch = AutobuyerSwitch {
@@ -260,10 +234,8 @@ impl<M: Market> Engine<M> {
             });
         }
         let n = name.to_string();
-        let effects = Effects {
-            on_success: Box::new(move |_: &()| vec![Effect::AutobuyerRunning { name: n, running }]),
-            on_unreadable: None,
-        };
+        let on_success =
+            Box::new(move |_: &()| vec![Effect::AutobuyerRunning { name: n, running }]);
         let ids = [id];
         let call = || async move {
             if running {
@@ -272,14 +244,38 @@ impl<M: Market> Engine<M> {
                 self.market.stop_autobuyers(&ids).await
             }
         };
+        let what = if running {
+            "start autobuyer"
+        } else {
+            "stop autobuyer"
+        };
+        self.journaled_step(lease, i, call, on_success, what)
+            .await?;
+        Ok(())
+    }
+
+    /// [`Engine::journaled`] of one intent whose unreadable answer stays uncertain, as the step
+    /// `what` ([`into_done`](super::protocol::Journaled::into_done)): the shape of every step
+    /// here. `None`: nothing to do now (already done, or its answer unreadable).
+    async fn journaled_step<T, F>(
+        &self,
+        lease: &HeldLease,
+        i: NewIntent,
+        call: impl Fn() -> F,
+        on_success: OnSuccess<T>,
+        what: &str,
+    ) -> Result<Option<T>, EngineError>
+    where
+        T: serde::Serialize,
+        F: Future<Output = Result<T, MarketError>>,
+    {
+        let effects = Effects {
+            on_success,
+            on_unreadable: None,
+        };
         self.journaled(lease, vec![i], call, effects)
             .await?
-            .into_done(if running {
-                "start autobuyer"
-            } else {
-                "stop autobuyer"
-            })?;
-        Ok(())
+            .into_done(what)
     }
 
     /// Classifies a failed read: credentials rejected halts spending, the rest is a market error.

@@ -7,7 +7,7 @@ use prometheus::{IntCounterVec, Registry};
 use super::counter_vec;
 
 /// `event` label values: the notifier's event kinds (`notify::events::EventKind`).
-pub(crate) const NOTIFY_EVENTS: [&str; 8] = [
+pub(crate) const NOTIFY_EVENTS: [&str; 9] = [
     "halted",
     "waiting_for_operator",
     "stalled",
@@ -15,6 +15,7 @@ pub(crate) const NOTIFY_EVENTS: [&str; 8] = [
     "uncertain",
     "links_lost",
     "removals_held",
+    "page_held_twice",
     "other",
 ];
 /// `format` label values: the notify file's body formats.

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Halt, LostLinks};
+use crate::store::{Halt, HeldTwiceFinding, LostLinks};
 use crate::views::list::CampaignRow;
 use crate::views::report::CampaignStatus;
 use linkrunner_domain::records::{RemovalRow, RemovalState};
@@ -38,13 +38,16 @@ pub(crate) enum EventKind {
     /// Many campaign files vanished at once: their removals are held until the files return
     /// or an operator says they really were removed.
     RemovalsHeld,
+    /// The link list showed a donor page holding two links for one URL (issue 32): the team
+    /// withdraws one of them.
+    PageHeldTwice,
     /// A campaign state this version does not name (added by a later change): told with the
     /// state's own reason.
     Other,
 }
 
 impl EventKind {
-    pub(crate) const ALL: [EventKind; 8] = [
+    pub(crate) const ALL: [EventKind; 9] = [
         EventKind::Halted,
         EventKind::WaitingForOperator,
         EventKind::Stalled,
@@ -52,6 +55,7 @@ impl EventKind {
         EventKind::Uncertain,
         EventKind::LinksLost,
         EventKind::RemovalsHeld,
+        EventKind::PageHeldTwice,
         EventKind::Other,
     ];
 
@@ -64,6 +68,7 @@ impl EventKind {
             EventKind::Uncertain => "uncertain",
             EventKind::LinksLost => "links_lost",
             EventKind::RemovalsHeld => "removals_held",
+            EventKind::PageHeldTwice => "page_held_twice",
             EventKind::Other => "other",
         }
     }
@@ -127,6 +132,8 @@ pub(crate) struct Observed<'a> {
     pub(crate) lost: &'a [LostLinks],
     /// The journal's removals (`campaign_removals`): the held ones are told, once per hold.
     pub(crate) removals: &'a [RemovalRow],
+    /// The pages recorded held twice and not cleared (`pages_held_twice`).
+    pub(crate) held_twice: &'a [HeldTwiceFinding],
     pub(crate) now: DateTime<Utc>,
     /// Uncertain intents older than this are told.
     pub(crate) settle_grace: chrono::Duration,
@@ -156,7 +163,43 @@ pub(crate) fn derive(o: &Observed<'_>) -> Vec<Event> {
     }
     events.extend(o.lost.iter().filter(|l| l.links > 0).map(links_lost));
     events.extend(removals_held(o.removals));
+    events.extend(o.held_twice.iter().map(page_held_twice));
     events
+}
+
+/// One event per page held twice, keyed by campaign, URL, page and when a read first showed
+/// it: the same finding is told once; one that cleared (a complete read no longer showed it)
+/// and recurs is told again.
+fn page_held_twice(f: &HeldTwiceFinding) -> Event {
+    let t = &f.held;
+    let name = &f.campaign;
+    let ids: Vec<String> = t.link_ids.iter().map(i64::to_string).collect();
+    let url = f.url.as_deref().unwrap_or("a URL no file names");
+    let project = f
+        .project_id
+        .map_or_else(String::new, |p| format!(" of project {p}"));
+    Event {
+        key: format!(
+            "page_held_twice:{name}:{}:{}:{}",
+            t.url_id,
+            t.page_id,
+            f.first_seen.timestamp_millis()
+        ),
+        kind: EventKind::PageHeldTwice,
+        campaign: Some(name.clone()),
+        reason: format!(
+            "page {} holds {} links for {url} (URL id {}{project}): links {}; the URL pays twice for one page",
+            t.page_id,
+            t.links,
+            t.url_id,
+            ids.join(", ")
+        ),
+        command: format!(
+            "withdraw one of links {} in the marketplace (`linkrunner status {name}` lists every page held twice)",
+            ids.join(", ")
+        ),
+        since: Some(f.first_seen),
+    }
 }
 
 /// One event for every removal held at once (one failed checkout is one thing to tell), keyed
@@ -317,6 +360,7 @@ mod tests {
     use crate::store::HaltScope;
     use crate::views::overview::CampaignState;
     use linkrunner_domain::money::Money;
+    use linkrunner_domain::records::HeldTwice;
 
     fn t0() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 28, 3, 0, 0).unwrap()
@@ -351,6 +395,7 @@ mod tests {
             statuses: &BTreeMap::new(),
             lost: &[],
             removals: &[],
+            held_twice: &[],
             now: t0(),
             settle_grace: chrono::Duration::seconds(120),
         })
@@ -466,6 +511,7 @@ mod tests {
                 statuses: &BTreeMap::new(),
                 lost: &[l],
                 removals: &[],
+                held_twice: &[],
                 now: t0(),
                 settle_grace: chrono::Duration::seconds(120),
             })
@@ -494,6 +540,7 @@ mod tests {
                 statuses: &BTreeMap::new(),
                 lost: &[],
                 removals,
+                held_twice: &[],
                 now: t0(),
                 settle_grace: chrono::Duration::seconds(120),
             })
@@ -522,6 +569,51 @@ mod tests {
             events[0].key,
             "another hold is told again"
         );
+    }
+
+    #[test]
+    fn a_page_held_twice_is_told_with_both_links_the_url_and_the_campaign_once_per_finding() {
+        let finding = |first_seen| HeldTwiceFinding {
+            campaign: "acme".into(),
+            url: Some("https://acme.example/shoes".into()),
+            project_id: Some(5000),
+            first_seen,
+            held: HeldTwice {
+                url_id: 7,
+                page_id: 42,
+                links: 2,
+                link_ids: vec![101, 205],
+            },
+        };
+        let told = |f: HeldTwiceFinding| {
+            derive(&Observed {
+                halts: &[],
+                rows: &[],
+                statuses: &BTreeMap::new(),
+                lost: &[],
+                removals: &[],
+                held_twice: &[f],
+                now: t0(),
+                settle_grace: chrono::Duration::seconds(120),
+            })
+        };
+        let events = told(finding(t0()));
+        assert_eq!(events.len(), 1, "{events:?}");
+        let e = &events[0];
+        assert_eq!(e.kind, EventKind::PageHeldTwice);
+        assert_eq!(e.campaign.as_deref(), Some("acme"));
+        assert_eq!(
+            e.reason,
+            "page 42 holds 2 links for https://acme.example/shoes (URL id 7 of project 5000): links 101, 205; the URL pays twice for one page"
+        );
+        assert!(e.command.starts_with("withdraw one of links 101, 205"));
+        assert_eq!(
+            told(finding(t0()))[0].key,
+            e.key,
+            "the same finding, one key"
+        );
+        let recurred = told(finding(t0() + chrono::Duration::minutes(5)));
+        assert_ne!(recurred[0].key, e.key, "a recurrence is told again");
     }
 
     #[test]

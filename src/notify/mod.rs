@@ -1,7 +1,7 @@
 //! `notify/`: webhooks for the events a person must act on (issue 33) — a global halt, a
 //! campaign waiting for an operator or stalled, a cap reached, intents uncertain past the
-//! settle grace, links that left a project's link list — each naming the campaign, the
-//! reason and the command that resolves it.
+//! settle grace, links that left a project's link list, a page held twice for one URL — each
+//! naming the campaign, the reason and the command that resolves it.
 //! Prometheus alerting knows counts; these say which campaign and what to run.
 //!
 //! - [`config`]: the notify file (`--notify-file`): endpoints, formats, events; the

@@ -1,10 +1,10 @@
 //! The watcher: every `interval` it reads the journal's read models (the halts, every
-//! campaign's row, the full status of the few that need one, the links lost lately),
-//! derives the events in force (`events::derive`), claims each new one in the journal
-//! (`Store::claim_notice`: of all replicas exactly one wins) and hands it to the endpoints
-//! that want it; then it clears the claims whose condition is gone, so a recurrence is told
-//! again. It runs in its own task and only reads besides its claims: a pass never waits for
-//! it.
+//! campaign's row, the full status of the few that need one, the links lost lately, the
+//! pages held twice), derives the events in force (`events::derive`), claims each new one in
+//! the journal (`Store::claim_notice`: of all replicas exactly one wins) and hands it to the
+//! endpoints that want it; then it clears the claims whose condition is gone, so a recurrence
+//! is told again. It runs in its own task and only reads besides its claims: a pass never
+//! waits for it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -65,12 +65,14 @@ impl Watcher {
             .collect();
         let lost = self.store.links_lost_since(now - LOST_WINDOW).await?;
         let removals = self.store.campaigns().removals().await?;
+        let held_twice = self.store.links().held_twice_everywhere().await?;
         Ok(derive(&Observed {
             halts: &halts,
             rows: &rows,
             statuses: &statuses,
             lost: &lost,
             removals: &removals,
+            held_twice: &held_twice,
             now,
             settle_grace: self.settle_grace,
         }))

@@ -180,25 +180,15 @@ impl Reports<'_> {
                      FROM intents WHERE state IN ('succeeded', 'uncertain') AND {w} GROUP BY campaign"
                 )
             };
-            for r in self.rows_of(&scope, None, counts).await? {
-                let name: String = col(&r, "campaign")?;
-                if let Some(g) = out.get_mut(&name) {
-                    g.uncertain = count(&r, "uncertain")?;
-                    g.uncertain_creations = count(&r, "creations")?;
-                    g.bought = count(&r, "bought")?;
-                }
-            }
-            let (succeeded, stalls) = self.succeeded_and_stalls(&scope).await?;
-            for (name, round) in succeeded {
-                if let Some(g) = out.get_mut(&name) {
-                    g.last_success = Some(round);
-                }
-            }
-            for (name, stall) in stalls {
-                if let Some(g) = out.get_mut(&name) {
-                    g.stall = Some(stall);
-                }
-            }
+            self.into_entries(&scope, &mut out, counts, |g, r| {
+                g.uncertain = count(r, "uncertain")?;
+                g.uncertain_creations = count(r, "creations")?;
+                g.bought = count(r, "bought")?;
+                Ok(())
+            })
+            .await?;
+            self.succeeded_and_stalls(&scope, &mut out, |g| (&mut g.last_success, &mut g.stall))
+                .await?;
             Ok(out)
         }
         .await;
@@ -234,20 +224,13 @@ impl Reports<'_> {
             })
             .await?;
             self.list_counts(&scope, &mut out).await?;
-            self.each_row_of(&scope, None, latest_round(""), |r| {
-                if let Some(f) = out.get_mut(&col::<String>(r, "campaign")?) {
-                    f.last_round = Some(round_from_row(r)?);
-                }
+            self.into_entries(&scope, &mut out, latest_round(""), |f, r| {
+                f.last_round = Some(round_from_row(r)?);
                 Ok(())
             })
             .await?;
-            let stalls = |w: &str| {
-                format!("SELECT campaign, {STALL_COLUMNS} FROM campaign_stalls WHERE {w}")
-            };
-            self.each_row_of(&scope, None, stalls, |r| {
-                if let Some(f) = out.get_mut(&col::<String>(r, "campaign")?) {
-                    f.stall = Some(stall_from_row(r)?);
-                }
+            self.into_entries(&scope, &mut out, stalls, |f, r| {
+                f.stall = Some(stall_from_row(r)?);
                 Ok(())
             })
             .await?;
@@ -298,10 +281,8 @@ impl Reports<'_> {
             }),
         ];
         for (sql, set) in reads {
-            self.each_row_of(scope, None, sql, |r| {
-                if let Some(f) = out.get_mut(&col::<String>(r, "campaign")?) {
-                    set(f, count(r, "a")?, count(r, "b")?);
-                }
+            self.into_entries(scope, out, sql, |f, r| {
+                set(f, count(r, "a")?, count(r, "b")?);
                 Ok(())
             })
             .await?;
@@ -357,22 +338,24 @@ impl Reports<'_> {
         Ok(())
     }
 
-    /// Each row of `sql(clause)` (see [`Reports::rows_of`]) handed to `put` with the entry of
-    /// its campaign, if it is one asked for and known; rows of other campaigns are skipped.
-    async fn into_journals(
+    /// Each row of `sql(clause)` (see [`Reports::each_row_of`]) handed to `put` with the entry
+    /// of its campaign in `out` as it is read, if it is one asked for and known; rows of other
+    /// campaigns are skipped. Every batch read but the budgets' and the intents' fills its
+    /// entries this way.
+    async fn into_entries<T: Send>(
         self,
         scope: &Scope<'_>,
-        out: &mut BTreeMap<String, CampaignJournal>,
+        out: &mut BTreeMap<String, T>,
         sql: impl Fn(&str) -> String,
-        mut put: impl FnMut(&mut CampaignJournal, &AnyRow) -> Result<(), StoreError>,
+        mut put: impl FnMut(&mut T, &AnyRow) -> Result<(), StoreError> + Send,
     ) -> Result<(), StoreError> {
-        for r in self.rows_of(scope, None, sql).await? {
-            let name: String = col(&r, "campaign")?;
-            if let Some(j) = out.get_mut(&name) {
-                put(j, &r)?;
+        self.each_row_of(scope, None, sql, |r| {
+            if let Some(entry) = out.get_mut(&col::<String>(r, "campaign")?) {
+                put(entry, r)?;
             }
-        }
-        Ok(())
+            Ok(())
+        })
+        .await
     }
 
     /// One entry per campaign of the scope that has a budget row.
@@ -410,25 +393,25 @@ impl Reports<'_> {
             "project_id, url_id, text_id, list_cut_at, last_read_complete, last_read_links",
             "projects",
         );
-        self.into_journals(scope, out, projects, |j, r| {
+        self.into_entries(scope, out, projects, |j, r| {
             (j.ids.project, j.ids.list_cut_at) = project_from_row(r)?;
             super::campaigns::adoption::read_project(&mut j.ids.account, r)?;
             Ok(())
         })
         .await?;
         self.adoptions_of(scope, out).await?;
-        self.into_journals(scope, out, sql("url, url_id", "urls"), |j, r| {
+        self.into_entries(scope, out, sql("url, url_id", "urls"), |j, r| {
             j.ids.urls.insert(col(r, "url")?, col(r, "url_id")?);
             Ok(())
         })
         .await?;
-        self.into_journals(scope, out, sql("url, text, text_id", "texts"), |j, r| {
+        self.into_entries(scope, out, sql("url, text, text_id", "texts"), |j, r| {
             let key = (col(r, "url")?, col(r, "text")?);
             j.ids.texts.insert(key, col(r, "text_id")?);
             Ok(())
         })
         .await?;
-        self.into_journals(scope, out, sql("name, filter_id", "filters"), |j, r| {
+        self.into_entries(scope, out, sql("name, filter_id", "filters"), |j, r| {
             j.ids.filters.insert(col(r, "name")?, col(r, "filter_id")?);
             Ok(())
         })
@@ -438,7 +421,7 @@ impl Reports<'_> {
              switch_state, stopped_at, adopted_at, covers, adopted_id",
             "autobuyers",
         );
-        self.into_journals(scope, out, autobuyers, |j, r| {
+        self.into_entries(scope, out, autobuyers, |j, r| {
             j.ids
                 .autobuyers
                 .insert(col(r, "name")?, autobuyer_from_row(r)?);
@@ -460,7 +443,7 @@ impl Reports<'_> {
                  confirmed_reason FROM adoptions WHERE {w}"
             )
         };
-        self.into_journals(scope, out, adoptions, |j, r| {
+        self.into_entries(scope, out, adoptions, |j, r| {
             j.ids.account.adoption = Some(super::campaigns::adoption::adoption_from_row(r)?);
             Ok(())
         })
@@ -471,7 +454,7 @@ impl Reports<'_> {
                  WHERE lapsed_at IS NULL AND {w}"
             )
         };
-        self.into_journals(scope, out, vouches, |j, r| {
+        self.into_entries(scope, out, vouches, |j, r| {
             j.ids.account.vouch = Some(super::campaigns::adoption::vouch_from_row(r)?);
             Ok(())
         })
@@ -507,7 +490,7 @@ impl Reports<'_> {
         let held = |w: &str| {
             format!("SELECT campaign, {HELD_COLUMNS} FROM held_links WHERE {w} ORDER BY id")
         };
-        self.into_journals(scope, out, held, |j, r| {
+        self.into_entries(scope, out, held, |j, r| {
             j.held.push(held_from_row(r)?);
             Ok(())
         })
@@ -519,7 +502,7 @@ impl Reports<'_> {
                 foreign_columns!()
             )
         };
-        self.into_journals(scope, out, foreign, |j, r| {
+        self.into_entries(scope, out, foreign, |j, r| {
             j.foreign.push(foreign_from_row(r)?);
             Ok(())
         })
@@ -533,44 +516,40 @@ impl Reports<'_> {
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
-        self.into_journals(scope, out, latest_round(""), |j, r| {
+        self.into_entries(scope, out, latest_round(""), |j, r| {
             j.last_round = Some(round_from_row(r)?);
             Ok(())
         })
         .await?;
-        let (succeeded, stalls) = self.succeeded_and_stalls(scope).await?;
-        for (name, round) in succeeded {
-            if let Some(j) = out.get_mut(&name) {
-                j.last_success = Some(round);
-            }
-        }
-        for (name, stall) in stalls {
-            if let Some(j) = out.get_mut(&name) {
-                j.stall = Some(stall);
-            }
-        }
-        Ok(())
+        self.succeeded_and_stalls(scope, out, |j| (&mut j.last_success, &mut j.stall))
+            .await
     }
 
-    /// Each campaign's latest succeeded round and its stall judgment, by campaign.
-    #[allow(clippy::type_complexity)]
-    async fn succeeded_and_stalls(
+    /// Each campaign's latest succeeded round and its stall judgment, into its entry in `out`
+    /// where `slots` says the entry keeps them (the journal's and the gauges' alike).
+    async fn succeeded_and_stalls<T: Send>(
         self,
         scope: &Scope<'_>,
-    ) -> Result<(Vec<(String, RoundRow)>, Vec<(String, StallRow)>), StoreError> {
-        let mut succeeded = Vec::new();
+        out: &mut BTreeMap<String, T>,
+        slots: fn(&mut T) -> (&mut Option<RoundRow>, &mut Option<StallRow>),
+    ) -> Result<(), StoreError> {
         let latest = latest_round("state = 'succeeded' AND");
-        for r in self.rows_of(scope, None, latest).await? {
-            succeeded.push((col(&r, "campaign")?, round_from_row(&r)?));
-        }
-        let stalls =
-            |w: &str| format!("SELECT campaign, {STALL_COLUMNS} FROM campaign_stalls WHERE {w}");
-        let mut stalled = Vec::new();
-        for r in self.rows_of(scope, None, stalls).await? {
-            stalled.push((col(&r, "campaign")?, stall_from_row(&r)?));
-        }
-        Ok((succeeded, stalled))
+        self.into_entries(scope, out, latest, |e, r| {
+            *slots(e).0 = Some(round_from_row(r)?);
+            Ok(())
+        })
+        .await?;
+        self.into_entries(scope, out, stalls, |e, r| {
+            *slots(e).1 = Some(stall_from_row(r)?);
+            Ok(())
+        })
+        .await
     }
+}
+
+/// Each campaign's stall judgment.
+fn stalls(w: &str) -> String {
+    format!("SELECT campaign, {STALL_COLUMNS} FROM campaign_stalls WHERE {w}")
 }
 
 /// Each campaign's round at its latest slot among those `only` admits. (campaign, slot) is

@@ -16,6 +16,8 @@
 //! - `schema`: where the schema stands against the migrations (the read-only commands);
 //! - `error`: [`StoreError`]; `rows`: reading `Any` rows;
 //! - `durable`: one shared `fsync` per SQLite write; `writes`: whether the journal can be written;
+//! - `faultpoint`: the SIGKILL suite's crash points (the money protocol's boundaries, a
+//!   rename's commit), compiled only with the `test-hooks` feature;
 //! - `plans` (tests): the reads that grow with a campaign's history use an index.
 //!
 //! Why runtime-checked queries: sqlx's `query!` checks against one database per crate; one SQL
@@ -52,6 +54,7 @@ mod batch;
 mod campaigns;
 mod durable;
 pub(crate) mod error;
+pub(crate) mod faultpoint;
 mod guards;
 mod handles;
 mod intents;
@@ -85,6 +88,7 @@ pub use intents::causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};
 pub use linkrunner_domain::intents::*;
 pub use linkrunner_domain::records::*;
 pub use links::held::LinkRef;
+pub use links::twice::HeldTwiceFinding;
 pub use money::account::{AccountBudget, AccountCapSet};
 pub use money::month::{DaySum, LedgerSum};
 use rows::db;

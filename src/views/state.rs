@@ -210,6 +210,7 @@ impl StateSource {
                 .map(|name| CampaignFile {
                     name: name.clone(),
                     file: None,
+                    renamed_from: None,
                 })
                 .collect()),
         }

@@ -88,6 +88,7 @@ on_both_backends!(
     contested::a_donor_site_the_team_links_during_a_search_gets_no_second_link,
     contested::a_page_held_twice_is_recorded_once_counted_and_shown_with_both_links,
     contested::buy_rounds_leave_an_autobuyers_urls_to_it_when_the_file_says_so,
+    contested::plan_shows_the_list_lag_learned_from_our_purchases_where_rounds_and_an_autobuyer_share_a_url,
     flow::full_flow_creates_everything_buys_within_caps_and_records_it,
     flow::a_second_once_changes_nothing_but_a_new_round_within_the_caps,
     flow::removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing,

@@ -21,6 +21,8 @@ mod invariants;
 mod proxy;
 #[path = "engine_kill/random.rs"]
 mod random;
+#[path = "engine_kill/rename.rs"]
+mod rename;
 #[path = "engine_kill/replace.rs"]
 mod replace;
 #[path = "engine_kill/support.rs"]
@@ -60,6 +62,22 @@ mod killed_between_a_replacements_stop_and_creation {
             Backend::Postgres,
         )
         .await;
+    }
+}
+
+/// A rename with `renamed_from`, killed inside its hand-over's transaction.
+mod killed_inside_a_renames_hand_over {
+    use crate::engine_kill::rename::killed_inside_the_hand_over_the_rename_happens_once_or_not_at_all as killed;
+    use crate::engine_kill::support::Backend;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        killed(Backend::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        killed(Backend::Postgres).await;
     }
 }
 

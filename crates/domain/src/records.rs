@@ -180,6 +180,11 @@ pub struct HeldLink {
     pub bought_at: DateTime<Utc>,
     /// When the project's link list last showed it.
     pub seen_in_list_at: Option<DateTime<Utc>>,
+    /// How long after its purchase a read of the list first showed it (ms): the list's lag,
+    /// as far as the reads can tell (an upper bound). `None` until shown, and for a link
+    /// adopted from the list.
+    #[serde(default)]
+    pub listed_after_ms: Option<i64>,
     /// Its status in the list, when the list gives one.
     pub status: Option<String>,
     /// Since when the list shows it leaving (a leaving status, or absent from a list proven

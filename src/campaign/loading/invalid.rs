@@ -36,6 +36,10 @@ pub struct InvalidFiles {
     /// such a campaign is neither removed nor held while its rename is pending; the new
     /// name's pass hands it over (`decide::rename`).
     renames: std::collections::BTreeMap<String, String>,
+    /// Recorded names renamed (by another process) from a name whose file this process still
+    /// loads, new → old: its files predate the rename, so the new name is held as recorded,
+    /// never removed (`effects::removals`).
+    behind: std::collections::BTreeMap<String, String>,
 }
 
 impl InvalidFiles {
@@ -59,6 +63,20 @@ impl InvalidFiles {
     pub(crate) fn hold_removals(&mut self, names: impl IntoIterator<Item = String>, reason: &str) {
         self.removals = names.into_iter().collect();
         self.removal_reason = (!self.removals.is_empty()).then(|| reason.to_string());
+    }
+
+    /// Holds the recorded campaigns `renamed` (new → old) whose old name's file this process
+    /// still loads. Replaces the ones held before.
+    pub(crate) fn hold_behind_renames(
+        &mut self,
+        renamed: impl IntoIterator<Item = (String, String)>,
+    ) {
+        self.behind = renamed.into_iter().collect();
+    }
+
+    /// The name `name` was renamed from, when this process's files predate that rename.
+    pub(crate) fn behind_rename(&self, name: &str) -> Option<&str> {
+        self.behind.get(name).map(String::as_str)
     }
 
     /// Notes that the loaded campaign `new` says `renamed_from: old`.
@@ -89,7 +107,10 @@ impl InvalidFiles {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.files.is_empty() && !self.everything && self.removals.is_empty()
+        self.files.is_empty()
+            && !self.everything
+            && self.removals.is_empty()
+            && self.behind.is_empty()
     }
 
     /// Whether the recorded campaign `name`, last loaded from `recorded_file` (`None`: the
@@ -98,6 +119,7 @@ impl InvalidFiles {
     pub(crate) fn holds(&self, name: &str, recorded_file: Option<&str>) -> bool {
         self.everything
             || self.removals.contains(name)
+            || self.behind.contains_key(name)
             || self.files.iter().any(|f| {
                 f.name.as_deref() == Some(name)
                     || match recorded_file {

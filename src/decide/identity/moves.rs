@@ -110,8 +110,8 @@ fn refusal(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decide::recorded::Recorded;
     use linkrunner_domain::market::ProjectIds;
-    use linkrunner_domain::records::{AutobuyerRecord, SwitchState};
 
     fn campaign(extra: &str, moved: &str) -> Campaign {
         let yaml = format!(
@@ -135,18 +135,7 @@ mod tests {
         if let Some((name, id)) = autobuyer {
             ids.autobuyers.insert(
                 name.into(),
-                AutobuyerRecord {
-                    id,
-                    running: true,
-                    spec_fingerprint: "fp".into(),
-                    monthly_budget: Money::from_rubles(300),
-                    reserved: Money::from_rubles(300),
-                    switch_state: SwitchState::Running,
-                    stopped_at: None,
-                    adopted_at: None,
-                    adopted_id: None,
-                    covers: Vec::new(),
-                },
+                Recorded::running_autobuyer_for_tests(id, "fp", Money::from_rubles(300)),
             );
         }
         ids

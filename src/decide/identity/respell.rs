@@ -176,7 +176,6 @@ mod tests {
     use super::*;
     use crate::decide::caps::caps;
     use linkrunner_domain::money::Money;
-    use linkrunner_domain::records::{AutobuyerRecord, SwitchState};
 
     const OLD: &str = "https://acme.example/running-shoes";
     const NEW: &str = "https://acme.example/running_shoes";
@@ -199,18 +198,11 @@ mod tests {
         r.ids.texts.insert((OLD.into(), "#a#a#/a#".into()), 21);
         r.ids.autobuyers.insert(
             "ab".into(),
-            AutobuyerRecord {
-                id: 9,
-                running: true,
-                spec_fingerprint: autobuyer_fingerprint(&before, &before.autobuyers[0]),
-                monthly_budget: Money::from_rubles(300),
-                reserved: Money::from_rubles(300),
-                switch_state: SwitchState::Running,
-                stopped_at: None,
-                adopted_at: None,
-                adopted_id: None,
-                covers: Vec::new(),
-            },
+            Recorded::running_autobuyer_for_tests(
+                9,
+                &autobuyer_fingerprint(&before, &before.autobuyers[0]),
+                Money::from_rubles(300),
+            ),
         );
         r
     }

@@ -54,6 +54,7 @@ fn converged() -> (Campaign, Recorded) {
         price: Money::from_rubles(100),
         bought_at: noon() - Duration::hours(1),
         seen_in_list_at: Some(noon() - Duration::minutes(5)),
+        listed_after_ms: None,
         status: None,
         leaving_since: None,
         released: None,

@@ -1,4 +1,4 @@
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chrono::TimeZone as _;
 
@@ -8,12 +8,22 @@ fn write(path: &Path, value: &str) {
     std::fs::write(path, value).unwrap();
 }
 
-fn provider_on_files(token: &Path, ticket: &Path) -> CredentialProvider {
+/// A provider that reads its token and ticket from files in a new temporary folder, written
+/// first with `token` and `ticket`: the folder (kept while the test runs), the token file's
+/// path (to change or remove it) and the provider.
+fn provider_on_files(
+    token: &str,
+    ticket: &str,
+) -> (tempfile::TempDir, PathBuf, CredentialProvider) {
+    let dir = tempfile::tempdir().unwrap();
+    let (tok, tkt) = (dir.path().join("tok"), dir.path().join("tkt"));
+    write(&tok, token);
+    write(&tkt, ticket);
     let source = CredentialSource::Given {
-        token: SecretOrigin::File(token.to_path_buf()),
-        ticket: SecretOrigin::File(ticket.to_path_buf()),
+        token: SecretOrigin::File(tok.clone()),
+        ticket: SecretOrigin::File(tkt),
     };
-    CredentialProvider::new(
+    let provider = CredentialProvider::new(
         source,
         AuthScheme::Bearer,
         {
@@ -24,7 +34,8 @@ fn provider_on_files(token: &Path, ticket: &Path) -> CredentialProvider {
         Arc::new(Metrics::new()),
         linkrunner_domain::clock::system(),
     )
-    .unwrap()
+    .unwrap();
+    (dir, tok, provider)
 }
 
 fn bearer(s: &Snapshot) -> String {
@@ -36,11 +47,7 @@ fn bearer(s: &Snapshot) -> String {
 
 #[tokio::test]
 async fn a_changed_token_file_is_used_after_a_rejection_and_redacted() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tok, tkt) = (dir.path().join("tok"), dir.path().join("tkt"));
-    write(&tok, "tok-one\n");
-    write(&tkt, "tkt-one\n");
-    let p = provider_on_files(&tok, &tkt);
+    let (_dir, tok, p) = provider_on_files("tok-one\n", "tkt-one\n");
     let first = p.current("op").await.unwrap();
     assert_eq!(bearer(&first), "Bearer tok-one");
 
@@ -59,22 +66,14 @@ async fn a_changed_token_file_is_used_after_a_rejection_and_redacted() {
 
 #[tokio::test]
 async fn an_unchanged_file_after_a_rejection_reports_no_change() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tok, tkt) = (dir.path().join("tok"), dir.path().join("tkt"));
-    write(&tok, "tok-one");
-    write(&tkt, "tkt-one");
-    let p = provider_on_files(&tok, &tkt);
+    let (_dir, _, p) = provider_on_files("tok-one", "tkt-one");
     let first = p.current("op").await.unwrap();
     assert!(!p.after_rejection(first.generation, "op").await.unwrap());
 }
 
 #[tokio::test]
 async fn a_file_that_becomes_unreadable_keeps_the_last_values_and_says_it_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tok, tkt) = (dir.path().join("tok"), dir.path().join("tkt"));
-    write(&tok, "tok-one");
-    write(&tkt, "tkt-one");
-    let p = provider_on_files(&tok, &tkt);
+    let (_dir, tok, p) = provider_on_files("tok-one", "tkt-one");
     std::fs::remove_file(&tok).unwrap();
 
     p.maintain(true).await;

@@ -12,16 +12,19 @@ use crate::store::rows::{col, db};
 pub(crate) struct CampaignFile {
     pub(crate) name: String,
     pub(crate) file: Option<String>,
+    /// The name it was renamed from (`renamed_from`), once its rename was handed over.
+    pub(crate) renamed_from: Option<String>,
 }
 
 impl Campaigns<'_> {
     /// Every campaign the journal knows with its recorded file, by name.
     pub(crate) async fn campaign_files(self) -> Result<Vec<CampaignFile>, StoreError> {
-        let query = sqlx::query("SELECT name, file FROM campaigns ORDER BY name");
+        let query = sqlx::query("SELECT name, file, renamed_from FROM campaigns ORDER BY name");
         self.read_all("campaign_files", query, |r| {
             Ok(CampaignFile {
                 name: col(r, "name")?,
                 file: col(r, "file")?,
+                renamed_from: col(r, "renamed_from")?,
             })
         })
         .await

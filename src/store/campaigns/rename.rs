@@ -100,8 +100,8 @@ impl Campaigns<'_> {
                 return Ok(false);
             }
             sqlx::query(
-                "INSERT INTO campaigns (name, created_at, updated_at, file, domain) \
-                 SELECT $2, created_at, $3, file, domain FROM campaigns WHERE name = $1",
+                "INSERT INTO campaigns (name, created_at, updated_at, file, domain, renamed_from) \
+                 SELECT $2, created_at, $3, file, domain, $1 FROM campaigns WHERE name = $1",
             )
             .bind(old)
             .bind(new)
@@ -139,6 +139,8 @@ impl Campaigns<'_> {
                     .await
                     .map_err(db(OP))?;
             }
+            // The SIGKILL suite's point: everything moved, nothing committed (`engine_kill`).
+            crate::store::faultpoint::reach("before_commit", "rename").await;
             tx.commit().await.map_err(db(OP))?;
             Ok(true)
         }

@@ -15,6 +15,10 @@ use linkrunner_domain::clock::to_millis;
 
 pub use linkrunner_domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
 
+/// Who the anomaly brake's halts say set them: `status`, `history` and the resume that lifts
+/// one show it.
+const BRAKE: &str = "anomaly brake";
+
 impl Store {
     /// Sets or updates the halt's reason; `since` stays the first time it was set.
     pub async fn set_halt(
@@ -92,11 +96,11 @@ impl Store {
 
     /// The anomaly brake halts `scope` as an operator would, unless an operator's halt of that
     /// scope is already in force: then nothing changes (its reason and `since` stay those of
-    /// the first press). Whether it set one, so the brake counts and alerts once.
+    /// the first press). Whether it set one, so the brake counts and alerts once. The halt
+    /// and its event say the brake set them ([`BRAKE`]), whoever tripped it.
     pub async fn brake(
         &self,
         scope: &HaltScope,
-        by: &str,
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
@@ -104,7 +108,7 @@ impl Store {
             "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (scope) DO NOTHING",
         );
-        let press = Press::new("halt", scope, by, reason, now);
+        let press = Press::new("halt", scope, BRAKE, reason, now);
         self.press("brake", press.bind_halt(set), |set| set > 0, &press)
             .await
     }

@@ -65,7 +65,7 @@ pub(crate) async fn hold(
 macro_rules! held_columns {
     () => {
         "intent_id, link_id, page_id, url_id, text_id, price, bought_at, \
-         seen_in_list_at, status, leaving_since, released_at, released_why"
+         seen_in_list_at, listed_after_ms, status, leaving_since, released_at, released_why"
     };
 }
 pub(in crate::store) const HELD_COLUMNS: &str = held_columns!();
@@ -226,9 +226,12 @@ async fn mark_seen(
         (true, Some(t)) => Some(t),
         (true, None) => Some(now),
     };
+    // The first read that shows a link bought by a purchase of ours measures the list's lag
+    // (a link adopted from the list was inserted as seen, so it measures nothing).
     sqlx::query(
         "UPDATE held_links SET seen_in_list_at = $2, link_id = COALESCE(link_id, $3), status = $4, \
-         leaving_since = $5 WHERE intent_id = $1",
+         leaving_since = $5, listed_after_ms = CASE WHEN seen_in_list_at IS NULL \
+         THEN $2 - bought_at ELSE listed_after_ms END WHERE intent_id = $1",
     )
     .bind(h.intent_id.0)
     .bind(to_millis(now))
@@ -397,6 +400,7 @@ pub(in crate::store) fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError
         price: Money::from_kopecks(col(r, "price")?),
         bought_at: time(r, "bought_at")?,
         seen_in_list_at: opt_time(r, "seen_in_list_at")?,
+        listed_after_ms: col(r, "listed_after_ms")?,
         status: col(r, "status")?,
         leaving_since: opt_time(r, "leaving_since")?,
         released: released_at.map(|t| (t, why.unwrap_or_default())),

@@ -7,10 +7,11 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Links;
-use crate::store::rows::{col, db};
+use crate::store::rows::{col, db, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::HeldTwice;
 
@@ -55,20 +56,55 @@ impl Links<'_> {
         .fetch_all(&self.pool)
         .await
         .map_err(db("held_twice"));
+        self.done(rows.and_then(|rows| rows.iter().map(finding).collect()))
+    }
+
+    /// Every page recorded held twice and not cleared, in every campaign, with the URL's text
+    /// and the project as the journal knows them (the notifier tells each once).
+    pub async fn held_twice_everywhere(self) -> Result<Vec<HeldTwiceFinding>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT t.campaign, t.url_id, t.page_id, t.links, t.link_ids, t.first_seen_at,                (SELECT MIN(u.url) FROM urls u WHERE u.campaign = t.campaign AND u.url_id = t.url_id) AS url,                (SELECT p.project_id FROM projects p WHERE p.campaign = t.campaign) AS project_id              FROM pages_held_twice t ORDER BY t.campaign, t.url_id, t.page_id",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db("held_twice_everywhere"));
         self.done(rows.and_then(|rows| {
             rows.iter()
                 .map(|r| {
-                    let ids: String = col(r, "link_ids")?;
-                    Ok(HeldTwice {
-                        url_id: col(r, "url_id")?,
-                        page_id: col(r, "page_id")?,
-                        links: u32::try_from(col::<i64>(r, "links")?).unwrap_or(u32::MAX),
-                        link_ids: ids.split(',').filter_map(|s| s.parse().ok()).collect(),
+                    Ok(HeldTwiceFinding {
+                        campaign: col(r, "campaign")?,
+                        url: col(r, "url")?,
+                        project_id: col(r, "project_id")?,
+                        first_seen: time(r, "first_seen_at")?,
+                        held: finding(r)?,
                     })
                 })
                 .collect()
         }))
     }
+}
+
+/// A page recorded held twice, where and since when: what the notifier tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldTwiceFinding {
+    pub campaign: String,
+    /// The URL's text, when the journal knows the URL id (it may be one no file names).
+    pub url: Option<String>,
+    pub project_id: Option<i64>,
+    /// When a read first showed it: a recurrence after it cleared is a new finding.
+    pub first_seen: DateTime<Utc>,
+    pub held: HeldTwice,
+}
+
+/// One `pages_held_twice` row's URL, page and links.
+fn finding(r: &AnyRow) -> Result<HeldTwice, StoreError> {
+    let ids: String = col(r, "link_ids")?;
+    Ok(HeldTwice {
+        url_id: col(r, "url_id")?,
+        page_id: col(r, "page_id")?,
+        links: u32::try_from(col::<i64>(r, "links")?).unwrap_or(u32::MAX),
+        link_ids: ids.split(',').filter_map(|s| s.parse().ok()).collect(),
+    })
 }
 
 /// Updates a finding already recorded, else records it: `true` when it is new.

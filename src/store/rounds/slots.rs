@@ -6,9 +6,9 @@
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
-use crate::store::StoreError;
 use crate::store::handles::Rounds;
 use crate::store::rows::{col, db, opt_time, parsed, time};
+use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
 
@@ -58,16 +58,10 @@ impl Rounds<'_> {
         detail: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let change = sqlx::query(
-            "UPDATE rounds SET state = $3, detail = $4, finished_at = $5 WHERE campaign = $1 AND slot = $2",
-        )
-        .bind(campaign)
-        .bind(to_millis(slot))
-        .bind(outcome.as_str())
-        .bind(detail)
-        .bind(to_millis(now));
-        self.write_some("finish_round", change, || StoreError::NotFound {
-            what: format!("round of `{campaign}` at {slot}"),
+        let sql = "UPDATE rounds SET state = $3, detail = $4, finished_at = $5 \
+             WHERE campaign = $1 AND slot = $2";
+        self.end_try("finish_round", sql, campaign, slot, |q| {
+            q.bind(outcome.as_str()).bind(detail).bind(to_millis(now))
         })
         .await
     }
@@ -82,16 +76,26 @@ impl Rounds<'_> {
         bought: u32,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let change = sqlx::query(
-            "UPDATE rounds SET state = 'deferred', detail = $3, finished_at = $4, bought = bought + $5 \
-             WHERE campaign = $1 AND slot = $2",
-        )
-        .bind(campaign)
-        .bind(to_millis(slot))
-        .bind(detail)
-        .bind(to_millis(now))
-        .bind(i64::from(bought));
-        self.write_some("defer_round", change, || StoreError::NotFound {
+        let sql = "UPDATE rounds SET state = 'deferred', detail = $3, finished_at = $4, bought = bought + $5 \
+             WHERE campaign = $1 AND slot = $2";
+        self.end_try("defer_round", sql, campaign, slot, |q| {
+            q.bind(detail).bind(to_millis(now)).bind(i64::from(bought))
+        })
+        .await
+    }
+
+    /// `sql`, which records how a try of the round of `campaign` at `slot` (`$1`, `$2`) ended,
+    /// `rest` binding its other values; the round must exist.
+    async fn end_try<'q>(
+        self,
+        op: &'static str,
+        sql: &'static str,
+        campaign: &'q str,
+        slot: DateTime<Utc>,
+        rest: impl FnOnce(AnyQuery<'q>) -> AnyQuery<'q>,
+    ) -> Result<(), StoreError> {
+        let change = rest(sqlx::query(sql).bind(campaign).bind(to_millis(slot)));
+        self.write_some(op, change, || StoreError::NotFound {
             what: format!("round of `{campaign}` at {slot}"),
         })
         .await

@@ -15,6 +15,13 @@ fn examples() -> Vec<Campaign> {
     report.campaigns.into_iter().map(|l| l.campaign).collect()
 }
 
+/// `comment` says each of `lines` (shown whole when it does not).
+fn assert_says(comment: &str, lines: &[&str]) {
+    for line in lines {
+        assert!(comment.contains(line), "{line:?} in {comment}");
+    }
+}
+
 fn journal(c: &Campaign, committed: Money) -> Recorded {
     let budget = BudgetSnapshot {
         cap: c.budget.monthly,
@@ -104,15 +111,14 @@ fn a_replacement_is_shown_under_replace_with_its_old_and_new_sides_in_a_diff_blo
 
     let comment = render_markdown(&[p], &[]);
 
-    assert!(comment.contains("**Replace**"), "{comment}");
-    assert!(comment.contains("1 replacement(s)"), "{comment}");
-    assert!(
-        comment.contains("  ```diff\n  - id 7: budget 300 RUB/month"),
-        "{comment}"
-    );
-    assert!(
-        comment.contains("\n  + new: budget 450 RUB/month"),
-        "{comment}"
+    assert_says(
+        &comment,
+        &[
+            "**Replace**",
+            "1 replacement(s)",
+            "  ```diff\n  - id 7: budget 300 RUB/month",
+            "\n  + new: budget 450 RUB/month",
+        ],
     );
     assert!(
         !comment.contains("/`x"),
@@ -264,25 +270,15 @@ fn one_edit_among_200_campaigns_is_the_only_detail_and_the_comment_is_small() {
     assert!(comment.starts_with(MARKER), "{comment}");
     assert!(comment.len() < 60_000, "{} bytes", comment.len());
     assert_eq!(comment.matches("\n### ").count(), 1, "{comment}");
-    assert!(
-        comment.contains("### `shop-042`: edited — cap +500 RUB/month, +17 %"),
-        "{comment}"
-    );
-    assert!(
-        comment.contains("| `budget.monthly` | 3,000 RUB | 3,500 RUB | +500 RUB, +17 % |"),
-        "{comment}"
-    );
-    assert!(
-        comment.contains("worst case now 1,450 of 3,500"),
-        "{comment}"
-    );
-    assert!(
-        comment.contains("199 other campaign(s) unchanged"),
-        "{comment}"
-    );
-    assert!(
-        comment.contains("1 of 200 campaign(s) change (1 edited, 0 added, 0 removed)"),
-        "{comment}"
+    assert_says(
+        &comment,
+        &[
+            "### `shop-042`: edited — cap +500 RUB/month, +17 %",
+            "| `budget.monthly` | 3,000 RUB | 3,500 RUB | +500 RUB, +17 % |",
+            "worst case now 1,450 of 3,500",
+            "199 other campaign(s) unchanged",
+            "1 of 200 campaign(s) change (1 edited, 0 added, 0 removed)",
+        ],
     );
 }
 
@@ -335,13 +331,12 @@ fn an_added_and_a_removed_campaign_file_are_changes() {
 
     let comment = review_of(&base, &head);
 
-    assert!(
-        comment.contains("### `shop-new`: new file — cap +3,000 RUB/month"),
-        "{comment}"
-    );
-    assert!(
-        comment.contains("### `shop-001`: file removed — cap −3,000 RUB/month, −100 %"),
-        "{comment}"
+    assert_says(
+        &comment,
+        &[
+            "### `shop-new`: new file — cap +3,000 RUB/month",
+            "### `shop-001`: file removed — cap −3,000 RUB/month, −100 %",
+        ],
     );
 }
 
@@ -359,10 +354,12 @@ fn a_raised_cap_the_journal_has_not_recorded_yet_is_a_change() {
     let comment = render_markdown(std::slice::from_ref(&p), &[]);
     p.cap_changes.clear();
     assert!(!p.has_changes(), "without the cap edit nothing is left");
-    assert!(comment.contains("`acme-shoes`: changes"), "{comment}");
-    assert!(
-        comment.contains("record the monthly cap 2500 → 3000 RUB"),
-        "{comment}"
+    assert_says(
+        &comment,
+        &[
+            "`acme-shoes`: changes",
+            "record the monthly cap 2500 → 3000 RUB",
+        ],
     );
 }
 

@@ -202,12 +202,7 @@ async fn resume_with_a_campaign_lifts_that_campaigns_brake_and_leaves_the_accoun
     let db = crate::support::db::TestDb::sqlite().await;
     let now = chrono::Utc::now();
     db.store
-        .brake(
-            &HaltScope::campaign(NAME),
-            "anomaly brake",
-            "anomaly: …",
-            now,
-        )
+        .brake(&HaltScope::campaign(NAME), "anomaly: …", now)
         .await
         .unwrap();
     db.store.operator_halt("alice", "stop", now).await.unwrap();

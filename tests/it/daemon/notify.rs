@@ -13,12 +13,13 @@ use linkrunner::daemon::run::DaemonOptions;
 use linkrunner::notify::parse_notify_file;
 use linkrunner_sandbox::SandboxHandle;
 
-use super::support::{TICKET, TOKEN, run_binary, start_sandbox};
+use super::support::{TICKET, TOKEN, run_binary, start_sandbox, with_autobuyer};
 use crate::support::app::{self, InProcess, Journal};
 use crate::support::campaigns;
 use crate::support::db::TestDb;
 use crate::support::http::get;
 use crate::support::http::series;
+use crate::support::ledger::careless_autobuyers_buy_held_pages;
 use crate::support::receiver::{Answer, Receiver};
 use crate::support::wait::within;
 
@@ -135,10 +136,24 @@ async fn each_event_is_told_once_by_two_replicas_and_after_a_restart() {
 /// `calm-b` reaches its cap of 2 links at its first round, `calm-a` buys on to 6.
 /// Notifications as `notify` says.
 async fn calm_run(notify: Option<String>) -> (InProcess, SandboxHandle, TestDb, tempfile::TempDir) {
+    let files = [
+        ("calm-a", capped("calm-a", 6)),
+        ("calm-b", capped("calm-b", 2)),
+    ];
+    run_told(&files, notify).await
+}
+
+/// The daemon in this process on a fresh SQLite journal and sandbox, buying every second, on
+/// the campaign `files` (name, YAML). Notifications as `notify` says.
+async fn run_told(
+    files: &[(&str, String)],
+    notify: Option<String>,
+) -> (InProcess, SandboxHandle, TestDb, tempfile::TempDir) {
     let db = TestDb::sqlite().await;
     let campaigns = tempfile::tempdir().unwrap();
-    campaigns::write(campaigns.path(), "calm-a.yaml", &capped("calm-a", 6));
-    campaigns::write(campaigns.path(), "calm-b.yaml", &capped("calm-b", 2));
+    for (name, yaml) in files {
+        campaigns::write(campaigns.path(), &format!("{name}.yaml"), yaml);
+    }
     let sandbox = start_sandbox(0).await;
     let market = app::client_config(&sandbox.base_url(), TOKEN, TICKET);
     let mut settings = app::settings(Journal::Url(db.url.clone()), market);
@@ -247,4 +262,69 @@ async fn a_receiver_that_hangs_or_fails_changes_nothing_in_the_passes_and_is_tri
         Some(2.0),
         "one failure per cap, after its retries"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_held_twice_is_told_once_with_both_links_the_page_the_url_and_the_campaign() {
+    // Arrange: a campaign buying every second beside its running autobuyer, told to a
+    // receiver every second.
+    crate::support::init_logs();
+    let receiver = Receiver::start(Answer::Status(200)).await;
+    let notify = format!(
+        "interval_seconds: 1\nendpoints:\n  - name: ops\n    address: {}\n",
+        receiver.url("hook")
+    );
+    let files = [("twice-a", with_autobuyer("twice-a", "0 9 * * *"))];
+    let (d, sandbox, db, _dir) = run_told(&files, Some(notify)).await;
+    within(Duration::from_secs(40), "links bought", || async {
+        (sandbox.ledger().purchases.len() >= 4).then_some(())
+    })
+    .await;
+
+    // Act: a careless autobuyer buys pages the project already holds for its URL.
+    let doubles = careless_autobuyers_buy_held_pages(&sandbox, 3);
+    let ledger = sandbox.ledger();
+    let told = || receiver.with("event", "page_held_twice");
+    within(
+        Duration::from_secs(30),
+        "every page held twice told",
+        || async { (told().len() >= doubles.len()).then_some(()) },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    d.stop().await;
+
+    // Assert: one message per page, naming the campaign, the URL, the page and both links
+    // as the sandbox's ledger has them.
+    let told = told();
+    assert_eq!(told.len(), doubles.len(), "once per page: {told:?}");
+    let url = "https://twice-a.example/page";
+    let url_id = db
+        .store
+        .campaigns()
+        .remote_ids("twice-a")
+        .await
+        .unwrap()
+        .urls[url];
+    for (u, page) in &doubles {
+        assert_eq!(*u, url_id);
+        let mut links: Vec<String> = ledger
+            .purchases
+            .iter()
+            .filter(|p| (p.url_id, p.page_id) == (*u, *page))
+            .map(|p| p.link_id.to_string())
+            .collect();
+        links.sort_by_key(|l| l.parse::<i64>().unwrap());
+        let reason = format!(
+            "page {page} holds {} links for {url} (URL id {u} of project",
+            links.len()
+        );
+        let e = told
+            .iter()
+            .find(|e| e["reason"].as_str().unwrap().starts_with(&reason))
+            .unwrap_or_else(|| panic!("{reason}: {told:?}"));
+        assert_eq!(e["campaign"], "twice-a");
+        let command = format!("withdraw one of links {}", links.join(", "));
+        assert!(e["command"].as_str().unwrap().starts_with(&command), "{e}");
+    }
 }

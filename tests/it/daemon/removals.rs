@@ -10,7 +10,7 @@ use std::time::Duration;
 use linkrunner_sandbox::{AutobuyerState, SandboxHandle};
 use sqlx::Connection;
 
-use super::support::{command_on, run_binary, start_sandbox, with_autobuyer};
+use super::support::{command_on, run_binary, start_sandbox, with_autobuyer, with_autobuyers};
 use crate::support::binary;
 use crate::support::campaigns;
 use crate::support::db::TestDb;
@@ -25,19 +25,6 @@ const WATCH: Duration = Duration::from_secs(5);
 
 const SHOPS: [&str; 4] = ["rm-a", "rm-b", "rm-c", "rm-d"];
 
-/// A directory with the four campaigns, one file each.
-fn four_campaigns() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for s in SHOPS {
-        campaigns::write(
-            dir.path(),
-            &format!("{s}.yaml"),
-            &with_autobuyer(s, "0 9 * * *"),
-        );
-    }
-    dir
-}
-
 /// The four campaigns' directory, an empty one to move files aside into, a journal, the
 /// sandbox, and `linkrunner run` on them once every autobuyer runs.
 async fn four_running() -> (
@@ -48,7 +35,7 @@ async fn four_running() -> (
     binary::Daemon,
 ) {
     crate::support::init_logs();
-    let dir = four_campaigns();
+    let dir = with_autobuyers(&SHOPS);
     let aside = tempfile::tempdir().unwrap();
     let journal = TestDb::sqlite().await;
     let sandbox = start_sandbox(0).await;

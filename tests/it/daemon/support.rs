@@ -53,6 +53,16 @@ autobuyers:
         )
 }
 
+/// A campaign directory with one [`with_autobuyer`] file (daily 09:00 rounds) per name.
+pub fn with_autobuyers(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in names {
+        let file = format!("{name}.yaml");
+        campaigns::write(dir.path(), &file, &with_autobuyer(name, "0 9 * * *"));
+    }
+    dir
+}
+
 /// `name` with a daily 09:00 round and a running autobuyer of 500 RUB, one link a day.
 pub fn with_a_small_autobuyer(name: &str) -> String {
     let mut yaml = campaigns::simple(name, "0 9 * * *", 100_000);

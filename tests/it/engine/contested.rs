@@ -3,10 +3,13 @@
 //! `team_buys_during_search`): the round reads the list again right before buying and leaves
 //! both that page and, by the donor-site rule, every page of its site to the team.
 
+use chrono::{TimeZone as _, Utc};
+use linkrunner::clock::ManualClock;
 use linkrunner_sandbox::{InUse, LinkStatus, Purchase, SandboxConfig, TeamBuy};
 
 use super::adoption::adopted_and_vouched;
 use super::support::{TestDb, World, sandbox_config};
+use crate::support::ledger::careless_autobuyers_buy_held_pages;
 
 /// An adopted account (its autobuyer stopped), the adoption confirmed and the list vouched
 /// complete, so buy rounds may buy on every URL; then the team buys by hand during searches.
@@ -98,21 +101,8 @@ pub async fn a_page_held_twice_is_recorded_once_counted_and_shown_with_both_link
     w.write_campaign("acme-shoes", super::fixtures::ACME);
     w.converge(4).await;
     w.pass(true).await;
-    let mut b = w.sandbox.behaviour();
-    b.autobuy_buys_held = true;
-    b.autobuy_ignores_limits = true;
-    w.sandbox.set_behaviour(b).expect("a careless autobuyer");
-    w.sandbox.autobuy_now(20);
+    let doubles = careless_autobuyers_buy_held_pages(&w.sandbox, 20);
     let ledger = w.ledger();
-    let mut doubles: Vec<(i64, i64)> = ledger
-        .purchases
-        .iter()
-        .filter(|p| p.duplicate)
-        .map(|p| (p.url_id, p.page_id))
-        .collect();
-    doubles.sort();
-    doubles.dedup();
-    assert!(!doubles.is_empty(), "the autobuyer bought a held page");
 
     w.pass(false).await;
     w.pass(false).await;
@@ -194,4 +184,58 @@ pub async fn buy_rounds_leave_an_autobuyers_urls_to_it_when_the_file_says_so(db:
         "nothing bought by a round where the autobuyer buys: {by_rounds:?}"
     );
     w.assert_invariants().await;
+}
+
+/// Issue 32 (3): the link list lags 2 s behind purchases (the sandbox's `list_lag_ms`). A round
+/// buys; a read 1 s later does not show its links, one 2.1 s after the purchase does: the
+/// journal learns 2.1 s from our own purchases, and `plan` (text and markdown) says so where
+/// buy rounds and the running autobuyer share `/running-shoes`, with the way out.
+pub async fn plan_shows_the_list_lag_learned_from_our_purchases_where_rounds_and_an_autobuyer_share_a_url(
+    db: TestDb,
+) {
+    let clock = ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 26, 9, 0, 0).unwrap());
+    let w = World::on_clock(db, sandbox_config(), clock.clone(), |_| {}).await;
+    w.write_campaign("acme-shoes", super::fixtures::ACME);
+    let shoes = "https://acme.example/running-shoes (autobuyer acme-auto)";
+    let way_out = "set buy.skip_autobuyer_urls: true to leave such URLs to the autobuyer";
+    let plan = |args: &'static [&'static str]| {
+        let w = &w;
+        async move { super::binary::text(&super::binary::run(w, args).await) }
+    };
+    let before = plan(&["plan"]).await;
+    assert!(
+        before.contains("the link list's lag behind purchases is not measured yet")
+            && before.contains(shoes),
+        "{before}"
+    );
+    let mut b = w.sandbox.behaviour();
+    b.list_lag_ms = 2_000;
+    w.sandbox.set_behaviour(b).expect("a lagging list");
+
+    w.pass(true).await;
+    let bought = w.recorded("acme-shoes").await.held.len();
+    clock.advance(chrono::Duration::seconds(1));
+    w.pass(false).await;
+    let unseen = w.recorded("acme-shoes").await;
+    clock.advance(chrono::Duration::milliseconds(1_100));
+    w.pass(false).await;
+
+    assert!(bought > 0, "the round bought");
+    assert!(
+        unseen.held.iter().all(|h| h.listed_after_ms.is_none()),
+        "a read 1 s after the purchase shows nothing yet"
+    );
+    let r = w.recorded("acme-shoes").await;
+    let lags: Vec<Option<i64>> = r.held.iter().map(|h| h.listed_after_ms).collect();
+    assert!(lags.iter().all(|l| *l == Some(2_100)), "{lags:?}");
+    let line = format!(
+        "the link list lags up to 2.1 s behind purchases (the largest of the last {bought} measured): a page an autobuyer takes in that window can be bought again for {shoes}; {way_out}"
+    );
+    let text = plan(&["plan"]).await;
+    assert!(text.contains(&line), "{text}");
+    let markdown = plan(&["plan", "--format", "markdown"]).await;
+    assert!(
+        markdown.contains("the link list lags up to 2.1 s behind purchases"),
+        "{markdown}"
+    );
 }

@@ -73,6 +73,11 @@ impl Rig {
         campaigns::write(self.campaigns.path(), name, yaml);
     }
 
+    /// Removes one campaign file.
+    pub fn remove_file(&self, name: &str) {
+        std::fs::remove_file(self.campaigns.path().join(name)).expect("campaign file removed");
+    }
+
     /// The binary with this rig's settings, the proxy as its marketplace, and a short lease.
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = binary::command_on(&Target {

@@ -298,7 +298,6 @@ async fn halt_and_resume_routes_exist_only_behind_the_token() {
         .store
         .brake(
             &HaltScope::campaign("acme"),
-            "anomaly brake",
             "anomaly: …",
             chrono::Utc::now(),
         )

@@ -89,16 +89,11 @@ pub async fn the_anomaly_brake_halts_a_scope_once_and_a_campaigns_resume_lifts_i
     let scope = HaltScope::campaign(CAMPAIGN);
     store.operator_halt("alice", "stop", t0()).await.unwrap();
     let first = store
-        .brake(&scope, "anomaly brake", "committed 4500 RUB", t0())
+        .brake(&scope, "committed 4500 RUB", t0())
         .await
         .unwrap();
     let again = store
-        .brake(
-            &scope,
-            "anomaly brake",
-            "committed 9000 RUB",
-            t0() + Duration::minutes(1),
-        )
+        .brake(&scope, "committed 9000 RUB", t0() + Duration::minutes(1))
         .await
         .unwrap();
 

@@ -83,3 +83,34 @@ pub async fn ledger_when(sandbox: &SandboxHandle, check: impl Fn(&Ledger) -> boo
     let found = super::wait::poll_until(Duration::from_secs(5), ledger).await;
     found.unwrap_or_else(|| sandbox.ledger())
 }
+
+/// Autobuyers created, stopped and started on the marketplace, in that order: unchanged by
+/// what must neither create, stop nor start one (a rename).
+pub fn autobuyer_switches(ledger: &Ledger) -> [u64; 3] {
+    [Op::CreateAutobuyer, Op::StopAutobuyers, Op::StartAutobuyers].map(|op| requests(ledger, op))
+}
+
+/// Makes the sandbox's autobuyers careless (they buy pages their project already holds for the
+/// URL, past their limits), lets each buy up to `max_per_autobuyer`, and returns the pages now
+/// held twice, as (URL id, page id), sorted. Panics if there is none.
+pub fn careless_autobuyers_buy_held_pages(
+    sandbox: &SandboxHandle,
+    max_per_autobuyer: usize,
+) -> Vec<(i64, i64)> {
+    let mut b = sandbox.behaviour();
+    b.autobuy_buys_held = true;
+    b.autobuy_ignores_limits = true;
+    sandbox.set_behaviour(b).expect("a careless autobuyer");
+    sandbox.autobuy_now(max_per_autobuyer);
+    let mut doubles: Vec<(i64, i64)> = sandbox
+        .ledger()
+        .purchases
+        .iter()
+        .filter(|p| p.duplicate)
+        .map(|p| (p.url_id, p.page_id))
+        .collect();
+    doubles.sort();
+    doubles.dedup();
+    assert!(!doubles.is_empty(), "the autobuyer bought a held page");
+    doubles
+}

@@ -2,17 +2,17 @@
 //! `test-hooks` cargo feature (which `cargo test` turns on; `cargo build` and releases do not):
 //! a production binary neither reads the variable nor can hang on it.
 //!
-//! When `LINKRUNNER_TEST_FAULTPOINT` names a boundary of the money protocol —
-//! `after_begin`, `after_call` or `after_complete`, optionally with `:KIND` (e.g.
-//! `after_call:purchase`) — the process prints `linkrunner-faultpoint-reached BOUNDARY:KIND`
-//! to stderr at that boundary and then hangs, so the test can kill it with SIGKILL exactly
-//! there. Unset it costs one cached lookup.
-
-use crate::store::IntentKind;
+//! When `LINKRUNNER_TEST_FAULTPOINT` names a boundary — of the money protocol
+//! (`effects::protocol`): `after_begin`, `after_call` or `after_complete`, optionally with
+//! `:KIND` (e.g. `after_call:purchase`); or of a journal transaction: `before_commit:rename`
+//! (a rename's hand-over, everything moved, not yet committed) — the process prints
+//! `linkrunner-faultpoint-reached BOUNDARY:KIND` to stderr at that boundary and then hangs, so
+//! the test can kill it with SIGKILL exactly there. Unset it costs one cached lookup. It lives
+//! in the journal's room so that both the protocol and a transaction can reach it.
 
 /// Hangs here (forever) if the test asked for this boundary and kind; without `test-hooks`,
 /// does nothing.
-pub(crate) async fn reach(boundary: &str, kind: IntentKind) {
+pub(crate) async fn reach(boundary: &str, kind: &str) {
     #[cfg(feature = "test-hooks")]
     hooks::reach(boundary, kind).await;
     #[cfg(not(feature = "test-hooks"))]
@@ -22,8 +22,6 @@ pub(crate) async fn reach(boundary: &str, kind: IntentKind) {
 #[cfg(feature = "test-hooks")]
 mod hooks {
     use std::sync::OnceLock;
-
-    use crate::store::IntentKind;
 
     fn configured() -> Option<&'static (String, Option<String>)> {
         static POINT: OnceLock<Option<(String, Option<String>)>> = OnceLock::new();
@@ -39,14 +37,14 @@ mod hooks {
             .as_ref()
     }
 
-    pub(super) async fn reach(boundary: &str, kind: IntentKind) {
+    pub(super) async fn reach(boundary: &str, kind: &str) {
         let Some((at, want)) = configured() else {
             return;
         };
-        if at != boundary || want.as_deref().is_some_and(|k| k != kind.as_str()) {
+        if at != boundary || want.as_deref().is_some_and(|k| k != kind) {
             return;
         }
-        eprintln!("linkrunner-faultpoint-reached {boundary}:{}", kind.as_str());
+        eprintln!("linkrunner-faultpoint-reached {boundary}:{kind}");
         std::future::pending::<()>().await;
     }
 }
