@@ -156,7 +156,7 @@ fn one_project_id_in_two_files_is_an_error_naming_both() {
     );
     assert!(
         errs.iter()
-            .any(|e| e.contains("/a.yaml:") && e.contains("/b.yaml;")),
+            .any(|e| e.contains("/a.yaml:4:13:") && e.contains("/b.yaml:4:13;")),
         "{errs:?}"
     );
 }

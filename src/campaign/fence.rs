@@ -1,8 +1,11 @@
-//! The ownership fence across campaign files (issue 24): one project, one autobuyer and one
-//! domain belong to at most one file. Two files for one domain would each create (or adopt)
-//! a project with its own cap, and two owners of one autobuyer would switch it against each
-//! other; so each such clash is a problem in every file involved, naming the others, and
-//! those files contribute no campaign (the other files are unaffected).
+//! The ownership fence across campaign files (issue 24): one project, one URL id, one
+//! autobuyer and one domain belong to at most one file. Two files for one domain would each
+//! create (or adopt) a project with its own cap, two owners of one URL id would each buy for
+//! it under their own cap (issue 32), and two owners of one autobuyer would switch it against
+//! each other; so each such clash is a problem in every file involved, naming the others and
+//! where they say it, and those files contribute no campaign (the other files are
+//! unaffected). The journal's owners, live or removed, are checked at the pass
+//! (`decide::rename::claimed_id`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +20,8 @@ pub(super) struct Claims {
     /// The domain's host (lowercase) and its port when it is not the scheme's default.
     domain: Option<At<String>>,
     project: Option<At<i64>>,
+    /// The URLs' `url_id`s.
+    urls: Vec<At<i64>>,
     autobuyers: Vec<At<i64>>,
 }
 
@@ -25,6 +30,12 @@ impl Claims {
         Claims {
             domain: site_key(&raw.domain.value).map(|k| At::new(k, raw.domain.pos)),
             project: raw.project_id.clone(),
+            urls: raw
+                .urls
+                .value
+                .iter()
+                .filter_map(|u| u.url_id.clone())
+                .collect(),
             autobuyers: raw
                 .autobuyers
                 .iter()
@@ -65,6 +76,10 @@ pub(super) fn clashes(files: &[(PathBuf, Claims)]) -> Vec<Clash> {
     let projects = group(files, |c| id_keys(&c.project));
     report(files, &projects, &mut out, |k| {
         format!("`project_id` {k} is also adopted by")
+    });
+    let urls = group(files, |c| id_keys(&c.urls));
+    report(files, &urls, &mut out, |k| {
+        format!("`url_id` {k} is also given in")
     });
     let autobuyers = group(files, |c| id_keys(&c.autobuyers));
     report(files, &autobuyers, &mut out, |k| {
@@ -107,10 +122,10 @@ fn report(
             let others: Vec<String> = claims
                 .iter()
                 .filter(|(j, _)| *j != i)
-                .map(|(j, _)| display(&files[*j].0))
+                .map(|(j, at)| display(&files[*j].0, *at))
                 .collect();
             let msg = format!(
-                "{} {}; one project, autobuyer or domain belongs to one campaign file \
+                "{} {}; one project, URL id, autobuyer or domain belongs to one campaign file \
                  (see docs/adoption.md, \"a team with a duplicate project\")",
                 what(key),
                 named(&others)
@@ -137,8 +152,9 @@ fn named(others: &[String]) -> String {
     }
 }
 
-fn display(p: &Path) -> String {
-    p.display().to_string()
+/// `path:line:column`: where the other file says it, so both ends of a clash are found.
+fn display(p: &Path, at: Pos) -> String {
+    format!("{}:{}:{}", p.display(), at.line, at.column)
 }
 
 #[cfg(test)]
@@ -161,7 +177,7 @@ mod tests {
         let first = out[0].diagnostic.to_string();
         assert!(
             first.contains(
-                "is also the domain of c/shop-001.yaml, c/shop-002.yaml, c/shop-003.yaml and 196 more;"
+                "is also the domain of c/shop-001.yaml:1:1, c/shop-002.yaml:1:1, c/shop-003.yaml:1:1 and 196 more;"
             ),
             "{first}"
         );
@@ -171,7 +187,7 @@ mod tests {
             two[0]
                 .diagnostic
                 .to_string()
-                .contains("is also the domain of c/shop-001.yaml;"),
+                .contains("is also the domain of c/shop-001.yaml:1:1;"),
             "two files name each other whole"
         );
     }

@@ -13,7 +13,7 @@
 
 use crate::decide::moves::refused;
 use crate::decide::rename::{
-    RenameStep, Renamed, claimed_by, domain_owner, id_claimed_by, renamed_key, step,
+    RenameStep, Renamed, claimed_by, claimed_id, domain_owner, renamed_key, step,
 };
 use crate::decide::respell::respelling;
 use crate::market::Market;
@@ -134,25 +134,15 @@ impl<M: Market> Engine<M> {
         Ok(refused(c, &here, |n: &str| read.get(n)))
     }
 
-    /// The first id the file adopts (`project_id`, an autobuyer's `id`) that the journal
-    /// records under another campaign, live or removed, said with its owner.
+    /// The first id the file names (`project_id`, an autobuyer's `id`, a URL's `url_id`)
+    /// that the journal records under another campaign, live or removed, said with its owner
+    /// (`views::state::id_owners` reads them, `decide::rename::claimed_id` judges).
     async fn claimed_ids(
         &self,
         c: &crate::campaign::Campaign,
     ) -> Result<Option<String>, EngineError> {
-        let campaigns = self.store.campaigns();
-        if let Some(pid) = c.project_id
-            && let Some(owner) = campaigns.project_owner(pid, &c.name).await?
-        {
-            return Ok(Some(id_claimed_by(&format!("`project_id` {pid}"), &owner)));
-        }
-        for (name, id) in c.autobuyers.iter().filter_map(|a| Some((&a.name, a.id?))) {
-            if let Some((owner, theirs)) = campaigns.autobuyer_owner(id, &c.name).await? {
-                let what = format!("autobuyer `{name}`'s id {id} (`{theirs}` there)");
-                return Ok(Some(id_claimed_by(&what, &owner)));
-            }
-        }
-        Ok(None)
+        let owners = crate::views::state::id_owners(&self.store, c).await?;
+        Ok(claimed_id(c, &owners))
     }
 
     /// Whether a scheduled round may record the campaign now: not while its rename waits

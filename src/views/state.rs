@@ -16,6 +16,7 @@ use super::recorded_many::load_with_halts;
 use crate::campaign::{Campaign, InvalidFiles};
 use crate::decide::plan::{CampaignPlan, plan_campaign, plan_claimed, plan_held, plan_removed};
 use crate::decide::recorded::Recorded;
+use crate::decide::rename::IdOwners;
 use crate::decide::{moves, rename};
 use crate::store::{BatchRead, CHUNK, CampaignFile, Halt, Store, StoreError};
 
@@ -117,6 +118,16 @@ pub async fn plan_all(
         names.extend(batch.iter().filter_map(|c| handed_over(c)));
         names.extend(moved_from(batch));
         let mut state = source.state_of(&names, now).await?;
+        // Ids the file names that another campaign holds, as the pass judges them: after a
+        // rename is handed over, what the old name held is the new name's own.
+        let mut claims = Vec::with_capacity(batch.len());
+        for c in batch {
+            let mut owners = source.id_owners(c).await?;
+            if let Some(old) = handed_over(c) {
+                owners.drop_held_by(&old);
+            }
+            claims.push(rename::claimed_id(c, &owners));
+        }
         // Judged for the whole batch first: a source in the batch is planned (and its record
         // taken) before the campaign its autobuyer moved to may be.
         let refusals: Vec<Option<String>> = batch
@@ -127,7 +138,8 @@ pub async fn plan_all(
                 moves::refused(c, &here.unwrap_or_default(), source_of)
             })
             .collect();
-        for (c, refused) in batch.iter().zip(refusals) {
+        for ((c, refused), claim) in batch.iter().zip(refusals).zip(claims) {
+            let refused = refused.or(claim);
             let p = match handed_over(c).and_then(|old| Some((state.campaigns.remove(&old)?, old)))
             {
                 Some((r, old)) => {
@@ -215,6 +227,15 @@ impl StateSource {
         }
     }
 
+    /// The ids `c` names that the journal records under other campaigns ([`id_owners`]; a
+    /// served state does not say: the daemon that serves it blocks such a claim at its pass).
+    pub(crate) async fn id_owners(&self, c: &Campaign) -> Result<IdOwners, StoreError> {
+        match self {
+            StateSource::Journal(s) => id_owners(s, c).await,
+            StateSource::Served(_) => Ok(IdOwners::default()),
+        }
+    }
+
     /// The state of those of `names` it knows: from the journal in one batch read.
     pub(crate) async fn state_of(
         &self,
@@ -233,6 +254,28 @@ impl StateSource {
             }),
         }
     }
+}
+
+/// What the journal records, under other campaigns than `c`'s (live or removed), of the ids
+/// `c` names: its `project_id`, its autobuyers' `id`s and its URLs' `url_id`s
+/// (`decide::rename::claimed_id` judges it). One read per id the file names, none otherwise.
+pub(crate) async fn id_owners(store: &Store, c: &Campaign) -> Result<IdOwners, StoreError> {
+    let campaigns = store.campaigns();
+    let mut owners = IdOwners::default();
+    if let Some(pid) = c.project_id {
+        owners.project = campaigns.project_owner(pid, &c.name).await?;
+    }
+    for id in c.autobuyers.iter().filter_map(|a| a.id) {
+        if let Some(owner) = campaigns.autobuyer_owner(id, &c.name).await? {
+            owners.autobuyers.insert(id, owner);
+        }
+    }
+    for id in c.urls.iter().filter_map(|u| u.url_id) {
+        if let Some(owner) = campaigns.url_owner(id, &c.name).await? {
+            owners.urls.insert(id, owner);
+        }
+    }
+    Ok(owners)
 }
 
 /// The campaigns the batch's autobuyers say they moved from (`moved_from`), read with the

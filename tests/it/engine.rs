@@ -107,6 +107,7 @@ on_both_backends!(
     rename::a_rename_waits_while_another_process_holds_the_old_names_lease,
     rename::a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_second_project,
     rename::a_second_campaign_naming_a_recorded_project_id_is_refused_naming_the_owner,
+    rename::a_second_campaign_naming_a_recorded_url_id_is_refused_live_or_removed,
     respell::a_url_respelt_with_its_url_id_keeps_its_identity_and_buys_no_page_again,
     moves::an_autobuyer_moved_with_its_campaigns_rename_is_neither_stopped_nor_created_again,
     moves::an_autobuyer_moved_to_a_campaign_on_another_project_is_refused_naming_both,

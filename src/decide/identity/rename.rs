@@ -4,6 +4,8 @@
 //! the rename, and what `plan` says about it. The journal's transaction is
 //! `store::Campaigns::rename_campaign`; the pass that runs it is `effects::pass`.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::campaign::Campaign;
@@ -96,8 +98,56 @@ pub(crate) fn claimed_by(o: &DomainOwner) -> String {
 /// campaign (live or removed): both would spend on it under different keys.
 pub(crate) fn id_claimed_by(what: &str, owner: &str) -> String {
     format!(
-        "{what} is recorded for campaign {owner}: if this is a rename, add `renamed_from: {owner}`; one project or autobuyer belongs to one campaign"
+        "{what} is recorded for campaign {owner}: if this is a rename, add `renamed_from: {owner}`, \
+         else remove it from this file; one project, URL id or autobuyer belongs to one campaign"
     )
+}
+
+/// The owners the journal records, under other campaigns (live or removed), of the ids a
+/// file names; read by `effects::rename` for [`claimed_id`]. An id absent here is free, or
+/// the file's own campaign holds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct IdOwners {
+    /// The campaign that holds the file's `project_id`.
+    pub(crate) project: Option<String>,
+    /// An autobuyer `id` → the campaign holding it and that autobuyer's name there.
+    pub(crate) autobuyers: BTreeMap<i64, (String, String)>,
+    /// A URL's `url_id` → the campaign holding it and the URL as recorded there.
+    pub(crate) urls: BTreeMap<i64, (String, String)>,
+}
+
+impl IdOwners {
+    /// Forgets what `campaign` holds: a rename hands it to the file's campaign before the
+    /// claim is judged (`plan` judges it before the hand-over the pass will do).
+    pub(crate) fn drop_held_by(&mut self, campaign: &str) {
+        if self.project.as_deref() == Some(campaign) {
+            self.project = None;
+        }
+        self.autobuyers.retain(|_, (owner, _)| owner != campaign);
+        self.urls.retain(|_, (owner, _)| owner != campaign);
+    }
+}
+
+/// Why `c` is refused for naming an id another campaign holds: the first of its
+/// `project_id`, its autobuyers' `id`s and its URLs' `url_id`s found in `owners`, with the
+/// owner and the way out. Filters are not named by id in a file, so none is claimed here.
+pub(crate) fn claimed_id(c: &Campaign, owners: &IdOwners) -> Option<String> {
+    if let (Some(pid), Some(owner)) = (c.project_id, &owners.project) {
+        return Some(id_claimed_by(&format!("`project_id` {pid}"), owner));
+    }
+    for (name, id) in c.autobuyers.iter().filter_map(|a| Some((&a.name, a.id?))) {
+        if let Some((owner, theirs)) = owners.autobuyers.get(&id) {
+            let what = format!("autobuyer `{name}`'s id {id} (`{theirs}` there)");
+            return Some(id_claimed_by(&what, owner));
+        }
+    }
+    for (url, id) in c.urls.iter().filter_map(|u| Some((&u.url, u.url_id?))) {
+        if let Some((owner, theirs)) = owners.urls.get(&id) {
+            let what = format!("`url_id` {id} on {url} ({theirs} there)");
+            return Some(id_claimed_by(&what, owner));
+        }
+    }
+    None
 }
 
 /// An intent's natural key after its campaign is renamed from `old` to `new`: every key but a
@@ -227,8 +277,98 @@ mod tests {
     fn an_id_claimed_elsewhere_names_the_owner_and_the_way_out() {
         assert_eq!(
             id_claimed_by("`project_id` 5000", "acme"),
-            "`project_id` 5000 is recorded for campaign acme: if this is a rename, add `renamed_from: acme`; one project or autobuyer belongs to one campaign"
+            "`project_id` 5000 is recorded for campaign acme: if this is a rename, add `renamed_from: acme`, \
+             else remove it from this file; one project, URL id or autobuyer belongs to one campaign"
         );
+    }
+
+    /// `bolt` with `url_id: 11` on its first URL and `url_id: 12` on its second, adopting
+    /// project 7000 and an autobuyer by id 900.
+    fn naming_ids() -> Campaign {
+        let yaml = "name: bolt\ndomain: https://bolt.example\nproject_id: 7000\nurls:\n\
+            \x20 - url: https://bolt.example/a\n    url_id: 11\n    texts: [\"#a#a#/a#\"]\n\
+            \x20 - url: https://bolt.example/b\n    url_id: 12\n    texts: [\"#a#b#/a#\"]\n\
+            budget: {monthly: 1000, max_link_price: 10, daily_links: 1, total_links: 1, unknown_link_rent: 10}\n\
+            filters: [{name: f}]\n\
+            autobuyers:\n  - name: auto\n    id: 900\n    filter: f\n    state: stopped\n\
+            \x20   urls: [{url: https://bolt.example/a, monthly_budget: 100, total_links_limit: 1, daily_links_limit: 1}]\n";
+        crate::campaign::load_bytes(std::path::Path::new("c.yaml"), yaml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_url_id_another_campaign_holds_refuses_the_file_naming_the_owner_and_both_urls() {
+        let c = naming_ids();
+        let mut owners = IdOwners::default();
+        assert_eq!(claimed_id(&c, &owners), None, "no id held elsewhere");
+        owners
+            .urls
+            .insert(12, ("acme".into(), "https://acme.example/x".into()));
+        assert_eq!(
+            claimed_id(&c, &owners).as_deref(),
+            Some(
+                "`url_id` 12 on https://bolt.example/b (https://acme.example/x there) is recorded for campaign acme: \
+                 if this is a rename, add `renamed_from: acme`, else remove it from this file; \
+                 one project, URL id or autobuyer belongs to one campaign"
+            )
+        );
+        owners.urls.clear();
+        owners
+            .urls
+            .insert(13, ("acme".into(), "https://acme.example/x".into()));
+        assert_eq!(
+            claimed_id(&c, &owners),
+            None,
+            "an id the file does not name"
+        );
+    }
+
+    #[test]
+    fn the_project_is_said_first_then_the_autobuyers_then_the_urls() {
+        let c = naming_ids();
+        let mut owners = IdOwners::default();
+        owners
+            .urls
+            .insert(11, ("u-owner".into(), "https://u.example/".into()));
+        owners
+            .autobuyers
+            .insert(900, ("ab-owner".into(), "theirs".into()));
+        let said = claimed_id(&c, &owners).unwrap();
+        assert!(
+            said.starts_with(
+                "autobuyer `auto`'s id 900 (`theirs` there) is recorded for campaign ab-owner"
+            ),
+            "{said}"
+        );
+        owners.project = Some("p-owner".into());
+        let said = claimed_id(&c, &owners).unwrap();
+        assert!(
+            said.starts_with("`project_id` 7000 is recorded for campaign p-owner"),
+            "{said}"
+        );
+    }
+
+    #[test]
+    fn what_a_renamed_campaign_held_is_no_claim_once_handed_over() {
+        let c = naming_ids();
+        let mut owners = IdOwners {
+            project: Some("old".into()),
+            ..IdOwners::default()
+        };
+        owners
+            .urls
+            .insert(11, ("old".into(), "https://old.example/a".into()));
+        owners
+            .urls
+            .insert(12, ("third".into(), "https://third.example/b".into()));
+        owners.autobuyers.insert(900, ("old".into(), "auto".into()));
+        owners.drop_held_by("old");
+        let said = claimed_id(&c, &owners).unwrap();
+        assert!(
+            said.starts_with("`url_id` 12 on https://bolt.example/b (https://third.example/b there) is recorded for campaign third"),
+            "another campaign's id still refuses it: {said}"
+        );
+        owners.drop_held_by("third");
+        assert_eq!(claimed_id(&c, &owners), None);
     }
 
     #[test]

@@ -210,6 +210,28 @@ impl Campaigns<'_> {
         })
         .await
     }
+
+    /// Another campaign than `campaign` that records the URL id `url_id` (created or adopted
+    /// by it), when `campaign` does not hold it itself: the campaign and the URL as recorded
+    /// there. A removed campaign keeps its rows, and a rename hands them over, so the owner
+    /// is the one the journal holds today.
+    pub(crate) async fn url_owner(
+        self,
+        url_id: i64,
+        campaign: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        let query = sqlx::query(
+            "SELECT campaign, url FROM urls WHERE url_id = $1 AND campaign <> $2 \
+             AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $2 AND q.url_id = $1) \
+             ORDER BY campaign, url LIMIT 1",
+        )
+        .bind(url_id)
+        .bind(campaign);
+        self.read_optional("url_owner", query, |r| {
+            Ok((col(r, "campaign")?, col(r, "url")?))
+        })
+        .await
+    }
 }
 
 /// Gives every intent of `campaign` but its purchases the natural key `rekey` makes of its

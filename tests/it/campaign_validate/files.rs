@@ -148,3 +148,45 @@ fn the_report_names_the_files_whose_campaigns_were_not_loaded() {
     let failed: Vec<&Path> = report.paths_with_problems().into_iter().collect();
     assert_eq!(failed, vec![broken.as_path()]);
 }
+
+/// A campaign on `domain` whose second URL names `url_id: 11`.
+fn naming_url_id_11(name: &str, domain: &str) -> String {
+    format!(
+        "name: {name}\ndomain: {domain}\nurls:\n  - url: {domain}/a\n    texts: [\"#a#a#/a#\"]\n\
+         \x20 - url: {domain}/b\n    url_id: 11\n    texts: [\"#a#b#/a#\"]\n\
+         budget: {{monthly: 100, max_link_price: 10, daily_links: 1, total_links: 1}}\n"
+    )
+}
+
+/// Issue 32: two files present together that name one `url_id` would each buy for that URL
+/// under their own cap; each file's problem stands where it names the id and names where the
+/// other file does, and neither campaign is loaded.
+#[test]
+fn one_url_id_in_two_files_is_an_error_at_both_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("a.yaml"),
+        naming_url_id_11("acme", "https://acme.example"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("b.yaml"),
+        naming_url_id_11("bolt", "https://bolt.example"),
+    )
+    .unwrap();
+    let report = load_dir(dir.path());
+    assert!(report.campaigns.is_empty());
+    let shown = rendered(&report, &dir.path().to_string_lossy());
+    let lines: Vec<&str> = shown.lines().collect();
+    let said = "one project, URL id, autobuyer or domain belongs to one campaign file";
+    for (here, there) in [("a", "b"), ("b", "a")] {
+        let line = format!(
+            "<dir>/{here}.yaml:7:13: error: `url_id` 11 is also given in <dir>/{there}.yaml:7:13; {said}"
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with(&line)),
+            "{line}\nnot in\n{shown}"
+        );
+    }
+    assert_eq!(lines.len(), 2, "{shown}");
+}

@@ -215,12 +215,7 @@ pub async fn a_campaign_renamed_without_the_key_is_blocked_and_never_gets_a_seco
         ledger::requests(&before, Op::AddProject)
     );
     assert!(
-        w.store()
-            .campaigns()
-            .recorded_among(&["acme-x"])
-            .await
-            .unwrap()
-            .is_empty(),
+        !is_recorded(&w, "acme-x").await,
         "the blocked campaign is not recorded, so `renamed_from` still works once added"
     );
 
@@ -272,14 +267,96 @@ pub async fn a_second_campaign_naming_a_recorded_project_id_is_refused_naming_th
         before.purchases.len() + 1,
         "acme-shoes's round only"
     );
-    assert!(
-        w.store()
-            .campaigns()
-            .recorded_among(&["bolt-bikes"])
-            .await
-            .unwrap()
-            .is_empty()
+    assert!(!is_recorded(&w, "bolt-bikes").await);
+}
+
+/// Issue 32, item 1: a file adopting a project of its own but naming, on one of its URLs, the
+/// `url_id` acme-shoes holds is refused at the pass before anything is recorded, naming the
+/// owner and the way out (and `plan` says so), while acme-shoes is live and after its file is
+/// removed; nothing is bought in its project and nothing is created.
+pub async fn a_second_campaign_naming_a_recorded_url_id_is_refused_live_or_removed(db: TestDb) {
+    use super::fixtures::BOLT;
+    use linkrunner::effects::pass::PassOutcome;
+    // Arrange: acme-shoes created its project and bought; bolt-bikes' account is in use.
+    let w = World::bought_and_converged(db, &[("acme-shoes", ACME)]).await;
+    let shoes = "https://acme.example/running-shoes";
+    let url_id = w.recorded("acme-shoes").await.ids.urls[shoes];
+    let seeded = w
+        .sandbox
+        .seed_in_use("https://bolt-bikes.example")
+        .expect("seeded");
+    let claiming = BOLT
+        .replace(
+            "  - url: https://bolt-bikes.example/\n    texts:",
+            &format!("  - url: https://bolt-bikes.example/\n    url_id: {url_id}\n    texts:"),
+        )
+        .replace(
+            "budget:\n  monthly: \"7500.50\"",
+            &format!(
+                "project_id: {}\nbudget:\n  unknown_link_rent: 200\n  monthly: \"7500.50\"",
+                seeded.project_id
+            ),
+        );
+    assert!(claiming.contains(&format!("url_id: {url_id}")));
+    w.write_campaign("bolt-bikes", &claiming);
+    let said = format!(
+        "`url_id` {url_id} on https://bolt-bikes.example/ ({shoes} there) is recorded for campaign acme-shoes: \
+         if this is a rename, add `renamed_from: acme-shoes`, else remove it from this file"
     );
+
+    for acme_removed in [false, true] {
+        if acme_removed {
+            w.remove_campaign("acme-shoes");
+        }
+        let before = w.ledger();
+        // Act
+        let plan = run(&w, &["plan"]).await;
+        let reports = w.pass(true).await;
+
+        // Assert: `plan` says it as the pass does.
+        let shown = String::from_utf8_lossy(&plan.stdout);
+        assert!(
+            shown.contains(&format!("blocked: {said}")),
+            "acme removed: {acme_removed}: {}",
+            text(&plan)
+        );
+
+        // Assert: blocked with the owner and the way out, never recorded, nothing spent.
+        let bolt = reports
+            .iter()
+            .find(|r| r.campaign == "bolt-bikes")
+            .expect("bolt-bikes reported");
+        assert_eq!(bolt.outcome, PassOutcome::Blocked, "{bolt:?}");
+        let detail = bolt.detail.clone().unwrap_or_default();
+        assert!(
+            detail.starts_with(&said),
+            "acme removed: {acme_removed}: {detail}"
+        );
+        let after = w.ledger();
+        let in_bolt = |l: &linkrunner_sandbox::Ledger| {
+            l.purchases
+                .iter()
+                .filter(|p| p.project_id == seeded.project_id)
+                .count()
+        };
+        assert_eq!(
+            in_bolt(&after),
+            in_bolt(&before),
+            "nothing bought in bolt-bikes' project"
+        );
+        assert_eq!(
+            after.autobuyers.len(),
+            before.autobuyers.len(),
+            "none created"
+        );
+        assert!(!is_recorded(&w, "bolt-bikes").await);
+    }
+}
+
+/// Whether the journal records the campaign `name` (a blocked claim is never recorded).
+async fn is_recorded(w: &World, name: &str) -> bool {
+    let found = w.store().campaigns().recorded_among(&[name]).await;
+    !found.expect("journal read").is_empty()
 }
 
 /// The sandbox's ledger, asserting it holds one project: no second one was created.
