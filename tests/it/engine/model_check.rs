@@ -481,6 +481,7 @@ pub fn one_project_per_site_and_page_per_url(ledger: &Ledger, hand: &HashSet<i64
             ));
         }
     }
+    one_url_per_spelling(ledger)?;
     let url = |id: i64| {
         ledger
             .urls
@@ -552,6 +553,24 @@ pub fn moved_not_restarted(
             return Err(format!(
                 "autobuyer {name} (id {id}) moved with the rename: running before, {:?} after",
                 state(after)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One URL per page in a project: two URLs whose spellings fold the same (a respelling sent
+/// to the marketplace as a new URL) split a page's links and purchases between two ids.
+fn one_url_per_spelling(ledger: &Ledger) -> Check {
+    let mut seen: BTreeMap<(i64, String), i64> = BTreeMap::new();
+    for u in &ledger.urls {
+        if let Some(first) = seen.insert((u.project_id, fold(&u.url)), u.id) {
+            return Err(format!(
+                "project {} has two URLs for {}: ids {first} and {} ({})",
+                u.project_id,
+                fold(&u.url),
+                u.id,
+                u.url
             ));
         }
     }
