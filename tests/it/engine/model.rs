@@ -8,9 +8,11 @@
 //! move only when a step moves them; a crash drops a pass's future once the sandbox got N
 //! more requests, and a new engine (another holder) takes over when the lease expired.
 //! Issue 32's edits of identity join them: files renamed with and without `renamed_from`,
-//! a second file claiming a removed campaign's site, the directory emptied and restored;
-//! after every step no site has a second project and no page is bought twice for one URL
-//! across every project of the ledger.
+//! a second file claiming a removed campaign's site, the directory emptied and restored,
+//! URLs respelt with `url_id:`, autobuyers moved with `moved_from:`; after every step no site
+//! has a second project and no page is bought twice for one URL across every project of the
+//! ledger, and a moved autobuyer is neither stopped nor created again. Every other pass is a
+//! second process's ([`Replica`]), which sees each file edit a step late.
 //!
 //! Seeds: a fixed set in CI; `LINKRUNNER_MODEL_SEEDS=N` runs seeds 1..=N instead,
 //! `LINKRUNNER_MODEL_SEED=S` only seed S. A failing seed panics with the whole sequence.
@@ -39,6 +41,10 @@ use crate::support::{init_logs, sandbox};
 
 /// Seeds run by default (8 caught the stop-releases-its-links mutation docs/contributing.md#the-model-based-test names):
 /// about a minute per backend on two cores.
+/// Seed 19 (`LINKRUNNER_MODEL_SEED=19`, with or without the replica) fails, a product bug:
+/// texts added to a URL respelt with `url_id:` are sent (`addTexts` names URLs by their text)
+/// under the new spelling, the marketplace makes a second URL of it, and the campaign is then
+/// blocked for good ("is recorded with url id …, not …").
 const CI_SEEDS: [u64; 8] = [1, 4, 8, 12, 18, 21, 26, 30];
 /// Steps per sequence (plus a checkpoint every 12 and at the end).
 const STEPS: usize = 36;
@@ -116,17 +122,38 @@ async fn run_seeds(db: TestDb, inventory: Option<usize>, generate: impl Fn(u64) 
                 }
             )
         });
+        let respelt = count(|s| {
+            matches!(
+                s,
+                Step::Edit {
+                    edit: steps::Edit::Respell { .. },
+                    ..
+                }
+            )
+        });
         let claims = count(|s| matches!(s, Step::Claim { on: true, .. }));
+        let moves = count(|s| {
+            matches!(
+                s,
+                Step::Edit {
+                    edit: steps::Edit::RenameFile { moved: true, .. },
+                    ..
+                }
+            )
+        });
         let emptied = count(|s| matches!(s, Step::EmptyDir));
         eprintln!(
-            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s), {respecs} changed spec(s), {renames} renamed file(s) ({} blocked), {claims} claim(s), {emptied} emptied director(ies)",
+            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s), {respecs} changed spec(s), {renames} renamed file(s) ({} blocked), {respelt} respelt URL(s), {moves} move(s) of autobuyers ({} checked), {claims} claim(s), {emptied} emptied director(ies), {} replica pass(es) ({} campaign(s) converged)",
             seq.len(),
             started.elapsed(),
             l.purchases.len(),
             l.autobuyers.len(),
             m.crashes,
             m.resolved,
-            m.blocked_seen.len()
+            m.blocked_seen.len(),
+            m.moves_checked,
+            m.replica.as_ref().map_or(0, |r| r.passes),
+            m.replica.as_ref().map_or(0, |r| r.converged),
         );
     }
 }
@@ -169,6 +196,7 @@ pub async fn looks_and_full_passes_reach_the_same_journal(db: TestDb) {
             let how = Run {
                 quiet_looks,
                 one_campaign_at_a_time: true,
+                replica: false,
             };
             let db = TestDb::new(backend).await;
             let mut m = Model::start(seed, None, db, how).await;
@@ -269,6 +297,95 @@ struct Model {
     claims: BTreeSet<usize>,
     /// The file names seen blocked by a pass (renamed without the key).
     blocked_seen: BTreeSet<&'static str>,
+    /// A rename moving autobuyers (`moved_from`), until a step hands it over.
+    moving: Option<Moving>,
+    /// Renames that moved autobuyers, checked when handed over.
+    moves_checked: u32,
+    replica: Option<Replica>,
+    /// Pass steps so far: the odd ones are the replica's.
+    passes: u32,
+}
+
+/// A second process on the same journal: its own engine and holder, and its own copy of the
+/// campaign directory, which sees each edit one step later (a replica whose checkout or
+/// mount reloads after the other's). It runs every other pass step; a crash is the first
+/// process's.
+struct Replica {
+    engine: Engine<MarketClient>,
+    dir: tempfile::TempDir,
+    /// The directory and the files' model as they were one step ago: what it sees next.
+    next: (Vec<(std::ffi::OsString, String)>, Vec<FileModel>),
+    /// What it sees now.
+    seen: Vec<FileModel>,
+    /// Its passes, and what they reported converged.
+    passes: u32,
+    converged: u32,
+}
+
+impl Replica {
+    async fn start(
+        store: &linkrunner::store::Store,
+        base: &str,
+        clock: &SharedClock,
+        how: Run,
+        files: &[FileModel],
+    ) -> Replica {
+        Replica {
+            engine: build_engine(store, base, clock, how).await,
+            dir: tempfile::tempdir().expect("the replica's campaign dir"),
+            next: (Vec::new(), files.to_vec()),
+            seen: files.to_vec(),
+            passes: 0,
+            converged: 0,
+        }
+    }
+
+    /// Before a step: the replica's directory takes what the first one held a step ago, and
+    /// the first one's directory now (`dir`, `files`) is what it takes before the next step.
+    fn sync(&mut self, dir: &std::path::Path, files: &[FileModel]) {
+        let now = (snapshot(dir), files.to_vec());
+        let (contents, seen) = std::mem::replace(&mut self.next, now);
+        for (name, _) in snapshot(self.dir.path()) {
+            std::fs::remove_file(self.dir.path().join(name)).expect("remove a replica file");
+        }
+        for (name, text) in &contents {
+            std::fs::write(self.dir.path().join(name), text).expect("write a replica file");
+        }
+        self.seen = seen;
+    }
+
+    async fn pass(&mut self, buy: bool) -> Check {
+        let reports = self
+            .engine
+            .pass(&campaigns::load(self.dir.path()), buy)
+            .await
+            .map_err(|e| format!("the replica's pass failed: {e}"))?;
+        self.passes += 1;
+        self.converged += reports
+            .iter()
+            .filter(|r| r.outcome == PassOutcome::Converged)
+            .count() as u32;
+        Ok(())
+    }
+}
+
+/// The campaign files of `dir`, name and text.
+fn snapshot(dir: &std::path::Path) -> Vec<(std::ffi::OsString, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read the campaign dir") {
+        let path = entry.expect("a dir entry").path();
+        let text = std::fs::read_to_string(&path).expect("read a campaign file");
+        out.push((path.file_name().expect("a file name").to_owned(), text));
+    }
+    out
+}
+
+/// A rename whose file's autobuyers say `moved_from:` the old name: the ids the old name
+/// recorded for them, checked at the step that hands the rename over.
+struct Moving {
+    names: [&'static str; 2],
+    new: &'static str,
+    ids: BTreeMap<String, i64>,
 }
 
 async fn build_engine(
@@ -295,11 +412,14 @@ async fn build_engine(
 struct Run {
     quiet_looks: bool,
     one_campaign_at_a_time: bool,
+    /// A second process on the journal ([`Replica`]) runs every other pass.
+    replica: bool,
 }
 
 const PRODUCT: Run = Run {
     quiet_looks: true,
     one_campaign_at_a_time: false,
+    replica: true,
 };
 
 impl Model {
@@ -324,6 +444,13 @@ impl Model {
             autobuyer: seeded.autobuyer_id,
         };
         let engine = build_engine(&db.store, &sandbox.base_url(), &shared, how).await;
+        let files = FileModel::initial();
+        let replica = match how.replica {
+            true => {
+                Some(Replica::start(&db.store, &sandbox.base_url(), &shared, how, &files).await)
+            }
+            false => None,
+        };
         let w = World {
             db,
             sandbox,
@@ -333,7 +460,7 @@ impl Model {
         let m = Model {
             w,
             clock,
-            files: FileModel::initial(),
+            files,
             lag_ms: 0,
             complete_list: true,
             crashes: 0,
@@ -343,6 +470,10 @@ impl Model {
             how,
             claims: BTreeSet::new(),
             blocked_seen: BTreeSet::new(),
+            moving: None,
+            moves_checked: 0,
+            replica,
+            passes: 0,
         };
         for i in 0..m.files.len() {
             m.write(i);
@@ -406,7 +537,11 @@ impl Model {
 
     /// The files as the checks see them: a blocked one wants nothing, like a removed one.
     fn effective(&self, recorded: &BTreeSet<String>) -> Vec<FileModel> {
-        self.files
+        Model::effective_of(&self.files, recorded)
+    }
+
+    fn effective_of(files: &[FileModel], recorded: &BTreeSet<String>) -> Vec<FileModel> {
+        files
             .iter()
             .map(|m| m.wanting(Model::state(m, recorded) == Identity::Live))
             .collect()
@@ -480,9 +615,21 @@ impl Model {
         let before = self.money(&ledger).await;
         let wanted = self.effective(&self.names_recorded().await);
         let new_from = ledger.purchases.len();
+        let intents = self.moving_intents().await;
+        if let Some(r) = &mut self.replica {
+            r.sync(self.w.dir.path(), &self.files);
+        }
+        let mut wanted = wanted;
         match step {
             Step::Edit { file, edit } => {
+                if let steps::Edit::Respell { url } = edit {
+                    self.learn_url_id(*file, *url).await?;
+                }
+                let old = self.files[*file].name;
                 steps::apply(&mut self.files[*file], edit);
+                if let steps::Edit::RenameFile { moved: true, .. } = edit {
+                    self.watch_move(*file, old).await;
+                }
                 self.write(*file);
             }
             Step::Claim { owner, on } => {
@@ -505,15 +652,26 @@ impl Model {
                     self.write(i);
                 }
             }
-            Step::Pass { buy } => self.pass(*buy, false).await?,
+            Step::Pass { buy } => {
+                self.passes += 1;
+                match self.replica.is_some() && self.passes.is_multiple_of(2) {
+                    true => wanted = self.replica_pass(*buy, wanted).await?,
+                    false => self.pass(*buy, false).await?,
+                }
+            }
             Step::Crash {
                 buy,
                 after_requests,
             } => self.crash(*buy, *after_requests).await,
             Step::Market(m) => self.market(m),
             Step::Wait { ms } => self.clock.advance(chrono::Duration::milliseconds(*ms)),
-            Step::Checkpoint => return self.checkpoint().await,
+            Step::Checkpoint => {
+                // Converging, it hands over any pending move: the watch ends.
+                self.moving = None;
+                return self.checkpoint().await;
+            }
         }
+        self.moved_as_declared(intents, &ledger).await?;
         let ledger = self.w.ledger();
         let hand = &self.outside.hand;
         check::no_page_bought_twice(&ledger, new_from, (self.lag_ms, self.complete_list), hand)?;
@@ -521,6 +679,88 @@ impl Model {
         self.no_claimant_recorded().await?;
         let after = self.money(&ledger).await;
         check::money_within_cap(&wanted, &before, &after)
+    }
+
+    /// Before file `i`'s URL `url` is first respelt: the id the journal holds for its
+    /// spelling now, for the file's `url_id:` (an adopting file writes the seeded ids always).
+    async fn learn_url_id(&mut self, i: usize, url: usize) -> Check {
+        let m = &self.files[i];
+        if m.adopts || m.url_ids[url].is_some() {
+            return Ok(());
+        }
+        let (spelling, campaign) = (m.url(url), m.name);
+        let names: Vec<&str> = check::names(m).collect();
+        for name in names {
+            let id = self
+                .recorded(name)
+                .await
+                .and_then(|r| r.ids.urls.get(&spelling).copied());
+            if let Some(id) = id {
+                self.files[i].url_ids[url] = Some(id);
+                return Ok(());
+            }
+        }
+        Err(format!(
+            "{campaign}: the journal holds no id for {spelling} after a checkpoint"
+        ))
+    }
+
+    /// File `i` was renamed from `old` with its autobuyers `moved_from: old`: the ids the
+    /// journal records for them under that name, to check when the rename is handed over.
+    async fn watch_move(&mut self, i: usize, old: &'static str) {
+        let m = &self.files[i];
+        let (new, names) = (m.name, m.names);
+        let Some(r) = self.recorded(old).await else {
+            return;
+        };
+        let ids = m
+            .autobuyers
+            .iter()
+            .filter_map(|a| Some((a.name.clone(), r.ids.autobuyers.get(&a.name)?.id)))
+            .collect();
+        self.moving = Some(Moving { names, new, ids });
+    }
+
+    /// Every intent of a moving file's two names, while a move waits to be handed over.
+    async fn moving_intents(&self) -> Option<Vec<IntentRow>> {
+        let mv = self.moving.as_ref()?;
+        let mut out = Vec::new();
+        for name in mv.names {
+            let filter = linkrunner::store::IntentFilter {
+                campaign: Some(name.to_string()),
+                ..Default::default()
+            };
+            let found = self.w.store().intents().find_intents(filter).await;
+            out.extend(found.expect("intents"));
+        }
+        Some(out)
+    }
+
+    /// Once a step handed a move over (the journal records the new name): the moved
+    /// autobuyers kept their ids, and nothing was sent for them ([`check::moved_not_restarted`]).
+    async fn moved_as_declared(
+        &mut self,
+        before: Option<Vec<IntentRow>>,
+        ledger: &Ledger,
+    ) -> Check {
+        let (Some(mv), Some(before)) = (&self.moving, before) else {
+            return Ok(());
+        };
+        let Some(r) = self.recorded(mv.new).await else {
+            return Ok(());
+        };
+        let after = self.moving_intents().await.unwrap_or_default();
+        // Sent: a new intent, or another attempt of one (a rename re-keys the old name's
+        // intents to the new name: that alone sends nothing).
+        let attempts = |i: &IntentRow| before.iter().find(|b| b.id == i.id).map(|b| b.attempts);
+        let sent: Vec<IntentRow> = after
+            .into_iter()
+            .filter(|i| attempts(i) != Some(i.attempts))
+            .collect();
+        check::moved_not_restarted(&mv.ids, &r, &sent, (ledger, &self.w.ledger()))?;
+        self.moving = None;
+        self.moves_checked += 1;
+        Ok(())
     }
 
     /// A claimant is refused at every pass: the journal never records it.
@@ -549,6 +789,25 @@ impl Model {
         self.converged_as_desired(&reports, &recorded).await?;
         self.operate(purchases_to_operator).await;
         Ok(())
+    }
+
+    /// A pass of the replica, on the files as they were a step ago; then the operator acts.
+    /// Its caps in force are those of the files it sees: `wanted` (the checks' files) takes
+    /// the higher of the two per file.
+    async fn replica_pass(
+        &mut self,
+        buy: bool,
+        wanted: Vec<FileModel>,
+    ) -> Result<Vec<FileModel>, String> {
+        let recorded = self.names_recorded().await;
+        let seen = &self.replica.as_ref().expect("the replica").seen;
+        let seen = Model::effective_of(seen, &recorded);
+        self.clock.advance(chrono::Duration::milliseconds(10));
+        let r = self.replica.as_mut().expect("the replica");
+        r.pass(buy).await?;
+        self.clock.advance(chrono::Duration::milliseconds(700));
+        self.operate(false).await;
+        Ok(looser(&wanted, &seen))
     }
 
     /// A file renamed without the key, and a claimant, are blocked naming the campaign that
@@ -890,6 +1149,25 @@ fn load_one(dir: &std::path::Path, name: &str) -> Option<linkrunner::campaign::C
         .into_iter()
         .map(|lc| lc.campaign)
         .find(|c| c.name == name)
+}
+
+/// Per file, the one of `a` and `b` whose cap in force is the higher: what a step may reach
+/// when a replica still sees the files as they were a step ago.
+fn looser(a: &[FileModel], b: &[FileModel]) -> Vec<FileModel> {
+    let cap = |m: &FileModel| match m.present && !m.paused {
+        true => m.monthly,
+        false => 0,
+    };
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            if cap(y) > cap(x) {
+                y.clone()
+            } else {
+                x.clone()
+            }
+        })
+        .collect()
 }
 
 /// What a pass should do with a file's campaign.

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use chrono::{DateTime, Utc};
 use linkrunner::decide::recorded::Recorded;
 use linkrunner::money::Money;
-use linkrunner::store::{IntentKind, Store, SwitchState};
+use linkrunner::store::{IntentKind, IntentRow, Store, SwitchState};
 use linkrunner_sandbox::{AutobuyerState, Ledger, LinkStatus, Purchase};
 
 use super::model_steps::FileModel;
@@ -481,6 +481,7 @@ pub fn one_project_per_site_and_page_per_url(ledger: &Ledger, hand: &HashSet<i64
             ));
         }
     }
+    one_url_per_spelling(ledger)?;
     let url = |id: i64| {
         ledger
             .urls
@@ -504,6 +505,72 @@ pub fn one_project_per_site_and_page_per_url(ledger: &Ledger, hand: &HashSet<i64
             return Err(format!(
                 "page {} bought twice for {u} (projects {} and {}): {q:?} and {p:?}",
                 p.page_id, q.project_id, p.project_id
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// (6) Autobuyers moved with their campaign's rename (`moved_from`), over the step that
+/// handed the rename over (`moved`: name → id the old name recorded): each keeps its id
+/// under the new name, and nothing was sent for it: no stop, no creation of that name, no
+/// second autobuyer of that name in the marketplace, and one running before runs after.
+/// (The generator moves only a file left alone since a checkpoint: the pass has nothing
+/// else to do with its autobuyers, but a start the cap had left unapplied.)
+pub fn moved_not_restarted(
+    moved: &BTreeMap<String, i64>,
+    r: &Recorded,
+    sent: &[IntentRow],
+    (before, after): (&Ledger, &Ledger),
+) -> Check {
+    for (name, &id) in moved {
+        let now = r.ids.autobuyers.get(name).map(|a| a.id);
+        if now != Some(id) {
+            return Err(format!(
+                "autobuyer {name} moved with the rename (id {id}): the new name records id {now:?}"
+            ));
+        }
+        let key = |i: &IntentRow| i.natural_key.split(':').nth(2).map(str::to_string);
+        let touched = sent.iter().find(|i| match i.kind {
+            IntentKind::StopAutobuyer => key(i) == Some(id.to_string()),
+            IntentKind::CreateAutobuyer => key(i).as_deref() == Some(name.as_str()),
+            _ => false,
+        });
+        if let Some(i) = touched {
+            return Err(format!(
+                "autobuyer {name} (id {id}) moved with the rename, yet the pass sent {:?}: {}",
+                i.kind, i.natural_key
+            ));
+        }
+        let mut created = after.autobuyers.iter().skip(before.autobuyers.len());
+        if let Some(a) = created.find(|a| &a.name == name) {
+            return Err(format!(
+                "autobuyer {name} (id {id}) moved with the rename, yet the marketplace has a second one: {a:?}"
+            ));
+        }
+        let state = |l: &Ledger| l.autobuyer(id).map(|a| a.state);
+        if state(before) == Some(AutobuyerState::Running) && state(after) != state(before) {
+            return Err(format!(
+                "autobuyer {name} (id {id}) moved with the rename: running before, {:?} after",
+                state(after)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One URL per page in a project: two URLs whose spellings fold the same (a respelling sent
+/// to the marketplace as a new URL) split a page's links and purchases between two ids.
+fn one_url_per_spelling(ledger: &Ledger) -> Check {
+    let mut seen: BTreeMap<(i64, String), i64> = BTreeMap::new();
+    for u in &ledger.urls {
+        if let Some(first) = seen.insert((u.project_id, fold(&u.url)), u.id) {
+            return Err(format!(
+                "project {} has two URLs for {}: ids {first} and {} ({})",
+                u.project_id,
+                fold(&u.url),
+                u.id,
+                u.url
             ));
         }
     }

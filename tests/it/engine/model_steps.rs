@@ -6,8 +6,9 @@
 //! the same seed and are added between the others' steps, so the sequences issue 11's seeds
 //! were chosen for keep their shape: a file renamed with `renamed_from` (the key kept, or
 //! dropped once honoured) or without it (then fixed as `plan` says, or renamed back), a second
-//! file claiming a removed campaign's domain or `project_id`, and the directory emptied then
-//! restored.
+//! file claiming a removed campaign's domain or `project_id`, the directory emptied then
+//! restored, a URL respelt with `url_id:`, and autobuyers moved to the renamed file with
+//! `moved_from:`.
 
 use std::fmt;
 
@@ -26,6 +27,10 @@ pub struct AbModel {
     /// the seeded autobuyer's id and limits. A changed spec keeps it (it is replaced); a
     /// rename makes a new autobuyer of linkrunner's own (the adopted one, gone, is stopped).
     pub adopted: bool,
+    /// `moved_from:` on its entry: the campaign whose file declared it before the file was
+    /// renamed (with `renamed_from:` naming the same campaign, the only move the product
+    /// supports: an autobuyer belongs to its project). Dropped with the rename's key.
+    pub moved_from: Option<&'static str>,
 }
 
 /// One campaign file as the model wants it; `present: false` is a removed file.
@@ -58,6 +63,13 @@ pub struct FileModel {
     /// For the generator: renamed without the key from this recorded name; the next identity
     /// edit of the file fixes it.
     needs_fix: Option<&'static str>,
+    /// Each URL spelt otherwise than at first ([`respell`]), and the `url_id:` its file
+    /// writes once it was respelt (the id the journal holds, which the runner fills in): kept,
+    /// as the docs allow, when the spelling changes back.
+    pub spelt: [bool; 2],
+    pub url_ids: [Option<i64>; 2],
+    /// For the generator: no edit of the file since the last checkpoint.
+    quiet: bool,
 }
 
 const CAPS: [i64; 5] = [300, 700, 1200, 2000, 3500];
@@ -74,6 +86,7 @@ impl FileModel {
             budget,
             running,
             adopted: false,
+            moved_from: None,
         };
         vec![
             FileModel {
@@ -90,6 +103,9 @@ impl FileModel {
                 next_ab: 2,
                 settled: false,
                 needs_fix: None,
+                spelt: [false; 2],
+                url_ids: [None; 2],
+                quiet: true,
             },
             FileModel {
                 name: "bea-books",
@@ -105,6 +121,9 @@ impl FileModel {
                 next_ab: 3,
                 settled: false,
                 needs_fix: None,
+                spelt: [false; 2],
+                url_ids: [None; 2],
+                quiet: true,
             },
             FileModel {
                 name: "cid-shop",
@@ -124,6 +143,9 @@ impl FileModel {
                 next_ab: 1,
                 settled: false,
                 needs_fix: None,
+                spelt: [false; 2],
+                url_ids: [None; 2],
+                quiet: true,
             },
         ]
     }
@@ -162,14 +184,30 @@ impl FileModel {
             renamed_from: None,
             domain,
             present: true,
+            // Its own URLs and autobuyers: the owner's ids and moves are not its to name.
+            spelt: [false; 2],
+            url_ids: [None; 2],
+            autobuyers: self
+                .autobuyers
+                .iter()
+                .map(|a| AbModel {
+                    moved_from: None,
+                    ..a.clone()
+                })
+                .collect(),
             ..self.clone()
         }
     }
 
+    /// URL `i` as the file spells it now.
     pub fn url(&self, i: usize) -> String {
-        match self.adopts {
+        let url = match self.adopts {
             true => format!("{}/{}", self.domain, ["running-shoes", "trail"][i]),
             false => format!("{}/page-{i}", self.domain),
+        };
+        match self.spelt[i] {
+            true => respell(&url),
+            false => url,
         }
     }
 
@@ -212,10 +250,11 @@ impl FileModel {
         for i in 0..2 {
             y += &match self.adopts {
                 // The seeded `/running-shoes` and `/trail`, with their ids.
-                true => adopted_url(&seeded.urls[i + 1]),
+                true => adopted_url(&seeded.urls[i + 1], self.spelt[i]),
                 false => format!(
-                    "  - url: {}\n    texts:\n      - \"#a#{} {i}#/a#\"\n",
+                    "  - url: {}\n{}    texts:\n      - \"#a#{} {i}#/a#\"\n",
                     self.url(i),
+                    self.url_ids[i].map_or(String::new(), |id| format!("    url_id: {id}\n")),
                     self.name
                 ),
             };
@@ -240,8 +279,11 @@ impl FileModel {
                 true => (format!("    id: {}\n", seeded.autobuyer_id), (20, 20)),
                 false => (String::new(), (6, 3)),
             };
+            let moved = ab
+                .moved_from
+                .map_or(String::new(), |from| format!("    moved_from: {from}\n"));
             y += &format!(
-                "  - name: {}\n{id}    filter: cheap\n    state: {}\n    urls:\n      - {{ url: \"{}\", monthly_budget: {}, total_links_limit: {}, daily_links_limit: {} }}\n",
+                "  - name: {}\n{id}{moved}    filter: cheap\n    state: {}\n    urls:\n      - {{ url: \"{}\", monthly_budget: {}, total_links_limit: {}, daily_links_limit: {} }}\n",
                 ab.name,
                 if ab.running { "running" } else { "stopped" },
                 self.url(ab.url),
@@ -261,8 +303,24 @@ pub const ADOPTED_DOMAIN: &str = "https://cid.example";
 pub const CLAIMANTS: [&str; 3] = ["dup-ada", "dup-bea", "dup-cid"];
 const WWW: [&str; 2] = ["https://www.ada.example", "https://www.bea.example"];
 
-fn adopted_url(u: &linkrunner_sandbox::InUseUrl) -> String {
-    let mut y = format!("  - url: {}\n    url_id: {}\n    texts:\n", u.url, u.url_id);
+/// Another spelling of the same page, as a person fixing a URL writes it: the last path
+/// segment capitalised (`/page-0` → `/Page-0`). The fence folds case, so the per-URL
+/// invariant sees both spellings as one URL and a respelling that bought again fails it.
+pub fn respell(url: &str) -> String {
+    let at = url.rfind('/').expect("a path") + 1;
+    let (head, tail) = url.split_at(at);
+    let mut chars = tail.chars();
+    let first = chars.next().expect("a segment").to_ascii_uppercase();
+    format!("{head}{first}{}", chars.as_str())
+}
+
+/// A seeded URL with its ids, respelt (`spelt`) under the same `url_id`.
+fn adopted_url(u: &linkrunner_sandbox::InUseUrl, spelt: bool) -> String {
+    let url = match spelt {
+        true => respell(&u.url),
+        false => u.url.clone(),
+    };
+    let mut y = format!("  - url: {url}\n    url_id: {}\n    texts:\n", u.url_id);
     for (text, id) in &u.texts {
         y += &format!("      - {{ text: \"{text}\", text_id: {id} }}\n");
     }
@@ -291,14 +349,22 @@ pub enum Edit {
     RestoreFile,
     /// The file is renamed (`to`, its other name): with `renamed_from:` naming its name
     /// until now, or without (then the new name is blocked while the old one is recorded).
+    /// `moved`: with the key, its autobuyers' entries say `moved_from:` the old name (the
+    /// autobuyers moved from the old file to the new one).
     RenameFile {
         to: &'static str,
         key: bool,
+        moved: bool,
     },
     /// `renamed_from:` added (the way out `plan` names for a rename without it).
     AddKey(&'static str),
     /// `renamed_from:` dropped, once a checkpoint saw it honoured.
     DropKey,
+    /// URL `url` respelt ([`respell`], or back) with `url_id:` naming the id the journal
+    /// holds for it: the same URL, its links and purchases carried over.
+    Respell {
+        url: usize,
+    },
 }
 
 /// What the marketplace does from now on.
@@ -450,11 +516,9 @@ struct Around {
 
 /// A checkpoint converges every file: one present and not blocked is recorded under its name.
 fn settle(files: &mut [FileModel]) {
-    for m in files
-        .iter_mut()
-        .filter(|m| m.present && m.needs_fix.is_none())
-    {
-        m.settled = true;
+    for m in files.iter_mut() {
+        m.quiet = true;
+        m.settled |= m.present && m.needs_fix.is_none();
     }
 }
 
@@ -490,15 +554,28 @@ fn identity(rng: &mut Prng, files: &mut [FileModel], around: &mut Around) -> Vec
     let file = rng.range(0, files.len() as i64 - 1) as usize;
     let m = &mut files[file];
     let other = *m.names.iter().find(|n| **n != m.name).expect("two names");
-    let edit = match (m.needs_fix, rng.range(0, 4)) {
+    let edit = match (m.needs_fix, rng.range(0, 5)) {
         (Some(old), n) if n < 2 => Edit::AddKey(old),
         (Some(old), _) => Edit::RenameFile {
             to: old,
             key: false,
+            moved: false,
         },
+        // A move is drawn only for a file left alone since the checkpoint, so the pass that
+        // hands it over has nothing else to do with its autobuyers (the invariant is strict).
+        (None, 0 | 1) if m.present && m.settled && m.quiet && !m.autobuyers.is_empty() => {
+            let edit = Edit::RenameFile {
+                to: other,
+                key: true,
+                moved: true,
+            };
+            apply(m, &edit);
+            return vec![Step::Edit { file, edit }, Step::Pass { buy: false }];
+        }
         (None, n @ (0 | 1)) if m.present && m.settled => Edit::RenameFile {
             to: other,
             key: n == 0,
+            moved: false,
         },
         (None, 2) if m.present && m.settled && m.renamed_from.is_some() => Edit::DropKey,
         (None, 3) if around.claims.remove(&file) => {
@@ -521,6 +598,9 @@ fn identity(rng: &mut Prng, files: &mut [FileModel], around: &mut Around) -> Vec
             around.emptied = Some(was);
             return vec![Step::EmptyDir];
         }
+        (None, 5) if m.present && m.settled => Edit::Respell {
+            url: rng.range(0, 1) as usize,
+        },
         _ => return Vec::new(),
     };
     apply(m, &edit);
@@ -586,6 +666,7 @@ fn edit(rng: &mut Prng, files: &mut [FileModel], around: &mut Around) -> Vec<Ste
                 budget: *pick(rng, &BUDGETS),
                 running: rng.range(0, 2) > 0,
                 adopted: false,
+                moved_from: None,
             }),
             1 if !ab.is_empty() => Edit::Remove(ab),
             2 if !ab.is_empty() => Edit::Rename {
@@ -621,6 +702,7 @@ fn edit(rng: &mut Prng, files: &mut [FileModel], around: &mut Around) -> Vec<Ste
 
 /// What an edit does to the model of the file.
 pub fn apply(m: &mut FileModel, e: &Edit) {
+    m.quiet = false;
     match e {
         Edit::Add(ab) => m.autobuyers.push(ab.clone()),
         Edit::Remove(n) => m.autobuyers.retain(|a| &a.name != n),
@@ -631,6 +713,8 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
             .for_each(|a| {
                 a.name = to.clone();
                 a.adopted = false;
+                // A new autobuyer: nothing recorded anywhere to move.
+                a.moved_from = None;
             }),
         Edit::Flip(n) => m
             .autobuyers
@@ -646,9 +730,13 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
         Edit::Cap(c) => m.monthly = *c,
         Edit::RemoveFile => m.present = false,
         Edit::RestoreFile => m.present = true,
-        Edit::RenameFile { to, key } => {
+        Edit::RenameFile { to, key, moved } => {
             let from = std::mem::replace(&mut m.name, to);
             m.renamed_from = key.then_some(from);
+            let moved_from = (*key && *moved).then_some(from);
+            m.autobuyers
+                .iter_mut()
+                .for_each(|a| a.moved_from = moved_from);
             m.needs_fix = match key {
                 true => None,
                 // Renamed back to the name the journal records: nothing left to fix.
@@ -661,7 +749,11 @@ pub fn apply(m: &mut FileModel, e: &Edit) {
             m.renamed_from = Some(old);
             m.needs_fix = None;
         }
-        Edit::DropKey => m.renamed_from = None,
+        Edit::DropKey => {
+            m.renamed_from = None;
+            m.autobuyers.iter_mut().for_each(|a| a.moved_from = None);
+        }
+        Edit::Respell { url } => m.spelt[*url] = !m.spelt[*url],
     }
 }
 
