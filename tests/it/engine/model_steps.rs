@@ -88,64 +88,60 @@ impl FileModel {
             adopted: false,
             moved_from: None,
         };
+        // Present, running, unedited since the start: what the three files share.
+        let file =
+            |names: [&'static str; 2], domain, monthly, buys, autobuyers, next_ab| FileModel {
+                name: names[0],
+                names,
+                renamed_from: None,
+                domain,
+                present: true,
+                paused: false,
+                monthly,
+                buys,
+                autobuyers,
+                adopts: false,
+                next_ab,
+                settled: false,
+                needs_fix: None,
+                spelt: [false; 2],
+                url_ids: [None; 2],
+                quiet: true,
+            };
+        let ada = vec![ab("ada-ab1", 0, 350, true)];
+        let bea = vec![ab("bea-ab1", 0, 600, true), ab("bea-ab2", 1, 350, false)];
+        // The seeded `team-auto`: 500 RUB on `/trail`, as the sandbox runs it.
+        let cid = vec![AbModel {
+            adopted: true,
+            ..ab("team-auto", 1, 500, true)
+        }];
         vec![
+            file(
+                ["ada-tools", "ada-kit"],
+                "https://ada.example",
+                1200,
+                true,
+                ada,
+                2,
+            ),
+            file(
+                ["bea-books", "bea-shelf"],
+                "https://bea.example",
+                2000,
+                false,
+                bea,
+                3,
+            ),
             FileModel {
-                name: "ada-tools",
-                names: ["ada-tools", "ada-kit"],
-                renamed_from: None,
-                domain: "https://ada.example",
-                present: true,
-                paused: false,
-                monthly: 1200,
-                buys: true,
-                autobuyers: vec![ab("ada-ab1", 0, 350, true)],
-                adopts: false,
-                next_ab: 2,
-                settled: false,
-                needs_fix: None,
-                spelt: [false; 2],
-                url_ids: [None; 2],
-                quiet: true,
-            },
-            FileModel {
-                name: "bea-books",
-                names: ["bea-books", "bea-shelf"],
-                renamed_from: None,
-                domain: "https://bea.example",
-                present: true,
-                paused: false,
-                monthly: 2000,
-                buys: false,
-                autobuyers: vec![ab("bea-ab1", 0, 600, true), ab("bea-ab2", 1, 350, false)],
-                adopts: false,
-                next_ab: 3,
-                settled: false,
-                needs_fix: None,
-                spelt: [false; 2],
-                url_ids: [None; 2],
-                quiet: true,
-            },
-            FileModel {
-                name: "cid-shop",
-                names: ["cid-shop", "cid-store"],
-                renamed_from: None,
-                domain: ADOPTED_DOMAIN,
-                present: true,
-                paused: false,
-                monthly: 2000,
-                buys: true,
-                // The seeded `team-auto`: 500 RUB on `/trail`, as the sandbox runs it.
-                autobuyers: vec![AbModel {
-                    adopted: true,
-                    ..ab("team-auto", 1, 500, true)
-                }],
                 adopts: true,
-                next_ab: 1,
-                settled: false,
-                needs_fix: None,
-                spelt: [false; 2],
-                url_ids: [None; 2],
-                quiet: true,
+                ..file(
+                    ["cid-shop", "cid-store"],
+                    ADOPTED_DOMAIN,
+                    2000,
+                    true,
+                    cid,
+                    1,
+                )
             },
         ]
     }
