@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use linkrunner::clock::ManualClock;
+use linkrunner::effects::pass::CampaignReport;
 use linkrunner::effects::{Engine, EngineSettings};
 use linkrunner::market::{FieldMap, MarketClient};
 use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
@@ -86,33 +88,73 @@ pub async fn reads_truncated_in_transit_still_get_links_bought_once(db: TestDb) 
     );
 }
 
+/// The search deadline is the engine's clock's, and that clock is the test's: it moves past
+/// the deadline once every job has answered "not found" twice. With the wall clock and a
+/// short deadline, a loaded machine spent the deadline on the pass's other steps and the
+/// jobs were given up at their first poll.
 pub async fn a_search_answering_not_found_past_its_deadline_is_given_up_then_restarted(db: TestDb) {
     let mut cfg = sandbox_config();
     cfg.shape.pending = Pending::Http404;
     cfg.search_ready_after = Duration::from_secs(3600);
-    let mut w = World::new(db, cfg).await;
-    let short = EngineSettings {
-        search_deadline: chrono::Duration::milliseconds(400),
-        ..fast_settings()
-    };
-    w.engine = engine(&w, "", short).await;
+    let clock = ManualClock::new("2026-03-02T08:00:00Z".parse().expect("time"));
+    let w = World::on_clock(db, cfg, clock.clone(), |s| {
+        s.market.read_retries = 8;
+        s.engine.search_deadline = SEARCH_DEADLINE;
+    })
+    .await;
     w.write_campaign("acme-shoes", ACME);
 
-    let first = w.pass(true).await;
+    let first = pass_past_search_deadlines(&w, &clock, 2).await;
     let after_first = w.ledger();
-    w.pass(true).await;
+    pass_past_search_deadlines(&w, &clock, 2).await;
     let after_second = w.ledger();
 
     assert_eq!(first[0].bought, 0, "{first:#?}");
     assert!(after_second.purchases.is_empty());
     assert_eq!(after_first.searches_started, 2, "one search per URL");
-    assert!(
-        after_first.polls_served >= 2 * after_first.searches_started,
-        "a 404 is not a rejection: each job was polled until its deadline ({} polls)",
-        after_first.polls_served
-    );
     assert_eq!(
         after_second.searches_started, 4,
         "the expired jobs were given up, so the next round started new ones"
     );
+}
+
+const SEARCH_DEADLINE: chrono::Duration = chrono::Duration::minutes(1);
+
+/// A pass with a buy round that starts `searches` searches and polls them (together, on one
+/// backoff) twice as many times as there are searches before `clock` moves past their
+/// deadline; the pass then gives them up and ends. The real-time bounds only turn a hang into
+/// a failure: polls come every `poll_max` (100 ms) while the deadline is ahead.
+async fn pass_past_search_deadlines(
+    w: &World,
+    clock: &ManualClock,
+    searches: u64,
+) -> Vec<CampaignReport> {
+    const PATIENCE: Duration = Duration::from_secs(60);
+    let before = w.ledger();
+    let pass = w.pass(true);
+    tokio::pin!(pass);
+    let polled = async {
+        loop {
+            let l = w.ledger();
+            let started = l.searches_started - before.searches_started;
+            if started == searches && l.polls_served - before.polls_served >= 2 * searches {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        reports = &mut pass => panic!(
+            "a 404 is not a rejection: the pass ended before each job was polled twice ({:?}): {reports:#?}",
+            w.ledger().polls_served
+        ),
+        waited = tokio::time::timeout(PATIENCE, polled) => waited.unwrap_or_else(|_| panic!(
+            "the pass did not start {searches} searches and poll them twice each: {:?}",
+            w.ledger()
+        )),
+    }
+    clock.advance(SEARCH_DEADLINE);
+    tokio::time::timeout(PATIENCE, pass)
+        .await
+        .expect("the jobs are given up once their deadline passed")
 }
