@@ -45,7 +45,10 @@ use crate::support::{init_logs, sandbox};
 /// texts added to a URL respelt with `url_id:` are sent (`addTexts` names URLs by their text)
 /// under the new spelling, the marketplace makes a second URL of it, and the campaign is then
 /// blocked for good ("is recorded with url id …, not …").
-const CI_SEEDS: [u64; 8] = [1, 4, 8, 12, 18, 21, 26, 30];
+/// Seed 34 changed the adopted autobuyer's spec before any pass recorded its adoption (a
+/// declaration the marketplace does not run): such an edit is now left out
+/// ([`Model::false_declaration`]).
+const CI_SEEDS: [u64; 9] = [1, 4, 8, 12, 18, 21, 26, 30, 34];
 /// Steps per sequence (plus a checkpoint every 12 and at the end).
 const STEPS: usize = 36;
 /// Steps of a settlement sequence (plus its checkpoint).
@@ -143,13 +146,14 @@ async fn run_seeds(db: TestDb, inventory: Option<usize>, generate: impl Fn(u64) 
         });
         let emptied = count(|s| matches!(s, Step::EmptyDir));
         eprintln!(
-            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s), {respecs} changed spec(s), {renames} renamed file(s) ({} blocked), {respelt} respelt URL(s), {moves} move(s) of autobuyers ({} checked), {claims} claim(s), {emptied} emptied director(ies), {} replica pass(es) ({} campaign(s) converged)",
+            "model seed {seed} ({backend:?}): {} steps in {:.1?}, {} purchase(s), {} autobuyer(s), {} crash(es), {} operator resolution(s), {respecs} changed spec(s) ({} left out: declared before the adoption was recorded), {renames} renamed file(s) ({} blocked), {respelt} respelt URL(s), {moves} move(s) of autobuyers ({} checked), {claims} claim(s), {emptied} emptied director(ies), {} replica pass(es) ({} campaign(s) converged)",
             seq.len(),
             started.elapsed(),
             l.purchases.len(),
             l.autobuyers.len(),
             m.crashes,
             m.resolved,
+            m.left_out,
             m.blocked_seen.len(),
             m.moves_checked,
             m.replica.as_ref().map_or(0, |r| r.passes),
@@ -304,6 +308,8 @@ struct Model {
     replica: Option<Replica>,
     /// Pass steps so far: the odd ones are the replica's.
     passes: u32,
+    /// Edits left out as false declarations ([`Model::false_declaration`]).
+    left_out: u32,
 }
 
 /// A second process on the same journal: its own engine and holder, and its own copy of the
@@ -480,6 +486,7 @@ impl Model {
             moves_checked: 0,
             replica,
             passes: 0,
+            left_out: 0,
         };
         for i in 0..m.files.len() {
             m.write(i);
@@ -632,6 +639,10 @@ impl Model {
                     self.learn_url_id(*file, *url).await?;
                 }
                 let old = self.files[*file].name;
+                if self.false_declaration(*file, edit).await {
+                    self.left_out += 1;
+                    return Ok(());
+                }
                 steps::apply(&mut self.files[*file], edit);
                 if let steps::Edit::RenameFile { moved: true, .. } = edit {
                     self.watch_move(*file, old).await;
@@ -685,6 +696,20 @@ impl Model {
         self.no_claimant_recorded().await?;
         let after = self.money(&ledger).await;
         check::money_within_cap(&wanted, &before, &after)
+    }
+
+    /// A changed spec of the adopted autobuyer before the journal recorded its adoption: the
+    /// file would declare a budget the marketplace does not run, and the journal counts the
+    /// declared one (docs/adoption.md#4-what-is-counted), so the step is left out. Seed 34
+    /// declared 350 RUB for the team's 500 RUB autobuyer before any pass recorded it.
+    async fn false_declaration(&self, i: usize, edit: &steps::Edit) -> bool {
+        let steps::Edit::Respec { name, .. } = edit else {
+            return false;
+        };
+        let m = &self.files[i];
+        let adopted = m.adopts && m.autobuyers.iter().any(|a| &a.name == name && a.adopted);
+        adopted
+            && !check::team_autobuyer_recorded(self.w.store(), m, &self.outside, self.now()).await
     }
 
     /// Before file `i`'s URL `url` is first respelt: the id the journal holds for its

@@ -137,10 +137,9 @@ async fn unseen_outside(
         }),
         AutobuyerState::Stopped => Money::ZERO,
     };
-    let known = r.as_ref().is_some_and(|r| {
-        r.ids.autobuyers.values().any(|a| a.id == team.id)
-            || r.autobuyer_generations.contains_key(&team.id)
-    });
+    let known = r
+        .as_ref()
+        .is_some_and(|r| !never_adopted(team.id, r, outside));
     match known {
         true => money.seen_autobuyer = Some(budget),
         false => unseen = unseen.checked_add(budget).expect("sum"),
@@ -220,6 +219,25 @@ pub fn money_within_cap(
         }
     }
     Ok(())
+}
+
+/// Whether the journal recorded the adoption of the team's autobuyer under one of `m`'s names.
+/// Until it did, the file's spec of it is the team's declaration of what the marketplace runs
+/// (docs/adoption.md#4-what-is-counted: the API cannot read it back), not a change to apply.
+pub async fn team_autobuyer_recorded(
+    store: &Store,
+    m: &FileModel,
+    outside: &Outside,
+    now: DateTime<Utc>,
+) -> bool {
+    for name in names(m) {
+        if let Ok(r) = Recorded::load(store, name, now.date_naive()).await
+            && !never_adopted(outside.autobuyer, &r, outside)
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// The team's autobuyer, when no file ever adopted it: the journal never recorded its id.
