@@ -13,11 +13,11 @@ use super::error::EngineError;
 use super::lease::HeldLease;
 use super::protocol::{Effects, OnSuccess};
 use crate::decide::caps::autobuyer_budget;
-use crate::decide::spelling;
 use crate::decide::caps::autobuyer_fingerprint;
 use crate::decide::keys;
 use crate::decide::recorded::Recorded;
 use crate::decide::replace;
+use crate::decide::spelling;
 use linkrunner_domain::records::SwitchState;
 
 /// A free intent: no money reserved.
@@ -99,7 +99,10 @@ impl<M: Market> Engine<M> {
         let i = intent(&c.name, IntentKind::AddTexts, key, req);
         let file = urls.to_vec();
         let on_success = Box::new(move |created: &Vec<_>| {
-            vec![Effect::TextsAdded(spelling::from_market(&file, created.clone()))]
+            vec![Effect::TextsAdded(spelling::from_market(
+                &file,
+                created.clone(),
+            ))]
         });
         let call = || self.market.add_texts(project, &sent);
         self.journaled_step(lease, i, call, on_success, "add texts")

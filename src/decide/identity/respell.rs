@@ -153,7 +153,11 @@ pub(crate) fn applied(r: &Recorded, s: &Respelling) -> Recorded {
             r.ids.urls.insert(u.to.clone(), id);
         }
         // The first spelling the marketplace knew stays, over any number of respellings.
-        let market = r.ids.market_urls.remove(&u.from).unwrap_or_else(|| u.from.clone());
+        let market = r
+            .ids
+            .market_urls
+            .remove(&u.from)
+            .unwrap_or_else(|| u.from.clone());
         r.ids.market_urls.insert(u.to.clone(), market);
         let texts: Vec<_> = r
             .ids
@@ -228,7 +232,11 @@ mod tests {
         );
         let after = applied(&r, &s);
         assert_eq!(after.ids.urls.get(NEW), Some(&11));
-        assert_eq!(after.ids.market_url(NEW), OLD, "the marketplace's spelling stays");
+        assert_eq!(
+            after.ids.market_url(NEW),
+            OLD,
+            "the marketplace's spelling stays"
+        );
         assert!(!after.ids.urls.contains_key(OLD));
         assert_eq!(
             after.ids.texts.get(&(NEW.into(), "#a#a#/a#".into())),

@@ -139,6 +139,12 @@ mod tests {
             "  - url: {OLD}\n    url_id: 1026\n    texts: [\"#a#a#/a#\"]\n"
         ));
         assert_eq!(taken_spelling(&c, &respelt()), Ok(()));
-        assert_eq!(taken_spelling(&campaign(&format!("  - url: {NEW}\n    texts: [\"#a#a#/a#\"]\n")), &respelt()), Ok(()));
+        assert_eq!(
+            taken_spelling(
+                &campaign(&format!("  - url: {NEW}\n    texts: [\"#a#a#/a#\"]\n")),
+                &respelt()
+            ),
+            Ok(())
+        );
     }
 }
