@@ -29,6 +29,7 @@
 //! | [`spread`] | the even spread of a month's money: how much buy rounds may still commit today |
 //! | [`rename`] (in `identity/`) | a file's `renamed_from`: when OLD's record is handed to the new name (once), its intents' keys after it (a purchase's stays), the `plan` line |
 //! | [`respell`] (in `identity/`) | a URL respelt with its recorded `url_id`: which rows take the new spelling, what refuses a `url_id` |
+//! | [`spelling`] (in `identity/`) | a respelt URL named to the marketplace by the spelling it knows (`addTexts`), recorded and shown by the file's |
 //! | [`moves`] (in `identity/`) | an autobuyer's `moved_from`: honoured with the rename of its source (same project), else refused naming both; the `plan` line |
 //! | [`replace`] | a changed autobuyer spec applied by replacement: the new limits, the generation, the `-`/`+` sides |
 //! | [`recorded`] | [`recorded::Recorded`]: the journal's account of one campaign, the decisions' input |
@@ -57,4 +58,4 @@ pub(crate) mod stall;
 // The guards keep their paths (`decide::approval`, …): the room is a folder, not a new name.
 pub(crate) use guard::refused;
 pub(crate) use guard::{approval, removal};
-pub use identity::{moves, rename, respell};
+pub use identity::{moves, rename, respell, spelling};

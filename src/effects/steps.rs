@@ -17,6 +17,7 @@ use crate::decide::caps::autobuyer_fingerprint;
 use crate::decide::keys;
 use crate::decide::recorded::Recorded;
 use crate::decide::replace;
+use crate::decide::spelling;
 use linkrunner_domain::records::SwitchState;
 
 /// A free intent: no money reserved.
@@ -87,11 +88,23 @@ impl<M: Market> Engine<M> {
         urls: &[UrlTexts],
     ) -> Result<(), EngineError> {
         let project = project_id(r)?;
-        let req = json!({ "project_id": project, "urls": urls });
+        // `addTexts` names a URL by its text: a respelt URL goes under the marketplace's
+        // spelling, else it would make a second URL (`decide::spelling`).
+        let sent = spelling::to_market(r, urls);
+        let mut req = json!({ "project_id": project, "urls": urls });
+        if sent != urls {
+            req["sent"] = json!(sent);
+        }
         let key = keys::add_texts(&c.name, &keys::fingerprint(&req));
         let i = intent(&c.name, IntentKind::AddTexts, key, req);
-        let on_success = Box::new(|created: &Vec<_>| vec![Effect::TextsAdded(created.clone())]);
-        let call = || self.market.add_texts(project, urls);
+        let file = urls.to_vec();
+        let on_success = Box::new(move |created: &Vec<_>| {
+            vec![Effect::TextsAdded(spelling::from_market(
+                &file,
+                created.clone(),
+            ))]
+        });
+        let call = || self.market.add_texts(project, &sent);
         self.journaled_step(lease, i, call, on_success, "add texts")
             .await?;
         Ok(())

@@ -112,6 +112,7 @@ on_both_backends!(
     moves::an_autobuyer_moved_with_its_campaigns_rename_is_neither_stopped_nor_created_again,
     moves::an_autobuyer_moved_to_a_campaign_on_another_project_is_refused_naming_both,
     respell::a_new_spelling_without_url_id_is_a_new_url_and_an_unknown_url_id_is_refused,
+    respell::a_text_added_under_a_respelt_url_goes_to_its_url_id_and_makes_no_second_url,
     read_only::read_only_commands_never_migrate_and_name_the_command_that_does,
     unreachable::an_unreachable_marketplace_is_said_once_for_the_whole_pass,
     binary::once_shows_progress_and_ends_with_totals_that_match_the_ledger,

@@ -73,6 +73,11 @@ pub struct RemoteIds {
     pub project: Option<ProjectIds>,
     /// url → url id
     pub urls: BTreeMap<String, i64>,
+    /// url → the marketplace's own spelling of it, for a URL respelt with `url_id` (issue 32):
+    /// the text it was created or adopted with, which a call naming the URL by text sends.
+    /// Absent: the same spelling. See [`RemoteIds::market_url`].
+    #[serde(default)]
+    pub market_urls: BTreeMap<String, String>,
     /// (url, text) → text id; in JSON a list of `[[url, text], id]` (JSON keys are strings)
     #[serde(with = "pairs")]
     pub texts: BTreeMap<(String, String), i64>,
@@ -87,6 +92,14 @@ pub struct RemoteIds {
     /// the project, and whether the link list was shown complete.
     #[serde(default)]
     pub account: AccountTruth,
+}
+
+impl RemoteIds {
+    /// The spelling the marketplace knows `url` by: the one it was created or adopted with
+    /// when the file respelt it with `url_id`, else `url` itself.
+    pub fn market_url<'a>(&'a self, url: &'a str) -> &'a str {
+        self.market_urls.get(url).map_or(url, String::as_str)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

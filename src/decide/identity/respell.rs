@@ -56,10 +56,12 @@ impl Respelling {
 
 /// The URLs of `c` whose `url_id` the journal holds under another spelling, or why a
 /// `url_id` of the file is refused: an id recorded for a URL the file still lists, a URL
-/// recorded with another id, or (in a project linkrunner created, where the journal knows
+/// recorded with another id, the marketplace's spelling of a respelt URL without its id
+/// (`decide::spelling`), or (in a project linkrunner created, where the journal knows
 /// every URL) an id the journal does not hold. In an adopted project an unknown id is the
 /// adoption's to record.
 pub(crate) fn respelling(c: &Campaign, r: &Recorded) -> Result<Respelling, String> {
+    super::spelling::taken_spelling(c, r)?;
     let mut urls = Vec::new();
     for u in &c.urls {
         let Some(id) = u.url_id else { continue };
@@ -150,6 +152,13 @@ pub(crate) fn applied(r: &Recorded, s: &Respelling) -> Recorded {
         if let Some(id) = r.ids.urls.remove(&u.from) {
             r.ids.urls.insert(u.to.clone(), id);
         }
+        // The first spelling the marketplace knew stays, over any number of respellings.
+        let market = r
+            .ids
+            .market_urls
+            .remove(&u.from)
+            .unwrap_or_else(|| u.from.clone());
+        r.ids.market_urls.insert(u.to.clone(), market);
         let texts: Vec<_> = r
             .ids
             .texts
@@ -223,6 +232,11 @@ mod tests {
         );
         let after = applied(&r, &s);
         assert_eq!(after.ids.urls.get(NEW), Some(&11));
+        assert_eq!(
+            after.ids.market_url(NEW),
+            OLD,
+            "the marketplace's spelling stays"
+        );
         assert!(!after.ids.urls.contains_key(OLD));
         assert_eq!(
             after.ids.texts.get(&(NEW.into(), "#a#a#/a#".into())),

@@ -47,6 +47,9 @@ impl Campaigns<'_> {
                     "text" => {
                         ids.texts.insert((a, col(&r, "b")?), id);
                     }
+                    "market_url" => {
+                        ids.market_urls.insert(a, col(&r, "b")?);
+                    }
                     _ => {
                         ids.filters.insert(a, id);
                     }
@@ -60,8 +63,10 @@ impl Campaigns<'_> {
     }
 }
 
-/// A campaign's URL, text and filter ids, in one query.
+/// A campaign's URL, text and filter ids, and the marketplace's spelling of its respelt URLs,
+/// in one query.
 pub(in crate::store) const IDS_SQL: &str = "SELECT 'url' AS what, url AS a, '' AS b, url_id AS id FROM urls WHERE campaign = $1 \
+     UNION ALL SELECT 'market_url' AS what, url AS a, market_url AS b, url_id AS id FROM urls WHERE campaign = $1 AND market_url IS NOT NULL \
      UNION ALL SELECT 'text' AS what, url AS a, text AS b, text_id AS id FROM texts WHERE campaign = $1 \
      UNION ALL SELECT 'filter' AS what, name AS a, '' AS b, filter_id AS id FROM filters WHERE campaign = $1";
 

@@ -1,7 +1,7 @@
 //! Respelt URLs (issue 32): a promoted URL whose file gives its recorded `url_id` under a new
-//! spelling keeps its identity. Its `urls` row and its texts take the new spelling and the
-//! autobuyers whose spec only changed by the spelling take their new fingerprint, all in one
-//! transaction under the campaign's lease: a crash leaves the old spelling or the new one,
+//! spelling keeps its identity. Its `urls` row and its texts take the new spelling (the row
+//! keeps the marketplace's in `market_url`, which `addTexts` sends) and the autobuyers whose
+//! spec only changed by the spelling take their new fingerprint, all in one transaction under the campaign's lease: a crash leaves the old spelling or the new one,
 //! never a mix. Purchases need nothing: their natural keys name the URL id, not its spelling
 //! (`decide::keys::purchase`), so a page bought before is refused under the new spelling. `decide::respell` says what; tested
 //! by `tests/it` `store::respell::*` on PostgreSQL and SQLite.
@@ -64,7 +64,9 @@ impl Campaigns<'_> {
 }
 
 /// One URL's row and texts; `false` (nothing changed) when the row is not `from` with its
-/// id, or a row spelt `to` exists already.
+/// id, or a row spelt `to` exists already. The row keeps the marketplace's spelling in
+/// `market_url` (the first one, over any number of respellings): `addTexts` names a URL by its
+/// text, and the file's spelling would make the marketplace create a second URL.
 async fn respell_one(
     tx: &mut crate::store::Tx,
     campaign: &str,
@@ -73,7 +75,7 @@ async fn respell_one(
     const OP: &str = "respell_urls";
     let moved = run!(
         execute, &mut **tx, OP,
-        "UPDATE urls SET url = $3 WHERE campaign = $1 AND url = $2 AND url_id = $4 \
+        "UPDATE urls SET url = $3, market_url = COALESCE(market_url, url) WHERE campaign = $1 AND url = $2 AND url_id = $4 \
          AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $1 AND q.url = $3)";
         campaign, u.from, u.to, u.url_id
     )?;

@@ -101,12 +101,7 @@ pub async fn a_url_respelt_with_its_url_id_keeps_its_identity_and_buys_no_page_a
         before.purchases.len(),
         after.purchases.len()
     );
-    let ids = w
-        .store()
-        .campaigns()
-        .remote_ids("acme-shoes")
-        .await
-        .unwrap();
+    let ids = recorded_ids(&w).await;
     assert_eq!(ids.urls.get(NEW), Some(&id));
     assert!(
         !ids.urls.contains_key(OLD),
@@ -150,6 +145,15 @@ pub async fn a_new_spelling_without_url_id_is_a_new_url_and_an_unknown_url_id_is
     assert_ne!(url_id_of(&after, NEW), url_id_of(&after, OLD));
 }
 
+/// What the journal holds for `acme-shoes`: its URL, text and filter ids and spellings.
+async fn recorded_ids(w: &World) -> linkrunner_domain::records::RemoteIds {
+    w.store()
+        .campaigns()
+        .remote_ids("acme-shoes")
+        .await
+        .unwrap()
+}
+
 /// `acme-shoes` (the ACME fixture) passed once, with a buy round or not, then converged.
 pub async fn acme_converged(db: TestDb, buy_round: bool) -> World {
     let w = World::new(db, sandbox_config()).await;
@@ -157,4 +161,58 @@ pub async fn acme_converged(db: TestDb, buy_round: bool) -> World {
     w.pass(buy_round).await;
     w.converge(3).await;
     w
+}
+
+pub async fn a_text_added_under_a_respelt_url_goes_to_its_url_id_and_makes_no_second_url(
+    db: TestDb,
+) {
+    // Arrange: acme-shoes converged, its project created by linkrunner; the URL is respelt
+    // with its `url_id` and the respelling is recorded.
+    let w = acme_converged(db, false).await;
+    let id = url_id_of(&w.ledger(), OLD);
+    w.write_campaign("acme-shoes", &respelt(Some(id)));
+    w.converge(3).await;
+    let before = w.ledger();
+
+    // Act: a text is added to the respelt URL.
+    const ADDED: &str = "#a#new running shoes#/a# for the road";
+    let with_text = respelt(Some(id)).replace(
+        "      - \"#a#acme running shoes#/a#\"\n",
+        &format!("      - \"#a#acme running shoes#/a#\"\n      - \"{ADDED}\"\n"),
+    );
+    assert_ne!(with_text, respelt(Some(id)), "the text is in the file");
+    w.write_campaign("acme-shoes", &with_text);
+    let plan = run(&w, &["plan"]).await;
+    let once = run(&w, &["once"]).await;
+
+    // Assert: `plan` shows the file's spelling; the marketplace got the text on the URL's
+    // id under the spelling it knows, and no second URL; the journal keeps both spellings
+    // and the text against the same id.
+    assert!(once.status.success(), "{}", text(&once));
+    let shown = String::from_utf8_lossy(&plan.stdout);
+    assert!(shown.contains(NEW), "{shown}");
+    let after = w.ledger();
+    assert_eq!(
+        after.urls.len(),
+        before.urls.len(),
+        "no second URL: {:?}",
+        after.urls
+    );
+    assert!(after.urls.iter().all(|u| u.url != NEW), "{:?}", after.urls);
+    let added: Vec<i64> = after
+        .texts
+        .iter()
+        .filter(|t| t.text == ADDED)
+        .map(|t| t.url_id)
+        .collect();
+    assert_eq!(added, vec![id], "the text on url id {id}");
+    let ids = recorded_ids(&w).await;
+    assert_eq!(ids.urls.get(NEW), Some(&id));
+    assert_eq!(ids.market_url(NEW), OLD);
+    assert!(
+        ids.texts
+            .contains_key(&(NEW.to_string(), ADDED.to_string()))
+    );
+    assert!(run(&w, &["once"]).await.status.success(), "converges");
+    assert_eq!(w.ledger().urls.len(), before.urls.len());
 }
