@@ -76,7 +76,7 @@ pub struct RemoteIds {
     /// url → the marketplace's own spelling of it, for a URL respelt with `url_id` (issue 32):
     /// the text it was created or adopted with, which a call naming the URL by text sends.
     /// Absent: the same spelling. See [`RemoteIds::market_url`].
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub market_urls: BTreeMap<String, String>,
     /// (url, text) → text id; in JSON a list of `[[url, text], id]` (JSON keys are strings)
     #[serde(with = "pairs")]
