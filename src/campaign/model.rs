@@ -33,6 +33,16 @@ pub struct Campaign {
     /// handed to this name at the next pass, once. Invariant: a valid name, not `name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) renamed_from: Option<String>,
+    // --- accounts (issue 34) ---
+    /// The marketplace account it spends in (`account`; `default` when the file names none).
+    /// Invariant: a valid account id. Everything the journal holds for this campaign belongs to
+    /// this account; the engine sends its calls through this account's client.
+    #[serde(skip_serializing_if = "is_default_account")]
+    pub account: String,
+}
+
+fn is_default_account(a: &str) -> bool {
+    linkrunner_domain::account::is_default(a)
 }
 
 impl Campaign {

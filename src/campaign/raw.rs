@@ -49,6 +49,11 @@ pub(super) struct RawCampaign {
     #[serde(default)]
     #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
     pub(crate) renamed_from: Option<At<String>>,
+    // --- accounts (issue 34) ---
+    /// The marketplace account this campaign spends in: an `id` of the accounts file (`--account-file`). Not given: the default account, the one the command line's marketplace flags describe. Its project, URLs, autobuyers, links and money belong to that account; a campaign that holds a project cannot change its account.
+    #[serde(default)]
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9-]{0,62}$"))]
+    pub(crate) account: Option<At<String>>,
 }
 
 /// An optional list written as `key: null` (or `key:` alone) reads as an empty list: every

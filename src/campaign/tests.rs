@@ -348,3 +348,15 @@ fn a_move_whose_source_file_still_declares_the_autobuyer_is_refused_at_the_key()
     let report = super::loading::load::load_paths(&[dir.path().to_path_buf()]);
     assert!(report.is_clean(), "{:?}", report.problems);
 }
+
+#[test]
+fn a_campaign_names_its_account_or_belongs_to_the_default_one() {
+    assert_eq!(check(BASE).unwrap().account, "default");
+    let named = check(&format!("account: client-7\n{BASE}")).unwrap();
+    assert_eq!(named.account, "client-7");
+    let e = check(&format!("account: Client 7\n{BASE}")).unwrap_err();
+    assert!(
+        e.iter().any(|m| m.contains("`account` `Client 7` must be")),
+        "{e:?}"
+    );
+}

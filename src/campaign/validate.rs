@@ -41,6 +41,7 @@ pub(super) fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
     spend::check_commitment(&raw.budget, &budget, buy.as_ref(), &autobuyers, &mut p);
     let project_id = adoption::check(raw, &mut p);
     let renamed_from = renamed_from(raw, &mut p);
+    let account = account(raw, &mut p);
     moved_from(raw, &mut p);
     if !p.is_empty() {
         return Err(p);
@@ -56,7 +57,28 @@ pub(super) fn validate(raw: &RawCampaign) -> Result<Campaign, Problems> {
         autobuyers,
         project_id,
         renamed_from,
+        account,
     })
+}
+
+/// `account`: a valid account id (whether the accounts file knows it is checked where the
+/// file is read: `campaign::accounts`); absent, the default account.
+fn account(raw: &RawCampaign, p: &mut Problems) -> String {
+    match &raw.account {
+        Some(a) => {
+            if !linkrunner_domain::account::valid_id(&a.value) {
+                p.at(
+                    a.pos,
+                    format!(
+                        "`account` `{}` must be 1 to 63 lowercase letters, digits or `-`, starting with a letter or digit (an `id` of the accounts file)",
+                        a.value
+                    ),
+                );
+            }
+            a.value.clone()
+        }
+        None => linkrunner_domain::account::DEFAULT_ACCOUNT.to_string(),
+    }
 }
 
 /// `renamed_from`: a valid campaign name, and not the campaign's own (a rename to itself

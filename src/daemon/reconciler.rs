@@ -93,7 +93,7 @@ impl<M: Market> Daemon<M> {
             .iter()
             .any(|c| c.campaign.buy.is_some());
         capacity::plan_reconcile(
-            self.engine.market().rate_limit(),
+            self.engine.rate_limit(),
             campaigns,
             self.opts.reconcile_interval,
             per_campaign,

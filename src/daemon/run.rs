@@ -185,11 +185,19 @@ pub(crate) async fn run<M: Market>(
         removals_unsettled: AtomicBool::new(false),
         brake: Default::default(),
     });
-    let upkeep = tokio::spawn(credentials_upkeep(
-        d.engine.market().clone(),
-        d.credentials_hup.clone(),
-        shutdown.clone(),
-    ));
+    // Each account's credentials are kept current on their own: one account's failing login
+    // or unreadable file never delays another's refresh.
+    let upkeep: Vec<_> = d
+        .engine
+        .markets()
+        .map(|(_, market)| {
+            tokio::spawn(credentials_upkeep(
+                market.clone(),
+                d.credentials_hup.clone(),
+                shutdown.clone(),
+            ))
+        })
+        .collect();
     let (reload_tx, reload_rx) = mpsc::channel(4);
     if d.opts.signals {
         signals::spawn_signal_handlers(shutdown.clone(), reload_tx.clone())?;
@@ -203,7 +211,9 @@ pub(crate) async fn run<M: Market>(
         None
     };
     d.clone().main_loop(shutdown, reload_rx, probe_addr).await;
-    upkeep.abort();
+    for u in upkeep {
+        u.abort();
+    }
     d.drain().await;
     http_stop.cancel();
     for s in servers {
@@ -286,7 +296,9 @@ impl<M: Market> Daemon<M> {
                 Some(cause) = reload_rx.recv() => {
                     if cause == ReloadCause::Signal {
                         signals::notify_reloading(false);
-                        self.credentials_hup.notify_one();
+                        // Every account's upkeep task; one busy refreshing sees its files
+                        // again within the second anyway.
+                        self.credentials_hup.notify_waiters();
                     }
                     let changed = self.reload().await;
                     if cause == ReloadCause::Signal { signals::notify_reloading(true); }
@@ -404,7 +416,7 @@ impl<M: Market> Daemon<M> {
     /// Warns when the scheduled buy rounds of a slot need more calls than `--rate-limit`
     /// carries within a minute of it (they would start late), or before the next slot.
     async fn warn_round_load(&self) {
-        let Some(rate) = self.engine.market().rate_limit() else {
+        let Some(rate) = self.engine.rate_limit() else {
             return;
         };
         if self.opts.round_every.is_some() {

@@ -413,6 +413,7 @@ mod tests {
 
     fn recorded() -> Recorded {
         let caps = CampaignCaps {
+            account: "default".into(),
             name: "c".into(),
             monthly_cap: Money::from_rubles(1000),
             daily_links: 5,
@@ -562,6 +563,7 @@ mod tests {
     /// A journal that recorded nothing of the campaign yet.
     fn fresh() -> Recorded {
         let caps = CampaignCaps {
+            account: "default".into(),
             name: "acme-shoes".into(),
             monthly_cap: Money::from_rubles(3000),
             daily_links: 9,

@@ -11,6 +11,7 @@ use super::keys;
 pub(crate) fn caps(c: &Campaign) -> CampaignCaps {
     CampaignCaps {
         name: c.name.clone(),
+        account: c.account.clone(),
         monthly_cap: c.budget.monthly,
         daily_links: c.budget.daily_links,
         total_links: c.budget.total_links,

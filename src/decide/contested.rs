@@ -257,6 +257,7 @@ pub(super) mod tests {
 
     pub(in crate::decide) fn recorded() -> Recorded {
         let caps = CampaignCaps {
+            account: "default".into(),
             name: "acme".into(),
             monthly_cap: Money::from_rubles(1000),
             daily_links: 5,

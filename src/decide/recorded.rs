@@ -84,6 +84,7 @@ impl Recorded {
     #[cfg(test)]
     pub(crate) fn unrecorded_for_tests(name: &str) -> Recorded {
         let caps = CampaignCaps {
+            account: "default".into(),
             name: name.into(),
             monthly_cap: linkrunner_domain::money::Money::from_rubles(1000),
             daily_links: 5,

@@ -51,6 +51,7 @@ use tokio_util::sync::CancellationToken;
 use crate::market::Market;
 use crate::metrics::Metrics;
 use crate::store::Store;
+use linkrunner_domain::account::DEFAULT_ACCOUNT;
 use linkrunner_domain::clock::SharedClock;
 
 pub(crate) use error::EngineError;
@@ -113,9 +114,19 @@ impl Default for EngineSettings {
     }
 }
 
-/// The engine. Cheap to clone; every clone shares the market client, store and clock.
+/// The engine. Cheap to clone; every clone shares the market clients, store and clock.
+///
+/// An engine works for one marketplace account at a time (`account`, its client `market`,
+/// what it learned of that marketplace: `reach`, `pace`); [`Engine::for_account`] gives the
+/// engine of another account of the deployment, sharing everything else. A campaign's pass
+/// runs on its account's engine ([`pass::CampaignReport`]), so no step below it ever chooses a
+/// client: a campaign's calls cannot go to another account's marketplace or credentials.
 pub struct Engine<M: Market> {
     market: Arc<M>,
+    /// The account this engine works for (`market` is its client).
+    account: Arc<str>,
+    /// Every account of the deployment: its client and what was learned of its marketplace.
+    accounts: Arc<std::collections::BTreeMap<String, AccountSide<M>>>,
     store: Store,
     clock: SharedClock,
     metrics: Arc<Metrics>,
@@ -136,12 +147,30 @@ pub struct Engine<M: Market> {
     quiet: Arc<quiet::QuietMemory>,
 }
 
+/// One account's side of the engine: its client and what the engine learns of its marketplace.
+struct AccountSide<M: Market> {
+    market: Arc<M>,
+    reach: Arc<reach::MarketReach>,
+    pace: Arc<pace::SearchPace>,
+}
+
+impl<M: Market> AccountSide<M> {
+    fn new(market: Arc<M>) -> Self {
+        AccountSide {
+            market,
+            reach: Arc::default(),
+            pace: Arc::default(),
+        }
+    }
+}
+
 /// One lock per campaign within this process: a scheduled round and a reconciliation never
 /// work on one campaign at once here (across processes, the store's leases do that job).
 pub(crate) type CampaignLocks =
     Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>>;
 
 impl<M: Market> Engine<M> {
+    /// An engine of one account, the default one (tests, and a deployment of one account).
     pub(crate) fn new(
         market: Arc<M>,
         store: Store,
@@ -149,19 +178,47 @@ impl<M: Market> Engine<M> {
         metrics: Arc<Metrics>,
         settings: EngineSettings,
     ) -> Self {
+        let accounts = vec![(DEFAULT_ACCOUNT.to_string(), market)];
+        Self::with_accounts(accounts, store, clock, metrics, settings)
+    }
+
+    /// An engine of several accounts, each with its own client; the returned engine works for
+    /// the first (the default account when there is one). Panics on an empty list: a
+    /// deployment has at least one account (`App::build` checks it first).
+    pub(crate) fn with_accounts(
+        markets: Vec<(String, Arc<M>)>,
+        store: Store,
+        clock: SharedClock,
+        metrics: Arc<Metrics>,
+        settings: EngineSettings,
+    ) -> Self {
+        let first = markets
+            .iter()
+            .find(|(id, _)| id == DEFAULT_ACCOUNT)
+            .or(markets.first())
+            .map(|(id, _)| id.clone())
+            .expect("a deployment has at least one account");
+        let accounts: std::collections::BTreeMap<String, AccountSide<M>> = markets
+            .into_iter()
+            .map(|(id, m)| (id, AccountSide::new(m)))
+            .collect();
+        let side = &accounts[&first];
+        let (market, reach, pace) = (side.market.clone(), side.reach.clone(), side.pace.clone());
         let holder = holder_id();
         Engine {
             market,
+            account: first.into(),
+            accounts: Arc::new(accounts),
             store,
             clock,
             metrics,
             identity: Arc::new(holder::this_process(holder.clone())),
             holder,
             slots: slots::Slots::new(settings.campaign_concurrency),
-            reach: Arc::default(),
+            reach,
             settings,
             cancel: CancellationToken::new(),
-            pace: Default::default(),
+            pace,
             locks: Default::default(),
             quiet: Default::default(),
         }
@@ -172,9 +229,39 @@ impl<M: Market> Engine<M> {
         &self.store
     }
 
-    /// The marketplace client.
+    /// The marketplace client of this engine's account.
     pub(crate) fn market(&self) -> &Arc<M> {
         &self.market
+    }
+
+    /// Every account of the deployment with its client, in id order.
+    pub(crate) fn markets(&self) -> impl Iterator<Item = (&str, &Arc<M>)> {
+        self.accounts.iter().map(|(id, a)| (id.as_str(), &a.market))
+    }
+
+    /// The requests per second every account's client sends together, which the daemon
+    /// plans reconciliation from (each client still holds its own account's limit); `None`
+    /// when no client has a limit (test doubles).
+    pub(crate) fn rate_limit(&self) -> Option<u32> {
+        self.accounts
+            .values()
+            .filter_map(|a| a.market.rate_limit())
+            .reduce(u32::saturating_add)
+    }
+
+    /// The engine of `account`, sharing the store, the clock, the slots and the leases' holder
+    /// with this one; `None` when the deployment has no such account.
+    pub(crate) fn for_account(&self, account: &str) -> Option<Engine<M>> {
+        if *self.account == *account {
+            return Some(self.clone());
+        }
+        let (id, side) = self.accounts.get_key_value(account)?;
+        let mut e = self.clone();
+        e.account = id.as_str().into();
+        e.market = side.market.clone();
+        e.reach = side.reach.clone();
+        e.pace = side.pace.clone();
+        Some(e)
     }
 
     /// The injected clock.
@@ -222,6 +309,8 @@ impl<M: Market> Clone for Engine<M> {
     fn clone(&self) -> Self {
         Engine {
             market: self.market.clone(),
+            account: self.account.clone(),
+            accounts: self.accounts.clone(),
             store: self.store.clone(),
             clock: self.clock.clone(),
             metrics: self.metrics.clone(),

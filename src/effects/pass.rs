@@ -76,6 +76,9 @@ impl std::fmt::Display for PassOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CampaignReport {
     pub campaign: String,
+    /// The marketplace account the campaign spends in (left out of JSON for the default one).
+    #[serde(skip_serializing_if = "is_default_account")]
+    pub account: String,
     pub outcome: PassOutcome,
     /// Why the pass stalled (`outcome` is `stalled`): a closed set, in snake_case.
     #[serde(serialize_with = "serialize_reason")]
@@ -93,6 +96,10 @@ pub struct CampaignReport {
     pub(crate) judgment: Option<Judgment>,
 }
 
+fn is_default_account(a: &str) -> bool {
+    linkrunner_domain::account::is_default(a)
+}
+
 fn serialize_reason<S: serde::Serializer>(
     r: &Option<StallReason>,
     s: S,
@@ -104,6 +111,7 @@ impl CampaignReport {
     pub(crate) fn new(campaign: &str) -> Self {
         CampaignReport {
             campaign: campaign.into(),
+            account: linkrunner_domain::account::DEFAULT_ACCOUNT.into(),
             outcome: PassOutcome::Converged,
             reason: None,
             detail: None,
@@ -212,12 +220,13 @@ impl<M: Market> Engine<M> {
                 tell(PassProgress::Done(r.clone()));
                 reports.push(r);
             }
-            // The marketplace cannot be connected to: the campaigns not begun are not tried.
-            if reports
-                .iter()
-                .any(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
-            {
+            // The account's marketplace cannot be connected to: its campaigns not begun are not
+            // tried (another account's marketplace may be up).
+            if reports.iter().any(|r| {
+                r.outcome == PassOutcome::MarketplaceUnreachable && r.account == lc.campaign.account
+            }) {
                 let mut r = CampaignReport::new(&lc.campaign.name);
+                r.account = lc.campaign.account.clone();
                 r.outcome = PassOutcome::MarketplaceUnreachable;
                 r.transient = true;
                 tell(PassProgress::Done(r.clone()));
@@ -234,10 +243,25 @@ impl<M: Market> Engine<M> {
         }
     }
 
-    /// Says the marketplace's reach once for the pass: when a campaign could not connect, its
-    /// error becomes the engine's (`reach`: since when, the last error) and each such report
-    /// says only since when; when campaigns reached it, it is reachable again.
+    /// Says each account's marketplace reach once for the pass ([`Self::note_account_reach`]).
     fn note_reach(&self, reports: &mut [CampaignReport]) {
+        let accounts: std::collections::BTreeSet<String> =
+            reports.iter().map(|r| r.account.clone()).collect();
+        for account in accounts {
+            if let Some(e) = self.for_account(&account) {
+                let mut mine: Vec<&mut CampaignReport> = reports
+                    .iter_mut()
+                    .filter(|r| r.account == account)
+                    .collect();
+                e.note_account_reach(&mut mine);
+            }
+        }
+    }
+
+    /// Says this account's marketplace reach once for the pass: when a campaign could not
+    /// connect, its error becomes the engine's (`reach`: since when, the last error) and each
+    /// such report says only since when; when campaigns reached it, it is reachable again.
+    fn note_account_reach(&self, reports: &mut [&mut CampaignReport]) {
         let last = reports
             .iter_mut()
             .filter(|r| r.outcome == PassOutcome::MarketplaceUnreachable)
@@ -262,7 +286,7 @@ impl<M: Market> Engine<M> {
         }
         let error = last.unwrap_or_else(|| "could not connect".into());
         let since = self.reach.unreachable(error.clone(), self.clock.now());
-        tracing::error!(since = %since, error = %error, "the marketplace is unreachable; nothing was sent");
+        tracing::error!(account = %self.account, since = %since, error = %error, "the marketplace is unreachable; nothing was sent");
         let detail = format!(
             "the marketplace is unreachable since {}",
             since.format("%Y-%m-%d %H:%M:%S UTC")
@@ -304,10 +328,75 @@ impl<M: Market> Engine<M> {
         Ok(self.store.campaigns().record_campaign_files(&moved).await?)
     }
 
-    /// One campaign's pass, under its in-process lock: `c` is `None` when its file was
-    /// removed; `cause` is recorded with every intent the pass begins. Never fails: how it
-    /// ended is in the report.
+    /// One campaign's pass, under its in-process lock, on its account's engine: `c` is `None`
+    /// when its file was removed; `cause` is recorded with every intent the pass begins.
+    /// Never fails: how it ended is in the report.
     pub(crate) async fn campaign_pass(
+        &self,
+        c: Option<&Campaign>,
+        name: &str,
+        buy_round: bool,
+        cause: IntentCause,
+    ) -> CampaignReport {
+        match self.account_engine(c, name).await {
+            Ok(e) => e.campaign_pass_here(c, name, buy_round, cause).await,
+            Err(report) => report,
+        }
+    }
+
+    /// The engine of the campaign's account: the one its file names, or for a removed file
+    /// the one the journal recorded. A campaign whose account this deployment does not serve,
+    /// or whose file moves it to another account while the journal holds marketplace things
+    /// of it in the first, is blocked: nothing of it is sent anywhere.
+    async fn account_engine(
+        &self,
+        c: Option<&Campaign>,
+        name: &str,
+    ) -> Result<Engine<M>, CampaignReport> {
+        let refused = |outcome: PassOutcome, detail: String| {
+            let mut r = CampaignReport::new(name);
+            r.outcome = outcome;
+            r.transient = outcome == PassOutcome::Failed;
+            r.detail = Some(detail);
+            r
+        };
+        let failed = |e: crate::store::StoreError| refused(PassOutcome::Failed, e.to_string());
+        let campaigns = self.store.campaigns();
+        let recorded = campaigns.campaign_account(name).await.map_err(failed)?;
+        let account = match (c, recorded) {
+            (Some(c), Some(was)) if was != c.account => {
+                let ids = campaigns.remote_ids(name).await.map_err(failed)?;
+                if ids.project.is_some() || !ids.filters.is_empty() {
+                    return Err(refused(
+                        PassOutcome::Blocked,
+                        format!(
+                            "the file moves campaign {name} from account `{was}` to `{}`, but its project and filters are in `{was}`: a campaign cannot change accounts; put `account: {was}` back (or remove the campaign and create a new one in `{}`)",
+                            c.account, c.account
+                        ),
+                    ));
+                }
+                campaigns
+                    .move_account(name, &c.account)
+                    .await
+                    .map_err(failed)?;
+                c.account.clone()
+            }
+            (Some(c), _) => c.account.clone(),
+            (None, Some(was)) => was,
+            (None, None) => linkrunner_domain::account::DEFAULT_ACCOUNT.to_string(),
+        };
+        self.for_account(&account).ok_or_else(|| {
+            refused(
+                PassOutcome::Blocked,
+                format!(
+                    "campaign {name} spends in account `{account}`, which this deployment does not serve (no such `id` in --account-file): nothing of it is sent or stopped until the account is served again"
+                ),
+            )
+        })
+    }
+
+    /// [`Self::campaign_pass`] on the campaign's account's engine.
+    async fn campaign_pass_here(
         &self,
         c: Option<&Campaign>,
         name: &str,
@@ -338,6 +427,7 @@ impl<M: Market> Engine<M> {
         let span = tracing::info_span!(
             "campaign",
             campaign = %name,
+            account = %self.account,
             holder = %self.holder,
             round = tracing::field::Empty
         );
@@ -350,6 +440,7 @@ impl<M: Market> Engine<M> {
         // need a slot back after a wait of its own.
         let _guard = self.slots.idle(lock.lock()).await;
         let mut report = CampaignReport::new(name);
+        report.account = self.account.to_string();
         let result = self
             .pass_under_lease(c, name, (buy_round, cause), &mut report)
             .instrument(span)

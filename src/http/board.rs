@@ -666,6 +666,7 @@ mod tests {
             .map(|i| {
                 let name = format!("{i:05}-{}", "x".repeat(57));
                 let caps = crate::store::CampaignCaps {
+                    account: "default".into(),
                     name: name.clone(),
                     monthly_cap: Money::from_rubles(1000 + i as i64),
                     daily_links: 10,

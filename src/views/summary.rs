@@ -141,6 +141,7 @@ mod tests {
 
     fn status(name: &str, state: CampaignState, committed: i64, cap: i64) -> CampaignRow {
         let caps = CampaignCaps {
+            account: "default".into(),
             name: name.into(),
             monthly_cap: Money::from_rubles(cap),
             daily_links: 1,

@@ -4,6 +4,7 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`account`] | marketplace accounts: the default account, valid ids |
 //! | [`money`] | [`money::Money`]: kopecks, parsed and printed as rubles, never a float |
 //! | [`clock`] | [`clock::Clock`]: injected time, the wall clock and a manual clock for tests |
 //! | [`credentials`] | how the marketplace credentials are obtained (fixed, files, login) |
@@ -14,6 +15,7 @@
 //! | [`shown`] | text from outside made safe to show: control characters, escape sequences and BIDI overrides escaped |
 //! | [`op`] | the marketplace's operation names (a closed set: errors, logs, the `operation` label) |
 
+pub mod account;
 pub mod clock;
 pub mod credentials;
 pub mod halts;

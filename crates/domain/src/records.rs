@@ -14,6 +14,9 @@ use crate::text_enum;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CampaignCaps {
     pub name: String,
+    /// The marketplace account the campaign spends in (`account::DEFAULT_ACCOUNT` unless its
+    /// file names one): recorded with the campaign when it is first recorded.
+    pub account: String,
     pub monthly_cap: Money,
     pub daily_links: u32,
     pub total_links: u32,

@@ -14,6 +14,7 @@ fn rub(r: i64) -> Money {
 /// one running autobuyer per entry of `autobuyers` (budget, daily links).
 fn campaign(per_run: u32, daily: u32, price: i64, autobuyers: &[(i64, u32)]) -> Campaign {
     Campaign {
+        account: "default".into(),
         name: "acme-shoes".into(),
         domain: "https://acme.example".into(),
         paused: false,

@@ -30,6 +30,7 @@ fn campaign(
 ) -> Campaign {
     let filters = filters.max(usize::from(!autobuyers.is_empty()));
     Campaign {
+        account: "default".into(),
         name: "acme-shoes".into(),
         domain: "https://acme.example".into(),
         paused,

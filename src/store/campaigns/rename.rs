@@ -99,8 +99,8 @@ impl Campaigns<'_> {
             }
             run!(
                 execute, &mut *tx, OP,
-                "INSERT INTO campaigns (name, created_at, updated_at, file, domain, renamed_from) \
-                 SELECT $2, created_at, $3, file, domain, $1 FROM campaigns WHERE name = $1";
+                "INSERT INTO campaigns (name, created_at, updated_at, file, domain, renamed_from, account) \
+                 SELECT $2, created_at, $3, file, domain, $1, account FROM campaigns WHERE name = $1";
                 old, new, to_millis(now)
             )?;
             rekey_intents(&mut tx, old, rekey).await?;

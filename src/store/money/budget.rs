@@ -104,9 +104,9 @@ impl Campaigns<'_> {
         transaction!(self, "upsert_campaign", |tx| {
             run!(
                 execute, &mut *tx, "upsert_campaign",
-                "INSERT INTO campaigns (name, created_at, updated_at) VALUES ($1, $2, $2) \
+                "INSERT INTO campaigns (name, created_at, updated_at, account) VALUES ($1, $2, $2, $3) \
                  ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at";
-                &c.name, to_millis(now)
+                &c.name, to_millis(now), &c.account
             )?;
             let cap = super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
                 .await?;
@@ -119,6 +119,26 @@ impl Campaigns<'_> {
             )?;
             Ok(())
         })
+    }
+
+    /// The account a campaign was recorded in; `None` for a campaign the journal does not hold.
+    pub async fn campaign_account(self, campaign: &str) -> Result<Option<String>, StoreError> {
+        let row = run!(
+            fetch_optional, &self.pool, "campaign_account",
+            "SELECT account FROM campaigns WHERE name = $1"; campaign
+        );
+        self.done(row)?.map(|r| col(&r, "account")).transpose()
+    }
+
+    /// Moves a campaign that holds no project to another account (its file now names that
+    /// one): nothing of it belongs to the old account yet. The pass refuses the move of a
+    /// campaign that holds a project before it gets here.
+    pub async fn move_account(self, campaign: &str, account: &str) -> Result<(), StoreError> {
+        let done = run!(
+            execute, &self.pool, "move_account",
+            "UPDATE campaigns SET account = $2 WHERE name = $1"; campaign, account
+        );
+        self.done(done).map(|_| ())
     }
 
     pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {

@@ -22,6 +22,7 @@ mod paging {
         // Arrange: 250 campaigns, all in one state, so the default order is by name.
         for i in 0..CAMPAIGNS {
             let caps = CampaignCaps {
+                account: "default".into(),
                 name: format!("c-{i:03}"),
                 monthly_cap: Money::from_rubles(1000),
                 daily_links: 1,

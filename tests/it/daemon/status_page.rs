@@ -107,6 +107,7 @@ async fn hostile_journal(db: &TestDb) {
     let s = &db.store;
     let t0 = at(9, 0, 0);
     let caps = CampaignCaps {
+        account: "default".into(),
         name: HOSTILE_NAME.into(),
         monthly_cap: linkrunner::money::Money::from_rubles(100),
         daily_links: 1,
@@ -236,6 +237,7 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
     let db = TestDb::sqlite().await;
     let day = |d: u32| at(12, 0, 0) - Duration::days(22 - i64::from(d));
     let caps = CampaignCaps {
+        account: "default".into(),
         name: "acme-shoes".into(),
         monthly_cap: linkrunner::money::Money::from_rubles(3000),
         daily_links: 10,

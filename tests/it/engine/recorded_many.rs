@@ -222,6 +222,7 @@ fn json(r: &Recorded) -> String {
 
 fn caps(name: &str) -> CampaignCaps {
     CampaignCaps {
+        account: "default".into(),
         name: name.into(),
         monthly_cap: Money::from_rubles(100_000),
         daily_links: 50,

@@ -172,6 +172,7 @@ pub async fn start_binary(
 pub async fn seed_past_round(store: &Store) {
     let long_ago = Utc.with_ymd_and_hms(2020, 1, 1, 0, 0, 0).unwrap();
     let caps = linkrunner::store::CampaignCaps {
+        account: "default".into(),
         name: CAMPAIGN.into(),
         monthly_cap: Money::from_rubles(MONTHLY_RUB),
         daily_links: DAILY_LINKS as u32,

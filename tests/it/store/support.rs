@@ -29,6 +29,7 @@ pub fn rub(r: i64) -> Money {
 
 pub fn caps(monthly_rub: i64, daily_links: u32, total_links: u32) -> CampaignCaps {
     CampaignCaps {
+        account: "default".into(),
         name: CAMPAIGN.into(),
         monthly_cap: rub(monthly_rub),
         daily_links,
