@@ -25,6 +25,7 @@
 //! |---|---|
 //! | `journal` | given: [`Journal::Url`] (connect and migrate) or [`Journal::Open`] (an open store, e.g. shared by two engines in a test) |
 //! | `market` | given: a [`ClientConfig`]; [`client_config`] makes one for a base URL, token and ticket |
+//! | `accounts` | none: the deployment's other accounts, each an id and a [`ClientConfig`] ([`AccountSettings`]) |
 //! | `engine` | [`EngineSettings::default`] |
 //! | `clock` | the system clock |
 //! | `daemon` | [`DaemonOptions::default`]: `./campaigns`, watched, signal handlers on |
@@ -50,6 +51,7 @@ use crate::market::{ClientConfig, Credentials, MarketClient};
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifyContext, NotifySettings};
 use crate::store::Store;
+use linkrunner_domain::account::DEFAULT_ACCOUNT;
 use linkrunner_domain::clock::{self, SharedClock};
 
 /// Where the journal is.
@@ -61,10 +63,14 @@ pub enum Journal {
     Open(Store),
 }
 
-/// Everything [`App::build`] needs. Secrets travel inside `market`.
+/// Everything [`App::build`] needs. Secrets travel inside `market` and `accounts`.
 pub struct AppSettings {
     journal: Journal,
+    /// The default account's client: every campaign that names no `account`.
     pub market: ClientConfig,
+    /// The deployment's other accounts (`--account-file`), each with its own client: a
+    /// campaign's `account: ID` sends its calls through the client of that id.
+    pub accounts: Vec<AccountSettings>,
     pub engine: EngineSettings,
     pub clock: SharedClock,
     /// How [`App::run_until_stopped`] runs the daemon; unused by a single pass.
@@ -81,6 +87,7 @@ impl AppSettings {
         AppSettings {
             journal,
             market,
+            accounts: Vec::new(),
             engine: EngineSettings::default(),
             clock: clock::system(),
             daemon: DaemonOptions::default(),
@@ -88,6 +95,13 @@ impl AppSettings {
             notify: None,
         }
     }
+}
+
+/// One more marketplace account of the deployment: its id (what campaigns name with
+/// `account:`) and its client. Its cap is the journal's, set per account.
+pub struct AccountSettings {
+    pub id: String,
+    pub market: ClientConfig,
 }
 
 /// The wired application: an engine over the real marketplace client, and how to run the
@@ -113,18 +127,37 @@ impl App {
         };
         let mut engine_settings = settings.engine;
         if engine_settings.campaign_concurrency == 0 {
-            engine_settings.campaign_concurrency =
-                crate::effects::default_campaign_concurrency(settings.market.max_concurrency);
+            engine_settings.campaign_concurrency = crate::effects::default_campaign_concurrency(
+                // Every account's requests in flight: campaigns of one account never
+                // hold back another's.
+                settings.market.max_concurrency
+                    + settings
+                        .accounts
+                        .iter()
+                        .map(|a| a.market.max_concurrency)
+                        .sum::<usize>(),
+            );
         }
-        let market =
-            market_client(settings.market, &metrics).context("building the marketplace client")?;
-        let engine = Engine::new(
-            Arc::new(market),
-            store,
-            settings.clock,
-            metrics,
-            engine_settings,
-        );
+        let mut markets = vec![(
+            DEFAULT_ACCOUNT.to_string(),
+            Arc::new(
+                market_client(settings.market, &metrics)
+                    .context("building the marketplace client")?,
+            ),
+        )];
+        for a in settings.accounts {
+            anyhow::ensure!(
+                linkrunner_domain::account::valid_id(&a.id)
+                    && !markets.iter().any(|(id, _)| *id == a.id),
+                "account id `{}` is not valid or not unique (ids are 1 to 63 lowercase letters, digits or `-`; `default` is the command line's account)",
+                a.id
+            );
+            let client = market_client(a.market, &metrics)
+                .with_context(|| format!("building the marketplace client of account {}", a.id))?;
+            markets.push((a.id, Arc::new(client)));
+        }
+        let engine =
+            Engine::with_accounts(markets, store, settings.clock, metrics, engine_settings);
         Ok(App {
             engine,
             daemon: settings.daemon,

@@ -170,18 +170,6 @@ pub(crate) type CampaignLocks =
     Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>>;
 
 impl<M: Market> Engine<M> {
-    /// An engine of one account, the default one (tests, and a deployment of one account).
-    pub(crate) fn new(
-        market: Arc<M>,
-        store: Store,
-        clock: SharedClock,
-        metrics: Arc<Metrics>,
-        settings: EngineSettings,
-    ) -> Self {
-        let accounts = vec![(DEFAULT_ACCOUNT.to_string(), market)];
-        Self::with_accounts(accounts, store, clock, metrics, settings)
-    }
-
     /// An engine of several accounts, each with its own client; the returned engine works for
     /// the first (the default account when there is one). Panics on an empty list: a
     /// deployment has at least one account (`App::build` checks it first).
