@@ -7,6 +7,7 @@
 //! - [`campaigns`]: the loaded campaign set; an invalid file's campaign is held, not run.
 //! - [`run`]: the main loop; [`rounds`]: firing rounds and reconciliations, draining;
 //!   [`signals`]: SIGHUP/SIGTERM, file watching, sd_notify.
+//! - [`division`]: replicas that divide the accounts (account leases, heartbeats).
 //! - [`brake`]: the anomaly brake, halting a scope that commits far more than its files explain.
 //! - [`gauges`]: refreshing per-campaign metrics from the journal.
 //! - [`removals`]: campaigns whose files are gone, judged before any is removed (issue 32).
@@ -18,6 +19,7 @@
 
 pub mod brake;
 pub(crate) mod campaigns;
+pub(crate) mod division;
 pub mod gauges;
 pub(crate) mod reconciler;
 pub(crate) mod removals;

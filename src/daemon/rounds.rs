@@ -126,6 +126,10 @@ impl<M: Market> Daemon<M> {
         let e = &self.engine;
         let name = &lc.campaign.name;
         let now = e.clock().now();
+        // Another daemon works this campaign's account (its account lease): the slot is its.
+        if !e.works(&lc.campaign.account) {
+            return;
+        }
         // Not before its rename is handed over, nor while its domain is another recorded
         // campaign's: recorded here, it would be a campaign of its own (issue 32).
         match e.may_record(&lc.campaign).await {

@@ -215,6 +215,7 @@ pub(crate) async fn run<M: Market>(
         u.abort();
     }
     d.drain().await;
+    super::division::leave(&d.engine).await;
     http_stop.cancel();
     for s in servers {
         let _ = s.await;
@@ -275,6 +276,22 @@ impl<M: Market> Daemon<M> {
         mut reload_rx: mpsc::Receiver<ReloadCause>,
         probe_addr: Option<std::net::SocketAddr>,
     ) {
+        // Which accounts this daemon works is known before anything is reconciled, then
+        // looked at again every few seconds (`division.rs`).
+        let mut held = super::division::Held::default();
+        super::division::look(&self.engine, &mut held).await;
+        let d = self.clone();
+        let stop = shutdown.clone();
+        self.tracker.spawn(async move {
+            let every = super::division::look_every(&d.engine);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(every) => {}
+                }
+                super::division::look(&d.engine, &mut held).await;
+            }
+        });
         self.reload().await;
         self.health.set_campaigns_loaded();
         signals::notify_ready(shutdown.clone(), probe_addr);

@@ -19,6 +19,7 @@
 //! | [`contested`] | where anyone else may buy on a URL (a running autobuyer, an adopted project): the re-read right before a purchase and what it leaves of the picks |
 //! | [`caps`] | a campaign's caps, an autobuyer's budget and spec fingerprint |
 //! | `guard/` | the guards beside the caps: `approval` (what may be committed without a person), `refused` (what a 401/403 stops), `removal` (whether files gone at once are removed or held) |
+//! | [`division`] | replicas that divide the accounts: which account leases a daemon takes, keeps and gives back (its fair share) |
 //! | [`capacity`] | what `--rate-limit` carries: the reconciliation's cycle, the rounds due per slot |
 //! | [`keys`] | natural keys of intents (a purchase's by the marketplace's URL id and page) |
 //! | [`lag`] | the link list's lag behind purchases, learned from our own, and the `plan` line where buy rounds and a running autobuyer share a URL |
@@ -40,6 +41,7 @@ pub(crate) mod capacity;
 pub(crate) mod caps;
 pub mod choose;
 pub(crate) mod contested;
+pub(crate) mod division;
 mod guard;
 mod identity;
 pub mod keys;

@@ -145,6 +145,10 @@ pub struct Engine<M: Market> {
     locks: CampaignLocks,
     /// What the last full passes saw, for the reconciliations that only look.
     quiet: Arc<quiet::QuietMemory>,
+    /// The accounts this process works (its account leases: `daemon::division`); `None`:
+    /// every account (`once`, and engines that do not divide). Another account's campaigns
+    /// are skipped, neither worked nor judged removed.
+    worked: Arc<std::sync::RwLock<crate::decide::division::Worked>>,
 }
 
 /// One account's side of the engine: its client and what the engine learns of its marketplace.
@@ -209,6 +213,7 @@ impl<M: Market> Engine<M> {
             pace,
             locks: Default::default(),
             quiet: Default::default(),
+            worked: Default::default(),
         }
     }
 
@@ -235,6 +240,17 @@ impl<M: Market> Engine<M> {
             .values()
             .filter_map(|a| a.market.rate_limit())
             .reduce(u32::saturating_add)
+    }
+
+    /// Sets the accounts this process works (`None`: every account).
+    pub(crate) fn set_worked(&self, worked: crate::decide::division::Worked) {
+        *self.worked.write().unwrap_or_else(|e| e.into_inner()) = worked;
+    }
+
+    /// Whether this process works `account` now.
+    pub(crate) fn works(&self, account: &str) -> bool {
+        let worked = self.worked.read().unwrap_or_else(|e| e.into_inner());
+        worked.as_ref().is_none_or(|w| w.contains(account))
     }
 
     /// The engine of `account`, sharing the store, the clock, the slots and the leases' holder
@@ -311,6 +327,7 @@ impl<M: Market> Clone for Engine<M> {
             pace: self.pace.clone(),
             locks: self.locks.clone(),
             quiet: self.quiet.clone(),
+            worked: self.worked.clone(),
         }
     }
 }

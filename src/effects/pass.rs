@@ -385,6 +385,14 @@ impl<M: Market> Engine<M> {
             (None, Some(was)) => was,
             (None, None) => linkrunner_domain::account::DEFAULT_ACCOUNT.to_string(),
         };
+        if !self.works(&account) {
+            let mut r = refused(
+                PassOutcome::Skipped,
+                format!("account `{account}` is worked by another daemon (its account lease)"),
+            );
+            r.account = account;
+            return Err(r);
+        }
         self.for_account(&account).ok_or_else(|| {
             refused(
                 PassOutcome::Blocked,

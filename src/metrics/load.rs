@@ -85,6 +85,8 @@ pub struct LoadMetrics {
     pub(crate) round_finish_delay_seconds: Histogram,
     /// Rounds due but not started yet (waiting for a campaign slot).
     pub(crate) rounds_waiting: IntGauge,
+    /// Accounts this daemon works (holds the account lease of): replicas divide them.
+    pub(crate) accounts_worked: IntGauge,
 }
 
 const DELAY_BUCKETS: [f64; 10] = [
@@ -119,6 +121,10 @@ impl LoadMetrics {
                     &["purpose"],
                 )
                 .expect("valid"),
+            ),
+            accounts_worked: int_gauge(
+                "linkrunner_accounts_worked",
+                "Marketplace accounts this daemon works (holds the account lease of); replicas divide the accounts between them.",
             ),
             reconcile_backlog: int_gauge(
                 "linkrunner_reconcile_backlog",

@@ -498,3 +498,12 @@ pub struct DomainOwner {
     /// Its project, once created or adopted.
     pub project_id: Option<i64>,
 }
+
+/// An account lease as the journal holds it (issue 34): which daemon works the account, and
+/// until when unless renewed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountLease {
+    pub account: String,
+    pub holder: String,
+    pub expires_at: DateTime<Utc>,
+}

@@ -173,3 +173,90 @@ pub async fn resolve_not_created_releases_the_reservation(db: TestDb) {
     assert_eq!(budget(&db.store).await.committed, rub(0));
     assert_books_balance(&db.store).await;
 }
+
+/// Account leases (issue 34): one daemon holds an account until it expires or is given back;
+/// heartbeats count the daemons alive.
+pub async fn an_account_is_held_by_one_daemon_until_it_expires_or_is_given_back(db: TestDb) {
+    let leases = || db.store.leases();
+    let ttl = Duration::seconds(30);
+    assert!(
+        leases()
+            .hold_account("acme", "d1", ttl, t0())
+            .await
+            .unwrap()
+    );
+    assert!(
+        !leases()
+            .hold_account("acme", "d2", ttl, t0())
+            .await
+            .unwrap(),
+        "a held account is not taken"
+    );
+    assert!(
+        leases()
+            .hold_account("acme", "d1", ttl, t0() + Duration::seconds(20))
+            .await
+            .unwrap()
+    );
+    let later = t0() + Duration::seconds(45);
+    assert!(
+        !leases()
+            .hold_account("acme", "d2", ttl, later)
+            .await
+            .unwrap(),
+        "the renewal holds it past the first expiry"
+    );
+    let expired = t0() + Duration::seconds(51);
+    assert!(
+        leases()
+            .hold_account("acme", "d2", ttl, expired)
+            .await
+            .unwrap()
+    );
+    let all = leases().account_leases().await.unwrap();
+    assert_eq!((all.len(), all[0].holder.as_str()), (1, "d2"));
+
+    leases().release_account("acme", "d1").await.unwrap();
+    assert!(
+        !leases()
+            .hold_account("acme", "d1", ttl, expired)
+            .await
+            .unwrap(),
+        "only its holder gives an account back"
+    );
+    leases().leave("d2").await.unwrap();
+    assert!(
+        leases()
+            .hold_account("acme", "d1", ttl, expired)
+            .await
+            .unwrap()
+    );
+
+    leases().heartbeat("d1", t0()).await.unwrap();
+    leases()
+        .heartbeat("d2", t0() + Duration::seconds(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        leases()
+            .live_daemons(t0() - Duration::seconds(1))
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        leases()
+            .live_daemons(t0() + Duration::seconds(5))
+            .await
+            .unwrap(),
+        1
+    );
+    leases().leave("d2").await.unwrap();
+    assert_eq!(
+        leases()
+            .live_daemons(t0() - Duration::seconds(1))
+            .await
+            .unwrap(),
+        1
+    );
+}

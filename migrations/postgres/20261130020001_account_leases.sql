@@ -1,0 +1,16 @@
+-- Replicas that divide the accounts (issue 34): each account is worked by one daemon at a
+-- time. A daemon renews the leases of the accounts it works every few seconds; one that dies
+-- lets them expire, and another daemon takes them over. Campaign leases (with their fences)
+-- still guard every journal write inside an account.
+CREATE TABLE account_leases (
+    account TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    expires_at BIGINT NOT NULL
+);
+
+-- The daemons alive, by their last heartbeat: each takes its fair share of the accounts,
+-- ceil(accounts / daemons alive).
+CREATE TABLE daemon_heartbeats (
+    holder TEXT PRIMARY KEY,
+    seen_at BIGINT NOT NULL
+);
