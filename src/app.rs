@@ -152,7 +152,9 @@ impl App {
                 "account id `{}` is not valid or not unique (ids are 1 to 63 lowercase letters, digits or `-`; `default` is the command line's account)",
                 a.id
             );
-            let client = market_client(a.market, &metrics)
+            let mut config = a.market;
+            config.account = a.id.clone();
+            let client = market_client(config, &metrics)
                 .with_context(|| format!("building the marketplace client of account {}", a.id))?;
             markets.push((a.id, Arc::new(client)));
         }

@@ -297,7 +297,7 @@ fn sandbox_figures(ledger: &linkrunner_sandbox::Ledger) -> FlowFigures {
 /// duplicates are not known there (0), purchases are what the passes reported.
 fn client_figures(m: &Metrics, bought: u64) -> FlowFigures {
     let calls_by_op = client_calls(m);
-    let of = |op: &str, outcome: &str| m.api_calls_total.with_label_values(&[op, outcome]).get();
+    let of = |op: &str, outcome: &str| m.api_calls(op, outcome);
     let rate_limited = linkrunner::market::op::ALL
         .iter()
         .map(|op| of(op, "rate_limited"))
@@ -327,7 +327,7 @@ fn client_calls(m: &Metrics) -> BTreeMap<String, u64> {
         .map(|op| {
             let n = linkrunner::metrics::API_OUTCOMES
                 .iter()
-                .map(|o| m.api_calls_total.with_label_values(&[op, o]).get())
+                .map(|o| m.api_calls(op, o))
                 .sum();
             (op.to_string(), n)
         })

@@ -137,7 +137,7 @@ fn calls_and_waits(m: &Metrics) -> (u64, u64) {
     let calls = linkrunner_domain::op::ALL
         .iter()
         .flat_map(|op| API_OUTCOMES.iter().map(move |o| (*op, *o)))
-        .map(|(op, o)| m.api_calls_total.with_label_values(&[op, o]).get())
+        .map(|(op, o)| m.api_calls(op, o))
         .sum();
     (calls, m.rate_limit_waits_total.get())
 }

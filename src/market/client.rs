@@ -66,6 +66,8 @@ pub struct MarketClient {
     pub(crate) redactor: Redactor,
     throttle: Throttle,
     metrics: Arc<Metrics>,
+    /// The account it calls for: the `account` label of its calls.
+    account: String,
     clock: SharedClock,
     max_answer_bytes: usize,
     max_request_bytes: usize,
@@ -85,6 +87,7 @@ impl std::fmt::Debug for MarketClient {
 impl MarketClient {
     pub fn new(config: ClientConfig, metrics: Arc<Metrics>) -> Result<MarketClient, BuildError> {
         config.validate()?;
+        metrics.init_account_series(&config.account);
         // reqwest is built without a crypto provider; a second install is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
@@ -118,6 +121,7 @@ impl MarketClient {
                 config.max_concurrency,
                 Arc::clone(&metrics),
             ),
+            account: config.account,
             metrics,
             clock: linkrunner_domain::clock::system(),
             max_answer_bytes: config.max_answer_bytes,
@@ -184,7 +188,8 @@ impl MarketClient {
             Err(e) => e.metric_label(),
         };
         let seconds = started.elapsed().as_secs_f64();
-        self.metrics.observe_call(op, outcome, seconds);
+        self.metrics
+            .observe_call(&self.account, op, outcome, seconds);
         match result {
             Ok(_) => tracing::debug!(operation = op, outcome, seconds, "marketplace call"),
             // Errors carry only redacted bodies, so they may be logged whole.

@@ -113,6 +113,9 @@ pub struct ClientConfig {
     /// Whether plain `http://` to a host other than this machine is accepted
     /// (`--allow-insecure-http`); refused by [`ClientConfig::validate`] otherwise.
     pub(crate) allow_insecure_http: bool,
+    /// The deployment's account this client calls for (`account::DEFAULT_ACCOUNT` unless
+    /// `App::build` says another): the `account` label of its calls' metrics.
+    pub(crate) account: String,
 }
 
 impl ClientConfig {
@@ -141,6 +144,7 @@ impl ClientConfig {
             read_retries: Self::DEFAULT_READ_RETRIES,
             max_retry_after: Duration::from_secs(60),
             allow_insecure_http: false,
+            account: linkrunner_domain::account::DEFAULT_ACCOUNT.to_string(),
         })
     }
 

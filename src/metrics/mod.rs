@@ -135,8 +135,8 @@ impl Metrics {
             api_calls_total: counter_vec(
                 &r,
                 "linkrunner_api_calls_total",
-                "Marketplace calls by operation and outcome class.",
-                &["operation", "outcome"],
+                "Marketplace calls by account, operation and outcome class.",
+                &["account", "operation", "outcome"],
             ),
             api_call_duration_seconds: reg(
                 &r,
@@ -239,16 +239,44 @@ impl Metrics {
     /// scrape (a family with no series is not exported at all, and `increase()` misses a first
     /// failure on a series that appears already at 1).
     pub(crate) fn init_series(&self) {
-        for op in linkrunner_domain::op::ALL {
-            for outcome in API_OUTCOMES {
-                self.api_calls_total
-                    .with_label_values(&[op, outcome])
-                    .inc_by(0);
-            }
-        }
+        self.init_account_series(linkrunner_domain::account::DEFAULT_ACCOUNT);
         for outcome in ["succeeded", "failed"] {
             self.reloads_total.with_label_values(&[outcome]).inc_by(0);
         }
+    }
+
+    /// The series of one account's client, at zero (each account's client calls it when built:
+    /// the accounts are a closed list, the accounts file's).
+    pub(crate) fn init_account_series(&self, account: &str) {
+        for op in linkrunner_domain::op::ALL {
+            for outcome in API_OUTCOMES {
+                self.api_calls_total
+                    .with_label_values(&[account, op, outcome])
+                    .inc_by(0);
+            }
+        }
+    }
+
+    /// Marketplace calls of `operation` that ended `outcome`, over every account.
+    pub fn api_calls(&self, operation: &str, outcome: &str) -> u64 {
+        use prometheus::core::Collector;
+        let matches = |m: &prometheus::proto::Metric| {
+            let label = |n: &str| {
+                m.get_label()
+                    .iter()
+                    .find(|l| l.name() == n)
+                    .map(|l| l.value().to_string())
+            };
+            label("operation").as_deref() == Some(operation)
+                && label("outcome").as_deref() == Some(outcome)
+        };
+        self.api_calls_total
+            .collect()
+            .iter()
+            .flat_map(|f| f.get_metric())
+            .filter(|m| matches(m))
+            .map(|m| m.get_counter().get_value() as u64)
+            .sum()
     }
 
     /// The Prometheus text exposition of every metric.
@@ -266,9 +294,9 @@ impl Metrics {
     }
 
     /// Records one marketplace call.
-    pub(crate) fn observe_call(&self, operation: &str, outcome: &str, seconds: f64) {
+    pub(crate) fn observe_call(&self, account: &str, operation: &str, outcome: &str, seconds: f64) {
         self.api_calls_total
-            .with_label_values(&[operation, outcome])
+            .with_label_values(&[account, operation, outcome])
             .inc();
         self.api_call_duration_seconds
             .with_label_values(&[operation])

@@ -136,10 +136,10 @@ pub async fn closed_port_base() -> String {
     format!("http://{addr}")
 }
 
-/// The value of `linkrunner_api_calls_total{operation, outcome}`.
+/// The value of `linkrunner_api_calls_total{account="default", operation, outcome}`.
 pub fn calls(metrics: &Metrics, operation: &str, outcome: &str) -> u64 {
     metrics
         .api_calls_total
-        .with_label_values(&[operation, outcome])
+        .with_label_values(&["default", operation, outcome])
         .get()
 }
