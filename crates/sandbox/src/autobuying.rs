@@ -87,7 +87,8 @@ impl World {
                 .is_some_and(|n| *n > 0);
             let fresh =
                 !usage.pages.contains(&page_id) && (self.behaviour.autobuy_buys_held || !held);
-            if !(in_range && within_budget && fresh && price <= self.balance) {
+            let affordable = price <= self.balance_of_project(a.project_id);
+            if !(in_range && within_budget && fresh && affordable) {
                 continue;
             }
             let page = PageRef {

@@ -207,7 +207,7 @@ fn it_finds_the_pages_a_search_offered_first_and_skips_those_the_project_holds()
     expected.retain(|p| *p != held);
     let pages: Vec<i64> = f.mine(id).iter().map(|p| p.page.page_id).collect();
     assert_eq!(pages, expected[..3]);
-    assert_eq!(f.world.duplicate_purchases, 0);
+    assert_eq!(f.world.books[0].duplicate_purchases, 0);
 }
 
 #[test]
@@ -230,8 +230,8 @@ fn a_careless_autobuyer_buys_a_page_the_project_already_holds() {
     let mine = f.mine(id);
     assert_eq!(mine[0].page.page_id, lowest);
     assert!(mine[0].duplicate);
-    assert_eq!(f.world.duplicate_purchases, 1);
-    let ledger = f.world.ledger();
+    assert_eq!(f.world.books[0].duplicate_purchases, 1);
+    let ledger = f.world.ledger_of(0);
     assert!(ledger.duplicates_by_purchase_calls(f.project).is_empty());
 }
 
@@ -247,7 +247,7 @@ fn a_purchase_call_for_a_page_an_autobuyer_holds_is_a_duplicate_by_purchase_call
 
     f.world.place(f.project, page, price, None);
 
-    let ledger = f.world.ledger();
+    let ledger = f.world.ledger_of(0);
     let dups = ledger.duplicates_by_purchase_calls(f.project);
     assert_eq!(dups.len(), 1);
     assert_eq!(
