@@ -116,9 +116,7 @@ fn account(r: RawAccount, base: &Path) -> Result<SandboxAccount, String> {
         ));
     }
     if r.rate_limit.is_some_and(|l| !(1..=1_000_000).contains(&l)) {
-        return Err(format!(
-            "account `{id}`: rate_limit must be in 1..=1000000"
-        ));
+        return Err(format!("account `{id}`: rate_limit must be in 1..=1000000"));
     }
     let token = secret(base, &r.token_file, &id, "token_file")?;
     let ticket = secret(base, &r.ticket_file, &id, "ticket_file")?;
@@ -131,12 +129,8 @@ fn account(r: RawAccount, base: &Path) -> Result<SandboxAccount, String> {
 /// The trimmed content of a secret file (never shown in an error).
 fn secret(base: &Path, file: &Path, id: &str, key: &str) -> Result<String, String> {
     let path = base.join(file);
-    let bytes = read_limited(&path, MAX_SECRET_FILE_BYTES).map_err(|e| {
-        format!(
-            "account `{id}`: cannot read {key} {}: {e}",
-            path.display()
-        )
-    })?;
+    let bytes = read_limited(&path, MAX_SECRET_FILE_BYTES)
+        .map_err(|e| format!("account `{id}`: cannot read {key} {}: {e}", path.display()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("account `{id}`: {key} {} is not UTF-8", path.display()))?;
     let text = text.trim();
@@ -200,9 +194,18 @@ mod tests {
     fn bad_entries_are_refused_at_their_id() {
         let dir = dir_with_secrets();
         let cases = [
-            (format!("{ONE}{ONE}"), "4:7: account id `client-a` is used twice"),
-            (ONE.replace("client-a", "default"), "1:7: `default` is the account"),
-            (ONE.replace("client-a", "a b"), "1:7: account id `a b` must be"),
+            (
+                format!("{ONE}{ONE}"),
+                "4:7: account id `client-a` is used twice",
+            ),
+            (
+                ONE.replace("client-a", "default"),
+                "1:7: `default` is the account",
+            ),
+            (
+                ONE.replace("client-a", "a b"),
+                "1:7: account id `a b` must be",
+            ),
             (ONE.replace("a.token", "missing"), "cannot read token_file"),
             (ONE.replace("a.ticket", "empty"), "ticket_file"),
             (format!("{ONE}  rate_limit: 0\n"), "rate_limit must be in"),
@@ -211,7 +214,10 @@ mod tests {
         for (text, wanted) in cases {
             let e = parse_accounts_file(text.as_bytes(), dir.path()).unwrap_err();
             assert!(e.contains(wanted), "{text}: {e}");
-            assert!(!e.contains("tok-a") && !e.contains("tkt-a"), "a secret shown: {e}");
+            assert!(
+                !e.contains("tok-a") && !e.contains("tkt-a"),
+                "a secret shown: {e}"
+            );
         }
     }
 

@@ -104,9 +104,7 @@ pub async fn spawn(
         return Err(SandboxError::Prefix(prefix));
     }
     config.faults.validate().map_err(SandboxError::Faults)?;
-    config
-        .validate_accounts()
-        .map_err(SandboxError::Accounts)?;
+    config.validate_accounts().map_err(SandboxError::Accounts)?;
     config
         .behaviour
         .validate()

@@ -210,7 +210,11 @@ impl World {
     /// The book of `account`; the default account's for an index that names none (never
     /// happens: indexes come from the configured accounts).
     pub(crate) fn book(&mut self, account: AccountIx) -> &mut Book {
-        let ix = if account < self.books.len() { account } else { 0 };
+        let ix = if account < self.books.len() {
+            account
+        } else {
+            0
+        };
         &mut self.books[ix]
     }
 
@@ -232,7 +236,11 @@ impl World {
 
     /// Whether search job `job` exists and is another account's than the caller's.
     pub(crate) fn is_others_search(&self, job: &str) -> bool {
-        self.books.len() > 1 && self.searches.get(job).is_some_and(|s| s.owner != self.caller)
+        self.books.len() > 1
+            && self
+                .searches
+                .get(job)
+                .is_some_and(|s| s.owner != self.caller)
     }
 
     /// Whether the thing `id` names exists and belongs to another account than the caller's.
