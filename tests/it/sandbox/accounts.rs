@@ -175,18 +175,11 @@ async fn another_accounts_things_answer_403_and_change_nothing() {
         0,
         "counted as b's"
     );
-    let a_ids: Vec<i64> = a
-        .projects
-        .iter()
-        .map(|p| p.id)
-        .chain(a.urls.iter().map(|u| u.id))
-        .collect();
-    let b_ids: Vec<i64> = b
-        .projects
-        .iter()
-        .map(|p| p.id)
-        .chain(b.urls.iter().map(|u| u.id))
-        .collect();
+    let ids = |l: &linkrunner_sandbox::Ledger| -> Vec<i64> {
+        let urls = l.urls.iter().map(|u| u.id);
+        l.projects.iter().map(|p| p.id).chain(urls).collect()
+    };
+    let (a_ids, b_ids) = (ids(&a), ids(&b));
     assert_eq!(
         (a.projects.len(), b.projects.len()),
         (1, 1),
