@@ -280,3 +280,34 @@ fn a_removed_link_frees_its_rent_in_the_budget_but_not_its_page_or_total() {
         1
     );
 }
+
+#[test]
+fn an_autobuyer_of_another_account_buys_with_that_accounts_money_into_its_ledger() {
+    let cfg = SandboxConfig::new("t", "k").with_account({
+        let mut b = crate::config::SandboxAccount::new("b", "t2", "k2");
+        b.balance = rubles(300);
+        b
+    });
+    let mut f = Fixture {
+        world: World::new(&cfg),
+        ..fixture()
+    };
+    f.world.caller = 1;
+    (f.project, f.url_id, f.text_id) = f.world.add_project("https://beta.example").unwrap();
+    let id = f.autobuyer(100_000, 100, 100, (0, 1000));
+    f.world.caller = 0;
+
+    f.world.autobuy_now(usize::MAX);
+
+    let (a, b) = (f.world.ledger_of(0), f.world.ledger_of(1));
+    assert!(a.purchases.is_empty() && a.spend == Money::ZERO);
+    assert!(!b.purchases.is_empty(), "b's autobuyer bought");
+    assert!(
+        b.purchases
+            .iter()
+            .all(|p| p.account == "b" && p.autobuyer_id == Some(id))
+    );
+    assert_eq!(b.spend, f.rent_of(id));
+    assert!(b.spend <= rubles(300), "no further than b's balance");
+    assert_eq!(b.balance, rubles(300).checked_sub(b.spend).unwrap());
+}
