@@ -19,7 +19,7 @@
 //! | [`migrate`] | `migrate`: create or upgrade the journal's schema |
 //! | [`import`] | `import`: a campaign file that adopts an existing project, from its link list |
 //! | [`probe`] | what the marketplace accepts and how it answers, and the settings to use |
-//! | `sandbox`, `sandbox_behaviour`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`bench`) |
+//! | `sandbox`, `sandbox_behaviour`, `sandbox_accounts`, `demo` | the sandbox marketplace and the demo (feature `sandbox`, on by default); the benchmark is the `linkrunner-bench` binary (`bench`) |
 //!
 //! May import: crate::app, crate::campaign, crate::daemon, crate::decide, crate::effects, crate::http, crate::market, crate::metrics, crate::notify, crate::store, crate::telemetry, crate::views.
 
@@ -41,6 +41,8 @@ pub(crate) mod resolve_words;
 pub(crate) mod run;
 #[cfg(feature = "sandbox")]
 pub(crate) mod sandbox;
+#[cfg(feature = "sandbox")]
+pub(crate) mod sandbox_accounts;
 #[cfg(feature = "sandbox")]
 pub(crate) mod sandbox_behaviour;
 pub(crate) mod secrets;

@@ -55,9 +55,14 @@ pub(crate) struct SandboxArgs {
     /// Create autobuyers running instead of stopped.
     #[arg(long)]
     autobuyers_start_running: bool,
-    /// Starting account balance, in rubles.
+    /// Starting balance of the default account (the one of --token and --ticket), in rubles.
     #[arg(long, default_value = "1000000", value_parser = ranges::rubles)]
     balance: Money,
+    /// YAML list of accounts served beside the default one, each with its own token and
+    /// ticket files, balance and rate limit (`id`, `token_file`, `ticket_file`, `balance`,
+    /// `rate_limit`).
+    #[arg(long)]
+    accounts_file: Option<PathBuf>,
     /// Answer shapes, e.g. `results=grouped,pending=http404,price=nested,ids=named,
     /// buy=result_ids,links=data_items,texts=nested_objects,errors=http`.
     #[arg(long, default_value = "")]
@@ -102,7 +107,8 @@ pub(crate) struct FaultArgs {
     /// latency varies).
     #[arg(long, default_value_t = 0)]
     latency_jitter_ms: u64,
-    /// Requests per second across the server; beyond it, 429 with Retry-After: 1.
+    /// Requests per second of the default account; beyond it, 429 with Retry-After: 1
+    /// (each account of --accounts-file has its own `rate_limit`).
     /// (Not `--rate-limit`: that global flag is the client's own limiter.)
     #[arg(long, value_parser = ranges::u32_in(1..=1_000_000))]
     sandbox_rate_limit: Option<u32>,
@@ -179,6 +185,11 @@ impl SandboxArgs {
             ..Faults::default()
         };
         self.behaviour.apply(&mut cfg);
+        if let Some(path) = &self.accounts_file {
+            let accounts = super::sandbox_accounts::load_accounts_file(path)
+                .map_err(|e| anyhow::anyhow!("--accounts-file {e}"))?;
+            cfg = accounts.into_iter().fold(cfg, SandboxConfig::with_account);
+        }
         Ok(cfg)
     }
 }

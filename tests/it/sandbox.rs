@@ -1,6 +1,8 @@
 //! The sandbox marketplace over real HTTP on port 0, driven with plain `reqwest`:
 //! auth, the whole flow, validation, searches, faults and answer shapes.
 
+#[path = "sandbox/accounts.rs"]
+mod accounts;
 #[path = "sandbox/auth.rs"]
 mod auth;
 #[path = "sandbox/autobuyers.rs"]

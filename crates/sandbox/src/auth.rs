@@ -10,8 +10,12 @@
 //!   rotating a file, in tests); `GET {prefix}/__sandbox/auth` answers the [`AuthStats`].
 //!
 //! Every token and ticket ever issued is kept, so a canary test can look for each of them.
+//!
+//! Extra accounts ([`crate::SandboxAccount`]) have fixed tokens and tickets that never expire;
+//! the login and issued tokens are the default account's. A request is the account's whose
+//! token it carries, and its ticket must be that account's too (else 403, as a wrong ticket).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode, header};
@@ -21,6 +25,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::config::{SandboxAuth, SandboxConfig, SandboxLogin};
+use super::state::AccountIx;
 use crate::clock::SharedClock;
 
 /// What the sandbox's authentication saw, for tests.
@@ -42,9 +47,10 @@ pub(crate) struct Auth {
     scheme: SandboxAuth,
     ttl: Option<Duration>,
     login: Option<SandboxLogin>,
-    /// Every accepted token and when it expires (`None`: never).
-    tokens: HashMap<String, Option<DateTime<Utc>>>,
-    tickets: HashSet<String>,
+    /// Every accepted token, when it expires (`None`: never) and whose it is.
+    tokens: HashMap<String, (Option<DateTime<Utc>>, AccountIx)>,
+    /// Every accepted ticket and whose it is.
+    tickets: HashMap<String, AccountIx>,
     /// Every token and ticket ever issued or configured, in order.
     issued: Vec<String>,
     seq: u64,
@@ -65,9 +71,27 @@ impl Auth {
             scheme: cfg.auth_scheme,
             ttl: cfg.token_ttl,
             login: cfg.login.clone(),
-            tokens: HashMap::from([(cfg.token.clone(), expiry)]),
-            tickets: HashSet::from([cfg.ticket.clone()]),
-            issued: vec![cfg.token.clone(), cfg.ticket.clone()],
+            tokens: std::iter::once((cfg.token.clone(), (expiry, 0)))
+                .chain(
+                    cfg.accounts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| (a.token.clone(), (None, i + 1))),
+                )
+                .collect(),
+            tickets: std::iter::once((cfg.ticket.clone(), 0))
+                .chain(
+                    cfg.accounts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| (a.ticket.clone(), i + 1)),
+                )
+                .collect(),
+            issued: std::iter::once([&cfg.token, &cfg.ticket])
+                .chain(cfg.accounts.iter().map(|a| [&a.token, &a.ticket]))
+                .flatten()
+                .cloned()
+                .collect(),
             seq: 0,
             nonce,
             stats: AuthStats::default(),
@@ -75,19 +99,32 @@ impl Auth {
         }
     }
 
-    /// Checks the `Authorization` header (token known and not expired) and the ticket.
-    pub(crate) fn authorize(&mut self, headers: &HeaderMap) -> Result<(), AuthRefusal> {
+    /// The token of the `Authorization` header, in the accepted form.
+    fn token_of<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
-        let token = match (self.scheme, given) {
+        match (self.scheme, given) {
             (_, None) => None,
             (SandboxAuth::Bearer, Some(g)) => g.strip_prefix("Bearer "),
             (SandboxAuth::Raw, Some(g)) => Some(g),
             (SandboxAuth::Either, Some(g)) => Some(g.strip_prefix("Bearer ").unwrap_or(g)),
-        };
+        }
+    }
+
+    /// Whose the request is, before it is authorized (its rate limit and counters): its
+    /// token's account, the default account's when the token is no one's.
+    pub(crate) fn account_of(&self, headers: &HeaderMap) -> AccountIx {
+        self.token_of(headers)
+            .and_then(|t| self.tokens.get(t))
+            .map_or(0, |(_, account)| *account)
+    }
+
+    /// Checks the `Authorization` header (token known and not expired) and the ticket (the
+    /// same account's); the account the request is of.
+    pub(crate) fn authorize(&mut self, headers: &HeaderMap) -> Result<AccountIx, AuthRefusal> {
         let now = self.clock.now();
-        match token.and_then(|t| self.tokens.get(t)) {
+        let account = match self.token_of(headers).and_then(|t| self.tokens.get(t)) {
             None => {
                 return Err((
                     StatusCode::UNAUTHORIZED,
@@ -95,20 +132,20 @@ impl Auth {
                     "missing or wrong access token",
                 ));
             }
-            Some(Some(exp)) if now >= *exp => {
+            Some((Some(exp), _)) if now >= *exp => {
                 self.stats.expired += 1;
                 return Err((StatusCode::UNAUTHORIZED, "unauthorized", "token expired"));
             }
-            Some(_) => {}
-        }
-        if !ticket_of(headers).is_some_and(|t| self.tickets.contains(t)) {
+            Some((_, account)) => *account,
+        };
+        if ticket_of(headers).and_then(|t| self.tickets.get(t)) != Some(&account) {
             return Err((
                 StatusCode::FORBIDDEN,
                 "forbidden",
                 "missing or wrong AUTH_TICKET cookie",
             ));
         }
-        Ok(())
+        Ok(account)
     }
 
     /// `POST /login`: a fresh ticket for the configured login and API key.
@@ -126,7 +163,7 @@ impl Auth {
         }
         self.stats.logins += 1;
         let ticket = format!("tkt{}", &self.digest("ticket")[..24]);
-        self.tickets.insert(ticket.clone());
+        self.tickets.insert(ticket.clone(), 0);
         self.issued.push(ticket.clone());
         Ok(ticket)
     }
@@ -136,7 +173,7 @@ impl Auth {
         if self.login.is_none() {
             return Err((StatusCode::NOT_FOUND, "not_found", "login is not enabled"));
         }
-        if !ticket_of(headers).is_some_and(|t| self.tickets.contains(t)) {
+        if ticket_of(headers).and_then(|t| self.tickets.get(t)) != Some(&0) {
             return Err((
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
@@ -163,8 +200,8 @@ impl Auth {
         // Expired tokens are kept a while (they answer "token expired"), then forgotten.
         let forget_before = now - chrono_of(self.ttl.unwrap_or_default() * 10);
         self.tokens
-            .retain(|_, e| e.is_none_or(|e| e > forget_before));
-        self.tokens.insert(token.clone(), exp);
+            .retain(|_, (e, _)| e.is_none_or(|e| e > forget_before));
+        self.tokens.insert(token.clone(), (exp, 0));
         self.issued.push(token.clone());
         self.stats.tokens_issued += 1;
         token

@@ -38,7 +38,16 @@ impl World {
         self.ensure_room(self.filters.len(), "filters")?;
         let id = self.fresh_id();
         let name = name.to_string();
-        self.filters.insert(id, Filter { id, name, params });
+        let owner = self.caller;
+        self.filters.insert(
+            id,
+            Filter {
+                id,
+                owner,
+                name,
+                params,
+            },
+        );
         Ok(id)
     }
 
@@ -74,10 +83,12 @@ impl World {
         self.ensure_room(self.autobuyers.len(), "autobuyers")?;
         let id = self.fresh_id();
         let running = self.rules.autobuyers_start_running;
+        let owner = self.projects.get(&project_id).map_or(0, |p| p.owner);
         self.autobuyers.insert(
             id,
             Autobuyer {
                 id,
+                owner,
                 project_id,
                 spec,
                 running,

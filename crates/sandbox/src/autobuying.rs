@@ -87,7 +87,9 @@ impl World {
                 .is_some_and(|n| *n > 0);
             let fresh =
                 !usage.pages.contains(&page_id) && (self.behaviour.autobuy_buys_held || !held);
-            if !(in_range && within_budget && fresh && price <= self.balance) {
+            // The autobuyer's account pays (its project's).
+            let affordable = self.books.get(a.owner).is_some_and(|b| price <= b.balance);
+            if !(in_range && within_budget && fresh && affordable) {
                 continue;
             }
             let page = PageRef {

@@ -207,7 +207,7 @@ fn it_finds_the_pages_a_search_offered_first_and_skips_those_the_project_holds()
     expected.retain(|p| *p != held);
     let pages: Vec<i64> = f.mine(id).iter().map(|p| p.page.page_id).collect();
     assert_eq!(pages, expected[..3]);
-    assert_eq!(f.world.duplicate_purchases, 0);
+    assert_eq!(f.world.books[0].duplicate_purchases, 0);
 }
 
 #[test]
@@ -230,8 +230,8 @@ fn a_careless_autobuyer_buys_a_page_the_project_already_holds() {
     let mine = f.mine(id);
     assert_eq!(mine[0].page.page_id, lowest);
     assert!(mine[0].duplicate);
-    assert_eq!(f.world.duplicate_purchases, 1);
-    let ledger = f.world.ledger();
+    assert_eq!(f.world.books[0].duplicate_purchases, 1);
+    let ledger = f.world.ledger_of(0);
     assert!(ledger.duplicates_by_purchase_calls(f.project).is_empty());
 }
 
@@ -247,7 +247,7 @@ fn a_purchase_call_for_a_page_an_autobuyer_holds_is_a_duplicate_by_purchase_call
 
     f.world.place(f.project, page, price, None);
 
-    let ledger = f.world.ledger();
+    let ledger = f.world.ledger_of(0);
     let dups = ledger.duplicates_by_purchase_calls(f.project);
     assert_eq!(dups.len(), 1);
     assert_eq!(
@@ -279,4 +279,35 @@ fn a_removed_link_frees_its_rent_in_the_budget_but_not_its_page_or_total() {
             .count(),
         1
     );
+}
+
+#[test]
+fn an_autobuyer_of_another_account_buys_with_that_accounts_money_into_its_ledger() {
+    let cfg = SandboxConfig::new("t", "k").with_account({
+        let mut b = crate::config::SandboxAccount::new("b", "t2", "k2");
+        b.balance = rubles(300);
+        b
+    });
+    let mut f = Fixture {
+        world: World::new(&cfg),
+        ..fixture()
+    };
+    f.world.caller = 1;
+    (f.project, f.url_id, f.text_id) = f.world.add_project("https://beta.example").unwrap();
+    let id = f.autobuyer(100_000, 100, 100, (0, 1000));
+    f.world.caller = 0;
+
+    f.world.autobuy_now(usize::MAX);
+
+    let (a, b) = (f.world.ledger_of(0), f.world.ledger_of(1));
+    assert!(a.purchases.is_empty() && a.spend == Money::ZERO);
+    assert!(!b.purchases.is_empty(), "b's autobuyer bought");
+    assert!(
+        b.purchases
+            .iter()
+            .all(|p| p.account == "b" && p.autobuyer_id == Some(id))
+    );
+    assert_eq!(b.spend, f.rent_of(id));
+    assert!(b.spend <= rubles(300), "no further than b's balance");
+    assert_eq!(b.balance, rubles(300).checked_sub(b.spend).unwrap());
 }

@@ -59,10 +59,10 @@ impl World {
                 .ok_or_else(|| Rejection::new("total out of range"))?;
             priced.push((*page, price));
         }
-        if total > self.balance {
+        let balance = self.balance_of_project(project_id);
+        if total > balance {
             return Err(Rejection::new(format!(
-                "insufficient balance: {} RUB needed, {} RUB left",
-                total, self.balance
+                "insufficient balance: {total} RUB needed, {balance} RUB left"
             )));
         }
         self.ensure_room(self.placements.len() + req.pages.len(), "placements")?;
@@ -105,6 +105,12 @@ impl World {
             })
     }
 
+    /// What the account that owns the project has left to spend.
+    pub(crate) fn balance_of_project(&self, project_id: i64) -> Money {
+        let owner = self.projects.get(&project_id).map_or(0, |p| p.owner);
+        self.books.get(owner).map_or(Money::ZERO, |b| b.balance)
+    }
+
     /// Records one bought link, by a purchase call or by `autobuyer`.
     pub(crate) fn place(
         &mut self,
@@ -119,15 +125,19 @@ impl World {
             .or_default();
         let duplicate = *held > 0;
         *held += 1;
+        // The project's account pays, whoever buys: a purchase call, its autobuyer, its team.
+        let owner = self.projects.get(&project_id).map_or(0, |p| p.owner);
+        let book = self.book(owner);
         if duplicate {
-            self.duplicate_purchases += 1;
+            book.duplicate_purchases += 1;
         }
-        self.spend = self.spend.checked_add(price).unwrap_or(Money::MAX);
-        self.balance = self.balance.checked_sub(price).unwrap_or(Money::ZERO);
+        book.spend = book.spend.checked_add(price).unwrap_or(Money::MAX);
+        book.balance = book.balance.checked_sub(price).unwrap_or(Money::ZERO);
         let id = self.fresh_id();
         let at = self.now();
         self.placements.push(Placement {
             id,
+            owner,
             project_id,
             page,
             price,
@@ -201,18 +211,18 @@ mod tests {
         let result = world.buy(project, &req);
 
         assert!(result.is_err());
-        assert!(world.placements.is_empty() && world.spend == Money::ZERO);
+        assert!(world.placements.is_empty() && world.books[0].spend == Money::ZERO);
     }
 
     #[test]
     fn the_balance_must_cover_the_whole_call() {
         let (mut world, project, pages) = world_with_offers();
-        world.balance = pages[0].1.price;
+        world.books[0].balance = pages[0].1.price;
         let req = request(&pages[0].1, vec![pages[0].0, pages[1].0]);
 
         let result = world.buy(project, &req);
 
         assert!(result.is_err());
-        assert_eq!(world.balance, pages[0].1.price);
+        assert_eq!(world.books[0].balance, pages[0].1.price);
     }
 }

@@ -52,7 +52,7 @@ fn autobuyer_rent(ledger: &Ledger, id: i64) -> Money {
 #[test]
 fn a_running_autobuyer_counts_its_budget_and_its_links_are_inside_it() {
     let (world, project, id) = world_with_links();
-    let ledger = world.ledger();
+    let ledger = world.ledger_of(0);
 
     assert!(autobuyer_rent(&ledger, id) > Money::ZERO);
     assert_eq!(ledger.commitment(project), rubles(300 + 70));
@@ -70,7 +70,7 @@ fn a_running_autobuyer_counts_its_budget_and_its_links_are_inside_it() {
 fn once_stopped_an_autobuyer_s_links_count_at_their_own_rent() {
     let (mut world, project, id) = world_with_links();
     world.switch_autobuyers(&[id], false).unwrap();
-    let ledger = world.ledger();
+    let ledger = world.ledger_of(0);
 
     let rent = autobuyer_rent(&ledger, id);
     assert_eq!(
@@ -83,7 +83,7 @@ fn once_stopped_an_autobuyer_s_links_count_at_their_own_rent() {
 fn removed_and_rejected_links_count_nothing() {
     let (mut world, project, id) = world_with_links();
     world.switch_autobuyers(&[id], false).unwrap();
-    let ledger = world.ledger();
+    let ledger = world.ledger_of(0);
     let auto_link = ledger
         .purchases
         .iter()
@@ -107,7 +107,7 @@ fn removed_and_rejected_links_count_nothing() {
     let expected = autobuyer_rent(&ledger, id)
         .checked_sub(auto_link.price)
         .unwrap();
-    assert_eq!(world.ledger().commitment(project), expected);
+    assert_eq!(world.ledger_of(0).commitment(project), expected);
 }
 
 #[test]
@@ -115,5 +115,5 @@ fn another_project_s_links_and_autobuyers_do_not_count() {
     let (mut world, _, _) = world_with_links();
     let (other, _, _) = world.add_project("https://other.example").unwrap();
 
-    assert_eq!(world.ledger().commitment(other), Money::ZERO);
+    assert_eq!(world.ledger_of(0).commitment(other), Money::ZERO);
 }

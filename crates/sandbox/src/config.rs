@@ -1,5 +1,6 @@
 //! What a sandbox is started with: credentials, path prefix, seed, inventory, readiness of
-//! searches, faults and answer shapes. `Debug` never shows the token or the ticket.
+//! searches, faults and answer shapes, and the extra accounts ([`SandboxAccount`]) it serves
+//! beside the one it was built with (`"default"`). `Debug` never shows a token or a ticket.
 
 use std::fmt;
 use std::time::Duration;
@@ -50,6 +51,51 @@ impl fmt::Debug for SandboxLogin {
     }
 }
 
+/// The id of the account a [`SandboxConfig`] is built with.
+pub const DEFAULT_ACCOUNT: &str = "default";
+
+/// One more account of the same marketplace: its own fixed token and ticket (no login, no
+/// expiry), balance and rate limit; the donor inventory is shared with every other account.
+/// `Debug` never shows the token or the ticket.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SandboxAccount {
+    pub id: String,
+    pub(crate) token: String,
+    pub(crate) ticket: String,
+    pub balance: Money,
+    /// Requests per second of this account (its own one-second window); `None`: no limit.
+    pub rate_limit: Option<u32>,
+}
+
+impl SandboxAccount {
+    /// An account with a generous balance (as [`SandboxConfig::new`]'s) and no rate limit.
+    pub fn new(
+        id: impl Into<String>,
+        token: impl Into<String>,
+        ticket: impl Into<String>,
+    ) -> SandboxAccount {
+        SandboxAccount {
+            id: id.into(),
+            token: token.into(),
+            ticket: ticket.into(),
+            balance: Money::from_rubles(1_000_000),
+            rate_limit: None,
+        }
+    }
+}
+
+impl fmt::Debug for SandboxAccount {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SandboxAccount")
+            .field("id", &self.id)
+            .field("token", &"<redacted>")
+            .field("ticket", &"<redacted>")
+            .field("balance", &self.balance)
+            .field("rate_limit", &self.rate_limit)
+            .finish()
+    }
+}
+
 #[derive(Clone)]
 pub struct SandboxConfig {
     pub(crate) token: String,
@@ -82,7 +128,9 @@ pub struct SandboxConfig {
     pub vary_technical_values: bool,
     /// Autobuyers are created running instead of stopped.
     pub autobuyers_start_running: bool,
+    /// The default account's balance.
     pub initial_balance: Money,
+    /// `faults.rate_limit` is the default account's rate limit.
     pub faults: Faults,
     /// Paged and lagging link lists, autobuyers that buy (changeable at run time).
     pub behaviour: Behaviour,
@@ -93,6 +141,8 @@ pub struct SandboxConfig {
     pub(crate) max_entities: usize,
     /// Stamps purchases (`at` in the ledger).
     pub clock: SharedClock,
+    /// Accounts served beside the default one ([`SandboxConfig::with_account`]).
+    pub(crate) accounts: Vec<SandboxAccount>,
 }
 
 impl SandboxConfig {
@@ -122,7 +172,51 @@ impl SandboxConfig {
             body_limit: 1024 * 1024,
             max_entities: 100_000,
             clock: clock::system(),
+            accounts: Vec::new(),
         }
+    }
+
+    /// Serves `account` too. Ids must be unique and not `"default"`, tokens and tickets
+    /// unique across every account ([`crate::spawn`] refuses the config otherwise).
+    #[must_use]
+    pub fn with_account(mut self, account: SandboxAccount) -> Self {
+        self.accounts.push(account);
+        self
+    }
+
+    /// Every account's id, the default first.
+    pub fn account_ids(&self) -> Vec<String> {
+        std::iter::once(DEFAULT_ACCOUNT.to_string())
+            .chain(self.accounts.iter().map(|a| a.id.clone()))
+            .collect()
+    }
+
+    /// Why the accounts cannot be served together, if they cannot.
+    pub(crate) fn validate_accounts(&self) -> Result<(), String> {
+        let mut ids = std::collections::HashSet::from([DEFAULT_ACCOUNT]);
+        let mut secrets = std::collections::HashSet::from([&self.token, &self.ticket]);
+        for a in &self.accounts {
+            if a.id.trim().is_empty() || !ids.insert(&a.id) {
+                return Err(format!("account id `{}` is blank or used twice", a.id));
+            }
+            if a.token.is_empty() || a.ticket.is_empty() {
+                return Err(format!("account `{}` has an empty token or ticket", a.id));
+            }
+            // Said without the secret: which account, not which value.
+            if !secrets.insert(&a.token) || !secrets.insert(&a.ticket) {
+                return Err(format!(
+                    "account `{}` shares its token or ticket with another account",
+                    a.id
+                ));
+            }
+            if a.balance.is_negative() || a.rate_limit == Some(0) {
+                return Err(format!(
+                    "account `{}`: the balance must not be negative and the rate limit not 0",
+                    a.id
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -141,6 +235,7 @@ impl fmt::Debug for SandboxConfig {
             .field("faults", &self.faults)
             .field("behaviour", &self.behaviour)
             .field("shape", &self.shape)
+            .field("accounts", &self.accounts)
             .finish_non_exhaustive()
     }
 }

@@ -24,6 +24,8 @@ pub(crate) struct Range {
 #[derive(Debug, Clone)]
 pub(crate) struct Filter {
     pub(crate) id: i64,
+    /// The account it belongs to (an index into the world's books, `state::AccountIx`).
+    pub(crate) owner: usize,
     pub(crate) name: String,
     pub(crate) params: Params,
 }
@@ -48,6 +50,8 @@ pub(crate) struct AutobuyerSpec {
 #[derive(Debug, Clone)]
 pub(crate) struct Autobuyer {
     pub(crate) id: i64,
+    /// The account it belongs to (an index into the world's books, `state::AccountIx`).
+    pub(crate) owner: usize,
     pub(crate) project_id: i64,
     pub(crate) spec: AutobuyerSpec,
     pub(crate) running: bool,
@@ -65,6 +69,8 @@ pub(crate) struct PageRef {
 #[derive(Debug, Clone)]
 pub(crate) struct Placement {
     pub(crate) id: i64,
+    /// The account it belongs to (an index into the world's books, `state::AccountIx`).
+    pub(crate) owner: usize,
     pub(crate) project_id: i64,
     pub(crate) page: PageRef,
     pub(crate) price: Money,
@@ -121,6 +127,8 @@ pub(crate) struct Offer {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Search {
+    /// The account it belongs to (an index into the world's books, `state::AccountIx`).
+    pub(crate) owner: usize,
     pub(crate) url_id: i64,
     pub(crate) meta_data: String,
     pub(crate) polls: u32,

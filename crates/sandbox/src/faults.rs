@@ -1,5 +1,6 @@
 //! Injected faults, deterministic for a seed: errors before execution, fixed latency, a
-//! server-wide rate limit answered with 429, answers cut short after the change was made,
+//! rate limit per account answered with 429 (the default account's is `rate_limit`, each
+//! extra account's its own, each in its own one-second window), answers cut short after the change was made,
 //! answers whose JSON is truncated though the HTTP answer is whole, and changes made but
 //! answered as errors (`isError: true`, or 422, with the ids of what was done).
 //!
@@ -27,7 +28,8 @@ pub struct Faults {
     /// Up to this much more delay per call, drawn uniformly (`0`: a fixed latency, and no
     /// draw, so the other faults' sequence is unchanged).
     pub latency_jitter_ms: u64,
-    /// Requests per second across the server; beyond it, 429 with `Retry-After: 1`.
+    /// Requests per second of the default account (every request whose token is no extra
+    /// account's); beyond it, 429 with `Retry-After: 1`.
     pub rate_limit: Option<u32>,
     /// Chance that a successful change is answered with a body cut short.
     pub drop_after_commit_rate: f64,
@@ -122,13 +124,37 @@ impl Prng {
     }
 }
 
-/// The live fault state: current settings, the PRNG and the rate-limit window.
+/// One account's one-second rate-limit window.
+#[derive(Debug, Clone, Default)]
+struct Window {
+    start: Option<Instant>,
+    count: u32,
+}
+
+impl Window {
+    /// Counts the request; false when over `limit` in the current second.
+    fn admit(&mut self, limit: u32, now: Instant) -> bool {
+        let fresh = self
+            .start
+            .is_none_or(|s| now.duration_since(s) >= Duration::from_secs(1));
+        if fresh {
+            self.start = Some(now);
+            self.count = 0;
+        }
+        self.count += 1;
+        self.count <= limit
+    }
+}
+
+/// The live fault state: current settings, the PRNG and each account's rate-limit window.
 #[derive(Debug)]
 pub struct FaultState {
     faults: Faults,
     rng: Prng,
-    window_start: Option<Instant>,
-    window_count: u32,
+    /// By account index: the default account's first.
+    windows: Vec<Window>,
+    /// The extra accounts' rate limits (the default's is `faults.rate_limit`).
+    extra_limits: Vec<Option<u32>>,
 }
 
 impl FaultState {
@@ -138,9 +164,17 @@ impl FaultState {
         FaultState {
             faults,
             rng,
-            window_start: None,
-            window_count: 0,
+            windows: vec![Window::default()],
+            extra_limits: Vec::new(),
         }
+    }
+
+    /// The extra accounts' rate limits, in account order after the default account.
+    #[must_use]
+    pub fn with_account_limits(mut self, limits: Vec<Option<u32>>) -> Self {
+        self.windows = vec![Window::default(); limits.len() + 1];
+        self.extra_limits = limits;
+        self
     }
 
     pub(crate) fn faults(&self) -> &Faults {
@@ -151,20 +185,17 @@ impl FaultState {
         self.faults = faults;
     }
 
-    /// Counts the request against a one-second window; false when over the limit.
-    pub(crate) fn admit(&mut self, now: Instant) -> bool {
-        let Some(limit) = self.faults.rate_limit else {
+    /// Counts the request against its account's one-second window; false when over the
+    /// account's limit.
+    pub(crate) fn admit(&mut self, account: usize, now: Instant) -> bool {
+        let limit = match account {
+            0 => self.faults.rate_limit,
+            n => self.extra_limits.get(n - 1).copied().flatten(),
+        };
+        let (Some(limit), Some(window)) = (limit, self.windows.get_mut(account)) else {
             return true;
         };
-        let fresh = self
-            .window_start
-            .is_none_or(|s| now.duration_since(s) >= Duration::from_secs(1));
-        if fresh {
-            self.window_start = Some(now);
-            self.window_count = 0;
-        }
-        self.window_count += 1;
-        self.window_count <= limit
+        window.admit(limit, now)
     }
 
     /// The delay of this call: the latency, plus a uniform draw up to the jitter.
@@ -305,8 +336,24 @@ mod tests {
             1,
         );
         let t0 = Instant::now();
-        let admitted: Vec<bool> = (0..3).map(|_| s.admit(t0)).collect();
+        let admitted: Vec<bool> = (0..3).map(|_| s.admit(0, t0)).collect();
         assert_eq!(admitted, [true, true, false]);
-        assert!(s.admit(t0 + Duration::from_secs(1)));
+        assert!(s.admit(0, t0 + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn each_account_has_its_own_limit_and_window() {
+        let faults = Faults {
+            rate_limit: Some(1),
+            ..Faults::default()
+        };
+        let mut s = FaultState::new(faults, 1).with_account_limits(vec![Some(2), None]);
+        let t0 = Instant::now();
+        let default: Vec<bool> = (0..2).map(|_| s.admit(0, t0)).collect();
+        let first: Vec<bool> = (0..3).map(|_| s.admit(1, t0)).collect();
+        let second: Vec<bool> = (0..5).map(|_| s.admit(2, t0)).collect();
+        assert_eq!(default, [true, false]);
+        assert_eq!(first, [true, true, false]);
+        assert!(second.iter().all(|a| *a), "no limit");
     }
 }

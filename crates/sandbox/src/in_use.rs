@@ -182,7 +182,7 @@ mod tests {
             .iter()
             .filter(|p| p.project_id == seeded.project_id);
         assert_eq!(held.count(), 3);
-        assert_eq!(world.duplicate_purchases, 0);
+        assert_eq!(world.books[0].duplicate_purchases, 0);
     }
 
     #[test]
@@ -200,7 +200,7 @@ mod tests {
             .buy_by_hand(seeded.project_id, shoes.url_id, shoes.texts[0].1)
             .unwrap();
         assert!(!held.contains(&h.page_id), "{h:?} is held already");
-        assert_eq!(world.duplicate_purchases, 0);
+        assert_eq!(world.books[0].duplicate_purchases, 0);
         let p = world.placements.iter().find(|p| p.id == h.link_id).unwrap();
         assert_eq!((p.autobuyer_id, p.price), (None, h.price));
     }

@@ -1,6 +1,7 @@
-//! The ledger: a serializable snapshot of everything the sandbox saw and did — purchases,
+//! The ledger: a serializable snapshot of everything one account saw and did — purchases,
 //! duplicates, money, created entities, autobuyer states and request counts by operation and
-//! outcome. Tests assert on it; `GET {prefix}/__sandbox/ledger` serves it as JSON.
+//! outcome. Tests assert on it; `GET {prefix}/__sandbox/ledger[?account=ID]` serves it as
+//! JSON (the default account's without `account`).
 
 use std::collections::BTreeMap;
 
@@ -11,19 +12,22 @@ use super::autobuy::AutobuyerUrl;
 use super::buy::Placement;
 use super::listing::LinkStatus;
 use super::ops::Op;
-use super::state::World;
+use super::state::{AccountIx, World};
 use crate::money::Money;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ledger {
+    /// The account this is the ledger of (`"default"`: the one the config was built with).
+    pub account: String,
     pub purchases: Vec<Purchase>,
-    /// Purchases of a page already held for the same project and URL.
+    /// Purchases of a page already held for the same project and URL (of this account).
     pub duplicate_purchases: u64,
     pub spend: Money,
     pub balance: Money,
     /// Operation name → outcome (`ok`, `rejected`, `fault`, `malformed`, `unauthorized`,
     /// `forbidden`, `rate_limited`, `not_found`, and `abandoned` for a request the client gave
-    /// up on before it got past the injected latency) → count.
+    /// up on before it got past the injected latency) → count. A request is its token's
+    /// account's; one whose token is no account's is the default account's.
     pub requests: BTreeMap<String, BTreeMap<String, u64>>,
     pub projects: Vec<ProjectRecord>,
     pub urls: Vec<UrlRecord>,
@@ -32,13 +36,15 @@ pub struct Ledger {
     pub autobuyers: Vec<AutobuyerRecord>,
     pub searches_started: u64,
     pub polls_served: u64,
-    /// 429 answers sent.
+    /// 429 answers sent to this account.
     pub rate_limited: u64,
 }
 
 /// One bought link, by a purchase call or by an autobuyer, and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Purchase {
+    /// The account that paid: the project's.
+    pub account: String,
     pub link_id: i64,
     pub project_id: i64,
     pub page_id: i64,
@@ -138,23 +144,28 @@ impl Ledger {
 }
 
 impl World {
-    pub(crate) fn ledger(&self) -> Ledger {
+    /// The ledger of account `ix` (the default account's for an index that names none).
+    pub(crate) fn ledger_of(&self, ix: AccountIx) -> Ledger {
+        let ix = if ix < self.books.len() { ix } else { 0 };
+        let book = &self.books[ix];
         let mut requests: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-        for ((op, outcome), n) in &self.requests {
+        for ((op, outcome), n) in &book.requests {
             requests
                 .entry(op.name().to_string())
                 .or_default()
                 .insert(outcome.to_string(), *n);
         }
         Ledger {
-            purchases: self.purchases(),
-            duplicate_purchases: self.duplicate_purchases,
-            spend: self.spend,
-            balance: self.balance,
+            account: book.id.clone(),
+            purchases: self.purchases(ix),
+            duplicate_purchases: book.duplicate_purchases,
+            spend: book.spend,
+            balance: book.balance,
             requests,
             projects: self
                 .projects
                 .values()
+                .filter(|p| p.owner == ix)
                 .map(|p| ProjectRecord {
                     id: p.id,
                     domain: p.domain.clone(),
@@ -163,6 +174,7 @@ impl World {
             urls: self
                 .urls
                 .values()
+                .filter(|u| u.owner == ix)
                 .map(|u| UrlRecord {
                     id: u.id,
                     project_id: u.project_id,
@@ -172,6 +184,7 @@ impl World {
             texts: self
                 .texts
                 .values()
+                .filter(|t| t.owner == ix)
                 .map(|t| TextRecord {
                     id: t.id,
                     url_id: t.url_id,
@@ -181,21 +194,31 @@ impl World {
             filters: self
                 .filters
                 .values()
+                .filter(|f| f.owner == ix)
                 .map(|f| FilterRecord {
                     id: f.id,
                     name: f.name.clone(),
                     params: f.params.clone(),
                 })
                 .collect(),
-            autobuyers: self.autobuyers.values().map(autobuyer_record).collect(),
-            searches_started: self.searches_started,
-            polls_served: self.polls_served,
-            rate_limited: self.rate_limited,
+            autobuyers: self
+                .autobuyers
+                .values()
+                .filter(|a| a.owner == ix)
+                .map(autobuyer_record)
+                .collect(),
+            searches_started: book.searches_started,
+            polls_served: book.polls_served,
+            rate_limited: book.rate_limited,
         }
     }
 
-    fn purchases(&self) -> Vec<Purchase> {
-        self.placements.iter().map(Ledger::purchase_of).collect()
+    fn purchases(&self, ix: AccountIx) -> Vec<Purchase> {
+        self.placements
+            .iter()
+            .filter(|p| p.owner == ix)
+            .map(|p| self.purchase_of(p))
+            .collect()
     }
 
     /// The ledger entries of the links with these ids, oldest first.
@@ -204,14 +227,17 @@ impl World {
         self.placements
             .iter()
             .filter(|p| wanted.contains(&p.id))
-            .map(Ledger::purchase_of)
+            .map(|p| self.purchase_of(p))
             .collect()
     }
-}
 
-impl Ledger {
-    pub(crate) fn purchase_of(p: &Placement) -> Purchase {
+    /// A bought link as the ledger shows it.
+    pub(crate) fn purchase_of(&self, p: &Placement) -> Purchase {
         Purchase {
+            account: self
+                .books
+                .get(p.owner)
+                .map_or_else(String::new, |b| b.id.clone()),
             link_id: p.id,
             project_id: p.project_id,
             page_id: p.page.page_id,

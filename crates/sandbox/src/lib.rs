@@ -3,7 +3,7 @@
 //!
 //! | file | concept |
 //! |---|---|
-//! | [`config`] | [`SandboxConfig`], [`SandboxAuth`], [`SandboxLogin`] |
+//! | [`config`] | [`SandboxConfig`], [`SandboxAccount`] (accounts beside the default one), [`SandboxAuth`], [`SandboxLogin`] |
 //! | `server.rs` | the request pipeline: latency, rate limit, auth, injected faults, answers cut short |
 //! | [`auth`] | tokens that expire, the login (`POST /login`, `GET /auth`), tokens issued for tests |
 //! | `endpoints/` | the ten operations at the spec's paths, the `__sandbox/` control endpoints, the login; request bodies in, answers out in the configured [`Shape`] |
@@ -14,7 +14,8 @@
 //! | [`ledger`], `commitment.rs`, [`ops`] | the ledger snapshot and the commitment rule, operation names |
 //! | `commitment_tests.rs`, `autobuying_tests.rs` | (tests) the commitment rule; autobuyers that buy |
 //!
-//! Start one on port 0 with [`spawn`]; read what happened with [`SandboxHandle::ledger`].
+//! Start one on port 0 with [`spawn`]; read what happened with [`SandboxHandle::ledger`] (the
+//! default account's) and [`SandboxHandle::ledger_of`] (any account's).
 
 pub mod auth;
 mod autobuy;
@@ -47,7 +48,7 @@ use tokio_util::sync::CancellationToken;
 pub use auth::AuthStats;
 pub use behaviour::{Behaviour, ListPaging, TeamBuy};
 pub use commitment::Commitment;
-pub use config::{SandboxAuth, SandboxConfig, SandboxLogin};
+pub use config::{DEFAULT_ACCOUNT, SandboxAccount, SandboxAuth, SandboxConfig, SandboxLogin};
 pub use entities::AutobuyerUrl;
 pub use faults::Faults;
 pub use in_use::{HandLink, InUse, InUseUrl};
@@ -73,6 +74,8 @@ pub enum SandboxError {
     Behaviour(String),
     #[error("sandbox link: {0}")]
     Link(String),
+    #[error("sandbox accounts: {0}")]
+    Accounts(String),
     #[error("sandbox cannot listen on {addr}: {source}")]
     Listen {
         addr: String,
@@ -101,6 +104,7 @@ pub async fn spawn(
         return Err(SandboxError::Prefix(prefix));
     }
     config.faults.validate().map_err(SandboxError::Faults)?;
+    config.validate_accounts().map_err(SandboxError::Accounts)?;
     config
         .behaviour
         .validate()
@@ -178,16 +182,35 @@ impl SandboxHandle {
         self.addr
     }
 
-    /// A snapshot of everything the sandbox saw and did so far.
+    /// A snapshot of everything the default account saw and did so far (with one account:
+    /// everything the sandbox saw and did).
     pub fn ledger(&self) -> Ledger {
-        self.shared.world().ledger()
+        self.shared.world().ledger_of(0)
     }
 
-    /// The requests the ledger counts so far, every operation and outcome: what
-    /// `ledger().requests` sums to, without copying the world (the benchmark polls it while
-    /// thousands of campaigns' records sit in the sandbox).
+    /// The ledger of account `id` (`"default"` or an extra account's id); `None` when no
+    /// account has that id.
+    pub fn ledger_of(&self, id: &str) -> Option<Ledger> {
+        self.shared.ledger_of(id)
+    }
+
+    /// Every account's id, the default (`"default"`) first.
+    pub fn accounts(&self) -> Vec<String> {
+        self.shared.accounts()
+    }
+
+    /// The requests the default account's ledger counts so far, every operation and outcome:
+    /// what `ledger().requests` sums to, without copying the world (the benchmark polls it
+    /// while thousands of campaigns' records sit in the sandbox).
     pub fn calls(&self) -> u64 {
-        self.shared.world().requests.values().sum()
+        self.shared.world().books[0].requests.values().sum()
+    }
+
+    /// [`SandboxHandle::calls`] of account `id`; `None` when no account has that id.
+    pub fn calls_of(&self, id: &str) -> Option<u64> {
+        let world = self.shared.world();
+        let ix = world.account_ix(id)?;
+        Some(world.books[ix].requests.values().sum())
     }
 
     pub fn faults(&self) -> Faults {
@@ -256,7 +279,14 @@ impl SandboxHandle {
     /// Seeds an account already in use for `domain` (see `in_use.rs`): a project with URLs
     /// and texts, links bought by hand, a saved filter and a running autobuyer.
     pub fn seed_in_use(&self, domain: &str) -> Result<InUse, SandboxError> {
-        self.shared.seed_in_use(domain).map_err(SandboxError::Link)
+        self.seed_in_use_of(config::DEFAULT_ACCOUNT, domain)
+    }
+
+    /// [`SandboxHandle::seed_in_use`] for account `account`'s project.
+    pub fn seed_in_use_of(&self, account: &str, domain: &str) -> Result<InUse, SandboxError> {
+        self.shared
+            .seed_in_use(account, domain)
+            .map_err(SandboxError::Link)
     }
 
     /// The team buys a link by hand for `url_id` (with `text_id`) in project `project_id`,

@@ -57,12 +57,14 @@ impl World {
         }
         self.ensure_room(self.searches.len(), "searches")?;
         self.search_seq += 1;
-        self.searches_started += 1;
+        let owner = self.caller;
+        self.book(owner).searches_started += 1;
         let seq = self.search_seq;
         let found = self.pick_donors(seq, from, to);
         let meta_data = meta_data(&mut self.rng, seq);
         let job = format!("rent-{seq}-{:08x}", self.rng.next_u64() as u32);
         let search = Search {
+            owner,
             url_id,
             meta_data: meta_data.clone(),
             polls: 0,
@@ -117,7 +119,9 @@ impl World {
         if search.meta_data != meta_data {
             return Err(PollError::MetaDataChanged);
         }
-        self.polls_served += 1;
+        if let Some(book) = self.books.get_mut(search.owner) {
+            book.polls_served += 1;
+        }
         search.polls += 1;
         let waited_enough = now.duration_since(search.started) >= rules.ready_after;
         if search.polls <= rules.ready_after_polls || !waited_enough {

@@ -1,5 +1,6 @@
-//! The request pipeline every operation goes through, in this order: latency, the
-//! server-wide rate limit (429), authentication (401 token missing, wrong or expired, 403
+//! The request pipeline every operation goes through, in this order: whose the request is
+//! (its token's account, the default account's for a token that is no one's; looked up only
+//! when extra accounts are served), latency, that account's rate limit (429), authentication (401 token missing, wrong or expired, 403
 //! ticket; `auth.rs`), injected 5xx, then
 //! the operation itself under the state lock, then — for executed changes — maybe an answer
 //! cut short, (reads by default) an answer whose JSON is truncated, or a change reported as
@@ -20,7 +21,7 @@ use super::config::SandboxConfig;
 use super::faults::FaultState;
 use super::ops::Op;
 use super::shapes::Shape;
-use super::state::{Rejection, World};
+use super::state::{AccountIx, Rejection, World};
 use crate::endpoints::cut::{cut_short, truncated};
 use crate::endpoints::render;
 
@@ -33,8 +34,8 @@ pub(crate) enum Refusal {
     Rejected(String),
     /// An unknown search job.
     NotFound(String),
-    /// A project of another account (`Behaviour::foreign_projects`): 403, the credentials
-    /// themselves being fine.
+    /// A thing of another account (of this sandbox, or a project of
+    /// `Behaviour::foreign_projects`): 403, the credentials themselves being fine.
     Forbidden(String),
 }
 
@@ -69,6 +70,8 @@ pub(crate) struct Shared {
     shape: Shape,
     /// Tokens, tickets and the login (`auth.rs`); its own lock, never held with another.
     auth: Mutex<Auth>,
+    /// Extra accounts are served: a request's account is looked up before its rate limit.
+    multi: bool,
 }
 
 /// Never shows the token or the ticket.
@@ -88,9 +91,13 @@ impl Shared {
         Arc::new(Shared {
             world: Mutex::new(World::new(cfg)),
             behaviour_changed: tokio::sync::Notify::new(),
-            faults: Mutex::new(FaultState::new(cfg.faults.clone(), cfg.seed)),
+            faults: Mutex::new(
+                FaultState::new(cfg.faults.clone(), cfg.seed)
+                    .with_account_limits(cfg.accounts.iter().map(|a| a.rate_limit).collect()),
+            ),
             shape: cfg.shape,
             auth: Mutex::new(Auth::new(cfg)),
+            multi: !cfg.accounts.is_empty(),
         })
     }
 
@@ -111,14 +118,23 @@ impl Shared {
     where
         F: FnOnce(&mut World, &Shape) -> Answer,
     {
-        let abandoned = Abandoned { shared: self, op };
-        let gate = self.gate(op, headers).await;
+        let account = match self.multi {
+            true => self.auth().account_of(headers),
+            false => 0,
+        };
+        let abandoned = Abandoned {
+            shared: self,
+            op,
+            account,
+        };
+        let gate = self.gate(op, account, headers).await;
         std::mem::forget(abandoned);
         if let Err(early) = gate {
             return early;
         }
         let (answer, as_error) = {
             let mut world = self.world();
+            world.caller = account;
             let answer = execute(&mut world, &self.shape);
             // Lock order: world, then faults (never the other way round).
             let as_error = answer.is_ok() && self.faults().draw_executed_error(op);
@@ -127,7 +143,7 @@ impl Shared {
                 Ok(_) => "ok",
                 Err(refusal) => refusal.outcome(),
             };
-            world.count(op, outcome);
+            world.count(account, op, outcome);
             tracing::debug!(operation = op.name(), outcome, "sandbox call");
             (answer, as_error)
         };
@@ -143,15 +159,15 @@ impl Shared {
         }
     }
 
-    async fn gate(&self, op: Op, headers: &HeaderMap) -> Result<(), Response> {
+    async fn gate(&self, op: Op, account: AccountIx, headers: &HeaderMap) -> Result<(), Response> {
         let latency = self.faults().draw_latency();
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }
-        if !self.faults().admit(Instant::now()) {
+        if !self.faults().admit(account, Instant::now()) {
             let mut world = self.world();
-            world.rate_limited += 1;
-            world.count(op, "rate_limited");
+            world.book(account).rate_limited += 1;
+            world.count(account, op, "rate_limited");
             let mut r = reply(
                 StatusCode::TOO_MANY_REQUESTS,
                 &render::error("rate limit exceeded"),
@@ -161,7 +177,7 @@ impl Shared {
             return Err(r);
         }
         if let Err((status, outcome, message)) = self.authorize(headers) {
-            self.world().count(op, outcome);
+            self.world().count(account, op, outcome);
             let mut r = reply(status, &render::error(message));
             if status == StatusCode::UNAUTHORIZED {
                 r.headers_mut()
@@ -170,7 +186,7 @@ impl Shared {
             return Err(r);
         }
         if self.faults().draw_error(op) {
-            self.world().count(op, "fault");
+            self.world().count(account, op, "fault");
             return Err(reply(
                 StatusCode::SERVICE_UNAVAILABLE,
                 &render::error("injected fault"),
@@ -179,7 +195,7 @@ impl Shared {
         Ok(())
     }
 
-    fn authorize(&self, headers: &HeaderMap) -> Result<(), super::auth::AuthRefusal> {
+    fn authorize(&self, headers: &HeaderMap) -> Result<AccountIx, super::auth::AuthRefusal> {
         self.auth().authorize(headers)
     }
 
@@ -202,11 +218,14 @@ impl Shared {
 struct Abandoned<'a> {
     shared: &'a Shared,
     op: Op,
+    account: AccountIx,
 }
 
 impl Drop for Abandoned<'_> {
     fn drop(&mut self) {
-        self.shared.world().count(self.op, "abandoned");
+        self.shared
+            .world()
+            .count(self.account, self.op, "abandoned");
     }
 }
 

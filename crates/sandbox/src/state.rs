@@ -4,6 +4,11 @@
 //!
 //! Every operation validates everything first and changes state only when all of the
 //! request is acceptable, so a rejected call leaves no trace but its counter.
+//!
+//! Several accounts share the one world (as a real marketplace's client accounts do): each
+//! has a [`Book`] (balance, spend, request counters), every thing it creates carries its
+//! `owner`, ids are one global sequence, and the donor inventory is everyone's. The request
+//! being served is `caller`'s, set by the pipeline before the operation runs.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -32,9 +37,63 @@ impl Rejection {
 
 pub(crate) type Outcome<T> = Result<T, Rejection>;
 
+/// An account's index: 0 is the default account, then the extra ones in configured order.
+pub(crate) type AccountIx = usize;
+
+/// One account's money and counters.
+#[derive(Debug, Clone)]
+pub(crate) struct Book {
+    pub(crate) id: String,
+    pub(crate) balance: Money,
+    pub(crate) spend: Money,
+    pub(crate) duplicate_purchases: u64,
+    pub(crate) requests: BTreeMap<(Op, &'static str), u64>,
+    pub(crate) searches_started: u64,
+    pub(crate) polls_served: u64,
+    pub(crate) rate_limited: u64,
+}
+
+impl Book {
+    fn new(id: &str, balance: Money) -> Book {
+        Book {
+            id: id.to_string(),
+            balance,
+            spend: Money::ZERO,
+            duplicate_purchases: 0,
+            requests: BTreeMap::new(),
+            searches_started: 0,
+            polls_served: 0,
+            rate_limited: 0,
+        }
+    }
+}
+
+/// The kinds of things an id can name, for the ownership check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Thing {
+    Project,
+    Url,
+    Text,
+    Filter,
+    Autobuyer,
+}
+
+impl Thing {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Thing::Project => "project",
+            Thing::Url => "url",
+            Thing::Text => "text",
+            Thing::Filter => "search filter",
+            Thing::Autobuyer => "autobuyer",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Project {
     pub(crate) id: i64,
+    pub(crate) owner: AccountIx,
     pub(crate) domain: String,
     host: String,
 }
@@ -42,6 +101,7 @@ pub(crate) struct Project {
 #[derive(Debug, Clone)]
 pub(crate) struct PromotedUrl {
     pub(crate) id: i64,
+    pub(crate) owner: AccountIx,
     pub(crate) project_id: i64,
     pub url: String,
 }
@@ -49,6 +109,7 @@ pub(crate) struct PromotedUrl {
 #[derive(Debug, Clone)]
 pub(crate) struct Text {
     pub(crate) id: i64,
+    pub(crate) owner: AccountIx,
     pub(crate) url_id: i64,
     pub(crate) text: String,
 }
@@ -83,15 +144,12 @@ pub(crate) struct World {
     pub(crate) placements: Vec<Placement>,
     /// `(projectId, pageId, urlId)` → active links on that page for that URL.
     pub(crate) held: HashMap<(i64, i64, i64), u32>,
-    pub(crate) duplicate_purchases: u64,
-    pub(crate) spend: Money,
-    pub(crate) balance: Money,
     pub(crate) filters: BTreeMap<i64, Filter>,
     pub(crate) autobuyers: BTreeMap<i64, Autobuyer>,
-    pub(crate) requests: BTreeMap<(Op, &'static str), u64>,
-    pub(crate) searches_started: u64,
-    pub(crate) polls_served: u64,
-    pub(crate) rate_limited: u64,
+    /// Every account's book, by [`AccountIx`]; the default account's first.
+    pub(crate) books: Vec<Book>,
+    /// The account whose request is being served (see the module's map).
+    pub(crate) caller: AccountIx,
     pub(crate) rng: Prng,
     clock: SharedClock,
 }
@@ -122,15 +180,15 @@ impl World {
             offers: HashMap::new(),
             placements: Vec::new(),
             held: HashMap::new(),
-            duplicate_purchases: 0,
-            spend: Money::ZERO,
-            balance: cfg.initial_balance,
             filters: BTreeMap::new(),
             autobuyers: BTreeMap::new(),
-            requests: BTreeMap::new(),
-            searches_started: 0,
-            polls_served: 0,
-            rate_limited: 0,
+            books: std::iter::once(Book::new(
+                super::config::DEFAULT_ACCOUNT,
+                cfg.initial_balance,
+            ))
+            .chain(cfg.accounts.iter().map(|a| Book::new(&a.id, a.balance)))
+            .collect(),
+            caller: 0,
             rng,
             clock: cfg.clock.clone(),
         }
@@ -142,8 +200,53 @@ impl World {
         self.next_id
     }
 
-    pub(crate) fn count(&mut self, op: Op, outcome: &'static str) {
-        *self.requests.entry((op, outcome)).or_default() += 1;
+    /// Counts a request of `account` by operation and outcome.
+    pub(crate) fn count(&mut self, account: AccountIx, op: Op, outcome: &'static str) {
+        if let Some(book) = self.books.get_mut(account) {
+            *book.requests.entry((op, outcome)).or_default() += 1;
+        }
+    }
+
+    /// The book of `account`; the default account's for an index that names none (never
+    /// happens: indexes come from the configured accounts).
+    pub(crate) fn book(&mut self, account: AccountIx) -> &mut Book {
+        let ix = if account < self.books.len() {
+            account
+        } else {
+            0
+        };
+        &mut self.books[ix]
+    }
+
+    /// The index of the account with this id.
+    pub(crate) fn account_ix(&self, id: &str) -> Option<AccountIx> {
+        self.books.iter().position(|b| b.id == id)
+    }
+
+    /// The account that owns the thing `id` names, if it exists.
+    pub(crate) fn owner_of(&self, thing: Thing, id: i64) -> Option<AccountIx> {
+        match thing {
+            Thing::Project => self.projects.get(&id).map(|p| p.owner),
+            Thing::Url => self.urls.get(&id).map(|u| u.owner),
+            Thing::Text => self.texts.get(&id).map(|t| t.owner),
+            Thing::Filter => self.filters.get(&id).map(|f| f.owner),
+            Thing::Autobuyer => self.autobuyers.get(&id).map(|a| a.owner),
+        }
+    }
+
+    /// Whether search job `job` exists and is another account's than the caller's.
+    pub(crate) fn is_others_search(&self, job: &str) -> bool {
+        self.books.len() > 1
+            && self
+                .searches
+                .get(job)
+                .is_some_and(|s| s.owner != self.caller)
+    }
+
+    /// Whether the thing `id` names exists and belongs to another account than the caller's.
+    /// With one account nothing is anyone else's, so the single-account path looks nothing up.
+    pub(crate) fn is_others(&self, thing: Thing, id: i64) -> bool {
+        self.books.len() > 1 && self.owner_of(thing, id).is_some_and(|o| o != self.caller)
     }
 
     /// Refuses growth past the configured cap so a runaway client cannot exhaust memory.
@@ -171,6 +274,7 @@ impl World {
             id,
             Project {
                 id,
+                owner: self.caller,
                 domain: domain.to_string(),
                 host: host.clone(),
             },
@@ -188,11 +292,13 @@ impl World {
         }
         let id = self.fresh_id();
         let url = url.to_string();
+        let owner = self.projects.get(&project_id).map_or(0, |p| p.owner);
         self.url_index.insert(key, id);
         self.urls.insert(
             id,
             PromotedUrl {
                 id,
+                owner,
                 project_id,
                 url,
             },
@@ -208,8 +314,17 @@ impl World {
         }
         let id = self.fresh_id();
         let text = text.to_string();
+        let owner = self.urls.get(&url_id).map_or(0, |u| u.owner);
         self.text_index.insert(key, id);
-        self.texts.insert(id, Text { id, url_id, text });
+        self.texts.insert(
+            id,
+            Text {
+                id,
+                owner,
+                url_id,
+                text,
+            },
+        );
         id
     }
 

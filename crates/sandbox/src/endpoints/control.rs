@@ -2,11 +2,12 @@
 //!
 //! | endpoint | what it does |
 //! |---|---|
-//! | `GET ledger` | the [`Ledger`] as JSON |
+//! | `GET ledger[?account=ID]` | the [`Ledger`] of account `ID` as JSON (the default account's without it; 404 for an unknown id) |
+//! | `GET accounts` | every account's id, the default first |
 //! | `GET`/`POST faults` | reads or replaces the [`Faults`] |
 //! | `GET`/`POST behaviour` | reads or replaces the [`Behaviour`] |
 //! | `POST autobuy` | every running autobuyer buys now: `{"max_per_autobuyer": N}` (optional) → `{"bought": [purchase, ...]}` |
-//! | `POST seed_in_use` | `{"domain": "https://acme.example"}` → an account already in use (`in_use.rs`): the ids to adopt |
+//! | `POST seed_in_use` | `{"domain": "https://acme.example", "account": "ID"}` (`account` optional: the default) → an account already in use (`in_use.rs`): the ids to adopt |
 //! | `POST link_status` | `{"link_id": N, "status": "removed"\|"rejected", "listed": false}` → the purchase as the ledger shows it |
 //!
 //! The same actions are methods of [`crate::SandboxHandle`] for in-process tests.
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -25,6 +26,7 @@ use serde_json::json;
 
 use super::render;
 use crate::behaviour::Behaviour;
+use crate::config::DEFAULT_ACCOUNT;
 use crate::faults::Faults;
 use crate::ledger::{Ledger, Purchase};
 use crate::listing::LinkStatus;
@@ -45,6 +47,15 @@ struct AutobuyAsk {
 #[serde(deny_unknown_fields)]
 struct SeedAsk {
     domain: String,
+    /// The account whose project it is; absent: the default account.
+    #[serde(default)]
+    account: Option<String>,
+}
+
+/// Query of `GET ledger`.
+#[derive(Debug, Default)]
+struct LedgerAsk {
+    account: Option<String>,
 }
 
 /// Body of `POST link_status`.
@@ -79,6 +90,7 @@ pub(crate) fn router(prefix: &str) -> Router<Arc<Shared>> {
     let p = |path: &str| format!("{prefix}/__sandbox/{path}");
     Router::new()
         .route(&p("ledger"), get(ledger))
+        .route(&p("accounts"), get(accounts))
         .route(&p("faults"), get(faults).post(set_faults))
         .route(&p("behaviour"), get(behaviour).post(set_behaviour))
         .route(&p("autobuy"), post(autobuy))
@@ -102,9 +114,30 @@ impl Shared {
         world.purchases_by_id(&ids)
     }
 
-    /// Seeds an account already in use (see `in_use.rs`).
-    pub(crate) fn seed_in_use(&self, domain: &str) -> Result<crate::in_use::InUse, String> {
-        self.world().seed_in_use(domain).map_err(|r| r.0)
+    /// Seeds an account already in use (see `in_use.rs`): account `account`'s project.
+    pub(crate) fn seed_in_use(
+        &self,
+        account: &str,
+        domain: &str,
+    ) -> Result<crate::in_use::InUse, String> {
+        let mut world = self.world();
+        let ix = world
+            .account_ix(account)
+            .ok_or_else(|| format!("no account `{account}`"))?;
+        world.caller = ix;
+        world.seed_in_use(domain).map_err(|r| r.0)
+    }
+
+    /// The ledger of account `account`; `None` when no account has that id.
+    pub(crate) fn ledger_of(&self, account: &str) -> Option<Ledger> {
+        let world = self.world();
+        let ix = world.account_ix(account)?;
+        Some(world.ledger_of(ix))
+    }
+
+    /// Every account's id, the default first.
+    pub(crate) fn accounts(&self) -> Vec<String> {
+        self.world().books.iter().map(|b| b.id.clone()).collect()
     }
 
     /// A link bought by hand (see `in_use.rs`).
@@ -127,7 +160,7 @@ impl Shared {
         let link = world
             .set_link_status(link_id, status, listed)
             .map_err(|r| r.0)?;
-        Ok(Ledger::purchase_of(&link))
+        Ok(world.purchase_of(&link))
     }
 }
 
@@ -159,9 +192,35 @@ fn body_of<T: DeserializeOwned>(
     }
 }
 
-async fn ledger(State(app): App) -> Response {
-    let ledger = app.world().ledger();
-    json_of(&ledger)
+async fn ledger(State(app): App, RawQuery(query): RawQuery) -> Response {
+    let ask: LedgerAsk = match ledger_ask(query.as_deref().unwrap_or_default()) {
+        Ok(a) => a,
+        Err(e) => return bad(&e),
+    };
+    let account = ask.account.as_deref().unwrap_or(DEFAULT_ACCOUNT);
+    match app.ledger_of(account) {
+        Some(ledger) => json_of(&ledger),
+        None => reply(
+            StatusCode::NOT_FOUND,
+            &render::error(&format!("no account `{account}`")),
+        ),
+    }
+}
+
+/// `GET ledger`'s query: `account=ID` or nothing.
+fn ledger_ask(query: &str) -> Result<LedgerAsk, String> {
+    let mut ask = LedgerAsk::default();
+    for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
+        match k.as_ref() {
+            "account" if ask.account.is_none() => ask.account = Some(v.into_owned()),
+            _ => return Err(format!("unknown or repeated query parameter `{k}`")),
+        }
+    }
+    Ok(ask)
+}
+
+async fn accounts(State(app): App) -> Response {
+    json_of(&app.accounts())
 }
 
 async fn faults(State(app): App) -> Response {
@@ -222,7 +281,8 @@ async fn seed_in_use(State(app): App, headers: HeaderMap, body: Bytes) -> Respon
         Ok(a) => a,
         Err(e) => return bad(&e),
     };
-    match app.seed_in_use(&ask.domain) {
+    let account = ask.account.as_deref().unwrap_or(DEFAULT_ACCOUNT);
+    match app.seed_in_use(account, &ask.domain) {
         Ok(seeded) => json_of(&seeded),
         Err(e) => bad(&e),
     }

@@ -1,5 +1,10 @@
 //! The ten operations at the spec's paths under the prefix, plus the test-only control
 //! endpoints under `{prefix}/__sandbox/` (`control.rs`).
+//!
+//! An id of a thing that exists but is another account's (a project, URL, text, search
+//! filter, autobuyer or search job), wherever the request names it (path, query or body),
+//! answers 403 `... belongs to another account` and changes nothing, as a project of
+//! `Behaviour::foreign_projects` does; an id that is nobody's answers as before.
 
 use std::sync::Arc;
 
@@ -21,7 +26,7 @@ use crate::money::Money;
 use crate::ops::Op;
 use crate::search::{Poll, PollError};
 use crate::server::{Refusal, Shared, json_body, reply};
-use crate::state::Params;
+use crate::state::{Params, Thing, World};
 
 type App = State<Arc<Shared>>;
 
@@ -54,15 +59,27 @@ fn id(text: &str, name: &str) -> Result<i64, Refusal> {
 }
 
 /// The project id a path or query names, refused with 403 when it belongs to another
-/// account (`Behaviour::foreign_projects`).
-fn own_project(world: &crate::state::World, text: &str) -> Result<i64, Refusal> {
+/// account (another account's of this sandbox, or one of `Behaviour::foreign_projects`).
+fn own_project(world: &World, text: &str) -> Result<i64, Refusal> {
     let project_id = id(text, "projectId")?;
     if world.behaviour.is_foreign(project_id) {
         return Err(Refusal::Forbidden(format!(
             "project {project_id} belongs to another account"
         )));
     }
+    not_others(world, Thing::Project, project_id)?;
     Ok(project_id)
+}
+
+/// Refuses with 403 an id of a thing that exists but is another account's.
+fn not_others(world: &World, thing: Thing, id: i64) -> Result<(), Refusal> {
+    if world.is_others(thing, id) {
+        return Err(Refusal::Forbidden(format!(
+            "{} {id} belongs to another account",
+            thing.name()
+        )));
+    }
+    Ok(())
 }
 
 async fn add_project(State(app): App, headers: HeaderMap, body: Bytes) -> Response {
@@ -102,6 +119,7 @@ async fn search_start(
 ) -> Response {
     app.handle(Op::SearchStart, &headers, |world, _| {
         let url_id = id(&url, "urlId")?;
+        not_others(world, Thing::Url, url_id)?;
         let params: Params = json_body(&headers, &body)?;
         let from = wire::rubles_field(&params, "priceRentFrom").map_err(Refusal::bad)?;
         let to = wire::rubles_field(&params, "priceRentTo").map_err(Refusal::bad)?;
@@ -117,6 +135,11 @@ async fn search_result(
     headers: HeaderMap,
 ) -> Response {
     app.handle(Op::SearchResult, &headers, |world, shape| {
+        if world.is_others_search(&job) {
+            return Err(Refusal::Forbidden(format!(
+                "search job `{job}` belongs to another account"
+            )));
+        }
         match world.poll_search(&job, &meta, Instant::now()) {
             Ok(Poll::Pending) => Ok(render::search_pending(shape)),
             Ok(Poll::Ready(found)) => Ok((StatusCode::OK, render::search_ready(shape, &found))),
@@ -138,6 +161,13 @@ async fn buy(
     app.handle(Op::BuyLinks, &headers, |world, shape| {
         let project_id = own_project(world, &project)?;
         let req: wire::Buy = json_body(&headers, &body)?;
+        if let Some(filter) = req.filter_id {
+            not_others(world, Thing::Filter, filter)?;
+        }
+        for p in &req.pages {
+            not_others(world, Thing::Url, p.url_id)?;
+            not_others(world, Thing::Text, p.text_id)?;
+        }
         let request = BuyRequest {
             search_id: req.search_id,
             force_seo_wait: req.force_seo_wait,
@@ -213,6 +243,10 @@ async fn create_autobuyer(
     app.handle(Op::CreateAutobuyer, &headers, |world, shape| {
         let project_id = own_project(world, &project)?;
         let req: wire::CreateAutobuyer = json_body(&headers, &body)?;
+        not_others(world, Thing::Filter, req.search_filter_id)?;
+        for u in &req.urls {
+            not_others(world, Thing::Url, u.url_id)?;
+        }
         let urls = req
             .urls
             .iter()
@@ -258,6 +292,9 @@ async fn switch(
 ) -> Response {
     app.handle(op, &headers, |world, _| {
         let req: wire::AutobuyerIds = json_body(&headers, &body)?;
+        for id in &req.autobuyers_ids {
+            not_others(world, Thing::Autobuyer, *id)?;
+        }
         let ids = world.switch_autobuyers(&req.autobuyers_ids, running)?;
         Ok((StatusCode::OK, render::switched(&ids)))
     })
