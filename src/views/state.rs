@@ -256,22 +256,25 @@ impl StateSource {
     }
 }
 
-/// What the journal records, under other campaigns than `c`'s (live or removed), of the ids
-/// `c` names: its `project_id`, its autobuyers' `id`s and its URLs' `url_id`s
-/// (`decide::rename::claimed_id` judges it). One read per id the file names, none otherwise.
+/// What the journal records, under other campaigns than `c`'s (live or removed) of `c`'s
+/// account, of the ids `c` names: its `project_id`, its autobuyers' `id`s and its URLs'
+/// `url_id`s (`decide::rename::claimed_id` judges it). Another account's campaigns are not
+/// read: its ids are another marketplace account's, which may coincide (issue 34). One read
+/// per id the file names, none otherwise.
 pub(crate) async fn id_owners(store: &Store, c: &Campaign) -> Result<IdOwners, StoreError> {
     let campaigns = store.campaigns();
+    let (name, account) = (c.name.as_str(), c.account.as_str());
     let mut owners = IdOwners::default();
     if let Some(pid) = c.project_id {
-        owners.project = campaigns.project_owner(pid, &c.name).await?;
+        owners.project = campaigns.project_owner(pid, name, account).await?;
     }
     for id in c.autobuyers.iter().filter_map(|a| a.id) {
-        if let Some(owner) = campaigns.autobuyer_owner(id, &c.name).await? {
+        if let Some(owner) = campaigns.autobuyer_owner(id, name, account).await? {
             owners.autobuyers.insert(id, owner);
         }
     }
     for id in c.urls.iter().filter_map(|u| u.url_id) {
-        if let Some(owner) = campaigns.url_owner(id, &c.name).await? {
+        if let Some(owner) = campaigns.url_owner(id, name, account).await? {
             owners.urls.insert(id, owner);
         }
     }

@@ -152,10 +152,11 @@ impl Campaigns<'_> {
         self.write_one("record_domain", change).await.map(|_| ())
     }
 
-    /// Every recorded campaign (live or removed) whose domain is known, with its project.
+    /// Every recorded campaign (live or removed) whose domain is known, with its project and
+    /// its account (a domain is owned within one account: `decide::rename::domain_owner`).
     pub(crate) async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
         let query = sqlx::query(
-            "SELECT c.name, c.domain, p.project_id FROM campaigns c \
+            "SELECT c.name, c.domain, c.account, p.project_id FROM campaigns c \
              LEFT JOIN projects p ON p.campaign = c.name \
              WHERE c.domain IS NOT NULL ORDER BY c.name",
         );
@@ -164,69 +165,94 @@ impl Campaigns<'_> {
                 campaign: col(r, "name")?,
                 domain: col(r, "domain")?,
                 project_id: col(r, "project_id")?,
+                account: col(r, "account")?,
             })
         })
         .await
     }
 }
 
+/// The condition that a row's campaign spends in the account bound as `$3`: the marketplace's
+/// ids are an account's own (issue 34: two accounts, maybe two marketplaces, may both have a
+/// project 5000), so an id is owned within one account. Every row's campaign is a `campaigns`
+/// row (the tables reference it), whose `account` is `default` for every row before accounts.
+macro_rules! in_account {
+    ($table:literal) => {
+        concat!(
+            "(SELECT a.account FROM campaigns a WHERE a.name = ",
+            $table,
+            ".campaign) = $3"
+        )
+    };
+}
+
 impl Campaigns<'_> {
-    /// Another campaign (live or removed) than `campaign` that the journal records with the
-    /// project `project_id`, when `campaign` does not hold it itself.
+    /// Another campaign (live or removed) of `account` than `campaign` that the journal
+    /// records with the project `project_id`, when `campaign` does not hold it itself.
     pub(crate) async fn project_owner(
         self,
         project_id: i64,
         campaign: &str,
+        account: &str,
     ) -> Result<Option<String>, StoreError> {
-        let query = sqlx::query(
-            "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 \
-             AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
+        let query = sqlx::query(concat!(
+            "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 AND ",
+            in_account!("projects"),
+            " AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
              ORDER BY campaign LIMIT 1",
-        )
+        ))
         .bind(project_id)
-        .bind(campaign);
+        .bind(campaign)
+        .bind(account);
         self.read_optional("project_owner", query, |r| col(r, "campaign"))
             .await
     }
 
-    /// Another campaign than `campaign` that records the autobuyer `id` (created or adopted
-    /// by it), when `campaign` does not hold it itself: the campaign and its autobuyer's name.
+    /// Another campaign of `account` than `campaign` that records the autobuyer `id`
+    /// (created or adopted by it), when `campaign` does not hold it itself: the campaign and
+    /// its autobuyer's name.
     pub(crate) async fn autobuyer_owner(
         self,
         id: i64,
         campaign: &str,
+        account: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let query = sqlx::query(
+        let query = sqlx::query(concat!(
             "SELECT campaign, name FROM autobuyers \
-             WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 \
-             AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
+             WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 AND ",
+            in_account!("autobuyers"),
+            " AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
                  AND (q.autobuyer_id = $1 OR q.adopted_id = $1)) \
              ORDER BY campaign LIMIT 1",
-        )
+        ))
         .bind(id)
-        .bind(campaign);
+        .bind(campaign)
+        .bind(account);
         self.read_optional("autobuyer_owner", query, |r| {
             Ok((col(r, "campaign")?, col(r, "name")?))
         })
         .await
     }
 
-    /// Another campaign than `campaign` that records the URL id `url_id` (created or adopted
-    /// by it), when `campaign` does not hold it itself: the campaign and the URL as recorded
-    /// there. A removed campaign keeps its rows, and a rename hands them over, so the owner
-    /// is the one the journal holds today.
+    /// Another campaign of `account` than `campaign` that records the URL id `url_id`
+    /// (created or adopted by it), when `campaign` does not hold it itself: the campaign and
+    /// the URL as recorded there. A removed campaign keeps its rows, and a rename hands them
+    /// over, so the owner is the one the journal holds today.
     pub(crate) async fn url_owner(
         self,
         url_id: i64,
         campaign: &str,
+        account: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let query = sqlx::query(
-            "SELECT campaign, url FROM urls WHERE url_id = $1 AND campaign <> $2 \
-             AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $2 AND q.url_id = $1) \
+        let query = sqlx::query(concat!(
+            "SELECT campaign, url FROM urls WHERE url_id = $1 AND campaign <> $2 AND ",
+            in_account!("urls"),
+            " AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $2 AND q.url_id = $1) \
              ORDER BY campaign, url LIMIT 1",
-        )
+        ))
         .bind(url_id)
-        .bind(campaign);
+        .bind(campaign)
+        .bind(account);
         self.read_optional("url_owner", query, |r| {
             Ok((col(r, "campaign")?, col(r, "url")?))
         })

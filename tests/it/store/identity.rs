@@ -18,7 +18,7 @@ const NEW_URL: &str = "https://acme.example/running_shoes";
 fn purchase_for(campaign: &str, url: &str, page: i64) -> NewIntent {
     let mut i = purchase(page, 100);
     i.campaign = campaign.into();
-    i.natural_key = keys::purchase(11, page);
+    i.natural_key = keys::purchase("default", 11, page);
     i.request = serde_json::json!({"page_id": page, "url": url, "url_id": 11, "text_id": 21});
     i
 }
@@ -162,15 +162,15 @@ pub async fn the_migration_keys_existing_purchases_by_url_id_and_page(db: TestDb
             .map(|i| i.natural_key)
             .expect("the row is kept")
     };
-    assert_eq!(key_of(a.intent.0).await, keys::purchase(11, 7));
-    assert_eq!(key_of(b.intent.0).await, keys::purchase(10, 8));
+    assert_eq!(key_of(a.intent.0).await, keys::purchase("default", 11, 7));
+    assert_eq!(key_of(b.intent.0).await, keys::purchase("default", 10, 8));
     assert_eq!(
         key_of(c.intent.0).await,
         format!("purchase:{CAMPAIGN}:6:{OLD_URL}")
     );
     assert_eq!(
         key_of(e.intent.0).await,
-        keys::purchase(11, 9),
+        keys::purchase("default", 11, 9),
         "the purchase that held takes the key, not the failed try"
     );
     assert_eq!(
@@ -185,7 +185,7 @@ pub async fn the_migration_keys_existing_purchases_by_url_id_and_page(db: TestDb
     // The journal keeps refusing the pages it holds, under any name and spelling.
     for (url_id, page) in [(11, 7), (10, 8), (11, 9)] {
         let mut i = purchase_for(CAMPAIGN, NEW_URL, page);
-        i.natural_key = keys::purchase(url_id, page);
+        i.natural_key = keys::purchase("default", url_id, page);
         let again = begin(store, &lease, i).await;
         assert!(
             matches!(again, BeginOutcome::Exists(_)),
