@@ -123,10 +123,14 @@ pub async fn plan_all(
         let mut claims = Vec::with_capacity(batch.len());
         for c in batch {
             let mut owners = source.id_owners(c).await?;
+            let mut across = None;
             if let Some(old) = handed_over(c) {
                 owners.drop_held_by(&old);
+                across = source.campaign_account(&old).await?.and_then(|was| {
+                    rename::cross_account(&old, &c.name, &was, &c.account)
+                });
             }
-            claims.push(rename::claimed_id(c, &owners));
+            claims.push(across.or_else(|| rename::claimed_id(c, &owners)));
         }
         // Judged for the whole batch first: a source in the batch is planned (and its record
         // taken) before the campaign its autobuyer moved to may be.
@@ -233,6 +237,15 @@ impl StateSource {
         match self {
             StateSource::Journal(s) => id_owners(s, c).await,
             StateSource::Served(_) => Ok(IdOwners::default()),
+        }
+    }
+
+    /// The account the journal recorded `name` in (a served state does not say: the daemon
+    /// that serves it refuses a rename across accounts at its pass).
+    pub(crate) async fn campaign_account(&self, name: &str) -> Result<Option<String>, StoreError> {
+        match self {
+            StateSource::Journal(s) => s.campaigns().campaign_account(name).await,
+            StateSource::Served(_) => Ok(None),
         }
     }
 

@@ -32,6 +32,19 @@ pub(crate) fn step(old_recorded: bool, new_recorded: bool) -> RenameStep {
     }
 }
 
+/// Why a rename from `old`, recorded in account `was`, to `new`, whose file names `now`, is
+/// refused: a campaign's project, ids and money are its account's (issue 34), so a rename
+/// stays within one account. `None`: one account.
+pub(crate) fn cross_account(old: &str, new: &str, was: &str, now: &str) -> Option<String> {
+    (was != now).then(|| {
+        format!(
+            "`renamed_from: {old}`, but campaign {old} spends in account `{was}` and this file names `{now}`: \
+             a rename cannot move a campaign to another account (its project and ids are `{was}`'s); \
+             put `account: {was}` in {new}'s file, or remove `renamed_from` to start anew in `{now}`"
+        )
+    })
+}
+
 /// A rename `plan` shows, and the pass reports once done.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Renamed {
@@ -276,6 +289,17 @@ mod tests {
             claimed_by(&owners[0]),
             "domain acme.example belongs to campaign acme (project 5000): if this is a rename, add `renamed_from: acme`"
         );
+    }
+
+    #[test]
+    fn a_rename_stays_in_its_account() {
+        assert_eq!(cross_account("acme", "shoes", "default", "default"), None);
+        let why = cross_account("acme", "shoes", "client-a", "client-b").unwrap();
+        assert!(
+            why.contains("campaign acme spends in account `client-a` and this file names `client-b`"),
+            "{why}"
+        );
+        assert!(why.contains("put `account: client-a`"), "{why}");
     }
 
     #[test]
