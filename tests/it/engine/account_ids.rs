@@ -1,0 +1,116 @@
+//! Issue 34: what an account owns stays in that account. Two accounts of one deployment on two
+//! sandboxes (two marketplaces whose ids start at the same numbers, so the two projects, their
+//! URLs and the donor pages the searches offer have the same ids) each run a campaign for the
+//! same site: neither is refused for the other's domain or ids, each marketplace's ledger shows
+//! only its own campaign's purchases, none twice, and the journal counts each campaign exactly
+//! what its own marketplace holds.
+
+use std::collections::{BTreeSet, HashSet};
+
+use linkrunner::app::AccountSettings;
+use linkrunner::decide::recorded::Recorded;
+use linkrunner::effects::pass::PassOutcome;
+use linkrunner::store::Store;
+use linkrunner_sandbox::Ledger;
+
+use super::fixtures::ACME;
+use super::support::{TICKET, TOKEN, TestDb, pass_with, sandbox_config};
+use crate::support::app::{self, Journal};
+use crate::support::{campaigns, init_logs, ledger, sandbox};
+
+const TOKEN_B: &str = "engine-test-token-b";
+
+/// ACME's buy rounds alone (no filter, no autobuyer: every link is a purchase call), as
+/// `name` in `account` (none: the default account).
+fn shop(name: &str, account: Option<&str>) -> String {
+    let rounds = &ACME[..ACME.find("filters:").expect("ACME has filters")];
+    let named = rounds.replace("name: acme-shoes", &format!("name: {name}"));
+    match account {
+        Some(a) => named.replace("domain:", &format!("account: {a}\ndomain:")),
+        None => named,
+    }
+}
+
+async fn recorded(store: &Store, campaign: &str) -> Recorded {
+    let today = chrono::Utc::now().date_naive();
+    Recorded::load(store, campaign, today).await.expect("journal")
+}
+
+/// The (URL id, page) pairs the ledger's purchase calls bought.
+fn pages(l: &Ledger) -> BTreeSet<(i64, i64)> {
+    l.purchases.iter().map(|p| (p.url_id, p.page_id)).collect()
+}
+
+/// The journal holds for `campaign` exactly the links `l` sold and the money they commit.
+async fn assert_journal_matches(store: &Store, campaign: &str, l: &Ledger) {
+    let r = recorded(store, campaign).await;
+    let held: BTreeSet<(i64, i64)> = r.held.iter().map(|h| (h.url_id, h.page_id)).collect();
+    assert_eq!(held, pages(l), "{campaign}: held links as its marketplace sold them");
+    assert_eq!(r.held.len(), l.purchases.len(), "{campaign}");
+    assert!(r.foreign.is_empty(), "{campaign}: no link it did not buy");
+    let projects: HashSet<i64> = l.projects.iter().map(|p| p.id).collect();
+    assert_eq!(r.budget.committed, ledger::commitment(l, &projects), "{campaign}");
+}
+
+pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(db: TestDb) {
+    // Arrange: the default account on sandbox A, `client-b` on sandbox B (same defaults, so
+    // the same ids and the same inventory), one campaign for one site in each.
+    init_logs();
+    let (market_a, market_b) = (
+        sandbox::start(sandbox_config()).await,
+        sandbox::start({
+            let mut cfg = sandbox::config(TOKEN_B, TICKET, 1);
+            cfg.inventory_size = sandbox_config().inventory_size;
+            cfg
+        })
+        .await,
+    );
+    let mut settings = app::settings(
+        Journal::Open(db.store.clone()),
+        app::client_config(&market_a.base_url(), TOKEN, TICKET),
+    );
+    settings.accounts.push(AccountSettings {
+        id: "client-b".into(),
+        market: app::client_config(&market_b.base_url(), TOKEN_B, TICKET),
+    });
+    let engine = app::build(settings).await;
+    let dir = tempfile::tempdir().expect("campaign dir");
+    campaigns::write(dir.path(), "shop-a.yaml", &shop("shop-a", None));
+    let mut reports = pass_with(&engine, &campaigns::load(dir.path()), true).await;
+
+    // Act: shop-b joins once shop-a's project (and domain) is recorded; two buy rounds each
+    // (the second meets the pages the first bought), then passes.
+    campaigns::write(dir.path(), "shop-b.yaml", &shop("shop-b", Some("client-b")));
+    let files = campaigns::load(dir.path());
+    for buy_round in [true, false, true, false] {
+        reports.extend(pass_with(&engine, &files, buy_round).await);
+    }
+
+    // Assert: nothing refused for the other account's domain or ids.
+    for r in &reports {
+        assert!(
+            !matches!(r.outcome, PassOutcome::Blocked | PassOutcome::Failed),
+            "{r:?}"
+        );
+    }
+    let (a, b) = (market_a.ledger(), market_b.ledger());
+    assert_eq!((a.projects.len(), b.projects.len()), (1, 1));
+    assert_eq!(
+        a.projects[0].id, b.projects[0].id,
+        "the case under test: the two accounts' projects have one id"
+    );
+    // Each marketplace sold its own campaign the same pages (same ids, same inventory):
+    // without the account in the purchase key, the second account's would all be refused.
+    assert!(!a.purchases.is_empty(), "{a:?}");
+    assert_eq!(pages(&a), pages(&b), "both accounts bought the pages with coinciding ids");
+    for l in [&a, &b] {
+        ledger::assert_no_duplicate_purchase(l);
+        assert!(l.purchases.iter().all(|p| p.autobuyer_id.is_none()));
+    }
+    assert_journal_matches(&db.store, "shop-a", &a).await;
+    assert_journal_matches(&db.store, "shop-b", &b).await;
+    let key = recorded(&db.store, "shop-b").await.purchases[0]
+        .natural_key
+        .clone();
+    assert!(key.starts_with("purchase:account:client-b:url:"), "{key}");
+}
