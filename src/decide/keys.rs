@@ -85,8 +85,16 @@ mod tests {
     #[test]
     fn a_purchase_key_names_the_url_id_and_the_page_and_nothing_a_person_edits() {
         assert_eq!(purchase("default", 11, 7), "purchase:url:11:page:7");
-        assert_ne!(purchase("default", 11, 7), purchase("default", 12, 7), "another URL");
-        assert_ne!(purchase("default", 11, 7), purchase("default", 11, 8), "another page");
+        assert_ne!(
+            purchase("default", 11, 7),
+            purchase("default", 12, 7),
+            "another URL"
+        );
+        assert_ne!(
+            purchase("default", 11, 7),
+            purchase("default", 11, 8),
+            "another page"
+        );
     }
 
     #[test]
@@ -108,8 +116,16 @@ mod tests {
             purchase("a", 12, 7),
         ];
         let distinct: std::collections::BTreeSet<&String> = keys.iter().collect();
-        assert_eq!(distinct.len(), keys.len(), "the same ids in two accounts: two keys");
-        assert_eq!(purchase("a", 11, 7), purchase("a", 11, 7), "one page of one account: one key");
+        assert_eq!(
+            distinct.len(),
+            keys.len(),
+            "the same ids in two accounts: two keys"
+        );
+        assert_eq!(
+            purchase("a", 11, 7),
+            purchase("a", 11, 7),
+            "one page of one account: one key"
+        );
     }
 
     #[test]

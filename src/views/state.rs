@@ -126,9 +126,10 @@ pub async fn plan_all(
             let mut across = None;
             if let Some(old) = handed_over(c) {
                 owners.drop_held_by(&old);
-                across = source.campaign_account(&old).await?.and_then(|was| {
-                    rename::cross_account(&old, &c.name, &was, &c.account)
-                });
+                across = source
+                    .campaign_account(&old)
+                    .await?
+                    .and_then(|was| rename::cross_account(&old, &c.name, &was, &c.account));
             }
             claims.push(across.or_else(|| rename::claimed_id(c, &owners)));
         }

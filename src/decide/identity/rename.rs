@@ -296,7 +296,9 @@ mod tests {
         assert_eq!(cross_account("acme", "shoes", "default", "default"), None);
         let why = cross_account("acme", "shoes", "client-a", "client-b").unwrap();
         assert!(
-            why.contains("campaign acme spends in account `client-a` and this file names `client-b`"),
+            why.contains(
+                "campaign acme spends in account `client-a` and this file names `client-b`"
+            ),
             "{why}"
         );
         assert!(why.contains("put `account: client-a`"), "{why}");

@@ -338,3 +338,91 @@ pub(super) async fn hold_lease(
     .ok_or_else(fenced)?;
     col(&row, "fence")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::{AdoptedAutobuyer, Store};
+    use linkrunner_domain::money::Money;
+    use linkrunner_domain::records::CampaignCaps;
+
+    /// A journal where `shop-a` of account `client-a` adopted project 5000 with URL id 11 and
+    /// autobuyer 900, and `shop-b` of `client-b` and `shop-a2` of `client-a` hold nothing.
+    async fn journal() -> Store {
+        let store = Store::connect("sqlite::memory:").await.expect("connect");
+        store.migrate().await.expect("migrate");
+        let now = chrono::Utc::now();
+        let campaigns = store.campaigns();
+        for (name, account) in [
+            ("shop-a", "client-a"),
+            ("shop-a2", "client-a"),
+            ("shop-b", "client-b"),
+        ] {
+            let caps = CampaignCaps {
+                name: name.into(),
+                account: account.into(),
+                monthly_cap: Money::from_rubles(1000),
+                daily_links: 1,
+                total_links: 1,
+            };
+            campaigns.upsert_campaign(&caps, now).await.expect("caps");
+        }
+        campaigns.adopt_project("shop-a", 5000, now).await.unwrap();
+        let urls = [("https://acme.example/a".to_string(), 11)];
+        campaigns.adopt_ids("shop-a", &urls, &[]).await.unwrap();
+        let auto = AdoptedAutobuyer {
+            name: "auto",
+            id: 900,
+            spec_fingerprint: "fp",
+            monthly_budget: Money::from_rubles(100),
+            covers: vec![11],
+        };
+        campaigns
+            .adopt_autobuyer("shop-a", &auto, now)
+            .await
+            .unwrap();
+        campaigns
+            .record_domain("shop-a", "https://acme.example")
+            .await
+            .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn ids_are_owned_within_one_account_only() {
+        let store = journal().await;
+        let c = store.campaigns();
+        // Another account may hold the same ids: its marketplace's ids are its own.
+        assert_eq!(
+            c.project_owner(5000, "shop-b", "client-b").await.unwrap(),
+            None
+        );
+        assert_eq!(c.url_owner(11, "shop-b", "client-b").await.unwrap(), None);
+        assert_eq!(
+            c.autobuyer_owner(900, "shop-b", "client-b").await.unwrap(),
+            None
+        );
+        // In one account each is owned once, as before accounts.
+        let a = "client-a";
+        assert_eq!(
+            c.project_owner(5000, "shop-a2", a)
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("shop-a")
+        );
+        assert_eq!(
+            c.url_owner(11, "shop-a2", a).await.unwrap(),
+            Some(("shop-a".into(), "https://acme.example/a".into()))
+        );
+        assert_eq!(
+            c.autobuyer_owner(900, "shop-a2", a).await.unwrap(),
+            Some(("shop-a".into(), "auto".into()))
+        );
+        let domains = c.domain_owners().await.unwrap();
+        assert_eq!(domains.len(), 1);
+        assert_eq!(
+            (domains[0].campaign.as_str(), domains[0].account.as_str()),
+            ("shop-a", "client-a")
+        );
+    }
+}

@@ -211,7 +211,10 @@ fn the_same_domain_and_url_id_in_two_accounts_are_valid_and_in_one_account_refus
         let shown = rendered(&report, &dir.path().to_string_lossy());
         (report, shown)
     };
-    for (a, b) in [(Some("client-a"), Some("client-b")), (None, Some("client-b"))] {
+    for (a, b) in [
+        (Some("client-a"), Some("client-b")),
+        (None, Some("client-b")),
+    ] {
         let (report, shown) = load(a, b);
         assert_eq!(report.campaigns.len(), 2, "{a:?} and {b:?}: {shown}");
         assert!(report.problems.is_empty(), "{shown}");
@@ -222,10 +225,16 @@ fn the_same_domain_and_url_id_in_two_accounts_are_valid_and_in_one_account_refus
             .collect();
         assert_eq!(accounts, [a.unwrap_or("default"), b.unwrap()]);
     }
-    for (a, b) in [(Some("client-a"), Some("client-a")), (None, Some("default"))] {
+    for (a, b) in [
+        (Some("client-a"), Some("client-a")),
+        (None, Some("default")),
+    ] {
         let (report, shown) = load(a, b);
         assert!(report.campaigns.is_empty(), "{a:?} and {b:?}: {shown}");
-        assert!(shown.contains("domain `acme.example` is also the domain of"), "{shown}");
+        assert!(
+            shown.contains("domain `acme.example` is also the domain of"),
+            "{shown}"
+        );
         assert!(shown.contains("`url_id` 11 is also given in"), "{shown}");
     }
 }

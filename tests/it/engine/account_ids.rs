@@ -33,7 +33,9 @@ fn shop(name: &str, account: Option<&str>) -> String {
 
 async fn recorded(store: &Store, campaign: &str) -> Recorded {
     let today = chrono::Utc::now().date_naive();
-    Recorded::load(store, campaign, today).await.expect("journal")
+    Recorded::load(store, campaign, today)
+        .await
+        .expect("journal")
 }
 
 /// The (URL id, page) pairs the ledger's purchase calls bought.
@@ -45,11 +47,19 @@ fn pages(l: &Ledger) -> BTreeSet<(i64, i64)> {
 async fn assert_journal_matches(store: &Store, campaign: &str, l: &Ledger) {
     let r = recorded(store, campaign).await;
     let held: BTreeSet<(i64, i64)> = r.held.iter().map(|h| (h.url_id, h.page_id)).collect();
-    assert_eq!(held, pages(l), "{campaign}: held links as its marketplace sold them");
+    assert_eq!(
+        held,
+        pages(l),
+        "{campaign}: held links as its marketplace sold them"
+    );
     assert_eq!(r.held.len(), l.purchases.len(), "{campaign}");
     assert!(r.foreign.is_empty(), "{campaign}: no link it did not buy");
     let projects: HashSet<i64> = l.projects.iter().map(|p| p.id).collect();
-    assert_eq!(r.budget.committed, ledger::commitment(l, &projects), "{campaign}");
+    assert_eq!(
+        r.budget.committed,
+        ledger::commitment(l, &projects),
+        "{campaign}"
+    );
 }
 
 pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(db: TestDb) {
@@ -102,7 +112,11 @@ pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(d
     // Each marketplace sold its own campaign the same pages (same ids, same inventory):
     // without the account in the purchase key, the second account's would all be refused.
     assert!(!a.purchases.is_empty(), "{a:?}");
-    assert_eq!(pages(&a), pages(&b), "both accounts bought the pages with coinciding ids");
+    assert_eq!(
+        pages(&a),
+        pages(&b),
+        "both accounts bought the pages with coinciding ids"
+    );
     for l in [&a, &b] {
         ledger::assert_no_duplicate_purchase(l);
         assert!(l.purchases.iter().all(|p| p.autobuyer_id.is_none()));

@@ -258,12 +258,22 @@ pub async fn the_same_url_id_and_page_in_two_accounts_are_two_purchases_and_in_o
         keys,
         [
             (CAMPAIGN.to_string(), "purchase:url:11:page:7".to_string()),
-            ("shop-a".into(), "purchase:account:client-a:url:11:page:7".into()),
-            ("shop-b".into(), "purchase:account:client-b:url:11:page:7".into()),
+            (
+                "shop-a".into(),
+                "purchase:account:client-a:url:11:page:7".into()
+            ),
+            (
+                "shop-b".into(),
+                "purchase:account:client-b:url:11:page:7".into()
+            ),
         ]
     );
-    for (campaign, committed) in [(CAMPAIGN, 100), ("shop-a", 100), ("shop-b", 100), ("shop-a2", 0)]
-    {
+    for (campaign, committed) in [
+        (CAMPAIGN, 100),
+        ("shop-a", 100),
+        ("shop-b", 100),
+        ("shop-a2", 0),
+    ] {
         let money = store.campaigns().budget(campaign, today()).await.unwrap();
         assert_eq!(money.committed, rub(committed), "{campaign}: {money:?}");
     }
