@@ -84,17 +84,10 @@ mod tests {
 
     #[test]
     fn a_purchase_key_names_the_url_id_and_the_page_and_nothing_a_person_edits() {
-        assert_eq!(purchase("default", 11, 7), "purchase:url:11:page:7");
-        assert_ne!(
-            purchase("default", 11, 7),
-            purchase("default", 12, 7),
-            "another URL"
-        );
-        assert_ne!(
-            purchase("default", 11, 7),
-            purchase("default", 11, 8),
-            "another page"
-        );
+        let key = |url_id, page_id| purchase("default", url_id, page_id);
+        assert_eq!(key(11, 7), "purchase:url:11:page:7");
+        assert_ne!(key(11, 7), key(12, 7), "another URL");
+        assert_ne!(key(11, 7), key(11, 8), "another page");
     }
 
     #[test]
