@@ -9,9 +9,11 @@ use std::collections::{BTreeSet, HashSet};
 
 use linkrunner::app::AccountSettings;
 use linkrunner::decide::recorded::Recorded;
+use linkrunner::effects::Engine;
 use linkrunner::effects::pass::PassOutcome;
+use linkrunner::market::MarketClient;
 use linkrunner::store::Store;
-use linkrunner_sandbox::Ledger;
+use linkrunner_sandbox::{Ledger, SandboxHandle};
 
 use super::fixtures::ACME;
 use super::support::{TICKET, TOKEN, TestDb, pass_with, sandbox_config};
@@ -62,9 +64,9 @@ async fn assert_journal_matches(store: &Store, campaign: &str, l: &Ledger) {
     );
 }
 
-pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(db: TestDb) {
-    // Arrange: the default account on sandbox A, `client-b` on sandbox B (same defaults, so
-    // the same ids and the same inventory), one campaign for one site in each.
+/// The default account on sandbox A and `client-b` on sandbox B (same defaults, so the same
+/// ids and the same inventory), one engine serving both on `db`.
+async fn two_accounts(db: &TestDb) -> (Engine<MarketClient>, SandboxHandle, SandboxHandle) {
     init_logs();
     let (market_a, market_b) = (
         sandbox::start(sandbox_config()).await,
@@ -83,7 +85,12 @@ pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(d
         id: "client-b".into(),
         market: app::client_config(&market_b.base_url(), TOKEN_B, TICKET),
     });
-    let engine = app::build(settings).await;
+    (app::build(settings).await, market_a, market_b)
+}
+
+pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(db: TestDb) {
+    // Arrange: one campaign for one site in each account.
+    let (engine, market_a, market_b) = two_accounts(&db).await;
     let dir = tempfile::tempdir().expect("campaign dir");
     campaigns::write(dir.path(), "shop-a.yaml", &shop("shop-a", None));
     let mut reports = pass_with(&engine, &campaigns::load(dir.path()), true).await;
@@ -127,4 +134,53 @@ pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(d
         .natural_key
         .clone();
     assert!(key.starts_with("purchase:account:client-b:url:"), "{key}");
+}
+
+/// A rename stays within its account: `renamed_from` naming a campaign of the default account
+/// in a file of `client-b` is blocked, and nothing of the old campaign's project reaches the
+/// other account's marketplace (its ids would name another project there).
+pub async fn a_rename_to_another_account_is_blocked_and_sends_nothing(db: TestDb) {
+    // Arrange: shop-a bought in the default account.
+    let (engine, market_a, market_b) = two_accounts(&db).await;
+    let dir = tempfile::tempdir().expect("campaign dir");
+    campaigns::write(dir.path(), "shop-a.yaml", &shop("shop-a", None));
+    pass_with(&engine, &campaigns::load(dir.path()), true).await;
+    let (a_before, b_before) = (market_a.ledger(), market_b.ledger());
+    assert!(!a_before.purchases.is_empty());
+
+    // Act: its file becomes shop-c, renamed from shop-a, in `client-b`.
+    std::fs::remove_file(dir.path().join("shop-a.yaml")).expect("remove");
+    let moved = shop("shop-c", Some("client-b")).replace(
+        "account: client-b\n",
+        "account: client-b\nrenamed_from: shop-a\n",
+    );
+    campaigns::write(dir.path(), "shop-c.yaml", &moved);
+    let reports = pass_with(&engine, &campaigns::load(dir.path()), true).await;
+
+    // Assert: blocked with the way out; neither marketplace was sent anything that changes.
+    let c = reports
+        .iter()
+        .find(|r| r.campaign == "shop-c")
+        .expect("shop-c");
+    assert_eq!(c.outcome, PassOutcome::Blocked, "{c:?}");
+    let why = c.detail.clone().unwrap_or_default();
+    assert!(
+        why.contains("campaign shop-a spends in account `default` and this file names `client-b`"),
+        "{why}"
+    );
+    let (a, b) = (market_a.ledger(), market_b.ledger());
+    assert_eq!(
+        ledger::changing_calls(&b),
+        ledger::changing_calls(&b_before)
+    );
+    assert!(b.projects.is_empty() && b.purchases.is_empty(), "{b:?}");
+    assert_eq!(
+        a.purchases, a_before.purchases,
+        "nothing bought in shop-a's project"
+    );
+    let names = db.store.campaigns().campaign_names().await.expect("names");
+    assert!(
+        names.contains(&"shop-a".to_string()),
+        "shop-a's record stays: {names:?}"
+    );
 }
