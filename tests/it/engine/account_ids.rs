@@ -13,6 +13,7 @@ use linkrunner::effects::Engine;
 use linkrunner::effects::pass::PassOutcome;
 use linkrunner::market::MarketClient;
 use linkrunner::store::Store;
+use linkrunner::views::story::{self, Subject};
 use linkrunner_sandbox::{Ledger, SandboxHandle};
 
 use super::fixtures::ACME;
@@ -134,6 +135,18 @@ pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(d
         .natural_key
         .clone();
     assert!(key.starts_with("purchase:account:client-b:url:"), "{key}");
+    // A link id both marketplaces gave is not guessed at by `explain`: it names both.
+    let link = a.purchases[0].link_id;
+    assert!(
+        b.purchases.iter().any(|p| p.link_id == link),
+        "coinciding link ids"
+    );
+    let asked = story::explain(&db.store, Subject::Link(link)).await;
+    let said = asked.expect_err("two accounts' links").to_string();
+    assert!(
+        said.contains("(campaign shop-a)") && said.contains("(campaign shop-b)"),
+        "{said}"
+    );
 }
 
 /// A rename stays within its account: `renamed_from` naming a campaign of the default account
