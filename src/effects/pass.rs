@@ -521,6 +521,11 @@ impl<M: Market> Engine<M> {
                     report.detail = Some(format!("the rename from {old} waits: {why}"));
                     return Ok(());
                 }
+                super::rename::HandOver::Refused(why) => {
+                    report.outcome = PassOutcome::Blocked;
+                    report.detail = Some(why);
+                    return Ok(());
+                }
             }
         }
         // A new campaign for a site another recorded campaign's project is for is blocked

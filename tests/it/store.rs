@@ -121,4 +121,5 @@ on_both_backends!(
     identity::a_page_bought_for_a_url_id_is_refused_under_a_new_name_without_a_rekey,
     identity::a_page_bought_before_a_respelling_is_refused_under_the_new_spelling_without_a_rekey,
     identity::the_migration_keys_existing_purchases_by_url_id_and_page,
+    identity::the_same_url_id_and_page_in_two_accounts_are_two_purchases_and_in_one_account_one,
 );
