@@ -83,7 +83,6 @@ async fn latencies(url: &str, n: usize) -> anyhow::Result<(P50P99, P50P99, P50P9
     store.migrate().await?;
     let now = Utc::now();
     let caps = CampaignCaps {
-        account: "default".into(),
         name: "bench-journal".into(),
         monthly_cap: Money::from_rubles(1_000_000_000),
         daily_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
@@ -278,7 +277,6 @@ async fn fill(db_url: &str, rows: u64) -> anyhow::Result<()> {
     let now = Utc::now();
     for i in 0..RESTART_CAMPAIGNS {
         let caps = CampaignCaps {
-            account: "default".into(),
             name: format!("bench-{i:05}"),
             monthly_cap: Money::from_rubles(5000),
             daily_links: fixture::LINKS_PER_ROUND,
