@@ -374,20 +374,22 @@ fn pool_options(
             .max_lifetime(None),
         // Writers have a pool of their own (see `Store::writer`); these serve readers, which
         // WAL lets run beside the writer.
-        Backend::Sqlite => base.max_connections(SQLITE_READERS).after_connect(move |conn, _| {
-            Box::pin(async move {
-                conn.execute("PRAGMA journal_mode = WAL").await?;
-                if role == Role::Reads {
-                    conn.execute(SQLITE_READER_CACHE).await?;
-                }
-                // Durable all the same: every write waits for an `fsync` of the log that
-                // covers it, shared with the writes around it (see `durable.rs`).
-                conn.execute("PRAGMA synchronous = NORMAL").await?;
-                conn.execute("PRAGMA busy_timeout = 15000").await?;
-                conn.execute("PRAGMA foreign_keys = ON").await?;
-                Ok(())
-            })
-        }),
+        Backend::Sqlite => base
+            .max_connections(SQLITE_READERS)
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    conn.execute("PRAGMA journal_mode = WAL").await?;
+                    if role == Role::Reads {
+                        conn.execute(SQLITE_READER_CACHE).await?;
+                    }
+                    // Durable all the same: every write waits for an `fsync` of the log that
+                    // covers it, shared with the writes around it (see `durable.rs`).
+                    conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    conn.execute("PRAGMA busy_timeout = 15000").await?;
+                    conn.execute("PRAGMA foreign_keys = ON").await?;
+                    Ok(())
+                })
+            }),
         // A statement that hangs must not hold row locks (and a campaign's budget) forever;
         // nor may a process that froze (SIGSTOP, a VM pause) inside a transaction: the server
         // ends its session so another daemon can take over the lease. Transactions here never
