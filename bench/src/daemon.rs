@@ -46,7 +46,8 @@ pub(crate) struct DaemonFigures {
     pub(crate) peak_rss: u64,
     pub(crate) rss_after_reconcile: u64,
     pub(crate) rss_idle: u64,
-    /// The peak before the status page was served: the page's own cost is the difference.
+    /// The peak before the reads were served (the status page, the summary, the API's page:
+    /// [`READS`]): their own cost is the difference.
     pub(crate) peak_rss_before_page: u64,
     /// From the reconciliation's end until the daemon was quiet (see [`settle`]).
     pub(crate) settled_after: Duration,
@@ -548,30 +549,40 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-/// Serves the status page's largest page (200 rows of every campaign, read and sorted)
-/// three times after the idle window; the fastest time and the body's size, or what went
-/// wrong (an answer other than 200 is a figure too, not the end of the target).
+/// The reads served three times after the idle window, each round in this order (issue 34,
+/// item 4: the peak is judged with all of them served repeatedly): the status page's largest
+/// page (200 rows of every campaign, read and sorted), `/api/v1/summary`, and the API's
+/// default page (100 campaigns' whole statuses).
+const READS: [&str; 3] = ["/?per_page=200", "/api/v1/summary", "/api/v1/campaigns"];
+
+/// Serves [`READS`] three times; the status page's fastest time and its body's size, or what
+/// went wrong with any read (an answer other than 200 is a figure too, not the end of the
+/// target).
 async fn status_page(port: u16) -> Result<(Duration, usize), String> {
     let http = reqwest::Client::builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| e.to_string())?;
-    let url = format!("http://127.0.0.1:{port}/?per_page=200");
     let mut best = (Duration::MAX, 0);
     for _ in 0..3 {
-        let t0 = Instant::now();
-        let answer = http.get(&url).send().await.map_err(|e| e.to_string())?;
-        let status = answer.status();
-        let bytes = answer.bytes().await.map_err(|e| e.to_string())?.len();
-        let took = t0.elapsed();
-        if !status.is_success() {
-            return Err(format!(
-                "answered {status} after {:.1} s",
-                took.as_secs_f64()
-            ));
+        for (i, path) in READS.iter().enumerate() {
+            let url = format!("http://127.0.0.1:{port}{path}");
+            let t0 = Instant::now();
+            let answer = http.get(&url).send().await.map_err(|e| e.to_string())?;
+            let status = answer.status();
+            let bytes = answer.bytes().await.map_err(|e| e.to_string())?.len();
+            let took = t0.elapsed();
+            if !status.is_success() {
+                return Err(format!(
+                    "`{path}` answered {status} after {:.1} s",
+                    took.as_secs_f64()
+                ));
+            }
+            if i == 0 {
+                best = best.min((took, bytes));
+            }
         }
-        best = best.min((took, bytes));
     }
     Ok(best)
 }
