@@ -59,6 +59,8 @@ pub(crate) struct DaemonFigures {
     pub(crate) steady: Option<SteadyFigures>,
     /// CPU per converged reconciliation under a fast cycle (only when asked for).
     pub(crate) looks: Option<LooksFigures>,
+    /// The reconciliation cycle with buy rounds due (only when asked for).
+    pub(crate) cycle: Option<crate::cycle::CycleFigures>,
 }
 
 /// `linkrunner run --rate-limit 2000 --reconcile-interval 5` over the converged campaigns:
@@ -126,6 +128,19 @@ pub(crate) struct RoundFigures {
 }
 
 impl RoundFigures {
+    /// The rounds' figures in a daemon's `/metrics` body, `due` of them put in the window.
+    pub(crate) fn from_metrics(body: &str, due: usize) -> RoundFigures {
+        let value = |series: &str| series_value(body, series);
+        RoundFigures {
+            due,
+            started: value("linkrunner_round_start_delay_seconds_count"),
+            within_a_minute: value("linkrunner_round_start_delay_seconds_bucket{le=\"60\"}"),
+            late: value("linkrunner_rounds_started_late_total"),
+            finished: value("linkrunner_round_finish_delay_seconds_count"),
+            finish_delay_sum: value("linkrunner_round_finish_delay_seconds_sum"),
+        }
+    }
+
     /// Rounds due that did not start within a minute of their slot (not started at all, too).
     pub(crate) fn missed(&self) -> f64 {
         self.due as f64 - self.within_a_minute
@@ -171,13 +186,24 @@ impl DaemonFigures {
     }
 }
 
+/// What is measured after the first reconciliation, each by a daemon of its own: idle for
+/// `idle`, then (when asked for) the steady state, the looks, and the cycle with rounds due
+/// ([`crate::cycle`], its planned cycle in seconds).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Windows {
+    pub(crate) idle: Duration,
+    pub(crate) steady: Option<Duration>,
+    pub(crate) looks: Option<Duration>,
+    pub(crate) cycle: Option<Duration>,
+}
+
 /// Runs `linkrunner run` over the `n` campaigns in `campaigns` on the journal at `db_url`
-/// (fresh), until its first reconciliation is done, then measures it idle for `idle`.
+/// (fresh), until its first reconciliation is done, then measures what `w` asks for.
 pub(crate) async fn measure(
     campaigns: &Path,
     n: usize,
     db_url: &str,
-    (idle, steady, looks): (Duration, Option<Duration>, Option<Duration>),
+    w: Windows,
 ) -> anyhow::Result<DaemonFigures> {
     let dir = Scratch::new("scale-run")?;
     let (token, ticket) = ("bench-token", "bench-ticket");
@@ -196,16 +222,22 @@ pub(crate) async fn measure(
         db_url,
         sandbox: &sandbox,
     };
-    let mut result = run.measure(idle).await;
-    if let (Ok(f), Some(window)) = (result.as_mut(), steady) {
+    let mut result = run.measure(w.idle).await;
+    if let (Ok(f), Some(window)) = (result.as_mut(), w.steady) {
         match run.measure_steady(window).await {
             Ok(s) => f.steady = Some(s),
             Err(e) => result = Err(e),
         }
     }
-    if let (Ok(f), Some(window)) = (result.as_mut(), looks) {
+    if let (Ok(f), Some(window)) = (result.as_mut(), w.looks) {
         match run.measure_looks(window).await {
             Ok(l) => f.looks = Some(l),
+            Err(e) => result = Err(e.context(run.log_tail())),
+        }
+    }
+    if let (Ok(f), Some(cycle)) = (result.as_mut(), w.cycle) {
+        match run.measure_cycle(cycle).await {
+            Ok(c) => f.cycle = Some(c),
             Err(e) => result = Err(e.context(run.log_tail())),
         }
     }
@@ -213,10 +245,10 @@ pub(crate) async fn measure(
     result
 }
 
-struct Run<'a> {
+pub(crate) struct Run<'a> {
     dir: &'a Path,
-    campaigns: &'a Path,
-    n: usize,
+    pub(crate) campaigns: &'a Path,
+    pub(crate) n: usize,
     db_url: &'a str,
     sandbox: &'a SandboxHandle,
 }
@@ -289,6 +321,7 @@ impl Run<'_> {
             page,
             steady: None,
             looks: None,
+            cycle: None,
         })
     }
 
@@ -336,14 +369,7 @@ impl Run<'_> {
             cycle_planned: value("linkrunner_reconcile_cycle_seconds"),
             cycle_last: value("linkrunner_reconcile_last_cycle_seconds"),
             backlog: value("linkrunner_reconcile_backlog"),
-            rounds: RoundFigures {
-                due: rounds_due,
-                started: value("linkrunner_round_start_delay_seconds_count"),
-                within_a_minute: value("linkrunner_round_start_delay_seconds_bucket{le=\"60\"}"),
-                late: value("linkrunner_rounds_started_late_total"),
-                finished: value("linkrunner_round_finish_delay_seconds_count"),
-                finish_delay_sum: value("linkrunner_round_finish_delay_seconds_sum"),
-            },
+            rounds: RoundFigures::from_metrics(&body, rounds_due),
             rss: pid.rss(),
             cpu_percent: cpu.as_secs_f64() / window.as_secs_f64() * 100.0,
         })
@@ -412,7 +438,7 @@ impl Run<'_> {
     }
 
     /// `linkrunner GLOBAL… run RUN…` against the sandbox, otherwise with the defaults.
-    fn spawn_with(&self, port: u16, global: &[&str], run: &[&str]) -> anyhow::Result<Child> {
+    pub(crate) fn spawn_with(&self, port: u16, global: &[&str], run: &[&str]) -> anyhow::Result<Child> {
         let log = std::fs::File::create(self.dir.join("run.log"))?;
         crate::linkrunner()?
             .arg("--database-url")
@@ -438,7 +464,7 @@ impl Run<'_> {
     }
 
     /// Until `/readyz` answers 200 and the sandbox saw a call: both times since `started`.
-    async fn wait_started(
+    pub(crate) async fn wait_started(
         &self,
         child: &mut Child,
         port: u16,
@@ -500,7 +526,7 @@ impl Run<'_> {
     }
 
     /// The last lines of the daemon's log, for an error.
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(self.dir.join("run.log")).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
         let tail = lines[lines.len().saturating_sub(5)..].join("\n");
@@ -526,7 +552,7 @@ async fn settle(pid: Proc, limit: Duration) -> Duration {
 }
 
 /// A child killed (SIGKILL) and reaped when dropped: the benchmark never leaves a daemon behind.
-struct Killed(Child);
+pub(crate) struct Killed(pub(crate) Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -535,7 +561,7 @@ impl Drop for Killed {
     }
 }
 
-fn exited(child: &mut Child) -> anyhow::Result<()> {
+pub(crate) fn exited(child: &mut Child) -> anyhow::Result<()> {
     match child.try_wait()? {
         Some(status) => anyhow::bail!("`linkrunner run` exited early: {status}"),
         None => Ok(()),
@@ -543,7 +569,7 @@ fn exited(child: &mut Child) -> anyhow::Result<()> {
 }
 
 /// A port nothing listens on now, for the daemon's `--listen`.
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(l.local_addr()?.port())
 }
@@ -611,7 +637,7 @@ async fn intent_states(journal: &mut sqlx::AnyConnection) -> anyhow::Result<Vec<
 }
 
 /// The daemon's `/metrics` body.
-async fn metrics_body(port: u16) -> anyhow::Result<String> {
+pub(crate) async fn metrics_body(port: u16) -> anyhow::Result<String> {
     Ok(reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()?
@@ -623,7 +649,7 @@ async fn metrics_body(port: u16) -> anyhow::Result<String> {
 }
 
 /// One series' value in a metrics body (`NaN` when absent).
-fn series_value(body: &str, series: &str) -> f64 {
+pub(crate) fn series_value(body: &str, series: &str) -> f64 {
     body.lines()
         .find_map(|l| {
             l.strip_prefix(series)?
