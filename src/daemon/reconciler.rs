@@ -11,10 +11,13 @@
 //! When every campaign cannot be reconciled once per interval within the share, the cycle is
 //! longer and says so (log at start, `linkrunner_reconcile_cycle_seconds`,
 //! `linkrunner_reconcile_backlog`). While a due buy round waits to start, nothing new is
-//! reconciled; while rounds are under way, one campaign at a time at an eighth of the
-//! budget; and at most half the campaign slots ever reconcile at once: a round never queues
-//! behind a reconciliation (tested by `tests/it` `daemon::capacity::
-//! a_due_round_starts_while_a_long_reconciliation_is_under_way`). A buy round's pass
+//! reconciled, and at most half the campaign slots ever reconcile at once: a round never
+//! waits for a slot behind a reconciliation. While rounds run, reconciliation keeps its pace:
+//! the client's queue gives a round's calls the next turn before any of reconciliation's
+//! (`market/throttle/gate.rs`), so reconciliation only takes what the rounds leave idle, mostly
+//! their poll waits (issue 34, item 6; slowing it down beside rounds stretched the cycle by the
+//! rounds' wall time). Tested by `tests/it` `daemon::capacity::
+//! a_due_round_starts_while_a_long_reconciliation_is_under_way`. A buy round's pass
 //! reconciles its campaign too, so it counts as that campaign's reconciliation.
 
 use std::sync::Arc;
@@ -170,7 +173,7 @@ impl<M: Market> Daemon<M> {
                 return self.flush(&mut batch).await;
             };
             let Some(permit) = self
-                .paced(&plan, learned.per_campaign, last_start, &running, width)
+                .paced(&plan, learned.per_campaign, last_start, &running)
                 .await
             else {
                 return;
@@ -189,39 +192,23 @@ impl<M: Market> Daemon<M> {
         }
     }
 
-    /// Waits until the next reconciliation may start — its spacing after the last start,
-    /// and while buy rounds are under way, none in flight and a wider spacing — and takes
-    /// its place among the reconciliations in flight; `None` at shutdown.
+    /// Waits until the next reconciliation may start — its spacing after the last start —
+    /// and takes its place among the reconciliations in flight; `None` at shutdown.
     async fn paced(
         &self,
         plan: &ReconcilePlan,
         cost: f64,
         last_start: Option<Instant>,
         running: &Arc<Semaphore>,
-        width: usize,
     ) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        loop {
-            let beside_rounds = self.rounds_running.load(Ordering::Relaxed) > 0
-                || self.rounds_waiting.load(Ordering::Relaxed) > 0;
-            let spacing = match beside_rounds {
-                true => plan.spacing_beside_rounds(cost),
-                false => plan.spacing(cost),
-            };
-            let at = last_start.map_or_else(Instant::now, |t| t + spacing);
-            let idle = running.available_permits() == width;
-            if at <= Instant::now() && (idle || !beside_rounds) {
-                return tokio::select! {
-                    p = running.clone().acquire_owned() => p.ok(),
-                    _ = self.engine.cancel_token().cancelled() => None,
-                };
-            }
-            let wake = at
-                .max(Instant::now())
-                .min(Instant::now() + Duration::from_millis(100));
-            tokio::select! {
-                _ = tokio::time::sleep_until(wake.max(Instant::now() + Duration::from_millis(5))) => {}
-                _ = self.engine.cancel_token().cancelled() => return None,
-            }
+        let at = last_start.map_or_else(Instant::now, |t| t + plan.spacing(cost));
+        tokio::select! {
+            _ = tokio::time::sleep_until(at) => {}
+            _ = self.engine.cancel_token().cancelled() => return None,
+        }
+        tokio::select! {
+            p = running.clone().acquire_owned() => p.ok(),
+            _ = self.engine.cancel_token().cancelled() => None,
         }
     }
 
