@@ -65,7 +65,8 @@ pub struct BenchArgs {
     /// issue 34's goal: at most 1.05 x the planned cycle). `run`'s `--rate-limit` is raised so
     /// that its planned cycle of the campaigns is this long, and as many rounds fall due in
     /// its second cycle as 1 % of the campaigns per hour bring into one cycle at `run`'s
-    /// defaults (`--rate-limit 5`): 70 at 10,000 campaigns. The run lasts about two cycles. 0: skipped.
+    /// defaults (`--rate-limit 5`): 69 at 10,000 campaigns. The run lasts about two cycles; at least
+    /// 100 s, so that a whole minute falls inside the second. 0: skipped.
     #[arg(long, default_value_t = 120)]
     cycle_seconds: u64,
     /// Intents timed for the journal latency (target 4).

@@ -55,9 +55,17 @@ fn rounds_per_cycle(n: usize) -> usize {
     ((DUE_PER_HOUR * n as f64 * default_cycle(n) / 3600.0).round() as usize).max(1)
 }
 
-/// The `--rate-limit` whose planned cycle of `n` campaigns (one call each) is about `cycle`.
+/// The `--rate-limit` whose planned cycle of `n` campaigns (one call each) is `cycle` or a
+/// little longer.
 fn scaled_rate(n: usize, cycle: Duration) -> u32 {
-    (n as f64 / (SHARE * cycle.as_secs_f64().max(1.0))).ceil().max(1.0) as u32
+    (n as f64 / (SHARE * cycle.as_secs_f64().max(1.0)))
+        .floor()
+        .max(1.0) as u32
+}
+
+/// The cycle `rate` plans for `n` campaigns of one call each.
+fn planned_cycle(n: usize, rate: u32) -> Duration {
+    Duration::from_secs_f64(n as f64 / (SHARE * f64::from(rate.max(1))))
 }
 
 impl CycleFigures {
@@ -116,6 +124,7 @@ impl Run<'_> {
     /// of a fresh daemon and put back on their yearly schedule afterwards.
     pub(crate) async fn measure_cycle(&self, cycle: Duration) -> anyhow::Result<CycleFigures> {
         let rate = scaled_rate(self.n, cycle);
+        let cycle = planned_cycle(self.n, rate);
         let now = chrono::Utc::now();
         let second = (
             now + cycle + Duration::from_secs(15),
@@ -125,7 +134,7 @@ impl Run<'_> {
         let due = fixture::schedule_rounds(self.campaigns, self.n, k, second)?;
         anyhow::ensure!(
             !due.is_empty(),
-            "no whole minute in the second cycle of {cycle:?}: --cycle-seconds 80 or more"
+            "no whole minute in the second cycle of {cycle:?}: --cycle-seconds 100 or more"
         );
         let figures = self.measure_cycle_with(rate, cycle, due.len()).await;
         fixture::restore_schedules(self.campaigns, &due, fixture::FAR_SCHEDULE)?;
@@ -190,7 +199,8 @@ mod tests {
         // 10,000 campaigns: 2,500 s at run's defaults, 1 % per hour brings 69 rounds into it.
         assert_eq!(default_cycle(10_000), 2500.0);
         assert_eq!(rounds_per_cycle(10_000), 69);
-        assert_eq!(scaled_rate(10_000, Duration::from_secs(120)), 105);
+        assert_eq!(scaled_rate(10_000, Duration::from_secs(120)), 104);
+        assert_eq!(planned_cycle(10_000, 104).as_secs(), 120);
         // Below 1,200 campaigns the default cycle is the interval.
         assert_eq!(default_cycle(300), 300.0);
         assert_eq!(rounds_per_cycle(300), 1);

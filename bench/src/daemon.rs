@@ -438,7 +438,12 @@ impl Run<'_> {
     }
 
     /// `linkrunner GLOBAL… run RUN…` against the sandbox, otherwise with the defaults.
-    pub(crate) fn spawn_with(&self, port: u16, global: &[&str], run: &[&str]) -> anyhow::Result<Child> {
+    pub(crate) fn spawn_with(
+        &self,
+        port: u16,
+        global: &[&str],
+        run: &[&str],
+    ) -> anyhow::Result<Child> {
         let log = std::fs::File::create(self.dir.join("run.log"))?;
         crate::linkrunner()?
             .arg("--database-url")
