@@ -13,13 +13,11 @@
 //! A fresh daemon's first cycle (every campaign's first full pass in this process, no round
 //! due) is the control; the rounds fall due at whole minutes inside the second, whose length
 //! the daemon itself measures (`linkrunner_reconcile_last_cycle_seconds`, the gauge an
-//! operator reads), against its plan (`linkrunner_reconcile_cycle_seconds`).
+//! operator reads), against its plan (`linkrunner_reconcile_cycle_seconds`). The daemon is run
+//! by [`crate::daemon`]; this file plans the run and judges it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::daemon::{Killed, RoundFigures, Run, exited, free_port, metrics_body, series_value};
-use super::fixture;
-use super::procfs::Proc;
 use super::report::{Verdict, fmt_num};
 
 /// Reconciliation's share of `--rate-limit` when campaigns buy on schedules
@@ -31,40 +29,79 @@ const DEFAULT_INTERVAL_S: f64 = 300.0;
 /// Campaigns whose round falls due per hour, as a share of all (the 1 %).
 const DUE_PER_HOUR: f64 = 0.01;
 
+/// The buy rounds due during the steady state, from the daemon's own metrics.
+#[derive(Debug, Clone)]
+pub(crate) struct RoundFigures {
+    /// Rounds put inside the window by the fixture.
+    pub(crate) due: usize,
+    /// `linkrunner_round_start_delay_seconds`: rounds started, of them within a minute of
+    /// their slot; `linkrunner_rounds_started_late_total`.
+    pub(crate) started: f64,
+    pub(crate) within_a_minute: f64,
+    pub(crate) late: f64,
+    /// `linkrunner_round_finish_delay_seconds`: rounds finished, and their delays' sum.
+    pub(crate) finished: f64,
+    finish_delay_sum: f64,
+}
+
+impl RoundFigures {
+    /// The rounds' figures in a daemon's `/metrics` (`value` reads a series), `due` of them
+    /// put in the window.
+    pub(crate) fn from_metrics(value: impl Fn(&str) -> f64, due: usize) -> RoundFigures {
+        RoundFigures {
+            due,
+            started: value("linkrunner_round_start_delay_seconds_count"),
+            within_a_minute: value("linkrunner_round_start_delay_seconds_bucket{le=\"60\"}"),
+            late: value("linkrunner_rounds_started_late_total"),
+            finished: value("linkrunner_round_finish_delay_seconds_count"),
+            finish_delay_sum: value("linkrunner_round_finish_delay_seconds_sum"),
+        }
+    }
+
+    /// Rounds due that did not start within a minute of their slot (not started at all, too).
+    pub(crate) fn missed(&self) -> f64 {
+        self.due as f64 - self.within_a_minute
+    }
+
+    pub(crate) fn mean_finish_delay(&self) -> f64 {
+        self.finish_delay_sum / self.finished.max(1.0)
+    }
+}
+
 /// What the cycle with rounds due measured.
 #[derive(Debug, Clone)]
 pub(crate) struct CycleFigures {
     /// `run`'s `--rate-limit`, raised so that the planned cycle is the one asked for.
-    rate_limit: u32,
+    pub(crate) rate_limit: u32,
     /// `linkrunner_reconcile_cycle_seconds` at the end.
-    planned: f64,
+    pub(crate) planned: f64,
     /// The first cycle (full passes, no round due) and the one with the rounds due.
-    first: f64,
-    measured: f64,
-    rounds: RoundFigures,
-    cpu_percent: f64,
+    pub(crate) first: f64,
+    pub(crate) measured: f64,
+    pub(crate) rounds: RoundFigures,
+    pub(crate) cpu_percent: f64,
 }
 
 /// The cycle of `n` converged campaigns at `run`'s defaults, in seconds.
-fn default_cycle(n: usize) -> f64 {
+pub(crate) fn default_cycle(n: usize) -> f64 {
     (n as f64 / (SHARE * DEFAULT_RATE)).max(DEFAULT_INTERVAL_S)
 }
 
 /// Rounds that 1 % of `n` campaigns per hour bring into one cycle at `run`'s defaults.
-fn rounds_per_cycle(n: usize) -> usize {
+pub(crate) fn rounds_per_cycle(n: usize) -> usize {
     ((DUE_PER_HOUR * n as f64 * default_cycle(n) / 3600.0).round() as usize).max(1)
 }
 
 /// The `--rate-limit` whose planned cycle of `n` campaigns (one call each) is `cycle` or a
 /// little longer.
-fn scaled_rate(n: usize, cycle: Duration) -> u32 {
+pub(crate) fn scaled_rate(n: usize, cycle: Duration) -> u32 {
     (n as f64 / (SHARE * cycle.as_secs_f64().max(1.0)))
         .floor()
         .max(1.0) as u32
 }
 
 /// The cycle `rate` plans for `n` campaigns of one call each.
-fn planned_cycle(n: usize, rate: u32) -> Duration {
+pub(crate) fn planned_cycle(n: usize, rate: u32) -> Duration {
     Duration::from_secs_f64(n as f64 / (SHARE * f64::from(rate.max(1))))
 }
 
@@ -116,77 +153,6 @@ impl CycleFigures {
                 0.0,
             ),
         ]
-    }
-}
-
-impl Run<'_> {
-    /// The cycle with rounds due, planned at `cycle`: the rounds are put in the second cycle
-    /// of a fresh daemon and put back on their yearly schedule afterwards.
-    pub(crate) async fn measure_cycle(&self, cycle: Duration) -> anyhow::Result<CycleFigures> {
-        let rate = scaled_rate(self.n, cycle);
-        let cycle = planned_cycle(self.n, rate);
-        let now = chrono::Utc::now();
-        let second = (
-            now + cycle + Duration::from_secs(15),
-            now + cycle * 2 - Duration::from_secs(20),
-        );
-        let k = rounds_per_cycle(self.n);
-        let due = fixture::schedule_rounds(self.campaigns, self.n, k, second)?;
-        anyhow::ensure!(
-            !due.is_empty(),
-            "no whole minute in the second cycle of {cycle:?}: --cycle-seconds 100 or more"
-        );
-        let figures = self.measure_cycle_with(rate, cycle, due.len()).await;
-        fixture::restore_schedules(self.campaigns, &due, fixture::FAR_SCHEDULE)?;
-        figures
-    }
-
-    /// A fresh daemon at `--rate-limit rate` until it has measured two cycles.
-    async fn measure_cycle_with(
-        &self,
-        rate: u32,
-        cycle: Duration,
-        due: usize,
-    ) -> anyhow::Result<CycleFigures> {
-        let port = free_port()?;
-        let rate_arg = rate.to_string();
-        let mut child = Killed(self.spawn_with(
-            port,
-            &["--rate-limit", &rate_arg],
-            &["--reconcile-interval", "5"],
-        )?);
-        let started = Instant::now();
-        self.wait_started(&mut child.0, port, started).await?;
-        let pid = Proc::Pid(child.0.id());
-        let (cpu0, t0) = (pid.cpu_time(), Instant::now());
-        let limit = cycle * 4 + Duration::from_secs(120);
-        let mut cycles: Vec<f64> = Vec::new();
-        let body = loop {
-            exited(&mut child.0)?;
-            let body = metrics_body(port).await?;
-            let last = series_value(&body, "linkrunner_reconcile_last_cycle_seconds");
-            if last > 0.0 && cycles.last() != Some(&last) {
-                cycles.push(last);
-            }
-            if cycles.len() >= 2 {
-                break body;
-            }
-            anyhow::ensure!(
-                t0.elapsed() < limit,
-                "{} of two cycles measured in {limit:?}",
-                cycles.len()
-            );
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        };
-        let cpu = pid.cpu_time().saturating_sub(cpu0);
-        Ok(CycleFigures {
-            rate_limit: rate,
-            planned: series_value(&body, "linkrunner_reconcile_cycle_seconds"),
-            first: cycles[0],
-            measured: cycles[1],
-            rounds: RoundFigures::from_metrics(&body, due),
-            cpu_percent: cpu.as_secs_f64() / t0.elapsed().as_secs_f64() * 100.0,
-        })
     }
 }
 

@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 use linkrunner::clock::to_millis;
 use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 
+use super::cycle::{self, CycleFigures, RoundFigures};
 use super::fixture::{self, Scratch};
 use super::procfs::Proc;
 
@@ -60,7 +61,7 @@ pub(crate) struct DaemonFigures {
     /// CPU per converged reconciliation under a fast cycle (only when asked for).
     pub(crate) looks: Option<LooksFigures>,
     /// The reconciliation cycle with buy rounds due (only when asked for).
-    pub(crate) cycle: Option<crate::cycle::CycleFigures>,
+    pub(crate) cycle: Option<CycleFigures>,
 }
 
 /// `linkrunner run --rate-limit 2000 --reconcile-interval 5` over the converged campaigns:
@@ -110,45 +111,6 @@ pub(crate) struct SteadyFigures {
     pub(crate) rounds: RoundFigures,
     pub(crate) rss: u64,
     pub(crate) cpu_percent: f64,
-}
-
-/// The buy rounds due during the steady state, from the daemon's own metrics.
-#[derive(Debug, Clone)]
-pub(crate) struct RoundFigures {
-    /// Rounds put inside the window by the fixture.
-    pub(crate) due: usize,
-    /// `linkrunner_round_start_delay_seconds`: rounds started, of them within a minute of
-    /// their slot; `linkrunner_rounds_started_late_total`.
-    pub(crate) started: f64,
-    pub(crate) within_a_minute: f64,
-    pub(crate) late: f64,
-    /// `linkrunner_round_finish_delay_seconds`: rounds finished, and their delays' sum.
-    pub(crate) finished: f64,
-    finish_delay_sum: f64,
-}
-
-impl RoundFigures {
-    /// The rounds' figures in a daemon's `/metrics` body, `due` of them put in the window.
-    pub(crate) fn from_metrics(body: &str, due: usize) -> RoundFigures {
-        let value = |series: &str| series_value(body, series);
-        RoundFigures {
-            due,
-            started: value("linkrunner_round_start_delay_seconds_count"),
-            within_a_minute: value("linkrunner_round_start_delay_seconds_bucket{le=\"60\"}"),
-            late: value("linkrunner_rounds_started_late_total"),
-            finished: value("linkrunner_round_finish_delay_seconds_count"),
-            finish_delay_sum: value("linkrunner_round_finish_delay_seconds_sum"),
-        }
-    }
-
-    /// Rounds due that did not start within a minute of their slot (not started at all, too).
-    pub(crate) fn missed(&self) -> f64 {
-        self.due as f64 - self.within_a_minute
-    }
-
-    pub(crate) fn mean_finish_delay(&self) -> f64 {
-        self.finish_delay_sum / self.finished.max(1.0)
-    }
 }
 
 impl SteadyFigures {
@@ -369,7 +331,7 @@ impl Run<'_> {
             cycle_planned: value("linkrunner_reconcile_cycle_seconds"),
             cycle_last: value("linkrunner_reconcile_last_cycle_seconds"),
             backlog: value("linkrunner_reconcile_backlog"),
-            rounds: RoundFigures::from_metrics(&body, rounds_due),
+            rounds: RoundFigures::from_metrics(value, rounds_due),
             rss: pid.rss(),
             cpu_percent: cpu.as_secs_f64() / window.as_secs_f64() * 100.0,
         })
@@ -536,6 +498,78 @@ impl Run<'_> {
         let lines: Vec<&str> = log.lines().collect();
         let tail = lines[lines.len().saturating_sub(5)..].join("\n");
         format!("measuring `linkrunner run`; the end of its log:\n{tail}")
+    }
+}
+
+impl Run<'_> {
+    /// The cycle with rounds due, planned at `cycle`: the rounds are put in the second cycle
+    /// of a fresh daemon and put back on their yearly schedule afterwards.
+    pub(crate) async fn measure_cycle(&self, cycle: Duration) -> anyhow::Result<CycleFigures> {
+        let rate = cycle::scaled_rate(self.n, cycle);
+        let cycle = cycle::planned_cycle(self.n, rate);
+        let now = chrono::Utc::now();
+        let second = (
+            now + cycle + Duration::from_secs(15),
+            now + cycle * 2 - Duration::from_secs(20),
+        );
+        let k = cycle::rounds_per_cycle(self.n);
+        let due = fixture::schedule_rounds(self.campaigns, self.n, k, second)?;
+        anyhow::ensure!(
+            !due.is_empty(),
+            "no whole minute in the second cycle of {cycle:?}: --cycle-seconds 100 or more"
+        );
+        let figures = self.measure_cycle_with(rate, cycle, due.len()).await;
+        fixture::restore_schedules(self.campaigns, &due, fixture::FAR_SCHEDULE)?;
+        figures
+    }
+
+    /// A fresh daemon at `--rate-limit rate` until it has measured two cycles.
+    async fn measure_cycle_with(
+        &self,
+        rate: u32,
+        cycle: Duration,
+        due: usize,
+    ) -> anyhow::Result<CycleFigures> {
+        let port = free_port()?;
+        let rate_arg = rate.to_string();
+        let mut child = Killed(self.spawn_with(
+            port,
+            &["--rate-limit", &rate_arg],
+            &["--reconcile-interval", "5"],
+        )?);
+        let started = Instant::now();
+        self.wait_started(&mut child.0, port, started).await?;
+        let pid = Proc::Pid(child.0.id());
+        let (cpu0, t0) = (pid.cpu_time(), Instant::now());
+        let limit = cycle * 4 + Duration::from_secs(120);
+        let mut cycles: Vec<f64> = Vec::new();
+        let body = loop {
+            exited(&mut child.0)?;
+            let body = metrics_body(port).await?;
+            let last = series_value(&body, "linkrunner_reconcile_last_cycle_seconds");
+            if last > 0.0 && cycles.last() != Some(&last) {
+                cycles.push(last);
+            }
+            if cycles.len() >= 2 {
+                break body;
+            }
+            anyhow::ensure!(
+                t0.elapsed() < limit,
+                "{} of two cycles measured in {limit:?}",
+                cycles.len()
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        let cpu = pid.cpu_time().saturating_sub(cpu0);
+        let value = |series: &str| series_value(&body, series);
+        Ok(CycleFigures {
+            rate_limit: rate,
+            planned: value("linkrunner_reconcile_cycle_seconds"),
+            first: cycles[0],
+            measured: cycles[1],
+            rounds: RoundFigures::from_metrics(value, due),
+            cpu_percent: cpu.as_secs_f64() / t0.elapsed().as_secs_f64() * 100.0,
+        })
     }
 }
 
