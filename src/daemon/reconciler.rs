@@ -172,13 +172,13 @@ impl<M: Market> Daemon<M> {
             let Some(name) = self.next_turn(&mut batch, &mut done_rx, &mut learned).await else {
                 return self.flush(&mut batch).await;
             };
-            let Some(permit) = self
+            let Some((permit, started)) = self
                 .paced(&plan, learned.per_campaign, last_start, &running)
                 .await
             else {
                 return;
             };
-            last_start = Some(Instant::now());
+            last_start = Some(started);
             let slot = tokio::select! {
                 s = self.engine.slots().take() => s,
                 _ = self.engine.cancel_token().cancelled() => return,
@@ -193,23 +193,35 @@ impl<M: Market> Daemon<M> {
     }
 
     /// Waits until the next reconciliation may start — its spacing after the last start —
-    /// and takes its place among the reconciliations in flight; `None` at shutdown.
+    /// and takes its place among the reconciliations in flight: the permit, and the time the
+    /// start counts as; `None` at shutdown.
+    ///
+    /// A start counts at its planned time, not when the timer woke it: a timer's lateness
+    /// (a millisecond or more, far more on a busy machine) otherwise adds up over a cycle of
+    /// thousands of starts (the first cycle of 2,000 campaigns took 1.25 x the plan on a
+    /// loaded machine). After a pause (nothing due, the places taken) at most one start is
+    /// made up; the client's limiter still bounds the rate.
     async fn paced(
         &self,
         plan: &ReconcilePlan,
         cost: f64,
         last_start: Option<Instant>,
         running: &Arc<Semaphore>,
-    ) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        let at = last_start.map_or_else(Instant::now, |t| t + plan.spacing(cost));
+    ) -> Option<(tokio::sync::OwnedSemaphorePermit, Instant)> {
+        let spacing = plan.spacing(cost);
+        let at = last_start.map_or_else(Instant::now, |t| t + spacing);
         tokio::select! {
             _ = tokio::time::sleep_until(at) => {}
             _ = self.engine.cancel_token().cancelled() => return None,
         }
-        tokio::select! {
-            p = running.clone().acquire_owned() => p.ok(),
-            _ = self.engine.cancel_token().cancelled() => None,
-        }
+        let permit = tokio::select! {
+            p = running.clone().acquire_owned() => p.ok()?,
+            _ = self.engine.cancel_token().cancelled() => return None,
+        };
+        let made_up = Instant::now()
+            .checked_sub(spacing)
+            .map_or(at, |t| at.max(t));
+        Some((permit, made_up))
     }
 
     /// Waits for the next campaign due, while no buy round waits to start; `None` at shutdown.
