@@ -87,6 +87,7 @@ async fn latencies(url: &str, n: usize) -> anyhow::Result<(P50P99, P50P99, P50P9
         monthly_cap: Money::from_rubles(1_000_000_000),
         daily_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
         total_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
+        account: "default".into(),
     };
     store.campaigns().upsert_campaign(&caps, now).await?;
     let lease = store
@@ -280,6 +281,7 @@ async fn fill(db_url: &str, rows: u64) -> anyhow::Result<()> {
             monthly_cap: Money::from_rubles(5000),
             daily_links: fixture::LINKS_PER_ROUND,
             total_links: fixture::LINKS_PER_ROUND,
+            account: "default".into(),
         };
         store.campaigns().upsert_campaign(&caps, now).await?;
     }
