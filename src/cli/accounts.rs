@@ -61,6 +61,27 @@ pub(crate) fn settings(api: &ApiArgs, file: &AccountsFile) -> anyhow::Result<Vec
         .collect()
 }
 
+/// The client settings of `account` (`import`, `probe`): the command line's for `None` or
+/// `default`, else those of the accounts file's entry of that id.
+pub(crate) fn client_config_of(
+    g: &super::global::GlobalArgs,
+    account: Option<&str>,
+) -> anyhow::Result<ClientConfig> {
+    let Some(id) = account.filter(|id| *id != DEFAULT_ACCOUNT) else {
+        return g.api.client_config().context("marketplace client settings");
+    };
+    let file = load(g.account_file.as_deref())?.with_context(|| {
+        format!("--account {id}: the accounts file (--account-file) that lists it is not given")
+    })?;
+    let entry = file.accounts.iter().find(|e| e.id == id).with_context(|| {
+        format!(
+            "--account {}: the accounts file lists no such account",
+            linkrunner_domain::shown::line(id)
+        )
+    })?;
+    client_config(&g.api, entry)
+}
+
 /// One account's client settings: its base URL, credentials, scheme and field map, and the
 /// command line's limits where it sets none.
 fn client_config(api: &ApiArgs, e: &AccountEntry) -> anyhow::Result<ClientConfig> {
