@@ -15,7 +15,6 @@ use chrono::{DateTime, Utc};
 
 use super::api::ApiArgs;
 use super::secrets;
-use super::shared::AccountCapArg;
 use crate::app::AccountSettings;
 use crate::campaign::{
     self, AccountCaps, AccountEntry, AccountsFile, CapSetting, EntryAuthScheme, EntryCredentials,
@@ -169,7 +168,7 @@ fn credentials(e: &AccountEntry) -> anyhow::Result<CredentialSource> {
 /// cap another one set).
 pub(crate) async fn apply_caps(
     store: &Store,
-    flag: Option<AccountCapArg>,
+    flag: Option<CapSetting>,
     file: Option<(&Path, &AccountsFile)>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
@@ -183,8 +182,8 @@ pub(crate) async fn apply_caps(
             file.and_then(|(_, f)| f.default_cap_at.clone())
                 .unwrap_or_default()
         ),
-        (Some(AccountCapArg::Remove), None) => Some((None, "--account-monthly-cap".to_string())),
-        (Some(AccountCapArg::Cap(m)), None) => Some((Some(m), "--account-monthly-cap".to_string())),
+        (Some(CapSetting::Remove), None) => Some((None, "--account-monthly-cap".to_string())),
+        (Some(CapSetting::Cap(m)), None) => Some((Some(m), "--account-monthly-cap".to_string())),
         (None, Some(_)) => Some((cap_of(from_file), shown.clone())),
         (None, None) => None,
     };

@@ -153,7 +153,11 @@ impl EngineArgs {
         let path = g.account_file.as_deref();
         let file = super::accounts::load(path)?;
         let file = path.zip(file.as_ref());
-        super::accounts::apply_caps(store, self.account_monthly_cap, file, now).await
+        let flag = self.account_monthly_cap.map(|a| match a {
+            AccountCapArg::Remove => campaign::CapSetting::Remove,
+            AccountCapArg::Cap(m) => campaign::CapSetting::Cap(m),
+        });
+        super::accounts::apply_caps(store, flag, file, now).await
     }
 }
 

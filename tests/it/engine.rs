@@ -5,6 +5,8 @@
 //! The binary is run only where the command itself is under test (`plan`, `resolve`, two
 //! concurrent `once`).
 
+#[path = "engine/accounts.rs"]
+mod accounts;
 #[path = "engine/adoption.rs"]
 mod adoption;
 #[path = "engine/approval.rs"]
@@ -73,6 +75,7 @@ mod surfaces;
 mod unreachable;
 
 on_both_backends!(
+    accounts::two_accounts_buy_each_in_its_own_marketplace_and_a_cap_on_one_stops_only_it,
     approval::a_raised_cap_waits_for_approval_and_small_raises_add_up,
     adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,
     adoption::a_changed_project_id_is_refused_and_nothing_is_re_pointed,

@@ -10,6 +10,8 @@
 //! | `raw` | the file as written, with positions, and its checks |
 //! | `tests` | (tests) both forms, the directory, every refusal with its position |
 //!
+//! May import: nothing.
+//!
 //! ```yaml
 //! monthly_cap: 50000          # the default account (the command line's); optional
 //! approve_above: 5000         # optional
