@@ -209,17 +209,12 @@ fn default_entry(raw: RawEntry, out: &mut AccountsFile, f: &mut Found) {
         f.at(Pos::FILE, msg);
         return;
     }
-    let written = [
-        ("id", raw.id.as_ref().map(|a| a.pos)),
-        ("base_url", raw.base_url.as_ref().map(|a| a.pos)),
-        ("token_file", raw.token_file.as_ref().map(|a| a.pos)),
-        ("login", raw.login.as_ref().map(|a| a.pos)),
-        ("rate_limit", raw.rate_limit.as_ref().map(|a| a.pos)),
-    ];
+    let mut written = positions(&raw, Pos::FILE);
+    if raw.id.is_none() {
+        written.remove("id");
+    }
     for (key, pos) in written {
-        if let Some(pos) = pos {
-            f.at(pos, format!("`{key}`: this file describes the default account (no `id`, or named default.yaml), whose marketplace settings are the command line's; only `monthly_cap` and `approve_above` go here"));
-        }
+        f.at(pos, format!("`{key}`: this file describes the default account (no `id`, or named default.yaml), whose marketplace settings are the command line's; only `monthly_cap` and `approve_above` go here"));
     }
     out.default = caps(raw.monthly_cap.as_ref(), raw.approve_above.as_ref(), f);
     out.default_cap_at = raw.monthly_cap.as_ref().map(|c| where_(f.path, c.pos));
@@ -423,9 +418,20 @@ fn positions(raw: &RawEntry, at: Pos) -> BTreeMap<&'static str, Pos> {
         ("ticket_file", raw.ticket_file.as_ref().map(|a| a.pos)),
         ("login", raw.login.as_ref().map(|a| a.pos)),
         ("api_key_file", raw.api_key_file.as_ref().map(|a| a.pos)),
+        ("login_path", raw.login_path.as_ref().map(|a| a.pos)),
+        ("auth_path", raw.auth_path.as_ref().map(|a| a.pos)),
+        ("auth_scheme", raw.auth_scheme.as_ref().map(|a| a.pos)),
         ("field_map", raw.field_map.as_ref().map(|a| a.pos)),
         ("rate_limit", raw.rate_limit.as_ref().map(|a| a.pos)),
         ("max_in_flight", raw.max_in_flight.as_ref().map(|a| a.pos)),
+        (
+            "request_timeout_seconds",
+            raw.request_timeout_seconds.as_ref().map(|a| a.pos),
+        ),
+        (
+            "connect_timeout_seconds",
+            raw.connect_timeout_seconds.as_ref().map(|a| a.pos),
+        ),
     ];
     keys.into_iter()
         .filter_map(|(k, p)| p.map(|p| (k, p)))

@@ -239,3 +239,57 @@ fn a_directory_refuses_every_broken_file_with_its_position() {
         );
     }
 }
+
+/// A campaign of `account` (none: the default one), valid otherwise.
+fn campaign_file(name: &str, account: Option<&str>) -> String {
+    let account = account
+        .map(|a| format!("account: {a}\n"))
+        .unwrap_or_default();
+    format!(
+        "name: {name}\n{account}domain: https://{name}.example\nurls:\n  - url: https://{name}.example/a\n    texts: [\"#a#a#/a#\"]\nbudget: {{monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}}\n"
+    )
+}
+
+#[test]
+fn a_campaign_of_an_account_not_served_is_refused_at_its_key_and_held() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok.yaml", &campaign_file("ok", None));
+    write(
+        dir.path(),
+        "served.yaml",
+        &campaign_file("served", Some("client-a")),
+    );
+    write(
+        dir.path(),
+        "stray.yaml",
+        &campaign_file("stray", Some("client-x")),
+    );
+    let mut report = crate::campaign::load_dir(dir.path());
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let known = BTreeSet::from(["default".to_string(), "client-a".to_string()]);
+
+    reject_unknown_accounts(&mut report, &known);
+
+    let names: Vec<&str> = report
+        .campaigns
+        .iter()
+        .map(|c| c.campaign.name.as_str())
+        .collect();
+    assert_eq!(names, ["ok", "served"]);
+    let problems: Vec<String> = report
+        .problems
+        .iter()
+        .map(|p| relative(&p.to_string()))
+        .collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with(
+            "stray.yaml:2:10: error: `account` `client-x` is not an account of this deployment"
+        ),
+        "{problems:?}"
+    );
+    assert!(
+        report.invalid.holds("stray", None),
+        "held as recorded, never removed"
+    );
+}
