@@ -24,6 +24,7 @@ use crate::market::{
 };
 use crate::store::Store;
 use linkrunner_domain::account::DEFAULT_ACCOUNT;
+use linkrunner_domain::money::Money;
 
 /// Reads `--account-file` when given; every problem of it in the error, one per line.
 pub(crate) fn load(path: Option<&Path>) -> anyhow::Result<Option<AccountsFile>> {
@@ -172,21 +173,8 @@ pub(crate) async fn apply_caps(
     file: Option<(&Path, &AccountsFile)>,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
-    let shown = file
-        .map(|(p, _)| p.display().to_string())
-        .unwrap_or_default();
     let from_file = file.map(|(_, f)| f.default).unwrap_or_default();
-    let default = match (flag, from_file.monthly_cap) {
-        (Some(_), Some(_)) => anyhow::bail!(
-            "--account-monthly-cap and the accounts file's `monthly_cap` ({}) both set the default account's cap: keep one",
-            file.and_then(|(_, f)| f.default_cap_at.clone())
-                .unwrap_or_default()
-        ),
-        (Some(CapSetting::Remove), None) => Some((None, "--account-monthly-cap".to_string())),
-        (Some(CapSetting::Cap(m)), None) => Some((Some(m), "--account-monthly-cap".to_string())),
-        (None, Some(_)) => Some((cap_of(from_file), shown.clone())),
-        (None, None) => None,
-    };
+    let default = default_cap(flag, file)?;
     if let Some((cap, source)) = default {
         apply_one(
             store,
@@ -198,6 +186,9 @@ pub(crate) async fn apply_caps(
         )
         .await?;
     }
+    let shown = file
+        .map(|(p, _)| p.display().to_string())
+        .unwrap_or_default();
     for e in file.map(|(_, f)| f.accounts.as_slice()).unwrap_or_default() {
         if e.caps.monthly_cap.is_some() {
             apply_one(
@@ -214,8 +205,29 @@ pub(crate) async fn apply_caps(
     Ok(())
 }
 
+/// The default account's cap and where it was given: `--account-monthly-cap` or the file's
+/// top `monthly_cap` (both: refused, a start must not guess which one the operator meant);
+/// `None` when neither gives it.
+fn default_cap(
+    flag: Option<CapSetting>,
+    file: Option<(&Path, &AccountsFile)>,
+) -> anyhow::Result<Option<(Option<Money>, String)>> {
+    let flag_name = || "--account-monthly-cap".to_string();
+    let from_file = file.map(|(_, f)| f.default).unwrap_or_default();
+    Ok(match (flag, from_file.monthly_cap, file) {
+        (Some(_), Some(_), Some((_, f))) => anyhow::bail!(
+            "--account-monthly-cap and the accounts file's `monthly_cap` ({}) both set the default account's cap: keep one",
+            f.default_cap_at.clone().unwrap_or_default()
+        ),
+        (Some(CapSetting::Remove), _, _) => Some((None, flag_name())),
+        (Some(CapSetting::Cap(m)), _, _) => Some((Some(m), flag_name())),
+        (None, Some(_), Some((path, _))) => Some((cap_of(from_file), path.display().to_string())),
+        (None, _, _) => None,
+    })
+}
+
 /// The cap `caps` gives (`None`: removed).
-fn cap_of(caps: AccountCaps) -> Option<linkrunner_domain::money::Money> {
+fn cap_of(caps: AccountCaps) -> Option<Money> {
     match caps.monthly_cap {
         Some(CapSetting::Cap(m)) => Some(m),
         Some(CapSetting::Remove) | None => None,
@@ -225,8 +237,8 @@ fn cap_of(caps: AccountCaps) -> Option<linkrunner_domain::money::Money> {
 async fn apply_one(
     store: &Store,
     account: &str,
-    cap: Option<linkrunner_domain::money::Money>,
-    above: Option<linkrunner_domain::money::Money>,
+    cap: Option<Money>,
+    above: Option<Money>,
     source: &str,
     now: DateTime<Utc>,
 ) -> anyhow::Result<()> {
@@ -251,4 +263,43 @@ async fn apply_one(
         (None, _) => tracing::info!(account, source = %source, "account monthly cap removed"),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_with_cap(rub: i64) -> AccountsFile {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.yaml");
+        std::fs::write(&path, format!("monthly_cap: {rub}\n")).unwrap();
+        campaign::load_accounts(&path).unwrap()
+    }
+
+    #[test]
+    fn the_default_cap_comes_from_the_flag_or_the_file_never_both() {
+        let path = Path::new("/etc/accounts.yaml");
+        let file = file_with_cap(500);
+        let flag = Some(CapSetting::Cap(Money::from_rubles(700)));
+
+        let both = default_cap(flag, Some((path, &file))).unwrap_err();
+        let from_file = default_cap(None, Some((path, &file))).unwrap();
+        let from_flag = default_cap(flag, None).unwrap();
+        let removed = default_cap(Some(CapSetting::Remove), None).unwrap();
+
+        assert!(both.to_string().contains("keep one"), "{both}");
+        assert_eq!(
+            from_file,
+            Some((Some(Money::from_rubles(500)), path.display().to_string()))
+        );
+        assert_eq!(
+            from_flag,
+            Some((
+                Some(Money::from_rubles(700)),
+                "--account-monthly-cap".into()
+            ))
+        );
+        assert_eq!(removed, Some((None, "--account-monthly-cap".into())));
+        assert_eq!(default_cap(None, None).unwrap(), None);
+    }
 }
