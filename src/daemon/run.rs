@@ -345,7 +345,12 @@ impl<M: Market> Daemon<M> {
         // campaign whose removal is about to be held.
         let summary = {
             let mut set = self.set.write().await;
-            let mut summary = set.reload(&self.opts.campaigns_dir);
+            let accounts = self
+                .engine
+                .markets()
+                .map(|(id, _)| id.to_string())
+                .collect();
+            let mut summary = set.reload(&self.opts.campaigns_dir, &accounts);
             summary.removal_held = self.judge_removals(&mut set).await;
             summary
         };

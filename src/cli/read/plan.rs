@@ -82,7 +82,7 @@ pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCod
             }),
         },
     };
-    let loaded = load_campaigns(g);
+    let loaded = load_campaigns(g)?;
     let now = clock::system().now();
     let wanted = |n: &str| a.only.is_empty() || a.only.iter().any(|c| c == n);
     let campaigns: Vec<_> = loaded.campaigns.iter().map(|l| &l.campaign).collect();
