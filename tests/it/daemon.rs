@@ -6,6 +6,8 @@
 
 #[path = "daemon/account_approval.rs"]
 mod account_approval;
+#[path = "daemon/accounts.rs"]
+mod accounts;
 #[path = "daemon/api_paging.rs"]
 mod api_paging;
 #[path = "daemon/brake.rs"]
