@@ -84,6 +84,7 @@ async fn latencies(url: &str, n: usize) -> anyhow::Result<(P50P99, P50P99, P50P9
     let now = Utc::now();
     let caps = CampaignCaps {
         name: "bench-journal".into(),
+        account: "default".into(),
         monthly_cap: Money::from_rubles(1_000_000_000),
         daily_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
         total_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
@@ -277,6 +278,7 @@ async fn fill(db_url: &str, rows: u64) -> anyhow::Result<()> {
     for i in 0..RESTART_CAMPAIGNS {
         let caps = CampaignCaps {
             name: format!("bench-{i:05}"),
+            account: "default".into(),
             monthly_cap: Money::from_rubles(5000),
             daily_links: fixture::LINKS_PER_ROUND,
             total_links: fixture::LINKS_PER_ROUND,

@@ -7,6 +7,7 @@ use clap::Args;
 use crate::campaign;
 use crate::cli::global::GlobalArgs;
 use crate::cli::shared::{Format, open_store_recorded};
+use crate::store::{Halt, HaltScope};
 use crate::views::overview::FileFacts;
 use crate::views::report::{campaign_status_with, campaign_statuses, render_status};
 use linkrunner_domain::clock;
@@ -37,13 +38,8 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
             // file); no secret is read. The journal holds no credentials to ask.
             let mode = g.api.credentials_mode(&|name| std::env::var_os(name));
             println!("marketplace credentials: {}", mode.describe());
-            if let Some(h) = store
-                .halts()
-                .await?
-                .iter()
-                .find(|h| h.is_operator() && h.is_global())
-            {
-                println!("ALL SPENDING STOPPED: {}", h.describe());
+            for line in wide_halt_lines(&store.halts().await?) {
+                println!("{line}");
             }
             print_halt_history(&store).await?;
             let account = store.campaigns().account_budget().await?;
@@ -73,8 +69,13 @@ async fn print_halt_history(store: &crate::store::Store) -> anyhow::Result<()> {
     }
     println!("halts and resumes (newest first):");
     for e in events {
+        // Every account's halt says no scope, as before accounts; another names its scope.
+        let scope = match e.scope {
+            HaltScope::Global => String::new(),
+            ref s => format!(" of {}", s.describe()),
+        };
         println!(
-            "  {} {} by {}: {}",
+            "  {} {}{scope} by {}: {}",
             e.at.format("%Y-%m-%d %H:%M:%S UTC"),
             e.action,
             e.by,
@@ -82,6 +83,24 @@ async fn print_halt_history(store: &crate::store::Store) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The lines of the halts that stop more than a campaign: an operator's halt of every
+/// account (`ALL SPENDING STOPPED`), then each account's halt, an operator's or its rejected
+/// credentials (`ACCOUNT ID: ALL ITS SPENDING STOPPED`); the other accounts keep buying.
+fn wide_halt_lines(halts: &[Halt]) -> Vec<String> {
+    let every = halts
+        .iter()
+        .filter(|h| h.is_operator() && h.is_global())
+        .map(|h| format!("ALL SPENDING STOPPED: {}", h.describe()));
+    let accounts = halts.iter().filter_map(|h| match &h.scope {
+        HaltScope::Account(a) => Some(format!(
+            "ACCOUNT {a}: ALL ITS SPENDING STOPPED: {}",
+            h.describe()
+        )),
+        _ => None,
+    });
+    every.chain(accounts).collect()
 }
 
 /// How many halts and resumes `status` lists.
