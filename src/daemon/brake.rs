@@ -105,7 +105,9 @@ impl<M: Market> Daemon<M> {
         window: Window,
     ) -> Result<bool, StoreError> {
         let start = check.now - span(window);
-        let since = check.resumed(&HaltScope::Global).map_or(start, |r| r.max(start));
+        let since = check
+            .resumed(&HaltScope::Global)
+            .map_or(start, |r| r.max(start));
         let mut observed = ObservedSince::default();
         // Per account: what its campaigns not halted explain and show. A campaign halted
         // already is left out of its account's sums: its anomaly is handled by its own halt,
@@ -119,13 +121,24 @@ impl<M: Market> Daemon<M> {
             }
             // An account's resume starts its campaigns' windows as the global one does.
             let since = check.resumed(&account).map_or(since, |r| r.max(since));
-            let explained = anomaly::expected(c, self.slots(c, trigger.as_deref(), since, check.now), window);
+            let explained = anomaly::expected(
+                c,
+                self.slots(c, trigger.as_deref(), since, check.now),
+                window,
+            );
             let own_since = check.resumed(&scope).map_or(since, |r| r.max(since));
-            let own = observed.of(self.engine.store(), own_since, check.now, &c.name).await?;
+            let own = observed
+                .of(self.engine.store(), own_since, check.now, &c.name)
+                .await?;
             match anomaly::judge(own, explained, multiple_of(self), window) {
                 Some(trip) => {
-                    self.trip(&scope, "campaign", &trip.reason(multiple_of(self)), check.now)
-                        .await?
+                    self.trip(
+                        &scope,
+                        "campaign",
+                        &trip.reason(multiple_of(self)),
+                        check.now,
+                    )
+                    .await?
                 }
                 None => {
                     let sum = sums.entry(c.account.as_str()).or_default();
@@ -243,15 +256,20 @@ impl ObservedSince {
         now: DateTime<Utc>,
         name: &str,
     ) -> Result<Figures, StoreError> {
-        if !self.0.contains_key(&since) {
-            let read = store.reports().observed_since(since, now).await?;
-            self.0.insert(since, read.into_iter().collect());
-        }
-        Ok(figures(self.0.get(&since).and_then(|o| o.get(name))))
+        let read = match self.0.entry(since) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let read = store.reports().observed_since(since, now).await?;
+                v.insert(read.into_iter().collect())
+            }
+        };
+        Ok(figures(read.get(name)))
     }
 }
 
-/// One campaign's figures in what `observed_since` read (`pub` for the fake-clock month test).
+/// One campaign's figures in what `observed_since` read: the fake-clock month test's (the
+/// brake itself reads them from [`ObservedSince`]).
+#[cfg(feature = "test-hooks")]
 pub fn observed_of(all: Vec<(String, Observed)>, name: &str) -> Figures {
     figures(all.iter().find(|(n, _)| n == name).map(|(_, o)| o))
 }

@@ -1123,7 +1123,8 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
         if renamed.contains(k.name.as_str()) {
             continue;
         }
-        if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, accounts, &k.name) {
+        if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, accounts, &k.name)
+        {
             held.push(held_report(invalid, k));
         } else {
             removed.push(k.name.clone());

@@ -48,7 +48,9 @@ pub(crate) async fn halt(
             "`halt` stops every account or one (`account`): `campaign` is for resume",
         ));
     }
-    let set = s.store.operator_halt_scope(&scope, &by, &reason, s.clock.now());
+    let set = s
+        .store
+        .operator_halt_scope(&scope, &by, &reason, s.clock.now());
     match set.await {
         Ok(()) => {
             tracing::warn!(by = %by, reason = %reason, scope = %scope.key(), "spending halted over HTTP");
@@ -74,7 +76,11 @@ pub(crate) async fn resume(
             .operator_resume_accounts(&by, &reason, now)
             .await
             .map(|lifted| !lifted.is_empty()),
-        _ => s.store.operator_resume_scope(&scope, &by, &reason, now).await,
+        _ => {
+            s.store
+                .operator_resume_scope(&scope, &by, &reason, now)
+                .await
+        }
     };
     match resumed {
         Ok(lifted) => {

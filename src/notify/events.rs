@@ -147,12 +147,7 @@ pub(crate) fn needs_status(row: &CampaignRow) -> bool {
 
 /// Every event in force.
 pub(crate) fn derive(o: &Observed<'_>) -> Vec<Event> {
-    let mut events: Vec<Event> = o
-        .halts
-        .iter()
-        .filter(|h| h.is_wide())
-        .map(halted)
-        .collect();
+    let mut events: Vec<Event> = o.halts.iter().filter(|h| h.is_wide()).map(halted).collect();
     for row in o.rows {
         let status = o.statuses.get(&row.campaign);
         events.extend(of_state(row, status));
@@ -262,7 +257,10 @@ fn halted(h: &Halt) -> Event {
         },
         command: if h.is_operator() {
             // Only `resume` lifts an operator's halt (the stop button or the anomaly brake).
-            format!("`linkrunner resume{} --reason …` once its cause is dealt with (`linkrunner status` shows who halted and why)", h.scope.resume_flags())
+            format!(
+                "`linkrunner resume{} --reason …` once its cause is dealt with (`linkrunner status` shows who halted and why)",
+                h.scope.resume_flags()
+            )
         } else {
             "`linkrunner status` says what stopped it; a credentials halt lifts itself at the first pass the marketplace accepts renewed credentials (their files are re-read, SIGHUP at once)".into()
         },

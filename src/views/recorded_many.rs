@@ -75,7 +75,11 @@ pub(crate) async fn load_with_halts(
 /// Each row is kept once (no copy of every intent): `generations` counts only switches and
 /// `autobuyer_urls` reads only succeeded creations, so both see in the rows exactly the
 /// intents they see in `load`'s lists.
-fn assemble(name: &str, j: CampaignJournal, (halts, accounts): (&[Halt], &HaltAccounts)) -> Recorded {
+fn assemble(
+    name: &str,
+    j: CampaignJournal,
+    (halts, accounts): (&[Halt], &HaltAccounts),
+) -> Recorded {
     let autobuyer_generations = generations(&j.intents);
     let autobuyer_urls = autobuyer_urls(&j.intents);
     let autobuyer_creations = autobuyer_creations(&j.intents);

@@ -238,7 +238,9 @@ mod tests {
         };
         assert!(!operator.is_credentials());
         assert!(
-            operator.describe().contains("linkrunner resume --account b"),
+            operator
+                .describe()
+                .contains("linkrunner resume --account b"),
             "{}",
             operator.describe()
         );

@@ -188,7 +188,9 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<Vec<HaltScope>, StoreError> {
         let wide = self.halts().await?.into_iter();
-        let scopes = wide.filter(|h| h.is_operator() && h.is_wide()).map(|h| h.scope);
+        let scopes = wide
+            .filter(|h| h.is_operator() && h.is_wide())
+            .map(|h| h.scope);
         let mut lifted = Vec::new();
         for scope in scopes {
             if self.operator_resume_scope(&scope, by, reason, now).await? {

@@ -91,7 +91,10 @@ pub async fn a_401_on_one_account_halts_that_account_only(db: TestDb) {
         w.ledger().purchases.len()
     );
     assert_eq!(scopes(&w).await, vec![b_halt]);
-    assert!(credentials_rejected(&rejected), "the gauge says an account is rejected");
+    assert!(
+        credentials_rejected(&rejected),
+        "the gauge says an account is rejected"
+    );
 
     // Act: b's credentials fixed (a new client with the right token).
     let fixed = engine(&w, &b, TOKEN).await;
@@ -105,7 +108,11 @@ pub async fn a_401_on_one_account_halts_that_account_only(db: TestDb) {
     assert_eq!(ledger_b.projects.len(), 1, "dune's project, in b");
     assert!(!ledger_b.purchases.is_empty(), "dune bought in b");
     let ledger_a = w.ledger();
-    assert_eq!(ledger_a.projects.len(), 1, "acme's project alone in the default account");
+    assert_eq!(
+        ledger_a.projects.len(),
+        1,
+        "acme's project alone in the default account"
+    );
 }
 
 pub async fn halt_account_stops_that_account_only(db: TestDb) {

@@ -204,10 +204,19 @@ pub async fn an_accounts_halt_has_its_own_key_and_covers_that_accounts_campaigns
     campaign(store, &in_account("shoes", "b")).await;
     campaign(store, &in_account("boots", "default")).await;
     let (b, named_b) = (HaltScope::account("b"), HaltScope::campaign("b"));
-    store.set_halt(&b, "credentials rejected during x", t0()).await.unwrap();
-    store.set_halt(&named_b, "autobuyer creation", t0()).await.unwrap();
+    store
+        .set_halt(&b, "credentials rejected during x", t0())
+        .await
+        .unwrap();
+    store
+        .set_halt(&named_b, "autobuyer creation", t0())
+        .await
+        .unwrap();
     let c = HaltScope::account("c");
-    store.operator_halt_scope(&c, "alice", "audit", t0()).await.unwrap();
+    store
+        .operator_halt_scope(&c, "alice", "audit", t0())
+        .await
+        .unwrap();
 
     // Act: the campaign named `b`'s halt is lifted.
     let all = store.halts().await.unwrap();
@@ -228,7 +237,10 @@ pub async fn an_accounts_halt_has_its_own_key_and_covers_that_accounts_campaigns
     );
     assert_eq!(
         scopes(&left),
-        vec![(b.clone(), HaltKind::Automatic), (c.clone(), HaltKind::Operator)]
+        vec![
+            (b.clone(), HaltKind::Automatic),
+            (c.clone(), HaltKind::Operator)
+        ]
     );
     let events = store.halt_events(5).await.unwrap();
     assert_eq!(events[0].scope, c);
@@ -239,32 +251,46 @@ pub async fn an_accounts_halt_has_its_own_key_and_covers_that_accounts_campaigns
     assert_eq!(covering("shoes").await, vec![b.clone()]);
     assert_eq!(covering("boots").await, Vec::<HaltScope>::new());
     let accounts = store.halt_accounts(&left).await.unwrap();
-    assert_eq!((accounts.of("shoes"), accounts.of("boots")), ("b", "default"));
+    assert_eq!(
+        (accounts.of("shoes"), accounts.of("boots")),
+        ("b", "default")
+    );
 
     // Act: `resume` without a scope: every account resumes, each resume recorded.
     store.operator_halt("bob", "all", t0()).await.unwrap();
-    let lifted = store.operator_resume_accounts("bob", "done", t0()).await.unwrap();
+    let lifted = store
+        .operator_resume_accounts("bob", "done", t0())
+        .await
+        .unwrap();
 
     // Assert: the operator's halts of every account and of `c` lifted; `b`'s credentials
     // halt (automatic) is no operator's to lift.
     assert_eq!(lifted, vec![HaltScope::Global, c]);
-    assert_eq!(scopes(&store.halts().await.unwrap()), vec![(b, HaltKind::Automatic)]);
+    assert_eq!(
+        scopes(&store.halts().await.unwrap()),
+        vec![(b, HaltKind::Automatic)]
+    );
 }
 
 /// Runs this version's migration `*_account_credentials_halt.sql` again, on the test's database.
 async fn account_halt_migration(db: &TestDb) {
     use sqlx::Connection;
     let sql = match db.sqlite_file() {
-        Some(_) => include_str!(
-            "../../../migrations/sqlite/20261130030007_account_credentials_halt.sql"
-        ),
-        None => include_str!(
-            "../../../migrations/postgres/20261130030007_account_credentials_halt.sql"
-        ),
+        Some(_) => {
+            include_str!("../../../migrations/sqlite/20261130030007_account_credentials_halt.sql")
+        }
+        None => {
+            include_str!("../../../migrations/postgres/20261130030007_account_credentials_halt.sql")
+        }
     };
     sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(&db.url).await.expect("connects");
-    sqlx::raw_sql(sql).execute(&mut conn).await.expect("the migration runs");
+    let mut conn = sqlx::AnyConnection::connect(&db.url)
+        .await
+        .expect("connects");
+    sqlx::raw_sql(sql)
+        .execute(&mut conn)
+        .await
+        .expect("the migration runs");
     conn.close().await.ok();
 }
 
