@@ -274,24 +274,12 @@ pub async fn an_accounts_halt_has_its_own_key_and_covers_that_accounts_campaigns
 
 /// Runs this version's migration `*_account_credentials_halt.sql` again, on the test's database.
 async fn account_halt_migration(db: &TestDb) {
-    use sqlx::Connection;
-    let sql = match db.sqlite_file() {
-        Some(_) => {
-            include_str!("../../../migrations/sqlite/20261130030007_account_credentials_halt.sql")
-        }
-        None => {
-            include_str!("../../../migrations/postgres/20261130030007_account_credentials_halt.sql")
-        }
-    };
-    sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(&db.url)
-        .await
-        .expect("connects");
-    sqlx::raw_sql(sql)
-        .execute(&mut conn)
-        .await
-        .expect("the migration runs");
-    conn.close().await.ok();
+    run_migration_again(
+        db,
+        include_str!("../../../migrations/sqlite/20261130030007_account_credentials_halt.sql"),
+        include_str!("../../../migrations/postgres/20261130030007_account_credentials_halt.sql"),
+    )
+    .await;
 }
 
 /// Issue 34's upgrade: a journal's automatic credentials halt of every campaign (`*`, the one
