@@ -76,22 +76,29 @@ pub(crate) async fn resume(g: &GlobalArgs, a: &ResumeArgs) -> anyhow::Result<Exi
     let store = open_store(g).await?;
     let now = clock::system().now();
     let lifted = match scope {
-        HaltScope::Global => !store
+        HaltScope::Global => store
             .operator_resume_accounts(&by, &reason, now)
             .await
-            .context("recording the resume")?
-            .is_empty(),
+            .context("recording the resume")?,
         _ => store
             .operator_resume_scope(&scope, &by, &reason, now)
             .await
-            .context("recording the resume")?,
+            .context("recording the resume")?
+            .then(|| scope.clone())
+            .into_iter()
+            .collect(),
     };
-    match lifted {
-        true => println!(
-            "halt lifted by {by}: {reason}\n\
-             spending resumes; autobuyers the files want running start again at the next reconciliation"
-        ),
+    match lifted.is_empty() {
         false => println!(
+            "halt lifted by {by} ({}): {reason}\n\
+             spending resumes; autobuyers the files want running start again at the next reconciliation",
+            lifted
+                .iter()
+                .map(scope_words)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        true => println!(
             "no operator's halt of {} was in force: nothing changed",
             scope_words(&scope)
         ),
