@@ -123,3 +123,27 @@ fn refused(why: &str) -> Response {
     let body = serde_json::json!({ "error": why });
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(campaign: Option<&str>, account: Option<&str>) -> Result<HaltScope, &'static str> {
+        let p = Press {
+            by: "alice".into(),
+            reason: "audit".into(),
+            campaign: campaign.map(Into::into),
+            account: account.map(Into::into),
+        };
+        pressed(Ok(Json(p))).map(|p| p.scope)
+    }
+
+    #[test]
+    fn a_press_names_every_account_one_account_or_one_campaign() {
+        assert_eq!(press(None, None), Ok(HaltScope::Global));
+        assert_eq!(press(None, Some(" acme ")), Ok(HaltScope::account("acme")));
+        assert_eq!(press(Some("shoes"), None), Ok(HaltScope::campaign("shoes")));
+        assert!(press(Some("shoes"), Some("acme")).is_err());
+        assert!(press(None, Some("@acme")).is_err(), "not an account id");
+    }
+}

@@ -145,3 +145,37 @@ fn held_removals_line(rows: &[crate::store::RemovalRow]) -> Option<String> {
         names.join(", ")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::HaltKind;
+
+    #[test]
+    fn each_halted_account_has_its_line_after_the_halt_of_every_account() {
+        let now = chrono::Utc::now();
+        let operator = |scope: HaltScope| Halt {
+            kind: HaltKind::Operator,
+            by: Some("alice".into()),
+            ..Halt::automatic(scope, "audit", now)
+        };
+        let halts = [
+            operator(HaltScope::Global),
+            Halt::automatic(
+                HaltScope::account("b"),
+                "credentials rejected during x",
+                now,
+            ),
+            operator(HaltScope::account("c")),
+            Halt::automatic(HaltScope::campaign("shoes"), "waiting", now),
+        ];
+        let lines = wide_halt_lines(&halts);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].starts_with("ALL SPENDING STOPPED: halted by alice"));
+        assert_eq!(
+            lines[1],
+            "ACCOUNT b: ALL ITS SPENDING STOPPED: credentials rejected during x"
+        );
+        assert!(lines[2].contains("`linkrunner resume --account c` lifts it"));
+    }
+}
