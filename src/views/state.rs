@@ -27,7 +27,8 @@ pub struct RecordedState {
     pub(crate) at: DateTime<Utc>,
     /// Halts that stop every campaign, or every campaign of an account (an account's
     /// credentials rejected, an operator's halt): a campaign not yet recorded gets its account's.
-    pub(crate) wide_halts: Vec<Halt>,
+    /// (Named before accounts; the name stays, as the serialized state's key.)
+    pub(crate) global_halts: Vec<Halt>,
     /// Per campaign the journal knows, by name.
     pub(crate) campaigns: BTreeMap<String, Recorded>,
 }
@@ -58,10 +59,10 @@ pub(crate) async fn read_state_of(
 ) -> Result<RecordedState, StoreError> {
     let (campaigns, halts) =
         load_with_halts(store, names, now.date_naive(), BatchRead::Auto).await?;
-    let wide_halts = halts.into_iter().filter(Halt::is_wide).collect();
+    let global_halts = halts.into_iter().filter(Halt::is_wide).collect();
     Ok(RecordedState {
         at: now,
-        wide_halts,
+        global_halts,
         campaigns,
     })
 }
@@ -74,7 +75,7 @@ impl RecordedState {
             Some(r) => r,
             None => {
                 let caps = crate::decide::caps::caps(c);
-                let mut r = Recorded::unrecorded_with(&caps, self.wide_halts.clone());
+                let mut r = Recorded::unrecorded_with(&caps, self.global_halts.clone());
                 r.budget.day = Some(self.at.date_naive());
                 r
             }
@@ -247,7 +248,7 @@ impl StateSource {
             StateSource::Journal(s) => read_state_of(s, names, now).await,
             StateSource::Served(st) => Ok(RecordedState {
                 at: st.at,
-                wide_halts: st.wide_halts.clone(),
+                global_halts: st.global_halts.clone(),
                 campaigns: names
                     .iter()
                     .filter_map(|n| Some((n.clone(), st.campaigns.get(n)?.clone())))

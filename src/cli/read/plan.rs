@@ -77,7 +77,7 @@ pub(crate) async fn plan(g: &GlobalArgs, a: &PlanArgs) -> anyhow::Result<ExitCod
             // Nothing recorded yet: everything is planned as new, and nothing is created.
             None => StateSource::Served(RecordedState {
                 at: clock::system().now(),
-                wide_halts: Vec::new(),
+                global_halts: Vec::new(),
                 campaigns: Default::default(),
             }),
         },
