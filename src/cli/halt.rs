@@ -3,6 +3,8 @@
 //! journal stops spending before its next spending call and stops its running autobuyers at
 //! its next reconciliation; reads, settling and stops go on. Only `resume` lifts it: no
 //! credential recovery or `resolve` does. Both are kept in the journal's history of halts.
+//! `--account ID` halts or resumes one marketplace account's spending alone (issue 34); without
+//! it, every account's.
 
 use std::process::ExitCode;
 
@@ -22,6 +24,11 @@ pub(crate) struct HaltArgs {
     /// Who presses it, recorded with the reason (default: the `USER` of this shell).
     #[arg(long, value_name = "NAME")]
     by: Option<String>,
+    /// Halt (or resume) this marketplace account's spending alone; the other accounts keep
+    /// buying. Without it, `halt` stops every account and `resume` lifts the halt of every
+    /// account and each account's.
+    #[arg(long, value_name = "ID")]
+    account: Option<String>,
 }
 
 /// `linkrunner resume`'s arguments: `halt`'s, and the scope.
@@ -29,24 +36,28 @@ pub(crate) struct HaltArgs {
 pub(crate) struct ResumeArgs {
     #[command(flatten)]
     halt: HaltArgs,
-    /// Lift the halt of this campaign alone (the anomaly brake's); without it, the
-    /// account-wide halt is lifted and campaigns' halts stay.
+    /// Lift the halt of this campaign alone (the anomaly brake's); without it (and without
+    /// `--account`), the halt of every account and each account's are lifted and campaigns'
+    /// halts stay.
     #[arg(long, value_name = "NAME")]
     campaign: Option<String>,
 }
 
-/// `linkrunner halt`: all spending stops, on every replica.
+/// `linkrunner halt`: all spending stops (of one account with `--account`), on every replica.
 pub(crate) async fn halt(g: &GlobalArgs, a: &HaltArgs) -> anyhow::Result<ExitCode> {
     let (by, reason) = who_and_why(a)?;
+    let scope = account_scope(a)?;
     let store = open_store(g).await?;
     store
-        .operator_halt(&by, &reason, clock::system().now())
+        .operator_halt_scope(&scope, &by, &reason, clock::system().now())
         .await
         .context("recording the halt")?;
     println!(
-        "all spending halted by {by}: {reason}\n\
-         every linkrunner on this journal stops buying at its next spending call and stops its \
-         running autobuyers at its next reconciliation; `linkrunner resume --reason …` lifts it"
+        "{} halted by {by}: {reason}\n\
+         every linkrunner on this journal stops buying for it at its next spending call and stops \
+         its running autobuyers at its next reconciliation; `linkrunner resume{} --reason …` lifts it",
+        spending_of(&scope),
+        scope.resume_flags()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -55,21 +66,39 @@ pub(crate) async fn halt(g: &GlobalArgs, a: &HaltArgs) -> anyhow::Result<ExitCod
 /// still want running start again at the next reconciliation.
 pub(crate) async fn resume(g: &GlobalArgs, a: &ResumeArgs) -> anyhow::Result<ExitCode> {
     let (by, reason) = who_and_why(&a.halt)?;
-    let store = open_store(g).await?;
     let scope = match &a.campaign {
+        Some(_) if a.halt.account.is_some() => {
+            anyhow::bail!("--campaign and --account: resume one of them at a time")
+        }
         Some(name) => HaltScope::campaign(name),
-        None => HaltScope::Global,
+        None => account_scope(&a.halt)?,
     };
-    let lifted = store
-        .operator_resume_scope(&scope, &by, &reason, clock::system().now())
-        .await
-        .context("recording the resume")?;
-    match lifted {
-        true => println!(
-            "halt lifted by {by}: {reason}\n\
-             spending resumes; autobuyers the files want running start again at the next reconciliation"
-        ),
+    let store = open_store(g).await?;
+    let now = clock::system().now();
+    let lifted = match scope {
+        HaltScope::Global => store
+            .operator_resume_accounts(&by, &reason, now)
+            .await
+            .context("recording the resume")?,
+        _ => store
+            .operator_resume_scope(&scope, &by, &reason, now)
+            .await
+            .context("recording the resume")?
+            .then(|| scope.clone())
+            .into_iter()
+            .collect(),
+    };
+    match lifted.is_empty() {
         false => println!(
+            "halt lifted by {by} ({}): {reason}\n\
+             spending resumes; autobuyers the files want running start again at the next reconciliation",
+            lifted
+                .iter()
+                .map(scope_words)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        true => println!(
             "no operator's halt of {} was in force: nothing changed",
             scope_words(&scope)
         ),
@@ -79,8 +108,28 @@ pub(crate) async fn resume(g: &GlobalArgs, a: &ResumeArgs) -> anyhow::Result<Exi
 
 fn scope_words(scope: &HaltScope) -> String {
     match scope {
-        HaltScope::Global => "the account".to_string(),
+        HaltScope::Global => "every account".to_string(),
+        HaltScope::Account(a) => format!("account `{a}`"),
         HaltScope::Campaign(c) => format!("campaign `{c}`"),
+    }
+}
+
+/// What a halt of `scope` stops, as the confirmation says it.
+fn spending_of(scope: &HaltScope) -> String {
+    match scope {
+        HaltScope::Account(a) => format!("all spending of account `{a}`"),
+        _ => "all spending".to_string(),
+    }
+}
+
+/// `--account ID` (spelt as account ids are) or, without it, every account.
+fn account_scope(a: &HaltArgs) -> anyhow::Result<HaltScope> {
+    match a.account.as_deref().map(str::trim) {
+        None => Ok(HaltScope::Global),
+        Some(id) if linkrunner_domain::account::valid_id(id) => Ok(HaltScope::account(id)),
+        Some(id) => anyhow::bail!(
+            "--account `{id}` is not an account id: lowercase letters, digits and `-`, as in the accounts file"
+        ),
     }
 }
 

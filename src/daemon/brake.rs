@@ -9,15 +9,16 @@
 //! - It checks soon after a pass wrote ([`CHECK_AFTER_WRITES`]) and at least every
 //!   [`CHECK_EVERY`], one check at a time; another replica's or `once`'s buying is in the
 //!   journal, so any daemon on it sees it.
-//! - A window starts no earlier than the last `resume` of the scope (or of the account): what
-//!   an operator looked at and resumed does not trip the brake again.
-//! - Account-wide: the sums over the campaigns not halted (a campaign's anomaly is handled by
-//!   its own halt, and must not halt every other campaign), plus what campaigns without a
-//!   file committed, which nothing explains.
+//! - A window starts no earlier than the last `resume` of the scope (or of its account, or of
+//!   every account): what an operator looked at and resumed does not trip the brake again.
+//! - Per marketplace account (issue 34): the sums over that account's campaigns not halted (a
+//!   campaign's anomaly is handled by its own halt, and must not halt every other campaign);
+//!   a trip halts that account (`@ID`), and the other accounts keep buying. Campaigns without
+//!   a loaded file are in no sum.
 //! - A scope already halted by an operator (or the brake) is not halted again: the counter
 //!   `linkrunner_anomaly_brake_trips_total` and the log line come once per halt.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -69,67 +70,96 @@ impl<M: Market> Daemon<M> {
         });
     }
 
-    /// One check of every campaign and of the account.
+    /// One check of every campaign and of each account.
     async fn check_brake(&self) -> Result<(), StoreError> {
         let store = self.engine.store();
-        let now = self.engine.clock().now();
         let halts = store.halts().await?;
         let halted = |s: &HaltScope| halts.iter().any(|h| h.is_operator() && &h.scope == s);
         if halted(&HaltScope::Global) {
             return Ok(());
         }
-        let resumes = store.last_resumes().await?;
-        let resumed = |s: &HaltScope| resumes.get(s).copied();
-        let account_resume = resumed(&HaltScope::Global);
+        let check = Check {
+            now: self.engine.clock().now(),
+            resumes: store.last_resumes().await?,
+            halted: halts
+                .iter()
+                .filter(|h| h.is_operator())
+                .map(|h| h.scope.clone())
+                .collect(),
+        };
         let campaigns = self.buying_triggers().await;
-        let multiple = self.opts.anomaly_multiple;
         for window in [Window::Hour, Window::Day] {
-            let start = now - span(window);
-            let since = account_resume.map_or(start, |r| r.max(start));
-            let observed: HashMap<String, Observed> = store
-                .reports()
-                .observed_since(since, now)
-                .await?
-                .into_iter()
-                .collect();
-            // A campaign halted already is left out of the account's sums: its anomaly is
-            // handled by its own halt, and one campaign must not halt every other one.
-            let (mut explained_sum, mut observed_sum) = (Figures::default(), Figures::default());
-            for (lc, trigger) in &campaigns {
-                let c = &lc.campaign;
-                let slots = self.slots(c, trigger.as_deref(), since, now);
-                let explained = anomaly::expected(c, slots, window);
-                let scope = HaltScope::campaign(&c.name);
-                if halted(&scope) {
-                    continue;
-                }
-                let own = match resumed(&scope).filter(|r| *r > since) {
-                    // Resumed since the window's start: only what came after counts.
-                    Some(r) => observed_of(store.reports().observed_since(r, now).await?, &c.name),
-                    None => figures(observed.get(&c.name)),
-                };
-                match anomaly::judge(own, explained, multiple, window) {
-                    Some(trip) => {
-                        self.trip(&scope, "campaign", &trip.reason(multiple), now)
-                            .await?;
-                    }
-                    None => {
-                        explained_sum = explained_sum.plus(explained);
-                        observed_sum = observed_sum.plus(own);
-                    }
-                }
-            }
-            // Campaigns without a loaded file are left out of both sums: what they committed
-            // in the window their file explained while it was loaded, and a file that
-            // vanished or broke a moment after a round (a failed checkout) is no anomaly. (A
-            // removed campaign's autobuyers are stopped by its removal pass.)
-            if let Some(trip) = anomaly::judge(observed_sum, explained_sum, multiple, window) {
-                self.trip(&HaltScope::Global, "account", &trip.reason(multiple), now)
-                    .await?;
+            if self.check_window(&check, &campaigns, window).await? {
                 return Ok(());
             }
         }
         Ok(())
+    }
+
+    /// One window of [`Self::check_brake`]: each campaign, then each account's sums. Whether
+    /// an account tripped (the day window then adds nothing the hour's did not say).
+    async fn check_window(
+        &self,
+        check: &Check,
+        campaigns: &[(Arc<LoadedCampaign>, Option<Arc<Cron>>)],
+        window: Window,
+    ) -> Result<bool, StoreError> {
+        let start = check.now - span(window);
+        let since = check
+            .resumed(&HaltScope::Global)
+            .map_or(start, |r| r.max(start));
+        let mut observed = ObservedSince::default();
+        // Per account: what its campaigns not halted explain and show. A campaign halted
+        // already is left out of its account's sums: its anomaly is handled by its own halt,
+        // and one campaign must not halt every other one.
+        let mut sums: BTreeMap<&str, (Figures, Figures)> = BTreeMap::new();
+        for (lc, trigger) in campaigns {
+            let c = &lc.campaign;
+            let (account, scope) = (HaltScope::account(&c.account), HaltScope::campaign(&c.name));
+            if check.halted.contains(&account) || check.halted.contains(&scope) {
+                continue;
+            }
+            // An account's resume starts its campaigns' windows as the global one does.
+            let since = check.resumed(&account).map_or(since, |r| r.max(since));
+            let explained = anomaly::expected(
+                c,
+                self.slots(c, trigger.as_deref(), since, check.now),
+                window,
+            );
+            let own_since = check.resumed(&scope).map_or(since, |r| r.max(since));
+            let own = observed
+                .of(self.engine.store(), own_since, check.now, &c.name)
+                .await?;
+            match anomaly::judge(own, explained, multiple_of(self), window) {
+                Some(trip) => {
+                    self.trip(
+                        &scope,
+                        "campaign",
+                        &trip.reason(multiple_of(self)),
+                        check.now,
+                    )
+                    .await?
+                }
+                None => {
+                    let sum = sums.entry(c.account.as_str()).or_default();
+                    *sum = (sum.0.plus(explained), sum.1.plus(own));
+                }
+            }
+        }
+        // Campaigns without a loaded file are left out of both sums: what they committed
+        // in the window their file explained while it was loaded, and a file that
+        // vanished or broke a moment after a round (a failed checkout) is no anomaly. (A
+        // removed campaign's autobuyers are stopped by its removal pass.)
+        let mut tripped = false;
+        for (account, (explained, shown)) in sums {
+            if let Some(trip) = anomaly::judge(shown, explained, multiple_of(self), window) {
+                let reason = trip.reason(multiple_of(self));
+                self.trip(&HaltScope::account(account), "account", &reason, check.now)
+                    .await?;
+                tripped = true;
+            }
+        }
+        Ok(tripped)
     }
 
     async fn trip(
@@ -195,7 +225,51 @@ fn figures(o: Option<&Observed>) -> Figures {
     })
 }
 
-/// One campaign's figures in what `observed_since` read (`pub` for the fake-clock month test).
+fn multiple_of<M: Market>(d: &Daemon<M>) -> f64 {
+    d.opts.anomaly_multiple
+}
+
+/// What one check knows of the halts: when each scope was last resumed, and the scopes an
+/// operator's (or the brake's) halt stops already.
+struct Check {
+    now: DateTime<Utc>,
+    resumes: HashMap<HaltScope, DateTime<Utc>>,
+    halted: HashSet<HaltScope>,
+}
+
+impl Check {
+    fn resumed(&self, scope: &HaltScope) -> Option<DateTime<Utc>> {
+        self.resumes.get(scope).copied()
+    }
+}
+
+/// `observed_since` of each window start one check needs, read once: the window's, and each
+/// later resume's (an account's or a campaign's).
+#[derive(Default)]
+struct ObservedSince(HashMap<DateTime<Utc>, HashMap<String, Observed>>);
+
+impl ObservedSince {
+    async fn of(
+        &mut self,
+        store: &crate::store::Store,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        name: &str,
+    ) -> Result<Figures, StoreError> {
+        let read = match self.0.entry(since) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let read = store.reports().observed_since(since, now).await?;
+                v.insert(read.into_iter().collect())
+            }
+        };
+        Ok(figures(read.get(name)))
+    }
+}
+
+/// One campaign's figures in what `observed_since` read: the fake-clock month test's (the
+/// brake itself reads them from [`ObservedSince`]).
+#[cfg(feature = "test-hooks")]
 pub fn observed_of(all: Vec<(String, Observed)>, name: &str) -> Figures {
     figures(all.iter().find(|(n, _)| n == name).map(|(_, o)| o))
 }

@@ -10,7 +10,9 @@ use crate::decide::recorded::Recorded;
 use crate::effects::Engine;
 use crate::market::Market;
 use crate::metrics::{CAMPAIGN_STATES, CampaignGaugeValues, STALL_REASONS};
-use crate::store::{CHUNK, CampaignGauges, Halt, IntentKind, IntentState, StallReason, StoreError};
+use crate::store::{
+    CHUNK, CampaignGauges, Halt, HaltAccounts, IntentKind, IntentState, StallReason, StoreError,
+};
 use crate::views::overview::{FileFact, StateFacts, classify};
 use linkrunner_domain::money::Money;
 
@@ -47,14 +49,22 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, FileFact)
             e.store().halts().await?,
         ))
     };
-    let (gauges, halts) = match read.await {
+    let read = async {
+        let (gauges, halts) = read.await?;
+        let accounts = e.store().halt_accounts(&halts).await?;
+        Ok::<_, StoreError>((gauges, halts, accounts))
+    };
+    let (gauges, halts, accounts) = match read.await {
         Ok(r) => r,
         Err(err) => return not_refreshed(e, "*", &err),
     };
     show_operator_halt(e, &halts);
     for (name, file) in campaigns {
         match gauges.get(name) {
-            Some(g) => set_gauges(e, name, &Shown::of_gauges(name, g, &halts), *file),
+            Some(g) => {
+                let shown = Shown::of_gauges(name, g, (&halts, &accounts));
+                set_gauges(e, name, &shown, *file)
+            }
             None => not_refreshed(
                 e,
                 name,
@@ -68,10 +78,9 @@ async fn refresh_batch<M: Market>(e: &Engine<M>, campaigns: &[(String, FileFact)
 
 /// `linkrunner_operator_halt`: read with the campaigns' gauges, from the halts just read.
 fn show_operator_halt<M: Market>(e: &Engine<M>, halts: &[Halt]) {
-    // The account-wide one: a campaign's (the anomaly brake's) stops that campaign alone.
-    let halted = halts
-        .iter()
-        .any(|h| h.is_operator() && h.scope == crate::store::HaltScope::Global);
+    // Every account's or one account's: a campaign's (the anomaly brake's) stops that
+    // campaign alone.
+    let halted = halts.iter().any(|h| h.is_operator() && h.is_wide());
     e.metrics().operator_halt.set(i64::from(halted));
 }
 
@@ -88,7 +97,8 @@ struct Shown {
     held: usize,
     stalled: Option<StallReason>,
     last_success: Option<DateTime<Utc>>,
-    /// A global halt applies (credentials rejected, or an operator's halt).
+    /// A wide halt applies: every account's or its account's (credentials rejected, or an
+    /// operator's halt).
     halted: bool,
     /// An autobuyer creation is uncertain, a halt of its own applies, or the file asks more
     /// than is approved (`resolve approve`).
@@ -110,18 +120,22 @@ impl Shown {
                 .count(),
             stalled: r.stall.as_ref().and_then(|s| s.reason),
             last_success: r.last_success.as_ref().map(|l| l.slot),
-            halted: r.halts.iter().any(Halt::is_global),
+            halted: r.halts.iter().any(Halt::is_wide),
             waiting: r
                 .uncertain
                 .iter()
                 .any(|i| i.kind == IntentKind::CreateAutobuyer)
-                || r.halts.iter().any(|h| !h.is_global())
+                || r.halts.iter().any(|h| !h.is_wide())
                 || crate::decide::approval::waiting_in(&r.budget).is_some(),
         }
     }
 
-    fn of_gauges(name: &str, g: &CampaignGauges, halts: &[Halt]) -> Shown {
-        let covering = || halts.iter().filter(|h| h.scope.covers(name));
+    fn of_gauges(
+        name: &str,
+        g: &CampaignGauges,
+        (halts, accounts): (&[Halt], &HaltAccounts),
+    ) -> Shown {
+        let covering = || halts.iter().filter(|h| accounts.covers(h, name));
         Shown {
             committed: g.budget.committed,
             cap: g.budget.cap,
@@ -129,9 +143,9 @@ impl Shown {
             held: g.bought as usize,
             stalled: g.stall.as_ref().and_then(|s| s.reason),
             last_success: g.last_success.as_ref().map(|l| l.slot),
-            halted: covering().any(Halt::is_global),
+            halted: covering().any(Halt::is_wide),
             waiting: g.uncertain_creations > 0
-                || covering().any(|h| !h.is_global())
+                || covering().any(|h| !h.is_wide())
                 || crate::decide::approval::waiting_in(&g.budget).is_some(),
         }
     }

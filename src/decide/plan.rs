@@ -607,7 +607,8 @@ fn free_creations(c: &Campaign, r: &Recorded, p: &mut CampaignPlan) {
 fn desired_states(c: &Campaign, r: &Recorded) -> BTreeMap<String, (bool, &'static str)> {
     let halt = r.operator_halt();
     let halted = halt.is_some();
-    let account_wide = halt.is_some_and(|h| h.is_global());
+    let every_account = halt.is_some_and(|h| h.is_global());
+    let one_account = halt.is_some_and(|h| h.is_wide() && !h.is_global());
     c.autobuyers
         .iter()
         .map(|ab| {
@@ -615,8 +616,10 @@ fn desired_states(c: &Campaign, r: &Recorded) -> BTreeMap<String, (bool, &'stati
             let running = wanted && !c.paused && !halted;
             let why = if c.paused && wanted {
                 "the campaign is paused"
-            } else if halted && wanted && account_wide {
+            } else if halted && wanted && every_account {
                 "an operator halted all spending (`linkrunner resume` lifts it)"
+            } else if halted && wanted && one_account {
+                "an operator halted this account's spending (`linkrunner resume --account` lifts it)"
             } else if halted && wanted {
                 "this campaign is halted (`linkrunner resume --campaign` lifts it)"
             } else {

@@ -115,8 +115,13 @@ impl Recorded {
         }
     }
 
-    /// [`Recorded::unrecorded`] with the global halts already read.
+    /// [`Recorded::unrecorded`] with the halts in force already read: of them, those that stop
+    /// every campaign of the campaign's account (`caps.account`) apply.
     pub(crate) fn unrecorded_with(caps: &CampaignCaps, halts: Vec<Halt>) -> Recorded {
+        let halts = halts
+            .into_iter()
+            .filter(|h| h.is_wide() && h.scope.covers(&caps.name, &caps.account))
+            .collect();
         let zero = linkrunner_domain::money::Money::ZERO;
         let budget = BudgetSnapshot {
             cap: caps.monthly_cap,
@@ -164,8 +169,8 @@ impl Recorded {
 
     /// Why this campaign may not spend now, if it may not.
     pub(crate) fn spending_stopped(&self, paused: bool) -> Option<String> {
-        if let Some(h) = self.halts.iter().find(|h| h.is_global()) {
-            return Some(format!("all spending stopped: {}", h.describe()));
+        if let Some(h) = self.halts.iter().find(|h| h.is_wide()) {
+            return Some(format!("{}: {}", h.scope.stopped(), h.describe()));
         }
         if let Some(h) = self.halts.first() {
             return Some(format!("waiting for an operator: {}", h.reason));

@@ -8,7 +8,9 @@ use crate::store::StoreError;
 pub enum EngineError {
     #[error("journal: {0}")]
     Store(#[from] StoreError),
-    #[error("{0}; all spending is stopped until the credentials work again")]
+    #[error(
+        "{0}; all spending of this campaign's account is stopped until its credentials work again"
+    )]
     Auth(MarketError),
     #[error("the campaign's lease was lost (or could not be renewed); stopping this pass")]
     Fenced,

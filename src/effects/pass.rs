@@ -9,7 +9,9 @@ use tracing::Instrument;
 use crate::campaign::{Campaign, InvalidFiles, LoadedCampaign, file_key};
 use crate::market::Market;
 use crate::metrics::{Purpose, with_purpose};
-use crate::store::{CampaignFile, CauseKind, Halt, HaltScope, IntentCause, StallReason};
+use crate::store::{
+    CampaignFile, CauseKind, Halt, HaltAccounts, HaltScope, IntentCause, StallReason,
+};
 
 use super::Engine;
 use super::error::EngineError;
@@ -167,8 +169,9 @@ impl<M: Market> Engine<M> {
         tell(PassProgress::Total(campaigns.len()));
         let known = self.store.campaigns().campaign_files().await?;
         let halts = self.store.halts().await?;
+        let accounts = self.store.halt_accounts(&halts).await?;
         let (removed, mut reports) = match include_removed {
-            true => removed_or_held(campaigns, &known, invalid, &halts),
+            true => removed_or_held(campaigns, &known, invalid, (&halts, &accounts)),
             false => (Vec::new(), Vec::new()),
         };
         // A campaign's task is created only once a slot is free for it (waits for a search
@@ -970,17 +973,18 @@ impl<M: Market> Engine<M> {
         Ok(Recorded::load(&self.store, name, self.clock.now().date_naive()).await?)
     }
 
-    /// While credentials are known to be rejected, a cheap read tells whether they work again;
-    /// if it does, the halt is lifted, else nothing changing is attempted.
+    /// While this account's credentials are known to be rejected, a cheap read tells whether
+    /// they work again; if it does, the halt is lifted, else nothing changing is attempted.
     /// A project of its own refused (403) stops the campaign until a read of it works.
     async fn check_credentials(&self, name: &str, r: &Recorded) -> Result<(), EngineError> {
         self.check_refused_project(name, r).await?;
-        // An operator's halt is global too, but no read lifts it: only `resume` does.
-        if !r.halts.iter().any(Halt::is_credentials) {
+        // An operator's halt is wide too, but no read lifts it: only `resume` does.
+        let lifted = self.credentials_halts_lifted_here(r);
+        if lifted.is_empty() {
             return Ok(());
         }
-        // Any project the journal knows, this campaign's first; never one that is refused
-        // by itself (its 403 says nothing of the credentials).
+        // Any project of this account the journal knows, this campaign's first; never one
+        // that is refused by itself (its 403 says nothing of the credentials).
         let probe = match r.ids.project.as_ref() {
             Some(p) => Some(p.project_id),
             None => self.readable_project(name, 0).await?,
@@ -992,13 +996,39 @@ impl<M: Market> Engine<M> {
         };
         match self.market.list_links(project).await {
             Ok(_) => {
-                self.store.clear_halt(&HaltScope::Global).await?;
-                self.metrics.credentials_rejected.set(0);
-                tracing::info!("credentials accepted again; spending resumes");
+                for scope in lifted {
+                    self.store.clear_halt(scope).await?;
+                }
+                self.show_credentials_rejected().await?;
+                tracing::info!(account = %self.account, "credentials accepted again; this account's spending resumes");
                 Ok(())
             }
             Err(e) => Err(self.read_error(e)),
         }
+    }
+
+    /// The credentials halts over this campaign that a working read of this account lifts:
+    /// the account's own, and the default account's also the `*` one a linkrunner from before
+    /// accounts may still write during a rolling upgrade (it was that one account's). Another
+    /// account's read never lifts them.
+    fn credentials_halts_lifted_here<'r>(&self, r: &'r Recorded) -> Vec<&'r HaltScope> {
+        let mine = HaltScope::account(&self.account);
+        let legacy = linkrunner_domain::account::is_default(&self.account);
+        r.halts
+            .iter()
+            .filter(|h| h.is_credentials())
+            .map(|h| &h.scope)
+            .filter(|s| **s == mine || (legacy && **s == HaltScope::Global))
+            .collect()
+    }
+
+    /// `linkrunner_credentials_rejected` after a halt lifted: 1 while any account's
+    /// credentials are still rejected.
+    async fn show_credentials_rejected(&self) -> Result<(), EngineError> {
+        let halts = self.store.halts().await?;
+        let any = halts.iter().any(Halt::is_credentials);
+        self.metrics.credentials_rejected.set(i64::from(any));
+        Ok(())
     }
 }
 
@@ -1044,7 +1074,8 @@ impl<M: Market> Engine<M> {
         name: &str,
         invalid: &InvalidFiles,
     ) -> Result<Option<CampaignReport>, EngineError> {
-        if stops_under_halt(&self.store.halts().await?, name) {
+        let covering = self.store.halts_covering(name).await?;
+        if covering.iter().any(Halt::is_operator) {
             return Ok(None);
         }
         let known = self.store.campaigns().campaign_files().await?;
@@ -1091,7 +1122,7 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
     campaigns: &[C],
     known: &[CampaignFile],
     invalid: &InvalidFiles,
-    halts: &[Halt],
+    (halts, accounts): (&[Halt], &HaltAccounts),
 ) -> (Vec<String>, Vec<CampaignReport>) {
     let loaded: std::collections::HashSet<&str> = campaigns
         .iter()
@@ -1111,7 +1142,8 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
         if renamed.contains(k.name.as_str()) {
             continue;
         }
-        if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, &k.name) {
+        if invalid.holds(&k.name, k.file.as_deref()) && !stops_under_halt(halts, accounts, &k.name)
+        {
             held.push(held_report(invalid, k));
         } else {
             removed.push(k.name.clone());
@@ -1125,10 +1157,10 @@ fn removed_or_held<C: Borrow<LoadedCampaign>>(
 /// brake) stops every running autobuyer, whatever its file says or fails to say. Its plan
 /// (`plan_removed`) stops them and buys nothing; after `resume` a held campaign is held again,
 /// its autobuyers stopped until its file loads and wants them running.
-fn stops_under_halt(halts: &[Halt], name: &str) -> bool {
+fn stops_under_halt(halts: &[Halt], accounts: &HaltAccounts, name: &str) -> bool {
     halts
         .iter()
-        .any(|h| h.is_operator() && h.scope.covers(name))
+        .any(|h| h.is_operator() && accounts.covers(h, name))
 }
 
 /// The report of a recorded campaign whose file exists but fails validation: held as

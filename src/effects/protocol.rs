@@ -24,6 +24,7 @@ use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use crate::decide::refused::{self, RefusalScope};
+use linkrunner_domain::account::DEFAULT_ACCOUNT;
 
 /// How often a change answered with 429 (definitely not executed) is sent again in one step.
 const RATE_LIMIT_RETRIES: u32 = 3;
@@ -306,12 +307,16 @@ impl<M: Market> Engine<M> {
         operator_only: bool,
     ) -> Result<(), EngineError> {
         let halts = self.store.halts().await?;
+        // This engine is the campaign's account's (`campaign_pass` routes it): its account's
+        // halts apply, another account's do not.
         let applies = |h: &&crate::store::Halt| {
-            h.scope.covers(campaign) && (!operator_only || h.is_operator())
+            h.scope.covers(campaign, &self.account) && (!operator_only || h.is_operator())
         };
         match halts.iter().find(applies) {
             Some(h) => Err(EngineError::Blocked(match &h.scope {
-                HaltScope::Global => format!("all spending stopped: {}", h.describe()),
+                HaltScope::Global | HaltScope::Account(_) => {
+                    format!("{}: {}", h.scope.stopped(), h.describe())
+                }
                 HaltScope::Campaign(_) if refused::is_project_refusal(&h.reason) => {
                     format!("spending stopped: {}", h.reason)
                 }
@@ -321,10 +326,10 @@ impl<M: Market> Engine<M> {
         }
     }
 
-    /// A 401/403 seen by `campaign` stops all spending, for every campaign, until credentials
-    /// work again — unless it is a 403 on the campaign's own project while the same
-    /// credentials read another project: then only that campaign stops (`decide::refused`),
-    /// and the campaign halt's reason is returned.
+    /// A 401/403 seen by `campaign` stops all spending of this engine's account (every
+    /// campaign of it, no other account's) until its credentials work again — unless it is a
+    /// 403 on the campaign's own project while the same credentials read another project: then
+    /// only that campaign stops (`decide::refused`), and the campaign halt's reason is returned.
     pub(crate) async fn halt_for_credentials(
         &self,
         e: &MarketError,
@@ -333,14 +338,16 @@ impl<M: Market> Engine<M> {
         if let Some(reason) = self.halt_one_project(e, campaign).await? {
             return Ok(Some(reason));
         }
+        // 1 while any account's credentials are rejected: set here, recomputed when one lifts.
         self.metrics.credentials_rejected.set(1);
         tracing::error!(
+            account = %self.account,
             operation = e.operation(),
-            "credentials rejected by the marketplace; all spending stopped"
+            "credentials rejected by the marketplace; all spending of this account stopped"
         );
         self.store
             .set_halt(
-                &HaltScope::Global,
+                &HaltScope::account(&self.account),
                 &format!("credentials rejected during {}", e.operation()),
                 self.clock.now(),
             )
@@ -384,8 +391,9 @@ impl<M: Market> Engine<M> {
         Ok(Some(reason))
     }
 
-    /// Another campaign's project to read with the same credentials: not `project`, and not
-    /// one of a campaign already halted because its own project is refused.
+    /// Another campaign's project to read with the same credentials: of a campaign of this
+    /// engine's account (another account's project says nothing of these credentials), not
+    /// `project`, and not one of a campaign already halted because its own project is refused.
     pub(crate) async fn readable_project(
         &self,
         campaign: &str,
@@ -398,7 +406,7 @@ impl<M: Market> Engine<M> {
             })
         };
         for name in self.store.campaigns().campaign_names().await? {
-            if name == campaign || refused(&name) {
+            if name == campaign || refused(&name) || !self.serves(&name).await? {
                 continue;
             }
             if let Some(p) = self.store.campaigns().remote_ids(&name).await?.project
@@ -408,6 +416,12 @@ impl<M: Market> Engine<M> {
             }
         }
         Ok(None)
+    }
+
+    /// Whether the journal records `campaign` in this engine's account.
+    async fn serves(&self, campaign: &str) -> Result<bool, StoreError> {
+        let account = self.store.campaigns().campaign_account(campaign).await?;
+        Ok(account.as_deref().unwrap_or(DEFAULT_ACCOUNT) == &*self.account)
     }
 }
 

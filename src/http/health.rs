@@ -127,17 +127,12 @@ impl Health {
             false => None,
         };
         let credentials = match &halts {
-            Some(h) if h.iter().any(|h| h.is_credentials()) => {
-                comp(false, "rejected by the marketplace; spending stopped")
-            }
+            Some(h) if h.iter().any(|h| h.is_credentials()) => comp(false, rejected_words(h)),
             Some(_) => comp(true, "not rejected"),
             None => comp(false, "unknown: journal unavailable"),
         };
-        let halt = match halts
-            .as_ref()
-            .map(|h| h.iter().find(|h| h.is_operator() && h.is_global()))
-        {
-            Some(Some(h)) => comp(true, format!("all spending stopped: {}", h.describe())),
+        let halt = match halts.as_ref().map(|h| operator_halt_words(h)) {
+            Some(Some(words)) => comp(true, words),
             Some(None) => comp(true, "none"),
             None => comp(true, "unknown: journal unavailable"),
         };
@@ -170,4 +165,35 @@ impl Health {
             removals,
         }
     }
+}
+
+/// The credentials component's words while some account's credentials are rejected: which
+/// accounts (the others keep buying).
+fn rejected_words(halts: &[crate::store::Halt]) -> String {
+    let scopes: Vec<String> = halts
+        .iter()
+        .filter(|h| h.is_credentials())
+        .map(|h| h.scope.describe())
+        .collect();
+    format!(
+        "rejected by the marketplace for {}; its spending stopped",
+        scopes.join(", ")
+    )
+}
+
+/// The halt component's words: the operator's halt of every account, else each account's
+/// operator's halt; `None` when no operator's halt stops more than a campaign.
+fn operator_halt_words(halts: &[crate::store::Halt]) -> Option<String> {
+    let wide: Vec<&crate::store::Halt> = halts
+        .iter()
+        .filter(|h| h.is_operator() && h.is_wide())
+        .collect();
+    if let Some(h) = wide.iter().find(|h| h.is_global()) {
+        return Some(format!("all spending stopped: {}", h.describe()));
+    }
+    let words: Vec<String> = wide
+        .iter()
+        .map(|h| format!("{}: {}", h.scope.stopped(), h.describe()))
+        .collect();
+    (!words.is_empty()).then(|| words.join("; "))
 }

@@ -190,7 +190,7 @@ impl Metrics {
                 &r,
                 IntGauge::new(
                     "linkrunner_credentials_rejected",
-                    "1 while the marketplace rejects our credentials; all spending is stopped.",
+                    "1 while the marketplace rejects the credentials of any account; that account's spending is stopped.",
                 )
                 .expect("valid"),
             ),

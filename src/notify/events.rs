@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Halt, HeldTwiceFinding, LostLinks};
+use crate::store::{Halt, HaltScope, HeldTwiceFinding, LostLinks};
 use crate::views::list::CampaignRow;
 use crate::views::report::CampaignStatus;
 use linkrunner_domain::records::{RemovalRow, RemovalState};
@@ -147,12 +147,7 @@ pub(crate) fn needs_status(row: &CampaignRow) -> bool {
 
 /// Every event in force.
 pub(crate) fn derive(o: &Observed<'_>) -> Vec<Event> {
-    let mut events: Vec<Event> = o
-        .halts
-        .iter()
-        .filter(|h| h.is_global())
-        .map(halted)
-        .collect();
+    let mut events: Vec<Event> = o.halts.iter().filter(|h| h.is_wide()).map(halted).collect();
     for row in o.rows {
         let status = o.statuses.get(&row.campaign);
         events.extend(of_state(row, status));
@@ -256,10 +251,16 @@ fn halted(h: &Halt) -> Event {
         key: format!("halted:{}:{}", h.scope.key(), h.since.timestamp_millis()),
         kind: EventKind::Halted,
         campaign: None,
-        reason: h.describe(),
+        reason: match &h.scope {
+            HaltScope::Account(_) => format!("{}: {}", h.scope.describe(), h.describe()),
+            _ => h.describe(),
+        },
         command: if h.is_operator() {
             // Only `resume` lifts an operator's halt (the stop button or the anomaly brake).
-            "`linkrunner resume --reason …` once its cause is dealt with (`linkrunner status` shows who halted and why)".into()
+            format!(
+                "`linkrunner resume{} --reason …` once its cause is dealt with (`linkrunner status` shows who halted and why)",
+                h.scope.resume_flags()
+            )
         } else {
             "`linkrunner status` says what stopped it; a credentials halt lifts itself at the first pass the marketplace accepts renewed credentials (their files are re-read, SIGHUP at once)".into()
         },
@@ -357,7 +358,6 @@ mod tests {
     use super::*;
     use crate::metrics::notify::{NOTIFY_EVENTS, NOTIFY_FORMATS};
     use crate::notify::config::Format;
-    use crate::store::HaltScope;
     use crate::views::overview::CampaignState;
     use linkrunner_domain::money::Money;
     use linkrunner_domain::records::HeldTwice;

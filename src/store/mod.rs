@@ -98,7 +98,7 @@ pub use campaigns::remote::StopSettlement;
 pub use campaigns::respell::RespeltUrl;
 pub use error::StoreError;
 pub(crate) use guards::anomaly::Observed;
-pub use guards::halts::{Halt, HaltEvent, HaltKind, HaltScope};
+pub use guards::halts::{Halt, HaltAccounts, HaltEvent, HaltKind, HaltScope};
 pub use guards::leases::{HolderIdentity, LeaseHolder};
 pub(crate) use guards::notices::LostLinks;
 pub use intents::causes::{CauseKind, CauseRow, HistoryEntry, IntentCause};

@@ -14,7 +14,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::store::{CampaignListFacts, Halt, RoundState, Store, StoreError};
+use crate::store::{CampaignListFacts, Halt, HaltAccounts, RoundState, Store, StoreError};
 use linkrunner_domain::money::Money;
 
 use super::overview::{CampaignState, FileFacts};
@@ -70,9 +70,14 @@ impl CampaignRow {
     }
 
     /// The row from the list read of one campaign; `halts`: every halt in force.
-    fn from_facts(name: &str, f: &CampaignListFacts, halts: &[Halt], files: &FileFacts) -> Self {
+    fn from_facts(
+        name: &str,
+        f: &CampaignListFacts,
+        (halts, accounts): (&[Halt], &HaltAccounts),
+        files: &FileFacts,
+    ) -> Self {
         let inputs = StateInputs {
-            halts: halts.iter().filter(|h| h.scope.covers(name)).collect(),
+            halts: halts.iter().filter(|h| accounts.covers(h, name)).collect(),
             uncertain: f.uncertain as usize,
             uncertain_creations: f.uncertain_creations as usize,
             stall: f.stall.as_ref(),
@@ -112,8 +117,10 @@ pub async fn campaign_rows(
 ) -> Result<Vec<CampaignRow>, StoreError> {
     let facts = store.reports().list_of(names, now.date_naive()).await?;
     let halts = store.halts().await?;
+    let accounts = store.halt_accounts(&halts).await?;
+    let halts = (halts.as_slice(), &accounts);
     Ok(names
         .iter()
-        .filter_map(|n| Some(CampaignRow::from_facts(n, facts.get(n)?, &halts, files)))
+        .filter_map(|n| Some(CampaignRow::from_facts(n, facts.get(n)?, halts, files)))
         .collect())
 }

@@ -86,18 +86,13 @@ impl Recorded {
     }
 
     /// A campaign the journal has never seen (`plan` before the first pass): nothing created,
-    /// nothing committed, its caps from the file; only the global halt can apply to it.
+    /// nothing committed, its caps from the file; only the halts of every campaign, or of
+    /// every campaign of its account, can apply to it.
     pub(crate) async fn unrecorded(
         store: &Store,
         caps: &crate::store::CampaignCaps,
     ) -> Result<Recorded, StoreError> {
-        let halts = store
-            .halts()
-            .await?
-            .into_iter()
-            .filter(Halt::is_global)
-            .collect();
-        Ok(Recorded::unrecorded_with(caps, halts))
+        Ok(Recorded::unrecorded_with(caps, store.halts().await?))
     }
 }
 
@@ -126,12 +121,7 @@ async fn read_intents(
     Ok((live, switches))
 }
 
-/// Halts that apply to the campaign: the global one and its own.
+/// Halts that apply to the campaign: every account's, its account's and its own.
 async fn read_halts(store: &Store, campaign: &str) -> Result<Vec<Halt>, StoreError> {
-    Ok(store
-        .halts()
-        .await?
-        .into_iter()
-        .filter(|h| h.scope.covers(campaign))
-        .collect())
+    store.halts_covering(campaign).await
 }

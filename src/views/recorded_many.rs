@@ -12,7 +12,9 @@ use crate::campaign::Campaign;
 use crate::decide::recorded::{
     Recorded, autobuyer_creations, autobuyer_specs, autobuyer_urls, generations,
 };
-use crate::store::{BatchRead, CampaignJournal, Halt, IntentKind, IntentState, Store, StoreError};
+use crate::store::{
+    BatchRead, CampaignJournal, Halt, HaltAccounts, IntentKind, IntentState, Store, StoreError,
+};
 
 impl Recorded {
     /// [`Recorded::load_many_with`], its rows found `how` (tests force each way).
@@ -33,14 +35,14 @@ impl Recorded {
     ) -> Result<Vec<Recorded>, StoreError> {
         let names: Vec<String> = campaigns.iter().map(|c| c.name.clone()).collect();
         let (mut known, halts) = load_with_halts(store, &names, today, BatchRead::Auto).await?;
-        let global: Vec<Halt> = halts.into_iter().filter(Halt::is_global).collect();
+        let wide: Vec<Halt> = halts.into_iter().filter(Halt::is_wide).collect();
         Ok(campaigns
             .iter()
             .map(|c| match known.remove(&c.name) {
                 Some(r) => r,
                 None => {
                     let mut r =
-                        Recorded::unrecorded_with(&crate::decide::caps::caps(c), global.clone());
+                        Recorded::unrecorded_with(&crate::decide::caps::caps(c), wide.clone());
                     r.budget.day = Some(today);
                     r
                 }
@@ -58,10 +60,11 @@ pub(crate) async fn load_with_halts(
 ) -> Result<(BTreeMap<String, Recorded>, Vec<Halt>), StoreError> {
     let journal = store.reports().journal_read(names, today, how).await?;
     let halts = store.halts().await?;
+    let accounts = store.halt_accounts(&halts).await?;
     let recorded = journal
         .into_iter()
         .map(|(name, j)| {
-            let r = assemble(&name, j, &halts);
+            let r = assemble(&name, j, (&halts, &accounts));
             (name, r)
         })
         .collect();
@@ -72,7 +75,11 @@ pub(crate) async fn load_with_halts(
 /// Each row is kept once (no copy of every intent): `generations` counts only switches and
 /// `autobuyer_urls` reads only succeeded creations, so both see in the rows exactly the
 /// intents they see in `load`'s lists.
-fn assemble(name: &str, j: CampaignJournal, halts: &[Halt]) -> Recorded {
+fn assemble(
+    name: &str,
+    j: CampaignJournal,
+    (halts, accounts): (&[Halt], &HaltAccounts),
+) -> Recorded {
     let autobuyer_generations = generations(&j.intents);
     let autobuyer_urls = autobuyer_urls(&j.intents);
     let autobuyer_creations = autobuyer_creations(&j.intents);
@@ -109,7 +116,7 @@ fn assemble(name: &str, j: CampaignJournal, halts: &[Halt]) -> Recorded {
         foreign: j.foreign,
         halts: halts
             .iter()
-            .filter(|h| h.scope.covers(name))
+            .filter(|h| accounts.covers(h, name))
             .cloned()
             .collect(),
         last_round: j.last_round,

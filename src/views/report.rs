@@ -217,8 +217,8 @@ impl<'a> StateInputs<'a> {
     pub(crate) fn decide(&self, name: &str, file: FileFact) -> (CampaignState, Option<String>) {
         let state = classify(&StateFacts {
             file,
-            halted: self.halts.iter().any(|h| h.is_global()),
-            own_halt: self.halts.iter().any(|h| !h.is_global()),
+            halted: self.halts.iter().any(|h| h.is_wide()),
+            own_halt: self.halts.iter().any(|h| !h.is_wide()),
             uncertain_creations: self.uncertain_creations,
             awaiting_approval: self.approval.is_some(),
             uncertain: self.uncertain,
@@ -230,18 +230,16 @@ impl<'a> StateInputs<'a> {
 
     /// Why the campaign is in `state`, in words; `None` while running.
     fn reason(&self, name: &str, state: CampaignState) -> Option<String> {
-        let halt = |global: bool| {
-            self.halts
-                .iter()
-                .find(|h| h.is_global() == global)
-                .map(|h| h.describe())
-        };
+        let find = |wide: bool| self.halts.iter().find(move |h| h.is_wide() == wide);
+        let halt = |wide: bool| find(wide).map(|h| h.describe());
         match state {
             CampaignState::Running => None,
             CampaignState::Removed => Some(
                 "its campaign file is gone: nothing new is bought, its autobuyers stop".into(),
             ),
-            CampaignState::Halted => halt(true).map(|h| format!("all spending stopped: {h}")),
+            CampaignState::Halted => {
+                find(true).map(|h| format!("{}: {}", h.scope.stopped(), h.describe()))
+            }
             CampaignState::WaitingForOperator => Some(match (halt(false), &self.approval) {
                 (Some(h), _) => format!("waiting for an operator: {h}"),
                 (None, Some(w)) if self.uncertain_creations == 0 => w.describe(name),

@@ -25,7 +25,9 @@ use crate::store::{BatchRead, CHUNK, CampaignFile, Halt, Store, StoreError};
 pub struct RecordedState {
     /// When it was read (its budget's "links today" is of this day, UTC).
     pub(crate) at: DateTime<Utc>,
-    /// Halts that stop every campaign (credentials rejected).
+    /// Halts that stop every campaign, or every campaign of an account (an account's
+    /// credentials rejected, an operator's halt): a campaign not yet recorded gets its account's.
+    /// (Named before accounts; the name stays, as the serialized state's key.)
     pub(crate) global_halts: Vec<Halt>,
     /// Per campaign the journal knows, by name.
     pub(crate) campaigns: BTreeMap<String, Recorded>,
@@ -57,7 +59,7 @@ pub(crate) async fn read_state_of(
 ) -> Result<RecordedState, StoreError> {
     let (campaigns, halts) =
         load_with_halts(store, names, now.date_naive(), BatchRead::Auto).await?;
-    let global_halts = halts.into_iter().filter(Halt::is_global).collect();
+    let global_halts = halts.into_iter().filter(Halt::is_wide).collect();
     Ok(RecordedState {
         at: now,
         global_halts,

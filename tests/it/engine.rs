@@ -9,6 +9,8 @@
 mod account_ids;
 #[path = "engine/accounts.rs"]
 mod accounts;
+#[path = "engine/account_halts.rs"]
+mod account_halts;
 #[path = "engine/adoption.rs"]
 mod adoption;
 #[path = "engine/approval.rs"]
@@ -103,6 +105,8 @@ on_both_backends!(
     credentials::rejected_credentials_stop_all_spending_until_they_work_again,
     credentials::credentials_rejected_on_a_read_halt_every_campaign,
     credentials::a_403_on_one_project_halts_that_campaign_only,
+    account_halts::a_401_on_one_account_halts_that_account_only,
+    account_halts::halt_account_stops_that_account_only,
     operator::uncertain_autobuyer_creation_waits_for_an_operator_and_is_never_resent,
     history::history_and_explain_name_the_round_the_file_version_and_the_operators_resolve,
     month::the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers,

@@ -95,6 +95,8 @@ on_both_backends!(
     halts::the_operators_halt_is_listed_before_the_credentials_halt,
     halts::the_anomaly_brake_halts_a_scope_once_and_a_campaigns_resume_lifts_it_alone,
     halts::the_brake_observes_what_was_committed_and_bought_by_time,
+    halts::an_accounts_halt_has_its_own_key_and_covers_that_accounts_campaigns,
+    halts::the_upgrade_gives_an_old_credentials_halt_to_the_default_account,
     progress::link_list_is_matched_by_link_id_then_page_and_url,
     progress::remote_ids_are_recorded_with_their_intents,
     race::monthly_cap_holds_with_two_stores_racing,

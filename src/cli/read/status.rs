@@ -7,6 +7,7 @@ use clap::Args;
 use crate::campaign;
 use crate::cli::global::GlobalArgs;
 use crate::cli::shared::{Format, open_store_recorded};
+use crate::store::{Halt, HaltScope};
 use crate::views::overview::FileFacts;
 use crate::views::report::{campaign_status_with, campaign_statuses, render_status};
 use linkrunner_domain::clock;
@@ -37,13 +38,8 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
             // file); no secret is read. The journal holds no credentials to ask.
             let mode = g.api.credentials_mode(&|name| std::env::var_os(name));
             println!("marketplace credentials: {}", mode.describe());
-            if let Some(h) = store
-                .halts()
-                .await?
-                .iter()
-                .find(|h| h.is_operator() && h.is_global())
-            {
-                println!("ALL SPENDING STOPPED: {}", h.describe());
+            for line in wide_halt_lines(&store.halts().await?) {
+                println!("{line}");
             }
             print_halt_history(&store).await?;
             let account = store
@@ -76,8 +72,13 @@ async fn print_halt_history(store: &crate::store::Store) -> anyhow::Result<()> {
     }
     println!("halts and resumes (newest first):");
     for e in events {
+        // Every account's halt says no scope, as before accounts; another names its scope.
+        let scope = match e.scope {
+            HaltScope::Global => String::new(),
+            ref s => format!(" of {}", s.describe()),
+        };
         println!(
-            "  {} {} by {}: {}",
+            "  {} {}{scope} by {}: {}",
             e.at.format("%Y-%m-%d %H:%M:%S UTC"),
             e.action,
             e.by,
@@ -85,6 +86,24 @@ async fn print_halt_history(store: &crate::store::Store) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The lines of the halts that stop more than a campaign: an operator's halt of every
+/// account (`ALL SPENDING STOPPED`), then each account's halt, an operator's or its rejected
+/// credentials (`ACCOUNT ID: ALL ITS SPENDING STOPPED`); the other accounts keep buying.
+fn wide_halt_lines(halts: &[Halt]) -> Vec<String> {
+    let every = halts
+        .iter()
+        .filter(|h| h.is_operator() && h.is_global())
+        .map(|h| format!("ALL SPENDING STOPPED: {}", h.describe()));
+    let accounts = halts.iter().filter_map(|h| match &h.scope {
+        HaltScope::Account(a) => Some(format!(
+            "ACCOUNT {a}: ALL ITS SPENDING STOPPED: {}",
+            h.describe()
+        )),
+        _ => None,
+    });
+    every.chain(accounts).collect()
 }
 
 /// How many halts and resumes `status` lists.
@@ -128,4 +147,38 @@ fn held_removals_line(rows: &[crate::store::RemovalRow]) -> Option<String> {
         since.format("%Y-%m-%d %H:%M:%S UTC"),
         names.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::HaltKind;
+
+    #[test]
+    fn each_halted_account_has_its_line_after_the_halt_of_every_account() {
+        let now = chrono::Utc::now();
+        let operator = |scope: HaltScope| Halt {
+            kind: HaltKind::Operator,
+            by: Some("alice".into()),
+            ..Halt::automatic(scope, "audit", now)
+        };
+        let halts = [
+            operator(HaltScope::Global),
+            Halt::automatic(
+                HaltScope::account("b"),
+                "credentials rejected during x",
+                now,
+            ),
+            operator(HaltScope::account("c")),
+            Halt::automatic(HaltScope::campaign("shoes"), "waiting", now),
+        ];
+        let lines = wide_halt_lines(&halts);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].starts_with("ALL SPENDING STOPPED: halted by alice"));
+        assert_eq!(
+            lines[1],
+            "ACCOUNT b: ALL ITS SPENDING STOPPED: credentials rejected during x"
+        );
+        assert!(lines[2].contains("`linkrunner resume --account c` lifts it"));
+    }
 }

@@ -1,6 +1,9 @@
-//! Spending halts: while a halt is set (e.g. the marketplace rejected our credentials),
-//! nothing is bought. A halt stops every campaign ([`HaltScope::Global`]) or one. Kept in the
-//! database so every replica sees it and a restart does not forget it.
+//! Spending halts: while a halt is set (e.g. the marketplace rejected an account's
+//! credentials), nothing it covers is bought. A halt stops every campaign
+//! ([`HaltScope::Global`], key `*`), every campaign of one marketplace account
+//! ([`HaltScope::Account`], key `@ID`) or one campaign (its name). Kept in the database so
+//! every replica sees it and a restart does not forget it. Which account a campaign spends in
+//! is the journal's `campaigns.account` ([`Store::halt_accounts`]).
 //!
 //! Two tables, two kinds ([`HaltKind`]): `halts` holds the automatic halts, which
 //! [`Store::set_halt`] and [`Store::clear_halt`] move with their causes; `operator_halts`
@@ -11,6 +14,7 @@ use chrono::{DateTime, Utc};
 
 use crate::store::rows::{col, db, time};
 use crate::store::{AnyQuery, Store, StoreError, Tx};
+use linkrunner_domain::account::DEFAULT_ACCOUNT;
 use linkrunner_domain::clock::to_millis;
 
 pub use linkrunner_domain::halts::{Halt, HaltEvent, HaltKind, HaltScope};
@@ -75,20 +79,69 @@ impl Store {
         Ok(halts)
     }
 
-    /// An operator halts all spending (`linkrunner halt`, `POST /api/v1/halt`): set, or its
-    /// reason and author updated with `since` kept, and the press recorded, in one transaction.
+    /// Each recorded campaign's account, for telling which campaigns an account's halt covers;
+    /// read only when `halts` holds one (otherwise no account decides anything, and the
+    /// answer, empty, says [`linkrunner_domain::account::DEFAULT_ACCOUNT`] of every campaign).
+    pub async fn halt_accounts(&self, halts: &[Halt]) -> Result<HaltAccounts, StoreError> {
+        if !halts
+            .iter()
+            .any(|h| matches!(h.scope, HaltScope::Account(_)))
+        {
+            return Ok(HaltAccounts::default());
+        }
+        let query = sqlx::query("SELECT name, account FROM campaigns");
+        let accounts = self
+            .read_all("halt_accounts", query, |r| {
+                Ok((col(r, "name")?, col(r, "account")?))
+            })
+            .await?;
+        Ok(HaltAccounts(accounts))
+    }
+
+    /// The halts in force that cover `campaign` (of its recorded account): every account's,
+    /// its account's, its own.
+    pub async fn halts_covering(&self, campaign: &str) -> Result<Vec<Halt>, StoreError> {
+        let halts = self.halts().await?;
+        let account = match halts
+            .iter()
+            .any(|h| matches!(h.scope, HaltScope::Account(_)))
+        {
+            true => self.campaigns().campaign_account(campaign).await?,
+            false => None,
+        };
+        let account = account.as_deref().unwrap_or(DEFAULT_ACCOUNT);
+        Ok(halts
+            .into_iter()
+            .filter(|h| h.scope.covers(campaign, account))
+            .collect())
+    }
+
+    /// An operator halts all spending of every account (`linkrunner halt`,
+    /// `POST /api/v1/halt`): [`Store::operator_halt_scope`] of [`HaltScope::Global`].
     pub async fn operator_halt(
         &self,
         by: &str,
         reason: &str,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let scope = HaltScope::Global;
+        self.operator_halt_scope(&HaltScope::Global, by, reason, now)
+            .await
+    }
+
+    /// An operator halts `scope` (every account, or one with `--account`): set, or its reason
+    /// and author updated with `since` kept, and the press recorded, in one transaction.
+    pub async fn operator_halt_scope(
+        &self,
+        scope: &HaltScope,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
         let set = sqlx::query(
             "INSERT INTO operator_halts (scope, reason, halted_by, since) VALUES ($1, $2, $3, $4) \
              ON CONFLICT (scope) DO UPDATE SET reason = excluded.reason, halted_by = excluded.halted_by",
         );
-        let press = Press::new("halt", &scope, by, reason, now);
+        let press = Press::new("halt", scope, by, reason, now);
         self.press("operator_halt", press.bind_halt(set), |_| true, &press)
             .await
             .map(|_| ())
@@ -123,6 +176,28 @@ impl Store {
     ) -> Result<bool, StoreError> {
         self.operator_resume_scope(&HaltScope::Global, by, reason, now)
             .await
+    }
+
+    /// `linkrunner resume` without `--account` or `--campaign`: every account resumes — the
+    /// operator's halt of every account and each account's operator's halt (the anomaly
+    /// brake's too) are lifted, each resume recorded; campaigns' halts stay. The scopes lifted.
+    pub async fn operator_resume_accounts(
+        &self,
+        by: &str,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<HaltScope>, StoreError> {
+        let wide = self.halts().await?.into_iter();
+        let scopes = wide
+            .filter(|h| h.is_operator() && h.is_wide())
+            .map(|h| h.scope);
+        let mut lifted = Vec::new();
+        for scope in scopes {
+            if self.operator_resume_scope(&scope, by, reason, now).await? {
+                lifted.push(scope);
+            }
+        }
+        Ok(lifted)
     }
 
     /// [`Store::operator_resume`] of one scope: `linkrunner resume --campaign NAME` lifts the
@@ -191,6 +266,25 @@ impl Store {
             })
         })
         .await
+    }
+}
+
+/// Each recorded campaign's marketplace account, as [`Store::halt_accounts`] read it.
+#[derive(Debug, Clone, Default)]
+pub struct HaltAccounts(std::collections::HashMap<String, String>);
+
+impl HaltAccounts {
+    /// The account `campaign` spends in: the default one when the journal does not say.
+    pub fn of(&self, campaign: &str) -> &str {
+        self.0
+            .get(campaign)
+            .map(String::as_str)
+            .unwrap_or(DEFAULT_ACCOUNT)
+    }
+
+    /// Whether `halt` stops `campaign`.
+    pub fn covers(&self, halt: &Halt, campaign: &str) -> bool {
+        halt.scope.covers(campaign, self.of(campaign))
     }
 }
 

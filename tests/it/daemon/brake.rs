@@ -182,7 +182,7 @@ async fn a_second_linkrunner_with_one_second_rounds_on_the_journal_is_braked_by_
     );
     let halts = scheduled.store.halts().await.unwrap();
     assert!(
-        !halts.iter().any(|h| h.scope == HaltScope::Global),
+        !halts.iter().any(|h| h.is_wide()),
         "one campaign's anomaly halted the account: {halts:?}"
     );
     tokio::time::sleep(Duration::from_secs(2)).await;

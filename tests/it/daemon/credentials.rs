@@ -377,7 +377,7 @@ async fn a_refused_login_halts_spending_and_says_so() {
     assert!(
         halts
             .iter()
-            .any(|h| h.is_global() && h.reason.contains("login")),
+            .any(|h| h.is_credentials() && h.reason.contains("login")),
         "{halts:?}"
     );
     assert!(sandbox.ledger().purchases.is_empty());

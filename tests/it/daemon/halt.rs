@@ -70,13 +70,15 @@ fn count(states: &[(String, i64)], state: &str) -> i64 {
         .map_or(0, |(_, n)| *n)
 }
 
-/// Rows of one journal table (`halts`, `operator_halts`) whose scope is the global `*`.
+/// Rows of one journal table whose scope stops every campaign here: in `halts` the default
+/// account's credentials halt (`@default`, the one account of this deployment), in
+/// `operator_halts` the operator's halt of every account (`*`).
 async fn global_rows(db: &str, table: &str) -> i64 {
     use sqlx::Connection;
     sqlx::any::install_default_drivers();
     let mut conn = sqlx::AnyConnection::connect(db).await.expect("connect");
     let sql = match table {
-        "halts" => "SELECT COUNT(*) FROM halts WHERE scope = '*'",
+        "halts" => "SELECT COUNT(*) FROM halts WHERE scope = '@default'",
         _ => "SELECT COUNT(*) FROM operator_halts WHERE scope = '*'",
     };
     let (n,): (i64,) = sqlx::query_as(sql)

@@ -1,4 +1,5 @@
-//! A 401 or 403 stops all spending for every campaign until the credentials work again.
+//! A 401 or 403 stops all spending of the account (here the one, default, account: every
+//! campaign) until the credentials work again. Two accounts: `account_halts.rs`.
 
 use linkrunner::effects::pass::PassOutcome;
 use linkrunner_sandbox::{Ledger, Op};
@@ -16,9 +17,14 @@ async fn acme_and_dune(db: TestDb) -> World {
     w
 }
 
+/// The default account's credentials halt (the deployment's one account's).
 async fn global_halt(w: &World) -> Option<String> {
     let halts = w.store().halts().await.unwrap();
-    halts.into_iter().find(|h| h.is_global()).map(|h| h.reason)
+    let default = linkrunner::store::HaltScope::account("default");
+    halts
+        .into_iter()
+        .find(|h| h.is_credentials() && h.scope == default)
+        .map(|h| h.reason)
 }
 
 fn accepted_requests(l: &Ledger) -> u64 {
@@ -197,11 +203,13 @@ pub async fn a_403_on_one_project_halts_that_campaign_only(db: TestDb) {
     foreign(&[dune.project_id, acme.project_id]);
     let reports = w.pass(true).await;
     assert!(global_halt(&w).await.is_some(), "{reports:#?}");
+    // The sample line: the HELP line also begins `linkrunner_credentials_rejected 1`.
     assert!(
         w.engine
             .metrics()
             .render()
-            .contains("linkrunner_credentials_rejected 1")
+            .lines()
+            .any(|l| l == "linkrunner_credentials_rejected 1")
     );
     foreign(&[]);
     w.converge(3).await;

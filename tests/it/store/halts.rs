@@ -188,3 +188,133 @@ async fn credentials_halt(store: &Store) {
     let set = store.set_halt(&HaltScope::Global, "credentials rejected during x", t0());
     set.await.unwrap();
 }
+
+/// Issue 34: an account's halt is kept under `@ID`, apart from a campaign of the same
+/// spelling, and covers the campaigns the journal records in that account only.
+pub async fn an_accounts_halt_has_its_own_key_and_covers_that_accounts_campaigns(db: TestDb) {
+    // Arrange: `shoes` in account `b`, `boots` in the default one; the credentials halt of
+    // `b`, a campaign named `b`'s own halt, an operator's halt of account `c`.
+    let store = &db.store;
+    let in_account = |name: &str, account: &str| {
+        let mut c = caps(1000, 5, 50);
+        c.name = name.into();
+        c.account = account.into();
+        c
+    };
+    campaign(store, &in_account("shoes", "b")).await;
+    campaign(store, &in_account("boots", "default")).await;
+    let (b, named_b) = (HaltScope::account("b"), HaltScope::campaign("b"));
+    store
+        .set_halt(&b, "credentials rejected during x", t0())
+        .await
+        .unwrap();
+    store
+        .set_halt(&named_b, "autobuyer creation", t0())
+        .await
+        .unwrap();
+    let c = HaltScope::account("c");
+    store
+        .operator_halt_scope(&c, "alice", "audit", t0())
+        .await
+        .unwrap();
+
+    // Act: the campaign named `b`'s halt is lifted.
+    let all = store.halts().await.unwrap();
+    store.clear_halt(&named_b).await.unwrap();
+    let left = store.halts().await.unwrap();
+
+    // Assert: each scope read back as written; `b`'s account halt stays.
+    let scopes = |hs: &[linkrunner::store::Halt]| -> Vec<(HaltScope, HaltKind)> {
+        hs.iter().map(|h| (h.scope.clone(), h.kind)).collect()
+    };
+    assert_eq!(
+        scopes(&all),
+        vec![
+            (b.clone(), HaltKind::Automatic),
+            (c.clone(), HaltKind::Operator),
+            (named_b, HaltKind::Automatic),
+        ]
+    );
+    assert_eq!(
+        scopes(&left),
+        vec![
+            (b.clone(), HaltKind::Automatic),
+            (c.clone(), HaltKind::Operator)
+        ]
+    );
+    let events = store.halt_events(5).await.unwrap();
+    assert_eq!(events[0].scope, c);
+    let covering = |name: &'static str| async move {
+        let hs = store.halts_covering(name).await.unwrap();
+        hs.into_iter().map(|h| h.scope).collect::<Vec<_>>()
+    };
+    assert_eq!(covering("shoes").await, vec![b.clone()]);
+    assert_eq!(covering("boots").await, Vec::<HaltScope>::new());
+    let accounts = store.halt_accounts(&left).await.unwrap();
+    assert_eq!(
+        (accounts.of("shoes"), accounts.of("boots")),
+        ("b", "default")
+    );
+
+    // Act: `resume` without a scope: every account resumes, each resume recorded.
+    store.operator_halt("bob", "all", t0()).await.unwrap();
+    let lifted = store
+        .operator_resume_accounts("bob", "done", t0())
+        .await
+        .unwrap();
+
+    // Assert: the operator's halts of every account and of `c` lifted; `b`'s credentials
+    // halt (automatic) is no operator's to lift.
+    assert_eq!(lifted, vec![HaltScope::Global, c]);
+    assert_eq!(
+        scopes(&store.halts().await.unwrap()),
+        vec![(b, HaltKind::Automatic)]
+    );
+}
+
+/// Runs this version's migration `*_account_credentials_halt.sql` again, on the test's database.
+async fn account_halt_migration(db: &TestDb) {
+    run_migration_again(
+        db,
+        include_str!("../../../migrations/sqlite/20261130030007_account_credentials_halt.sql"),
+        include_str!("../../../migrations/postgres/20261130030007_account_credentials_halt.sql"),
+    )
+    .await;
+}
+
+/// Issue 34's upgrade: a journal's automatic credentials halt of every campaign (`*`, the one
+/// account of then) becomes the default account's, reason and `since` kept, so the default
+/// account's working read lifts it and no other account's; an operator's halt of every
+/// account stays every account's. Where the default account's halt is already set, the
+/// old one is dropped.
+pub async fn the_upgrade_gives_an_old_credentials_halt_to_the_default_account(db: TestDb) {
+    // Arrange: halts as a linkrunner before accounts left them.
+    let store = &db.store;
+    credentials_halt(store).await;
+    store.operator_halt("alice", "stop", t0()).await.unwrap();
+
+    // Act
+    account_halt_migration(&db).await;
+
+    // Assert
+    let halts = store.halts().await.unwrap();
+    let default = HaltScope::account("default");
+    let auto: Vec<_> = halts.iter().filter(|h| !h.is_operator()).collect();
+    assert_eq!(auto.len(), 1, "{halts:?}");
+    assert_eq!(auto[0].scope, default);
+    assert_eq!(auto[0].reason, "credentials rejected during x");
+    assert_eq!(auto[0].since, t0());
+    assert!(halts.iter().any(|h| h.is_operator() && h.is_global()));
+
+    // Arrange: both a `*` (an old replica during a rolling upgrade) and `@default`.
+    credentials_halt(store).await;
+
+    // Act
+    account_halt_migration(&db).await;
+
+    // Assert: one credentials halt, the default account's.
+    let halts = store.halts().await.unwrap();
+    let auto: Vec<_> = halts.iter().filter(|h| !h.is_operator()).collect();
+    assert_eq!(auto.len(), 1, "{halts:?}");
+    assert_eq!(auto[0].scope, default);
+}

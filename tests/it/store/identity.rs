@@ -100,24 +100,12 @@ fn legacy(page: i64, url: &str, request: serde_json::Value) -> NewIntent {
 
 /// Runs this version's migration `*_purchase_keys_by_ids.sql` again, on the test's database.
 async fn rekey_migration(db: &TestDb) {
-    use sqlx::Connection;
-    let sql = match db.sqlite_file() {
-        Some(_) => {
-            include_str!("../../../migrations/sqlite/20261129310001_purchase_keys_by_ids.sql")
-        }
-        None => {
-            include_str!("../../../migrations/postgres/20261129310001_purchase_keys_by_ids.sql")
-        }
-    };
-    sqlx::any::install_default_drivers();
-    let mut conn = sqlx::AnyConnection::connect(&db.url)
-        .await
-        .expect("connects");
-    sqlx::raw_sql(sql)
-        .execute(&mut conn)
-        .await
-        .expect("the migration runs");
-    conn.close().await.ok();
+    run_migration_again(
+        db,
+        include_str!("../../../migrations/sqlite/20261129310001_purchase_keys_by_ids.sql"),
+        include_str!("../../../migrations/postgres/20261129310001_purchase_keys_by_ids.sql"),
+    )
+    .await;
 }
 
 pub async fn the_migration_keys_existing_purchases_by_url_id_and_page(db: TestDb) {

@@ -265,3 +265,22 @@ pub fn assert_refused_by(outcome: BeginOutcome, cap: CapKind) {
         "{outcome:?}"
     );
 }
+
+/// Runs one of this version's migrations again on the test's database: `sqlite` on SQLite,
+/// `postgres` on PostgreSQL (each backend's file, `include_str!`'d by the test).
+pub async fn run_migration_again(db: &TestDb, sqlite: &'static str, postgres: &'static str) {
+    use sqlx::Connection;
+    let sql = match db.sqlite_file() {
+        Some(_) => sqlite,
+        None => postgres,
+    };
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(&db.url)
+        .await
+        .expect("connects");
+    sqlx::raw_sql(sql)
+        .execute(&mut conn)
+        .await
+        .expect("the migration runs");
+    conn.close().await.ok();
+}
