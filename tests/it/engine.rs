@@ -5,12 +5,12 @@
 //! The binary is run only where the command itself is under test (`plan`, `resolve`, two
 //! concurrent `once`).
 
+#[path = "engine/account_halts.rs"]
+mod account_halts;
 #[path = "engine/account_ids.rs"]
 mod account_ids;
 #[path = "engine/accounts.rs"]
 mod accounts;
-#[path = "engine/account_halts.rs"]
-mod account_halts;
 #[path = "engine/adoption.rs"]
 mod adoption;
 #[path = "engine/approval.rs"]
