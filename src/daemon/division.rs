@@ -7,6 +7,11 @@
 //! stands by and takes the account over when its holder stops (at once: it gives its accounts
 //! back) or dies (when the lease expires: `--lease-ttl`).
 //!
+//! An account above this daemon's share is given back in two steps: nothing new of it is
+//! started here at once, and its lease is released at the first look that finds none of its
+//! passes still under way (a round polling a search may take a while), so the daemon that
+//! takes it over never calls the account beside this one.
+//!
 //! When the journal cannot be read or written, the accounts stay worked only until the
 //! leases last renewed here expire: past that, another daemon may have taken them.
 
@@ -76,7 +81,18 @@ async fn divide_once<M: Market>(
     let accounts: Vec<String> = engine.markets().map(|(id, _)| id.to_string()).collect();
     let d = divide(&accounts, &all, live.max(1), me, now);
     for a in &d.release {
-        engine.store().leases().release_account(a, me).await?;
+        // Given back only once no pass of it is under way here: until then this daemon keeps
+        // the lease (and works nothing new of it), so two daemons never call one account.
+        match engine.in_flight(a) {
+            0 => engine.store().leases().release_account(a, me).await?,
+            _ => {
+                engine
+                    .store()
+                    .leases()
+                    .hold_account(a, me, ttl, now)
+                    .await?;
+            }
+        }
     }
     let mut held = BTreeSet::new();
     for a in d.hold {

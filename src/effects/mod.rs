@@ -149,6 +149,27 @@ pub struct Engine<M: Market> {
     /// every account (`once`, and engines that do not divide). Another account's campaigns
     /// are skipped, neither worked nor judged removed.
     worked: Arc<std::sync::RwLock<crate::decide::division::Worked>>,
+    /// Passes under way, by account: an account given back to another daemon is released
+    /// only once none of its passes is still calling its marketplace here.
+    in_flight: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// A pass of an account under way ([`Engine::in_flight`] counts it until dropped).
+pub(crate) struct InFlight {
+    account: String,
+    counts: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = counts.get_mut(&self.account) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                counts.remove(&self.account);
+            }
+        }
+    }
 }
 
 /// One account's side of the engine: its client and what the engine learns of its marketplace.
@@ -214,6 +235,7 @@ impl<M: Market> Engine<M> {
             locks: Default::default(),
             quiet: Default::default(),
             worked: Default::default(),
+            in_flight: Default::default(),
         }
     }
 
@@ -251,6 +273,22 @@ impl<M: Market> Engine<M> {
     pub(crate) fn works(&self, account: &str) -> bool {
         let worked = self.worked.read().unwrap_or_else(|e| e.into_inner());
         worked.as_ref().is_none_or(|w| w.contains(account))
+    }
+
+    /// Counts a pass of this engine's account as under way until the guard is dropped.
+    pub(crate) fn enter(&self) -> InFlight {
+        let mut counts = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        *counts.entry(self.account.to_string()).or_default() += 1;
+        InFlight {
+            account: self.account.to_string(),
+            counts: self.in_flight.clone(),
+        }
+    }
+
+    /// Passes of `account` under way in this process.
+    pub(crate) fn in_flight(&self, account: &str) -> usize {
+        let counts = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        counts.get(account).copied().unwrap_or(0)
     }
 
     /// The engine of `account`, sharing the store, the clock, the slots and the leases' holder
@@ -328,6 +366,7 @@ impl<M: Market> Clone for Engine<M> {
             locks: self.locks.clone(),
             quiet: self.quiet.clone(),
             worked: self.worked.clone(),
+            in_flight: self.in_flight.clone(),
         }
     }
 }

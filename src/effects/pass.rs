@@ -342,7 +342,10 @@ impl<M: Market> Engine<M> {
         cause: IntentCause,
     ) -> CampaignReport {
         match self.account_engine(c, name).await {
-            Ok(e) => e.campaign_pass_here(c, name, buy_round, cause).await,
+            Ok(e) => {
+                let _under_way = e.enter();
+                e.campaign_pass_here(c, name, buy_round, cause).await
+            }
             Err(report) => report,
         }
     }

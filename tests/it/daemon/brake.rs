@@ -155,11 +155,12 @@ async fn a_second_linkrunner_with_one_second_rounds_on_the_journal_is_braked_by_
         "braked.yaml",
         &campaigns::simple(NAME, "0 9 * * *", 100_000),
     );
-    let scheduled = start(&world, None, 3.0).await;
-
     // Act: a second linkrunner on the same journal, started by mistake with the demo's
     // rounds every second and no brake of its own (an older build), buys two links a second.
+    // It starts first, so it works the account (its account lease) and the scheduled daemon
+    // stands by: a daemon's brake watches the whole journal, worked here or not.
     let runaway = start(&world, Some(Duration::from_secs(1)), 0.0).await;
+    let scheduled = start(&world, None, 3.0).await;
     // Time passes: a second of the clock every quarter of a real one.
     let clock = world.clock.clone();
     let ticking = tokio::spawn(async move {
