@@ -526,7 +526,7 @@ async fn settle(pid: Proc, limit: Duration) -> Duration {
 }
 
 /// A child killed (SIGKILL) and reaped when dropped: the benchmark never leaves a daemon behind.
-struct Killed(Child);
+pub(crate) struct Killed(pub(crate) Child);
 
 impl Drop for Killed {
     fn drop(&mut self) {
@@ -535,7 +535,7 @@ impl Drop for Killed {
     }
 }
 
-fn exited(child: &mut Child) -> anyhow::Result<()> {
+pub(crate) fn exited(child: &mut Child) -> anyhow::Result<()> {
     match child.try_wait()? {
         Some(status) => anyhow::bail!("`linkrunner run` exited early: {status}"),
         None => Ok(()),
@@ -543,7 +543,7 @@ fn exited(child: &mut Child) -> anyhow::Result<()> {
 }
 
 /// A port nothing listens on now, for the daemon's `--listen`.
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(l.local_addr()?.port())
 }
@@ -576,7 +576,7 @@ async fn status_page(port: u16) -> Result<(Duration, usize), String> {
     Ok(best)
 }
 
-async fn is_ok(http: &reqwest::Client, url: &str) -> bool {
+pub(crate) async fn is_ok(http: &reqwest::Client, url: &str) -> bool {
     match http.get(url).send().await {
         Ok(r) => r.status().is_success(),
         Err(_) => false,
@@ -611,7 +611,7 @@ async fn intent_states(journal: &mut sqlx::AnyConnection) -> anyhow::Result<Vec<
 }
 
 /// The daemon's `/metrics` body.
-async fn metrics_body(port: u16) -> anyhow::Result<String> {
+pub(crate) async fn metrics_body(port: u16) -> anyhow::Result<String> {
     Ok(reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()?
@@ -623,7 +623,7 @@ async fn metrics_body(port: u16) -> anyhow::Result<String> {
 }
 
 /// One series' value in a metrics body (`NaN` when absent).
-fn series_value(body: &str, series: &str) -> f64 {
+pub(crate) fn series_value(body: &str, series: &str) -> f64 {
     body.lines()
         .find_map(|l| {
             l.strip_prefix(series)?
