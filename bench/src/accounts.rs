@@ -17,7 +17,7 @@
 //! `--accounts-strict` turns the split, the 429s, the duplicates and "some purchase happened"
 //! into checks: the benchmark exits with 1 when one fails (CI's small mode).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -98,22 +98,23 @@ impl Figures {
         ms(self.cpu()) / self.total_calls().max(1) as f64
     }
 
-    /// The accounts process `i` called in the window.
-    fn called_by(&self, i: usize) -> BTreeSet<String> {
+    /// The calls process `i` made in the window, per account it called.
+    fn called_by(&self, i: usize) -> BTreeMap<String, f64> {
         let (b, a) = (&self.before[i], &self.after[i]);
         a.calls_by_account
             .iter()
-            .filter(|(id, n)| **n > b.calls_by_account.get(*id).copied().unwrap_or(0.0))
-            .map(|(id, _)| id.clone())
+            .map(|(id, n)| (id, n - b.calls_by_account.get(id).copied().unwrap_or(0.0)))
+            .filter(|(_, n)| *n > 0.0)
+            .map(|(id, n)| (id.clone(), n))
             .collect()
     }
 
     /// Accounts more than one process called in the window.
     fn shared(&self) -> Vec<String> {
-        let sets: Vec<BTreeSet<String>> = (0..self.processes).map(|i| self.called_by(i)).collect();
+        let sets: Vec<BTreeMap<String, f64>> = (0..self.processes).map(|i| self.called_by(i)).collect();
         self.ids
             .iter()
-            .filter(|id| sets.iter().filter(|s| s.contains(*id)).count() > 1)
+            .filter(|id| sets.iter().filter(|s| s.contains_key(*id)).count() > 1)
             .cloned()
             .collect()
     }
@@ -126,6 +127,8 @@ impl Figures {
 }
 
 pub(crate) async fn run(s: &AccountsSetup) -> anyhow::Result<Outcome> {
+    // The processes' HTTP endpoints are read over reqwest, which needs a provider installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let f = &s.fleet;
     println!(
         "\n== target 7: {} accounts at {} calls/s each ({} calls/s in all), {} campaigns per account, on {} process(es) sharing one PostgreSQL journal; `run` with its defaults but --reconcile-interval {} and buy rounds every {} s; sandbox latency {} ms; window {} s; load average {}",
@@ -261,9 +264,13 @@ fn print(f: &Figures) {
     };
     println!("-- {} process(es): {divided}", f.processes);
     for i in 0..f.processes {
-        let called: Vec<String> = f.called_by(i).into_iter().collect();
+        let called: Vec<String> = f
+            .called_by(i)
+            .iter()
+            .map(|(id, n)| format!("{id} {}", fmt_num(*n)))
+            .collect();
         println!(
-            "   process {}: linkrunner_accounts_worked {}, called {} in the window; CPU {:.2} s in it; peak resident memory {:.1} MiB",
+            "   process {}: linkrunner_accounts_worked {}; its calls in the window per account: {}; CPU {:.2} s in it; peak resident memory {:.1} MiB",
             i + 1,
             fmt_num(f.after[i].worked),
             if called.is_empty() {
