@@ -260,3 +260,72 @@ pub async fn an_account_is_held_by_one_daemon_until_it_expires_or_is_given_back(
         1
     );
 }
+
+/// Account leases (issue 34): an account another daemon gave back is taken over only once no
+/// campaign of it is leased by another holder (its passes under way still send calls); a
+/// campaign of another account does not hold it back, nor does an expired campaign lease.
+pub async fn an_account_is_taken_over_only_when_its_campaigns_passes_are_over(db: TestDb) {
+    let leases = || db.store.leases();
+    let ttl = Duration::seconds(30);
+    for (name, account) in [("acme-shoes", "acme"), ("bolt-bikes", "bolt")] {
+        let c = linkrunner::store::CampaignCaps {
+            account: account.into(),
+            name: name.into(),
+            ..caps(1000, 5, 5)
+        };
+        db.store
+            .campaigns()
+            .upsert_campaign(&c, t0())
+            .await
+            .unwrap();
+    }
+    assert!(
+        leases()
+            .hold_account("acme", "d1", ttl, t0())
+            .await
+            .unwrap()
+    );
+    let pass = leases()
+        .try_acquire_lease("acme-shoes", "d1", ttl, t0())
+        .await
+        .unwrap()
+        .expect("the campaign lease");
+    let bolt = leases()
+        .try_acquire_lease("bolt-bikes", "d1", ttl, t0())
+        .await
+        .unwrap()
+        .expect("the other account's campaign lease");
+    leases().release_account("acme", "d1").await.unwrap();
+
+    let during = leases()
+        .hold_account("acme", "d2", ttl, t0())
+        .await
+        .unwrap();
+    leases().release_lease(&pass).await.unwrap();
+    let after = leases()
+        .hold_account("acme", "d2", ttl, t0())
+        .await
+        .unwrap();
+    assert!(
+        leases()
+            .hold_account("bolt", "d1", ttl, t0())
+            .await
+            .unwrap()
+    );
+    leases().release_account("bolt", "d1").await.unwrap();
+    let expired = t0() + Duration::seconds(31);
+    let past_expiry = leases()
+        .hold_account("bolt", "d2", ttl, expired)
+        .await
+        .unwrap();
+
+    assert!(
+        !during,
+        "not while d1's pass of one of its campaigns holds its lease"
+    );
+    assert!(after, "taken once the pass is over");
+    assert!(
+        past_expiry,
+        "an expired campaign lease ({bolt:?}) holds nothing back"
+    );
+}
