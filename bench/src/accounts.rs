@@ -111,7 +111,8 @@ impl Figures {
 
     /// Accounts more than one process called in the window.
     fn shared(&self) -> Vec<String> {
-        let sets: Vec<BTreeMap<String, f64>> = (0..self.processes).map(|i| self.called_by(i)).collect();
+        let sets: Vec<BTreeMap<String, f64>> =
+            (0..self.processes).map(|i| self.called_by(i)).collect();
         self.ids
             .iter()
             .filter(|id| sets.iter().filter(|s| s.contains_key(*id)).count() > 1)
