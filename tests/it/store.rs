@@ -75,7 +75,6 @@ on_both_backends!(
     budget::committed_today_counts_the_days_purchases_that_kept_their_reservation,
     leases::fenced_lease_writes_nothing,
     leases::an_account_is_held_by_one_daemon_until_it_expires_or_is_given_back,
-    leases::an_account_is_taken_over_only_when_its_campaigns_passes_are_over,
     leases::takeover_bumps_the_fence_and_marks_in_flight_intents_uncertain,
     leases::lease_is_renewed_by_its_holder_only,
     leases::released_lease_never_hands_out_an_old_fence,
