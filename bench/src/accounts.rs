@@ -123,7 +123,11 @@ impl Figures {
     /// Processes that work no account at the window's end (none should while there are at
     /// least as many accounts as processes).
     fn idle_processes(&self) -> usize {
-        self.after.iter().filter(|r| !(r.worked > 0.0)).count()
+        // NaN (no gauge: a process without division) counts as working none.
+        self.after
+            .iter()
+            .filter(|r| r.worked.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater))
+            .count()
     }
 }
 
