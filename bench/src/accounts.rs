@@ -305,23 +305,10 @@ fn print(f: &Figures) {
         fmt_num(f.limit_sum()),
         per(&f.calls)
     );
-    let list = |v: Vec<String>| v.join(", ");
     println!(
         "   whole run: 429s per account: {}; purchases per account: {}; duplicate purchases {}",
-        list(
-            f.ids
-                .iter()
-                .zip(&f.rate_limited)
-                .map(|(id, n)| format!("{id} {n}"))
-                .collect()
-        ),
-        list(
-            f.ids
-                .iter()
-                .zip(&f.purchases)
-                .map(|(id, n)| format!("{id} {n}"))
-                .collect()
-        ),
+        by_account(&f.ids, &f.rate_limited),
+        by_account(&f.ids, &f.purchases),
         f.duplicates.iter().sum::<u64>()
     );
     println!(
@@ -330,6 +317,15 @@ fn print(f: &Figures) {
         fmt_num(f.cpu_ms_per_call()),
         f.cpu_ms_per_call() * 100.0 / 10.0
     );
+}
+
+/// `id n, id n, …`.
+fn by_account<T: std::fmt::Display>(ids: &[String], values: &[T]) -> String {
+    ids.iter()
+        .zip(values)
+        .map(|(id, n)| format!("{id} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn judge(s: &AccountsSetup, f: &Figures, out: &mut Outcome) {
