@@ -129,14 +129,27 @@ pub(crate) fn schedule_due_rounds(
     from: DateTime<Utc>,
     window: Duration,
 ) -> std::io::Result<Vec<DueRound>> {
-    let slots = minutes_within(
+    let within = (
         from + Duration::from_secs(30),
         from + window.saturating_sub(Duration::from_secs(20)),
     );
+    schedule_rounds(dir, n, (n / 100).max(1), within)
+}
+
+/// Gives `k` of the `n` campaigns in `dir` (evenly picked) a buy round due once, at the
+/// whole minutes within `[from, to]`, spread over them; the others keep their files. None
+/// when no minute fits.
+pub(crate) fn schedule_rounds(
+    dir: &Path,
+    n: usize,
+    k: usize,
+    (from, to): (DateTime<Utc>, DateTime<Utc>),
+) -> std::io::Result<Vec<DueRound>> {
+    let slots = minutes_within(from, to);
     if slots.is_empty() || n == 0 {
         return Ok(Vec::new());
     }
-    let k = (n / 100).max(1);
+    let k = k.clamp(1, n);
     let due: Vec<DueRound> = (0..k)
         .map(|j| DueRound {
             index: j * n / k,

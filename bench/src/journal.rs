@@ -83,11 +83,11 @@ async fn latencies(url: &str, n: usize) -> anyhow::Result<(P50P99, P50P99, P50P9
     store.migrate().await?;
     let now = Utc::now();
     let caps = CampaignCaps {
-        account: "default".into(),
         name: "bench-journal".into(),
         monthly_cap: Money::from_rubles(1_000_000_000),
         daily_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
         total_links: u32::try_from(n + 1).unwrap_or(u32::MAX),
+        account: linkrunner::domain::account::DEFAULT_ACCOUNT.into(),
     };
     store.campaigns().upsert_campaign(&caps, now).await?;
     let lease = store
@@ -277,11 +277,11 @@ async fn fill(db_url: &str, rows: u64) -> anyhow::Result<()> {
     let now = Utc::now();
     for i in 0..RESTART_CAMPAIGNS {
         let caps = CampaignCaps {
-            account: "default".into(),
             name: format!("bench-{i:05}"),
             monthly_cap: Money::from_rubles(5000),
             daily_links: fixture::LINKS_PER_ROUND,
             total_links: fixture::LINKS_PER_ROUND,
+            account: linkrunner::domain::account::DEFAULT_ACCOUNT.into(),
         };
         store.campaigns().upsert_campaign(&caps, now).await?;
     }

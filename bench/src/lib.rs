@@ -7,6 +7,7 @@
 //! | [`flow`] | 1 at the limit, 2 no wasted calls: the full flow on SQLite and PostgreSQL |
 //! | [`scale`] | 3: many campaigns loaded and scheduled by `run` at each size — start-up, first reconciliation and throughput, memory, idle CPU |
 //! | [`daemon`] | 3: the measured `linkrunner run`, a process of its own beside the in-process sandbox |
+//! | [`cycle`] | 3: the reconciliation cycle against the planned one with buy rounds due (issue 34, item 6) |
 //! | [`journal`] | 4: intent and outcome latencies; restart after SIGKILL over a large journal |
 //! | [`validation`] | 5: `validate` over many files |
 //! | [`reads`] | 6: the status page, the summary and the API's first page over a large journal |
@@ -16,6 +17,7 @@
 
 pub mod accounts;
 pub mod args;
+pub mod cycle;
 pub mod daemon;
 pub mod fixture;
 pub mod fleet;

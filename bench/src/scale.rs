@@ -15,7 +15,7 @@ use linkrunner::clock;
 use linkrunner::metrics::Metrics;
 use linkrunner::views::state::{StateSource, plan_all};
 
-use super::daemon::{self, DaemonFigures};
+use super::daemon::{self, DaemonFigures, Windows};
 use super::fixture::{self, Scratch};
 use super::pg;
 use super::procfs::mib;
@@ -42,10 +42,14 @@ pub(crate) async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     );
     let mut measured = Vec::new();
     for &n in &sizes {
-        let idle = Duration::from_secs(a.idle_seconds.max(1));
-        let steady = (a.steady_seconds > 0).then(|| Duration::from_secs(a.steady_seconds));
-        let looks = (a.looks_seconds > 0).then(|| Duration::from_secs(a.looks_seconds));
-        measured.push(measure_size(n, idle, (steady, looks)).await?);
+        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        let windows = Windows {
+            idle: Duration::from_secs(a.idle_seconds.max(1)),
+            steady: secs(a.steady_seconds),
+            looks: secs(a.looks_seconds),
+            cycle: secs(a.cycle_seconds),
+        };
+        measured.push(measure_size(n, windows).await?);
     }
     print_growth(&measured);
     let v = match measured.last() {
@@ -56,11 +60,7 @@ pub(crate) async fn run(a: &BenchSettings) -> anyhow::Result<Vec<Verdict>> {
     Ok(v)
 }
 
-async fn measure_size(
-    n: usize,
-    idle: Duration,
-    (steady, looks): (Option<Duration>, Option<Duration>),
-) -> anyhow::Result<Size> {
+async fn measure_size(n: usize, windows: Windows) -> anyhow::Result<Size> {
     let dir = Scratch::new("scale")?;
     fixture::write_campaigns(dir.path(), n, fixture::FAR_SCHEDULE)?;
     println!("-- {n} campaigns");
@@ -75,12 +75,21 @@ async fn measure_size(
     let db = Scratch::new("scale-db")?;
     let sqlite = format!("sqlite://{}/journal.db", db.path().display());
     // The steady state on SQLite only: it is the daemon's pacing that is measured, not the journal.
-    let f = daemon::measure(dir.path(), n, &sqlite, (idle, steady, looks)).await?;
+    let f = daemon::measure(dir.path(), n, &sqlite, windows).await?;
     print_run("sqlite", n, &f);
     print_steady(n, &f);
     print_looks(&f);
+    if let Some(c) = &f.cycle {
+        c.print(n);
+    }
     runs.push(("sqlite", f));
-    let measured = async |url: &str| daemon::measure(dir.path(), n, url, (idle, None, None)).await;
+    let first_only = Windows {
+        idle: windows.idle,
+        steady: None,
+        looks: None,
+        cycle: None,
+    };
+    let measured = async |url: &str| daemon::measure(dir.path(), n, url, first_only).await;
     match pg::on_fresh_db("scale", measured).await? {
         Some(f) => {
             print_run("postgres", n, &f);
@@ -117,7 +126,7 @@ fn print_run(backend: &str, n: usize, f: &DaemonFigures) {
         join(f.intents.iter().map(|(state, c)| format!("{c} {state}")))
     );
     println!(
-        "   {backend}: resident memory peak {:.1} MiB ({:.1} MiB before the status page below was served), after reconciliation {:.1} MiB, idle {:.1} MiB; CPU {:.2} s until reconciled ({} ms per call); quiet {:.0} s later; idle CPU over {:.0} s: {:.2}% of a core",
+        "   {backend}: resident memory peak {:.1} MiB ({:.1} MiB before the status page, the summary and the API's first page were served three times), after reconciliation {:.1} MiB, idle {:.1} MiB; CPU {:.2} s until reconciled ({} ms per call); quiet {:.0} s later; idle CPU over {:.0} s: {:.2}% of a core",
         mib(f.peak_rss),
         mib(f.peak_rss_before_page),
         mib(f.rss_after_reconcile),
@@ -315,6 +324,9 @@ fn verdicts(s: &Size) -> Vec<Verdict> {
             "ms",
         ));
     }
+    if let Some(c) = s.runs.first().and_then(|(_, f)| f.cycle.as_ref()) {
+        v.extend(c.verdicts(n));
+    }
     if let Some(steady) = s.runs.first().and_then(|(_, f)| f.steady.as_ref())
         && steady.rounds.due > 0
     {
@@ -331,7 +343,7 @@ fn verdicts(s: &Size) -> Vec<Verdict> {
     for (b, f) in &s.runs {
         v.push(Verdict::at_most(
             3,
-            &format!("{b}: peak resident memory of `run` with {n} campaigns (sandbox outside it)"),
+            &format!("{b}: peak resident memory of `run` with {n} campaigns, the page, the summary and the API read three times (sandbox outside it)"),
             mib(f.peak_rss),
             100.0,
             "MiB",

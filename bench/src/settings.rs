@@ -31,6 +31,10 @@ pub struct BenchSettings {
     /// Seconds under `run` with a fast cycle, after its first full one, to time CPU per
     /// converged reconciliation (target 3, SQLite); 0: none.
     pub(crate) looks_seconds: u64,
+    /// The reconciliation cycle `run` is scaled to (its `--rate-limit` raised to fit) to
+    /// measure it with 1 % of the campaigns' rounds due per hour of run's default cycle
+    /// (target 3, SQLite; [`crate::cycle`]); 0: none.
+    pub(crate) cycle_seconds: u64,
     /// Intents timed for the journal latency (target 4).
     pub(crate) journal_intents: usize,
     /// Journal rows (intents and ledger) before the SIGKILL restart (target 4).

@@ -6,6 +6,11 @@
 //! where they say it, and those files contribute no campaign (the other files are
 //! unaffected). The journal's owners, live or removed, are checked at the pass
 //! (`decide::rename::claimed_id`).
+//!
+//! Ownership is per marketplace account (issue 34): ids are an account's own (two accounts,
+//! maybe two marketplaces, may both have a project 5000), and two of an agency's clients may
+//! both promote one site, each in its own account. So files clash only within one account (the
+//! files' `account` keys; none: the default account).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +22,9 @@ use super::span::{At, Pos};
 /// What one file claims to own, with where it says so.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Claims {
+    /// The account the file spends in (as written; `validate` checks its spelling): claims
+    /// of two accounts never clash.
+    account: String,
     /// The domain's host (lowercase) and its port when it is not the scheme's default.
     domain: Option<At<String>>,
     project: Option<At<i64>>,
@@ -28,6 +36,10 @@ pub(super) struct Claims {
 impl Claims {
     pub(super) fn of(raw: &RawCampaign) -> Claims {
         Claims {
+            account: raw.account.as_ref().map_or_else(
+                || linkrunner_domain::account::DEFAULT_ACCOUNT.to_string(),
+                |a| a.value.clone(),
+            ),
             domain: site_key(&raw.domain.value).map(|k| At::new(k, raw.domain.pos)),
             project: raw.project_id.clone(),
             urls: raw
@@ -88,7 +100,8 @@ pub(super) fn clashes(files: &[(PathBuf, Claims)]) -> Vec<Clash> {
     out
 }
 
-type Groups = BTreeMap<String, Vec<(usize, Pos)>>;
+/// Claims by account and key: the same key in two accounts is two groups.
+type Groups = BTreeMap<(String, String), Vec<(usize, Pos)>>;
 
 /// Ids as the texts [`group`] keys by, each where it stands.
 fn id_keys<'a>(ids: impl IntoIterator<Item = &'a At<i64>>) -> Vec<At<String>> {
@@ -101,7 +114,7 @@ fn group(files: &[(PathBuf, Claims)], keys: impl Fn(&Claims) -> Vec<At<String>>)
     let mut m: Groups = BTreeMap::new();
     for (i, (_, c)) in files.iter().enumerate() {
         for k in keys(c) {
-            let entry = m.entry(k.value).or_default();
+            let entry = m.entry((c.account.clone(), k.value)).or_default();
             // Twice in one file is that file's own problem (checked by `validate`).
             if !entry.iter().any(|(j, _)| *j == i) {
                 entry.push((i, k.pos));
@@ -117,7 +130,7 @@ fn report(
     out: &mut Vec<Clash>,
     what: impl Fn(&str) -> String,
 ) {
-    for (key, claims) in groups.iter().filter(|(_, v)| v.len() > 1) {
+    for ((_, key), claims) in groups.iter().filter(|(_, v)| v.len() > 1) {
         for &(i, pos) in claims {
             let others: Vec<String> = claims
                 .iter()

@@ -13,12 +13,12 @@
 //! | `loading/` | where files come from: a directory or files ([`LoadReport`]), a git revision (`plan --base`), the commit checked out; [`InvalidFiles`], the files that did not load |
 //! | `diag` | [`Diagnostic`]: `path:line:column: error: message` |
 //! | `schema` | the JSON Schema (draft-07) |
-//! | `account` | the account file (`--account-file`): the account-wide cap |
+//! | `accounts/` | the accounts file or directory (`--account-file`): the deployment's accounts and their caps; campaigns naming an account it does not list |
 //! | `tests`, `adoption_tests` | (tests) one rule per test through `parse` + `validate`; adoption and the fence |
 //!
 //! May import: nothing.
 
-mod account;
+mod accounts;
 mod adoption;
 #[cfg(test)]
 mod adoption_tests;
@@ -40,7 +40,10 @@ mod spend;
 mod tests;
 mod validate;
 
-pub(crate) use account::load_account_file;
+pub(crate) use accounts::{
+    AccountCaps, AccountEntry, AccountsFile, CapSetting, EntryAuthScheme, EntryCredentials,
+    load_accounts, reject_unknown_accounts,
+};
 pub(crate) use diag::Diagnostic;
 pub use loading::invalid::{InvalidFile, InvalidFiles, file_key};
 pub use loading::load::{MAX_FILES, load_bytes, load_dir, load_paths};

@@ -218,6 +218,9 @@ pub struct LoadedCampaign {
     /// The commit checked out in the campaigns directory when it is a git work tree (read once
     /// per directory load, from `.git` directly).
     pub(crate) git_commit: Option<String>,
+    /// Where the file names its `account` (the file itself when it names none): a campaign
+    /// of an account the deployment does not serve is refused there.
+    pub(crate) account_pos: super::span::Pos,
 }
 
 /// The outcome of loading: the good campaigns and every problem. A file with any problem

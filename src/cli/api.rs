@@ -150,10 +150,27 @@ impl ApiArgs {
         let credentials = self.credential_source(env)?;
         let mut config = ClientConfig::new(base, credentials)
             .context("--api-base-url / LINKRUNNER_API_BASE_URL")?;
-        config.auth_scheme = self.auth_scheme.into();
-        config.field_map = FieldMap::parse(self.field_map.as_deref().unwrap_or_default())?;
+        config.auth_scheme = self.auth_scheme();
+        config.field_map = self.field_map()?;
         self.apply_limits(&mut config)?;
         Ok(config)
+    }
+
+    /// `--auth-scheme`: also the scheme of an account of the accounts file that names none.
+    pub(crate) fn auth_scheme(&self) -> AuthScheme {
+        self.auth_scheme.into()
+    }
+
+    /// `--field-map`: also the field map of an account of the accounts file that gives none.
+    pub(crate) fn field_map(&self) -> anyhow::Result<FieldMap> {
+        Ok(FieldMap::parse(
+            self.field_map.as_deref().unwrap_or_default(),
+        )?)
+    }
+
+    /// `--max-concurrency` when given (else each client's follows its own rate limit).
+    pub(crate) fn max_concurrency(&self) -> Option<usize> {
+        self.max_concurrency
     }
 
     /// The client's limits (rate, requests in flight, timeouts, answer size, read retries) onto

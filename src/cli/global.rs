@@ -27,6 +27,11 @@ pub struct GlobalArgs {
         global = true
     )]
     pub(crate) campaigns: PathBuf,
+    /// The accounts file (or directory of them): the deployment's other marketplace accounts
+    /// and every account's monthly cap (docs/autobuyers-and-account.md). A file with only
+    /// `monthly_cap` (and `approve_above`) is the default account's cap, as before.
+    #[arg(long, env = "LINKRUNNER_ACCOUNT_FILE", global = true)]
+    pub(crate) account_file: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) log: LogArgs,
     #[command(flatten)]

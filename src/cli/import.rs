@@ -34,6 +34,10 @@ pub(crate) struct ImportArgs {
     /// the list shows (required when it shows none).
     #[arg(long)]
     unknown_link_rent: Option<Money>,
+    /// The account of the accounts file (--account-file) the project is in: read through its
+    /// client, and the file names it (`account: ID`). Default: the command line's account.
+    #[arg(long, value_name = "ID")]
+    account: Option<String>,
     /// Where to write the file (refused if it exists); default: standard output.
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
@@ -47,10 +51,7 @@ pub(crate) async fn import(g: &GlobalArgs, a: &ImportArgs) -> anyhow::Result<Exi
         None => name_from(&domain),
     };
     crate::campaign::check_name(&name).map_err(anyhow::Error::msg)?;
-    let market = g
-        .api
-        .client_config()
-        .context("marketplace client settings")?;
+    let market = super::accounts::client_config_of(g, a.account.as_deref())?;
     let client = crate::app::market_client(market, &Arc::new(Metrics::new()))
         .context("building the marketplace client")?;
     let list = client
@@ -64,6 +65,10 @@ pub(crate) async fn import(g: &GlobalArgs, a: &ImportArgs) -> anyhow::Result<Exi
         .partition(|l| !is_leaving(l.status.as_deref()));
     let input = ImportInput {
         name: &name,
+        account: a
+            .account
+            .as_deref()
+            .filter(|id| !linkrunner_domain::account::is_default(id)),
         domain: &domain,
         project_id: a.project_id,
         held: &held,

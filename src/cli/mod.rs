@@ -9,6 +9,7 @@
 //! | `mod.rs` | [`Cli`], [`Command`], [`dispatch`]; the front door [`main_with_args`], [`run_logged`] |
 //! | [`global`] | [`GlobalArgs`]: journal, campaign directory, logging, marketplace client |
 //! | [`api`], [`secrets`] | marketplace flags → [`crate::market::ClientConfig`]; token and ticket from files or the environment |
+//! | [`accounts`] | `--account-file`: the deployment's other accounts' clients, the ids campaigns may name, every account's cap |
 //! | [`ranges`] | the range every numeric flag is held to |
 //! | [`shared`] | what several commands share: engine flags, `--format`, opening the journal, loading campaigns |
 //! | [`read`] | the commands that only read: `validate`, `schema`, `plan` (and `--state-from`), `status`, `history`, `explain`, `report`; never the engine |
@@ -23,6 +24,7 @@
 //!
 //! May import: crate::app, crate::campaign, crate::daemon, crate::decide, crate::effects, crate::http, crate::market, crate::metrics, crate::notify, crate::store, crate::telemetry, crate::views.
 
+pub(crate) mod accounts;
 pub(crate) mod api;
 #[cfg(feature = "sandbox")]
 pub(crate) mod demo;

@@ -37,7 +37,7 @@ pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCod
         stop.clone(),
         "stopping: no new call is sent; the call in flight finishes and is recorded, the leases are released",
     );
-    let loaded = load_campaigns(g);
+    let loaded = load_campaigns(g)?;
     let settings = spending_settings(g, &a.engine)?;
     let e = tokio::select! {
         app = App::build(settings) => app?.into_engine(),
@@ -45,7 +45,7 @@ pub(crate) async fn once(g: &GlobalArgs, a: &OnceArgs) -> anyhow::Result<ExitCod
     };
     let cancel = e.cancel_token().clone();
     a.engine
-        .apply_account_cap(e.store(), e.clock().now())
+        .apply_account_cap(g, e.store(), e.clock().now())
         .await?;
     tokio::spawn(async move {
         stop.cancelled().await;

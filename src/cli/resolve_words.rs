@@ -21,6 +21,7 @@ use super::global::GlobalArgs;
 use super::shared::open_store;
 use crate::decide::recorded::Recorded;
 use crate::store::Store;
+use linkrunner_domain::account::DEFAULT_ACCOUNT;
 use linkrunner_domain::clock;
 
 #[derive(Debug, Clone, Subcommand)]
@@ -45,9 +46,10 @@ pub(crate) struct ApproveArgs {
     /// The campaign's name (or `--account`).
     #[arg(required_unless_present = "account", conflicts_with = "account")]
     campaign: Option<String>,
-    /// Approve the account-wide cap the account file asks past its `approve_above`.
-    #[arg(long)]
-    account: bool,
+    /// Approve an account's cap the accounts file asks past its `approve_above`: `--account`
+    /// alone is the default account (the command line's), `--account ID` one of the file's.
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = DEFAULT_ACCOUNT)]
+    account: Option<String>,
     /// Why you know: recorded in the journal with the time and who gave it.
     #[arg(long)]
     reason: String,
@@ -174,7 +176,8 @@ async fn adopt(store: &Store, a: &WordArgs) -> anyhow::Result<()> {
 /// Approves what the file asks, as the last pass recorded it; the next pass records the cap.
 async fn approve(store: &Store, a: &ApproveArgs) -> anyhow::Result<()> {
     let Some(campaign) = a.campaign.clone() else {
-        return approve_account(store, a).await;
+        let account = a.account.as_deref().unwrap_or(DEFAULT_ACCOUNT);
+        return approve_account(store, account, a).await;
     };
     let a = &WordArgs {
         campaign,
@@ -208,29 +211,34 @@ async fn approve(store: &Store, a: &ApproveArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `resolve approve --account`: the account cap the account file asks becomes the approved
-/// amount and the cap every reservation checks.
-async fn approve_account(store: &Store, a: &ApproveArgs) -> anyhow::Result<()> {
+/// `resolve approve --account [ID]`: the cap of `account` the accounts file asks becomes the
+/// approved amount and the cap every reservation of that account's campaigns checks.
+async fn approve_account(store: &Store, account: &str, a: &ApproveArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        linkrunner_domain::account::valid_id(account),
+        "`{}` is not an account id (1 to 63 lowercase letters, digits or `-`)",
+        linkrunner_domain::shown::line(account)
+    );
     let now = clock::system().now();
     let before = store
         .campaigns()
-        .account_approval()
+        .account_approval(account)
         .await
         .context("reading the account's approval")?;
     let who = who(a.by.as_deref());
     let Some(after) = store
         .campaigns()
-        .approve_account(&who, &a.reason, now)
+        .approve_account(account, &who, &a.reason, now)
         .await?
     else {
         bail!(
-            "the account has no approval threshold in the journal: the account file sets no `approve_above`, \
+            "account {account} has no approval threshold in the journal: the accounts file sets no `approve_above` for it, \
              or no `run`/`once` has applied it yet"
         );
     };
     let was = before.map_or(after.approved, |b| b.approved);
     println!(
-        "account: a monthly cap of {} RUB is approved and in force (was {was} RUB; recorded: by {who}, {now})",
+        "account {account}: a monthly cap of {} RUB is approved and in force (was {was} RUB; recorded: by {who}, {now})",
         after.approved
     );
     Ok(())
@@ -324,12 +332,29 @@ mod tests {
             (
                 &["resolve", "approve", "acme", "--reason", "r"][..],
                 Some("acme"),
-                false,
+                None,
             ),
             (
                 &["resolve", "approve", "--account", "--reason", "r"][..],
                 None,
-                true,
+                Some("default"),
+            ),
+            (
+                &["resolve", "approve", "--reason", "r", "--account"][..],
+                None,
+                Some("default"),
+            ),
+            (
+                &[
+                    "resolve",
+                    "approve",
+                    "--account",
+                    "client-a",
+                    "--reason",
+                    "r",
+                ][..],
+                None,
+                Some("client-a"),
             ),
         ] {
             let Command::Resolve(a) = parse(args).unwrap().command else {
@@ -337,7 +362,10 @@ mod tests {
             };
             match a.word {
                 Some(super::ResolveWord::Approve(w)) => {
-                    assert_eq!((w.campaign.as_deref(), w.account), (campaign, account));
+                    assert_eq!(
+                        (w.campaign.as_deref(), w.account.as_deref()),
+                        (campaign, account)
+                    );
                 }
                 other => panic!("{other:?}"),
             }

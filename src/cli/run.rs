@@ -75,7 +75,7 @@ pub(crate) async fn run(g: &GlobalArgs, a: &RunArgs) -> anyhow::Result<ExitCode>
     };
     let app = App::build(settings).await?;
     a.engine
-        .apply_account_cap(app.engine().store(), app.engine().clock().now())
+        .apply_account_cap(g, app.engine().store(), app.engine().clock().now())
         .await?;
     let listener = TcpListener::bind(a.listen)
         .await

@@ -94,6 +94,12 @@ pub(crate) fn locate(
     )
 }
 
+/// One secret in the file `path` (an account of the accounts file names its own), checked as
+/// [`locate`] checks a flag's; `origin` says where the path was given.
+pub(crate) fn in_file(src: &Source, path: &Path, origin: &str) -> anyhow::Result<SecretOrigin> {
+    checked_file(src, path, origin)
+}
+
 fn checked_file(src: &Source, path: &Path, origin: &str) -> anyhow::Result<SecretOrigin> {
     read_secret_file(path)
         .with_context(|| format!("cannot read the {} from {origin}", src.what))?;

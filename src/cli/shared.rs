@@ -1,7 +1,6 @@
 //! What several commands share: the engine's flags (`once`, `run`), `--format`, opening the
 //! journal and loading the campaign directory.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -58,19 +57,12 @@ pub(crate) struct EngineArgs {
         default_value = "complete"
     )]
     unpaged_link_list: UnpagedListArg,
-    /// The account-wide monthly cap in RUB: every campaign's commitment together stays under
-    /// it, checked in the transaction of each reservation on the shared journal. `none`
-    /// removes it. Not given (nor --account-file): the cap the journal holds stays as it is.
-    #[arg(
-        long,
-        env = "LINKRUNNER_ACCOUNT_MONTHLY_CAP",
-        conflicts_with = "account_file"
-    )]
+    /// The default account's monthly cap in RUB: the commitment of every campaign of the
+    /// default account together stays under it, checked in the transaction of each
+    /// reservation on the shared journal. `none` removes it. Not given (nor the accounts
+    /// file's top `monthly_cap`): the cap the journal holds stays as it is.
+    #[arg(long, env = "LINKRUNNER_ACCOUNT_MONTHLY_CAP")]
     account_monthly_cap: Option<AccountCapArg>,
-    /// A YAML account file whose `monthly_cap` (RUB) is the account-wide cap (instead of
-    /// --account-monthly-cap); read at start.
-    #[arg(long, env = "LINKRUNNER_ACCOUNT_FILE")]
-    account_file: Option<PathBuf>,
     /// Hold removals when more than this share (0 to 1) of the campaigns vanish within
     /// --removal-window (always when every file is gone): nothing of them is stopped until
     /// the files return or `linkrunner resolve removals`.
@@ -148,44 +140,24 @@ impl EngineArgs {
 }
 
 impl EngineArgs {
-    /// Records the account cap these flags give in the journal, where every daemon's
-    /// reservations check it; without either flag, leaves what the journal holds (a daemon
-    /// started without the flag never loosens a cap another one set).
+    /// Records every account's cap `--account-monthly-cap` and the accounts file give in the
+    /// journal, where every daemon's reservations check it; an account whose cap neither
+    /// gives keeps what the journal holds (a daemon started without the flag never loosens a
+    /// cap another one set).
     pub(crate) async fn apply_account_cap(
         &self,
+        g: &GlobalArgs,
         store: &Store,
         now: chrono::DateTime<chrono::Utc>,
     ) -> anyhow::Result<()> {
-        let flag = || "--account-monthly-cap".to_string();
-        let (cap, above, source) = match (&self.account_monthly_cap, &self.account_file) {
-            (Some(AccountCapArg::Remove), _) => (None, None, flag()),
-            (Some(AccountCapArg::Cap(m)), _) => (Some(*m), None, flag()),
-            (None, Some(path)) => {
-                let f = campaign::load_account_file(path).map_err(anyhow::Error::msg)?;
-                (
-                    Some(f.monthly_cap),
-                    f.approve_above,
-                    path.display().to_string(),
-                )
-            }
-            (None, None) => return Ok(()),
-        };
-        let set = store
-            .campaigns()
-            .set_account_cap_approving(cap, above, &source, now)
-            .await
-            .context("recording the account cap")?;
-        match (set.recorded, set.waiting) {
-            (Some(cap), Some(asked)) => tracing::warn!(
-                cap_rub = %cap, asked_rub = %asked, source = %source,
-                "account-wide monthly cap raised past what is approved: spending stays within {cap} RUB until `linkrunner resolve approve --account --reason …` approves {asked} RUB"
-            ),
-            (Some(cap), None) => {
-                tracing::info!(cap_rub = %cap, source = %source, "account-wide monthly cap set")
-            }
-            (None, _) => tracing::info!("account-wide monthly cap removed"),
-        }
-        Ok(())
+        let path = g.account_file.as_deref();
+        let file = super::accounts::load(path)?;
+        let file = path.zip(file.as_ref());
+        let flag = self.account_monthly_cap.map(|a| match a {
+            AccountCapArg::Remove => campaign::CapSetting::Remove,
+            AccountCapArg::Cap(m) => campaign::CapSetting::Cap(m),
+        });
+        super::accounts::apply_caps(store, flag, file, now).await
     }
 }
 
@@ -268,14 +240,21 @@ pub(crate) fn spending_settings(
         .context("marketplace client settings")?;
     let mut settings = AppSettings::new(Journal::Url(g.database_url().to_string()), market);
     settings.engine = engine.settings();
+    if let Some(file) = super::accounts::load(g.account_file.as_deref())? {
+        settings.accounts = super::accounts::settings(&g.api, &file)?;
+    }
     Ok(settings)
 }
 
-/// The campaign directory; every problem is printed on stderr.
-pub(crate) fn load_campaigns(g: &GlobalArgs) -> LoadReport {
-    let report = campaign::load_dir(&g.campaigns);
+/// The campaign directory; every problem is printed on stderr. A campaign that names an
+/// account the accounts file does not list (without the file: any but `default`) is refused
+/// at its `account` key and held as recorded, so `plan` and `once` never spend for it.
+pub(crate) fn load_campaigns(g: &GlobalArgs) -> anyhow::Result<LoadReport> {
+    let accounts = super::accounts::load(g.account_file.as_deref())?;
+    let mut report = campaign::load_dir(&g.campaigns);
+    campaign::reject_unknown_accounts(&mut report, &super::accounts::known_ids(accounts.as_ref()));
     for p in &report.problems {
         eprintln!("{}", linkrunner_domain::shown::block(&p.to_string()));
     }
-    report
+    Ok(report)
 }

@@ -94,9 +94,15 @@ impl CampaignSet {
     }
 
     /// Loads `dir` again: valid files replace their old version; an invalid file's campaign
-    /// leaves the set and is held (see [`Self::invalid`]); vanished files are dropped.
-    pub(crate) fn reload(&mut self, dir: &Path) -> ReloadSummary {
-        let report = campaign::load_dir(dir);
+    /// leaves the set and is held (see [`Self::invalid`]); vanished files are dropped. A file
+    /// naming an account not in `accounts` (the deployment's) is invalid at its `account` key.
+    pub(crate) fn reload(
+        &mut self,
+        dir: &Path,
+        accounts: &std::collections::BTreeSet<String>,
+    ) -> ReloadSummary {
+        let mut report = campaign::load_dir(dir);
+        campaign::reject_unknown_accounts(&mut report, accounts);
         let mut next = BTreeMap::new();
         let mut s = ReloadSummary::default();
         for lc in report.campaigns {

@@ -65,8 +65,6 @@ impl<M: Market> Daemon<M> {
                 s = self.engine.slots().take() => s,
                 _ = self.engine.cancel_token().cancelled() => return,
             };
-            // Counted running before it stops waiting: reconciliation never sees neither.
-            self.rounds_running.fetch_add(1, Ordering::Relaxed);
             let waiting = self
                 .rounds_waiting
                 .fetch_sub(1, Ordering::Relaxed)
@@ -84,7 +82,6 @@ impl<M: Market> Daemon<M> {
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(name.clone());
             let (Some(lc), true) = (lc, free) else {
-                self.rounds_running.fetch_sub(1, Ordering::Relaxed);
                 continue;
             };
             let d = self.clone();
@@ -97,7 +94,6 @@ impl<M: Market> Daemon<M> {
             );
             self.tracker.spawn(async move {
                 taken.run(d.run_round(&lc, slot).instrument(span)).await;
-                d.rounds_running.fetch_sub(1, Ordering::Relaxed);
                 d.busy
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

@@ -108,8 +108,6 @@ pub(super) struct Daemon<M: Market> {
     pub(super) reconciler: super::turns::Reconciler,
     /// Buy rounds due and not started yet: reconciliation starts nothing meanwhile.
     pub(super) rounds_waiting: std::sync::atomic::AtomicUsize,
-    /// Buy rounds under way: reconciliation trickles meanwhile (`reconciler.rs`).
-    pub(super) rounds_running: std::sync::atomic::AtomicUsize,
     /// A pass wrote intents since `linkrunner_intents` was last counted: the next tick (within
     /// a second) counts again, so the gauge follows the journal instead of waiting for the
     /// reconcile interval (it read 0 for minutes after a start on a fresh journal).
@@ -179,7 +177,6 @@ pub(crate) async fn run<M: Market>(
         credentials_hup: Arc::new(Notify::new()),
         reconciler: Default::default(),
         rounds_waiting: Default::default(),
-        rounds_running: Default::default(),
         intents_stale: AtomicBool::new(false),
         intents_counting: Arc::new(AtomicBool::new(false)),
         removals_unsettled: AtomicBool::new(false),
@@ -348,7 +345,12 @@ impl<M: Market> Daemon<M> {
         // campaign whose removal is about to be held.
         let summary = {
             let mut set = self.set.write().await;
-            let mut summary = set.reload(&self.opts.campaigns_dir);
+            let accounts = self
+                .engine
+                .markets()
+                .map(|(id, _)| id.to_string())
+                .collect();
+            let mut summary = set.reload(&self.opts.campaigns_dir, &accounts);
             summary.removal_held = self.judge_removals(&mut set).await;
             summary
         };

@@ -8,10 +8,11 @@
 //! - [`round_load`]: the calls the scheduled buy rounds need at each slot, and which slots
 //!   cannot start every round within a minute ([`LATE_AFTER`]) or finish before the next.
 //!
-//! Rounds go first: while a due round waits to start, reconciliation starts nothing; while
-//! rounds are under way it reconciles one campaign at a time at [`WHILE_ROUNDS_RUN`] of its
-//! budget; and it never uses more than [`RECONCILE_SHARE`] of the limit, so a round's calls
-//! never queue behind a backlog of list reads.
+//! Rounds go first: while a due round waits to start, reconciliation starts nothing; it
+//! never uses more than [`RECONCILE_SHARE`] of the limit, and the client's queue gives a
+//! round's calls the next turn before reconciliation's (`market/throttle/gate.rs`), so a
+//! round's calls never queue behind a backlog of list reads while reconciliation keeps its
+//! pace beside the rounds (issue 34, item 6).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -21,10 +22,6 @@ use chrono::{DateTime, Utc};
 /// The share of `--rate-limit` reconciliation may use when campaigns buy on schedules; the
 /// rest is kept for buy rounds.
 pub(crate) const RECONCILE_SHARE: f64 = 0.8;
-
-/// The share of reconciliation's budget it keeps while buy rounds are under way (one
-/// campaign at a time): rounds get the rest, and what is uncertain still moves.
-pub(crate) const WHILE_ROUNDS_RUN: f64 = 0.125;
 
 /// A round that starts later than this after its slot counts as started late.
 pub(crate) const LATE_AFTER: Duration = Duration::from_secs(60);
@@ -49,17 +46,6 @@ impl ReconcilePlan {
     /// campaign that costs `calls`.
     pub(crate) fn spacing(&self, calls: f64) -> Duration {
         Duration::from_secs_f64((calls.max(0.0) / self.budget).min(3600.0))
-    }
-
-    /// [`Self::spacing`] while buy rounds are under way ([`WHILE_ROUNDS_RUN`]).
-    pub(crate) fn spacing_beside_rounds(&self, calls: f64) -> Duration {
-        let budget = if self.budget.is_finite() {
-            self.budget * WHILE_ROUNDS_RUN
-        } else {
-            // No client limit (a double): still one at a time, a little apart.
-            100.0
-        };
-        Duration::from_secs_f64((calls.max(0.0) / budget).min(3600.0))
     }
 }
 
@@ -267,7 +253,6 @@ mod tests {
         assert_eq!(p.cycle, Duration::from_secs(2500));
         assert!(p.spread);
         assert_eq!(p.spacing(1.0), Duration::from_millis(250));
-        assert_eq!(p.spacing_beside_rounds(1.0), Duration::from_secs(2));
     }
 
     #[test]

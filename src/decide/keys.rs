@@ -53,8 +53,19 @@ pub(crate) fn set_autobuyer(
 /// too). Proved by `tests/it` `store::identity::*` on both backends. Journals keyed by
 /// campaign, page and URL text before issue 32 are rewritten by the migration
 /// `*_purchase_keys_by_ids.sql`.
-pub fn purchase(url_id: i64, page_id: i64) -> String {
-    format!("purchase:url:{url_id}:page:{page_id}")
+///
+/// Ids are the marketplace account's own (issue 34): two accounts, each maybe its own
+/// marketplace, may both have a URL 11 and a page 7. So a purchase of any other account than
+/// the default one names its account (`purchase:account:ID:url:…`), and two accounts never
+/// meet on the journal's unique key, while within one account it still refuses a page bought
+/// twice. The default account's keys are spelt as before issue 34, so no journal row is
+/// rewritten. Account ids cannot hold `:` (`linkrunner_domain::account::valid_id`).
+pub fn purchase(account: &str, url_id: i64, page_id: i64) -> String {
+    if linkrunner_domain::account::is_default(account) {
+        format!("purchase:url:{url_id}:page:{page_id}")
+    } else {
+        format!("purchase:account:{account}:url:{url_id}:page:{page_id}")
+    }
 }
 
 /// SHA-256 of a value's canonical JSON (serde_json keeps map keys sorted), hex.
@@ -73,9 +84,56 @@ mod tests {
 
     #[test]
     fn a_purchase_key_names_the_url_id_and_the_page_and_nothing_a_person_edits() {
-        assert_eq!(purchase(11, 7), "purchase:url:11:page:7");
-        assert_ne!(purchase(11, 7), purchase(12, 7), "another URL");
-        assert_ne!(purchase(11, 7), purchase(11, 8), "another page");
+        let key = |url_id, page_id| purchase("default", url_id, page_id);
+        assert_eq!(key(11, 7), "purchase:url:11:page:7");
+        assert_ne!(key(11, 7), key(12, 7), "another URL");
+        assert_ne!(key(11, 7), key(11, 8), "another page");
+    }
+
+    #[test]
+    fn a_purchase_key_of_another_account_names_it_and_the_default_keys_stay_as_they_were() {
+        assert_eq!(
+            purchase("client-7", 11, 7),
+            "purchase:account:client-7:url:11:page:7"
+        );
+        assert_eq!(
+            purchase(linkrunner_domain::account::DEFAULT_ACCOUNT, 11, 7),
+            "purchase:url:11:page:7",
+            "the default account's keys are the journal's rows of before accounts"
+        );
+        let keys = [
+            purchase("default", 11, 7),
+            purchase("a", 11, 7),
+            purchase("b", 11, 7),
+            purchase("a", 11, 8),
+            purchase("a", 12, 7),
+        ];
+        let distinct: std::collections::BTreeSet<&String> = keys.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            keys.len(),
+            "the same ids in two accounts: two keys"
+        );
+        assert_eq!(
+            purchase("a", 11, 7),
+            purchase("a", 11, 7),
+            "one page of one account: one key"
+        );
+    }
+
+    #[test]
+    fn every_other_key_names_the_campaign_so_two_accounts_never_share_one() {
+        // Campaign names are unique across the deployment, whatever the account: a key that
+        // names the campaign cannot meet another account's, even where the ids coincide.
+        for key in [
+            create_project("shop"),
+            add_texts("shop", "fp"),
+            create_filter("shop", "f"),
+            create_autobuyer("shop", "auto", "fp", 0),
+            set_autobuyer("shop", 9, true, 0),
+        ] {
+            assert_eq!(key.split(':').nth(1), Some("shop"), "{key}");
+        }
     }
 
     #[test]

@@ -111,7 +111,7 @@ pub(crate) fn purchase_intent(
     NewIntent {
         campaign: c.name.clone(),
         kind: IntentKind::Purchase,
-        natural_key: keys::purchase(p.url_id, p.donor.page_id),
+        natural_key: keys::purchase(&c.account, p.url_id, p.donor.page_id),
         fingerprint: keys::fingerprint(&request),
         request,
         reserve: Some(Reservation {
@@ -257,5 +257,12 @@ mod tests {
         other_url.url_id = 2;
         let other = purchase_intent(&c, (5000, "call"), 1, &other_url, day);
         assert_ne!(other.natural_key, before.natural_key, "one page per URL id");
+        let mut elsewhere = c.clone();
+        elsewhere.account = "client-b".into();
+        let theirs = purchase_intent(&elsewhere, (5000, "call"), 1, &pick(7, 1), day);
+        assert_eq!(
+            theirs.natural_key, "purchase:account:client-b:url:1:page:7",
+            "the same ids in another account are another purchase"
+        );
     }
 }

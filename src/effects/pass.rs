@@ -521,6 +521,11 @@ impl<M: Market> Engine<M> {
                     report.detail = Some(format!("the rename from {old} waits: {why}"));
                     return Ok(());
                 }
+                super::rename::HandOver::Refused(why) => {
+                    report.outcome = PassOutcome::Blocked;
+                    report.detail = Some(why);
+                    return Ok(());
+                }
             }
         }
         // A new campaign for a site another recorded campaign's project is for is blocked
@@ -568,9 +573,12 @@ impl<M: Market> Engine<M> {
             .look_or_run_plan(&lease, (c, file.as_deref(), seen), name, buy_round, report)
             .await;
         renewal.abort();
-        // Releasing is a courtesy: a crashed holder's lease simply expires.
-        let _ = self.store.leases().release_lease(lease.token()).await;
-        result
+        // Releasing is a courtesy: a crashed holder's lease simply expires. A look released
+        // it with its one write.
+        if !matches!(result, Ok(Looked::Only)) {
+            let _ = self.store.leases().release_lease(lease.token()).await;
+        }
+        result.map(|_| ())
     }
 
     /// Records the caps the campaign's file sets (none for a removed file).
@@ -598,11 +606,14 @@ impl<M: Market> Engine<M> {
         name: &str,
         buy_round: bool,
         report: &mut CampaignReport,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Looked, EngineError> {
         let mut begun = self.quiet_begin(lease, file, name, buy_round).await?;
         if let (Some(seen), Some(b)) = (seen, begun.as_ref()) {
-            match self.look_only(&seen, b, name, &mut report.done).await? {
-                None => return Ok(()),
+            match self
+                .look_only((&seen, b), lease, name, &mut report.done)
+                .await?
+            {
+                None => return Ok(Looked::Only),
                 Some(why) => {
                     tracing::debug!(campaign = %name, why = why.as_str(), "full pass");
                     // Skipped for the look; the stamp is read again after it.
@@ -616,7 +627,7 @@ impl<M: Market> Engine<M> {
             .await;
         let converged = result.is_ok() && report.converged() && !report.transient;
         self.quiet_end(name, begun, converged);
-        result
+        result.map(|_| Looked::Full)
     }
 
     /// Takes the campaign's lease: free, expired or ours; or held by a process of this host
@@ -1188,6 +1199,13 @@ fn written_by(action: &Action) -> Parts {
         | Action::SetAutobuyer { .. } => Parts::SWITCHED,
         _ => Parts::ALL,
     }
+}
+
+/// How a pass under the lease went: it only looked (and released the lease with its write),
+/// or it was full.
+enum Looked {
+    Only,
+    Full,
 }
 
 /// One pass's plan as it is being run: the lease, the campaign (none when its file is

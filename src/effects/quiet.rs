@@ -95,11 +95,12 @@ impl<M: Market> Engine<M> {
     }
 
     /// The look: `Ok(None)` when it is done (the pass converged, having read the list and
-    /// recorded that it saw it; said in `done`), else why the pass must be full.
+    /// recorded that it saw it, releasing `lease` in the same write; said in `done`), else
+    /// why the pass must be full (the lease still held).
     pub(super) async fn look_only(
         &self,
-        seen: &Seen,
-        begun: &Begun,
+        (seen, begun): (&Seen, &Begun),
+        lease: &HeldLease,
         name: &str,
         done: &mut Vec<String>,
     ) -> Result<Option<Full>, EngineError> {
@@ -124,7 +125,7 @@ impl<M: Market> Engine<M> {
         }
         self.store
             .campaigns()
-            .record_look(name, seen.listed_at, now)
+            .record_look(lease.token(), seen.listed_at, now)
             .await?;
         let mut next = seen.clone();
         next.listed_at = now;

@@ -13,7 +13,7 @@
 
 use crate::decide::moves::refused;
 use crate::decide::rename::{
-    RenameStep, Renamed, claimed_by, claimed_id, domain_owner, renamed_key, step,
+    RenameStep, Renamed, claimed_by, claimed_id, cross_account, domain_owner, renamed_key, step,
 };
 use crate::decide::respell::respelling;
 use crate::market::Market;
@@ -30,6 +30,9 @@ pub(crate) enum HandOver {
     Done(Renamed),
     /// Another process holds the old name's lease: who, until when.
     Waits(String),
+    /// The old name spends in another account than the file names: its project, ids and
+    /// money are that account's, so nothing is handed over (why, with the way out).
+    Refused(String),
 }
 
 impl<M: Market> Engine<M> {
@@ -39,6 +42,12 @@ impl<M: Market> Engine<M> {
         let has = |n: &str| recorded.iter().any(|r| r == n);
         if step(has(old), has(new)) == RenameStep::Ignore {
             return Ok(HandOver::Ignored);
+        }
+        // This engine is the file's account's (`pass::account_engine`): a rename from another
+        // account would send the old account's project and ids to this one's marketplace.
+        let was = self.store.campaigns().campaign_account(old).await?;
+        if let Some(why) = was.and_then(|was| cross_account(old, new, &was, &self.account)) {
+            return Ok(HandOver::Refused(why));
         }
         let lock = self.campaign_lock(old);
         let _guard = self.slots.idle(lock.lock()).await;

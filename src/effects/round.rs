@@ -387,7 +387,7 @@ impl<M: Market> Engine<M> {
         project: i64,
         picks: &[Pick],
     ) -> Result<Option<Journaled<Vec<i64>>>, EngineError> {
-        let call = keys::purchase(picks[0].url_id, picks[0].donor.page_id);
+        let call = keys::purchase(&c.account, picks[0].url_id, picks[0].donor.page_id);
         let Some(buy) = c.buy.as_ref() else {
             return Ok(None);
         };

@@ -203,7 +203,11 @@ pub(crate) async fn month_days(
         .reports()
         .ledger_days_of(from, to, kept, |row| days.add_to_kept(&row))
         .await?;
-    let cap = store.campaigns().account_budget().await?.cap;
+    let cap = store
+        .campaigns()
+        .account_budget(linkrunner_domain::account::DEFAULT_ACCOUNT)
+        .await?
+        .cap;
     Ok(days.with_account_cap(cap))
 }
 

@@ -21,6 +21,9 @@ use linkrunner_domain::money::Money;
 pub(crate) struct ImportInput<'a> {
     /// The campaign's name (already checked: `[a-z0-9][a-z0-9-]{0,62}`).
     pub(crate) name: &'a str,
+    /// The account the project is in (`import --account`); `None`: the default account, and
+    /// the file names none.
+    pub(crate) account: Option<&'a str>,
     /// The domain as the file writes it (absolute, no trailing slash).
     pub(crate) domain: &'a str,
     pub(crate) project_id: i64,
@@ -92,6 +95,9 @@ pub(crate) fn campaign_file(input: &ImportInput<'_>) -> Result<String, ImportErr
     let mut out = String::new();
     header(&mut out, input, &money);
     let _ = writeln!(out, "name: {}", input.name);
+    if let Some(account) = input.account {
+        let _ = writeln!(out, "account: {account}");
+    }
     let _ = writeln!(out, "domain: {}", quoted(input.domain));
     let _ = writeln!(out, "project_id: {}", input.project_id);
     urls(&mut out, input);
@@ -306,6 +312,7 @@ mod tests {
         ];
         let input = ImportInput {
             name: "acme-example",
+            account: Some("client-b"),
             domain: "https://acme.example",
             project_id: 4711,
             held: &held,
@@ -329,5 +336,6 @@ mod tests {
             "100+50+50+100(unknown)+10: {text}"
         );
         assert!(text.contains("project_id: 4711\n"), "{text}");
+        assert!(text.contains("\naccount: client-b\n"), "{text}");
     }
 }

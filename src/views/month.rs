@@ -70,6 +70,9 @@ impl std::fmt::Display for Month {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct MonthLine {
     pub campaign: String,
+    /// The marketplace account the campaign spends in; on an account's subtotal line, that
+    /// account; on the total, empty.
+    pub account: String,
     /// Links our purchases bought (net of reservations given back; an uncertain purchase
     /// counts, as it does in the commitment, until it is settled).
     pub links_bought: i64,
@@ -96,7 +99,15 @@ pub struct MonthReport {
     from: DateTime<Utc>,
     to: DateTime<Utc>,
     pub campaigns: Vec<MonthLine>,
+    /// Each account's subtotal, in account order, when the month's campaigns spend in more
+    /// than one account (an agency bills per client); empty otherwise.
+    pub accounts: Vec<MonthLine>,
     pub total: MonthLine,
+}
+
+/// The label of an account's subtotal line (parentheses are not allowed in a campaign name).
+fn account_label(account: &str) -> String {
+    format!("(account {account})")
 }
 
 /// The label of the total line; parentheses are not allowed in a campaign name.
@@ -109,26 +120,62 @@ pub async fn month_report(store: &Store, month: Month) -> Result<MonthReport, St
         .ledger_sums(month.start(), month.end())
         .await?;
     let mut lines: BTreeMap<String, MonthLine> = BTreeMap::new();
-    for name in store.campaigns().campaign_names().await? {
-        lines.insert(name.clone(), line(&name));
+    for (name, account) in store.campaigns().campaign_accounts().await? {
+        let mut l = line(&name);
+        l.account = account;
+        lines.insert(name, l);
     }
     for s in &sums {
-        let l = lines
-            .entry(s.campaign.clone())
-            .or_insert_with(|| line(&s.campaign));
+        let l = lines.entry(s.campaign.clone()).or_insert_with(|| {
+            let mut l = line(&s.campaign);
+            l.account = linkrunner_domain::account::DEFAULT_ACCOUNT.into();
+            l
+        });
         add(l, s);
     }
     let mut total = line(TOTAL);
+    let mut accounts: BTreeMap<String, MonthLine> = BTreeMap::new();
     for l in lines.values() {
         add_line(&mut total, l);
+        let sub = accounts
+            .entry(l.account.clone())
+            .or_insert_with(|| MonthLine {
+                account: l.account.clone(),
+                ..line(&account_label(&l.account))
+            });
+        add_line(sub, l);
     }
+    let mut campaigns: Vec<MonthLine> = lines.into_values().collect();
+    campaigns.sort_by(|a, b| (&a.account, &a.campaign).cmp(&(&b.account, &b.campaign)));
     Ok(MonthReport {
         month: month.to_string(),
         from: month.start(),
         to: month.end(),
-        campaigns: lines.into_values().collect(),
+        campaigns,
+        accounts: match accounts.len() {
+            0 | 1 => Vec::new(),
+            _ => accounts.into_values().collect(),
+        },
         total,
     })
+}
+
+/// The report's rows in order: each account's campaigns followed by its subtotal when there
+/// are several accounts, then the total.
+fn rows(r: &MonthReport) -> Vec<&MonthLine> {
+    let mut out = Vec::with_capacity(r.campaigns.len() + r.accounts.len() + 1);
+    for (i, l) in r.campaigns.iter().enumerate() {
+        out.push(l);
+        let last_of_account = r
+            .campaigns
+            .get(i + 1)
+            .is_none_or(|n| n.account != l.account);
+        if last_of_account {
+            out.extend(r.accounts.iter().find(|a| a.account == l.account));
+        }
+    }
+    out.push(&r.total);
+    out
 }
 
 /// The month's [`MonthReport::total`] alone, from the ledger summed by kind and reason (a
@@ -235,7 +282,7 @@ pub fn render_text(r: &MonthReport) -> String {
         "other",
         "net change",
     ];
-    let rows: Vec<[String; 8]> = r.campaigns.iter().chain([&r.total]).map(cells).collect();
+    let rows: Vec<[String; 8]> = rows(r).into_iter().map(cells).collect();
     let width = |i: usize| {
         rows.iter()
             .map(|c| c[i].len())
@@ -268,11 +315,12 @@ pub fn render_text(r: &MonthReport) -> String {
 /// decimal rubles, the total last as campaign `(total)`.
 pub fn render_csv(r: &MonthReport) -> String {
     let mut out = String::from(
-        "month,campaign,links_bought,rent_committed_rub,autobuyer_budgets_rub,foreign_rent_rub,released_rub,other_rub,net_change_rub\r\n",
+        "month,campaign,links_bought,rent_committed_rub,autobuyer_budgets_rub,foreign_rent_rub,released_rub,other_rub,net_change_rub,account\r\n",
     );
-    for l in r.campaigns.iter().chain([&r.total]) {
+    for l in rows(r) {
         let row: Vec<String> = std::iter::once(r.month.clone())
             .chain(cells(l))
+            .chain([l.account.clone()])
             .map(|f| csv_field(&f))
             .collect();
         out.push_str(&row.join(","));
@@ -351,22 +399,71 @@ mod tests {
     fn the_csv_is_rfc_4180_with_the_total_last() {
         let m = Month::parse("2026-11").unwrap();
         let mut a = line("acme");
+        a.account = "default".into();
         a.rent_committed = Money::from_kopecks(-12_050);
         let r = MonthReport {
             month: m.to_string(),
             from: m.start(),
             to: m.end(),
             campaigns: vec![a.clone()],
+            accounts: Vec::new(),
             total: MonthLine {
                 campaign: TOTAL.into(),
+                account: String::new(),
                 ..a
             },
         };
         let csv = render_csv(&r);
         let lines: Vec<&str> = csv.split("\r\n").collect();
         assert_eq!(lines.len(), 4, "{csv:?}");
-        assert_eq!(lines[1], "2026-11,acme,0,-120.50,0,0,0,0,0");
+        assert_eq!(lines[1], "2026-11,acme,0,-120.50,0,0,0,0,0,default");
         assert!(lines[2].starts_with("2026-11,(total),"), "{csv}");
         assert_eq!(lines[3], "");
+    }
+
+    #[test]
+    fn several_accounts_each_get_a_subtotal_after_their_campaigns() {
+        let m = Month::parse("2026-11").unwrap();
+        let of = |name: &str, account: &str, kopecks: i64| MonthLine {
+            account: account.into(),
+            rent_committed: Money::from_kopecks(kopecks),
+            ..line(name)
+        };
+        let campaigns = vec![
+            of("a1", "client-a", 100),
+            of("a2", "client-a", 50),
+            of("b1", "client-b", 7),
+        ];
+        let sub = |account: &str, kopecks: i64| MonthLine {
+            account: account.into(),
+            rent_committed: Money::from_kopecks(kopecks),
+            ..line(&account_label(account))
+        };
+        let r = MonthReport {
+            month: m.to_string(),
+            from: m.start(),
+            to: m.end(),
+            campaigns,
+            accounts: vec![sub("client-a", 150), sub("client-b", 7)],
+            total: MonthLine {
+                rent_committed: Money::from_kopecks(157),
+                ..line(TOTAL)
+            },
+        };
+        let order: Vec<&str> = rows(&r).iter().map(|l| l.campaign.as_str()).collect();
+        assert_eq!(
+            order,
+            [
+                "a1",
+                "a2",
+                "(account client-a)",
+                "b1",
+                "(account client-b)",
+                TOTAL
+            ]
+        );
+        let text = render_text(&r);
+        assert!(text.contains("(account client-a)"), "{text}");
+        assert!(render_csv(&r).contains(",(account client-b),0,0.07,0,0,0,0,0,client-b\r\n"));
     }
 }

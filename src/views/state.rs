@@ -123,10 +123,15 @@ pub async fn plan_all(
         let mut claims = Vec::with_capacity(batch.len());
         for c in batch {
             let mut owners = source.id_owners(c).await?;
+            let mut across = None;
             if let Some(old) = handed_over(c) {
                 owners.drop_held_by(&old);
+                across = source
+                    .campaign_account(&old)
+                    .await?
+                    .and_then(|was| rename::cross_account(&old, &c.name, &was, &c.account));
             }
-            claims.push(rename::claimed_id(c, &owners));
+            claims.push(across.or_else(|| rename::claimed_id(c, &owners)));
         }
         // Judged for the whole batch first: a source in the batch is planned (and its record
         // taken) before the campaign its autobuyer moved to may be.
@@ -236,6 +241,15 @@ impl StateSource {
         }
     }
 
+    /// The account the journal recorded `name` in (a served state does not say: the daemon
+    /// that serves it refuses a rename across accounts at its pass).
+    pub(crate) async fn campaign_account(&self, name: &str) -> Result<Option<String>, StoreError> {
+        match self {
+            StateSource::Journal(s) => s.campaigns().campaign_account(name).await,
+            StateSource::Served(_) => Ok(None),
+        }
+    }
+
     /// The state of those of `names` it knows: from the journal in one batch read.
     pub(crate) async fn state_of(
         &self,
@@ -256,22 +270,25 @@ impl StateSource {
     }
 }
 
-/// What the journal records, under other campaigns than `c`'s (live or removed), of the ids
-/// `c` names: its `project_id`, its autobuyers' `id`s and its URLs' `url_id`s
-/// (`decide::rename::claimed_id` judges it). One read per id the file names, none otherwise.
+/// What the journal records, under other campaigns than `c`'s (live or removed) of `c`'s
+/// account, of the ids `c` names: its `project_id`, its autobuyers' `id`s and its URLs'
+/// `url_id`s (`decide::rename::claimed_id` judges it). Another account's campaigns are not
+/// read: its ids are another marketplace account's, which may coincide (issue 34). One read
+/// per id the file names, none otherwise.
 pub(crate) async fn id_owners(store: &Store, c: &Campaign) -> Result<IdOwners, StoreError> {
     let campaigns = store.campaigns();
+    let (name, account) = (c.name.as_str(), c.account.as_str());
     let mut owners = IdOwners::default();
     if let Some(pid) = c.project_id {
-        owners.project = campaigns.project_owner(pid, &c.name).await?;
+        owners.project = campaigns.project_owner(pid, name, account).await?;
     }
     for id in c.autobuyers.iter().filter_map(|a| a.id) {
-        if let Some(owner) = campaigns.autobuyer_owner(id, &c.name).await? {
+        if let Some(owner) = campaigns.autobuyer_owner(id, name, account).await? {
             owners.autobuyers.insert(id, owner);
         }
     }
     for id in c.urls.iter().filter_map(|u| u.url_id) {
-        if let Some(owner) = campaigns.url_owner(id, &c.name).await? {
+        if let Some(owner) = campaigns.url_owner(id, name, account).await? {
             owners.urls.insert(id, owner);
         }
     }

@@ -5,6 +5,10 @@
 //! The binary is run only where the command itself is under test (`plan`, `resolve`, two
 //! concurrent `once`).
 
+#[path = "engine/account_ids.rs"]
+mod account_ids;
+#[path = "engine/accounts.rs"]
+mod accounts;
 #[path = "engine/adoption.rs"]
 mod adoption;
 #[path = "engine/approval.rs"]
@@ -73,6 +77,9 @@ mod surfaces;
 mod unreachable;
 
 on_both_backends!(
+    account_ids::two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only,
+    account_ids::a_rename_to_another_account_is_blocked_and_sends_nothing,
+    accounts::two_accounts_buy_each_in_its_own_marketplace_and_a_cap_on_one_stops_only_it,
     approval::a_raised_cap_waits_for_approval_and_small_raises_add_up,
     adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,
     adoption::a_changed_project_id_is_refused_and_nothing_is_re_pointed,

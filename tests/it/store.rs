@@ -115,10 +115,12 @@ on_both_backends!(
     account::removing_the_account_cap_lets_the_campaign_caps_alone_decide,
     account::account_cap_holds_with_two_stores_racing_for_two_campaigns,
     account::a_raised_account_cap_waits_for_approval_and_small_raises_add_up,
+    account::each_account_cap_counts_only_its_own_campaigns,
     removals::a_removal_is_judged_once_shared_by_replicas_and_ends_when_its_file_returns,
     rename::a_rename_hands_everything_to_the_new_name_once_and_a_bought_page_stays_bought,
     respell::a_respelt_url_keeps_its_id_texts_and_bought_pages_once,
     identity::a_page_bought_for_a_url_id_is_refused_under_a_new_name_without_a_rekey,
     identity::a_page_bought_before_a_respelling_is_refused_under_the_new_spelling_without_a_rekey,
     identity::the_migration_keys_existing_purchases_by_url_id_and_page,
+    identity::the_same_url_id_and_page_in_two_accounts_are_two_purchases_and_in_one_account_one,
 );

@@ -497,6 +497,9 @@ pub struct DomainOwner {
     pub domain: String,
     /// Its project, once created or adopted.
     pub project_id: Option<i64>,
+    /// The marketplace account the campaign spends in: a domain is owned within one account
+    /// (issue 34), so another account's campaign may have a project for the same site.
+    pub account: String,
 }
 
 /// An account lease as the journal holds it (issue 34): which daemon works the account, and

@@ -216,6 +216,7 @@ fn load_file(path: &Path) -> Outcome {
             path: path.to_path_buf(),
             fingerprint: sha256_hex(&bytes),
             git_commit: None,
+            account_pos: raw.account.as_ref().map_or(Pos::FILE, |a| a.pos),
         })
         .map_err(|p: Problems| p.into_diagnostics(path));
     outcome

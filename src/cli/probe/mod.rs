@@ -38,6 +38,10 @@ pub(crate) struct ProbeArgs {
     wait: u64,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Probe this account of the accounts file (--account-file) through its own settings.
+    /// Default: the command line's account.
+    #[arg(long, value_name = "ID")]
+    account: Option<String>,
     /// Write the redacted report (JSON) to this file, to attach to a bug report.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -46,10 +50,7 @@ pub(crate) struct ProbeArgs {
 /// Exit 0: every check passed; 1: a problem was found (each printed), or the probe could
 /// not run.
 pub(crate) async fn probe(g: &GlobalArgs, a: &ProbeArgs) -> anyhow::Result<ExitCode> {
-    let config = g
-        .api
-        .client_config()
-        .context("marketplace client settings")?;
+    let config = super::accounts::client_config_of(g, a.account.as_deref())?;
     let url_id = match (a.project, a.url_id) {
         (Some(p), None) => first_url_of(g, p).await?,
         (_, u) => u,

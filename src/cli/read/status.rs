@@ -46,7 +46,10 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
                 println!("ALL SPENDING STOPPED: {}", h.describe());
             }
             print_halt_history(&store).await?;
-            let account = store.campaigns().account_budget().await?;
+            let account = store
+                .campaigns()
+                .account_budget(linkrunner_domain::account::DEFAULT_ACCOUNT)
+                .await?;
             if let Some(cap) = account.cap {
                 println!(
                     "account: every campaign together commits {} of the account cap of {cap} RUB/month",

@@ -35,7 +35,12 @@ pub(crate) fn validate(g: &GlobalArgs, a: &ValidateArgs) -> anyhow::Result<ExitC
     } else {
         a.paths.clone()
     };
-    let report = campaign::load_paths(&paths);
+    let mut report = campaign::load_paths(&paths);
+    // With the accounts file, a campaign must name one of its accounts; without it, any valid
+    // id passes here (`plan`, `once` and `run` refuse all but `default`).
+    if let Some(file) = crate::cli::accounts::load(g.account_file.as_deref())? {
+        campaign::reject_unknown_accounts(&mut report, &file.ids());
+    }
     let mut out = std::io::stdout().lock();
     match a.format {
         Format::Text => {

@@ -32,6 +32,19 @@ pub(crate) fn step(old_recorded: bool, new_recorded: bool) -> RenameStep {
     }
 }
 
+/// Why a rename from `old`, recorded in account `was`, to `new`, whose file names `now`, is
+/// refused: a campaign's project, ids and money are its account's (issue 34), so a rename
+/// stays within one account. `None`: one account.
+pub(crate) fn cross_account(old: &str, new: &str, was: &str, now: &str) -> Option<String> {
+    (was != now).then(|| {
+        format!(
+            "`renamed_from: {old}`, but campaign {old} spends in account `{was}` and this file names `{now}`: \
+             a rename cannot move a campaign to another account (its project and ids are `{was}`'s); \
+             put `account: {was}` in {new}'s file, or remove `renamed_from` to start anew in `{now}`"
+        )
+    })
+}
+
 /// A rename `plan` shows, and the pass reports once done.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct Renamed {
@@ -70,15 +83,19 @@ impl Renamed {
     }
 }
 
-/// Without `renamed_from`: the recorded campaign (live or removed) whose project is for the
-/// same site as `c`'s domain (case, default port and a leading `www.` folded), when `c` itself
-/// is not recorded yet. Such a campaign is blocked, never given a second project for the site:
-/// both projects would pay every month and buy the same pages again.
+/// Without `renamed_from`: the recorded campaign (live or removed) of `c`'s account whose
+/// project is for the same site as `c`'s domain (case, default port and a leading `www.`
+/// folded), when `c` itself is not recorded yet. Such a campaign is blocked, never given a
+/// second project for the site: both projects would pay every month and buy the same pages
+/// again. Another account's project for the site is that account's (an agency's two clients
+/// may both promote one site; issue 34), and blocks nothing here.
 pub(crate) fn domain_owner<'a>(c: &Campaign, owners: &'a [DomainOwner]) -> Option<&'a DomainOwner> {
     let site = site_key(&c.domain)?;
-    owners
-        .iter()
-        .find(|o| o.campaign != c.name && site_key(&o.domain).as_deref() == Some(site.as_str()))
+    owners.iter().find(|o| {
+        o.campaign != c.name
+            && o.account == c.account
+            && site_key(&o.domain).as_deref() == Some(site.as_str())
+    })
 }
 
 /// What `plan` and `once` say about a campaign blocked by [`domain_owner`].
@@ -227,7 +244,7 @@ mod tests {
 
     #[test]
     fn a_purchase_key_is_the_same_after_any_rename_even_of_a_campaign_named_url() {
-        let k = keys::purchase(11, 7);
+        let k = keys::purchase("default", 11, 7);
         assert_eq!(renamed_key(&k, "acme", "acme-shoes"), k);
         assert_eq!(
             renamed_key(&k, "url", "shoes"),
@@ -241,6 +258,7 @@ mod tests {
             campaign: campaign.into(),
             domain: domain.into(),
             project_id: Some(5000),
+            account: "default".into(),
         }
     }
 
@@ -270,6 +288,37 @@ mod tests {
         assert_eq!(
             claimed_by(&owners[0]),
             "domain acme.example belongs to campaign acme (project 5000): if this is a rename, add `renamed_from: acme`"
+        );
+    }
+
+    #[test]
+    fn a_rename_stays_in_its_account() {
+        assert_eq!(cross_account("acme", "shoes", "default", "default"), None);
+        let why = cross_account("acme", "shoes", "client-a", "client-b").unwrap();
+        assert!(
+            why.contains(
+                "campaign acme spends in account `client-a` and this file names `client-b`"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("put `account: client-a`"), "{why}");
+    }
+
+    #[test]
+    fn a_site_recorded_in_another_account_is_that_accounts_and_claims_nothing_here() {
+        let mut theirs = owner("client-a-shop", "https://acme.example");
+        theirs.account = "client-a".into();
+        let owners = [theirs];
+        let mut c = campaign("client-b-shop", "https://acme.example");
+        assert!(
+            domain_owner(&c, &owners).is_none(),
+            "another account's project for the site"
+        );
+        c.account = "client-a".into();
+        assert_eq!(
+            domain_owner(&c, &owners).map(|o| o.campaign.as_str()),
+            Some("client-a-shop"),
+            "in one account the site is still owned once"
         );
     }
 

@@ -152,10 +152,11 @@ impl Campaigns<'_> {
         self.write_one("record_domain", change).await.map(|_| ())
     }
 
-    /// Every recorded campaign (live or removed) whose domain is known, with its project.
+    /// Every recorded campaign (live or removed) whose domain is known, with its project and
+    /// its account (a domain is owned within one account: `decide::rename::domain_owner`).
     pub(crate) async fn domain_owners(self) -> Result<Vec<DomainOwner>, StoreError> {
         let query = sqlx::query(
-            "SELECT c.name, c.domain, p.project_id FROM campaigns c \
+            "SELECT c.name, c.domain, c.account, p.project_id FROM campaigns c \
              LEFT JOIN projects p ON p.campaign = c.name \
              WHERE c.domain IS NOT NULL ORDER BY c.name",
         );
@@ -164,69 +165,94 @@ impl Campaigns<'_> {
                 campaign: col(r, "name")?,
                 domain: col(r, "domain")?,
                 project_id: col(r, "project_id")?,
+                account: col(r, "account")?,
             })
         })
         .await
     }
 }
 
+/// The condition that a row's campaign spends in the account bound as `$3`: the marketplace's
+/// ids are an account's own (issue 34: two accounts, maybe two marketplaces, may both have a
+/// project 5000), so an id is owned within one account. Every row's campaign is a `campaigns`
+/// row (the tables reference it), whose `account` is `default` for every row before accounts.
+macro_rules! in_account {
+    ($table:literal) => {
+        concat!(
+            "(SELECT a.account FROM campaigns a WHERE a.name = ",
+            $table,
+            ".campaign) = $3"
+        )
+    };
+}
+
 impl Campaigns<'_> {
-    /// Another campaign (live or removed) than `campaign` that the journal records with the
-    /// project `project_id`, when `campaign` does not hold it itself.
+    /// Another campaign (live or removed) of `account` than `campaign` that the journal
+    /// records with the project `project_id`, when `campaign` does not hold it itself.
     pub(crate) async fn project_owner(
         self,
         project_id: i64,
         campaign: &str,
+        account: &str,
     ) -> Result<Option<String>, StoreError> {
-        let query = sqlx::query(
-            "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 \
-             AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
+        let query = sqlx::query(concat!(
+            "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 AND ",
+            in_account!("projects"),
+            " AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
              ORDER BY campaign LIMIT 1",
-        )
+        ))
         .bind(project_id)
-        .bind(campaign);
+        .bind(campaign)
+        .bind(account);
         self.read_optional("project_owner", query, |r| col(r, "campaign"))
             .await
     }
 
-    /// Another campaign than `campaign` that records the autobuyer `id` (created or adopted
-    /// by it), when `campaign` does not hold it itself: the campaign and its autobuyer's name.
+    /// Another campaign of `account` than `campaign` that records the autobuyer `id`
+    /// (created or adopted by it), when `campaign` does not hold it itself: the campaign and
+    /// its autobuyer's name.
     pub(crate) async fn autobuyer_owner(
         self,
         id: i64,
         campaign: &str,
+        account: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let query = sqlx::query(
+        let query = sqlx::query(concat!(
             "SELECT campaign, name FROM autobuyers \
-             WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 \
-             AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
+             WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 AND ",
+            in_account!("autobuyers"),
+            " AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
                  AND (q.autobuyer_id = $1 OR q.adopted_id = $1)) \
              ORDER BY campaign LIMIT 1",
-        )
+        ))
         .bind(id)
-        .bind(campaign);
+        .bind(campaign)
+        .bind(account);
         self.read_optional("autobuyer_owner", query, |r| {
             Ok((col(r, "campaign")?, col(r, "name")?))
         })
         .await
     }
 
-    /// Another campaign than `campaign` that records the URL id `url_id` (created or adopted
-    /// by it), when `campaign` does not hold it itself: the campaign and the URL as recorded
-    /// there. A removed campaign keeps its rows, and a rename hands them over, so the owner
-    /// is the one the journal holds today.
+    /// Another campaign of `account` than `campaign` that records the URL id `url_id`
+    /// (created or adopted by it), when `campaign` does not hold it itself: the campaign and
+    /// the URL as recorded there. A removed campaign keeps its rows, and a rename hands them
+    /// over, so the owner is the one the journal holds today.
     pub(crate) async fn url_owner(
         self,
         url_id: i64,
         campaign: &str,
+        account: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let query = sqlx::query(
-            "SELECT campaign, url FROM urls WHERE url_id = $1 AND campaign <> $2 \
-             AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $2 AND q.url_id = $1) \
+        let query = sqlx::query(concat!(
+            "SELECT campaign, url FROM urls WHERE url_id = $1 AND campaign <> $2 AND ",
+            in_account!("urls"),
+            " AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $2 AND q.url_id = $1) \
              ORDER BY campaign, url LIMIT 1",
-        )
+        ))
         .bind(url_id)
-        .bind(campaign);
+        .bind(campaign)
+        .bind(account);
         self.read_optional("url_owner", query, |r| {
             Ok((col(r, "campaign")?, col(r, "url")?))
         })
@@ -311,4 +337,92 @@ pub(super) async fn hold_lease(
     )?
     .ok_or_else(fenced)?;
     col(&row, "fence")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::{AdoptedAutobuyer, Store};
+    use linkrunner_domain::money::Money;
+    use linkrunner_domain::records::CampaignCaps;
+
+    /// A journal where `shop-a` of account `client-a` adopted project 5000 with URL id 11 and
+    /// autobuyer 900, and `shop-b` of `client-b` and `shop-a2` of `client-a` hold nothing.
+    async fn journal() -> Store {
+        let store = Store::connect("sqlite::memory:").await.expect("connect");
+        store.migrate().await.expect("migrate");
+        let now = chrono::Utc::now();
+        let campaigns = store.campaigns();
+        for (name, account) in [
+            ("shop-a", "client-a"),
+            ("shop-a2", "client-a"),
+            ("shop-b", "client-b"),
+        ] {
+            let caps = CampaignCaps {
+                name: name.into(),
+                account: account.into(),
+                monthly_cap: Money::from_rubles(1000),
+                daily_links: 1,
+                total_links: 1,
+            };
+            campaigns.upsert_campaign(&caps, now).await.expect("caps");
+        }
+        campaigns.adopt_project("shop-a", 5000, now).await.unwrap();
+        let urls = [("https://acme.example/a".to_string(), 11)];
+        campaigns.adopt_ids("shop-a", &urls, &[]).await.unwrap();
+        let auto = AdoptedAutobuyer {
+            name: "auto",
+            id: 900,
+            spec_fingerprint: "fp",
+            monthly_budget: Money::from_rubles(100),
+            covers: vec![11],
+        };
+        campaigns
+            .adopt_autobuyer("shop-a", &auto, now)
+            .await
+            .unwrap();
+        campaigns
+            .record_domain("shop-a", "https://acme.example")
+            .await
+            .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn ids_are_owned_within_one_account_only() {
+        let store = journal().await;
+        let c = store.campaigns();
+        // Another account may hold the same ids: its marketplace's ids are its own.
+        assert_eq!(
+            c.project_owner(5000, "shop-b", "client-b").await.unwrap(),
+            None
+        );
+        assert_eq!(c.url_owner(11, "shop-b", "client-b").await.unwrap(), None);
+        assert_eq!(
+            c.autobuyer_owner(900, "shop-b", "client-b").await.unwrap(),
+            None
+        );
+        // In one account each is owned once, as before accounts.
+        let a = "client-a";
+        assert_eq!(
+            c.project_owner(5000, "shop-a2", a)
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("shop-a")
+        );
+        assert_eq!(
+            c.url_owner(11, "shop-a2", a).await.unwrap(),
+            Some(("shop-a".into(), "https://acme.example/a".into()))
+        );
+        assert_eq!(
+            c.autobuyer_owner(900, "shop-a2", a).await.unwrap(),
+            Some(("shop-a".into(), "auto".into()))
+        );
+        let domains = c.domain_owners().await.unwrap();
+        assert_eq!(domains.len(), 1);
+        assert_eq!(
+            (domains[0].campaign.as_str(), domains[0].account.as_str()),
+            ("shop-a", "client-a")
+        );
+    }
 }

@@ -149,13 +149,33 @@ impl Reports<'_> {
     }
 
     /// The intent that bought the link the marketplace calls `link_id`, if one of ours did.
+    /// Link ids are each marketplace account's own (issue 34): when two accounts' campaigns
+    /// hold a link of that id, which one is meant is not guessed; the error names both
+    /// intents, to be asked for as `intent:ID`.
     pub(crate) async fn intent_of_link(self, link_id: i64) -> Result<Option<IntentId>, StoreError> {
-        let query =
-            sqlx::query("SELECT intent_id FROM held_links WHERE link_id = $1").bind(link_id);
-        self.read_optional("intent_of_link", query, |r| {
-            col(r, "intent_id").map(IntentId)
-        })
-        .await
+        let query = sqlx::query(
+            "SELECT intent_id, campaign FROM held_links WHERE link_id = $1 ORDER BY intent_id",
+        )
+        .bind(link_id);
+        let found: Vec<(i64, String)> = self
+            .read_all("intent_of_link", query, |r| {
+                Ok((col(r, "intent_id")?, col(r, "campaign")?))
+            })
+            .await?;
+        match found.as_slice() {
+            [] => Ok(None),
+            [(id, _)] => Ok(Some(IntentId(*id))),
+            many => {
+                let named: Vec<String> = many
+                    .iter()
+                    .map(|(id, c)| format!("intent:{id} (campaign {c})"))
+                    .collect();
+                Err(StoreError::invalid(format!(
+                    "link {link_id} is the id of links in several accounts' marketplaces: {}; ask for one of them",
+                    named.join(", ")
+                )))
+            }
+        }
     }
 
     /// The ledger entries of one intent, oldest first.

@@ -141,6 +141,15 @@ impl Campaigns<'_> {
         self.done(done).map(|_| ())
     }
 
+    /// Every recorded campaign with the account it spends in, by name.
+    pub async fn campaign_accounts(self) -> Result<Vec<(String, String)>, StoreError> {
+        let query = sqlx::query("SELECT name, account FROM campaigns ORDER BY name");
+        self.read_all("campaign_accounts", query, |r| {
+            Ok((col(r, "name")?, col(r, "account")?))
+        })
+        .await
+    }
+
     pub async fn campaign_names(self) -> Result<Vec<String>, StoreError> {
         let query = sqlx::query("SELECT name FROM campaigns ORDER BY name");
         self.read_all("campaign_names", query, |r| col(r, "name"))

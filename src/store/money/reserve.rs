@@ -80,7 +80,9 @@ async fn reserve(
     if reserved.is_none() {
         return refusal(conn, campaign, demand).await.map(Some);
     }
-    if let Some((needed, headroom)) = account::reserve_account(conn, demand.amount).await? {
+    if let Some((needed, headroom)) =
+        account::reserve_account(conn, campaign, demand.amount).await?
+    {
         return Ok(Some(BeginOutcome::CapExceeded {
             campaign: campaign.to_string(),
             cap: CapKind::Account,

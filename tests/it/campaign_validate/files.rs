@@ -190,3 +190,51 @@ fn one_url_id_in_two_files_is_an_error_at_both_positions() {
     }
     assert_eq!(lines.len(), 2, "{shown}");
 }
+
+/// Issue 34: ownership is per marketplace account. Two files of two accounts may name the
+/// same domain and the same `url_id` (each account's marketplace has its own ids, which may
+/// coincide); both load. Within one account, named or the default, the clash stays refused.
+#[test]
+fn the_same_domain_and_url_id_in_two_accounts_are_valid_and_in_one_account_refused() {
+    let in_account = |name: &str, account: Option<&str>| {
+        let file = naming_url_id_11(name, "https://acme.example");
+        match account {
+            Some(a) => file.replacen('\n', &format!("\naccount: {a}\n"), 1),
+            None => file,
+        }
+    };
+    let load = |a: Option<&str>, b: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.yaml"), in_account("shop-a", a)).unwrap();
+        fs::write(dir.path().join("b.yaml"), in_account("shop-b", b)).unwrap();
+        let report = load_dir(dir.path());
+        let shown = rendered(&report, &dir.path().to_string_lossy());
+        (report, shown)
+    };
+    for (a, b) in [
+        (Some("client-a"), Some("client-b")),
+        (None, Some("client-b")),
+    ] {
+        let (report, shown) = load(a, b);
+        assert_eq!(report.campaigns.len(), 2, "{a:?} and {b:?}: {shown}");
+        assert!(report.problems.is_empty(), "{shown}");
+        let accounts: Vec<&str> = report
+            .campaigns
+            .iter()
+            .map(|c| c.campaign.account.as_str())
+            .collect();
+        assert_eq!(accounts, [a.unwrap_or("default"), b.unwrap()]);
+    }
+    for (a, b) in [
+        (Some("client-a"), Some("client-a")),
+        (None, Some("default")),
+    ] {
+        let (report, shown) = load(a, b);
+        assert!(report.campaigns.is_empty(), "{a:?} and {b:?}: {shown}");
+        assert!(
+            shown.contains("domain `acme.example` is also the domain of"),
+            "{shown}"
+        );
+        assert!(shown.contains("`url_id` 11 is also given in"), "{shown}");
+    }
+}

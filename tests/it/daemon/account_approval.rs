@@ -48,7 +48,7 @@ async fn a_raised_account_cap_in_the_account_file_waits_for_resolve_approve_acco
         journal
             .store
             .campaigns()
-            .account_budget()
+            .account_budget("default")
             .await
             .unwrap()
             .cap

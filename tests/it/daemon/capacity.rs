@@ -1,6 +1,7 @@
-//! Capacity (issue 27): buy rounds go before reconciliation. While a reconciliation that
-//! cannot finish within `--reconcile-interval` keeps running, rounds that come due start and
-//! finish with the marketplace's calls going mostly to them (counted by the sandbox).
+//! Capacity (issue 27, issue 34 item 6): buy rounds go before reconciliation. While a
+//! reconciliation that cannot finish within `--reconcile-interval` keeps running, rounds that
+//! come due start on time and buy, and reconciliation keeps going beside them on what they
+//! leave idle (the client's queue serves a round's calls first; counted by the sandbox).
 
 use std::time::Duration;
 
@@ -101,7 +102,7 @@ async fn a_due_round_starts_while_a_long_reconciliation_is_under_way() {
     }
     let after = world.sandbox.ledger();
 
-    // Assert: every round bought, and most calls made meanwhile were the rounds' own.
+    // Assert: every round bought on time, and reconciliation went on meanwhile.
     let ours = round_calls(&after) - round_calls(&before);
     // Each round's pass also reads its link list once: those are the rounds' too.
     let others =
@@ -112,8 +113,8 @@ async fn a_due_round_starts_while_a_long_reconciliation_is_under_way() {
         "a search, a poll and a purchase per round: {ours}"
     );
     assert!(
-        others <= ours,
-        "reconciliation took {others} calls while the rounds took {ours}: rounds must go first"
+        others > 0,
+        "reconciliation keeps its pace beside the rounds (it made {others} calls while they made {ours})"
     );
     let body = daemon.metrics_body().await;
     assert_eq!(gauge(&body, "linkrunner_rounds_started_late_total"), 0.0);

@@ -271,6 +271,7 @@ async fn the_status_page_draws_the_months_commitment_per_day_against_the_cap() {
     db.store
         .campaigns()
         .set_account_cap(
+            "default",
             Some(linkrunner::money::Money::from_rubles(2500)),
             "test",
             at(12, 0, 0),

@@ -8,6 +8,8 @@ use linkrunner::store::{AccountBudget, BeginOutcome, CapKind, LeaseToken, NewInt
 use super::support::*;
 
 const OTHER: &str = "acme-boots";
+/// The account every campaign of these tests spends in unless it names one.
+const DEFAULT: &str = "default";
 
 /// [`purchase`] for `campaign`.
 fn purchase_in(campaign: &str, page: i64, price_rub: i64) -> NewIntent {
@@ -55,7 +57,7 @@ pub async fn account_cap_refuses_a_reservation_that_two_campaigns_together_would
     );
     assert!(db.store.campaigns().ledger(OTHER).await.unwrap().is_empty());
     assert_eq!(
-        db.store.campaigns().account_budget().await.unwrap(),
+        db.store.campaigns().account_budget(DEFAULT).await.unwrap(),
         AccountBudget {
             cap: Some(rub(500)),
             committed: rub(300)
@@ -80,7 +82,7 @@ pub async fn removing_the_account_cap_lets_the_campaign_caps_alone_decide(db: Te
 
     assert!(matches!(started, BeginOutcome::Started(_)), "{started:?}");
     assert_eq!(
-        db.store.campaigns().account_budget().await.unwrap(),
+        db.store.campaigns().account_budget(DEFAULT).await.unwrap(),
         AccountBudget {
             cap: None,
             committed: rub(150)
@@ -106,7 +108,7 @@ pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: Test
         .collect();
     let started = race_purchases(purchases).await;
 
-    let account = db.store.campaigns().account_budget().await.unwrap();
+    let account = db.store.campaigns().account_budget(DEFAULT).await.unwrap();
     assert_eq!(
         started, 6,
         "1000 RUB fits six links at 150, whichever campaign buys"
@@ -115,15 +117,75 @@ pub async fn account_cap_holds_with_two_stores_racing_for_two_campaigns(db: Test
     assert_books_balance(&db.store).await;
 }
 
+/// Issue 34: each account's cap bounds only its own campaigns. Account B's reservations are
+/// not counted against A's cap, and B's are refused at B's own cap while A keeps reserving.
+pub async fn each_account_cap_counts_only_its_own_campaigns(db: TestDb) {
+    let a = campaign_with_lease(&db.store, &caps(100_000, 100, 100)).await;
+    let mut other = caps(100_000, 100, 100);
+    other.name = OTHER.into();
+    other.account = "client-b".into();
+    let b = campaign_with_lease(&db.store, &other).await;
+    let campaigns = db.store.campaigns();
+    campaigns
+        .set_account_cap(DEFAULT, Some(rub(500)), "test", t0())
+        .await
+        .unwrap();
+    campaigns
+        .set_account_cap("client-b", Some(rub(400)), "test", t0())
+        .await
+        .unwrap();
+
+    // B spends 300 of its 400: A's cap of 500 does not see it.
+    let b_first = begin(&db.store, &b, purchase_in(OTHER, 1, 300)).await;
+    assert!(matches!(b_first, BeginOutcome::Started(_)), "{b_first:?}");
+    let a_first = begin(&db.store, &a, purchase_in(CAMPAIGN, 2, 450)).await;
+    assert!(
+        matches!(a_first, BeginOutcome::Started(_)),
+        "B's 300 do not count against A's 500: {a_first:?}"
+    );
+    // B's next 150 passes B's own cap (300 + 150 > 400), though A's has room for none of it
+    // and the two together (750) would pass neither.
+    let b_second = begin(&db.store, &b, purchase_in(OTHER, 3, 150)).await;
+
+    assert_eq!(
+        b_second,
+        BeginOutcome::CapExceeded {
+            campaign: OTHER.into(),
+            cap: CapKind::Account,
+            needed: 15_000,
+            headroom: 10_000,
+        }
+    );
+    let a_more = begin(&db.store, &a, purchase_in(CAMPAIGN, 4, 50)).await;
+    assert!(matches!(a_more, BeginOutcome::Started(_)), "{a_more:?}");
+    assert_eq!(
+        campaigns.account_budget(DEFAULT).await.unwrap(),
+        AccountBudget {
+            cap: Some(rub(500)),
+            committed: rub(500)
+        }
+    );
+    assert_eq!(
+        campaigns.account_budget("client-b").await.unwrap(),
+        AccountBudget {
+            cap: Some(rub(400)),
+            committed: rub(300)
+        }
+    );
+    assert_books_balance(&db.store).await;
+}
+
 /// Sets the account cap (`None`: no cap) at `t0`, by "test".
 async fn set_account_cap(store: &Store, cap: Option<linkrunner::money::Money>) {
-    let set = store.campaigns().set_account_cap(cap, "test", t0());
+    let set = store
+        .campaigns()
+        .set_account_cap(DEFAULT, cap, "test", t0());
     set.await.unwrap();
 }
 
 /// The account cap the reservations check, as the journal holds it.
 async fn account_cap(store: &Store) -> Option<linkrunner::money::Money> {
-    store.campaigns().account_budget().await.unwrap().cap
+    store.campaigns().account_budget(DEFAULT).await.unwrap().cap
 }
 
 /// The account file's `approve_above` (issue 33): a raise of the account cap is spent only up
@@ -133,13 +195,13 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
     let (a, _) = two_campaigns(&db.store).await;
     let campaigns = db.store.campaigns();
     campaigns
-        .set_account_cap(Some(rub(500)), "test", t0())
+        .set_account_cap(DEFAULT, Some(rub(500)), "test", t0())
         .await
         .unwrap();
 
     // The threshold first seen with a raise: the cap held before is the baseline.
     let set = campaigns
-        .set_account_cap_approving(Some(rub(700)), Some(rub(150)), "test", t0())
+        .set_account_cap_approving(DEFAULT, Some(rub(700)), Some(rub(150)), "test", t0())
         .await
         .unwrap();
     assert_eq!(
@@ -151,12 +213,12 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
 
     // A small raise within the threshold applies at once; another one past it does not.
     let small = campaigns
-        .set_account_cap_approving(Some(rub(600)), Some(rub(150)), "test", t0())
+        .set_account_cap_approving(DEFAULT, Some(rub(600)), Some(rub(150)), "test", t0())
         .await
         .unwrap();
     assert_eq!((small.recorded, small.waiting), (Some(rub(600)), None));
     let again = campaigns
-        .set_account_cap_approving(Some(rub(800)), Some(rub(150)), "test", t0())
+        .set_account_cap_approving(DEFAULT, Some(rub(800)), Some(rub(150)), "test", t0())
         .await
         .unwrap();
     assert_eq!(
@@ -166,7 +228,7 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
     );
 
     let approved = campaigns
-        .approve_account("ann", "budget for the spring sale", t0())
+        .approve_account(DEFAULT, "ann", "budget for the spring sale", t0())
         .await
         .unwrap()
         .expect("a threshold is in force");
@@ -177,13 +239,13 @@ pub async fn a_raised_account_cap_waits_for_approval_and_small_raises_add_up(db:
 
     // Without the threshold the file's cap holds again; the approval is kept.
     let plain = campaigns
-        .set_account_cap_approving(Some(rub(5000)), None, "test", t0())
+        .set_account_cap_approving(DEFAULT, Some(rub(5000)), None, "test", t0())
         .await
         .unwrap();
     assert_eq!((plain.recorded, plain.waiting), (Some(rub(5000)), None));
     assert!(
         campaigns
-            .approve_account("ann", "again", t0())
+            .approve_account(DEFAULT, "ann", "again", t0())
             .await
             .unwrap()
             .is_none()

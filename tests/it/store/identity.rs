@@ -18,7 +18,7 @@ const NEW_URL: &str = "https://acme.example/running_shoes";
 fn purchase_for(campaign: &str, url: &str, page: i64) -> NewIntent {
     let mut i = purchase(page, 100);
     i.campaign = campaign.into();
-    i.natural_key = keys::purchase(11, page);
+    i.natural_key = keys::purchase("default", 11, page);
     i.request = serde_json::json!({"page_id": page, "url": url, "url_id": 11, "text_id": 21});
     i
 }
@@ -162,15 +162,15 @@ pub async fn the_migration_keys_existing_purchases_by_url_id_and_page(db: TestDb
             .map(|i| i.natural_key)
             .expect("the row is kept")
     };
-    assert_eq!(key_of(a.intent.0).await, keys::purchase(11, 7));
-    assert_eq!(key_of(b.intent.0).await, keys::purchase(10, 8));
+    assert_eq!(key_of(a.intent.0).await, keys::purchase("default", 11, 7));
+    assert_eq!(key_of(b.intent.0).await, keys::purchase("default", 10, 8));
     assert_eq!(
         key_of(c.intent.0).await,
         format!("purchase:{CAMPAIGN}:6:{OLD_URL}")
     );
     assert_eq!(
         key_of(e.intent.0).await,
-        keys::purchase(11, 9),
+        keys::purchase("default", 11, 9),
         "the purchase that held takes the key, not the failed try"
     );
     assert_eq!(
@@ -185,7 +185,7 @@ pub async fn the_migration_keys_existing_purchases_by_url_id_and_page(db: TestDb
     // The journal keeps refusing the pages it holds, under any name and spelling.
     for (url_id, page) in [(11, 7), (10, 8), (11, 9)] {
         let mut i = purchase_for(CAMPAIGN, NEW_URL, page);
-        i.natural_key = keys::purchase(url_id, page);
+        i.natural_key = keys::purchase("default", url_id, page);
         let again = begin(store, &lease, i).await;
         assert!(
             matches!(again, BeginOutcome::Exists(_)),
@@ -194,5 +194,88 @@ pub async fn the_migration_keys_existing_purchases_by_url_id_and_page(db: TestDb
     }
     let after = budget(store).await;
     assert_eq!(after.committed, money.committed, "the money is as it was");
+    assert_books_balance(store).await;
+}
+
+/// Issue 34: a marketplace's ids are its account's own, and two accounts (maybe two
+/// marketplaces) may both have a URL 11 with a page 7. A purchase key of a non-default account
+/// names it (`decide::keys::purchase`), so page 7 for URL id 11 in two accounts is two
+/// purchases, each on its own campaign's money, while in one account the unique key still
+/// refuses the second, under any campaign.
+pub async fn the_same_url_id_and_page_in_two_accounts_are_two_purchases_and_in_one_account_one(
+    db: TestDb,
+) {
+    // Arrange: a campaign in the default account, two in `client-a`, one in `client-b`.
+    let store = &db.store;
+    let in_account = |name: &str, account: &str| {
+        let mut c = caps(1000, 5, 50);
+        c.name = name.into();
+        c.account = account.into();
+        c
+    };
+    let default = campaign_with_lease(store, &caps(1000, 5, 50)).await;
+    let a = campaign_with_lease(store, &in_account("shop-a", "client-a")).await;
+    let a2 = campaign_with_lease(store, &in_account("shop-a2", "client-a")).await;
+    let b = campaign_with_lease(store, &in_account("shop-b", "client-b")).await;
+    let page_7 = |campaign: &str, account: &str| {
+        let mut i = purchase_for(campaign, OLD_URL, 7);
+        i.natural_key = keys::purchase(account, 11, 7);
+        i
+    };
+
+    // Act: each begins (and buys) page 7 for URL id 11 in its account.
+    for (lease, campaign, account) in [
+        (&default, CAMPAIGN, "default"),
+        (&a, "shop-a", "client-a"),
+        (&b, "shop-b", "client-b"),
+    ] {
+        let at = started(store, lease, page_7(campaign, account)).await;
+        complete(store, at, Outcome::Succeeded(purchased(7, Some(70), 100))).await;
+    }
+    let again = begin(store, &a2, page_7("shop-a2", "client-a")).await;
+
+    // Assert: three purchases, one per account; the second in `client-a` is refused with the
+    // first's row, and its campaign holds no money.
+    match again {
+        BeginOutcome::Exists(row) => assert_eq!(
+            (row.campaign.as_str(), row.state),
+            ("shop-a", IntentState::Succeeded)
+        ),
+        other => panic!("page 7 of URL id 11 was begun twice in one account: {other:?}"),
+    }
+    let purchases = store
+        .intents()
+        .find_intents(Default::default())
+        .await
+        .expect("intents");
+    let mut keys: Vec<(String, String)> = purchases
+        .iter()
+        .filter(|i| i.kind == IntentKind::Purchase && i.state == IntentState::Succeeded)
+        .map(|i| (i.campaign.clone(), i.natural_key.clone()))
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            (CAMPAIGN.to_string(), "purchase:url:11:page:7".to_string()),
+            (
+                "shop-a".into(),
+                "purchase:account:client-a:url:11:page:7".into()
+            ),
+            (
+                "shop-b".into(),
+                "purchase:account:client-b:url:11:page:7".into()
+            ),
+        ]
+    );
+    for (campaign, committed) in [
+        (CAMPAIGN, 100),
+        ("shop-a", 100),
+        ("shop-b", 100),
+        ("shop-a2", 0),
+    ] {
+        let money = store.campaigns().budget(campaign, today()).await.unwrap();
+        assert_eq!(money.committed, rub(committed), "{campaign}: {money:?}");
+    }
     assert_books_balance(store).await;
 }

@@ -75,17 +75,24 @@ pub async fn the_stamp_moves_only_with_what_a_plan_reads_and_a_look_moves_what_t
     let t3 = t0() + Duration::minutes(3);
     let moved = store
         .campaigns()
-        .record_look(CAMPAIGN, t2, t3)
+        .record_look(&lease, t2, t3)
         .await
         .expect("look");
+    let released = store
+        .leases()
+        .lease_holder(CAMPAIGN)
+        .await
+        .expect("holder")
+        .expect("a lease row");
     let stale = store
         .campaigns()
-        .record_look(CAMPAIGN, t2, t3 + Duration::minutes(1))
+        .record_look(&lease, t2, t3 + Duration::minutes(1))
         .await
         .expect("look");
 
-    // Assert: both links seen at t3, nothing else written.
+    // Assert: both links seen at t3, the look's lease released, nothing else written.
     assert_eq!((moved, stale), (2, 0));
+    assert_eq!(released.expires_at.timestamp_millis(), 0, "released");
     let held = store.links().held_links(CAMPAIGN).await.expect("held");
     assert_eq!(held.len(), 1);
     assert_eq!(held[0].seen_in_list_at, Some(t3));

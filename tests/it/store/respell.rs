@@ -28,7 +28,7 @@ async fn respell(store: &Store, lease: &LeaseToken) -> Result<usize, StoreError>
 /// A purchase of `page` for the URL spelt `url` (the key `decide::keys::purchase` makes).
 fn purchase_of(url: &str, page: i64) -> linkrunner::store::NewIntent {
     let mut i = purchase(page, 100);
-    i.natural_key = linkrunner::decide::keys::purchase(11, page);
+    i.natural_key = linkrunner::decide::keys::purchase("default", 11, page);
     i.request = serde_json::json!({"page_id": page, "url": url, "url_id": 11, "text_id": 21});
     i
 }

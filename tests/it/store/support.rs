@@ -186,7 +186,7 @@ pub fn purchase(page: i64, price_rub: i64) -> NewIntent {
     NewIntent {
         campaign: CAMPAIGN.into(),
         kind: IntentKind::Purchase,
-        natural_key: linkrunner::decide::keys::purchase(10, page),
+        natural_key: linkrunner::decide::keys::purchase("default", 10, page),
         fingerprint: format!("fp-{page}"),
         request: serde_json::json!({"page_id": page, "url_id": 10, "text_id": 20}),
         reserve: Some(Reservation {
