@@ -104,8 +104,31 @@ pub struct BenchArgs {
     market_token: String,
     #[arg(long, default_value = "bench-ticket", requires = "market_url")]
     market_ticket: String,
+    /// Target 7: marketplace accounts served by one sandbox, the default account and
+    /// `a01`, `a02`, … in the accounts file (`--account-file`), campaigns spread over them,
+    /// worked by `linkrunner run` processes sharing one PostgreSQL journal. 0: skipped.
+    #[arg(long, default_value_t = 10)]
+    accounts: usize,
+    /// Target 7: each account's rate limit, in the sandbox and in the accounts file.
+    #[arg(long, default_value_t = 10)]
+    account_rate_limit: u32,
+    /// Target 7: campaigns per account.
+    #[arg(long, default_value_t = 100)]
+    account_campaigns: usize,
+    /// Target 7: numbers of `linkrunner run` processes, comma-separated, each measured on a
+    /// fresh journal and sandbox.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    account_processes: Vec<usize>,
+    /// Target 7: seconds measured once the processes have divided the accounts.
+    #[arg(long, default_value_t = 60)]
+    accounts_seconds: u64,
+    /// Target 7's checks decide the exit code (1 when one fails): every process works some
+    /// accounts, no account is called by two, no 429, no duplicate purchase, some purchase.
+    /// CI's small mode.
+    #[arg(long)]
+    accounts_strict: bool,
     /// Only these targets (e.g. `--only 1 --only 5`); default all.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=6))]
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=7))]
     only: Vec<u8>,
 }
 
@@ -143,6 +166,12 @@ pub async fn bench(a: &BenchArgs) -> anyhow::Result<ExitCode> {
                 token: a.market_token.clone(),
                 ticket: a.market_ticket.clone(),
             }),
+        accounts: a.accounts,
+        account_rate_limit: a.account_rate_limit,
+        account_campaigns: a.account_campaigns,
+        account_processes: a.account_processes.clone(),
+        accounts_seconds: a.accounts_seconds,
+        accounts_strict: a.accounts_strict,
     })
     .await
 }

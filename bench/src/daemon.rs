@@ -652,7 +652,7 @@ async fn status_page(port: u16) -> Result<(Duration, usize), String> {
     Ok(best)
 }
 
-async fn is_ok(http: &reqwest::Client, url: &str) -> bool {
+pub(crate) async fn is_ok(http: &reqwest::Client, url: &str) -> bool {
     match http.get(url).send().await {
         Ok(r) => r.status().is_success(),
         Err(_) => false,

@@ -84,6 +84,34 @@ fn write_campaign(dir: &Path, i: usize, schedule: &str) -> std::io::Result<()> {
     )
 }
 
+/// The id of account number `k` of the several-accounts target (7): the default account
+/// (the command line's) first, then `a01`, `a02`, … (the accounts file's).
+pub(crate) fn account_id(k: usize) -> String {
+    match k {
+        0 => linkrunner_sandbox::DEFAULT_ACCOUNT.to_string(),
+        k => format!("a{k:02}"),
+    }
+}
+
+/// Writes `per_account * accounts` campaign files into `dir`, campaign `i` of account
+/// `i % accounts`: consecutive names change account, so the reconciler's name order
+/// interleaves the accounts. The default account's files name no account (as today's do).
+pub(crate) fn write_account_campaigns(
+    dir: &Path,
+    accounts: usize,
+    per_account: usize,
+    schedule: &str,
+) -> std::io::Result<()> {
+    (0..accounts * per_account).try_for_each(|i| {
+        let yaml = campaign_yaml(i, schedule);
+        let yaml = match i % accounts.max(1) {
+            0 => yaml,
+            k => yaml.replacen('\n', &format!("\naccount: {}\n", account_id(k)), 1),
+        };
+        std::fs::write(dir.join(format!("bench-{i:05}.yaml")), yaml)
+    })
+}
+
 /// A campaign whose buy round falls due inside a measured window.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DueRound {

@@ -11,13 +11,16 @@
 //! | [`journal`] | 4: intent and outcome latencies; restart after SIGKILL over a large journal |
 //! | [`validation`] | 5: `validate` over many files |
 //! | [`reads`] | 6: the status page, the summary and the API's first page over a large journal |
+//! | [`accounts`], [`fleet`] | 7: several accounts worked by 1, 2, 4 processes on one PostgreSQL journal — throughput against the limits' sum, 429s, the split, CPU per call |
 //! | [`fixture`], [`pg`], [`procfs`], [`report`] | generated campaigns, fresh databases, `/proc` figures, printing |
 //! | [`settings`] | [`BenchSettings`]: sizes, latency, limits, which targets |
 
+pub mod accounts;
 pub mod args;
 pub mod cycle;
 pub mod daemon;
 pub mod fixture;
+pub mod fleet;
 pub mod flow;
 pub mod journal;
 pub mod pg;
@@ -67,12 +70,23 @@ pub(crate) async fn run(a: &BenchSettings) -> anyhow::Result<ExitCode> {
     if a.wants(6) {
         verdicts.extend(reads::run(a).await?);
     }
+    let mut failed = Vec::new();
+    if a.wants(7) && a.accounts > 0 {
+        let outcome = accounts::run(&a.accounts_setup()).await?;
+        verdicts.extend(outcome.verdicts);
+        failed = outcome.failed;
+    }
     println!("\nsummary");
     for v in &verdicts {
         v.print();
     }
     let missed = verdicts.iter().filter(|v| !v.met()).count();
     println!("{} target figure(s), {missed} missed", verdicts.len());
+    if !failed.is_empty() {
+        println!("\n--accounts-strict: {} check(s) failed", failed.len());
+        failed.iter().for_each(|f| println!("FAILED: {f}"));
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -73,14 +73,19 @@ impl Verdict {
     }
 
     pub(crate) fn print(&self) {
+        println!("target {}: {}", self.target, self.describe());
+    }
+
+    /// The line [`Verdict::print`] prints, without `target N: `.
+    pub(crate) fn describe(&self) -> String {
         let state = match &self.missed_by {
             None => "OK".to_string(),
             Some(by) => format!("MISSED by {by}"),
         };
-        println!(
-            "target {}: {} = {} (goal {}) {state}",
-            self.target, self.what, self.figure, self.goal
-        );
+        format!(
+            "{} = {} (goal {}) {state}",
+            self.what, self.figure, self.goal
+        )
     }
 
     pub(crate) fn met(&self) -> bool {

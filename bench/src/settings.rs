@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::flow;
+use super::{accounts, fleet, flow};
 
 #[derive(Debug, Clone)]
 pub struct BenchSettings {
@@ -45,7 +45,7 @@ pub struct BenchSettings {
     /// (target 6: the status page, the summary, a page of the API).
     pub(crate) read_campaigns: usize,
     pub(crate) read_journal_rows: u64,
-    /// Only these targets (1 to 6); empty: all.
+    /// Only these targets (1 to 7); empty: all.
     pub(crate) only: Vec<u8>,
     /// Polls a search answers "pending" before it is ready (the bench's sandbox).
     pub(crate) pending_polls: u32,
@@ -55,6 +55,15 @@ pub struct BenchSettings {
     pub(crate) latency_jitter_ms: u64,
     /// Targets 1 and 2 against a marketplace started outside the bench.
     pub(crate) market: Option<flow::ExternalMarket>,
+    /// Target 7: accounts (0: skipped), each one's rate limit, campaigns per account, the
+    /// numbers of processes, the measured window in seconds, and whether its checks decide
+    /// the exit code.
+    pub(crate) accounts: usize,
+    pub(crate) account_rate_limit: u32,
+    pub(crate) account_campaigns: usize,
+    pub(crate) account_processes: Vec<usize>,
+    pub(crate) accounts_seconds: u64,
+    pub(crate) accounts_strict: bool,
 }
 
 impl BenchSettings {
@@ -64,6 +73,21 @@ impl BenchSettings {
         sizes.sort_unstable();
         sizes.dedup();
         sizes
+    }
+
+    /// Target 7's setup (the sandbox's latency is `--latency-ms`'s).
+    pub(crate) fn accounts_setup(&self) -> accounts::AccountsSetup {
+        accounts::AccountsSetup {
+            fleet: fleet::FleetSetup {
+                accounts: self.accounts,
+                rate_limit: self.account_rate_limit.max(1),
+                per_account: self.account_campaigns.max(1),
+                latency: Duration::from_millis(self.latency_ms),
+            },
+            processes: self.account_processes.iter().map(|&p| p.max(1)).collect(),
+            window: Duration::from_secs(self.accounts_seconds.max(1)),
+            strict: self.accounts_strict,
+        }
     }
 
     pub(crate) fn wants(&self, target: u8) -> bool {
