@@ -33,10 +33,11 @@ pub(super) struct Held {
 }
 
 /// How often a daemon looks: a quarter of the lease's time, at least every second, at most
-/// every 15 seconds (a newcomer gets its share within that).
+/// every 5 seconds (a newcomer gets its share within two looks, once the accounts it takes
+/// have no pass under way at their old holder). A look is a few small journal statements.
 pub(super) fn look_every<M: Market>(engine: &Engine<M>) -> Duration {
     let ttl = engine.settings().lease_ttl.to_std().unwrap_or_default();
-    (ttl / 4).clamp(Duration::from_secs(1), Duration::from_secs(15))
+    (ttl / 4).clamp(Duration::from_secs(1), Duration::from_secs(5))
 }
 
 /// One look: heartbeat, leases, the division, the writes; the engine's worked accounts

@@ -567,6 +567,39 @@ fn render_account(o: &mut String, a: &AccountStatus) {
     }
 }
 
+/// The plans in text (`plan`); when the campaigns spend in several accounts, account by
+/// account under a line naming the account (a campaign without a file, whose removal is
+/// planned, under the default account). Not a rule: it lays out text.
+pub(crate) fn render_plans_by_account(
+    plans: &[CampaignPlan],
+    campaigns: &[&crate::campaign::Campaign],
+) -> String {
+    let account_of = |name: &str| {
+        campaigns
+            .iter()
+            .find(|c| c.name == name)
+            .map_or(linkrunner_domain::account::DEFAULT_ACCOUNT, |c| {
+                c.account.as_str()
+            })
+    };
+    let mut ordered: Vec<(&str, &CampaignPlan)> =
+        plans.iter().map(|p| (account_of(&p.campaign), p)).collect();
+    let several = ordered.iter().any(|(a, _)| *a != ordered[0].0);
+    if several {
+        ordered.sort_by(|a, b| (a.0, &a.1.campaign).cmp(&(b.0, &b.1.campaign)));
+    }
+    let mut out = String::new();
+    let mut current = None;
+    for (account, p) in ordered {
+        if several && current != Some(account) {
+            out.push_str(&format!("account {account}:\n"));
+            current = Some(account);
+        }
+        out.push_str(&render_plan(p));
+    }
+    out
+}
+
 pub fn render_plan(p: &CampaignPlan) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "campaign {}", p.campaign);
@@ -614,4 +647,53 @@ pub fn render_plan(p: &CampaignPlan) -> String {
         );
     }
     o
+}
+
+#[cfg(test)]
+mod plans_by_account_tests {
+    use super::*;
+    use crate::campaign::Campaign;
+    use crate::decide::plan::{CampaignPlan, plan_campaign};
+    use crate::decide::recorded::Recorded;
+
+    fn campaign(name: &str, account: Option<&str>) -> Campaign {
+        let yaml = format!(
+            "{}name: {name}\ndomain: https://{name}.example\nurls:\n  - url: https://{name}.example/a\n    texts: [\"#a#a#/a#\"]\nbudget: {{monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}}\n",
+            account
+                .map(|a| format!("account: {a}\n"))
+                .unwrap_or_default()
+        );
+        crate::campaign::load_bytes(std::path::Path::new("t.yaml"), yaml.as_bytes()).unwrap()
+    }
+
+    fn plans(cs: &[&Campaign]) -> Vec<CampaignPlan> {
+        cs.iter()
+            .map(|c| plan_campaign(c, &Recorded::unrecorded_for_tests(&c.name), false))
+            .collect()
+    }
+
+    #[test]
+    fn plans_of_several_accounts_are_grouped_under_their_account() {
+        let (a, b, c) = (
+            campaign("zeta", Some("client-a")),
+            campaign("alpha", Some("client-b")),
+            campaign("beta", Some("client-a")),
+        );
+        let cs = [&a, &b, &c];
+        let text = render_plans_by_account(&plans(&cs), &cs);
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in {text}"));
+        assert!(at("account client-a:") < at("beta"));
+        assert!(at("beta") < at("zeta"));
+        assert!(at("zeta") < at("account client-b:"));
+        assert!(at("account client-b:") < at("alpha"));
+    }
+
+    #[test]
+    fn plans_of_one_account_name_no_account() {
+        let (a, b) = (campaign("zeta", None), campaign("alpha", None));
+        let cs = [&a, &b];
+        let text = render_plans_by_account(&plans(&cs), &cs);
+        assert!(!text.contains("account "), "{text}");
+        assert!(text.find("zeta") < text.find("alpha"), "order kept: {text}");
+    }
 }
