@@ -335,7 +335,7 @@ async fn at_200_campaigns_the_api_status_and_page_agree_and_logs_name_the_campai
 
 /// The process's own lines: start, the reconciliation's plan, credentials, reloads,
 /// shutdown. No campaign's work.
-const PROCESS_LINES: [(&str, &str); 8] = [
+const PROCESS_LINES: [(&str, &str); 10] = [
     ("linkrunner::cli::run", "linkrunner daemon starting"),
     ("linkrunner::cli::run", "linkrunner daemon stopped"),
     ("linkrunner::daemon::run", "campaigns loaded"),
@@ -355,6 +355,14 @@ const PROCESS_LINES: [(&str, &str); 8] = [
     (
         "linkrunner::market::credentials",
         "marketplace credentials in use",
+    ),
+    (
+        "linkrunner::daemon::division",
+        "this daemon works the account now (its account lease)",
+    ),
+    (
+        "linkrunner::daemon::division",
+        "another daemon works the account now (its account lease)",
     ),
 ];
 
