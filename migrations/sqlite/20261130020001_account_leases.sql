@@ -5,7 +5,14 @@
 CREATE TABLE account_leases (
     account TEXT PRIMARY KEY,
     holder TEXT NOT NULL,
-    expires_at BIGINT NOT NULL
+    expires_at BIGINT NOT NULL,
+    -- Who the holder is (as in `leases`): a daemon of this host that finds the holder's
+    -- process gone (SIGKILL, OOM, a crash and a restart) takes its accounts over at once
+    -- instead of after the lease's time.
+    boot_id TEXT,
+    pid_ns TEXT,
+    pid BIGINT,
+    started BIGINT
 );
 
 -- The daemons alive, by their last heartbeat: each takes its fair share of the accounts,

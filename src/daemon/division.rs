@@ -77,6 +77,7 @@ async fn divide_once<M: Market>(
     let (me, ttl) = (engine.holder(), engine.settings().lease_ttl);
     let leases = engine.store().leases();
     leases.heartbeat(me, now).await?;
+    take_over_the_gone(engine, now).await?;
     let live = leases.live_daemons(now - ttl).await?;
     let all = engine.store().leases().account_leases().await?;
     let accounts: Vec<String> = engine.markets().map(|(id, _)| id.to_string()).collect();
@@ -100,13 +101,32 @@ async fn divide_once<M: Market>(
         if engine
             .store()
             .leases()
-            .hold_account(&a, me, ttl, now)
+            .hold_account_as(&a, engine.identity(), ttl, now)
             .await?
         {
             held.insert(a);
         }
     }
     Ok(held)
+}
+
+/// A holder of this host whose process is gone (killed, crashed, restarted) leaves for it: its
+/// accounts are free and its heartbeat gone at once, not when its leases expire — so a daemon
+/// restarted after a crash works its accounts within a look, as campaign leases are taken over.
+async fn take_over_the_gone<M: Market>(
+    engine: &Engine<M>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let me = engine.identity();
+    for other in engine.store().leases().account_holders(now).await? {
+        if other.holder != me.holder
+            && crate::effects::holder::judge(me, &other) == crate::effects::holder::Holder::Gone
+        {
+            tracing::info!(holder = %other.holder, "the daemon that held these accounts is gone from this host; its accounts are free");
+            engine.store().leases().leave(&other.holder).await?;
+        }
+    }
+    Ok(())
 }
 
 /// A daemon that stops gives its accounts back at once.

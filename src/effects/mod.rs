@@ -321,6 +321,11 @@ impl<M: Market> Engine<M> {
         &self.holder
     }
 
+    /// This process's holder id with what tells another process of this host whether it runs.
+    pub(crate) fn identity(&self) -> &crate::store::HolderIdentity {
+        &self.identity
+    }
+
     pub(crate) fn settings(&self) -> &EngineSettings {
         &self.settings
     }

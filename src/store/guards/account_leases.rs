@@ -11,6 +11,8 @@ use crate::store::rows::{col, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::AccountLease;
 
+use super::leases::HolderIdentity;
+
 impl Leases<'_> {
     /// Says that `holder` is alive now.
     pub async fn heartbeat(self, holder: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
@@ -59,20 +61,65 @@ impl Leases<'_> {
         ttl: Duration,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
+        let me = HolderIdentity {
+            holder: holder.to_string(),
+            ..HolderIdentity::default()
+        };
+        self.hold_account_as(account, &me, ttl, now).await
+    }
+
+    /// [`Self::hold_account`], recording who `me` is, so that a daemon of this host that finds
+    /// this process gone takes its accounts over at once ([`Self::account_holders`]).
+    pub(crate) async fn hold_account_as(
+        self,
+        account: &str,
+        me: &HolderIdentity,
+        ttl: Duration,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
         let query = sqlx::query(
-            "INSERT INTO account_leases (account, holder, expires_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (account) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at \
+            "INSERT INTO account_leases (account, holder, expires_at, boot_id, pid_ns, pid, started) \
+             VALUES ($1, $2, $3, $5, $6, $7, $8) \
+             ON CONFLICT (account) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, \
+             boot_id = excluded.boot_id, pid_ns = excluded.pid_ns, pid = excluded.pid, started = excluded.started \
              WHERE account_leases.holder = excluded.holder OR account_leases.expires_at <= $4 \
              RETURNING account",
         )
         .bind(account)
-        .bind(holder)
+        .bind(&me.holder)
         .bind(to_millis(now + ttl))
-        .bind(to_millis(now));
+        .bind(to_millis(now))
+        .bind(&me.boot_id)
+        .bind(&me.pid_ns)
+        .bind(me.pid)
+        .bind(me.started);
         let held = self
             .write_optional("hold_account", query, |r| col::<String>(r, "account"))
             .await?;
         Ok(held.is_some())
+    }
+
+    /// Who holds an account lease that has not expired, once per holder, with what tells on
+    /// this host whether that process still runs.
+    pub(crate) async fn account_holders(
+        self,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<HolderIdentity>, StoreError> {
+        let query = sqlx::query(
+            "SELECT DISTINCT holder, boot_id, pid_ns, pid, started FROM account_leases \
+             WHERE expires_at > $1",
+        )
+        .bind(to_millis(now));
+        self.read_all("account_holders", query, |r| {
+            Ok(HolderIdentity {
+                holder: col(r, "holder")?,
+                boot_id: col(r, "boot_id")?,
+                pid_ns: col(r, "pid_ns")?,
+                pid: col(r, "pid")?,
+                started: col(r, "started")?,
+            })
+        })
+        .await
     }
 
     /// Gives `account` back if `holder` holds it: another daemon may take it at once.

@@ -163,3 +163,54 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_restarted_after_a_sigkill_works_its_accounts_at_once_not_after_the_lease() {
+    // Arrange: one daemon with the default lease time (120 s) works both accounts.
+    crate::support::init_logs();
+    let db = TestDb::postgres().await;
+    let dir = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    campaigns::write(
+        dir.path(),
+        "home-a.yaml",
+        &campaigns::simple("home-a", "0 9 * * *", 5000),
+    );
+    let sandbox = two_account_sandbox().await;
+    let accounts = accounts_file(files.path(), &sandbox);
+    let start_one = || {
+        let mut cmd = command_on(&db.url, dir.path(), &sandbox);
+        cmd.env("LINKRUNNER_RECONCILE_INTERVAL", "3600")
+            .env("LINKRUNNER_ACCOUNT_FILE", &accounts);
+        Daemon::run(cmd, &["--round-every", "1", "--rate-limit", "4"])
+    };
+    let mut first = start_one().await;
+    first.ready().await;
+    within(
+        Duration::from_secs(30),
+        "the first daemon works both",
+        || async { (worked(&first).await == Some(2)).then_some(()) },
+    )
+    .await;
+
+    // Act: SIGKILL it (its leases stay in the journal for 120 s) and start another.
+    first.signal("KILL");
+    let _ = first.exit_within(Duration::from_secs(10)).await;
+    let bought = sandbox.ledger().purchases.len();
+    let mut second = start_one().await;
+    second.ready().await;
+
+    // Assert: the new daemon sees the holder gone from this host and works both accounts
+    // within seconds, and buys.
+    within(
+        Duration::from_secs(20),
+        "the restarted daemon works both",
+        || async { (worked(&second).await == Some(2)).then_some(()) },
+    )
+    .await;
+    within(Duration::from_secs(30), "buying again", || async {
+        (sandbox.ledger().purchases.len() > bought).then_some(())
+    })
+    .await;
+    assert_eq!(sandbox.ledger().duplicate_purchases, 0);
+}
