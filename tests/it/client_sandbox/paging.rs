@@ -2,14 +2,13 @@
 //! without paging fields, pages with `page`/`total` or `offset`/`hasMore` fields (read to the
 //! end), a list lagging behind purchases, and links an autobuyer bought by itself.
 
-use chrono::{TimeZone, Utc};
-use linkrunner::clock::ManualClock;
 use linkrunner::market::{LinkList, ListCompleteness, Market, MarketClient};
 use linkrunner::money::Money;
 use linkrunner_sandbox::{Behaviour, ListPaging, Op, SandboxConfig, SandboxHandle};
 
 use super::support::{order, pair, ready_to_buy, sandbox_config};
 use crate::support::ledger;
+use crate::support::sandbox::lagging;
 
 fn paged(size: usize, paging: ListPaging) -> SandboxConfig {
     let mut cfg = sandbox_config();
@@ -94,10 +93,8 @@ async fn a_whole_list_with_paging_fields_is_one_page_shown_complete() {
 
 #[tokio::test]
 async fn a_lagging_list_shows_a_fresh_purchase_only_after_the_lag() {
-    let clock = ManualClock::new(Utc.with_ymd_and_hms(2025, 3, 1, 10, 0, 0).unwrap());
     let mut cfg = sandbox_config();
-    cfg.clock = clock.clone();
-    cfg.behaviour.list_lag_ms = 30_000;
+    let clock = lagging(&mut cfg, 30_000);
     let (sandbox, client) = pair(cfg).await;
     let (project, links) = bought(&sandbox, &client, 2).await;
 
