@@ -7,8 +7,8 @@ use linkrunner_sandbox::{Op, Shape};
 
 use super::flow::cheap_filter;
 use super::support::{
-    DOMAIN, client_with, order, pair, poll_until_ready, project_with_shoes, ready_to_buy,
-    sandbox_config, search_params,
+    DOMAIN, client_with, pair, poll_until_ready, project_with_shoes, ready_order, sandbox_config,
+    search_params,
 };
 use crate::support::sandbox;
 
@@ -108,9 +108,7 @@ async fn a_blank_anchor_is_rejected_by_http_422_and_adds_nothing() {
 
 #[tokio::test]
 async fn a_purchase_with_an_unknown_link_type_is_rejected_and_buys_nothing() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let mut bad = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, mut bad) = ready_order(sandbox_config()).await;
     bad.link_type_id = 9;
 
     let err = client.buy(project.project_id, &bad).await.unwrap_err();

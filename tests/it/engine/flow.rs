@@ -3,7 +3,7 @@
 use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::fixtures::{ACME, BOLT};
-use super::support::{TestDb, World, sandbox_config};
+use super::support::{TestDb, World, assert_no_new_spending, sandbox_config};
 
 fn autobuyer_state(ledger: &Ledger, name: &str) -> Option<AutobuyerState> {
     let mut matching = ledger.autobuyers.iter().filter(|a| a.name == name);
@@ -143,22 +143,7 @@ pub async fn removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing(db: 
         Some(AutobuyerState::Stopped)
     );
     let bolt_projects = w.projects_of(&after, &crate::support::campaigns::load_one(BOLT));
-    let bolt_buys = |l: &Ledger| {
-        l.purchases
-            .iter()
-            .filter(|p| bolt_projects.contains(&p.project_id))
-            .count()
-    };
-    assert_eq!(
-        bolt_buys(&after),
-        bolt_buys(&before),
-        "nothing bought for it"
-    );
-    assert_eq!(
-        after.autobuyers.len(),
-        before.autobuyers.len(),
-        "nothing created for it"
-    );
+    assert_no_new_spending(&before, &after, &bolt_projects, "bolt-bikes removed");
     let recorded = w.recorded("bolt-bikes").await;
     assert!(
         recorded.ids.autobuyers.values().all(|a| !a.running),

@@ -365,6 +365,28 @@ pub async fn converge_with(engine: &Engine<MarketClient>, w: &World, max: u32) -
     );
 }
 
+/// Between `before` and `after`, nothing was bought in `projects` and no autobuyer was created
+/// anywhere: what a campaign that must not spend leaves in the ledger.
+pub fn assert_no_new_spending(
+    before: &Ledger,
+    after: &Ledger,
+    projects: &HashSet<i64>,
+    what: &str,
+) {
+    let bought = |l: &Ledger| {
+        l.purchases
+            .iter()
+            .filter(|p| projects.contains(&p.project_id))
+            .count()
+    };
+    assert_eq!(bought(after), bought(before), "{what}: nothing bought");
+    assert_eq!(
+        after.autobuyers.len(),
+        before.autobuyers.len(),
+        "{what}: no autobuyer created"
+    );
+}
+
 /// Buy rounds' links within `daily_links` and `total_links` (autobuyers have their own limits).
 pub fn assert_link_limits(ledger: &Ledger, c: &Campaign, projects: &HashSet<i64>) {
     let mine: Vec<_> = ledger
