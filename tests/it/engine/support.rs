@@ -131,6 +131,14 @@ impl World {
         pass_with(&self.engine, &self.campaigns(), buy_round).await
     }
 
+    /// A pass with buy rounds, then passes until every campaign converged (3 at most): the
+    /// ledger then, the "before" of a test that changes something next.
+    pub async fn buy_and_converge(&self) -> Ledger {
+        self.pass(true).await;
+        self.converge(3).await;
+        self.ledger()
+    }
+
     /// Passes without buy rounds until every campaign converged with nothing left to do,
     /// at most `max` of them. Returns the number of passes it took.
     pub async fn converge(&self, max: u32) -> u32 {
