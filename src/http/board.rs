@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `state` | a state word (`running`, `paused`, `waiting_for_operator`, ...) | every state |
 //! | `q` | part of a campaign's name (at most 63 characters) | every name |
+//! | `account` | the id of the marketplace account the campaigns spend in | every account |
 //! | `sort` | a column key ([`Column`]) | `state` |
 //! | `dir` | `asc`, `desc` | `asc` |
 //! | `page` | 1, 2, ... (past the last: the last) | 1 |
@@ -47,6 +48,7 @@ pub(crate) struct PageQuery {
     pub(crate) campaign: Option<String>,
     state: Option<String>,
     q: Option<String>,
+    account: Option<String>,
     pub(crate) sort: Option<String>,
     dir: Option<String>,
     pub(crate) page: Option<String>,
@@ -161,6 +163,8 @@ impl Column {
 pub(crate) struct View {
     pub(crate) state: Option<CampaignState>,
     pub(crate) q: String,
+    /// Only the campaigns of this marketplace account (issue 34).
+    pub(crate) account: Option<String>,
     pub(crate) sort: Column,
     pub(crate) desc: bool,
     pub(crate) page: usize,
@@ -172,6 +176,7 @@ impl Default for View {
         View {
             state: None,
             q: String::new(),
+            account: None,
             sort: Column::State,
             desc: false,
             page: 1,
@@ -205,6 +210,16 @@ impl View {
             }
             v.q = q.trim().to_lowercase();
         }
+        if let Some(a) = p.account.as_deref().filter(|a| !a.is_empty()) {
+            if !linkrunner_domain::account::valid_id(a) {
+                return Err(format!(
+                    "account: `{}` is not an account id (1 to 63 lowercase letters, digits or `-`, \
+                     as a campaign file's `account:`)",
+                    a.chars().take(MAX_QUERY + 1).collect::<String>()
+                ));
+            }
+            v.account = Some(a.to_string());
+        }
         if let Some(s) = p.sort.as_deref().filter(|s| !s.is_empty()) {
             v.sort = Column::ALL
                 .into_iter()
@@ -235,6 +250,9 @@ impl View {
         }
         if !v.q.is_empty() {
             pairs.push(("q", v.q.clone()));
+        }
+        if let Some(a) = &v.account {
+            pairs.push(("account", a.clone()));
         }
         if v.sort != Column::State || v.desc {
             pairs.push(("sort", v.sort.key().to_string()));
@@ -273,6 +291,7 @@ impl View {
             .iter()
             .filter(|c| self.state.is_none_or(|s| c.state == s))
             .filter(|c| self.q.is_empty() || c.campaign.to_lowercase().contains(&self.q))
+            .filter(|c| self.account.as_ref().is_none_or(|a| &c.account == a))
             .collect();
         rows.sort_by(|a, b| {
             let by = if self.desc {
@@ -351,6 +370,7 @@ pub(crate) fn render_board(
     let first = range.start;
     let shown = &rows[range];
     render_filter(o, sum, v);
+    let several = sum.accounts.len() > 1;
     let _ = write!(
         o,
         "<p id=\"shown\" data-matching=\"{}\" data-total=\"{}\" data-page=\"{page}\" data-pages=\"{pages}\">",
@@ -371,7 +391,7 @@ pub(crate) fn render_board(
         }
     }
     o.push_str("</p>");
-    render_table(o, shown, v, days);
+    render_table(o, shown, v, days, several);
     render_pager(o, v, page, pages);
 }
 
@@ -426,8 +446,39 @@ fn render_summary(o: &mut String, s: &Summary) {
         ui = s.uncertain_intents,
     );
     o.push_str("</dl>");
+    render_accounts(o, s);
     render_waiting(o, s);
     o.push_str("</section>");
+}
+
+/// Each account's subtotals, when the campaigns spend in more than one (issue 34: an agency
+/// bills per client); each account links to its campaigns (`?account=ID`).
+fn render_accounts(o: &mut String, s: &Summary) {
+    if s.accounts.len() < 2 {
+        return;
+    }
+    o.push_str(
+        "<h3>By account</h3><table class=\"accounts\" id=\"accounts\"><thead><tr><th>Account</th>\
+         <th>Campaigns</th><th>Commitment, RUB</th><th>Cap, RUB</th><th>Used</th>\
+         <th>Uncertain, RUB</th><th>Waiting for an operator</th></tr></thead><tbody>",
+    );
+    for a in &s.accounts {
+        let pct = super::page::percent_of(a.monthly_commitment, a.monthly_cap, 100);
+        let _ = write!(
+            o,
+            "<tr data-account=\"{id}\"><td><a href=\"{}\">{id}</a></td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{pct}%</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&href(&[("account", a.account.clone())])),
+            a.campaigns,
+            a.monthly_commitment,
+            a.monthly_cap,
+            a.uncertain_money,
+            a.waiting_for_operator,
+            id = esc(&a.account),
+        );
+    }
+    o.push_str("</tbody></table>");
 }
 
 /// Each state's count in the order of [`CampaignState::ALL`] (what to act on first).
@@ -497,9 +548,11 @@ fn render_filter(o: &mut String, s: &Summary, v: &View) {
             state.replace('_', " ")
         );
     }
+    o.push_str("</select></label>");
+    render_account_filter(o, s, v);
     let _ = write!(
         o,
-        "</select></label> <label>Name <input type=\"search\" name=\"q\" maxlength=\"{MAX_QUERY}\" value=\"{}\"></label>",
+        " <label>Name <input type=\"search\" name=\"q\" maxlength=\"{MAX_QUERY}\" value=\"{}\"></label>",
         esc(&v.q)
     );
     if v.sort != Column::State || v.desc {
@@ -520,7 +573,46 @@ fn render_filter(o: &mut String, s: &Summary, v: &View) {
     o.push_str(" <button type=\"submit\">Show</button></form>");
 }
 
-fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View, days: &MonthDays) {
+/// The filter's account choice when the campaigns spend in several accounts; otherwise an
+/// account asked for stays asked for (a hidden field) and nothing is shown.
+fn render_account_filter(o: &mut String, s: &Summary, v: &View) {
+    if s.accounts.len() < 2 {
+        if let Some(a) = &v.account {
+            let _ = write!(
+                o,
+                "<input type=\"hidden\" name=\"account\" value=\"{}\">",
+                esc(a)
+            );
+        }
+        return;
+    }
+    o.push_str(
+        " <label>Account <select name=\"account\"><option value=\"\">every account</option>",
+    );
+    for a in &s.accounts {
+        let selected = if v.account.as_ref() == Some(&a.account) {
+            " selected"
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<option value=\"{id}\"{selected}>{id} ({})</option>",
+            a.campaigns,
+            id = esc(&a.account)
+        );
+    }
+    o.push_str("</select></label>");
+}
+
+/// The table; `several`: the campaigns spend in several accounts, so each row names its own.
+fn render_table(
+    o: &mut String,
+    rows: &[&CampaignRow],
+    v: &View,
+    days: &MonthDays,
+    several: bool,
+) {
     o.push_str("<table class=\"campaigns\" id=\"campaigns\"><thead><tr>");
     for c in Column::ALL {
         let (mark, desc) = match (c == v.sort, v.desc) {
@@ -539,15 +631,18 @@ fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View, days: &MonthDay
             esc(&link),
             c.heading()
         );
+        if c == Column::Name && several {
+            o.push_str("<th>Account</th>");
+        }
     }
     o.push_str("<th>This month</th></tr></thead><tbody>");
     for c in rows {
-        render_row(o, c, days);
+        render_row(o, c, days, several);
     }
     o.push_str("</tbody></table>");
 }
 
-fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays) {
+fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays, several: bool) {
     let st = c.state.as_str();
     let last = c
         .last_round
@@ -556,9 +651,13 @@ fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays) {
             format!("{} {outcome}", stamp(*slot))
         });
     let next = c.next_round.map_or("—".to_string(), stamp);
+    let account = match several {
+        true => format!("<td>{}</td>", esc(&c.account)),
+        false => String::new(),
+    };
     let _ = write!(
         o,
-        "<tr data-state=\"{st}\"><td><a href=\"{}\">{}</a></td><td><span class=\"state s-{st}\">{}</span></td>\
+        "<tr data-state=\"{st}\"><td><a href=\"{}\">{}</a></td>{account}<td><span class=\"state s-{st}\">{}</span></td>\
          <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}%</td><td class=\"n\">{}</td>\
          <td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}</td>\
          <td>{}</td><td>{}</td><td>{}</td></tr>",
