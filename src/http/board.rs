@@ -606,13 +606,7 @@ fn render_account_filter(o: &mut String, s: &Summary, v: &View) {
 }
 
 /// The table; `several`: the campaigns spend in several accounts, so each row names its own.
-fn render_table(
-    o: &mut String,
-    rows: &[&CampaignRow],
-    v: &View,
-    days: &MonthDays,
-    several: bool,
-) {
+fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View, days: &MonthDays, several: bool) {
     o.push_str("<table class=\"campaigns\" id=\"campaigns\"><thead><tr>");
     for c in Column::ALL {
         let (mark, desc) = match (c == v.sort, v.desc) {
@@ -715,6 +709,7 @@ mod tests {
             match *k {
                 "state" => p.state = v,
                 "q" => p.q = v,
+                "account" => p.account = v,
                 "sort" => p.sort = v,
                 "dir" => p.dir = v,
                 "page" => p.page = v,
@@ -750,6 +745,8 @@ mod tests {
             ("page", "0"),
             ("per_page", "201"),
             ("q", &"x".repeat(64)),
+            ("account", "Client A"),
+            ("account", "-a"),
         ] {
             let e = View::parse(&query(&[(k, bad)])).unwrap_err();
             assert!(e.starts_with(k), "{k}={bad}: {e}");
@@ -863,6 +860,38 @@ mod tests {
     }
 
     #[test]
+    fn several_accounts_show_an_account_column_subtotals_and_a_filter() {
+        let mut all = statuses(6);
+        for (i, c) in all.iter_mut().enumerate() {
+            c.account = ["client-a", "client-b"][i % 2].to_string();
+        }
+        let now = chrono::Utc::now();
+        let sum = crate::views::summary::summarize(&all, 0, "2026-11", now);
+        let days = MonthDays::new(now, []);
+        let v = View::parse(&query(&[("account", "client-b")])).unwrap();
+        let html = render_page(&all, &sum, &v, &days, now);
+        assert_eq!(v.account.as_deref(), Some("client-b"));
+        assert_eq!(
+            html.matches("<tr data-state=").count(),
+            3,
+            "client-b's only"
+        );
+        assert!(html.contains("data-matching=\"3\" data-total=\"6\""));
+        assert_eq!(html.matches("<td>client-b</td>").count(), 3);
+        assert!(html.contains("<th>Account</th>"));
+        assert!(html.contains("<tr data-account=\"client-a\"><td><a href=\"/?account=client-a\">client-a</a></td><td class=\"n\">3</td>"));
+        assert!(html.contains("<option value=\"client-b\" selected>client-b (3)</option>"));
+
+        let one = statuses(6);
+        let sum = crate::views::summary::summarize(&one, 0, "2026-11", now);
+        let html = render_page(&one, &sum, &View::default(), &days, now);
+        assert!(
+            !html.contains("Account") && !html.contains("id=\"accounts\""),
+            "one account: no column, no subtotals, no account filter"
+        );
+    }
+
+    #[test]
     fn links_keep_the_view_and_change_one_thing() {
         let v = View {
             state: Some(CampaignState::WaitingForOperator),
@@ -874,5 +903,10 @@ mod tests {
             "/?state=waiting_for_operator&q=a%20b%26c&page=2"
         );
         assert_eq!(View::default().link(|_| {}), "/");
+        let of_b = View {
+            account: Some("client-b".into()),
+            ..View::default()
+        };
+        assert_eq!(of_b.link(|x| x.page = 2), "/?account=client-b&page=2");
     }
 }

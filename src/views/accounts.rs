@@ -22,9 +22,7 @@ impl Accounts {
     /// The account `campaign` spends in: the default one when the journal does not say (a
     /// campaign it does not know, or one removed since).
     pub(crate) fn of(&self, campaign: &str) -> &str {
-        self.0
-            .get(campaign)
-            .map_or(DEFAULT_ACCOUNT, String::as_str)
+        self.0.get(campaign).map_or(DEFAULT_ACCOUNT, String::as_str)
     }
 }
 

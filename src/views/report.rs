@@ -615,7 +615,9 @@ pub(crate) fn render_plans_by_account(
     for (account, mut group) in groups {
         group.sort_by(|a, b| a.campaign.cmp(&b.campaign));
         out.push_str(&format!("account {account}:\n"));
-        group.into_iter().for_each(|p| out.push_str(&render_plan(p)));
+        group
+            .into_iter()
+            .for_each(|p| out.push_str(&render_plan(p)));
     }
     out
 }

@@ -239,4 +239,45 @@ mod tests {
         assert_eq!(s.waiting[0].reason, "w-00 reason");
         assert_eq!(s.links_bought_this_month, 7);
     }
+
+    #[test]
+    fn the_summary_adds_up_each_account_apart() {
+        let mut all = vec![
+            status("a1", CampaignState::WaitingForOperator, 10, 100),
+            status("b1", CampaignState::Running, 20, 200),
+            status("a2", CampaignState::Running, 30, 300),
+        ];
+        all[0].account = "client-a".into();
+        all[1].account = "client-b".into();
+        all[2].account = "client-a".into();
+        let s = summarize(&all, 0, "2026-11", chrono::Utc::now());
+        let got: Vec<(&str, usize, Money, Money, usize)> = s
+            .accounts
+            .iter()
+            .map(|a| {
+                let (c, cap) = (a.monthly_commitment, a.monthly_cap);
+                (
+                    a.account.as_str(),
+                    a.campaigns,
+                    c,
+                    cap,
+                    a.waiting_for_operator,
+                )
+            })
+            .collect();
+        let rub = Money::from_rubles;
+        assert_eq!(
+            got,
+            [
+                ("client-a", 2, rub(40), rub(400), 1),
+                ("client-b", 1, rub(20), rub(200), 0),
+            ]
+        );
+        let one = summarize(&all[..0], 0, "2026-11", chrono::Utc::now());
+        assert_eq!(one.accounts.len(), 1, "always given: the default account's");
+        assert_eq!(
+            (one.accounts[0].account.as_str(), one.accounts[0].campaigns),
+            ("default", 0)
+        );
+    }
 }
