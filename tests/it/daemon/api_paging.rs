@@ -145,18 +145,32 @@ mod accounts {
         // Assert
         stop.cancel();
         assert_eq!(of_a.names(), ["a-1", "a-2"]);
-        assert_eq!(of_a.total.as_deref(), Some("2"), "the filtered list's count");
+        assert_eq!(
+            of_a.total.as_deref(),
+            Some("2"),
+            "the filtered list's count"
+        );
         assert_eq!(of_a.field("account_id"), ["client-a", "client-a"]);
-        assert_eq!(second_of_a.names(), ["a-2"], "paging applies to the filtered list");
+        assert_eq!(
+            second_of_a.names(),
+            ["a-2"],
+            "paging applies to the filtered list"
+        );
         assert_eq!(lines_of_b.line_names(), ["b-1"]);
         assert_eq!(
-            (unknown.status, unknown.body.as_str(), unknown.total.as_deref()),
+            (
+                unknown.status,
+                unknown.body.as_str(),
+                unknown.total.as_deref()
+            ),
             (200, "[]", Some("0")),
             "an account no campaign spends in: an empty page"
         );
         assert_eq!(malformed.status, 400, "{}", malformed.body);
         assert!(
-            malformed.body.contains("account: `Client A` is not an account id"),
+            malformed
+                .body
+                .contains("account: `Client A` is not an account id"),
             "{}",
             malformed.body
         );
@@ -167,7 +181,11 @@ mod accounts {
             .iter()
             .map(|a| {
                 let id = a["account"].as_str().unwrap().to_string();
-                (id, a["campaigns"].as_u64().unwrap(), a["monthly_cap"].to_string())
+                (
+                    id,
+                    a["campaigns"].as_u64().unwrap(),
+                    a["monthly_cap"].to_string(),
+                )
             })
             .collect();
         assert_eq!(
@@ -179,9 +197,15 @@ mod accounts {
             "{summary}"
         );
         assert_eq!(page_status, 200, "{page}");
-        assert!(page.contains("data-matching=\"1\" data-total=\"3\""), "{page}");
+        assert!(
+            page.contains("data-matching=\"1\" data-total=\"3\""),
+            "{page}"
+        );
         assert!(page.contains("<th>Account</th>") && page.contains("<td>client-b</td>"));
-        assert!(page.contains("id=\"accounts\""), "the per-account subtotals");
+        assert!(
+            page.contains("id=\"accounts\""),
+            "the per-account subtotals"
+        );
     }
 }
 
@@ -215,7 +239,12 @@ impl Answer {
         page.as_array()
             .expect("an array")
             .iter()
-            .map(|c| c[name].as_str().unwrap_or_else(|| panic!("{name}")).to_string())
+            .map(|c| {
+                c[name]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{name}"))
+                    .to_string()
+            })
             .collect()
     }
 
