@@ -23,18 +23,7 @@ mod paging {
     ) {
         // Arrange: 250 campaigns, all in one state, so the default order is by name.
         for i in 0..CAMPAIGNS {
-            let caps = CampaignCaps {
-                account: "default".into(),
-                name: format!("c-{i:03}"),
-                monthly_cap: Money::from_rubles(1000),
-                daily_links: 1,
-                total_links: 10,
-            };
-            db.store
-                .campaigns()
-                .upsert_campaign(&caps, at(9, 0, 0))
-                .await
-                .unwrap();
+            record(&db, &format!("c-{i:03}"), "default", 1000).await;
         }
         let (addr, stop) =
             serve_journal(&db.store, linkrunner::clock::ManualClock::new(at(12, 0, 0))).await;
@@ -110,18 +99,7 @@ mod accounts {
             ("a-2", "client-a", 2000),
             ("b-1", "client-b", 500),
         ] {
-            let caps = CampaignCaps {
-                account: account.into(),
-                name: name.into(),
-                monthly_cap: Money::from_rubles(cap),
-                daily_links: 1,
-                total_links: 10,
-            };
-            db.store
-                .campaigns()
-                .upsert_campaign(&caps, at(9, 0, 0))
-                .await
-                .unwrap();
+            record(&db, name, account, cap).await;
         }
         let (addr, stop) =
             serve_journal(&db.store, linkrunner::clock::ManualClock::new(at(12, 0, 0))).await;
@@ -207,6 +185,22 @@ mod accounts {
             "the per-account subtotals"
         );
     }
+}
+
+/// Records campaign `name` of `account` with a monthly cap of `cap` rubles.
+async fn record(db: &TestDb, name: &str, account: &str, cap: i64) {
+    let caps = CampaignCaps {
+        account: account.into(),
+        name: name.into(),
+        monthly_cap: Money::from_rubles(cap),
+        daily_links: 1,
+        total_links: 10,
+    };
+    db.store
+        .campaigns()
+        .upsert_campaign(&caps, at(9, 0, 0))
+        .await
+        .unwrap();
 }
 
 on_both_backends!(
