@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | `state` | a state word (`running`, `paused`, `waiting_for_operator`, ...) | every state |
 //! | `q` | part of a campaign's name (at most 63 characters) | every name |
+//! | `account` | the id of the marketplace account the campaigns spend in | every account |
 //! | `sort` | a column key ([`Column`]) | `state` |
 //! | `dir` | `asc`, `desc` | `asc` |
 //! | `page` | 1, 2, ... (past the last: the last) | 1 |
@@ -47,6 +48,7 @@ pub(crate) struct PageQuery {
     pub(crate) campaign: Option<String>,
     state: Option<String>,
     q: Option<String>,
+    account: Option<String>,
     pub(crate) sort: Option<String>,
     dir: Option<String>,
     pub(crate) page: Option<String>,
@@ -161,6 +163,8 @@ impl Column {
 pub(crate) struct View {
     pub(crate) state: Option<CampaignState>,
     pub(crate) q: String,
+    /// Only the campaigns of this marketplace account (issue 34).
+    pub(crate) account: Option<String>,
     pub(crate) sort: Column,
     pub(crate) desc: bool,
     pub(crate) page: usize,
@@ -172,6 +176,7 @@ impl Default for View {
         View {
             state: None,
             q: String::new(),
+            account: None,
             sort: Column::State,
             desc: false,
             page: 1,
@@ -205,6 +210,16 @@ impl View {
             }
             v.q = q.trim().to_lowercase();
         }
+        if let Some(a) = p.account.as_deref().filter(|a| !a.is_empty()) {
+            if !linkrunner_domain::account::valid_id(a) {
+                return Err(format!(
+                    "account: `{}` is not an account id (1 to 63 lowercase letters, digits or `-`, \
+                     as a campaign file's `account:`)",
+                    a.chars().take(MAX_QUERY + 1).collect::<String>()
+                ));
+            }
+            v.account = Some(a.to_string());
+        }
         if let Some(s) = p.sort.as_deref().filter(|s| !s.is_empty()) {
             v.sort = Column::ALL
                 .into_iter()
@@ -235,6 +250,9 @@ impl View {
         }
         if !v.q.is_empty() {
             pairs.push(("q", v.q.clone()));
+        }
+        if let Some(a) = &v.account {
+            pairs.push(("account", a.clone()));
         }
         if v.sort != Column::State || v.desc {
             pairs.push(("sort", v.sort.key().to_string()));
@@ -273,6 +291,7 @@ impl View {
             .iter()
             .filter(|c| self.state.is_none_or(|s| c.state == s))
             .filter(|c| self.q.is_empty() || c.campaign.to_lowercase().contains(&self.q))
+            .filter(|c| self.account.as_ref().is_none_or(|a| &c.account == a))
             .collect();
         rows.sort_by(|a, b| {
             let by = if self.desc {
@@ -351,6 +370,7 @@ pub(crate) fn render_board(
     let first = range.start;
     let shown = &rows[range];
     render_filter(o, sum, v);
+    let several = sum.accounts.len() > 1;
     let _ = write!(
         o,
         "<p id=\"shown\" data-matching=\"{}\" data-total=\"{}\" data-page=\"{page}\" data-pages=\"{pages}\">",
@@ -371,7 +391,7 @@ pub(crate) fn render_board(
         }
     }
     o.push_str("</p>");
-    render_table(o, shown, v, days);
+    render_table(o, shown, v, days, several);
     render_pager(o, v, page, pages);
 }
 
@@ -426,8 +446,39 @@ fn render_summary(o: &mut String, s: &Summary) {
         ui = s.uncertain_intents,
     );
     o.push_str("</dl>");
+    render_accounts(o, s);
     render_waiting(o, s);
     o.push_str("</section>");
+}
+
+/// Each account's subtotals, when the campaigns spend in more than one (issue 34: an agency
+/// bills per client); each account links to its campaigns (`?account=ID`).
+fn render_accounts(o: &mut String, s: &Summary) {
+    if s.accounts.len() < 2 {
+        return;
+    }
+    o.push_str(
+        "<h3>By account</h3><table class=\"accounts\" id=\"accounts\"><thead><tr><th>Account</th>\
+         <th>Campaigns</th><th>Commitment, RUB</th><th>Cap, RUB</th><th>Used</th>\
+         <th>Uncertain, RUB</th><th>Waiting for an operator</th></tr></thead><tbody>",
+    );
+    for a in &s.accounts {
+        let pct = super::page::percent_of(a.monthly_commitment, a.monthly_cap, 100);
+        let _ = write!(
+            o,
+            "<tr data-account=\"{id}\"><td><a href=\"{}\">{id}</a></td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{pct}%</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&href(&[("account", a.account.clone())])),
+            a.campaigns,
+            a.monthly_commitment,
+            a.monthly_cap,
+            a.uncertain_money,
+            a.waiting_for_operator,
+            id = esc(&a.account),
+        );
+    }
+    o.push_str("</tbody></table>");
 }
 
 /// Each state's count in the order of [`CampaignState::ALL`] (what to act on first).
@@ -497,9 +548,11 @@ fn render_filter(o: &mut String, s: &Summary, v: &View) {
             state.replace('_', " ")
         );
     }
+    o.push_str("</select></label>");
+    render_account_filter(o, s, v);
     let _ = write!(
         o,
-        "</select></label> <label>Name <input type=\"search\" name=\"q\" maxlength=\"{MAX_QUERY}\" value=\"{}\"></label>",
+        " <label>Name <input type=\"search\" name=\"q\" maxlength=\"{MAX_QUERY}\" value=\"{}\"></label>",
         esc(&v.q)
     );
     if v.sort != Column::State || v.desc {
@@ -520,7 +573,40 @@ fn render_filter(o: &mut String, s: &Summary, v: &View) {
     o.push_str(" <button type=\"submit\">Show</button></form>");
 }
 
-fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View, days: &MonthDays) {
+/// The filter's account choice when the campaigns spend in several accounts; otherwise an
+/// account asked for stays asked for (a hidden field) and nothing is shown.
+fn render_account_filter(o: &mut String, s: &Summary, v: &View) {
+    if s.accounts.len() < 2 {
+        if let Some(a) = &v.account {
+            let _ = write!(
+                o,
+                "<input type=\"hidden\" name=\"account\" value=\"{}\">",
+                esc(a)
+            );
+        }
+        return;
+    }
+    o.push_str(
+        " <label>Account <select name=\"account\"><option value=\"\">every account</option>",
+    );
+    for a in &s.accounts {
+        let selected = if v.account.as_ref() == Some(&a.account) {
+            " selected"
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<option value=\"{id}\"{selected}>{id} ({})</option>",
+            a.campaigns,
+            id = esc(&a.account)
+        );
+    }
+    o.push_str("</select></label>");
+}
+
+/// The table; `several`: the campaigns spend in several accounts, so each row names its own.
+fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View, days: &MonthDays, several: bool) {
     o.push_str("<table class=\"campaigns\" id=\"campaigns\"><thead><tr>");
     for c in Column::ALL {
         let (mark, desc) = match (c == v.sort, v.desc) {
@@ -539,15 +625,18 @@ fn render_table(o: &mut String, rows: &[&CampaignRow], v: &View, days: &MonthDay
             esc(&link),
             c.heading()
         );
+        if c == Column::Name && several {
+            o.push_str("<th>Account</th>");
+        }
     }
     o.push_str("<th>This month</th></tr></thead><tbody>");
     for c in rows {
-        render_row(o, c, days);
+        render_row(o, c, days, several);
     }
     o.push_str("</tbody></table>");
 }
 
-fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays) {
+fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays, several: bool) {
     let st = c.state.as_str();
     let last = c
         .last_round
@@ -556,9 +645,13 @@ fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays) {
             format!("{} {outcome}", stamp(*slot))
         });
     let next = c.next_round.map_or("—".to_string(), stamp);
+    let account = match several {
+        true => format!("<td>{}</td>", esc(&c.account)),
+        false => String::new(),
+    };
     let _ = write!(
         o,
-        "<tr data-state=\"{st}\"><td><a href=\"{}\">{}</a></td><td><span class=\"state s-{st}\">{}</span></td>\
+        "<tr data-state=\"{st}\"><td><a href=\"{}\">{}</a></td>{account}<td><span class=\"state s-{st}\">{}</span></td>\
          <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}%</td><td class=\"n\">{}</td>\
          <td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}</td>\
          <td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -616,6 +709,7 @@ mod tests {
             match *k {
                 "state" => p.state = v,
                 "q" => p.q = v,
+                "account" => p.account = v,
                 "sort" => p.sort = v,
                 "dir" => p.dir = v,
                 "page" => p.page = v,
@@ -651,6 +745,8 @@ mod tests {
             ("page", "0"),
             ("per_page", "201"),
             ("q", &"x".repeat(64)),
+            ("account", "Client A"),
+            ("account", "-a"),
         ] {
             let e = View::parse(&query(&[(k, bad)])).unwrap_err();
             assert!(e.starts_with(k), "{k}={bad}: {e}");
@@ -764,6 +860,38 @@ mod tests {
     }
 
     #[test]
+    fn several_accounts_show_an_account_column_subtotals_and_a_filter() {
+        let mut all = statuses(6);
+        for (i, c) in all.iter_mut().enumerate() {
+            c.account = ["client-a", "client-b"][i % 2].to_string();
+        }
+        let now = chrono::Utc::now();
+        let sum = crate::views::summary::summarize(&all, 0, "2026-11", now);
+        let days = MonthDays::new(now, []);
+        let v = View::parse(&query(&[("account", "client-b")])).unwrap();
+        let html = render_page(&all, &sum, &v, &days, now);
+        assert_eq!(v.account.as_deref(), Some("client-b"));
+        assert_eq!(
+            html.matches("<tr data-state=").count(),
+            3,
+            "client-b's only"
+        );
+        assert!(html.contains("data-matching=\"3\" data-total=\"6\""));
+        assert_eq!(html.matches("<td>client-b</td>").count(), 3);
+        assert!(html.contains("<th>Account</th>"));
+        assert!(html.contains("<tr data-account=\"client-a\"><td><a href=\"/?account=client-a\">client-a</a></td><td class=\"n\">3</td>"));
+        assert!(html.contains("<option value=\"client-b\" selected>client-b (3)</option>"));
+
+        let one = statuses(6);
+        let sum = crate::views::summary::summarize(&one, 0, "2026-11", now);
+        let html = render_page(&one, &sum, &View::default(), &days, now);
+        assert!(
+            !html.contains("Account") && !html.contains("id=\"accounts\""),
+            "one account: no column, no subtotals, no account filter"
+        );
+    }
+
+    #[test]
     fn links_keep_the_view_and_change_one_thing() {
         let v = View {
             state: Some(CampaignState::WaitingForOperator),
@@ -775,5 +903,10 @@ mod tests {
             "/?state=waiting_for_operator&q=a%20b%26c&page=2"
         );
         assert_eq!(View::default().link(|_| {}), "/");
+        let of_b = View {
+            account: Some("client-b".into()),
+            ..View::default()
+        };
+        assert_eq!(of_b.link(|x| x.page = 2), "/?account=client-b&page=2");
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! | query | answers |
 //! |---|---|
-//! | none, or the page's list parameters (`state`, `q`, `sort`, `dir`, `page`, `per_page`) | one page: a JSON array of at most `per_page` statuses ([`API_PAGING`]: 100 unless asked, at most 1,000), in the table's order (ties by name, so pages are stable); `x-total-count` says how many match; a page past the last is `[]` |
-//! | `format=ndjson` (with `state`, `q`, `sort`, `dir`) | every status that matches, one JSON object a line (`application/x-ndjson`), read and sent [`NDJSON_CHUNK`] campaigns at a time |
+//! | none, or the page's list parameters (`state`, `q`, `account`, `sort`, `dir`, `page`, `per_page`) | one page: a JSON array of at most `per_page` statuses ([`API_PAGING`]: 100 unless asked, at most 1,000), in the table's order (ties by name, so pages are stable); `x-total-count` says how many match; a page past the last is `[]` |
+//! | `format=ndjson` (with `state`, `q`, `account`, `sort`, `dir`) | every status that matches, one JSON object a line (`application/x-ndjson`), read and sent [`NDJSON_CHUNK`] campaigns at a time |
 //!
 //! Why pages by default: a status is a campaign's whole record (intents, links, ids), and
 //! every one of 10,000 read and serialized at once took seconds and tens of MiB for one
@@ -24,7 +24,8 @@ use tokio::sync::mpsc;
 use super::board::{PageQuery, Paging, View};
 use super::{AppState, all_rows, unavailable};
 use crate::store::StoreError;
-use crate::views::report::{CampaignStatus, campaign_statuses};
+use crate::views::accounts::Accounts;
+use crate::views::report::{CampaignStatus, campaign_statuses_in};
 
 /// One page of the API: 100 statuses unless `per_page` says otherwise, at most 1,000 (about
 /// 2 MB of JSON at the most; more is the stream's job).
@@ -80,7 +81,7 @@ pub(super) async fn campaigns(
         Ok(v) => v,
         Err(why) => return bad_query(&why),
     };
-    let names = match chosen(&s, &view).await {
+    let (names, accounts) = match chosen(&s, &view).await {
         Ok(n) => n,
         Err(e) => return unavailable(&s, e),
     };
@@ -88,7 +89,7 @@ pub(super) async fn campaigns(
     match format {
         Format::Page => {
             let on_page = page_of(&view, &names);
-            match statuses(&s, on_page).await {
+            match statuses(&s, on_page, &accounts).await {
                 Ok(page) => ([total], Json(page)).into_response(),
                 Err(e) => unavailable(&s, e),
             }
@@ -96,7 +97,7 @@ pub(super) async fn campaigns(
         Format::Lines => {
             // Two chunks in the channel at most: the reader waits while the client is slow.
             let (tx, rx) = mpsc::channel(2);
-            tokio::spawn(send_lines(s, names, tx));
+            tokio::spawn(send_lines(s, (names, accounts), tx));
             let body = futures_util::stream::unfold(rx, |mut rx| async move {
                 rx.recv().await.map(|chunk| (chunk, rx))
             });
@@ -115,14 +116,17 @@ pub(super) async fn campaigns(
     }
 }
 
-/// The names of every campaign `view` matches, in its order (every page, not one).
-async fn chosen(s: &AppState, view: &View) -> Result<Vec<String>, StoreError> {
+/// The names of every campaign `view` matches, in its order (every page, not one), and
+/// each campaign's account as the rows read it (the statuses carry it; no second read).
+async fn chosen(s: &AppState, view: &View) -> Result<(Vec<String>, Accounts), StoreError> {
     let rows = all_rows(s).await?;
-    Ok(view
+    let names = view
         .select(&rows)
         .into_iter()
         .map(|r| r.campaign.clone())
-        .collect())
+        .collect();
+    let accounts = rows.into_iter().map(|r| (r.campaign, r.account)).collect();
+    Ok((names, accounts))
 }
 
 /// The names on `view`'s page of `matching`; none past the last page (a client that pages
@@ -135,9 +139,15 @@ fn page_of<'a>(view: &View, matching: &'a [String]) -> &'a [String] {
     &matching[first..(first + view.per_page).min(matching.len())]
 }
 
-/// The statuses of `names`, in their order, with the daemon's next rounds.
-async fn statuses(s: &AppState, names: &[String]) -> Result<Vec<CampaignStatus>, StoreError> {
-    let mut page = campaign_statuses(&s.store, names, s.clock.now(), &s.health.files()).await?;
+/// The statuses of `names`, in their order, with the daemon's next rounds and their
+/// accounts.
+async fn statuses(
+    s: &AppState,
+    names: &[String],
+    accounts: &Accounts,
+) -> Result<Vec<CampaignStatus>, StoreError> {
+    let (now, files) = (s.clock.now(), s.health.files());
+    let mut page = campaign_statuses_in(&s.store, names, now, &files, accounts).await?;
     for st in &mut page {
         st.next_round = s.health.next_round(&st.campaign);
     }
@@ -149,11 +159,11 @@ async fn statuses(s: &AppState, names: &[String]) -> Result<Vec<CampaignStatus>,
 /// answer, never a short list that looks whole.
 async fn send_lines(
     s: AppState,
-    names: Vec<String>,
+    (names, accounts): (Vec<String>, Accounts),
     tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
 ) {
     for chunk in names.chunks(NDJSON_CHUNK) {
-        let lines = match statuses(&s, chunk).await {
+        let lines = match statuses(&s, chunk, &accounts).await {
             Ok(page) => lines_of(&page),
             Err(e) => {
                 s.metrics.database_errors_total.inc();

@@ -3,12 +3,12 @@
 //!
 //! | path | answers |
 //! |---|---|
-//! | `GET /[?state=&q=&sort=&dir=&page=&per_page=]`, `GET /?campaign=NAME` | the status page: the summary, the month's picture ([`picture`]: inline SVG) and one page of the campaign table ([`board`]), or one campaign ([`page`]); HTML, read-only, no scripts or external assets ([`site`] picks the view) |
+//! | `GET /[?state=&q=&account=&sort=&dir=&page=&per_page=]`, `GET /?campaign=NAME` | the status page: the summary, the month's picture ([`picture`]: inline SVG) and one page of the campaign table ([`board`]), or one campaign ([`page`]); HTML, read-only, no scripts or external assets ([`site`] picks the view) |
 //! | `GET /healthz` | 200 while the process is alive; no I/O |
 //! | `GET /readyz` | a JSON report per component; 503 when any is not ready ([`health`]) |
 //! | `GET /metrics` | Prometheus text format |
-//! | `GET /api/v1/campaigns[?state=&q=&sort=&dir=&page=&per_page=&format=]`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows: of one page of campaigns (100 unless asked, `x-total-count`), of every one as NDJSON with `format=ndjson` ([`list`]), or of one |
-//! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::summary::Summary`) |
+//! | `GET /api/v1/campaigns[?state=&q=&account=&sort=&dir=&page=&per_page=&format=]`, `GET /api/v1/campaigns/{name}` | the facts `linkrunner status` shows: of one page of campaigns (100 unless asked, `x-total-count`), of every one as NDJSON with `format=ndjson` ([`list`]), or of one |
+//! | `GET /api/v1/summary` | the numbers at the top of the status page (`views::summary::Summary`), in total and per account |
 //! | `GET /api/v1/campaigns/{name}/history[?since=DATE]` | what `linkrunner history NAME --format json` prints ([`history`]) |
 //! | `GET /api/v1/report?month=YYYY-MM` | what `linkrunner report --month … --format json` prints ([`report`]) |
 //! | `GET /api/v1/state[?campaign=NAME]` | what `plan` reads from the journal, for `plan --state-from` |

@@ -369,6 +369,7 @@ mod tests {
     fn row(name: &str, state: CampaignState, reason: Option<&str>) -> CampaignRow {
         CampaignRow {
             campaign: name.into(),
+            account: "default".into(),
             state,
             state_reason: reason.map(str::to_string),
             next_round: None,

@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::store::{CampaignListFacts, Halt, HaltAccounts, RoundState, Store, StoreError};
 use linkrunner_domain::money::Money;
 
+use super::accounts::Accounts;
 use super::overview::{CampaignState, FileFacts};
 use super::report::{CampaignStatus, StateInputs};
 
@@ -24,6 +25,8 @@ use super::report::{CampaignStatus, StateInputs};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CampaignRow {
     pub(crate) campaign: String,
+    /// The marketplace account it spends in (issue 34).
+    pub(crate) account: String,
     pub state: CampaignState,
     pub(crate) state_reason: Option<String>,
     /// When its next buy round is due, as the daemon's timer has it (`None` outside it).
@@ -50,6 +53,7 @@ impl CampaignRow {
     pub fn of(s: &CampaignStatus) -> CampaignRow {
         CampaignRow {
             campaign: s.campaign.clone(),
+            account: s.account_id.clone(),
             state: s.state,
             state_reason: s.state_reason.clone(),
             next_round: s.next_round,
@@ -71,7 +75,7 @@ impl CampaignRow {
 
     /// The row from the list read of one campaign; `halts`: every halt in force.
     fn from_facts(
-        name: &str,
+        (name, account): (&str, &str),
         f: &CampaignListFacts,
         (halts, accounts): (&[Halt], &HaltAccounts),
         files: &FileFacts,
@@ -88,6 +92,7 @@ impl CampaignRow {
         let b = &f.budget;
         CampaignRow {
             campaign: name.to_string(),
+            account: account.to_string(),
             state,
             state_reason,
             next_round: None,
@@ -108,7 +113,8 @@ impl CampaignRow {
     }
 }
 
-/// The row of each of `names` the journal knows, in their order, from one list read.
+/// The row of each of `names` the journal knows, in their order, from one list read (and
+/// one read of every campaign's account).
 pub async fn campaign_rows(
     store: &Store,
     names: &[String],
@@ -119,8 +125,12 @@ pub async fn campaign_rows(
     let halts = store.halts().await?;
     let accounts = store.halt_accounts(&halts).await?;
     let halts = (halts.as_slice(), &accounts);
+    let spends_in = Accounts::read(store).await?;
     Ok(names
         .iter()
-        .filter_map(|n| Some(CampaignRow::from_facts(n, facts.get(n)?, halts, files)))
+        .filter_map(|n| {
+            let name = (n.as_str(), spends_in.of(n));
+            Some(CampaignRow::from_facts(name, facts.get(n)?, halts, files))
+        })
         .collect())
 }

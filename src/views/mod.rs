@@ -10,6 +10,7 @@
 //! | module | shows |
 //! |---|---|
 //! | [`recorded`], [`recorded_many`] | the journal read into the decisions' input, for one campaign or many |
+//! | [`accounts`] | campaigns by the marketplace account they spend in: `status`, `plan`, the page and the summary group by it |
 //! | [`overview`] | the campaign states and the summary every surface shows (one truth) |
 //! | [`report`] | `status` and `plan` output |
 //! | [`list`] | the campaign list's rows: the page's table, what the summary adds up |
@@ -21,6 +22,7 @@
 //! | [`import`] | `import`: the campaign file that adopts a project, from its link list |
 //! | [`state`] | the recorded state `plan --state-from` reads from a daemon |
 
+pub(crate) mod accounts;
 pub(crate) mod days;
 pub(crate) mod import;
 pub mod list;

@@ -16,6 +16,7 @@ use crate::decide::plan::CampaignPlan;
 use crate::decide::policy::policy;
 use crate::decide::recorded::Recorded;
 
+use super::accounts::{Accounts, by_account};
 use super::overview::{CampaignState, FileFact, FileFacts, StateFacts, classify};
 use super::state::read_state_of;
 
@@ -24,6 +25,10 @@ use super::state::read_state_of;
 #[derive(Debug, Clone, Serialize)]
 pub struct CampaignStatus {
     pub(crate) campaign: String,
+    /// The marketplace account it spends in (issue 34; `default` unless its file names one).
+    /// Not `account`: that name already holds what the account holds beyond linkrunner's
+    /// links ([`AccountStatus`], issue 24), and clients read it.
+    pub(crate) account_id: String,
     /// The one word for where it stands ([`CampaignState`], decided by `overview::classify`).
     pub state: CampaignState,
     /// Why it is in that state; `None` while running.
@@ -160,7 +165,11 @@ pub(crate) async fn campaign_status_with(
     files: &FileFacts,
 ) -> Result<CampaignStatus, StoreError> {
     let r = Recorded::load(store, name, now.date_naive()).await?;
-    Ok(status_from(name, &r, files.of(name)))
+    let mut st = status_from(name, &r, files.of(name));
+    if let Some(account) = store.campaigns().campaign_account(name).await? {
+        st.account_id = account;
+    }
+    Ok(st)
 }
 
 /// The status of each of `names` the journal knows, in their order, read [`CHUNK`]
@@ -172,12 +181,27 @@ pub async fn campaign_statuses(
     now: DateTime<Utc>,
     files: &FileFacts,
 ) -> Result<Vec<CampaignStatus>, StoreError> {
+    let accounts = Accounts::read(store).await?;
+    campaign_statuses_in(store, names, now, files, &accounts).await
+}
+
+/// As [`campaign_statuses`], with each campaign's account from `accounts` (read once by a
+/// caller that reads statuses in many calls, as the API's stream does).
+pub(crate) async fn campaign_statuses_in(
+    store: &Store,
+    names: &[String],
+    now: DateTime<Utc>,
+    files: &FileFacts,
+    accounts: &Accounts,
+) -> Result<Vec<CampaignStatus>, StoreError> {
     let mut all = Vec::with_capacity(names.len());
     for batch in names.chunks(CHUNK) {
         let mut state = read_state_of(store, batch, now).await?;
         for name in batch {
             if let Some(r) = state.campaigns.remove(name) {
-                all.push(status_from(name, &r, files.of(name)));
+                let mut st = status_from(name, &r, files.of(name));
+                st.account_id = accounts.of(name).to_string();
+                all.push(st);
             }
         }
     }
@@ -272,6 +296,7 @@ pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignS
         + r.foreign.iter().filter(|f| f.released.is_some()).count();
     CampaignStatus {
         campaign: name.to_string(),
+        account_id: linkrunner_domain::account::DEFAULT_ACCOUNT.to_string(),
         state,
         state_reason,
         paused,
@@ -574,28 +599,25 @@ pub(crate) fn render_plans_by_account(
     plans: &[CampaignPlan],
     campaigns: &[&crate::campaign::Campaign],
 ) -> String {
-    let account_of = |name: &str| {
+    let groups = by_account(plans, |p| {
         campaigns
             .iter()
-            .find(|c| c.name == name)
+            .find(|c| c.name == p.campaign)
             .map_or(linkrunner_domain::account::DEFAULT_ACCOUNT, |c| {
                 c.account.as_str()
             })
-    };
-    let mut ordered: Vec<(&str, &CampaignPlan)> =
-        plans.iter().map(|p| (account_of(&p.campaign), p)).collect();
-    let several = ordered.iter().any(|(a, _)| *a != ordered[0].0);
-    if several {
-        ordered.sort_by(|a, b| (a.0, &a.1.campaign).cmp(&(b.0, &b.1.campaign)));
+    });
+    if groups.len() == 1 {
+        // One account: the plans as given, named by no account.
+        return plans.iter().map(render_plan).collect();
     }
     let mut out = String::new();
-    let mut current = None;
-    for (account, p) in ordered {
-        if several && current != Some(account) {
-            out.push_str(&format!("account {account}:\n"));
-            current = Some(account);
-        }
-        out.push_str(&render_plan(p));
+    for (account, mut group) in groups {
+        group.sort_by(|a, b| a.campaign.cmp(&b.campaign));
+        out.push_str(&format!("account {account}:\n"));
+        group
+            .into_iter()
+            .for_each(|p| out.push_str(&render_plan(p)));
     }
     out
 }

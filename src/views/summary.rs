@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::store::{Store, StoreError};
 use linkrunner_domain::money::Money;
 
+use super::accounts::by_account;
 use super::list::CampaignRow;
 use super::month::{Month, month_total};
 use super::overview::CampaignState;
@@ -44,6 +45,52 @@ pub(crate) struct Summary {
     pub(crate) uncertain_intents: usize,
     /// The first [`WAITING_NAMED`] campaigns an operator must act on, by name, and why.
     pub(crate) waiting: Vec<Waiting>,
+    /// Per marketplace account its campaigns spend in, in id order (issue 34: an agency bills
+    /// per client): always given, one entry (`default`) when every campaign is of one account.
+    pub(crate) accounts: Vec<AccountSum>,
+}
+
+/// One account's part of the summary: the totals above, of its campaigns only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct AccountSum {
+    pub(crate) account: String,
+    pub(crate) campaigns: usize,
+    pub(crate) monthly_commitment: Money,
+    pub(crate) monthly_cap: Money,
+    pub(crate) uncertain_money: Money,
+    pub(crate) waiting_for_operator: usize,
+    pub(crate) uncertain_intents: usize,
+}
+
+impl AccountSum {
+    /// The sums of one account's rows.
+    fn of(account: String, rows: &[&CampaignRow]) -> AccountSum {
+        let mut a = AccountSum {
+            account,
+            campaigns: rows.len(),
+            monthly_commitment: Money::ZERO,
+            monthly_cap: Money::ZERO,
+            uncertain_money: Money::ZERO,
+            waiting_for_operator: 0,
+            uncertain_intents: 0,
+        };
+        for c in rows {
+            a.monthly_commitment = add(a.monthly_commitment, c.monthly_commitment);
+            a.monthly_cap = add(a.monthly_cap, c.monthly_cap);
+            a.uncertain_money = add(a.uncertain_money, c.uncertain_money);
+            a.uncertain_intents += c.uncertain;
+            a.waiting_for_operator += usize::from(waits(c.state));
+        }
+        a
+    }
+}
+
+/// Whether a campaign in `state` waits for an operator (halted or asked to act).
+fn waits(state: CampaignState) -> bool {
+    matches!(
+        state,
+        CampaignState::Halted | CampaignState::WaitingForOperator
+    )
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -76,6 +123,10 @@ pub(crate) fn summarize(
         waiting_for_operator: 0,
         uncertain_intents: 0,
         waiting: Vec::new(),
+        accounts: by_account(all, |c| c.account.as_str())
+            .into_iter()
+            .map(|(account, rows)| AccountSum::of(account, &rows))
+            .collect(),
     };
     for c in all {
         *by_state.entry(c.state.as_str()).or_default() += 1;
@@ -86,10 +137,7 @@ pub(crate) fn summarize(
         if c.state == CampaignState::Halted && s.all_spending_stopped.is_none() {
             s.all_spending_stopped = c.state_reason.clone();
         }
-        if matches!(
-            c.state,
-            CampaignState::Halted | CampaignState::WaitingForOperator
-        ) {
+        if waits(c.state) {
             s.waiting_for_operator += 1;
             if s.waiting.len() < WAITING_NAMED {
                 s.waiting.push(Waiting {
@@ -190,5 +238,46 @@ mod tests {
         );
         assert_eq!(s.waiting[0].reason, "w-00 reason");
         assert_eq!(s.links_bought_this_month, 7);
+    }
+
+    #[test]
+    fn the_summary_adds_up_each_account_apart() {
+        let mut all = vec![
+            status("a1", CampaignState::WaitingForOperator, 10, 100),
+            status("b1", CampaignState::Running, 20, 200),
+            status("a2", CampaignState::Running, 30, 300),
+        ];
+        all[0].account = "client-a".into();
+        all[1].account = "client-b".into();
+        all[2].account = "client-a".into();
+        let s = summarize(&all, 0, "2026-11", chrono::Utc::now());
+        let got: Vec<(&str, usize, Money, Money, usize)> = s
+            .accounts
+            .iter()
+            .map(|a| {
+                let (c, cap) = (a.monthly_commitment, a.monthly_cap);
+                (
+                    a.account.as_str(),
+                    a.campaigns,
+                    c,
+                    cap,
+                    a.waiting_for_operator,
+                )
+            })
+            .collect();
+        let rub = Money::from_rubles;
+        assert_eq!(
+            got,
+            [
+                ("client-a", 2, rub(40), rub(400), 1),
+                ("client-b", 1, rub(20), rub(200), 0),
+            ]
+        );
+        let one = summarize(&all[..0], 0, "2026-11", chrono::Utc::now());
+        assert_eq!(one.accounts.len(), 1, "always given: the default account's");
+        assert_eq!(
+            (one.accounts[0].account.as_str(), one.accounts[0].campaigns),
+            ("default", 0)
+        );
     }
 }

@@ -28,56 +28,41 @@ mod replace;
 #[path = "engine_kill/support.rs"]
 mod support;
 
+/// One test per row, `test_name => scenario(Backend)`: the cases below differ only in which
+/// scenario runs on which backend, so each is a row of a table rather than a written-out body.
+macro_rules! scenarios {
+    ($($test:ident => $scenario:path, $backend:ident;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                $scenario(crate::engine_kill::support::Backend::$backend).await;
+            }
+        )*
+    };
+}
+
 /// A changed autobuyer spec applied by replacement, killed between the stop and the creation.
 mod killed_between_a_replacements_stop_and_creation {
-    use crate::engine_kill::support::Backend;
+    use crate::engine_kill::replace::{
+        killed_between_an_adopted_ones_stop_and_the_new_creation as adopted,
+        killed_between_the_old_stop_and_the_new_creation as own,
+    };
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        crate::engine_kill::replace::killed_between_the_old_stop_and_the_new_creation(
-            Backend::Sqlite,
-        )
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        crate::engine_kill::replace::killed_between_the_old_stop_and_the_new_creation(
-            Backend::Postgres,
-        )
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn adopted_sqlite() {
-        crate::engine_kill::replace::killed_between_an_adopted_ones_stop_and_the_new_creation(
-            Backend::Sqlite,
-        )
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn adopted_postgres() {
-        crate::engine_kill::replace::killed_between_an_adopted_ones_stop_and_the_new_creation(
-            Backend::Postgres,
-        )
-        .await;
+    scenarios! {
+        sqlite => own, Sqlite;
+        postgres => own, Postgres;
+        adopted_sqlite => adopted, Sqlite;
+        adopted_postgres => adopted, Postgres;
     }
 }
 
 /// A rename with `renamed_from`, killed inside its hand-over's transaction.
 mod killed_inside_a_renames_hand_over {
     use crate::engine_kill::rename::killed_inside_the_hand_over_the_rename_happens_once_or_not_at_all as killed;
-    use crate::engine_kill::support::Backend;
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite() {
-        killed(Backend::Sqlite).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres() {
-        killed(Backend::Postgres).await;
+    scenarios! {
+        sqlite => killed, Sqlite;
+        postgres => killed, Postgres;
     }
 }
 
@@ -158,73 +143,34 @@ on_backend!(postgres, crate::engine_kill::support::Backend::Postgres,
 /// Issue 25: signals to `once` and `run`, and holders killed with SIGKILL (`host.rs`).
 mod host_faults {
     use crate::engine_kill::host;
-    use crate::engine_kill::support::Backend;
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_once_killed_with_sigkill_does_not_block_the_next_once_on_sqlite() {
-        host::a_once_killed_with_sigkill_does_not_block_the_next_once(Backend::Sqlite).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_once_killed_with_sigkill_does_not_block_the_next_once_on_postgres() {
-        host::a_once_killed_with_sigkill_does_not_block_the_next_once(Backend::Postgres).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sigterm_in_once_lets_the_call_in_flight_finish_and_exits_4() {
-        host::sigterm_in_once_lets_the_call_in_flight_finish_and_exits_4(Backend::Sqlite).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline() {
-        host::a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline(Backend::Sqlite).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_second_signal_exits_once_at_once() {
-        host::a_second_signal_exits_once_at_once(Backend::Sqlite).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once_on_sqlite() {
-        host::sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once(Backend::Sqlite)
-            .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once_on_postgres() {
-        host::sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once(
-            Backend::Postgres,
-        )
-        .await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn once_names_a_live_holder_and_when_its_lease_expires() {
-        host::once_names_a_live_holder_and_when_its_lease_expires(Backend::Sqlite).await;
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_second_signal_exits_run_at_once() {
-        host::a_second_signal_exits_run_at_once(Backend::Sqlite).await;
+    scenarios! {
+        a_once_killed_with_sigkill_does_not_block_the_next_once_on_sqlite =>
+            host::a_once_killed_with_sigkill_does_not_block_the_next_once, Sqlite;
+        a_once_killed_with_sigkill_does_not_block_the_next_once_on_postgres =>
+            host::a_once_killed_with_sigkill_does_not_block_the_next_once, Postgres;
+        sigterm_in_once_lets_the_call_in_flight_finish_and_exits_4 =>
+            host::sigterm_in_once_lets_the_call_in_flight_finish_and_exits_4, Sqlite;
+        a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline =>
+            host::a_poll_held_by_the_marketplace_is_cut_at_the_search_deadline, Sqlite;
+        a_second_signal_exits_once_at_once => host::a_second_signal_exits_once_at_once, Sqlite;
+        sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once_on_sqlite =>
+            host::sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once, Sqlite;
+        sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once_on_postgres =>
+            host::sigterm_in_run_releases_its_leases_and_the_next_once_starts_at_once, Postgres;
+        once_names_a_live_holder_and_when_its_lease_expires =>
+            host::once_names_a_live_holder_and_when_its_lease_expires, Sqlite;
+        a_second_signal_exits_run_at_once => host::a_second_signal_exits_run_at_once, Sqlite;
     }
 }
 
 /// Issue 24: a cut list, an adopted autobuyer buying by itself, the operator's word, kills.
 mod adopted_account {
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn sqlite_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice() {
-        crate::engine_kill::adoption::a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(
-            crate::engine_kill::support::Backend::Sqlite,
-        )
-        .await;
-    }
+    use crate::engine_kill::adoption::a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice as scenario;
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn postgres_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice() {
-        crate::engine_kill::adoption::a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice(
-            crate::engine_kill::support::Backend::Postgres,
-        )
-        .await;
+    scenarios! {
+        sqlite_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice => scenario, Sqlite;
+        postgres_a_cut_list_an_adopted_autobuyer_and_kills_never_buy_a_page_twice =>
+            scenario, Postgres;
     }
 }

@@ -8,6 +8,7 @@ use crate::campaign;
 use crate::cli::global::GlobalArgs;
 use crate::cli::shared::{Format, open_store_recorded};
 use crate::store::{Halt, HaltScope};
+use crate::views::accounts::by_account;
 use crate::views::overview::FileFacts;
 use crate::views::report::{campaign_status_with, campaign_statuses, render_status};
 use linkrunner_domain::clock;
@@ -42,8 +43,7 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
                 println!("{line}");
             }
             print_halt_history(&store).await?;
-            let accounts = store.campaigns().campaign_accounts().await?;
-            let groups = by_account(&all, |s| s.campaign.as_str(), &accounts);
+            let groups = by_account(&all, |s| s.account_id.as_str());
             if groups.len() == 1 {
                 print_account_cap(&store, &groups[0].0, false).await?;
             }
@@ -64,34 +64,6 @@ pub(crate) async fn status(g: &GlobalArgs, a: &StatusArgs) -> anyhow::Result<Exi
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The statuses by the account their campaign spends in, accounts in id order (one group when
-/// every campaign is of one account; an agency reads its clients one by one).
-fn by_account<'a, T>(
-    all: &'a [T],
-    name: impl Fn(&T) -> &str,
-    accounts: &[(String, String)],
-) -> Vec<(String, Vec<&'a T>)> {
-    let account_of = |name: &str| {
-        accounts
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(linkrunner_domain::account::DEFAULT_ACCOUNT, |(_, a)| {
-                a.as_str()
-            })
-    };
-    let mut groups: std::collections::BTreeMap<&str, Vec<&T>> = Default::default();
-    for s in all {
-        groups.entry(account_of(name(s))).or_default().push(s);
-    }
-    if groups.is_empty() {
-        groups.insert(linkrunner_domain::account::DEFAULT_ACCOUNT, Vec::new());
-    }
-    groups
-        .into_iter()
-        .map(|(a, v)| (a.to_string(), v))
-        .collect()
 }
 
 /// The account's cap line, when the account has a cap; `several`: one of several accounts.
@@ -231,34 +203,5 @@ mod tests {
             "ACCOUNT b: ALL ITS SPENDING STOPPED: credentials rejected during x"
         );
         assert!(lines[2].contains("`linkrunner resume --account c` lifts it"));
-    }
-
-    #[test]
-    fn statuses_are_grouped_by_their_campaigns_account() {
-        let all = ["a1", "b1", "a2", "gone"];
-        let accounts = [
-            ("a1".to_string(), "client-a".to_string()),
-            ("a2".to_string(), "client-a".to_string()),
-            ("b1".to_string(), "client-b".to_string()),
-        ];
-        let groups = by_account(&all, |s| s, &accounts);
-        let names: Vec<(String, Vec<&str>)> = groups
-            .iter()
-            .map(|(a, v)| (a.clone(), v.iter().map(|s| **s).collect()))
-            .collect();
-        assert_eq!(
-            names,
-            [
-                ("client-a".to_string(), vec!["a1", "a2"]),
-                ("client-b".to_string(), vec!["b1"]),
-                ("default".to_string(), vec!["gone"]),
-            ]
-        );
-        let none: [&str; 0] = [];
-        assert_eq!(
-            by_account(&none, |s| s, &accounts).len(),
-            1,
-            "no campaign: one group, the default"
-        );
     }
 }

@@ -8,7 +8,9 @@ use linkrunner::market::{Executed, Market, MarketError};
 use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 
 use super::flow::{autobuyer, cheap_filter, created_autobuyer};
-use super::support::{DOMAIN, TICKET, TOKEN, order, pair, ready_to_buy, sandbox_config};
+use super::support::{
+    DOMAIN, TICKET, TOKEN, order, pair, ready_order, ready_to_buy, sandbox_config,
+};
 use crate::support::ledger;
 
 fn executed_errors(style: &str, ops: &[Op]) -> SandboxConfig {
@@ -97,9 +99,8 @@ async fn a_start_answered_as_an_error_with_the_autobuyer_ids_is_uncertain() {
 
 #[tokio::test]
 async fn a_refusal_without_ids_is_still_a_rejection_that_executed_nothing() {
-    let (sandbox, client) = pair(executed_errors("http", &[Op::BuyLinks])).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let mut wrong = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, mut wrong) =
+        ready_order(executed_errors("http", &[Op::BuyLinks])).await;
     wrong.link_type_id = 9;
 
     let err = client.buy(project.project_id, &wrong).await.unwrap_err();

@@ -11,7 +11,7 @@ use linkrunner_sandbox::faults::FaultState;
 use linkrunner_sandbox::{Faults, Op, SandboxConfig, SandboxHandle};
 
 use super::flow::cheap_filter;
-use super::support::{client_with, order, pair, ready_to_buy, sandbox_config};
+use super::support::{client_with, pair, ready_order, sandbox_config};
 use crate::support::ledger;
 use crate::support::sandbox;
 
@@ -45,30 +45,31 @@ fn assert_uncertain(err: &MarketError, status: Option<u16>) {
 
 // --- error_rate ---------------------------------------------------------------------------
 
+/// The purchase call reached the sandbox once, ended there as `outcome`, and bought nothing.
+fn assert_one_purchase_call_bought_nothing(sandbox: &SandboxHandle, outcome: &str) {
+    let ledger = sandbox.ledger();
+    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
+    assert_eq!(ledger.requests_of(Op::BuyLinks, outcome), 1);
+    assert!(ledger.purchases.is_empty());
+}
+
 #[tokio::test]
 async fn an_injected_5xx_on_a_purchase_is_uncertain_and_sent_exactly_once() {
     let mut cfg = sandbox_config();
     cfg.faults = errors_on(Op::BuyLinks, 1.0);
-    let (sandbox, client) = pair(cfg).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let order = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, order) = ready_order(cfg).await;
 
     let err = client.buy(project.project_id, &order).await.unwrap_err();
 
     assert_uncertain(&err, Some(503));
-    let ledger = sandbox.ledger();
-    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
-    assert_eq!(ledger.requests_of(Op::BuyLinks, "fault"), 1);
-    assert!(ledger.purchases.is_empty());
+    assert_one_purchase_call_bought_nothing(&sandbox, "fault");
 }
 
 #[tokio::test]
 async fn injected_errors_hit_only_the_operations_listed() {
     let mut cfg = sandbox_config();
     cfg.faults = errors_on(Op::BuyLinks, 1.0);
-    let (sandbox, client) = pair(cfg).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let order = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, order) = ready_order(cfg).await;
     let _ = client.buy(project.project_id, &order).await;
     client.list_links(project.project_id).await.unwrap();
     client.create_filter(&cheap_filter()).await.unwrap();
@@ -174,9 +175,7 @@ async fn a_read_slower_than_the_request_timeout_is_retried_then_uncertain() {
 
 #[tokio::test]
 async fn a_purchase_refused_by_the_rate_limit_is_rate_limited_and_not_retried() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let order = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, order) = ready_order(sandbox_config()).await;
     sandbox
         .set_faults(Faults {
             rate_limit: Some(1),
@@ -190,10 +189,7 @@ async fn a_purchase_refused_by_the_rate_limit_is_rate_limited_and_not_retried() 
     assert!(matches!(err, MarketError::RateLimited { .. }), "{err:?}");
     assert_eq!(err.retry_after(), Some(Duration::from_secs(1)));
     assert_eq!(err.executed(), Executed::No);
-    let ledger = sandbox.ledger();
-    assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
-    assert_eq!(ledger.requests_of(Op::BuyLinks, "rate_limited"), 1);
-    assert!(ledger.purchases.is_empty());
+    assert_one_purchase_call_bought_nothing(&sandbox, "rate_limited");
 }
 
 #[tokio::test]
@@ -207,9 +203,7 @@ async fn a_read_refused_by_the_rate_limit_is_retried_after_retry_after_and_succe
 
 #[tokio::test]
 async fn a_purchase_whose_answer_is_cut_after_commit_is_uncertain_yet_in_the_ledger() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let order = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, order) = ready_order(sandbox_config()).await;
     sandbox.set_faults(cut_on(Op::BuyLinks)).unwrap();
 
     let err = client.buy(project.project_id, &order).await.unwrap_err();
@@ -218,14 +212,12 @@ async fn a_purchase_whose_answer_is_cut_after_commit_is_uncertain_yet_in_the_led
     let ledger = sandbox.ledger();
     assert_eq!(ledger::requests(&ledger, Op::BuyLinks), 1);
     let bought: Vec<i64> = ledger.purchases.iter().map(|p| p.page_id).collect();
-    assert_eq!(bought, [donors[0].page_id]);
+    assert_eq!(bought, [order.pages[0].page_id]);
 }
 
 #[tokio::test]
 async fn answers_are_cut_only_for_the_operations_listed() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let order = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, order) = ready_order(sandbox_config()).await;
     sandbox.set_faults(cut_on(Op::AddFilter)).unwrap();
 
     let bought = client.buy(project.project_id, &order).await;

@@ -12,8 +12,8 @@ use linkrunner_sandbox::shapes::{Pending, PriceField, TextsAnswer};
 use linkrunner_sandbox::{Faults, Op, SandboxConfig};
 
 use super::support::{
-    DOMAIN, client_with, donors_for, order, pair, project_with_shoes, ready_to_buy, sandbox_config,
-    search_params,
+    DOMAIN, client_with, donors_for, order, pair, project_with_shoes, ready_order, ready_to_buy,
+    sandbox_config, search_params,
 };
 use crate::support::ledger;
 use crate::support::sandbox;
@@ -168,9 +168,7 @@ async fn a_purchase_answered_with_truncated_json_is_sent_exactly_once() {
         truncate_ops: Some(BTreeSet::from([Op::BuyLinks])),
         ..Faults::default()
     };
-    let (sandbox, client) = pair(config(|c| c.faults = truncate_buys)).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let order = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, order) = ready_order(config(|c| c.faults = truncate_buys)).await;
 
     let err = client.buy(project.project_id, &order).await.unwrap_err();
 

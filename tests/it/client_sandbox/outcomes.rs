@@ -7,8 +7,8 @@ use linkrunner_sandbox::{Op, Shape};
 
 use super::flow::cheap_filter;
 use super::support::{
-    DOMAIN, client_with, order, pair, poll_until_ready, project_with_shoes, ready_to_buy,
-    sandbox_config, search_params,
+    DOMAIN, client_with, pair, poll_until_ready, project_with_shoes, ready_order, sandbox_config,
+    search_params,
 };
 use crate::support::sandbox;
 
@@ -48,6 +48,19 @@ async fn add_invalid(style: &str, urls: Vec<UrlTexts>) -> (MarketError, usize, u
     (err, ledger.urls.len(), rejected)
 }
 
+/// Adding `urls` in a sandbox with error `style` is rejected (with HTTP `status`, saying
+/// `says`), counted once as rejected, and leaves only the project's main page.
+async fn rejected_adding_nothing(
+    style: &str,
+    urls: Vec<UrlTexts>,
+    status: Option<u16>,
+    says: &str,
+) {
+    let (err, urls, rejected) = add_invalid(style, urls).await;
+    assert_rejected(&err, status, says);
+    assert_eq!((urls, rejected), (1, 1));
+}
+
 fn assert_rejected(err: &MarketError, status: Option<u16>, says: &str) {
     match err {
         MarketError::Rejected {
@@ -63,41 +76,39 @@ fn assert_rejected(err: &MarketError, status: Option<u16>, says: &str) {
 
 #[tokio::test]
 async fn a_url_off_the_project_domain_is_rejected_by_is_error_and_adds_nothing() {
-    let (err, urls, rejected) = add_invalid("is_error", off_domain()).await;
-
-    assert_rejected(&err, None, "not on the project's domain");
-    assert_eq!((urls, rejected), (1, 1));
+    rejected_adding_nothing(
+        "is_error",
+        off_domain(),
+        None,
+        "not on the project's domain",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_url_off_the_project_domain_is_rejected_by_http_422_and_adds_nothing() {
-    let (err, urls, rejected) = add_invalid("http", off_domain()).await;
-
-    assert_rejected(&err, Some(422), "not on the project's domain");
-    assert_eq!((urls, rejected), (1, 1));
+    rejected_adding_nothing(
+        "http",
+        off_domain(),
+        Some(422),
+        "not on the project's domain",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_blank_anchor_is_rejected_by_is_error_and_adds_nothing() {
-    let (err, urls, rejected) = add_invalid("is_error", blank_anchor()).await;
-
-    assert_rejected(&err, None, "blank anchor");
-    assert_eq!((urls, rejected), (1, 1));
+    rejected_adding_nothing("is_error", blank_anchor(), None, "blank anchor").await;
 }
 
 #[tokio::test]
 async fn a_blank_anchor_is_rejected_by_http_422_and_adds_nothing() {
-    let (err, urls, rejected) = add_invalid("http", blank_anchor()).await;
-
-    assert_rejected(&err, Some(422), "blank anchor");
-    assert_eq!((urls, rejected), (1, 1));
+    rejected_adding_nothing("http", blank_anchor(), Some(422), "blank anchor").await;
 }
 
 #[tokio::test]
 async fn a_purchase_with_an_unknown_link_type_is_rejected_and_buys_nothing() {
-    let (sandbox, client) = pair(sandbox_config()).await;
-    let (project, shoes, donors) = ready_to_buy(&client).await;
-    let mut bad = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    let (sandbox, client, project, mut bad) = ready_order(sandbox_config()).await;
     bad.link_type_id = 9;
 
     let err = client.buy(project.project_id, &bad).await.unwrap_err();

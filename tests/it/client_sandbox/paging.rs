@@ -2,14 +2,13 @@
 //! without paging fields, pages with `page`/`total` or `offset`/`hasMore` fields (read to the
 //! end), a list lagging behind purchases, and links an autobuyer bought by itself.
 
-use chrono::{TimeZone, Utc};
-use linkrunner::clock::ManualClock;
 use linkrunner::market::{LinkList, ListCompleteness, Market, MarketClient};
 use linkrunner::money::Money;
 use linkrunner_sandbox::{Behaviour, ListPaging, Op, SandboxConfig, SandboxHandle};
 
 use super::support::{order, pair, ready_to_buy, sandbox_config};
 use crate::support::ledger;
+use crate::support::sandbox::lagging;
 
 fn paged(size: usize, paging: ListPaging) -> SandboxConfig {
     let mut cfg = sandbox_config();
@@ -39,16 +38,22 @@ async fn bought(sandbox: &SandboxHandle, client: &MarketClient, n: usize) -> (i6
     (project.project_id, ids)
 }
 
+/// A sandbox with `cfg` in which `n` links were bought in one call, the client's reading of
+/// their list, and the links bought: `(sandbox, list, link ids)`.
+async fn bought_and_listed(cfg: SandboxConfig, n: usize) -> (SandboxHandle, LinkList, Vec<i64>) {
+    let (sandbox, client) = pair(cfg).await;
+    let (project, links) = bought(&sandbox, &client, n).await;
+    let list = client.list_links(project).await.unwrap();
+    (sandbox, list, links)
+}
+
 fn ids(list: &LinkList) -> Vec<i64> {
     list.links.iter().map(|l| l.link_id.unwrap()).collect()
 }
 
 #[tokio::test]
 async fn a_list_without_paging_fields_is_taken_as_shown_and_says_it_has_none() {
-    let (sandbox, client) = pair(paged(2, ListPaging::None)).await;
-    let (project, links) = bought(&sandbox, &client, 5).await;
-
-    let list = client.list_links(project).await.unwrap();
+    let (sandbox, list, links) = bought_and_listed(paged(2, ListPaging::None), 5).await;
 
     assert_eq!(ids(&list), links[..2]);
     assert_eq!(list.completeness, ListCompleteness::NoPagingFields);
@@ -57,10 +62,7 @@ async fn a_list_without_paging_fields_is_taken_as_shown_and_says_it_has_none() {
 
 #[tokio::test]
 async fn a_list_with_page_and_total_fields_is_read_page_by_page_to_the_end() {
-    let (sandbox, client) = pair(paged(2, ListPaging::PageTotal)).await;
-    let (project, links) = bought(&sandbox, &client, 5).await;
-
-    let list = client.list_links(project).await.unwrap();
+    let (sandbox, list, links) = bought_and_listed(paged(2, ListPaging::PageTotal), 5).await;
 
     assert_eq!(ids(&list), links);
     assert_eq!(list.completeness, ListCompleteness::AllPages { pages: 3 });
@@ -72,10 +74,7 @@ async fn a_list_with_page_and_total_fields_is_read_page_by_page_to_the_end() {
 async fn a_list_with_offset_and_has_more_fields_nested_in_data_is_read_to_the_end() {
     let mut cfg = paged(2, ListPaging::OffsetHasMore);
     cfg.shape = "links=data_items".parse().unwrap();
-    let (sandbox, client) = pair(cfg).await;
-    let (project, links) = bought(&sandbox, &client, 4).await;
-
-    let list = client.list_links(project).await.unwrap();
+    let (_sandbox, list, links) = bought_and_listed(cfg, 4).await;
 
     assert_eq!(ids(&list), links);
     assert_eq!(list.completeness, ListCompleteness::AllPages { pages: 2 });
@@ -83,10 +82,7 @@ async fn a_list_with_offset_and_has_more_fields_nested_in_data_is_read_to_the_en
 
 #[tokio::test]
 async fn a_whole_list_with_paging_fields_is_one_page_shown_complete() {
-    let (sandbox, client) = pair(paged(100, ListPaging::PageTotal)).await;
-    let (project, links) = bought(&sandbox, &client, 3).await;
-
-    let list = client.list_links(project).await.unwrap();
+    let (_sandbox, list, links) = bought_and_listed(paged(100, ListPaging::PageTotal), 3).await;
 
     assert_eq!(ids(&list), links);
     assert_eq!(list.completeness, ListCompleteness::AllPages { pages: 1 });
@@ -94,10 +90,8 @@ async fn a_whole_list_with_paging_fields_is_one_page_shown_complete() {
 
 #[tokio::test]
 async fn a_lagging_list_shows_a_fresh_purchase_only_after_the_lag() {
-    let clock = ManualClock::new(Utc.with_ymd_and_hms(2025, 3, 1, 10, 0, 0).unwrap());
     let mut cfg = sandbox_config();
-    cfg.clock = clock.clone();
-    cfg.behaviour.list_lag_ms = 30_000;
+    let clock = lagging(&mut cfg, 30_000);
     let (sandbox, client) = pair(cfg).await;
     let (project, links) = bought(&sandbox, &client, 2).await;
 

@@ -125,6 +125,17 @@ pub fn order(donors: &[&Donor], url_id: i64, text_id: i64) -> PurchaseOrder {
     }
 }
 
+/// A sandbox with `cfg`, its client, a project ready to buy, and an order for its first donor
+/// page: `(sandbox, client, project, order)`.
+pub async fn ready_order(
+    cfg: SandboxConfig,
+) -> (SandboxHandle, MarketClient, ProjectIds, PurchaseOrder) {
+    let (sandbox, client) = pair(cfg).await;
+    let (project, shoes, donors) = ready_to_buy(&client).await;
+    let order = order(&[&donors[0]], shoes.url_id, shoes.texts[0].text_id);
+    (sandbox, client, project, order)
+}
+
 /// Everything up to a purchase: project, URL with texts, ready donors. Returns the project,
 /// the promoted URL and the donors found for it.
 pub async fn ready_to_buy(client: &MarketClient) -> (ProjectIds, CreatedUrl, Vec<Donor>) {

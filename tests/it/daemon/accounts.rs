@@ -4,10 +4,11 @@
 //! account is SIGKILLed the other takes that account over once its lease expires — with no
 //! purchase twice and no account's rate limit exceeded.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use linkrunner_sandbox::{Faults, Ledger, SandboxAccount, SandboxHandle};
+use tempfile::TempDir;
 
 use super::support::{TICKET, TOKEN, command_on};
 use crate::support::binary::Daemon;
@@ -51,25 +52,54 @@ fn accounts_file(dir: &Path, sandbox: &SandboxHandle) -> std::path::PathBuf {
     file
 }
 
-async fn start(db: &TestDb, campaigns: &Path, sandbox: &SandboxHandle, accounts: &Path) -> Daemon {
-    let mut cmd = command_on(&db.url, campaigns, sandbox);
-    cmd.env("LINKRUNNER_RECONCILE_INTERVAL", "3600")
-        .env("LINKRUNNER_ACCOUNT_FILE", accounts)
-        .env("LINKRUNNER_LEASE_TTL", "5");
-    let mut d = Daemon::run(
-        cmd,
-        &[
-            "--round-every",
-            "1",
-            "--rate-limit",
-            "4",
-            "--shutdown-grace",
-            "5",
-        ],
-    )
-    .await;
-    d.ready().await;
-    d
+/// One test's journal, campaign directory (holding `home-a`, in the default account), accounts
+/// file and two-account sandbox.
+struct World {
+    db: TestDb,
+    dir: TempDir,
+    _files: TempDir,
+    sandbox: SandboxHandle,
+    accounts: PathBuf,
+}
+
+async fn world() -> World {
+    crate::support::init_logs();
+    let db = TestDb::postgres().await;
+    let dir = tempfile::tempdir().unwrap();
+    let files = tempfile::tempdir().unwrap();
+    campaigns::write(
+        dir.path(),
+        "home-a.yaml",
+        &campaigns::simple("home-a", "0 9 * * *", 5000),
+    );
+    let sandbox = two_account_sandbox().await;
+    let accounts = accounts_file(files.path(), &sandbox);
+    World {
+        db,
+        dir,
+        _files: files,
+        sandbox,
+        accounts,
+    }
+}
+
+impl World {
+    /// A ready daemon on this world, a round a second at 4 calls a second. `lease_ttl` (seconds)
+    /// shortens the account lease from its default (120 s) so that a survivor takes a killed
+    /// daemon's account over within the test, and the shutdown grace with it.
+    async fn start(&self, lease_ttl: Option<&str>) -> Daemon {
+        let mut cmd = command_on(&self.db.url, self.dir.path(), &self.sandbox);
+        cmd.env("LINKRUNNER_RECONCILE_INTERVAL", "3600")
+            .env("LINKRUNNER_ACCOUNT_FILE", &self.accounts);
+        let mut args = vec!["--round-every", "1", "--rate-limit", "4"];
+        if let Some(ttl) = lease_ttl {
+            cmd.env("LINKRUNNER_LEASE_TTL", ttl);
+            args.extend(["--shutdown-grace", ttl]);
+        }
+        let mut d = Daemon::run(cmd, &args).await;
+        d.ready().await;
+        d
+    }
 }
 
 /// `linkrunner_accounts_worked` of a daemon; `None` when it did not answer.
@@ -87,24 +117,15 @@ fn ledgers(sandbox: &SandboxHandle) -> (Ledger, Ledger) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_killed() {
     // Arrange: a campaign in each account, a round every second, two daemons.
-    crate::support::init_logs();
-    let db = TestDb::postgres().await;
-    let dir = tempfile::tempdir().unwrap();
-    let files = tempfile::tempdir().unwrap();
-    campaigns::write(
-        dir.path(),
-        "home-a.yaml",
-        &campaigns::simple("home-a", "0 9 * * *", 5000),
-    );
+    let w = world().await;
     let b_campaign = format!(
         "account: {B}\n{}",
         campaigns::simple("away-b", "0 9 * * *", 5000)
     );
-    campaigns::write(dir.path(), "away-b.yaml", &b_campaign);
-    let sandbox = two_account_sandbox().await;
-    let accounts = accounts_file(files.path(), &sandbox);
-    let one = start(&db, dir.path(), &sandbox, &accounts).await;
-    let two = start(&db, dir.path(), &sandbox, &accounts).await;
+    campaigns::write(w.dir.path(), "away-b.yaml", &b_campaign);
+    let one = w.start(Some("5")).await;
+    let two = w.start(Some("5")).await;
+    let sandbox = &w.sandbox;
 
     // Act 1: the daemons settle on one account each, and both accounts buy.
     within(Duration::from_secs(30), "one account each", || async {
@@ -112,11 +133,11 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
     })
     .await;
     within(Duration::from_secs(40), "both accounts buying", || async {
-        let (a, b) = ledgers(&sandbox);
+        let (a, b) = ledgers(sandbox);
         (a.purchases.len() >= 2 && b.purchases.len() >= 2).then_some(())
     })
     .await;
-    let before = ledgers(&sandbox);
+    let before = ledgers(sandbox);
 
     // Act 2: SIGKILL the first daemon; the second takes its account over.
     one.signal("KILL");
@@ -130,7 +151,7 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
         Duration::from_secs(40),
         "both accounts buying again",
         || async {
-            let (a, b) = ledgers(&sandbox);
+            let (a, b) = ledgers(sandbox);
             (a.purchases.len() > before.0.purchases.len() + 1
                 && b.purchases.len() > before.1.purchases.len() + 1)
                 .then_some(())
@@ -140,7 +161,7 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
     drop(two);
 
     // Assert: each account bought for its own campaign only, nothing twice, no 429.
-    let (a, b) = ledgers(&sandbox);
+    let (a, b) = ledgers(sandbox);
     let domains =
         |l: &Ledger| -> Vec<String> { l.projects.iter().map(|p| p.domain.clone()).collect() };
     assert_eq!(
@@ -167,25 +188,9 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_restarted_after_a_sigkill_works_its_accounts_at_once_not_after_the_lease() {
     // Arrange: one daemon with the default lease time (120 s) works both accounts.
-    crate::support::init_logs();
-    let db = TestDb::postgres().await;
-    let dir = tempfile::tempdir().unwrap();
-    let files = tempfile::tempdir().unwrap();
-    campaigns::write(
-        dir.path(),
-        "home-a.yaml",
-        &campaigns::simple("home-a", "0 9 * * *", 5000),
-    );
-    let sandbox = two_account_sandbox().await;
-    let accounts = accounts_file(files.path(), &sandbox);
-    let start_one = || {
-        let mut cmd = command_on(&db.url, dir.path(), &sandbox);
-        cmd.env("LINKRUNNER_RECONCILE_INTERVAL", "3600")
-            .env("LINKRUNNER_ACCOUNT_FILE", &accounts);
-        Daemon::run(cmd, &["--round-every", "1", "--rate-limit", "4"])
-    };
-    let mut first = start_one().await;
-    first.ready().await;
+    let w = world().await;
+    let sandbox = &w.sandbox;
+    let mut first = w.start(None).await;
     within(
         Duration::from_secs(30),
         "the first daemon works both",
@@ -197,8 +202,7 @@ async fn a_daemon_restarted_after_a_sigkill_works_its_accounts_at_once_not_after
     first.signal("KILL");
     let _ = first.exit_within(Duration::from_secs(10)).await;
     let bought = sandbox.ledger().purchases.len();
-    let mut second = start_one().await;
-    second.ready().await;
+    let second = w.start(None).await;
 
     // Assert: the new daemon sees the holder gone from this host and works both accounts
     // within seconds, and buys.

@@ -5,9 +5,9 @@
 
 use linkrunner::money::Money;
 use linkrunner::views::overview::CampaignState;
-use linkrunner::views::report::campaign_status;
+use linkrunner::views::report::{CampaignStatus, campaign_status};
 
-use super::binary::{run, text};
+use super::binary::{run, run_ok, text};
 use super::fixtures::IVY_HEAD;
 use super::support::{TestDb, World, sandbox_config};
 use crate::support::ledger;
@@ -42,6 +42,18 @@ fn rub(r: i64) -> Money {
     Money::from_rubles(r)
 }
 
+/// Buy rounds, after which the campaign's commitment is `rubles`, for `why`.
+async fn buys_up_to(w: &World, rubles: i64, why: &str) {
+    buy(w).await;
+    assert_eq!(bought(w).await, rub(rubles), "{why}");
+}
+
+async fn status_now(w: &World) -> CampaignStatus {
+    campaign_status(w.store(), NAME, chrono::Utc::now())
+        .await
+        .unwrap()
+}
+
 async fn bought(w: &World) -> Money {
     let ledger = w.ledger();
     let c = crate::support::campaigns::load_one(&ivy(300));
@@ -55,25 +67,16 @@ pub async fn a_raised_cap_waits_for_approval_and_small_raises_add_up(db: TestDb)
     let w = World::new(db, cfg).await;
     // A new campaign: its cap is the approved baseline.
     w.write_campaign(NAME, &ivy(300));
-    buy(&w).await;
-    assert_eq!(bought(&w).await, rub(300), "the baseline needs no approval");
+    buys_up_to(&w, 300, "the baseline needs no approval").await;
 
     // +100: within the threshold of 150, bought without a person.
     w.write_campaign(NAME, &ivy(400));
-    buy(&w).await;
-    assert_eq!(bought(&w).await, rub(400));
+    buys_up_to(&w, 400, "within the threshold").await;
 
     // +100 more: 200 past the approved 300, more than 150 — nothing past 450 is bought.
     w.write_campaign(NAME, &ivy(500));
-    buy(&w).await;
-    assert_eq!(
-        bought(&w).await,
-        rub(400),
-        "a link at 100 would pass the approved 300 + 150"
-    );
-    let status = campaign_status(w.store(), NAME, chrono::Utc::now())
-        .await
-        .unwrap();
+    buys_up_to(&w, 400, "a link at 100 would pass the approved 300 + 150").await;
+    let status = status_now(&w).await;
     assert_eq!(
         status.state,
         CampaignState::WaitingForOperator,
@@ -93,7 +96,7 @@ pub async fn a_raised_cap_waits_for_approval_and_small_raises_add_up(db: TestDb)
         text(&plan)
     );
 
-    let approve = run(
+    run_ok(
         &w,
         &[
             "resolve",
@@ -106,16 +109,8 @@ pub async fn a_raised_cap_waits_for_approval_and_small_raises_add_up(db: TestDb)
         ],
     )
     .await;
-    assert_eq!(approve.status.code(), Some(0), "{}", text(&approve));
-    buy(&w).await;
-    assert_eq!(
-        bought(&w).await,
-        rub(500),
-        "approved: bought up to the file's cap"
-    );
-    let status = campaign_status(w.store(), NAME, chrono::Utc::now())
-        .await
-        .unwrap();
+    buys_up_to(&w, 500, "approved: bought up to the file's cap").await;
+    let status = status_now(&w).await;
     assert_ne!(
         status.state,
         CampaignState::WaitingForOperator,

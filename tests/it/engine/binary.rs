@@ -30,6 +30,13 @@ pub(super) async fn run(w: &World, args: &[&str]) -> Output {
     linkrunner(w, args).output().await.expect("the binary runs")
 }
 
+/// Runs `linkrunner ARGS` to the end and fails the test unless it exits 0.
+pub(super) async fn run_ok(w: &World, args: &[&str]) -> Output {
+    let out = run(w, args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    out
+}
+
 /// The exit status and both outputs, for an assertion message.
 pub(super) fn text(o: &Output) -> String {
     format!(

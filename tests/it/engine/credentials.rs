@@ -27,6 +27,22 @@ async fn global_halt(w: &World) -> Option<String> {
         .map(|h| h.reason)
 }
 
+/// Two passes with the revoked token: in both, every campaign's spending stopped; and the
+/// default account's halt is recorded (`why` says what recorded it).
+async fn two_passes_with_the_revoked_token_stop_spending(w: &World, why: &str) {
+    let rejected = w.engine_with_token(WRONG_TOKEN).await;
+    let first = pass_with(&rejected, &w.campaigns(), true).await;
+    let second = pass_with(&rejected, &w.campaigns(), true).await;
+    assert!(
+        first
+            .iter()
+            .chain(&second)
+            .all(|r| r.outcome == PassOutcome::SpendingStopped),
+        "{first:#?} {second:#?}"
+    );
+    assert!(global_halt(w).await.is_some(), "{why}");
+}
+
 fn accepted_requests(l: &Ledger) -> u64 {
     ledger::all_requests(l)
         - l.requests
@@ -37,20 +53,10 @@ fn accepted_requests(l: &Ledger) -> u64 {
 
 pub async fn rejected_credentials_stop_all_spending_until_they_work_again(db: TestDb) {
     let w = acme_and_dune(db).await;
-    let rejected = w.engine_with_token(WRONG_TOKEN).await;
 
-    let first = pass_with(&rejected, &w.campaigns(), true).await;
-    let second = pass_with(&rejected, &w.campaigns(), true).await;
+    two_passes_with_the_revoked_token_stop_spending(&w, "a global halt is recorded").await;
 
     let ledger = w.ledger();
-    assert!(
-        first
-            .iter()
-            .chain(&second)
-            .all(|r| r.outcome == PassOutcome::SpendingStopped),
-        "{first:#?} {second:#?}"
-    );
-    assert!(global_halt(&w).await.is_some(), "a global halt is recorded");
     assert_eq!(
         accepted_requests(&ledger),
         0,
@@ -73,26 +79,11 @@ pub async fn rejected_credentials_stop_all_spending_until_they_work_again(db: Te
 
 pub async fn credentials_rejected_on_a_read_halt_every_campaign(db: TestDb) {
     let w = acme_and_dune(db).await;
-    w.pass(true).await;
-    w.converge(3).await;
-    let before = w.ledger();
-    let rejected = w.engine_with_token(WRONG_TOKEN).await;
+    let before = w.buy_and_converge().await;
 
-    let reports = pass_with(&rejected, &w.campaigns(), true).await;
-    let again = pass_with(&rejected, &w.campaigns(), true).await;
+    two_passes_with_the_revoked_token_stop_spending(&w, "a 401 on a read halts spending too").await;
 
     let after = w.ledger();
-    assert!(
-        reports
-            .iter()
-            .chain(&again)
-            .all(|r| r.outcome == PassOutcome::SpendingStopped),
-        "{reports:#?} {again:#?}"
-    );
-    assert!(
-        global_halt(&w).await.is_some(),
-        "a 401 on a read halts spending too"
-    );
     assert_eq!(after.purchases, before.purchases, "nothing bought");
     assert_eq!(accepted_requests(&after), accepted_requests(&before));
     assert_eq!(

@@ -3,7 +3,7 @@
 use linkrunner_sandbox::{AutobuyerState, Ledger};
 
 use super::fixtures::{ACME, BOLT};
-use super::support::{TestDb, World, sandbox_config};
+use super::support::{TestDb, World, assert_no_new_spending, sandbox_config};
 
 fn autobuyer_state(ledger: &Ledger, name: &str) -> Option<AutobuyerState> {
     let mut matching = ledger.autobuyers.iter().filter(|a| a.name == name);
@@ -14,6 +14,13 @@ fn autobuyer_state(ledger: &Ledger, name: &str) -> Option<AutobuyerState> {
 
 /// Every URL of the campaign exists once on the marketplace, with each of its texts once
 /// (creating a project also adds the domain's main page with a default text).
+/// Each named autobuyer exists in the ledger in its state.
+fn assert_autobuyer_states(ledger: &Ledger, want: &[(&str, AutobuyerState)]) {
+    for (name, state) in want {
+        assert_eq!(autobuyer_state(ledger, name), Some(*state), "{name}");
+    }
+}
+
 fn assert_promoted_once(ledger: &Ledger, c: &linkrunner::campaign::Campaign) {
     for u in &c.urls {
         let ids: Vec<i64> = ledger
@@ -54,17 +61,13 @@ pub async fn full_flow_creates_everything_buys_within_caps_and_records_it(db: Te
         assert_promoted_once(&ledger, &lc.campaign);
     }
     assert_eq!(ledger.filters.len(), 3, "every filter created once");
-    assert_eq!(
-        autobuyer_state(&ledger, "acme-auto"),
-        Some(AutobuyerState::Running)
-    );
-    assert_eq!(
-        autobuyer_state(&ledger, "bikes-all-year"),
-        Some(AutobuyerState::Running)
-    );
-    assert_eq!(
-        autobuyer_state(&ledger, "bikes-summer"),
-        Some(AutobuyerState::Stopped)
+    assert_autobuyer_states(
+        &ledger,
+        &[
+            ("acme-auto", AutobuyerState::Running),
+            ("bikes-all-year", AutobuyerState::Running),
+            ("bikes-summer", AutobuyerState::Stopped),
+        ],
     );
     let acme = reports.iter().find(|r| r.campaign == "acme-shoes").unwrap();
     assert_eq!(acme.bought, 3, "a round buys per_run links");
@@ -80,9 +83,7 @@ pub async fn full_flow_creates_everything_buys_within_caps_and_records_it(db: Te
 
 pub async fn a_second_once_changes_nothing_but_a_new_round_within_the_caps(db: TestDb) {
     let w = acme_and_bolt(db).await;
-    w.pass(true).await;
-    w.converge(3).await;
-    let before = w.ledger();
+    let before = w.buy_and_converge().await;
 
     let second = w.pass(true).await;
     let third = w.pass(true).await;
@@ -119,9 +120,7 @@ pub async fn a_second_once_changes_nothing_but_a_new_round_within_the_caps(db: T
 
 pub async fn removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing(db: TestDb) {
     let w = acme_and_bolt(db).await;
-    w.pass(true).await;
-    w.converge(3).await;
-    let before = w.ledger();
+    let before = w.buy_and_converge().await;
     w.remove_campaign("bolt-bikes");
 
     let reports = w.pass(true).await;
@@ -134,31 +133,15 @@ pub async fn removing_a_campaign_file_stops_its_autobuyers_and_buys_nothing(db: 
             .any(|d| d.starts_with("stop autobuyer bikes-all-year")),
         "{bolt:#?}"
     );
-    assert_eq!(
-        autobuyer_state(&after, "bikes-all-year"),
-        Some(AutobuyerState::Stopped)
-    );
-    assert_eq!(
-        autobuyer_state(&after, "bikes-summer"),
-        Some(AutobuyerState::Stopped)
+    assert_autobuyer_states(
+        &after,
+        &[
+            ("bikes-all-year", AutobuyerState::Stopped),
+            ("bikes-summer", AutobuyerState::Stopped),
+        ],
     );
     let bolt_projects = w.projects_of(&after, &crate::support::campaigns::load_one(BOLT));
-    let bolt_buys = |l: &Ledger| {
-        l.purchases
-            .iter()
-            .filter(|p| bolt_projects.contains(&p.project_id))
-            .count()
-    };
-    assert_eq!(
-        bolt_buys(&after),
-        bolt_buys(&before),
-        "nothing bought for it"
-    );
-    assert_eq!(
-        after.autobuyers.len(),
-        before.autobuyers.len(),
-        "nothing created for it"
-    );
+    assert_no_new_spending(&before, &after, &bolt_projects, "bolt-bikes removed");
     let recorded = w.recorded("bolt-bikes").await;
     assert!(
         recorded.ids.autobuyers.values().all(|a| !a.running),

@@ -9,7 +9,7 @@ use linkrunner_sandbox::{Ledger, Op};
 
 use super::binary::{run, text};
 use super::fixtures::ACME;
-use super::support::{TestDb, World};
+use super::support::{TestDb, World, assert_no_new_spending};
 use crate::support::ledger;
 
 /// `acme-shoes` renamed to `acme-x`, with or without `renamed_from`.
@@ -333,22 +333,9 @@ pub async fn a_second_campaign_naming_a_recorded_url_id_is_refused_live_or_remov
             "acme removed: {acme_removed}: {detail}"
         );
         let after = w.ledger();
-        let in_bolt = |l: &linkrunner_sandbox::Ledger| {
-            l.purchases
-                .iter()
-                .filter(|p| p.project_id == seeded.project_id)
-                .count()
-        };
-        assert_eq!(
-            in_bolt(&after),
-            in_bolt(&before),
-            "nothing bought in bolt-bikes' project"
-        );
-        assert_eq!(
-            after.autobuyers.len(),
-            before.autobuyers.len(),
-            "none created"
-        );
+        let bolt = HashSet::from([seeded.project_id]);
+        let what = format!("bolt-bikes' project, acme removed: {acme_removed}");
+        assert_no_new_spending(&before, &after, &bolt, &what);
         assert!(!is_recorded(&w, "bolt-bikes").await);
     }
 }

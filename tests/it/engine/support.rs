@@ -131,6 +131,14 @@ impl World {
         pass_with(&self.engine, &self.campaigns(), buy_round).await
     }
 
+    /// A pass with buy rounds, then passes until every campaign converged (3 at most): the
+    /// ledger then, the "before" of a test that changes something next.
+    pub async fn buy_and_converge(&self) -> Ledger {
+        self.pass(true).await;
+        self.converge(3).await;
+        self.ledger()
+    }
+
     /// Passes without buy rounds until every campaign converged with nothing left to do,
     /// at most `max` of them. Returns the number of passes it took.
     pub async fn converge(&self, max: u32) -> u32 {
@@ -362,6 +370,28 @@ pub async fn converge_with(engine: &Engine<MarketClient>, w: &World, max: u32) -
     panic!(
         "campaigns did not converge in {max} passes: {:#?}",
         pass_with(engine, &w.campaigns(), false).await
+    );
+}
+
+/// Between `before` and `after`, nothing was bought in `projects` and no autobuyer was created
+/// anywhere: what a campaign that must not spend leaves in the ledger.
+pub fn assert_no_new_spending(
+    before: &Ledger,
+    after: &Ledger,
+    projects: &HashSet<i64>,
+    what: &str,
+) {
+    let bought = |l: &Ledger| {
+        l.purchases
+            .iter()
+            .filter(|p| projects.contains(&p.project_id))
+            .count()
+    };
+    assert_eq!(bought(after), bought(before), "{what}: nothing bought");
+    assert_eq!(
+        after.autobuyers.len(),
+        before.autobuyers.len(),
+        "{what}: no autobuyer created"
     );
 }
 

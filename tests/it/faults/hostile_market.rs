@@ -271,6 +271,17 @@ async fn survive(mode: Hostile) -> (linkrunner_sandbox::Ledger, Vec<String>, Pro
     (before, errors, proxy)
 }
 
+/// Survives `mode` whose answers come after the purchases executed: they did, and the journal
+/// records the purchase call's failure (so the purchase is settled once, not sent again).
+async fn executed_and_recorded_once(mode: Hostile) {
+    let (while_hostile, errors, _) = survive(mode).await;
+    assert!(
+        !while_hostile.purchases.is_empty(),
+        "the purchases executed"
+    );
+    assert!(errors.iter().any(|e| e.contains(BUY_OP)), "{errors:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redirect_to_another_host_is_not_followed_and_buys_nothing() {
     let (while_hostile, errors, proxy) = survive(Hostile::Redirect).await;
@@ -289,44 +300,24 @@ async fn a_redirect_to_another_host_is_not_followed_and_buys_nothing() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_huge_answer_is_capped_and_the_executed_purchase_is_recorded_once() {
-    let (while_hostile, errors, _) = survive(Hostile::HugeBody).await;
-    assert!(
-        !while_hostile.purchases.is_empty(),
-        "the purchases executed"
-    );
-    assert!(errors.iter().any(|e| e.contains(BUY_OP)), "{errors:?}");
+/// One test per row: a hostile answer that comes after the purchase executed, survived as
+/// [`executed_and_recorded_once`] says.
+macro_rules! executed_then_hostile {
+    ($($test:ident => $mode:ident;)*) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                executed_and_recorded_once(Hostile::$mode).await;
+            }
+        )*
+    };
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_endless_answer_is_cut_and_the_executed_purchase_is_recorded_once() {
-    let (while_hostile, errors, _) = survive(Hostile::EndlessBody).await;
-    assert!(
-        !while_hostile.purchases.is_empty(),
-        "the purchases executed"
-    );
-    assert!(errors.iter().any(|e| e.contains(BUY_OP)), "{errors:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn malformed_json_after_a_purchase_is_settled_from_the_link_list() {
-    let (while_hostile, errors, _) = survive(Hostile::MalformedJson).await;
-    assert!(
-        !while_hostile.purchases.is_empty(),
-        "the purchases executed"
-    );
-    assert!(errors.iter().any(|e| e.contains(BUY_OP)), "{errors:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wrong_types_after_a_purchase_are_settled_from_the_link_list() {
-    let (while_hostile, errors, _) = survive(Hostile::WrongTypes).await;
-    assert!(
-        !while_hostile.purchases.is_empty(),
-        "the purchases executed"
-    );
-    assert!(errors.iter().any(|e| e.contains(BUY_OP)), "{errors:?}");
+executed_then_hostile! {
+    a_huge_answer_is_capped_and_the_executed_purchase_is_recorded_once => HugeBody;
+    an_endless_answer_is_cut_and_the_executed_purchase_is_recorded_once => EndlessBody;
+    malformed_json_after_a_purchase_is_settled_from_the_link_list => MalformedJson;
+    wrong_types_after_a_purchase_are_settled_from_the_link_list => WrongTypes;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

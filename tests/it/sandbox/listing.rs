@@ -1,13 +1,12 @@
 //! Operation 6 showing part of the truth: paged (with and without paging fields), lagging
 //! behind purchases, and without links the marketplace took back — each switched at run time.
 
-use chrono::{TimeZone, Utc};
-use linkrunner::clock::ManualClock;
 use linkrunner_sandbox::{Behaviour, LinkStatus, ListPaging};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::support::{Sbx, config, items_with_page_id, start};
+use crate::support::sandbox::lagging;
 
 /// A project whose main URL holds `n` links bought in one call: `(project, link ids)`.
 pub async fn bought(sbx: &Sbx, n: usize) -> (i64, Vec<i64>) {
@@ -42,20 +41,30 @@ pub fn ids(answer: &Value) -> Vec<i64> {
         .collect()
 }
 
-fn paged(size: usize, paging: ListPaging) -> Behaviour {
-    Behaviour {
-        list_page_size: Some(size),
+/// A sandbox whose list answers two links a page in `paging`'s shape, and a project holding
+/// `n` bought links: `(sandbox, project, link ids)`.
+async fn paged_with(paging: ListPaging, n: usize) -> (Sbx, i64, Vec<i64>) {
+    let mut cfg = config();
+    cfg.behaviour = Behaviour {
+        list_page_size: Some(2),
         list_paging: paging,
         ..Behaviour::default()
-    }
+    };
+    let sbx = start(cfg).await;
+    let (project, links) = bought(&sbx, n).await;
+    (sbx, project, links)
+}
+
+/// The default sandbox and a project holding `n` bought links: `(sandbox, project, link ids)`.
+async fn plain_with(n: usize) -> (Sbx, i64, Vec<i64>) {
+    let sbx = start(config()).await;
+    let (project, links) = bought(&sbx, n).await;
+    (sbx, project, links)
 }
 
 #[tokio::test]
 async fn a_list_without_paging_fields_answers_its_first_links_and_no_sign_of_more() {
-    let mut cfg = config();
-    cfg.behaviour = paged(2, ListPaging::None);
-    let sbx = start(cfg).await;
-    let (project, links) = bought(&sbx, 5).await;
+    let (sbx, project, links) = paged_with(ListPaging::None, 5).await;
 
     let (status, first) = list(&sbx, project, json!({})).await;
     let (_, asked_page_2) = list(&sbx, project, json!({"page": 2, "offset": 2})).await;
@@ -68,10 +77,7 @@ async fn a_list_without_paging_fields_answers_its_first_links_and_no_sign_of_mor
 
 #[tokio::test]
 async fn a_page_total_list_answers_every_page_with_its_number_and_the_total() {
-    let mut cfg = config();
-    cfg.behaviour = paged(2, ListPaging::PageTotal);
-    let sbx = start(cfg).await;
-    let (project, links) = bought(&sbx, 5).await;
+    let (sbx, project, links) = paged_with(ListPaging::PageTotal, 5).await;
 
     let (_, first) = list(&sbx, project, json!({})).await;
     let mut seen = Vec::new();
@@ -94,36 +100,29 @@ async fn a_page_total_list_answers_every_page_with_its_number_and_the_total() {
 
 #[tokio::test]
 async fn an_offset_list_says_has_more_until_its_last_link() {
-    let mut cfg = config();
-    cfg.behaviour = paged(2, ListPaging::OffsetHasMore);
-    let sbx = start(cfg).await;
-    let (project, links) = bought(&sbx, 5).await;
+    let (sbx, project, links) = paged_with(ListPaging::OffsetHasMore, 5).await;
 
     let (_, a) = list(&sbx, project, json!({})).await;
     let (_, b) = list(&sbx, project, json!({"offset": 2, "limit": 2})).await;
     let (_, c) = list(&sbx, project, json!({"offset": 4, "limit": 50})).await;
 
-    assert_eq!(
-        (ids(&a), &a["hasMore"]),
-        (links[..2].to_vec(), &json!(true))
-    );
-    assert_eq!(
-        (ids(&b), &b["hasMore"]),
-        (links[2..4].to_vec(), &json!(true))
-    );
-    assert_eq!(
-        (ids(&c), &c["hasMore"]),
-        (links[4..].to_vec(), &json!(false))
-    );
+    for (answer, want, more) in [
+        (&a, &links[..2], true),
+        (&b, &links[2..4], true),
+        (&c, &links[4..], false),
+    ] {
+        assert_eq!(
+            (ids(answer), &answer["hasMore"]),
+            (want.to_vec(), &json!(more)),
+            "{answer}"
+        );
+    }
     assert_eq!((&c["offset"], &c["limit"]), (&json!(4), &json!(2)));
 }
 
 #[tokio::test]
 async fn paging_parameters_that_are_not_counts_are_malformed() {
-    let mut cfg = config();
-    cfg.behaviour = paged(2, ListPaging::PageTotal);
-    let sbx = start(cfg).await;
-    let (project, _) = bought(&sbx, 1).await;
+    let (sbx, project, _) = paged_with(ListPaging::PageTotal, 1).await;
 
     let (zero, _) = list(&sbx, project, json!({"page": 0})).await;
     let (text, _) = list(&sbx, project, json!({"page": "2"})).await;
@@ -136,10 +135,8 @@ async fn paging_parameters_that_are_not_counts_are_malformed() {
 
 #[tokio::test]
 async fn a_lagging_list_shows_a_link_only_after_the_lag_on_the_sandbox_clock() {
-    let clock = ManualClock::new(Utc.with_ymd_and_hms(2025, 3, 1, 10, 0, 0).unwrap());
     let mut cfg = config();
-    cfg.clock = clock.clone();
-    cfg.behaviour.list_lag_ms = 60_000;
+    let clock = lagging(&mut cfg, 60_000);
     let sbx = start(cfg).await;
     let (project, links) = bought(&sbx, 2).await;
 
@@ -156,8 +153,7 @@ async fn a_lagging_list_shows_a_link_only_after_the_lag_on_the_sandbox_clock() {
 
 #[tokio::test]
 async fn the_behaviour_changes_mid_test_through_its_control_endpoint() {
-    let sbx = start(config()).await;
-    let (project, links) = bought(&sbx, 3).await;
+    let (sbx, project, links) = plain_with(3).await;
     let (_, whole) = list(&sbx, project, json!({})).await;
 
     let (set, echoed) = sbx
@@ -189,8 +185,7 @@ async fn the_behaviour_changes_mid_test_through_its_control_endpoint() {
 
 #[tokio::test]
 async fn a_removed_link_leaves_the_list_and_the_ledger_shows_when() {
-    let sbx = start(config()).await;
-    let (project, links) = bought(&sbx, 3).await;
+    let (sbx, project, links) = plain_with(3).await;
 
     let (status, entry) = link_status(&sbx, links[1], "removed").await;
     let (_, listed) = list(&sbx, project, json!({})).await;
@@ -210,8 +205,7 @@ async fn a_removed_link_leaves_the_list_and_the_ledger_shows_when() {
 
 #[tokio::test]
 async fn a_rejected_link_can_stay_listed_with_its_status() {
-    let sbx = start(config()).await;
-    let (project, links) = bought(&sbx, 2).await;
+    let (sbx, project, links) = plain_with(2).await;
 
     let entry = sbx
         .handle
@@ -227,8 +221,7 @@ async fn a_rejected_link_can_stay_listed_with_its_status() {
 
 #[tokio::test]
 async fn a_link_cannot_be_made_active_again_nor_an_unknown_one_changed() {
-    let sbx = start(config()).await;
-    let (_, links) = bought(&sbx, 1).await;
+    let (sbx, _, links) = plain_with(1).await;
 
     let (active, _) = link_status(&sbx, links[0], "active").await;
     let (unknown, _) = link_status(&sbx, 1, "removed").await;

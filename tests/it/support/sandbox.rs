@@ -1,6 +1,10 @@
 //! The sandbox marketplace in this process, on a loopback port of its own; its ledger is what
 //! the money assertions read.
 
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use linkrunner::clock::ManualClock;
 use linkrunner_sandbox as sandbox;
 use linkrunner_sandbox::{SandboxConfig, SandboxHandle};
 use tokio::net::TcpListener;
@@ -21,4 +25,13 @@ pub fn config(token: &str, ticket: &str, ready_after_polls: u32) -> SandboxConfi
     let mut cfg = SandboxConfig::new(token, ticket);
     cfg.search_ready_after_polls = ready_after_polls;
     cfg
+}
+
+/// Makes `cfg`'s link list lag `lag_ms` behind purchases on a manual clock (set to 2025-03-01
+/// 10:00 UTC), which it returns so a test moves time across the lag without sleeping.
+pub fn lagging(cfg: &mut SandboxConfig, lag_ms: u64) -> Arc<ManualClock> {
+    let clock = ManualClock::new(Utc.with_ymd_and_hms(2025, 3, 1, 10, 0, 0).unwrap());
+    cfg.clock = clock.clone();
+    cfg.behaviour.list_lag_ms = lag_ms;
+    clock
 }
