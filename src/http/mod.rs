@@ -211,8 +211,7 @@ pub(crate) async fn all_rows(s: &AppState) -> Result<Vec<CampaignRow>, crate::st
 pub(crate) async fn rows_and_summary(
     s: &AppState,
 ) -> Result<(Vec<CampaignRow>, Summary), crate::store::StoreError> {
-    let all = all_rows(s).await?;
-    let mut sum = summary(&s.store, &all, s.clock.now()).await?;
+    let (all, mut sum) = summary(&s.store, all_rows(s), s.clock.now()).await?;
     sum.removals_held = s.health.removal_hold();
     Ok((all, sum))
 }

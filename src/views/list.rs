@@ -121,11 +121,19 @@ pub async fn campaign_rows(
     now: DateTime<Utc>,
     files: &FileFacts,
 ) -> Result<Vec<CampaignRow>, StoreError> {
-    let facts = store.reports().list_of(names, now.date_naive()).await?;
-    let halts = store.halts().await?;
-    let accounts = store.halt_accounts(&halts).await?;
+    // Three reads at once (each a connection of its own on SQLite): the list's facts, the
+    // halts with their accounts, and each campaign's account.
+    let halts = async {
+        let halts = store.halts().await?;
+        let accounts = store.halt_accounts(&halts).await?;
+        Ok((halts, accounts))
+    };
+    let (facts, (halts, accounts), spends_in) = futures_util::try_join!(
+        store.reports().list_of(names, now.date_naive()),
+        halts,
+        Accounts::read(store),
+    )?;
     let halts = (halts.as_slice(), &accounts);
-    let spends_in = Accounts::read(store).await?;
     Ok(names
         .iter()
         .filter_map(|n| {

@@ -103,10 +103,15 @@ impl Throttle {
     async fn admit_as(&self, priority: Priority) -> OwnedSemaphorePermit {
         let started = Instant::now();
         let (permit, mut waited) = self.gate.enter(priority).await;
-        // Then, with either pacing, no more than `per_second` in the last second: a late
-        // wake-up can bring two turns' requests closer together than their spacing.
+        // Then, with either pacing, no more than `per_second` in the last second and its
+        // slack: a late wake-up can bring two turns' requests closer together than their
+        // spacing. Even pacing's slack is its spacing's own (`EVEN_GUARD`): queued requests
+        // already go `(1 s + EVEN_GUARD) / per_second` apart, so it costs them nothing, and
+        // a request that reaches the server a little later than it was sent (a busy
+        // machine) no longer puts one too many into the server's second (target 7 of the
+        // bench saw one 429 in 5,841 calls on one process with a window of exactly 1 s).
         let window = match self.pacing {
-            Pacing::Even => Duration::from_secs(1),
+            Pacing::Even => Duration::from_secs(1) + EVEN_GUARD,
             Pacing::Window => Duration::from_secs(1) + GUARD,
         };
         while let Some(wait) = self.try_send(Instant::now(), window) {
@@ -205,6 +210,17 @@ mod tests {
         }
         let busiest = busiest_second(&sent);
         assert!(busiest <= Some(10), "{busiest:?}");
+        // Nor one of 1 s and the slack: a request a server counts late stays in its second.
+        let slack = Duration::from_secs(1) + EVEN_GUARD;
+        let busiest = sent
+            .iter()
+            .map(|s| {
+                sent.iter()
+                    .filter(|t| **t >= *s && **t - *s < slack)
+                    .count()
+            })
+            .max();
+        assert!(busiest <= Some(10), "{busiest:?} within {slack:?}");
     }
 
     #[tokio::test]
