@@ -34,6 +34,29 @@ pub struct HolderIdentity {
     pub(crate) started: Option<i64>,
 }
 
+impl HolderIdentity {
+    /// Only the holder id, nothing read of the process: the public calls that take a lease
+    /// by name alone (tests, tools) record no identity.
+    pub(crate) fn named(holder: &str) -> HolderIdentity {
+        HolderIdentity {
+            holder: holder.to_string(),
+            ..HolderIdentity::default()
+        }
+    }
+
+    /// The identity a lease row (campaign or account) records, in its columns `holder`,
+    /// `boot_id`, `pid_ns`, `pid` and `started`.
+    pub(super) fn from_row(r: &sqlx::any::AnyRow) -> Result<HolderIdentity, StoreError> {
+        Ok(HolderIdentity {
+            holder: col(r, "holder")?,
+            boot_id: col(r, "boot_id")?,
+            pid_ns: col(r, "pid_ns")?,
+            pid: col(r, "pid")?,
+            started: col(r, "started")?,
+        })
+    }
+}
+
 /// A lease as the journal holds it: who, which fence, until when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHolder {
@@ -51,11 +74,8 @@ impl Leases<'_> {
         ttl: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<LeaseToken>, StoreError> {
-        let me = HolderIdentity {
-            holder: holder.to_string(),
-            ..HolderIdentity::default()
-        };
-        self.try_acquire_lease_as(campaign, &me, ttl, now).await
+        self.try_acquire_lease_as(campaign, &HolderIdentity::named(holder), ttl, now)
+            .await
     }
 
     /// [`Self::try_acquire_lease`], recording who `me` is for a later [`Self::take_over_lease`].
@@ -99,13 +119,7 @@ impl Leases<'_> {
         .bind(campaign);
         let holder = |r: &sqlx::any::AnyRow| -> Result<LeaseHolder, StoreError> {
             Ok(LeaseHolder {
-                identity: HolderIdentity {
-                    holder: col(r, "holder")?,
-                    boot_id: col(r, "boot_id")?,
-                    pid_ns: col(r, "pid_ns")?,
-                    pid: col(r, "pid")?,
-                    started: col(r, "started")?,
-                },
+                identity: HolderIdentity::from_row(r)?,
                 fence: col(r, "fence")?,
                 expires_at: time(r, "expires_at")?,
             })
