@@ -146,9 +146,14 @@ fn assert_each_file_says(errs: &[String], needle: &str) {
     assert_eq!(told, 2, "{errs:?}");
 }
 
-/// Both files get the domain clash, each naming the other.
-fn assert_both_files_claim_t_example(a: &str, b: &str) {
-    assert_each_file_says(&load_two(a, b), "domain `t.example` is also the domain of");
+/// [`adopting_nothing`] and the same as campaign `u` with its domain spelt `from` respelt
+/// `to` both get the domain clash, each naming the other.
+#[track_caller]
+fn assert_u_claims_t_example_too(from: &str, to: &str) {
+    let a = adopting_nothing();
+    let b = a.replace("name: t", "name: u").replace(from, to);
+    let errs = load_two(&a, &b);
+    assert_each_file_says(&errs, "domain `t.example` is also the domain of");
 }
 
 /// The adopting file with nothing adopted: a campaign that only names its domain.
@@ -162,18 +167,10 @@ fn adopting_nothing() -> String {
 
 #[test]
 fn one_domain_in_two_files_is_an_error_with_case_and_default_port_folded() {
-    let a = adopting_nothing();
-    let b = a
-        .replace("name: t", "name: u")
-        .replace("domain: https://t.example", "domain: https://T.EXAMPLE:443");
-    assert_both_files_claim_t_example(&a, &b);
+    assert_u_claims_t_example_too("domain: https://t.example", "domain: https://T.EXAMPLE:443");
 }
 
 #[test]
 fn one_domain_in_two_files_is_an_error_with_a_leading_www_folded() {
-    let a = adopting_nothing();
-    let b = a
-        .replace("name: t", "name: u")
-        .replace("https://t.example", "https://www.t.example");
-    assert_both_files_claim_t_example(&a, &b);
+    assert_u_claims_t_example_too("https://t.example", "https://www.t.example");
 }

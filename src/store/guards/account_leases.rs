@@ -85,11 +85,8 @@ impl Leases<'_> {
         .bind(account)
         .bind(&me.holder)
         .bind(to_millis(now + ttl))
-        .bind(to_millis(now))
-        .bind(&me.boot_id)
-        .bind(&me.pid_ns)
-        .bind(me.pid)
-        .bind(me.started);
+        .bind(to_millis(now));
+        let query = me.bind_process(query);
         let held = self
             .write_optional("hold_account", query, |r| col::<String>(r, "account"))
             .await?;

@@ -12,9 +12,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::store::StoreError;
 use crate::store::handles::Leases;
 use crate::store::rows::{col, time};
+use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::LeaseToken;
 
@@ -42,6 +42,17 @@ impl HolderIdentity {
             holder: holder.to_string(),
             ..HolderIdentity::default()
         }
+    }
+
+    /// `query` with what tells this process apart bound next: its boot id, pid namespace,
+    /// pid and start time, in the order of a lease row's columns `boot_id`, `pid_ns`, `pid`,
+    /// `started`.
+    pub(super) fn bind_process<'q>(&'q self, query: AnyQuery<'q>) -> AnyQuery<'q> {
+        query
+            .bind(self.boot_id.as_deref())
+            .bind(self.pid_ns.as_deref())
+            .bind(self.pid)
+            .bind(self.started)
     }
 
     /// The identity a lease row (campaign or account) records, in its columns `holder`,
@@ -100,11 +111,8 @@ impl Leases<'_> {
         .bind(campaign)
         .bind(holder)
         .bind(to_millis(now + ttl))
-        .bind(to_millis(now))
-        .bind(me.boot_id.as_deref())
-        .bind(me.pid_ns.as_deref())
-        .bind(me.pid)
-        .bind(me.started);
+        .bind(to_millis(now));
+        let query = me.bind_process(query);
         self.write_optional("try_acquire_lease", query, |r| token(campaign, holder, r))
             .await
     }
@@ -147,12 +155,8 @@ impl Leases<'_> {
         .bind(campaign)
         .bind(&gone.identity.holder)
         .bind(&me.holder)
-        .bind(to_millis(now + ttl))
-        .bind(me.boot_id.as_deref())
-        .bind(me.pid_ns.as_deref())
-        .bind(me.pid)
-        .bind(me.started)
-        .bind(gone.fence);
+        .bind(to_millis(now + ttl));
+        let query = me.bind_process(query).bind(gone.fence);
         self.write_optional("take_over_lease", query, |r| token(campaign, &me.holder, r))
             .await
     }

@@ -33,37 +33,68 @@ pub(in crate::store) struct ApprovalTable {
     approve: &'static str,
 }
 
+/// The [`ApprovalTable`] of `table`, whose rows are keyed by `key` and whose first approval
+/// is the `baseline` subquery's cap (on `$1`) or else the cap asked: the statements are
+/// written once for both tables.
+macro_rules! approval_table {
+    ($op:literal, $table:literal, $key:literal, $baseline:literal, $why:literal) => {
+        ApprovalTable {
+            ask_op: $op,
+            forget: concat!(
+                "UPDATE ",
+                $table,
+                " SET above = NULL, wanted = $2, updated_at = $3 \
+                 WHERE ",
+                $key,
+                " = $1 AND above IS NOT NULL"
+            ),
+            ask: concat!(
+                "INSERT INTO ",
+                $table,
+                " (",
+                $key,
+                ", approved, above, wanted, approved_by, \
+                 approved_at, reason, updated_at) \
+                 VALUES ($1, COALESCE((",
+                $baseline,
+                "), $2), $3, $2, $4, $5, $6, $5) \
+                 ON CONFLICT (",
+                $key,
+                ") DO UPDATE SET above = excluded.above, \
+                 wanted = excluded.wanted, updated_at = excluded.updated_at \
+                 RETURNING approved"
+            ),
+            baseline: $why,
+            approve: concat!(
+                "UPDATE ",
+                $table,
+                " SET approved = wanted, approved_by = $2, approved_at = $3, \
+                 reason = $4 WHERE ",
+                $key,
+                " = $1 AND above IS NOT NULL \
+                 RETURNING approved, above, wanted, approved_by, approved_at, reason"
+            ),
+        }
+    };
+}
+
 /// A campaign's approval: the baseline is the cap its budget row held.
-pub(in crate::store) const CAMPAIGN: ApprovalTable = ApprovalTable {
-    ask_op: "record_approval_ask",
-    forget: "UPDATE approvals SET above = NULL, wanted = $2, updated_at = $3 \
-             WHERE campaign = $1 AND above IS NOT NULL",
-    ask: "INSERT INTO approvals (campaign, approved, above, wanted, approved_by, approved_at, reason, updated_at) \
-         VALUES ($1, COALESCE((SELECT cap FROM budgets WHERE campaign = $1), $2), $3, $2, $4, $5, $6, $5) \
-         ON CONFLICT (campaign) DO UPDATE SET above = excluded.above, wanted = excluded.wanted, \
-         updated_at = excluded.updated_at \
-         RETURNING approved",
-    baseline: "baseline: the monthly cap when the threshold was first seen",
-    approve: "UPDATE approvals SET approved = wanted, approved_by = $2, approved_at = $3, reason = $4 \
-              WHERE campaign = $1 AND above IS NOT NULL \
-              RETURNING approved, above, wanted, approved_by, approved_at, reason",
-};
+pub(in crate::store) const CAMPAIGN: ApprovalTable = approval_table!(
+    "record_approval_ask",
+    "approvals",
+    "campaign",
+    "SELECT cap FROM budgets WHERE campaign = $1",
+    "baseline: the monthly cap when the threshold was first seen"
+);
 
 /// An account's approval: the baseline is the account cap recorded before.
-pub(in crate::store) const ACCOUNT: ApprovalTable = ApprovalTable {
-    ask_op: "record_account_approval",
-    forget: "UPDATE account_approval SET above = NULL, wanted = $2, updated_at = $3 \
-             WHERE account = $1 AND above IS NOT NULL",
-    ask: "INSERT INTO account_approval (account, approved, above, wanted, approved_by, approved_at, reason, updated_at) \
-         VALUES ($1, COALESCE((SELECT monthly_cap FROM account_cap WHERE account = $1), $2), $3, $2, $4, $5, $6, $5) \
-         ON CONFLICT (account) DO UPDATE SET above = excluded.above, wanted = excluded.wanted, \
-         updated_at = excluded.updated_at \
-         RETURNING approved",
-    baseline: "baseline: the account cap when the threshold was first seen",
-    approve: "UPDATE account_approval SET approved = wanted, approved_by = $2, approved_at = $3, reason = $4 \
-              WHERE account = $1 AND above IS NOT NULL \
-              RETURNING approved, above, wanted, approved_by, approved_at, reason",
-};
+pub(in crate::store) const ACCOUNT: ApprovalTable = approval_table!(
+    "record_account_approval",
+    "account_approval",
+    "account",
+    "SELECT monthly_cap FROM account_cap WHERE account = $1",
+    "baseline: the account cap when the threshold was first seen"
+);
 
 /// Records the threshold (`above`) and the cap asked (`cap`: a campaign file's, or the
 /// accounts file's for an account) for `key` in `table`, the first time with its baseline
