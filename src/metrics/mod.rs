@@ -385,3 +385,24 @@ impl Default for Metrics {
         Self::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linkrunner_domain::op;
+
+    #[test]
+    fn api_call_totals_sum_every_account_by_operation_and_outcome_in_one_gather() {
+        let m = Metrics::new();
+        m.init_account_series("client-a");
+        m.observe_call("default", op::BUY, "ok", 0.1);
+        m.observe_call("client-a", op::BUY, "ok", 0.1);
+        m.observe_call("client-a", op::BUY, "rate_limited", 0.1);
+        let totals = m.api_call_totals();
+        let of = |o: &str, outcome: &str| totals[&(o.to_string(), outcome.to_string())];
+        assert_eq!(of(op::BUY, "ok"), 2, "both accounts' calls");
+        assert_eq!(of(op::BUY, "rate_limited"), 1);
+        assert_eq!(of(op::SEARCH, "ok"), 0, "a series at zero is a total of 0");
+        assert_eq!(totals.len(), op::ALL.len() * API_OUTCOMES.len());
+    }
+}
