@@ -129,6 +129,15 @@ impl CampaignReport {
     }
 }
 
+/// What one campaign's pass is of: the file's campaign (`None`: its file is gone), its name,
+/// whether it is a buy round, and the cause recorded with every intent it begins.
+struct PassOf<'a> {
+    c: Option<&'a Campaign>,
+    name: &'a str,
+    buy_round: bool,
+    cause: IntentCause,
+}
+
 impl<M: Market> Engine<M> {
     /// Reconciles every loaded campaign, and every recorded campaign whose file is gone,
     /// at most `campaign_concurrency` working at once (see [`super::slots`]).
@@ -435,7 +444,13 @@ impl<M: Market> Engine<M> {
             false => (Purpose::Reconcile, "reconcile"),
         };
         let started = std::time::Instant::now();
-        let pass = self.campaign_pass_counted(c, name, (buy_round, cause));
+        let of = PassOf {
+            c,
+            name,
+            buy_round,
+            cause,
+        };
+        let pass = self.campaign_pass_counted(of);
         let report = with_purpose(purpose, pass).await;
         self.metrics
             .load
@@ -445,12 +460,8 @@ impl<M: Market> Engine<M> {
         report
     }
 
-    async fn campaign_pass_counted(
-        &self,
-        c: Option<&Campaign>,
-        name: &str,
-        (buy_round, cause): (bool, IntentCause),
-    ) -> CampaignReport {
+    async fn campaign_pass_counted(&self, of: PassOf<'_>) -> CampaignReport {
+        let (name, cause) = (of.name, &of.cause);
         let span = tracing::info_span!(
             "campaign",
             campaign = %name,
@@ -469,7 +480,7 @@ impl<M: Market> Engine<M> {
         let mut report = CampaignReport::new(name);
         report.account = self.account.to_string();
         let result = self
-            .pass_under_lease(c, name, (buy_round, cause), &mut report)
+            .pass_under_lease(of, &mut report)
             .instrument(span)
             .await;
         if let Err(e) = result {
@@ -510,11 +521,15 @@ impl<M: Market> Engine<M> {
     /// lease renewed while [`Self::settle_and_run_plan`] works, then releases it.
     async fn pass_under_lease(
         &self,
-        c: Option<&Campaign>,
-        name: &str,
-        (buy_round, cause): (bool, IntentCause),
+        of: PassOf<'_>,
         report: &mut CampaignReport,
     ) -> Result<(), EngineError> {
+        let PassOf {
+            c,
+            name,
+            buy_round,
+            cause,
+        } = of;
         // Stopping (a signal): a campaign not begun yet is not begun at all.
         if self.cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
