@@ -204,7 +204,10 @@ impl CampaignSet {
         }
         // A directory that cannot be listed tells no file gone: every campaign is held. A
         // file of an account worked elsewhere that is still there is not gone.
-        let before = self.by_path.keys().chain(self.elsewhere.values().map(|e| &e.path));
+        let before = self
+            .by_path
+            .keys()
+            .chain(self.elsewhere.values().map(|e| &e.path));
         let (gone, kept): (Vec<PathBuf>, Vec<PathBuf>) = before
             .filter(|p| !present.contains(p.as_path()) && !s.held.contains(p))
             .cloned()
@@ -232,5 +235,75 @@ impl CampaignSet {
     /// The accounts this process worked when the set was last loaded (`None`: every one).
     pub(crate) fn loaded_for(&self) -> &Worked {
         &self.loaded_for
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A valid campaign `name` in `account` (the default one when `None`).
+    fn file(name: &str, account: Option<&str>) -> String {
+        let account = account.map_or_else(String::new, |a| format!("account: {a}\n"));
+        format!(
+            "{account}name: {name}\ndomain: https://{name}.example\nurls:\n  - url: https://{name}.example/a\n    texts: [\"#a#a#/a#\"]\nbudget: {{monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}}\n"
+        )
+    }
+
+    fn worked(accounts: &[&str]) -> Worked {
+        Some(accounts.iter().map(|a| a.to_string()).collect())
+    }
+
+    #[test]
+    fn a_set_holds_only_its_accounts_campaigns_and_never_takes_another_accounts_for_removed() {
+        // Arrange: one campaign in each of two accounts; this process works only `default`.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), file("home-a", None)).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), file("away-b", Some("b"))).unwrap();
+        let accounts = ["default".to_string(), "b".to_string()].into();
+        let mut set = CampaignSet::default();
+
+        // Act 1: load for `default` alone.
+        let s = set.reload(dir.path(), &accounts, worked(&["default"]));
+
+        // Assert 1: b's campaign is not held, but it has a file: present, never removed.
+        let held: Vec<&str> = set.iter().map(|c| c.campaign.name.as_str()).collect();
+        assert_eq!(held, ["home-a"]);
+        assert_eq!((s.loaded, s.problems.len()), (1, 0), "{:?}", s.problems);
+        assert!(set.get("away-b").is_none());
+        assert_eq!(
+            set.elsewhere("away-b").map(|e| e.account.as_str()),
+            Some("b")
+        );
+        assert_eq!(set.file_fact("away-b"), FileFact::Present { paused: false });
+        let mut names: Vec<&str> = set.file_names().collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["away-b", "home-a"],
+            "removals are judged against every file"
+        );
+
+        // Act 2: this process takes `b`.
+        let s = set.reload(dir.path(), &accounts, worked(&["default", "b"]));
+
+        // Assert 2: b's campaign is held now, as a changed one (reconciled first).
+        assert_eq!(s.changed, ["away-b"]);
+        assert!(s.removed.is_empty());
+        assert!(set.get("away-b").is_some() && set.elsewhere("away-b").is_none());
+
+        // Act 3: `b` goes to another process, and b's file is then removed.
+        let s = set.reload(dir.path(), &accounts, worked(&["default"]));
+        assert!(
+            s.removed.is_empty(),
+            "an account given back is no removal: {s:?}"
+        );
+        assert!(set.get("away-b").is_none());
+        std::fs::remove_file(dir.path().join("b.yaml")).unwrap();
+        let s = set.reload(dir.path(), &accounts, worked(&["default"]));
+
+        // Assert 3: a file really gone is gone, whichever process works its account.
+        assert_eq!(s.removed, [dir.path().join("b.yaml")]);
+        assert_eq!(set.file_fact("away-b"), FileFact::Removed);
     }
 }

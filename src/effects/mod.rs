@@ -271,7 +271,10 @@ impl<M: Market> Engine<M> {
 
     /// The accounts this process works now (`None`: every account).
     pub(crate) fn worked(&self) -> crate::decide::division::Worked {
-        self.worked.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.worked
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Whether this process works `account` now.
