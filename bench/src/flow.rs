@@ -224,7 +224,7 @@ pub(crate) async fn run(
     let (store, metrics) = (engine.store().clone(), engine.metrics().clone());
     let calls_now = || match &sandbox {
         Some(s) => total_calls(&s.ledger()),
-        None => client_calls(&metrics).values().sum(),
+        None => client_calls(&metrics.api_call_totals()).values().sum(),
     };
     procfs::reset_peak_rss();
     let started = Instant::now();
@@ -296,8 +296,14 @@ fn sandbox_figures(ledger: &linkrunner_sandbox::Ledger) -> FlowFigures {
 /// The counts linkrunner's own metrics hold, for a marketplace the bench cannot read:
 /// duplicates are not known there (0), purchases are what the passes reported.
 fn client_figures(m: &Metrics, bought: u64) -> FlowFigures {
-    let calls_by_op = client_calls(m);
-    let of = |op: &str, outcome: &str| m.api_calls(op, outcome);
+    let totals = m.api_call_totals();
+    let calls_by_op = client_calls(&totals);
+    let of = |op: &str, outcome: &str| {
+        totals
+            .get(&(op.to_string(), outcome.to_string()))
+            .copied()
+            .unwrap_or(0)
+    };
     let rate_limited = linkrunner::market::op::ALL
         .iter()
         .map(|op| of(op, "rate_limited"))
@@ -321,13 +327,13 @@ fn client_figures(m: &Metrics, bought: u64) -> FlowFigures {
 }
 
 /// Calls linkrunner sent, by operation (every outcome).
-fn client_calls(m: &Metrics) -> BTreeMap<String, u64> {
+fn client_calls(totals: &BTreeMap<(String, String), u64>) -> BTreeMap<String, u64> {
     linkrunner::market::op::ALL
         .iter()
         .map(|op| {
             let n = linkrunner::metrics::API_OUTCOMES
                 .iter()
-                .map(|o| m.api_calls(op, o))
+                .filter_map(|o| totals.get(&(op.to_string(), o.to_string())))
                 .sum();
             (op.to_string(), n)
         })

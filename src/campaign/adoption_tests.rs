@@ -2,6 +2,7 @@
 
 use super::loading::load::load_paths;
 use super::parse::parse;
+use super::tests::assert_mentions;
 use super::validate::validate;
 
 const ADOPTING: &str = r##"
@@ -54,24 +55,14 @@ fn an_adopting_file_carries_its_ids_into_the_campaign() {
 #[test]
 fn adopting_without_unknown_link_rent_is_refused() {
     let errs = check(&ADOPTING.replace("unknown_link_rent: 120, ", "")).unwrap_err();
-    assert!(
-        errs.iter()
-            .any(|e| e.contains("`budget.unknown_link_rent` is required")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "`budget.unknown_link_rent` is required");
 }
 
 #[test]
 fn text_and_autobuyer_ids_without_project_id_are_refused_each_where_written() {
     let errs = check(&ADOPTING.replace("project_id: 4711\n", "")).unwrap_err();
-    assert!(
-        errs.iter().any(|e| e.contains("`text_id` names a text")),
-        "{errs:?}"
-    );
-    assert!(
-        errs.iter().any(|e| e.contains("an autobuyer `id` adopts")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "`text_id` names a text");
+    assert_mentions(&errs, "an autobuyer `id` adopts");
 }
 
 #[test]
@@ -84,11 +75,7 @@ fn a_url_id_without_project_id_is_valid_and_checked_against_the_journal_at_the_p
     let c = check(&yaml).unwrap();
     assert_eq!((c.project_id, c.urls[0].url_id), (None, Some(11)));
     let errs = check(&yaml.replace("url_id: 11", "url_id: 0")).unwrap_err();
-    assert!(
-        errs.iter()
-            .any(|e| e.contains("`url_id` must be a marketplace id")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "`url_id` must be a marketplace id");
 }
 
 #[test]
@@ -97,24 +84,15 @@ fn an_adopted_autobuyer_needs_the_url_ids_of_its_urls() {
         .replace("    url_id: 11\n", "")
         .replace("{ text: \"#a#a#/a#\", text_id: 21 }", "\"#a#a#/a#\"");
     let errs = check(&yaml).unwrap_err();
-    assert!(
-        errs.iter().any(|e| e.contains("needs its `url_id`")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "needs its `url_id`");
 }
 
 #[test]
 fn a_misspelt_key_of_a_text_gets_did_you_mean() {
     let errs = check(&ADOPTING.replace("text_id: 21", "textid: 21")).unwrap_err();
-    assert!(
-        errs.iter().any(|e| e.contains("did you mean `text_id`")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "did you mean `text_id`");
     let errs = check(&ADOPTING.replace("project_id: 4711", "project_idd: 4711")).unwrap_err();
-    assert!(
-        errs.iter().any(|e| e.contains("did you mean `project_id`")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "did you mean `project_id`");
 }
 
 #[test]
@@ -124,11 +102,7 @@ fn one_url_id_for_two_urls_is_refused() {
         "      - \"#a#new#/a#\"\n  - url: https://t.example/b\n    url_id: 11\n    texts: [\"#a#b#/a#\"]\n",
     );
     let errs = check(&yaml).unwrap_err();
-    assert!(
-        errs.iter()
-            .any(|e| e.contains("`url_id` 11 is also given to")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "`url_id` 11 is also given to");
 }
 
 fn load_two(a: &str, b: &str) -> Vec<String> {
@@ -142,18 +116,8 @@ fn load_two(a: &str, b: &str) -> Vec<String> {
 
 #[test]
 fn one_project_id_in_two_files_is_an_error_naming_both() {
-    let b = ADOPTING
-        .replace("name: t", "name: u")
-        .replace("https://t.example", "https://u.example")
-        .replace("id: 9876", "id: 9877");
-    let errs = load_two(ADOPTING, &b);
-    assert_eq!(
-        errs.iter()
-            .filter(|e| e.contains("`project_id` 4711 is also adopted by"))
-            .count(),
-        2,
-        "{errs:?}"
-    );
+    let errs = load_two(ADOPTING, &adopting_u("id: 9876", "id: 9877"));
+    assert_each_file_says(&errs, "`project_id` 4711 is also adopted by");
     assert!(
         errs.iter()
             .any(|e| e.contains("/a.yaml:4:13:") && e.contains("/b.yaml:4:13;")),
@@ -163,30 +127,33 @@ fn one_project_id_in_two_files_is_an_error_naming_both() {
 
 #[test]
 fn one_autobuyer_id_in_two_files_is_an_error() {
-    let b = ADOPTING
-        .replace("name: t", "name: u")
-        .replace("https://t.example", "https://u.example")
-        .replace("4711", "4712");
-    let errs = load_two(ADOPTING, &b);
-    assert_eq!(
-        errs.iter()
-            .filter(|e| e.contains("autobuyer id 9876 is also adopted by"))
-            .count(),
-        2,
-        "{errs:?}"
-    );
+    let errs = load_two(ADOPTING, &adopting_u("4711", "4712"));
+    assert_each_file_says(&errs, "autobuyer id 9876 is also adopted by");
 }
 
-/// Both files get the domain clash, each naming the other.
-fn assert_both_files_claim_t_example(a: &str, b: &str) {
-    let errs = load_two(a, b);
-    assert_eq!(
-        errs.iter()
-            .filter(|e| e.contains("domain `t.example` is also the domain of"))
-            .count(),
-        2,
-        "{errs:?}"
-    );
+/// [`ADOPTING`] as campaign `u` of `u.example`, with `from` replaced by `to`.
+fn adopting_u(from: &str, to: &str) -> String {
+    ADOPTING
+        .replace("name: t", "name: u")
+        .replace("https://t.example", "https://u.example")
+        .replace(from, to)
+}
+
+/// Each of the two files is told the clash (each error naming the other file).
+#[track_caller]
+fn assert_each_file_says(errs: &[String], needle: &str) {
+    let told = errs.iter().filter(|e| e.contains(needle)).count();
+    assert_eq!(told, 2, "{errs:?}");
+}
+
+/// [`adopting_nothing`] and the same as campaign `u` with its domain spelt `from` respelt
+/// `to` both get the domain clash, each naming the other.
+#[track_caller]
+fn assert_u_claims_t_example_too(from: &str, to: &str) {
+    let a = adopting_nothing();
+    let b = a.replace("name: t", "name: u").replace(from, to);
+    let errs = load_two(&a, &b);
+    assert_each_file_says(&errs, "domain `t.example` is also the domain of");
 }
 
 /// The adopting file with nothing adopted: a campaign that only names its domain.
@@ -200,18 +167,10 @@ fn adopting_nothing() -> String {
 
 #[test]
 fn one_domain_in_two_files_is_an_error_with_case_and_default_port_folded() {
-    let a = adopting_nothing();
-    let b = a
-        .replace("name: t", "name: u")
-        .replace("domain: https://t.example", "domain: https://T.EXAMPLE:443");
-    assert_both_files_claim_t_example(&a, &b);
+    assert_u_claims_t_example_too("domain: https://t.example", "domain: https://T.EXAMPLE:443");
 }
 
 #[test]
 fn one_domain_in_two_files_is_an_error_with_a_leading_www_folded() {
-    let a = adopting_nothing();
-    let b = a
-        .replace("name: t", "name: u")
-        .replace("https://t.example", "https://www.t.example");
-    assert_both_files_claim_t_example(&a, &b);
+    assert_u_claims_t_example_too("https://t.example", "https://www.t.example");
 }

@@ -38,6 +38,12 @@ fn check(yaml: &str) -> Result<Campaign, Vec<String>> {
     validate(&raw).map_err(messages)
 }
 
+/// Fails unless one of `errs` mentions `needle`, showing them all.
+#[track_caller]
+pub(super) fn assert_mentions(errs: &[String], needle: &str) {
+    assert!(errs.iter().any(|e| e.contains(needle)), "{errs:?}");
+}
+
 fn messages(p: Problems) -> Vec<String> {
     p.into_diagnostics(std::path::Path::new("t.yaml"))
         .into_iter()
@@ -244,11 +250,7 @@ fn renamed_from_is_kept_and_may_not_name_the_campaign_itself() {
     let c = check(&with("name: t\n", "name: t\nrenamed_from: old-t\n")).unwrap();
     assert_eq!(c.renamed_from.as_deref(), Some("old-t"));
     let errs = check(&with("name: t\n", "name: t\nrenamed_from: t\n")).unwrap_err();
-    assert!(
-        errs.iter()
-            .any(|e| e.contains("`renamed_from` is this campaign's own name `t`")),
-        "{errs:?}"
-    );
+    assert_mentions(&errs, "`renamed_from` is this campaign's own name `t`");
     let errs = check(&with("name: t\n", "name: t\nrenamed_from: Old_T\n")).unwrap_err();
     assert_eq!(errs.len(), 1, "a bad name is reported once: {errs:?}");
 }
@@ -272,20 +274,28 @@ fn load_two(
     (report, names, problems)
 }
 
+/// The campaign `old-t` of `old.example`: the file a rename or a move names as its source.
+fn old_t() -> String {
+    with("name: t\n", "name: old-t\n").replace("t.example", "old.example")
+}
+
+/// The one problem there is, which `at` (`file:line:column:`) places.
+#[track_caller]
+fn only_problem_at<'a>(problems: &'a [String], at: &str) -> &'a str {
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains(at), "file:line:column: {problems:?}");
+    &problems[0]
+}
+
 #[test]
 fn a_rename_beside_the_old_file_is_refused_where_it_says_so_and_the_old_file_still_loads() {
     let dir = tempfile::tempdir().unwrap();
-    let old = with("name: t\n", "name: old-t\n").replace("t.example", "old.example");
     let new = with("name: t\n", "name: t\nrenamed_from: old-t\n");
-    let (report, names, problems) = load_two(dir.path(), &old, &new);
+    let (report, names, problems) = load_two(dir.path(), &old_t(), &new);
     assert_eq!(names, ["old-t"], "the old file keeps its campaign");
-    assert_eq!(problems.len(), 1, "{problems:?}");
+    let problem = only_problem_at(&problems, "new.yaml:3:");
     assert!(
-        problems[0].contains("new.yaml:3:"),
-        "file:line:column: {problems:?}"
-    );
-    assert!(
-        problems[0].contains("`renamed_from: old-t`, but the campaign `old-t` is still in"),
+        problem.contains("`renamed_from: old-t`, but the campaign `old-t` is still in"),
         "{problems:?}"
     );
     assert_eq!(
@@ -317,28 +327,23 @@ fn moved_from_is_kept_and_may_not_name_the_campaign_itself() {
     .unwrap();
     assert_eq!(c.autobuyers[0].moved_from.as_deref(), Some("old-t"));
     let errs = check(&with("  - name: ab\n", "  - name: ab\n    moved_from: t\n")).unwrap_err();
-    assert!(
-        errs.iter()
-            .any(|e| e.contains("autobuyer `ab`: `moved_from` is this campaign's own name `t`")),
-        "{errs:?}"
+    assert_mentions(
+        &errs,
+        "autobuyer `ab`: `moved_from` is this campaign's own name `t`",
     );
 }
 
 #[test]
 fn a_move_whose_source_file_still_declares_the_autobuyer_is_refused_at_the_key() {
     let dir = tempfile::tempdir().unwrap();
-    let source = with("name: t\n", "name: old-t\n").replace("t.example", "old.example");
+    let source = old_t();
     let new = with("  - name: ab\n", "  - name: ab\n    moved_from: old-t\n");
     let (_, names, problems) = load_two(dir.path(), &source, &new);
     assert_eq!(names, ["old-t"], "the source file keeps its campaign");
-    assert_eq!(problems.len(), 1, "{problems:?}");
+    let problem = only_problem_at(&problems, "new.yaml:12:17:");
     assert!(
-        problems[0].contains("new.yaml:12:17:"),
-        "file:line:column: {problems:?}"
-    );
-    assert!(
-        problems[0].contains("autobuyer `ab`: `moved_from: old-t`, but")
-            && problems[0].contains("still declares autobuyer `ab`"),
+        problem.contains("autobuyer `ab`: `moved_from: old-t`, but")
+            && problem.contains("still declares autobuyer `ab`"),
         "{problems:?}"
     );
 
@@ -355,8 +360,5 @@ fn a_campaign_names_its_account_or_belongs_to_the_default_one() {
     let named = check(&format!("account: client-7\n{BASE}")).unwrap();
     assert_eq!(named.account, "client-7");
     let e = check(&format!("account: Client 7\n{BASE}")).unwrap_err();
-    assert!(
-        e.iter().any(|m| m.contains("`account` `Client 7` must be")),
-        "{e:?}"
-    );
+    assert_mentions(&e, "`account` `Client 7` must be");
 }

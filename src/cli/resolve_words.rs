@@ -281,9 +281,17 @@ mod tests {
         Cli::try_parse_from(std::iter::once("linkrunner").chain(args.iter().copied()))
     }
 
+    /// The word of `linkrunner resolve …` as `args` parse (they must).
+    fn word(args: &[&str]) -> Option<super::ResolveWord> {
+        let Command::Resolve(a) = parse(args).unwrap().command else {
+            panic!("not resolve")
+        };
+        a.word
+    }
+
     #[test]
     fn resolve_adopt_names_the_campaign_and_the_reason() {
-        let cli = parse(&[
+        match word(&[
             "resolve",
             "adopt",
             "acme",
@@ -291,12 +299,7 @@ mod tests {
             "read the plan",
             "--by",
             "ann",
-        ])
-        .unwrap();
-        let Command::Resolve(a) = cli.command else {
-            panic!("not resolve")
-        };
-        match a.word {
+        ]) {
             Some(super::ResolveWord::Adopt(w)) => {
                 assert_eq!(
                     (w.campaign.as_str(), w.reason.as_str()),
@@ -311,11 +314,7 @@ mod tests {
     #[test]
     fn resolve_removals_needs_a_reason_and_names_who() {
         assert!(parse(&["resolve", "removals"]).is_err());
-        let cli = parse(&["resolve", "removals", "--reason", "retired", "--by", "ann"]).unwrap();
-        let Command::Resolve(a) = cli.command else {
-            panic!("not resolve")
-        };
-        match a.word {
+        match word(&["resolve", "removals", "--reason", "retired", "--by", "ann"]) {
             Some(super::ResolveWord::Removals(r)) => {
                 assert_eq!(r.reason, "retired");
                 assert_eq!(super::who(r.by.as_deref()), "ann");
@@ -357,10 +356,7 @@ mod tests {
                 Some("client-a"),
             ),
         ] {
-            let Command::Resolve(a) = parse(args).unwrap().command else {
-                panic!("not resolve")
-            };
-            match a.word {
+            match word(args) {
                 Some(super::ResolveWord::Approve(w)) => {
                     assert_eq!(
                         (w.campaign.as_deref(), w.account.as_deref()),
@@ -379,7 +375,7 @@ mod tests {
             parse(&["resolve", "list-complete", "acme", "--reason", "UI shows 7"]).is_err(),
             "the count the operator saw is required"
         );
-        let cli = parse(&[
+        match word(&[
             "resolve",
             "list-complete",
             "acme",
@@ -387,12 +383,7 @@ mod tests {
             "7",
             "--reason",
             "UI shows 7",
-        ])
-        .unwrap();
-        let Command::Resolve(a) = cli.command else {
-            panic!("not resolve")
-        };
-        match a.word {
+        ]) {
             Some(super::ResolveWord::ListComplete(l)) => {
                 assert_eq!((l.word.campaign.as_str(), l.links), ("acme", 7));
             }

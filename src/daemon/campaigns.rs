@@ -4,12 +4,21 @@
 //! ([`crate::campaign::InvalidFiles`]), as `once` and `plan` do: an operator's typo must not
 //! keep spending on a version the operator is changing. A file that is gone is dropped (the
 //! engine then treats the campaign as removed: nothing new is bought, its autobuyers stop).
+//!
+//! Replicas that divide the accounts (`division.rs`) hold only their accounts' campaigns
+//! (issue 34, item 2: a replica's memory is its share). Every file is still read and checked,
+//! so problems and the cross-file checks are every file's; a valid campaign whose account
+//! another process works is then kept only as [`Elsewhere`]: its name, account, file and
+//! whether it is paused — enough that it is never taken for a removed one (no removal pass,
+//! no count toward a mass removal, never in [`ReloadSummary::removed`]). When this process
+//! starts working its account, the daemon reloads at once and the campaign is held in full.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::campaign::{self, Diagnostic, InvalidFiles, LoadedCampaign};
+use crate::decide::division::Worked;
 use crate::views::overview::FileFact;
 
 #[derive(Debug, Default, Clone)]
@@ -26,6 +35,19 @@ pub(crate) struct CampaignSet {
     /// [`Self::invalid`] as the last reload found the files, before removals were judged
     /// (each judgement starts from it; [`Self::set_invalid`] adds the held removals).
     files_invalid: InvalidFiles,
+    /// The valid campaigns of accounts another process works, by name: not held in full.
+    elsewhere: HashMap<String, Elsewhere>,
+    /// The accounts this process worked at the last reload (`None`: every account): when the
+    /// engine's differ, the daemon reloads ([`Self::loaded_for`]).
+    loaded_for: Worked,
+}
+
+/// What is kept of a campaign whose file loaded but whose account another process works.
+#[derive(Debug, Clone)]
+pub(crate) struct Elsewhere {
+    pub(crate) account: String,
+    pub(crate) paused: bool,
+    path: PathBuf,
 }
 
 /// What a reload did.
@@ -66,6 +88,37 @@ impl CampaignSet {
         self.by_path.get(self.by_name.get(name)?)
     }
 
+    /// The campaign `name` when its file loaded but its account is worked by another
+    /// process: it has a file, and it is not held here.
+    pub(crate) fn elsewhere(&self, name: &str) -> Option<&Elsewhere> {
+        self.elsewhere.get(name)
+    }
+
+    /// Every campaign name the valid files hold: those held here and those of accounts
+    /// another process works (what removals are judged against).
+    pub(crate) fn file_names(&self) -> impl Iterator<Item = &str> {
+        let held = self.by_path.values().map(|lc| lc.campaign.name.as_str());
+        held.chain(self.elsewhere.keys().map(String::as_str))
+    }
+
+    /// Every campaign of the valid files, held here or not, with whether it is paused.
+    pub(crate) fn paused(&self) -> impl Iterator<Item = (&str, bool)> {
+        let held = self
+            .by_path
+            .values()
+            .map(|lc| (lc.campaign.name.as_str(), lc.campaign.paused));
+        held.chain(self.elsewhere.iter().map(|(n, e)| (n.as_str(), e.paused)))
+    }
+
+    /// The campaign name the last reload read from `path`, held here or not.
+    fn old_name(&self, path: &Path) -> Option<String> {
+        if let Some(old) = self.by_path.get(path) {
+            return Some(old.campaign.name.clone());
+        }
+        let mut others = self.elsewhere.iter();
+        others.find(|(_, e)| e.path == path).map(|(n, _)| n.clone())
+    }
+
     /// The files of the last reload that exist but did not load.
     pub(crate) fn invalid(&self) -> &InvalidFiles {
         &self.invalid
@@ -88,24 +141,41 @@ impl CampaignSet {
             Some(lc) => FileFact::Present {
                 paused: lc.campaign.paused,
             },
-            None if self.invalid.holds(name, None) => FileFact::Unknown,
-            None => FileFact::Removed,
+            None => match self.elsewhere(name) {
+                Some(e) => FileFact::Present { paused: e.paused },
+                None if self.invalid.holds(name, None) => FileFact::Unknown,
+                None => FileFact::Removed,
+            },
         }
     }
 
     /// Loads `dir` again: valid files replace their old version; an invalid file's campaign
     /// leaves the set and is held (see [`Self::invalid`]); vanished files are dropped. A file
     /// naming an account not in `accounts` (the deployment's) is invalid at its `account` key.
+    /// A valid campaign of an account not in `worked` (another process works it) is kept only
+    /// as [`Elsewhere`]: never changed, held or removed here.
     pub(crate) fn reload(
         &mut self,
         dir: &Path,
         accounts: &std::collections::BTreeSet<String>,
+        worked: Worked,
     ) -> ReloadSummary {
+        let works = |a: &str| worked.as_ref().is_none_or(|w| w.contains(a));
         let mut report = campaign::load_dir(dir);
         campaign::reject_unknown_accounts(&mut report, accounts);
         let mut next = BTreeMap::new();
+        let mut elsewhere = HashMap::new();
         let mut s = ReloadSummary::default();
         for lc in report.campaigns {
+            if !works(&lc.campaign.account) {
+                let e = Elsewhere {
+                    account: lc.campaign.account.clone(),
+                    paused: lc.campaign.paused,
+                    path: lc.path.clone(),
+                };
+                elsewhere.entry(lc.campaign.name.clone()).or_insert(e);
+                continue;
+            }
             let changed = self
                 .by_path
                 .get(&lc.path)
@@ -116,21 +186,30 @@ impl CampaignSet {
             next.insert(lc.path.clone(), Arc::new(lc));
         }
         let mut invalid = report.invalid;
+        let present: std::collections::HashSet<&Path> = next
+            .keys()
+            .map(PathBuf::as_path)
+            .chain(elsewhere.values().map(|e: &Elsewhere| e.path.as_path()))
+            .collect();
         for p in &report.problems {
-            if let (false, Some(old)) = (next.contains_key(&p.path), self.by_path.get(&p.path)) {
+            if let (false, Some(old)) = (present.contains(p.path.as_path()), self.old_name(&p.path))
+            {
                 // The daemon knows what this file held: a file too broken to show its name
                 // still holds that campaign, whether or not the journal recorded its path.
-                invalid.push(&p.path, Some(old.campaign.name.clone()));
+                invalid.push(&p.path, Some(old));
                 if !s.held.contains(&p.path) {
                     s.held.push(p.path.clone());
                 }
             }
         }
-        // A directory that cannot be listed tells no file gone: every campaign is held.
-        let (gone, kept): (Vec<PathBuf>, Vec<PathBuf>) = self
+        // A directory that cannot be listed tells no file gone: every campaign is held. A
+        // file of an account worked elsewhere that is still there is not gone.
+        let before = self
             .by_path
             .keys()
-            .filter(|p| !next.contains_key(*p) && !s.held.contains(p))
+            .chain(self.elsewhere.values().map(|e| &e.path));
+        let (gone, kept): (Vec<PathBuf>, Vec<PathBuf>) = before
+            .filter(|p| !present.contains(p.as_path()) && !s.held.contains(p))
             .cloned()
             .partition(|_| !invalid.holds_everything());
         s.removed = gone;
@@ -148,6 +227,83 @@ impl CampaignSet {
                 .or_insert_with(|| path.clone());
         }
         self.by_path = next;
+        self.elsewhere = elsewhere;
+        self.loaded_for = worked;
         s
+    }
+
+    /// The accounts this process worked when the set was last loaded (`None`: every one).
+    pub(crate) fn loaded_for(&self) -> &Worked {
+        &self.loaded_for
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A valid campaign `name` in `account` (the default one when `None`).
+    fn file(name: &str, account: Option<&str>) -> String {
+        let account = account.map_or_else(String::new, |a| format!("account: {a}\n"));
+        format!(
+            "{account}name: {name}\ndomain: https://{name}.example\nurls:\n  - url: https://{name}.example/a\n    texts: [\"#a#a#/a#\"]\nbudget: {{monthly: 1000, max_link_price: 100, daily_links: 5, total_links: 50}}\n"
+        )
+    }
+
+    fn worked(accounts: &[&str]) -> Worked {
+        Some(accounts.iter().map(|a| a.to_string()).collect())
+    }
+
+    #[test]
+    fn a_set_holds_only_its_accounts_campaigns_and_never_takes_another_accounts_for_removed() {
+        // Arrange: one campaign in each of two accounts; this process works only `default`.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), file("home-a", None)).unwrap();
+        std::fs::write(dir.path().join("b.yaml"), file("away-b", Some("b"))).unwrap();
+        let accounts = ["default".to_string(), "b".to_string()].into();
+        let mut set = CampaignSet::default();
+
+        // Act 1: load for `default` alone.
+        let s = set.reload(dir.path(), &accounts, worked(&["default"]));
+
+        // Assert 1: b's campaign is not held, but it has a file: present, never removed.
+        let held: Vec<&str> = set.iter().map(|c| c.campaign.name.as_str()).collect();
+        assert_eq!(held, ["home-a"]);
+        assert_eq!((s.loaded, s.problems.len()), (1, 0), "{:?}", s.problems);
+        assert!(set.get("away-b").is_none());
+        assert_eq!(
+            set.elsewhere("away-b").map(|e| e.account.as_str()),
+            Some("b")
+        );
+        assert_eq!(set.file_fact("away-b"), FileFact::Present { paused: false });
+        let mut names: Vec<&str> = set.file_names().collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["away-b", "home-a"],
+            "removals are judged against every file"
+        );
+
+        // Act 2: this process takes `b`.
+        let s = set.reload(dir.path(), &accounts, worked(&["default", "b"]));
+
+        // Assert 2: b's campaign is held now, as a changed one (reconciled first).
+        assert_eq!(s.changed, ["away-b"]);
+        assert!(s.removed.is_empty());
+        assert!(set.get("away-b").is_some() && set.elsewhere("away-b").is_none());
+
+        // Act 3: `b` goes to another process, and b's file is then removed.
+        let s = set.reload(dir.path(), &accounts, worked(&["default"]));
+        assert!(
+            s.removed.is_empty(),
+            "an account given back is no removal: {s:?}"
+        );
+        assert!(set.get("away-b").is_none());
+        std::fs::remove_file(dir.path().join("b.yaml")).unwrap();
+        let s = set.reload(dir.path(), &accounts, worked(&["default"]));
+
+        // Assert 3: a file really gone is gone, whichever process works its account.
+        assert_eq!(s.removed, [dir.path().join("b.yaml")]);
+        assert_eq!(set.file_fact("away-b"), FileFact::Removed);
     }
 }

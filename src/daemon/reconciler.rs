@@ -58,20 +58,35 @@ struct Learned {
 
 impl<M: Market> Daemon<M> {
     /// Every campaign the reconciler covers: the loaded ones and those the journal records
-    /// whose file is gone (they are reconciled as removed: their autobuyers stop).
+    /// whose file is gone (they are reconciled as removed: their autobuyers stop) — only of
+    /// the accounts this process works: another's cost neither a pass nor a place in the
+    /// cycle's plan (`linkrunner_reconcile_cycle_seconds`).
     pub(super) async fn refresh_roster(&self) {
-        let mut names: Vec<String> = self
-            .set
-            .read()
-            .await
-            .iter()
-            .map(|c| c.campaign.name.clone())
-            .collect();
-        names.extend(self.recorded_campaigns().await);
+        let recorded = self.recorded_accounts().await;
+        let works = |a: &str| self.engine.works(a);
+        let mut names: Vec<String> = {
+            let set = self.set.read().await;
+            let loaded = set.iter().filter(|c| works(&c.campaign.account));
+            let mut names: Vec<String> = loaded.map(|c| c.campaign.name.clone()).collect();
+            names.extend(
+                recorded
+                    .into_iter()
+                    .filter(|(n, a)| works(a) && set.elsewhere(n).is_none())
+                    .map(|(n, _)| n),
+            );
+            names
+        };
         names.sort();
         names.dedup();
         self.reconciler.queue().set_roster(&names);
         self.reconciler.wake.notify_one();
+    }
+
+    /// The campaigns the journal knows, with their accounts. A database error reads as none,
+    /// as [`Self::recorded_campaigns`] says.
+    async fn recorded_accounts(&self) -> Vec<(String, String)> {
+        let read = self.engine.store().campaigns().campaign_accounts().await;
+        self.recorded_or_none(read)
     }
 
     /// At start: campaigns the journal holds something uncertain or in flight for go first.
@@ -284,10 +299,22 @@ impl<M: Market> Daemon<M> {
 
     /// One campaign's reconciliation: its loaded file, or as removed when it has none.
     async fn reconcile_one(&self, name: &str) -> CampaignReport {
-        let (lc, invalid) = {
+        let (lc, invalid, elsewhere) = {
             let set = self.set.read().await;
-            (set.get(name).cloned(), set.invalid().clone())
+            let elsewhere = set.elsewhere(name).map(|e| e.account.clone());
+            (set.get(name).cloned(), set.invalid().clone(), elsewhere)
         };
+        // Its file is there, in an account this process did not work at the last reload:
+        // never a removal (the reload that holds it comes within a second of the change).
+        if let (None, Some(account)) = (&lc, elsewhere) {
+            let mut r = CampaignReport::new(name);
+            r.outcome = PassOutcome::Skipped;
+            r.detail = Some(format!(
+                "account `{account}` is worked by another daemon (its account lease)"
+            ));
+            r.account = account;
+            return r;
+        }
         // A file that exists but fails validation holds its campaign: never a removal.
         if lc.is_none() {
             match self.engine.held_if_invalid(name, &invalid).await {

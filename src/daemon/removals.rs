@@ -14,7 +14,9 @@ impl<M: Market> Daemon<M> {
     /// Judges the removals of `set`; returns why they are held, if they are. When the journal
     /// cannot answer, every campaign whose file is gone is held until it does.
     pub(super) async fn judge_removals(&self, set: &mut CampaignSet) -> Option<String> {
-        let names: Vec<String> = set.iter().map(|c| c.campaign.name.clone()).collect();
+        // Every file's campaign, held here or of an account another process works: a
+        // campaign not held here still has its file, so it is neither gone nor counted so.
+        let names: Vec<String> = set.file_names().map(str::to_string).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         // From the files' own account each time: a hold of an earlier judgement is not input.
         let mut invalid = set.files_invalid().clone();

@@ -319,6 +319,7 @@ impl<M: Market> Daemon<M> {
                     self.reconcile_changed(changed).await;
                 }
                 _ = tick.tick() => {
+                    self.reload_on_new_accounts().await;
                     self.fire_due_rounds().await;
                     if last_removals.elapsed() >= REJUDGE_REMOVALS {
                         last_removals = tokio::time::Instant::now();
@@ -350,7 +351,8 @@ impl<M: Market> Daemon<M> {
                 .markets()
                 .map(|(id, _)| id.to_string())
                 .collect();
-            let mut summary = set.reload(&self.opts.campaigns_dir, &accounts);
+            let worked = self.engine.worked();
+            let mut summary = set.reload(&self.opts.campaigns_dir, &accounts, worked);
             summary.removal_held = self.judge_removals(&mut set).await;
             summary
         };
@@ -401,14 +403,26 @@ impl<M: Market> Daemon<M> {
         to_reconcile
     }
 
+    /// When the accounts this process works changed since the set was loaded (the division
+    /// gave or took one), reloads: an account taken has its campaigns held (and reconciled
+    /// first) before any pass of them runs here; an account given back lets go of its
+    /// campaigns' memory. Until then a campaign of an account taken is only known to have a
+    /// file ([`CampaignSet::elsewhere`]): never reconciled as removed.
+    async fn reload_on_new_accounts(&self) {
+        let worked = self.engine.worked();
+        if *self.set.read().await.loaded_for() == worked {
+            return;
+        }
+        tracing::info!("the accounts this daemon works changed: the campaign files are read again");
+        let changed = self.reload().await;
+        self.reconcile_changed(changed).await;
+    }
+
     /// Tells `/api/v1/campaigns` and the page what the files say. With every file valid and no
     /// removal held the set is complete: a campaign not in it has no file (removed). An invalid
     /// file may be any held campaign's, so then none is said removed.
     pub(super) fn publish_files(&self, set: &CampaignSet) {
-        let paused = set
-            .iter()
-            .map(|lc| (lc.campaign.name.clone(), lc.campaign.paused))
-            .collect();
+        let paused = set.paused().map(|(n, p)| (n.to_string(), p)).collect();
         let complete = set.invalid().is_empty();
         self.health.set_files(FileFacts::read(paused, complete));
     }
@@ -515,8 +529,17 @@ impl<M: Market> Daemon<M> {
     /// the next roster refresh, reload or gauge refresh reads them again (campaigns whose
     /// file is gone are reconciled then).
     pub(super) async fn recorded_campaigns(&self) -> Vec<String> {
-        match self.engine.store().campaigns().campaign_names().await {
-            Ok(names) => names,
+        let read = self.engine.store().campaigns().campaign_names().await;
+        self.recorded_or_none(read)
+    }
+
+    /// What a read of the recorded campaigns found; none, logged and counted, on an error.
+    pub(super) fn recorded_or_none<T>(
+        &self,
+        read: Result<Vec<T>, crate::store::StoreError>,
+    ) -> Vec<T> {
+        match read {
+            Ok(rows) => rows,
             Err(e) => {
                 self.engine.metrics().database_errors_total.inc();
                 tracing::warn!(error = %e, "could not read the recorded campaigns; removed files are reconciled later");

@@ -210,6 +210,15 @@ mod tests {
 
     const MIN: Duration = Duration::from_secs(60);
 
+    /// A queue of `n` campaigns that has handed out each once at `t0`, and `t0`.
+    fn reconciled_once(n: usize) -> (Queue, Instant) {
+        let mut q = Queue::default();
+        q.set_roster(&names(n));
+        let t0 = Instant::now();
+        while q.next(t0, MIN).is_some() {}
+        (q, t0)
+    }
+
     #[test]
     fn every_campaign_is_reconciled_once_then_again_only_after_the_interval() {
         let mut q = Queue::default();
@@ -226,10 +235,7 @@ mod tests {
 
     #[test]
     fn changed_files_go_first_then_what_was_left_open_then_the_oldest() {
-        let mut q = Queue::default();
-        q.set_roster(&names(4));
-        let t0 = Instant::now();
-        while q.next(t0, MIN).is_some() {}
+        let (mut q, t0) = reconciled_once(4);
         q.finished("c003", true);
         let later = t0 + 2 * MIN;
         q.push_urgent("c002");
@@ -242,10 +248,7 @@ mod tests {
 
     #[test]
     fn a_round_counts_as_the_campaigns_reconciliation() {
-        let mut q = Queue::default();
-        q.set_roster(&names(2));
-        let t0 = Instant::now();
-        while q.next(t0, MIN).is_some() {}
+        let (mut q, t0) = reconciled_once(2);
         q.started("c000", t0 + MIN / 2);
         assert_eq!(q.next(t0 + MIN, MIN).as_deref(), Some("c001"));
         assert_eq!(q.next(t0 + MIN, MIN), None);

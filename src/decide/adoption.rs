@@ -411,15 +411,21 @@ mod tests {
     use super::*;
     use linkrunner_domain::records::{Adoption, AutobuyerRecord, CampaignCaps, OperatorWord};
 
-    fn recorded() -> Recorded {
+    /// A journal that recorded nothing of campaign `name` but its caps (rubles a month, links
+    /// a day, links in all) on the default account.
+    fn unrecorded(name: &str, (monthly, daily, total): (i64, u32, u32)) -> Recorded {
         let caps = CampaignCaps {
             account: "default".into(),
-            name: "c".into(),
-            monthly_cap: Money::from_rubles(1000),
-            daily_links: 5,
-            total_links: 50,
+            name: name.into(),
+            monthly_cap: Money::from_rubles(monthly),
+            daily_links: daily,
+            total_links: total,
         };
-        let mut r = Recorded::unrecorded_with(&caps, Vec::new());
+        Recorded::unrecorded_with(&caps, Vec::new())
+    }
+
+    fn recorded() -> Recorded {
+        let mut r = unrecorded("c", (1000, 5, 50));
         r.ids.urls.insert("https://a.example/x".into(), 11);
         r.ids.urls.insert("https://a.example/y".into(), 12);
         r
@@ -562,14 +568,7 @@ mod tests {
 
     /// A journal that recorded nothing of the campaign yet.
     fn fresh() -> Recorded {
-        let caps = CampaignCaps {
-            account: "default".into(),
-            name: "acme-shoes".into(),
-            monthly_cap: Money::from_rubles(3000),
-            daily_links: 9,
-            total_links: 60,
-        };
-        Recorded::unrecorded_with(&caps, Vec::new())
+        unrecorded("acme-shoes", (3000, 9, 60))
     }
 
     fn recorded_autobuyer(id: i64, adopted_id: Option<i64>) -> AutobuyerRecord {

@@ -269,6 +269,14 @@ impl<M: Market> Engine<M> {
         *self.worked.write().unwrap_or_else(|e| e.into_inner()) = worked;
     }
 
+    /// The accounts this process works now (`None`: every account).
+    pub(crate) fn worked(&self) -> crate::decide::division::Worked {
+        self.worked
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Whether this process works `account` now.
     pub(crate) fn works(&self, account: &str) -> bool {
         let worked = self.worked.read().unwrap_or_else(|e| e.into_inner());

@@ -129,6 +129,15 @@ impl CampaignReport {
     }
 }
 
+/// What one campaign's pass is of: the file's campaign (`None`: its file is gone), its name,
+/// whether it is a buy round, and the cause recorded with every intent it begins.
+struct PassOf<'a> {
+    c: Option<&'a Campaign>,
+    name: &'a str,
+    buy_round: bool,
+    cause: IntentCause,
+}
+
 impl<M: Market> Engine<M> {
     /// Reconciles every loaded campaign, and every recorded campaign whose file is gone,
     /// at most `campaign_concurrency` working at once (see [`super::slots`]).
@@ -341,7 +350,10 @@ impl<M: Market> Engine<M> {
         buy_round: bool,
         cause: IntentCause,
     ) -> CampaignReport {
-        match self.account_engine(c, name).await {
+        let looks = self
+            .quiet_candidate(c, name, buy_round, cause.file_digest.as_deref())
+            .is_some();
+        match self.account_engine(c, name, looks).await {
             Ok(e) => {
                 let _under_way = e.enter();
                 e.campaign_pass_here(c, name, buy_round, cause).await
@@ -354,10 +366,17 @@ impl<M: Market> Engine<M> {
     /// the one the journal recorded. A campaign whose account this deployment does not serve,
     /// or whose file moves it to another account while the journal holds marketplace things
     /// of it in the first, is blocked: nothing of it is sent anywhere.
+    ///
+    /// `looks`: the pass may only look ([`super::quiet`]): the last full pass of this very
+    /// file converged on the file's account, with a project there, which no pass can move to
+    /// another account while it exists. Then the journal's account is not read (a converged
+    /// reconciliation costs no query for it); a look that turns into a full pass reads it
+    /// before anything is planned ([`Self::account_unmoved`]).
     async fn account_engine(
         &self,
         c: Option<&Campaign>,
         name: &str,
+        looks: bool,
     ) -> Result<Engine<M>, CampaignReport> {
         let refused = |outcome: PassOutcome, detail: String| {
             let mut r = CampaignReport::new(name);
@@ -368,7 +387,10 @@ impl<M: Market> Engine<M> {
         };
         let failed = |e: crate::store::StoreError| refused(PassOutcome::Failed, e.to_string());
         let campaigns = self.store.campaigns();
-        let recorded = campaigns.campaign_account(name).await.map_err(failed)?;
+        let recorded = match c.filter(|_| looks) {
+            Some(c) => Some(c.account.clone()),
+            None => campaigns.campaign_account(name).await.map_err(failed)?,
+        };
         let account = match (c, recorded) {
             (Some(c), Some(was)) if was != c.account => {
                 let ids = campaigns.remote_ids(name).await.map_err(failed)?;
@@ -422,7 +444,13 @@ impl<M: Market> Engine<M> {
             false => (Purpose::Reconcile, "reconcile"),
         };
         let started = std::time::Instant::now();
-        let pass = self.campaign_pass_counted(c, name, (buy_round, cause));
+        let of = PassOf {
+            c,
+            name,
+            buy_round,
+            cause,
+        };
+        let pass = self.campaign_pass_counted(of);
         let report = with_purpose(purpose, pass).await;
         self.metrics
             .load
@@ -432,12 +460,8 @@ impl<M: Market> Engine<M> {
         report
     }
 
-    async fn campaign_pass_counted(
-        &self,
-        c: Option<&Campaign>,
-        name: &str,
-        (buy_round, cause): (bool, IntentCause),
-    ) -> CampaignReport {
+    async fn campaign_pass_counted(&self, of: PassOf<'_>) -> CampaignReport {
+        let (name, cause) = (of.name, &of.cause);
         let span = tracing::info_span!(
             "campaign",
             campaign = %name,
@@ -456,7 +480,7 @@ impl<M: Market> Engine<M> {
         let mut report = CampaignReport::new(name);
         report.account = self.account.to_string();
         let result = self
-            .pass_under_lease(c, name, (buy_round, cause), &mut report)
+            .pass_under_lease(of, &mut report)
             .instrument(span)
             .await;
         if let Err(e) = result {
@@ -497,11 +521,15 @@ impl<M: Market> Engine<M> {
     /// lease renewed while [`Self::settle_and_run_plan`] works, then releases it.
     async fn pass_under_lease(
         &self,
-        c: Option<&Campaign>,
-        name: &str,
-        (buy_round, cause): (bool, IntentCause),
+        of: PassOf<'_>,
         report: &mut CampaignReport,
     ) -> Result<(), EngineError> {
+        let PassOf {
+            c,
+            name,
+            buy_round,
+            cause,
+        } = of;
         // Stopping (a signal): a campaign not begun yet is not begun at all.
         if self.cancel.is_cancelled() {
             return Err(EngineError::Cancelled);
@@ -622,6 +650,10 @@ impl<M: Market> Engine<M> {
                 None => return Ok(Looked::Only),
                 Some(why) => {
                     tracing::debug!(campaign = %name, why = why.as_str(), "full pass");
+                    if !self.account_unmoved(name, report).await? {
+                        self.quiet_end(name, None, false);
+                        return Ok(Looked::Full);
+                    }
                     // Skipped for the look; the stamp is read again after it.
                     self.record_caps(c).await?;
                     begun = self.quiet_begin(lease, file, name, buy_round).await?;
@@ -634,6 +666,29 @@ impl<M: Market> Engine<M> {
         let converged = result.is_ok() && report.converged() && !report.transient;
         self.quiet_end(name, begun, converged);
         result.map(|_| Looked::Full)
+    }
+
+    /// Before a full pass that began as a look: whether the journal still records the
+    /// campaign in this engine's account (the look took it from the file, see
+    /// [`Self::account_engine`]). When another process moved it since, this pass ends skipped,
+    /// and the next one (a full pass: nothing is remembered now) chooses its account again.
+    async fn account_unmoved(
+        &self,
+        name: &str,
+        report: &mut CampaignReport,
+    ) -> Result<bool, EngineError> {
+        let recorded = self.store.campaigns().campaign_account(name).await?;
+        match recorded.filter(|a| **a != *self.account) {
+            None => Ok(true),
+            Some(other) => {
+                report.outcome = PassOutcome::Skipped;
+                report.transient = true;
+                report.detail = Some(format!(
+                    "the journal moved campaign {name} to account `{other}` since its last pass; the next pass works it there"
+                ));
+                Ok(false)
+            }
+        }
     }
 
     /// Takes the campaign's lease: free, expired or ours; or held by a process of this host

@@ -24,7 +24,6 @@ use super::Engine;
 use super::error::EngineError;
 use super::lease::HeldLease;
 use crate::decide::refused::{self, RefusalScope};
-use linkrunner_domain::account::DEFAULT_ACCOUNT;
 
 /// How often a change answered with 429 (definitely not executed) is sent again in one step.
 const RATE_LIMIT_RETRIES: u32 = 3;
@@ -405,8 +404,9 @@ impl<M: Market> Engine<M> {
                 h.scope == HaltScope::campaign(name) && refused::is_project_refusal(&h.reason)
             })
         };
-        for name in self.store.campaigns().campaign_names().await? {
-            if name == campaign || refused(&name) || !self.serves(&name).await? {
+        // Every campaign's account in one read, not one read per campaign.
+        for (name, account) in self.store.campaigns().campaign_accounts().await? {
+            if name == campaign || refused(&name) || account != *self.account {
                 continue;
             }
             if let Some(p) = self.store.campaigns().remote_ids(&name).await?.project
@@ -416,12 +416,6 @@ impl<M: Market> Engine<M> {
             }
         }
         Ok(None)
-    }
-
-    /// Whether the journal records `campaign` in this engine's account.
-    async fn serves(&self, campaign: &str) -> Result<bool, StoreError> {
-        let account = self.store.campaigns().campaign_account(campaign).await?;
-        Ok(account.as_deref().unwrap_or(DEFAULT_ACCOUNT) == &*self.account)
     }
 }
 

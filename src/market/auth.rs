@@ -116,28 +116,27 @@ mod tests {
         Credentials::new(SecretString::from(token), SecretString::from(ticket))
     }
 
+    /// The headers of token `t1` and ticket `k1` under `scheme`.
+    fn headers(scheme: AuthScheme) -> HeaderMap {
+        creds("t1", "k1").unwrap().headers(scheme).unwrap()
+    }
+
     #[test]
     fn bearer_scheme_prefixes_the_token() {
-        let h = creds("t1", "k1")
-            .unwrap()
-            .headers(AuthScheme::Bearer)
-            .unwrap();
+        let h = headers(AuthScheme::Bearer);
         assert_eq!(h[AUTHORIZATION], "Bearer t1");
         assert_eq!(h[COOKIE], "AUTH_TICKET=k1");
     }
 
     #[test]
     fn raw_scheme_sends_the_bare_token() {
-        let h = creds("t1", "k1").unwrap().headers(AuthScheme::Raw).unwrap();
+        let h = headers(AuthScheme::Raw);
         assert_eq!(h[AUTHORIZATION], "t1");
     }
 
     #[test]
     fn header_values_are_marked_sensitive() {
-        let h = creds("t1", "k1")
-            .unwrap()
-            .headers(AuthScheme::Bearer)
-            .unwrap();
+        let h = headers(AuthScheme::Bearer);
         assert!(h[AUTHORIZATION].is_sensitive() && h[COOKIE].is_sensitive());
     }
 

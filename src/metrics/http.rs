@@ -4,7 +4,7 @@
 
 use prometheus::{IntCounterVec, IntGaugeVec, Registry};
 
-use super::{counter_vec, gauge_vec};
+use super::{counter_vec_of, gauge_vec};
 
 /// `listener` label values: the main port and the probe port.
 pub(crate) const LISTENERS: [&str; 2] = ["main", "probe"];
@@ -30,27 +30,23 @@ impl HttpMetrics {
                 "HTTP connections open, by listener (main, probe).",
                 &["listener"],
             ),
-            connections_refused_total: counter_vec(
+            connections_refused_total: counter_vec_of(
                 r,
                 "linkrunner_http_connections_refused_total",
                 "HTTP connections closed unanswered because the listener held its maximum, by listener.",
-                &["listener"],
+                "listener",
+                &LISTENERS,
             ),
-            requests_refused_total: counter_vec(
+            requests_refused_total: counter_vec_of(
                 r,
                 "linkrunner_http_requests_refused_total",
                 "HTTP requests refused, by reason: host (not on the allow-list, 403), token (missing or wrong, 401).",
-                &["reason"],
+                "reason",
+                &REFUSALS,
             ),
         };
         for l in LISTENERS {
             m.connections.with_label_values(&[l]).set(0);
-            m.connections_refused_total
-                .with_label_values(&[l])
-                .inc_by(0);
-        }
-        for r in REFUSALS {
-            m.requests_refused_total.with_label_values(&[r]).inc_by(0);
         }
         m
     }

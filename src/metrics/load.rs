@@ -15,11 +15,10 @@
 use std::future::Future;
 
 use prometheus::{
-    Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
-    Registry,
+    Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Registry,
 };
 
-use super::reg;
+use super::{counter_vec, gauge, int_counter, int_gauge, reg};
 
 /// The closed set of values of the `purpose` label of `linkrunner_api_calls_by_purpose_total`.
 pub(crate) const PURPOSES: [&str; 4] = ["buy", "reconcile", "settle", "other"];
@@ -95,9 +94,6 @@ const DELAY_BUCKETS: [f64; 10] = [
 
 impl LoadMetrics {
     pub(super) fn register(r: &Registry) -> LoadMetrics {
-        let gauge = |n: &str, h: &str| reg(r, Gauge::new(n, h).expect("valid metric"));
-        let int_gauge = |n: &str, h: &str| reg(r, IntGauge::new(n, h).expect("valid metric"));
-        let counter = |n: &str, h: &str| reg(r, IntCounter::new(n, h).expect("valid metric"));
         let delays = |n: &str, h: &str| {
             let opts = HistogramOpts::new(n, h).buckets(DELAY_BUCKETS.to_vec());
             reg(r, Histogram::with_opts(opts).expect("valid metric"))
@@ -111,46 +107,49 @@ impl LoadMetrics {
         ]);
         let m = LoadMetrics {
             pass_duration_seconds: reg(r, HistogramVec::new(pass, &["kind"]).expect("valid")),
-            calls_by_purpose_total: reg(
+            calls_by_purpose_total: counter_vec(
                 r,
-                IntCounterVec::new(
-                    Opts::new(
-                        "linkrunner_api_calls_by_purpose_total",
-                        "Marketplace calls by what they serve: buy (rounds), reconcile, settle (reads that settle uncertainty), other.",
-                    ),
-                    &["purpose"],
-                )
-                .expect("valid"),
+                "linkrunner_api_calls_by_purpose_total",
+                "Marketplace calls by what they serve: buy (rounds), reconcile, settle (reads that settle uncertainty), other.",
+                &["purpose"],
             ),
             accounts_worked: int_gauge(
+                r,
                 "linkrunner_accounts_worked",
                 "Marketplace accounts this daemon works (holds the account lease of); replicas divide the accounts between them.",
             ),
             reconcile_backlog: int_gauge(
+                r,
                 "linkrunner_reconcile_backlog",
                 "Campaigns due for reconciliation that are not reconciled yet.",
             ),
             reconcile_cycle_seconds: gauge(
+                r,
                 "linkrunner_reconcile_cycle_seconds",
                 "Planned time to reconcile every campaign once: --reconcile-interval, or longer when the rate limit cannot fit it.",
             ),
             reconcile_last_cycle_seconds: gauge(
+                r,
                 "linkrunner_reconcile_last_cycle_seconds",
                 "How long the last full reconciliation cycle took.",
             ),
             reconcile_budget_calls_per_second: gauge(
+                r,
                 "linkrunner_reconcile_budget_calls_per_second",
                 "Calls per second reconciliation may use; the rest of --rate-limit is kept for buy rounds.",
             ),
-            reconciliations_total: counter(
+            reconciliations_total: int_counter(
+                r,
                 "linkrunner_reconciliations_total",
                 "Campaign reconciliations (passes without buying) run.",
             ),
-            reconciliations_looked_total: counter(
+            reconciliations_looked_total: int_counter(
+                r,
                 "linkrunner_reconciliations_looked_total",
                 "Reconciliations that only read the link list: converged, nothing changed or due.",
             ),
-            rounds_started_late_total: counter(
+            rounds_started_late_total: int_counter(
+                r,
                 "linkrunner_rounds_started_late_total",
                 "Buy rounds that started more than a minute after their slot.",
             ),
@@ -163,6 +162,7 @@ impl LoadMetrics {
                 "From a buy round's slot to its end.",
             ),
             rounds_waiting: int_gauge(
+                r,
                 "linkrunner_rounds_waiting",
                 "Buy rounds due and not started yet.",
             ),

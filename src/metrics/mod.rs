@@ -13,6 +13,7 @@ pub(crate) mod load;
 pub(crate) mod notify;
 mod process;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) use campaigns::{CAMPAIGN_STATES, CampaignGaugeValues, CampaignSeries, STALL_REASONS};
@@ -97,6 +98,35 @@ fn counter_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntCoun
     )
 }
 
+/// [`counter_vec`] of one label whose series of each of `values` exist at zero from the
+/// start: a family with no series is not exported, and `increase()` misses a first event
+/// on a series that appears already at 1.
+fn counter_vec_of(
+    r: &Registry,
+    name: &str,
+    help: &str,
+    label: &str,
+    values: &[&str],
+) -> IntCounterVec {
+    let c = counter_vec(r, name, help, &[label]);
+    for v in values {
+        c.with_label_values(&[*v]).inc_by(0);
+    }
+    c
+}
+
+fn int_gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
+    reg(r, IntGauge::new(name, help).expect("valid metric"))
+}
+
+fn int_counter(r: &Registry, name: &str, help: &str) -> IntCounter {
+    reg(r, IntCounter::new(name, help).expect("valid metric"))
+}
+
+fn gauge(r: &Registry, name: &str, help: &str) -> prometheus::Gauge {
+    reg(r, prometheus::Gauge::new(name, help).expect("valid metric"))
+}
+
 impl Metrics {
     pub fn new() -> Self {
         let r = Registry::new();
@@ -124,13 +154,10 @@ impl Metrics {
             0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
         ]);
         let m = Metrics {
-            campaigns_loaded: reg(
+            campaigns_loaded: int_gauge(
                 &r,
-                IntGauge::new(
-                    "linkrunner_campaigns_loaded",
-                    "Campaign files loaded and valid.",
-                )
-                .expect("valid"),
+                "linkrunner_campaigns_loaded",
+                "Campaign files loaded and valid.",
             ),
             api_calls_total: counter_vec(
                 &r,
@@ -142,13 +169,10 @@ impl Metrics {
                 &r,
                 HistogramVec::new(api_latency, &["operation"]).expect("valid"),
             ),
-            rate_limit_waits_total: reg(
+            rate_limit_waits_total: int_counter(
                 &r,
-                IntCounter::new(
-                    "linkrunner_rate_limit_waits_total",
-                    "Calls that waited for the client-side rate limiter.",
-                )
-                .expect("valid"),
+                "linkrunner_rate_limit_waits_total",
+                "Calls that waited for the client-side rate limiter.",
             ),
             rate_limit_wait_seconds_total: reg(
                 &r,
@@ -164,61 +188,61 @@ impl Metrics {
                 "Journal intents by kind and state.",
                 &["kind", "state"],
             ),
-            reloads_total: counter_vec(
+            reloads_total: counter_vec_of(
                 &r,
                 "linkrunner_reloads_total",
                 "Campaign directory reloads by outcome (succeeded, failed).",
-                &["outcome"],
+                "outcome",
+                &["succeeded", "failed"],
             ),
-            campaign_files_rejected: reg(&r, IntGauge::new("linkrunner_campaign_files_rejected", "Campaign files rejected by the last reload (their last good version keeps running).").expect("valid")),
-            campaign_file_invalid: reg(&r, IntGauge::new("linkrunner_campaign_file_invalid", "Campaign files that exist but fail validation and are ignored: each one's campaign is held as recorded (nothing stopped or bought) until the file loads again.").expect("valid")),
-            removals_held: reg(&r, IntGauge::new("linkrunner_removals_held", "Campaigns whose file is gone but whose removal is held because many files vanished at once (a failed checkout, an empty mount): nothing of them is stopped until the files return or `linkrunner resolve removals`.").expect("valid")),
+            campaign_files_rejected: int_gauge(
+                &r,
+                "linkrunner_campaign_files_rejected",
+                "Campaign files rejected by the last reload (their last good version keeps running).",
+            ),
+            campaign_file_invalid: int_gauge(
+                &r,
+                "linkrunner_campaign_file_invalid",
+                "Campaign files that exist but fail validation and are ignored: each one's campaign is held as recorded (nothing stopped or bought) until the file loads again.",
+            ),
+            removals_held: int_gauge(
+                &r,
+                "linkrunner_removals_held",
+                "Campaigns whose file is gone but whose removal is held because many files vanished at once (a failed checkout, an empty mount): nothing of them is stopped until the files return or `linkrunner resolve removals`.",
+            ),
             journal_writable: {
-                let g = reg(&r, IntGauge::new("linkrunner_journal_writable", "1 while the journal can be written, 0 from a write that failed (a full disk, a read-only file, a locked or lost database) until one succeeds: nothing is sent meanwhile.").expect("valid"));
+                let g = int_gauge(
+                    &r,
+                    "linkrunner_journal_writable",
+                    "1 while the journal can be written, 0 from a write that failed (a full disk, a read-only file, a locked or lost database) until one succeeds: nothing is sent meanwhile.",
+                );
                 g.set(1);
                 g
             },
-            database_errors_total: reg(
+            database_errors_total: int_counter(
                 &r,
-                IntCounter::new(
-                    "linkrunner_database_errors_total",
-                    "Database operations that failed.",
-                )
-                .expect("valid"),
+                "linkrunner_database_errors_total",
+                "Database operations that failed.",
             ),
-            credentials_rejected: reg(
+            credentials_rejected: int_gauge(
                 &r,
-                IntGauge::new(
-                    "linkrunner_credentials_rejected",
-                    "1 while the marketplace rejects the credentials of any account; that account's spending is stopped.",
-                )
-                .expect("valid"),
+                "linkrunner_credentials_rejected",
+                "1 while the marketplace rejects the credentials of any account; that account's spending is stopped.",
             ),
-            operator_halt: reg(
+            operator_halt: int_gauge(
                 &r,
-                IntGauge::new(
-                    "linkrunner_operator_halt",
-                    "1 while an operator's halt (linkrunner halt) stops all spending and running autobuyers; only linkrunner resume lifts it.",
-                )
-                .expect("valid"),
+                "linkrunner_operator_halt",
+                "1 while an operator's halt (linkrunner halt) stops all spending and running autobuyers; only linkrunner resume lifts it.",
             ),
-            anomaly_brake_trips_total: {
-                let c = counter_vec(
-                    &r,
-                    "linkrunner_anomaly_brake_trips_total",
-                    "Halts the anomaly brake set: what was committed or appeared ran above --anomaly-multiple times what schedules and budgets explain (scope: campaign, account).",
-                    &["scope"],
-                );
-                // Both series from the start, so the alert's increase() sees the first trip.
-                for scope in ["campaign", "account"] {
-                    c.with_label_values(&[scope]);
-                }
-                c
-            },
-            ready: reg(
+            // Both series from the start, so the alert's increase() sees the first trip.
+            anomaly_brake_trips_total: counter_vec_of(
                 &r,
-                IntGauge::new("linkrunner_ready", "1 when /readyz reports ready.").expect("valid"),
+                "linkrunner_anomaly_brake_trips_total",
+                "Halts the anomaly brake set: what was committed or appeared ran above --anomaly-multiple times what schedules and budgets explain (scope: campaign, account).",
+                "scope",
+                &["campaign", "account"],
             ),
+            ready: int_gauge(&r, "linkrunner_ready", "1 when /readyz reports ready."),
             journal_write_duration_seconds: reg(
                 &r,
                 HistogramVec::new(journal, &["step"]).expect("valid"),
@@ -235,14 +259,10 @@ impl Metrics {
         m
     }
 
-    /// Sets every series whose labels are a closed set to zero, so each exists from the first
-    /// scrape (a family with no series is not exported at all, and `increase()` misses a first
-    /// failure on a series that appears already at 1).
+    /// Sets the default account's series to zero, so each exists from the first scrape (see
+    /// [`counter_vec_of`], which does so for the families of one closed label).
     pub(crate) fn init_series(&self) {
         self.init_account_series(linkrunner_domain::account::DEFAULT_ACCOUNT);
-        for outcome in ["succeeded", "failed"] {
-            self.reloads_total.with_label_values(&[outcome]).inc_by(0);
-        }
     }
 
     /// The series of one account's client, at zero (each account's client calls it when built:
@@ -257,26 +277,29 @@ impl Metrics {
         }
     }
 
-    /// Marketplace calls of `operation` that ended `outcome`, over every account.
-    pub fn api_calls(&self, operation: &str, outcome: &str) -> u64 {
+    /// Marketplace calls by `(operation, outcome)`, summed over every account: the counter
+    /// family gathered once (the progress line reads every total each second; gathering the
+    /// family per operation and outcome cost about 80 gathers a line).
+    pub fn api_call_totals(&self) -> BTreeMap<(String, String), u64> {
         use prometheus::core::Collector;
-        let matches = |m: &prometheus::proto::Metric| {
+        let mut totals = BTreeMap::new();
+        for m in self
+            .api_calls_total
+            .collect()
+            .iter()
+            .flat_map(|f| f.get_metric())
+        {
             let label = |n: &str| {
                 m.get_label()
                     .iter()
                     .find(|l| l.name() == n)
                     .map(|l| l.value().to_string())
             };
-            label("operation").as_deref() == Some(operation)
-                && label("outcome").as_deref() == Some(outcome)
-        };
-        self.api_calls_total
-            .collect()
-            .iter()
-            .flat_map(|f| f.get_metric())
-            .filter(|m| matches(m))
-            .map(|m| m.get_counter().get_value() as u64)
-            .sum()
+            if let (Some(op), Some(outcome)) = (label("operation"), label("outcome")) {
+                *totals.entry((op, outcome)).or_default() += m.get_counter().get_value() as u64;
+            }
+        }
+        totals
     }
 
     /// The Prometheus text exposition of every metric.
@@ -323,18 +346,13 @@ pub(crate) struct CredentialMetrics {
 
 impl CredentialMetrics {
     fn register(r: &Registry) -> CredentialMetrics {
-        let gauge = |name: &str, help: &str| {
-            reg(r, prometheus::Gauge::new(name, help).expect("valid metric"))
-        };
-        let refreshes_total = counter_vec(
+        let refreshes_total = counter_vec_of(
             r,
             "linkrunner_credentials_refreshes_total",
             "Attempts to re-read or obtain marketplace credentials that changed them or failed, by outcome (changed, failed).",
-            &["outcome"],
+            "outcome",
+            &["changed", "failed"],
         );
-        for outcome in ["changed", "failed"] {
-            refreshes_total.with_label_values(&[outcome]).inc_by(0);
-        }
         CredentialMetrics {
             mode: gauge_vec(
                 r,
@@ -343,21 +361,20 @@ impl CredentialMetrics {
                 &["mode"],
             ),
             expiry_timestamp_seconds: gauge(
+                r,
                 "linkrunner_credentials_expiry_timestamp_seconds",
                 "When the token in use expires (its JWT exp), in Unix seconds; 0 while unknown.",
             ),
             last_refresh_timestamp_seconds: gauge(
+                r,
                 "linkrunner_credentials_last_refresh_timestamp_seconds",
                 "When credentials were last read or obtained successfully, in Unix seconds.",
             ),
             refreshes_total,
-            refresh_failing: reg(
+            refresh_failing: int_gauge(
                 r,
-                IntGauge::new(
-                    "linkrunner_credentials_refresh_failing",
-                    "1 while the latest attempt to re-read the credential files or to log in failed.",
-                )
-                .expect("valid metric"),
+                "linkrunner_credentials_refresh_failing",
+                "1 while the latest attempt to re-read the credential files or to log in failed.",
             ),
         }
     }
@@ -366,5 +383,26 @@ impl CredentialMetrics {
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use linkrunner_domain::op;
+
+    #[test]
+    fn api_call_totals_sum_every_account_by_operation_and_outcome_in_one_gather() {
+        let m = Metrics::new();
+        m.init_account_series("client-a");
+        m.observe_call("default", op::BUY, "ok", 0.1);
+        m.observe_call("client-a", op::BUY, "ok", 0.1);
+        m.observe_call("client-a", op::BUY, "rate_limited", 0.1);
+        let totals = m.api_call_totals();
+        let of = |o: &str, outcome: &str| totals[&(o.to_string(), outcome.to_string())];
+        assert_eq!(of(op::BUY, "ok"), 2, "both accounts' calls");
+        assert_eq!(of(op::BUY, "rate_limited"), 1);
+        assert_eq!(of(op::SEARCH, "ok"), 0, "a series at zero is a total of 0");
+        assert_eq!(totals.len(), op::ALL.len() * API_OUTCOMES.len());
     }
 }

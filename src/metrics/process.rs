@@ -9,7 +9,7 @@ use std::fs;
 
 use prometheus::{Counter, Gauge, IntGauge, Registry};
 
-use super::reg;
+use super::{gauge, int_gauge, reg};
 
 /// Clock ticks per second of `/proc/self/stat`'s times: the kernel's `USER_HZ`, which is 100
 /// on every architecture this builds for (it is part of the kernel's user-space ABI, unlike
@@ -43,7 +43,6 @@ impl ProcessMetrics {
     /// Registers the series when `/proc/self` can be read, else `None`.
     pub(super) fn register(r: &Registry) -> Option<ProcessMetrics> {
         let first = read()?;
-        let int = |name: &str, help: &str| reg(r, IntGauge::new(name, help).expect("valid metric"));
         let m = ProcessMetrics {
             cpu_seconds_total: reg(
                 r,
@@ -53,27 +52,27 @@ impl ProcessMetrics {
                 )
                 .expect("valid metric"),
             ),
-            resident_memory_bytes: int(
+            resident_memory_bytes: int_gauge(
+                r,
                 "process_resident_memory_bytes",
                 "Resident memory size in bytes.",
             ),
-            virtual_memory_bytes: int(
+            virtual_memory_bytes: int_gauge(
+                r,
                 "process_virtual_memory_bytes",
                 "Virtual memory size in bytes.",
             ),
-            open_fds: int("process_open_fds", "Number of open file descriptors."),
-            max_fds: int(
+            open_fds: int_gauge(r, "process_open_fds", "Number of open file descriptors."),
+            max_fds: int_gauge(
+                r,
                 "process_max_fds",
                 "Maximum number of open file descriptors.",
             ),
-            threads: int("process_threads", "Number of OS threads in the process."),
-            start_time_seconds: reg(
+            threads: int_gauge(r, "process_threads", "Number of OS threads in the process."),
+            start_time_seconds: gauge(
                 r,
-                Gauge::new(
-                    "process_start_time_seconds",
-                    "Start time of the process since unix epoch in seconds.",
-                )
-                .expect("valid metric"),
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds.",
             ),
         };
         m.set(&first);

@@ -22,6 +22,7 @@ use futures_util::TryStreamExt as _;
 use sqlx::AssertSqlSafe;
 use sqlx::any::AnyRow;
 
+use super::campaigns::adoption::{adoption_from_row, vouch_from_row};
 use super::campaigns::remote::{autobuyer_from_row, project_from_row};
 use super::campaigns::stalls::{STALL_COLUMNS, stall_from_row};
 use super::handles::Reports;
@@ -187,7 +188,11 @@ impl Reports<'_> {
                 Ok(())
             })
             .await?;
-            self.succeeded_and_stalls(&scope, &mut out, |g| (&mut g.last_success, &mut g.stall))
+            self.fill(&scope, &mut out, latest_round(SUCCEEDED), round_from_row, |g, x| {
+                g.last_success = Some(x)
+            })
+            .await?;
+            self.fill(&scope, &mut out, stalls, stall_from_row, |g, x| g.stall = Some(x))
                 .await?;
             Ok(out)
         }
@@ -484,9 +489,8 @@ impl Reports<'_> {
                  confirmed_reason FROM adoptions WHERE {w}"
             )
         };
-        self.into_entries(scope, out, adoptions, |j, r| {
-            j.ids.account.adoption = Some(super::campaigns::adoption::adoption_from_row(r)?);
-            Ok(())
+        self.fill(scope, out, adoptions, adoption_from_row, |j, a| {
+            j.ids.account.adoption = Some(a)
         })
         .await?;
         let vouches = |w: &str| {
@@ -495,12 +499,10 @@ impl Reports<'_> {
                  WHERE lapsed_at IS NULL AND {w}"
             )
         };
-        self.into_entries(scope, out, vouches, |j, r| {
-            j.ids.account.vouch = Some(super::campaigns::adoption::vouch_from_row(r)?);
-            Ok(())
+        self.fill(scope, out, vouches, vouch_from_row, |j, v| {
+            j.ids.account.vouch = Some(v)
         })
-        .await?;
-        Ok(())
+        .await
     }
 
     async fn intents_of(
@@ -532,11 +534,8 @@ impl Reports<'_> {
         let held = |w: &str| {
             format!("SELECT campaign, {HELD_COLUMNS} FROM held_links WHERE {w} ORDER BY id")
         };
-        self.into_entries(scope, out, held, |j, r| {
-            j.held.push(held_from_row(r)?);
-            Ok(())
-        })
-        .await?;
+        self.fill(scope, out, held, held_from_row, |j, l| j.held.push(l))
+            .await?;
         let foreign = |w: &str| {
             format!(
                 "SELECT campaign, {} FROM foreign_links WHERE {w} \
@@ -544,12 +543,10 @@ impl Reports<'_> {
                 foreign_columns!()
             )
         };
-        self.into_entries(scope, out, foreign, |j, r| {
-            j.foreign.push(foreign_from_row(r)?);
-            Ok(())
+        self.fill(scope, out, foreign, foreign_from_row, |j, l| {
+            j.foreign.push(l)
         })
-        .await?;
-        Ok(())
+        .await
     }
 
     /// Each campaign's latest round, its latest succeeded round and its stall judgment.
@@ -558,36 +555,42 @@ impl Reports<'_> {
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, CampaignJournal>,
     ) -> Result<(), StoreError> {
-        self.into_entries(scope, out, latest_round(""), |j, r| {
-            j.last_round = Some(round_from_row(r)?);
-            Ok(())
+        self.fill(scope, out, latest_round(""), round_from_row, |j, x| {
+            j.last_round = Some(x)
         })
         .await?;
-        self.succeeded_and_stalls(scope, out, |j| (&mut j.last_success, &mut j.stall))
+        self.fill(
+            scope,
+            out,
+            latest_round(SUCCEEDED),
+            round_from_row,
+            |j, x| j.last_success = Some(x),
+        )
+        .await?;
+        self.fill(scope, out, stalls, stall_from_row, |j, x| j.stall = Some(x))
             .await
     }
 
-    /// Each campaign's latest succeeded round and its stall judgment, into its entry in `out`
-    /// where `slots` says the entry keeps them (the journal's and the gauges' alike).
-    async fn succeeded_and_stalls<T: Send>(
+    /// [`Reports::into_entries`] of rows that each decode (`read`) into one value `put` keeps
+    /// in its campaign's entry: most batch reads are one row, one value.
+    async fn fill<T: Send, V>(
         self,
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, T>,
-        slots: fn(&mut T) -> (&mut Option<RoundRow>, &mut Option<StallRow>),
+        sql: impl Fn(&str) -> String,
+        read: fn(&AnyRow) -> Result<V, StoreError>,
+        put: fn(&mut T, V),
     ) -> Result<(), StoreError> {
-        let latest = latest_round("state = 'succeeded' AND");
-        self.into_entries(scope, out, latest, |e, r| {
-            *slots(e).0 = Some(round_from_row(r)?);
-            Ok(())
-        })
-        .await?;
-        self.into_entries(scope, out, stalls, |e, r| {
-            *slots(e).1 = Some(stall_from_row(r)?);
+        self.into_entries(scope, out, sql, |e, r| {
+            put(e, read(r)?);
             Ok(())
         })
         .await
     }
 }
+
+/// The rounds [`latest_round`] admits for the latest succeeded one.
+const SUCCEEDED: &str = "state = 'succeeded' AND";
 
 /// Each campaign's stall judgment.
 fn stalls(w: &str) -> String {

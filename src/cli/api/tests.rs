@@ -27,6 +27,14 @@ fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + use<> {
     move |k| map.get(k).cloned()
 }
 
+/// An environment that gives the token `t` and the ticket `k`, and nothing else.
+fn token_and_ticket() -> impl Fn(&str) -> Option<OsString> + use<> {
+    env_of(&[
+        ("LINKRUNNER_API_TOKEN", "t"),
+        ("LINKRUNNER_AUTH_TICKET", "k"),
+    ])
+}
+
 fn write(dir: &Path, name: &str, content: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, content).unwrap();
@@ -124,10 +132,7 @@ fn a_token_that_cannot_be_a_header_is_refused_without_echoing_it() {
 #[test]
 fn a_missing_base_url_is_a_clear_error() {
     let a = Harness::parse_from(["t"]).api;
-    let env = env_of(&[
-        ("LINKRUNNER_API_TOKEN", "t"),
-        ("LINKRUNNER_AUTH_TICKET", "k"),
-    ]);
+    let env = token_and_ticket();
     let text = format!("{:#}", a.client_config_with(&env).unwrap_err());
     assert!(
         text.contains("--api-base-url") && text.contains("LINKRUNNER_API_BASE_URL"),
@@ -137,10 +142,7 @@ fn a_missing_base_url_is_a_clear_error() {
 
 #[test]
 fn flags_become_client_settings() {
-    let env = env_of(&[
-        ("LINKRUNNER_API_TOKEN", "t"),
-        ("LINKRUNNER_AUTH_TICKET", "k"),
-    ]);
+    let env = token_and_ticket();
     let a = args(&[
         "--auth-scheme",
         "raw",
@@ -160,10 +162,7 @@ fn flags_become_client_settings() {
 
 #[test]
 fn a_bad_field_map_lists_the_valid_keys() {
-    let env = env_of(&[
-        ("LINKRUNNER_API_TOKEN", "t"),
-        ("LINKRUNNER_AUTH_TICKET", "k"),
-    ]);
+    let env = token_and_ticket();
     let err = args(&["--field-map", "cost=x"])
         .client_config_with(&env)
         .unwrap_err();
@@ -185,10 +184,7 @@ fn a_zero_rate_limit_is_refused_when_the_flags_are_read() {
 
 #[test]
 fn plain_http_to_another_host_is_refused_unless_allowed() {
-    let env = env_of(&[
-        ("LINKRUNNER_API_TOKEN", "t"),
-        ("LINKRUNNER_AUTH_TICKET", "k"),
-    ]);
+    let env = token_and_ticket();
     let argv = ["t", "--api-base-url", "http://market.example/api"];
     let err = Harness::parse_from(argv)
         .api

@@ -145,11 +145,15 @@ mod tests {
     }
 
     fn pending(names: &[&str], seen: i64) -> Vec<RemovalRow> {
-        names
-            .iter()
-            .map(|n| row(n, seen, RemovalState::Pending))
-            .collect()
+        rows(names, seen, RemovalState::Pending)
     }
+
+    /// One row of each of `names`, all seen at `seen` and in `state`.
+    fn rows(names: &[&str], seen: i64, state: RemovalState) -> Vec<RemovalRow> {
+        names.iter().map(|n| row(n, seen, state)).collect()
+    }
+
+    const SIX: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
 
     fn held(v: &Verdict) -> bool {
         matches!(v, Verdict::Hold(_))
@@ -218,19 +222,13 @@ mod tests {
 
     #[test]
     fn a_hold_outlasts_the_window_until_the_files_return_or_the_operator_speaks() {
-        let mut rows: Vec<RemovalRow> = ["a", "b", "c", "d", "e", "f"]
-            .iter()
-            .map(|n| row(n, 0, RemovalState::Held))
-            .collect();
-        assert!(held(&judge(4, &rows, &RULE, at(86_400))));
+        let mut held_rows = rows(&SIX, 0, RemovalState::Held);
+        assert!(held(&judge(4, &held_rows, &RULE, at(86_400))));
         // Four files return (their rows go): two of eight wait, and proceed.
-        rows.truncate(2);
-        assert!(!held(&judge(8, &rows, &RULE, at(86_400))));
+        held_rows.truncate(2);
+        assert!(!held(&judge(8, &held_rows, &RULE, at(86_400))));
         // The operator's word: nothing waits, nothing is held, however many.
-        let resolved: Vec<RemovalRow> = ["a", "b", "c", "d", "e", "f"]
-            .iter()
-            .map(|n| row(n, 0, RemovalState::Resolved))
-            .collect();
+        let resolved = rows(&SIX, 0, RemovalState::Resolved);
         assert_eq!(
             judge(0, &resolved, &RULE, at(1)),
             Verdict::Proceed { proceed: vec![] }
@@ -240,12 +238,9 @@ mod tests {
     #[test]
     fn after_the_operators_word_the_resolved_set_is_the_new_baseline() {
         // Six resolved a minute ago; one more of the four left vanishes: 1 of 4, proceeds.
-        let mut rows: Vec<RemovalRow> = ["a", "b", "c", "d", "e", "f"]
-            .iter()
-            .map(|n| row(n, 0, RemovalState::Resolved))
-            .collect();
-        rows.extend(pending(&["g"], 60));
-        assert!(!held(&judge(3, &rows, &RULE, at(60))));
+        let mut resolved = rows(&SIX, 0, RemovalState::Resolved);
+        resolved.extend(pending(&["g"], 60));
+        assert!(!held(&judge(3, &resolved, &RULE, at(60))));
     }
 
     fn states() -> impl Strategy<Value = RemovalState> {

@@ -21,6 +21,11 @@ fn ids(created: &[CreatedUrl]) -> Vec<(i64, Vec<i64>)> {
         .collect()
 }
 
+/// `v` read with the documented field names as the answer to adding [`request`].
+fn decoded(v: &serde_json::Value) -> Result<Vec<CreatedUrl>, DecodeError> {
+    created(v, &FieldMap::default(), &request())
+}
+
 /// `v`, read with `map` as the answer to adding [`request`], gives each URL and text of the
 /// request its id: URL 10 texts 101 and 102, URL 20 text 201.
 fn assert_every_text_matched(v: &serde_json::Value, map: &FieldMap) {
@@ -64,10 +69,7 @@ fn a_count_mismatch_without_strings_is_missing_text_id() {
         {"urlId": 10, "texts": [{"textId": 101}]},
         {"urlId": 20, "texts": [{"textId": 201}]}
     ]});
-    assert_eq!(
-        created(&v, &FieldMap::default(), &request()),
-        Err(DecodeError::missing("textId|text.id"))
-    );
+    assert_eq!(decoded(&v), Err(DecodeError::missing("textId|text.id")));
 }
 
 #[test]
@@ -76,28 +78,19 @@ fn a_duplicated_url_string_is_ambiguous() {
         {"urlId": 10, "url": "https://a.example/1", "texts": []},
         {"urlId": 11, "url": "https://a.example/1", "texts": []}
     ]});
-    assert_eq!(
-        created(&v, &FieldMap::default(), &request()),
-        Err(DecodeError::missing("urlId|url.id"))
-    );
+    assert_eq!(decoded(&v), Err(DecodeError::missing("urlId|url.id")));
 }
 
 #[test]
 fn an_answer_without_ids_is_missing_url_id() {
     let v = json!({"isError": false});
-    assert_eq!(
-        created(&v, &FieldMap::default(), &request()),
-        Err(DecodeError::missing("urlId|url.id"))
-    );
+    assert_eq!(decoded(&v), Err(DecodeError::missing("urlId|url.id")));
 }
 
 #[test]
 fn is_error_true_is_rejected() {
     let v = json!({"isError": true, "message": "bad url"});
-    assert!(matches!(
-        created(&v, &FieldMap::default(), &request()),
-        Err(DecodeError::Rejected { .. })
-    ));
+    assert!(matches!(decoded(&v), Err(DecodeError::Rejected { .. })));
 }
 
 fn pair(url_id: i64, url: &str, text_id: i64, text: &str) -> Value {
@@ -133,10 +126,7 @@ fn the_same_text_value_with_two_ids_is_ambiguous() {
         pair(10, "https://a.example/1", 102, "#a#uno#/a#"),
         pair(20, "https://a.example/2", 201, "#a#two#/a#"),
     ]});
-    assert_eq!(
-        created(&v, &FieldMap::default(), &request()),
-        Err(DecodeError::missing("textId|text.id"))
-    );
+    assert_eq!(decoded(&v), Err(DecodeError::missing("textId|text.id")));
 }
 
 #[test]
@@ -146,7 +136,7 @@ fn one_url_id_given_for_two_urls_keeps_them_apart() {
         pair(10, "https://a.example/1", 102, "#a#uno#/a#"),
         pair(10, "https://a.example/2", 201, "#a#two#/a#"),
     ]});
-    let out = created(&v, &FieldMap::default(), &request()).unwrap();
+    let out = decoded(&v).unwrap();
     // Both URLs are matched by their string; the marketplace gave them one id, which is
     // what it said — the id is not invented.
     assert_eq!(ids(&out), vec![(10, vec![101, 102]), (10, vec![201])]);

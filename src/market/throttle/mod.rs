@@ -147,11 +147,17 @@ mod tests {
     use super::*;
 
     fn throttle(per_second: u32) -> (Throttle, Arc<Metrics>) {
+        paced(per_second, Pacing::Window, 4)
+    }
+
+    /// A throttle of `per_second` paced `pacing` with `in_flight` requests at once, and the
+    /// metrics it counts its waits in.
+    fn paced(per_second: u32, pacing: Pacing, in_flight: usize) -> (Throttle, Arc<Metrics>) {
         let metrics = Arc::new(Metrics::new());
         let t = Throttle::new(
             NonZeroU32::new(per_second).unwrap(),
-            Pacing::Window,
-            4,
+            pacing,
+            in_flight,
             Arc::clone(&metrics),
         );
         (t, metrics)
@@ -201,8 +207,7 @@ mod tests {
 
     #[tokio::test]
     async fn even_pacing_never_lets_a_second_see_more_than_the_limit() {
-        let metrics = Arc::new(Metrics::new());
-        let t = Throttle::new(NonZeroU32::new(10).unwrap(), Pacing::Even, 4, metrics);
+        let (t, _) = paced(10, Pacing::Even, 4);
         let mut sent = Vec::new();
         for _ in 0..15 {
             drop(t.admit().await);
@@ -225,8 +230,7 @@ mod tests {
 
     #[tokio::test]
     async fn even_pacing_spaces_requests_one_interval_apart() {
-        let metrics = Arc::new(Metrics::new());
-        let t = Throttle::new(NonZeroU32::new(20).unwrap(), Pacing::Even, 4, metrics);
+        let (t, _) = paced(20, Pacing::Even, 4);
         let start = std::time::Instant::now();
         let mut sent = Vec::new();
         for _ in 0..6 {
@@ -249,13 +253,7 @@ mod tests {
     /// 181 of 200 per second here), and no second holds more than the limit.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn queued_requests_are_sent_at_the_limit_and_never_above_it() {
-        let metrics = Arc::new(Metrics::new());
-        let t = Arc::new(Throttle::new(
-            NonZeroU32::new(100).unwrap(),
-            Pacing::Even,
-            64,
-            metrics,
-        ));
+        let t = Arc::new(paced(100, Pacing::Even, 64).0);
         let sent = Arc::new(Mutex::new(Vec::new()));
         let started = Instant::now();
         let tasks: Vec<_> = (0..64)
@@ -290,13 +288,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_rounds_call_is_sent_before_queued_reconciliation_calls() {
         use crate::metrics::load::with_purpose;
-        let metrics = Arc::new(Metrics::new());
-        let t = Arc::new(Throttle::new(
-            NonZeroU32::new(10).unwrap(),
-            Pacing::Even,
-            2,
-            metrics,
-        ));
+        let t = Arc::new(paced(10, Pacing::Even, 2).0);
         let order = Arc::new(Mutex::new(Vec::new()));
         let spawn = |purpose: Purpose, what: &'static str| {
             let (t, order) = (Arc::clone(&t), Arc::clone(&order));

@@ -328,8 +328,7 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<StopSettlement, StoreError> {
         transaction!(self, "settle_stopped_autobuyer", |tx| {
-            let outcome = settle_stop_in(&mut tx, campaign, name, now).await?;
-            Ok(outcome)
+            settle_stop_in(&mut tx, campaign, name, now).await
         })
     }
 }

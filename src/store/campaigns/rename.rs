@@ -5,6 +5,7 @@
 //! `store::rename::*` on PostgreSQL and SQLite.
 
 use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
@@ -186,7 +187,46 @@ macro_rules! in_account {
     };
 }
 
+/// The campaign of another campaign's row of the project `$1`.
+const PROJECT_OWNER: &str = concat!(
+    "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 AND ",
+    in_account!("projects"),
+    " AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
+     ORDER BY campaign LIMIT 1",
+);
+
+/// The campaign and name of another campaign's row of the autobuyer `$1`.
+const AUTOBUYER_OWNER: &str = concat!(
+    "SELECT campaign, name FROM autobuyers \
+     WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 AND ",
+    in_account!("autobuyers"),
+    " AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
+     AND (q.autobuyer_id = $1 OR q.adopted_id = $1)) \
+     ORDER BY campaign LIMIT 1",
+);
+
+/// The campaign and URL of another campaign's row of the URL id `$1`.
+const URL_OWNER: &str = concat!(
+    "SELECT campaign, url FROM urls WHERE url_id = $1 AND campaign <> $2 AND ",
+    in_account!("urls"),
+    " AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $2 AND q.url_id = $1) \
+     ORDER BY campaign, url LIMIT 1",
+);
+
 impl Campaigns<'_> {
+    /// The row of another campaign that `sql` (one of the owner queries: the id `$1`, the
+    /// campaign asking `$2`, its account `$3`) reads first, through `read`.
+    async fn owner_row<T>(
+        self,
+        op: &'static str,
+        sql: &'static str,
+        (id, campaign, account): (i64, &str, &str),
+        read: impl Fn(&AnyRow) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        let query = sqlx::query(sql).bind(id).bind(campaign).bind(account);
+        self.read_optional(op, query, read).await
+    }
+
     /// Another campaign (live or removed) of `account` than `campaign` that the journal
     /// records with the project `project_id`, when `campaign` does not hold it itself.
     pub(crate) async fn project_owner(
@@ -195,17 +235,13 @@ impl Campaigns<'_> {
         campaign: &str,
         account: &str,
     ) -> Result<Option<String>, StoreError> {
-        let query = sqlx::query(concat!(
-            "SELECT campaign FROM projects WHERE project_id = $1 AND campaign <> $2 AND ",
-            in_account!("projects"),
-            " AND NOT EXISTS (SELECT 1 FROM projects q WHERE q.campaign = $2 AND q.project_id = $1) \
-             ORDER BY campaign LIMIT 1",
-        ))
-        .bind(project_id)
-        .bind(campaign)
-        .bind(account);
-        self.read_optional("project_owner", query, |r| col(r, "campaign"))
-            .await
+        self.owner_row(
+            "project_owner",
+            PROJECT_OWNER,
+            (project_id, campaign, account),
+            |r| col(r, "campaign"),
+        )
+        .await
     }
 
     /// Another campaign of `account` than `campaign` that records the autobuyer `id`
@@ -217,20 +253,12 @@ impl Campaigns<'_> {
         campaign: &str,
         account: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let query = sqlx::query(concat!(
-            "SELECT campaign, name FROM autobuyers \
-             WHERE (autobuyer_id = $1 OR adopted_id = $1) AND campaign <> $2 AND ",
-            in_account!("autobuyers"),
-            " AND NOT EXISTS (SELECT 1 FROM autobuyers q WHERE q.campaign = $2 \
-                 AND (q.autobuyer_id = $1 OR q.adopted_id = $1)) \
-             ORDER BY campaign LIMIT 1",
-        ))
-        .bind(id)
-        .bind(campaign)
-        .bind(account);
-        self.read_optional("autobuyer_owner", query, |r| {
-            Ok((col(r, "campaign")?, col(r, "name")?))
-        })
+        self.owner_row(
+            "autobuyer_owner",
+            AUTOBUYER_OWNER,
+            (id, campaign, account),
+            |r| Ok((col(r, "campaign")?, col(r, "name")?)),
+        )
         .await
     }
 
@@ -244,16 +272,7 @@ impl Campaigns<'_> {
         campaign: &str,
         account: &str,
     ) -> Result<Option<(String, String)>, StoreError> {
-        let query = sqlx::query(concat!(
-            "SELECT campaign, url FROM urls WHERE url_id = $1 AND campaign <> $2 AND ",
-            in_account!("urls"),
-            " AND NOT EXISTS (SELECT 1 FROM urls q WHERE q.campaign = $2 AND q.url_id = $1) \
-             ORDER BY campaign, url LIMIT 1",
-        ))
-        .bind(url_id)
-        .bind(campaign)
-        .bind(account);
-        self.read_optional("url_owner", query, |r| {
+        self.owner_row("url_owner", URL_OWNER, (url_id, campaign, account), |r| {
             Ok((col(r, "campaign")?, col(r, "url")?))
         })
         .await

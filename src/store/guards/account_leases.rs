@@ -61,11 +61,8 @@ impl Leases<'_> {
         ttl: Duration,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let me = HolderIdentity {
-            holder: holder.to_string(),
-            ..HolderIdentity::default()
-        };
-        self.hold_account_as(account, &me, ttl, now).await
+        self.hold_account_as(account, &HolderIdentity::named(holder), ttl, now)
+            .await
     }
 
     /// [`Self::hold_account`], recording who `me` is, so that a daemon of this host that finds
@@ -88,11 +85,8 @@ impl Leases<'_> {
         .bind(account)
         .bind(&me.holder)
         .bind(to_millis(now + ttl))
-        .bind(to_millis(now))
-        .bind(&me.boot_id)
-        .bind(&me.pid_ns)
-        .bind(me.pid)
-        .bind(me.started);
+        .bind(to_millis(now));
+        let query = me.bind_process(query);
         let held = self
             .write_optional("hold_account", query, |r| col::<String>(r, "account"))
             .await?;
@@ -110,16 +104,8 @@ impl Leases<'_> {
              WHERE expires_at > $1",
         )
         .bind(to_millis(now));
-        self.read_all("account_holders", query, |r| {
-            Ok(HolderIdentity {
-                holder: col(r, "holder")?,
-                boot_id: col(r, "boot_id")?,
-                pid_ns: col(r, "pid_ns")?,
-                pid: col(r, "pid")?,
-                started: col(r, "started")?,
-            })
-        })
-        .await
+        self.read_all("account_holders", query, HolderIdentity::from_row)
+            .await
     }
 
     /// Gives `account` back if `holder` holds it: another daemon may take it at once.

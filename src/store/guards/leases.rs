@@ -12,9 +12,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::store::StoreError;
 use crate::store::handles::Leases;
 use crate::store::rows::{col, time};
+use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::LeaseToken;
 
@@ -34,6 +34,40 @@ pub struct HolderIdentity {
     pub(crate) started: Option<i64>,
 }
 
+impl HolderIdentity {
+    /// Only the holder id, nothing read of the process: the public calls that take a lease
+    /// by name alone (tests, tools) record no identity.
+    pub(crate) fn named(holder: &str) -> HolderIdentity {
+        HolderIdentity {
+            holder: holder.to_string(),
+            ..HolderIdentity::default()
+        }
+    }
+
+    /// `query` with what tells this process apart bound next: its boot id, pid namespace,
+    /// pid and start time, in the order of a lease row's columns `boot_id`, `pid_ns`, `pid`,
+    /// `started`.
+    pub(super) fn bind_process<'q>(&'q self, query: AnyQuery<'q>) -> AnyQuery<'q> {
+        query
+            .bind(self.boot_id.as_deref())
+            .bind(self.pid_ns.as_deref())
+            .bind(self.pid)
+            .bind(self.started)
+    }
+
+    /// The identity a lease row (campaign or account) records, in its columns `holder`,
+    /// `boot_id`, `pid_ns`, `pid` and `started`.
+    pub(super) fn from_row(r: &sqlx::any::AnyRow) -> Result<HolderIdentity, StoreError> {
+        Ok(HolderIdentity {
+            holder: col(r, "holder")?,
+            boot_id: col(r, "boot_id")?,
+            pid_ns: col(r, "pid_ns")?,
+            pid: col(r, "pid")?,
+            started: col(r, "started")?,
+        })
+    }
+}
+
 /// A lease as the journal holds it: who, which fence, until when.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseHolder {
@@ -51,11 +85,8 @@ impl Leases<'_> {
         ttl: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<LeaseToken>, StoreError> {
-        let me = HolderIdentity {
-            holder: holder.to_string(),
-            ..HolderIdentity::default()
-        };
-        self.try_acquire_lease_as(campaign, &me, ttl, now).await
+        self.try_acquire_lease_as(campaign, &HolderIdentity::named(holder), ttl, now)
+            .await
     }
 
     /// [`Self::try_acquire_lease`], recording who `me` is for a later [`Self::take_over_lease`].
@@ -80,11 +111,8 @@ impl Leases<'_> {
         .bind(campaign)
         .bind(holder)
         .bind(to_millis(now + ttl))
-        .bind(to_millis(now))
-        .bind(me.boot_id.as_deref())
-        .bind(me.pid_ns.as_deref())
-        .bind(me.pid)
-        .bind(me.started);
+        .bind(to_millis(now));
+        let query = me.bind_process(query);
         self.write_optional("try_acquire_lease", query, |r| token(campaign, holder, r))
             .await
     }
@@ -99,13 +127,7 @@ impl Leases<'_> {
         .bind(campaign);
         let holder = |r: &sqlx::any::AnyRow| -> Result<LeaseHolder, StoreError> {
             Ok(LeaseHolder {
-                identity: HolderIdentity {
-                    holder: col(r, "holder")?,
-                    boot_id: col(r, "boot_id")?,
-                    pid_ns: col(r, "pid_ns")?,
-                    pid: col(r, "pid")?,
-                    started: col(r, "started")?,
-                },
+                identity: HolderIdentity::from_row(r)?,
                 fence: col(r, "fence")?,
                 expires_at: time(r, "expires_at")?,
             })
@@ -133,12 +155,8 @@ impl Leases<'_> {
         .bind(campaign)
         .bind(&gone.identity.holder)
         .bind(&me.holder)
-        .bind(to_millis(now + ttl))
-        .bind(me.boot_id.as_deref())
-        .bind(me.pid_ns.as_deref())
-        .bind(me.pid)
-        .bind(me.started)
-        .bind(gone.fence);
+        .bind(to_millis(now + ttl));
+        let query = me.bind_process(query).bind(gone.fence);
         self.write_optional("take_over_lease", query, |r| token(campaign, &me.holder, r))
             .await
     }

@@ -33,8 +33,7 @@ impl Intents<'_> {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
         transaction!(self, "adopt_purchase", |tx| {
-            let done = adopt_in(&mut tx, at, link, now).await?;
-            Ok(done)
+            adopt_in(&mut tx, at, link, now).await
         })
     }
 

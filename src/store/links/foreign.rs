@@ -150,11 +150,7 @@ async fn refresh(
     } else {
         price
     };
-    let leaving_since = match (u.leaving, f.leaving_since) {
-        (false, _) => None,
-        (true, Some(t)) => Some(t),
-        (true, None) => Some(now),
-    };
+    let leaving_since = leaving_since(u.leaving, f.leaving_since, now);
     run!(
         execute, &mut *conn, "record_link_list",
         "UPDATE foreign_links SET price = $3, status = $4, last_seen_at = $5, counted = $6, \
@@ -293,6 +289,16 @@ async fn move_by(
         reason,
     };
     budget::apply(conn, &m, now).await
+}
+
+/// Since when a link seen again is leaving: when first seen leaving (`now` if it is only
+/// now), none once the list shows it staying. Held and foreign links alike.
+pub(super) fn leaving_since(
+    leaving: bool,
+    since: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Option<DateTime<Utc>> {
+    leaving.then(|| since.unwrap_or(now))
 }
 
 async fn autobuyer_exists(

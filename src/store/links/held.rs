@@ -87,8 +87,7 @@ impl Links<'_> {
         now: DateTime<Utc>,
     ) -> Result<SyncReport, StoreError> {
         transaction!(self, "record_link_list", |tx| {
-            let report = record_in(&mut tx, campaign, read, now).await?;
-            Ok(report)
+            record_in(&mut tx, campaign, read, now).await
         })
     }
 
@@ -209,11 +208,7 @@ async fn mark_seen(
     l: &ListedLink,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let leaving_since = match (l.leaving, h.leaving_since) {
-        (false, _) => None,
-        (true, Some(t)) => Some(t),
-        (true, None) => Some(now),
-    };
+    let leaving_since = foreign::leaving_since(l.leaving, h.leaving_since, now);
     // The first read that shows a link bought by a purchase of ours measures the list's lag
     // (a link adopted from the list was inserted as seen, so it measures nothing).
     run!(

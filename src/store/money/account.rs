@@ -11,13 +11,13 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use super::approvals::approval_from_row;
+use super::approvals::{ACCOUNT, ApprovalWord, approval_from_row, approve_in, record_ask};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, db};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::money::Money;
-use linkrunner_domain::records::{APPROVAL_BASELINE_BY, Approval, approval_cap};
+use linkrunner_domain::records::Approval;
 
 /// One account's cap and the commitment it bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +75,7 @@ impl Campaigns<'_> {
             let asked = cap;
             let cap = match cap {
                 Some(cap) => {
-                    Some(record_account_ask(&mut tx, account, cap, approve_above, now).await?)
+                    Some(record_ask(&mut tx, &ACCOUNT, account, cap, approve_above, now).await?)
                 }
                 None => None,
             };
@@ -112,14 +112,8 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<Option<Approval>, StoreError> {
         transaction!(self, "approve_account", |tx| {
-            let row = run!(
-                fetch_optional, &mut *tx, "approve_account",
-                "UPDATE account_approval SET approved = wanted, approved_by = $1, approved_at = $2, reason = $3 \
-                 WHERE account = $4 AND above IS NOT NULL \
-                 RETURNING approved, above, wanted, approved_by, approved_at, reason";
-                by, to_millis(now), reason, account
-            )?;
-            let approval = row.as_ref().map(approval_from_row).transpose()?;
+            let word = ApprovalWord { by, reason, now };
+            let approval = approve_in(&mut tx, "approve_account", &ACCOUNT, account, &word).await?;
             if let Some(a) = &approval {
                 run!(
                     execute, &mut *tx, "approve_account",
@@ -209,39 +203,4 @@ async fn account_committed(conn: &mut AnyConnection, account: &str) -> Result<Mo
         account
     )?;
     col::<i64>(&row, "total").map(Money::from_kopecks)
-}
-
-/// Records the threshold and cap the accounts file gives `account` (the first time with the
-/// baseline: the cap the journal held for it, else the asked one) and returns the cap to
-/// record: the asked one, never above the approved amount plus the threshold. Without a
-/// threshold the asked cap, and a threshold recorded earlier no longer applies. Inside the
-/// caller's transaction.
-async fn record_account_ask(
-    conn: &mut AnyConnection,
-    account: &str,
-    cap: Money,
-    above: Option<Money>,
-    now: DateTime<Utc>,
-) -> Result<Money, StoreError> {
-    let Some(above) = above else {
-        run!(
-            execute, &mut *conn, "record_account_approval",
-            "UPDATE account_approval SET above = NULL, wanted = $1, updated_at = $2 \
-             WHERE account = $3 AND above IS NOT NULL";
-            cap.kopecks(), to_millis(now), account
-        )?;
-        return Ok(cap);
-    };
-    let row = run!(
-        fetch_one, &mut *conn, "record_account_approval",
-        "INSERT INTO account_approval (account, approved, above, wanted, approved_by, approved_at, reason, updated_at) \
-         VALUES ($6, COALESCE((SELECT monthly_cap FROM account_cap WHERE account = $6), $1), $2, $1, $3, $4, $5, $4) \
-         ON CONFLICT (account) DO UPDATE SET above = excluded.above, wanted = excluded.wanted, \
-         updated_at = excluded.updated_at \
-         RETURNING approved";
-        cap.kopecks(), above.kopecks(), APPROVAL_BASELINE_BY, to_millis(now),
-        "baseline: the account cap when the threshold was first seen", account
-    )?;
-    let approved = Money::from_kopecks(col(&row, "approved")?);
-    Ok(approval_cap(cap, approved, Some(above)))
 }

@@ -16,41 +16,115 @@ use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::money::Money;
 use linkrunner_domain::records::Approval;
 
-/// Records the file's threshold (`above`) and cap (`file_cap`) for the campaign, the first
-/// time its baseline (the cap the journal recorded before, else the file's), and returns the
-/// cap to record: the file's, never above the approved amount plus the threshold. Without a
-/// threshold the file's cap, and a threshold recorded earlier no longer applies. Runs inside
-/// the caller's transaction, before the budget row is written.
+/// The statements of one approval table: a campaign's (`approvals`, [`CAMPAIGN`]) or an
+/// account's (`account_approval`, [`ACCOUNT`]). The same rules over both; each statement binds
+/// the row's key (campaign or account) as `$1`.
+pub(in crate::store) struct ApprovalTable {
+    /// The operation [`record_ask`] fails as.
+    ask_op: &'static str,
+    /// Forgets the threshold: `$2` the cap asked, `$3` now.
+    forget: &'static str,
+    /// Records the threshold and the cap asked, the first time with the baseline approval:
+    /// `$2` the cap asked, `$3` the threshold, `$4` who, `$5` now, `$6` why; returns `approved`.
+    ask: &'static str,
+    /// Why the baseline approval is recorded.
+    baseline: &'static str,
+    /// The operator's approval (see [`approve_in`]).
+    approve: &'static str,
+}
+
+/// The [`ApprovalTable`] of `table`, whose rows are keyed by `key` and whose first approval
+/// is the `baseline` subquery's cap (on `$1`) or else the cap asked: the statements are
+/// written once for both tables.
+macro_rules! approval_table {
+    ($op:literal, $table:literal, $key:literal, $baseline:literal, $why:literal) => {
+        ApprovalTable {
+            ask_op: $op,
+            forget: concat!(
+                "UPDATE ",
+                $table,
+                " SET above = NULL, wanted = $2, updated_at = $3 \
+                 WHERE ",
+                $key,
+                " = $1 AND above IS NOT NULL"
+            ),
+            ask: concat!(
+                "INSERT INTO ",
+                $table,
+                " (",
+                $key,
+                ", approved, above, wanted, approved_by, \
+                 approved_at, reason, updated_at) \
+                 VALUES ($1, COALESCE((",
+                $baseline,
+                "), $2), $3, $2, $4, $5, $6, $5) \
+                 ON CONFLICT (",
+                $key,
+                ") DO UPDATE SET above = excluded.above, \
+                 wanted = excluded.wanted, updated_at = excluded.updated_at \
+                 RETURNING approved"
+            ),
+            baseline: $why,
+            approve: concat!(
+                "UPDATE ",
+                $table,
+                " SET approved = wanted, approved_by = $2, approved_at = $3, \
+                 reason = $4 WHERE ",
+                $key,
+                " = $1 AND above IS NOT NULL \
+                 RETURNING approved, above, wanted, approved_by, approved_at, reason"
+            ),
+        }
+    };
+}
+
+/// A campaign's approval: the baseline is the cap its budget row held.
+pub(in crate::store) const CAMPAIGN: ApprovalTable = approval_table!(
+    "record_approval_ask",
+    "approvals",
+    "campaign",
+    "SELECT cap FROM budgets WHERE campaign = $1",
+    "baseline: the monthly cap when the threshold was first seen"
+);
+
+/// An account's approval: the baseline is the account cap recorded before.
+pub(in crate::store) const ACCOUNT: ApprovalTable = approval_table!(
+    "record_account_approval",
+    "account_approval",
+    "account",
+    "SELECT monthly_cap FROM account_cap WHERE account = $1",
+    "baseline: the account cap when the threshold was first seen"
+);
+
+/// Records the threshold (`above`) and the cap asked (`cap`: a campaign file's, or the
+/// accounts file's for an account) for `key` in `table`, the first time with its baseline
+/// (the cap the journal recorded before, else the one asked), and returns the cap to record:
+/// the one asked, never above the approved amount plus the threshold. Without a threshold the
+/// cap asked, and a threshold recorded earlier no longer applies. Runs inside the caller's
+/// transaction, before the cap is written.
 pub(in crate::store) async fn record_ask(
     conn: &mut AnyConnection,
-    campaign: &str,
-    file_cap: Money,
+    table: &ApprovalTable,
+    key: &str,
+    cap: Money,
     above: Option<Money>,
     now: DateTime<Utc>,
 ) -> Result<Money, StoreError> {
     let Some(above) = above else {
         run!(
-            execute, &mut *conn, "record_approval_ask",
-            "UPDATE approvals SET above = NULL, wanted = $2, updated_at = $3 \
-             WHERE campaign = $1 AND above IS NOT NULL";
-            campaign, file_cap.kopecks(), to_millis(now)
+            execute, &mut *conn, table.ask_op, table.forget;
+            key, cap.kopecks(), to_millis(now)
         )?;
-        return Ok(file_cap);
+        return Ok(cap);
     };
     let row = run!(
-        fetch_one, &mut *conn, "record_approval_ask",
-        "INSERT INTO approvals (campaign, approved, above, wanted, approved_by, approved_at, reason, updated_at) \
-         VALUES ($1, COALESCE((SELECT cap FROM budgets WHERE campaign = $1), $2), $3, $2, $4, $5, $6, $5) \
-         ON CONFLICT (campaign) DO UPDATE SET above = excluded.above, wanted = excluded.wanted, \
-         updated_at = excluded.updated_at \
-         RETURNING approved";
-        campaign, file_cap.kopecks(), above.kopecks(),
-        linkrunner_domain::records::APPROVAL_BASELINE_BY, to_millis(now),
-        "baseline: the monthly cap when the threshold was first seen"
+        fetch_one, &mut *conn, table.ask_op, table.ask;
+        key, cap.kopecks(), above.kopecks(),
+        linkrunner_domain::records::APPROVAL_BASELINE_BY, to_millis(now), table.baseline
     )?;
     let approved = Money::from_kopecks(col(&row, "approved")?);
     Ok(linkrunner_domain::records::approval_cap(
-        file_cap,
+        cap,
         approved,
         Some(above),
     ))
@@ -68,15 +142,8 @@ impl Campaigns<'_> {
         now: DateTime<Utc>,
     ) -> Result<Option<Approval>, StoreError> {
         transaction!(self, "approve", |tx| {
-            let row = run!(
-                fetch_optional, &mut *tx, "approve",
-                "UPDATE approvals SET approved = wanted, approved_by = $2, approved_at = $3, reason = $4 \
-                 WHERE campaign = $1 AND above IS NOT NULL \
-                 RETURNING approved, above, wanted, approved_by, approved_at, reason";
-                campaign, by, to_millis(now), reason
-            )?;
-            let approval = row.as_ref().map(approval_from_row).transpose()?;
-            Ok(approval)
+            let word = ApprovalWord { by, reason, now };
+            approve_in(&mut tx, "approve", &CAMPAIGN, campaign, &word).await
         })
     }
 
@@ -89,6 +156,29 @@ impl Campaigns<'_> {
         );
         self.done(row)?.as_ref().map(approval_from_row).transpose()
     }
+}
+
+/// Who approves, why and when.
+pub(in crate::store) struct ApprovalWord<'a> {
+    pub(in crate::store) by: &'a str,
+    pub(in crate::store) reason: &'a str,
+    pub(in crate::store) now: DateTime<Utc>,
+}
+
+/// The cap `key`'s row of `table` asks (`wanted`) becomes its approved amount, recorded with
+/// `word`, where a threshold is in force; the row as it then is.
+pub(in crate::store) async fn approve_in(
+    conn: &mut AnyConnection,
+    op: &'static str,
+    table: &ApprovalTable,
+    key: &str,
+    word: &ApprovalWord<'_>,
+) -> Result<Option<Approval>, StoreError> {
+    let row = run!(
+        fetch_optional, &mut *conn, op, table.approve;
+        key, word.by, to_millis(word.now), word.reason
+    )?;
+    row.as_ref().map(approval_from_row).transpose()
 }
 
 pub(in crate::store) fn approval_from_row(row: &AnyRow) -> Result<Approval, StoreError> {

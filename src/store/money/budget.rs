@@ -108,8 +108,15 @@ impl Campaigns<'_> {
                  ON CONFLICT (name) DO UPDATE SET updated_at = excluded.updated_at";
                 &c.name, to_millis(now), &c.account
             )?;
-            let cap = super::approvals::record_ask(&mut tx, &c.name, c.monthly_cap, threshold, now)
-                .await?;
+            let cap = super::approvals::record_ask(
+                &mut tx,
+                &super::approvals::CAMPAIGN,
+                &c.name,
+                c.monthly_cap,
+                threshold,
+                now,
+            )
+            .await?;
             run!(
                 execute, &mut *tx, "upsert_campaign",
                 "INSERT INTO budgets (campaign, cap, committed, links, total_links, daily_links) \

@@ -29,6 +29,20 @@ pub struct LedgerSum {
     pub(crate) movements: i64,
 }
 
+/// [`Reports::ledger_sums`]'s query: the groups by campaign, intent kind and reason.
+const SUMS_BY_CAMPAIGN: &str = "SELECT l.campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
+     CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
+     FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
+     WHERE l.at >= $1 AND l.at < $2 \
+     GROUP BY l.campaign, i.kind, l.reason ORDER BY l.campaign, i.kind, l.reason";
+
+/// [`Reports::ledger_totals`]'s query: the groups by intent kind and reason, `campaign` empty.
+const SUMS_OF_ALL: &str = "SELECT '' AS campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
+     CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
+     FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
+     WHERE l.at >= $1 AND l.at < $2 \
+     GROUP BY i.kind, l.reason ORDER BY i.kind, l.reason";
+
 impl Reports<'_> {
     /// The ledger's movements with `from <= at < to`, summed by campaign, intent kind and
     /// reason. Their deltas sum to the change of the commitment over the period, as the
@@ -38,20 +52,9 @@ impl Reports<'_> {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<LedgerSum>, StoreError> {
-        let query = sqlx::query(
-            "SELECT l.campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
-             CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
-             FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
-             WHERE l.at >= $1 AND l.at < $2 \
-             GROUP BY l.campaign, i.kind, l.reason ORDER BY l.campaign, i.kind, l.reason",
-        )
-        .bind(to_millis(from))
-        .bind(to_millis(to));
-        self.read_all("ledger_sums", query, sum_from_row).await
+        self.summed("ledger_sums", SUMS_BY_CAMPAIGN, from, to).await
     }
-}
 
-impl Reports<'_> {
     /// [`Reports::ledger_sums`] of every campaign together: the movements with
     /// `from <= at < to` summed by intent kind and reason only, each group with an empty
     /// `campaign`. A handful of groups however many campaigns there are: what the summary
@@ -61,16 +64,19 @@ impl Reports<'_> {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<LedgerSum>, StoreError> {
-        let query = sqlx::query(
-            "SELECT '' AS campaign, i.kind, l.reason, CAST(SUM(l.delta) AS BIGINT) AS delta, \
-             CAST(SUM(l.links) AS BIGINT) AS links, CAST(COUNT(*) AS BIGINT) AS movements \
-             FROM ledger l LEFT JOIN intents i ON i.id = l.intent_id \
-             WHERE l.at >= $1 AND l.at < $2 \
-             GROUP BY i.kind, l.reason ORDER BY i.kind, l.reason",
-        )
-        .bind(to_millis(from))
-        .bind(to_millis(to));
-        self.read_all("ledger_totals", query, sum_from_row).await
+        self.summed("ledger_totals", SUMS_OF_ALL, from, to).await
+    }
+
+    /// The groups `sql` (one of this file's constants, `$1` and `$2` the period) reads.
+    async fn summed(
+        self,
+        op: &'static str,
+        sql: &'static str,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<LedgerSum>, StoreError> {
+        let query = sqlx::query(sql).bind(to_millis(from)).bind(to_millis(to));
+        self.read_all(op, query, sum_from_row).await
     }
 }
 

@@ -2,7 +2,8 @@
 //! accounts (issue 34): the daemons divide the accounts (each works one, through its account
 //! lease), every campaign buys in its own account only, and when the daemon working one
 //! account is SIGKILLed the other takes that account over once its lease expires — with no
-//! purchase twice and no account's rate limit exceeded.
+//! purchase twice and no account's rate limit exceeded. Each daemon holds only the campaigns
+//! of the accounts it works, and another account's campaign is never taken for a removed one.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use linkrunner_sandbox::{Faults, Ledger, SandboxAccount, SandboxHandle};
 use tempfile::TempDir;
 
-use super::support::{TICKET, TOKEN, command_on};
+use super::support::{TICKET, TOKEN, command_on, with_autobuyer};
 use crate::support::binary::Daemon;
 use crate::support::campaigns;
 use crate::support::db::TestDb;
@@ -104,9 +105,18 @@ impl World {
 
 /// `linkrunner_accounts_worked` of a daemon; `None` when it did not answer.
 async fn worked(d: &Daemon) -> Option<u32> {
+    gauge(d, "linkrunner_accounts_worked").await
+}
+
+/// `linkrunner_campaigns_loaded` of a daemon: the campaigns it holds.
+async fn loaded(d: &Daemon) -> Option<u32> {
+    gauge(d, "linkrunner_campaigns_loaded").await
+}
+
+async fn gauge(d: &Daemon, name: &str) -> Option<u32> {
     let body = d.metrics_body().await;
     body.lines()
-        .find_map(|l| l.strip_prefix("linkrunner_accounts_worked "))
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
         .and_then(|v| v.trim().parse().ok())
 }
 
@@ -116,12 +126,10 @@ fn ledgers(sandbox: &SandboxHandle) -> (Ledger, Ledger) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_killed() {
-    // Arrange: a campaign in each account, a round every second, two daemons.
+    // Arrange: a campaign in each account (b's with a running autobuyer, so a removal would
+    // show on its ledger), a round every second, two daemons.
     let w = world().await;
-    let b_campaign = format!(
-        "account: {B}\n{}",
-        campaigns::simple("away-b", "0 9 * * *", 5000)
-    );
+    let b_campaign = format!("account: {B}\n{}", with_autobuyer("away-b", "0 9 * * *"));
     campaigns::write(w.dir.path(), "away-b.yaml", &b_campaign);
     let one = w.start(Some("5")).await;
     let two = w.start(Some("5")).await;
@@ -131,6 +139,12 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
     within(Duration::from_secs(30), "one account each", || async {
         (worked(&one).await == Some(1) && worked(&two).await == Some(1)).then_some(())
     })
+    .await;
+    within(
+        Duration::from_secs(20),
+        "each holds one campaign",
+        || async { (loaded(&one).await == Some(1) && loaded(&two).await == Some(1)).then_some(()) },
+    )
     .await;
     within(Duration::from_secs(40), "both accounts buying", || async {
         let (a, b) = ledgers(sandbox);
@@ -145,6 +159,12 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
         Duration::from_secs(40),
         "the survivor works both accounts",
         || async { (worked(&two).await == Some(2)).then_some(()) },
+    )
+    .await;
+    within(
+        Duration::from_secs(20),
+        "the survivor holds both campaigns",
+        || async { (loaded(&two).await == Some(2)).then_some(()) },
     )
     .await;
     within(
@@ -177,6 +197,11 @@ async fn two_daemons_divide_the_accounts_and_one_takes_over_when_the_other_is_ki
     for (name, l) in [("default", &a), (B, &b)] {
         assert_eq!(l.duplicate_purchases, 0, "{name} bought a page twice");
         assert_eq!(l.rate_limited, 0, "{name}'s rate limit was exceeded");
+        assert_eq!(
+            l.requests.get("stop_autobuyers"),
+            None,
+            "{name}'s autobuyers were stopped: a campaign held elsewhere taken for removed"
+        );
         let projects: Vec<i64> = l.projects.iter().map(|p| p.id).collect();
         assert!(
             l.purchases.iter().all(|p| projects.contains(&p.project_id)),
