@@ -265,12 +265,18 @@ impl Reports<'_> {
     /// Each campaign's latest round and its stall, where it has them.
     async fn list_latest(self, scope: &Scope<'_>) -> Result<BTreeMap<String, Latest>, StoreError> {
         let mut out: BTreeMap<String, Latest> = BTreeMap::new();
-        self.own_entries(scope, &mut out, latest_round(""), |l, r| {
-            l.0 = Some(round_from_row(r)?);
-            Ok(())
-        })
+        self.entries_of(
+            scope,
+            &mut out,
+            latest_round(""),
+            Some(Latest::default),
+            |l, r| {
+                l.0 = Some(round_from_row(r)?);
+                Ok(())
+            },
+        )
         .await?;
-        self.own_entries(scope, &mut out, stalls, |l, r| {
+        self.entries_of(scope, &mut out, stalls, Some(Latest::default), |l, r| {
             l.1 = Some(stall_from_row(r)?);
             Ok(())
         })
@@ -319,33 +325,13 @@ impl Reports<'_> {
             }),
         ];
         for (sql, set) in reads {
-            self.own_entries(scope, &mut out, sql, |f, r| {
+            self.entries_of(scope, &mut out, sql, Some(ListCounts::default), |f, r| {
                 set(f, count(r, "a")?, count(r, "b")?);
                 Ok(())
             })
             .await?;
         }
         Ok(out)
-    }
-
-    /// Each row of `sql(clause)` handed to `put` with the entry of its campaign in `out`,
-    /// made on its first row, if the campaign is one asked for: [`Reports::into_entries`] for
-    /// a read that runs beside the one that makes the entries.
-    async fn own_entries<T: Default + Send>(
-        self,
-        scope: &Scope<'_>,
-        out: &mut BTreeMap<String, T>,
-        sql: impl Fn(&str) -> String,
-        mut put: impl FnMut(&mut T, &AnyRow) -> Result<(), StoreError> + Send,
-    ) -> Result<(), StoreError> {
-        self.each_row_of(scope, None, sql, |r| {
-            let name: String = col(r, "campaign")?;
-            if scope.wants(&name) {
-                put(out.entry(name).or_default(), r)?;
-            }
-            Ok(())
-        })
-        .await
     }
 
     /// Whole tables when `names` are at least half the campaigns the journal knows.
@@ -389,16 +375,35 @@ impl Reports<'_> {
     /// Each row of `sql(clause)` (see [`Reports::each_row_of`]) handed to `put` with the entry
     /// of its campaign in `out` as it is read, if it is one asked for and known; rows of other
     /// campaigns are skipped. Every batch read but the budgets' and the intents' fills its
-    /// entries this way.
+    /// entries this way; the reads `list_of` runs at once make theirs ([`Reports::entries_of`]).
     async fn into_entries<T: Send>(
         self,
         scope: &Scope<'_>,
         out: &mut BTreeMap<String, T>,
         sql: impl Fn(&str) -> String,
+        put: impl FnMut(&mut T, &AnyRow) -> Result<(), StoreError> + Send,
+    ) -> Result<(), StoreError> {
+        self.entries_of(scope, out, sql, None, put).await
+    }
+
+    /// The rows of `sql(clause)` into `out`'s entries: made by `make` where there is none yet
+    /// (for the campaigns of the scope only), else only into those that exist.
+    async fn entries_of<T: Send>(
+        self,
+        scope: &Scope<'_>,
+        out: &mut BTreeMap<String, T>,
+        sql: impl Fn(&str) -> String,
+        make: Option<fn() -> T>,
         mut put: impl FnMut(&mut T, &AnyRow) -> Result<(), StoreError> + Send,
     ) -> Result<(), StoreError> {
         self.each_row_of(scope, None, sql, |r| {
-            if let Some(entry) = out.get_mut(&col::<String>(r, "campaign")?) {
+            let name: String = col(r, "campaign")?;
+            let entry = match make {
+                Some(new) if scope.wants(&name) => Some(out.entry(name).or_insert_with(new)),
+                Some(_) => None,
+                None => out.get_mut(&name),
+            };
+            if let Some(entry) = entry {
                 put(entry, r)?;
             }
             Ok(())
