@@ -356,7 +356,13 @@ impl<M: Market> Engine<M> {
         match self.account_engine(c, name, looks).await {
             Ok(e) => {
                 let _under_way = e.enter();
-                e.campaign_pass_here(c, name, buy_round, cause).await
+                let of = PassOf {
+                    c,
+                    name,
+                    buy_round,
+                    cause,
+                };
+                e.campaign_pass_here(of).await
             }
             Err(report) => report,
         }
@@ -432,24 +438,12 @@ impl<M: Market> Engine<M> {
     }
 
     /// [`Self::campaign_pass`] on the campaign's account's engine.
-    async fn campaign_pass_here(
-        &self,
-        c: Option<&Campaign>,
-        name: &str,
-        buy_round: bool,
-        cause: IntentCause,
-    ) -> CampaignReport {
-        let (purpose, kind) = match buy_round {
+    async fn campaign_pass_here(&self, of: PassOf<'_>) -> CampaignReport {
+        let (purpose, kind) = match of.buy_round {
             true => (Purpose::Buy, "buy"),
             false => (Purpose::Reconcile, "reconcile"),
         };
         let started = std::time::Instant::now();
-        let of = PassOf {
-            c,
-            name,
-            buy_round,
-            cause,
-        };
         let pass = self.campaign_pass_counted(of);
         let report = with_purpose(purpose, pass).await;
         self.metrics
