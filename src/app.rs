@@ -45,6 +45,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::daemon::run::{DaemonOptions, Event, HttpSide, run};
+use crate::decide::listing::UnpagedList;
 use crate::effects::{Engine, EngineSettings};
 use crate::http::HttpOptions;
 use crate::market::{ClientConfig, Credentials, MarketClient};
@@ -102,6 +103,9 @@ impl AppSettings {
 pub struct AccountSettings {
     pub id: String,
     pub market: ClientConfig,
+    /// What its link list shows without paging fields; `None`: the engine's
+    /// (`--unpaged-link-list`).
+    pub unpaged_list: Option<UnpagedList>,
 }
 
 /// The wired application: an engine over the real marketplace client, and how to run the
@@ -152,6 +156,9 @@ impl App {
                 "account id `{}` is not valid or not unique (ids are 1 to 63 lowercase letters, digits or `-`; `default` is the command line's account)",
                 a.id
             );
+            if let Some(u) = a.unpaged_list {
+                engine_settings.unpaged_list_of.insert(a.id.clone(), u);
+            }
             let mut config = a.market;
             config.account = a.id.clone();
             let client = market_client(config, &metrics)

@@ -42,7 +42,7 @@ mod validate;
 
 pub(crate) use accounts::{
     AccountCaps, AccountEntry, AccountsFile, CapSetting, EntryAuthScheme, EntryCredentials,
-    load_accounts, reject_unknown_accounts,
+    EntryUnpaged, load_accounts, reject_unknown_accounts,
 };
 pub(crate) use diag::Diagnostic;
 pub use loading::invalid::{InvalidFile, InvalidFiles, file_key};

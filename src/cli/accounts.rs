@@ -18,7 +18,9 @@ use super::secrets;
 use crate::app::AccountSettings;
 use crate::campaign::{
     self, AccountCaps, AccountEntry, AccountsFile, CapSetting, EntryAuthScheme, EntryCredentials,
+    EntryUnpaged,
 };
+use crate::decide::listing::UnpagedList;
 use crate::market::{
     AuthScheme, ClientConfig, CredentialSource, Credentials, FieldMap, LoginSettings,
 };
@@ -56,6 +58,10 @@ pub(crate) fn settings(api: &ApiArgs, file: &AccountsFile) -> anyhow::Result<Vec
             Ok(AccountSettings {
                 id: e.id.clone(),
                 market: client_config(api, e)?,
+                unpaged_list: e.unpaged_link_list.map(|u| match u {
+                    EntryUnpaged::Complete => UnpagedList::Complete,
+                    EntryUnpaged::Partial => UnpagedList::Partial,
+                }),
             })
         })
         .collect()

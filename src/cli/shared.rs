@@ -133,6 +133,8 @@ impl EngineArgs {
                 UnpagedListArg::Complete => UnpagedList::Complete,
                 UnpagedListArg::Partial => UnpagedList::Partial,
             },
+            // Accounts with their own (`unpaged_link_list` in the accounts file): `App::build`.
+            unpaged_list_of: Default::default(),
             removals: self.removal_rule(),
             quiet_looks: !self.full_reconciliations,
         }

@@ -78,6 +78,9 @@ pub struct EngineSettings {
     /// Whether a link list that carries no paging fields may be taken as complete when it
     /// shows every link the journal holds (see `decide/listing.rs`).
     pub unpaged_list: UnpagedList,
+    /// [`Self::unpaged_list`] of the accounts whose entry in the accounts file sets its own
+    /// (`unpaged_link_list`): their marketplaces may page differently.
+    pub unpaged_list_of: std::collections::BTreeMap<String, UnpagedList>,
     /// When campaigns whose files are gone are held rather than removed (issue 32:
     /// `--removal-hold-share`, `--removal-window`).
     pub removals: crate::decide::removal::RemovalRule,
@@ -108,6 +111,7 @@ impl Default for EngineSettings {
             max_attempts: 3,
             campaign_concurrency: 8,
             unpaged_list: UnpagedList::Complete,
+            unpaged_list_of: std::collections::BTreeMap::new(),
             removals: crate::decide::removal::RemovalRule::default(),
             quiet_looks: true,
         }
@@ -316,6 +320,16 @@ impl<M: Market> Engine<M> {
         e.reach = side.reach.clone();
         e.pace = side.pace.clone();
         Some(e)
+    }
+
+    /// What this engine's account's link list shows without paging fields: the accounts
+    /// file's `unpaged_link_list` of the account, else `--unpaged-link-list`.
+    pub(crate) fn unpaged_list(&self) -> UnpagedList {
+        self.settings
+            .unpaged_list_of
+            .get(&*self.account)
+            .copied()
+            .unwrap_or(self.settings.unpaged_list)
     }
 
     /// The injected clock.

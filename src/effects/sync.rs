@@ -54,7 +54,7 @@ impl<M: Market> Engine<M> {
         let list = self.read_list(name, project.project_id).await?;
         let now = self.clock.now();
         let grace = self.settings.settle_grace;
-        let j = listing::judge(&list, r, now, grace, self.settings.unpaged_list);
+        let j = listing::judge(&list, r, now, grace, self.unpaged_list());
         let mut out = ListSync {
             why_not: j.why_not.clone(),
             ..ListSync::default()

@@ -109,6 +109,7 @@ on_both_backends!(
     account_halts::halt_account_stops_that_account_only,
     operator::uncertain_autobuyer_creation_waits_for_an_operator_and_is_never_resent,
     history::history_and_explain_name_the_round_the_file_version_and_the_operators_resolve,
+    history::an_accounts_own_unpaged_link_list_decides_for_its_campaigns,
     month::the_month_report_sums_to_the_sandbox_ledgers_purchases_and_autobuyers,
     binary::plan_on_a_fresh_database_exits_2_without_calling_the_marketplace,
     binary::resolve_through_the_binary_lets_the_next_pass_converge,

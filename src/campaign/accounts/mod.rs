@@ -89,6 +89,15 @@ pub(crate) enum EntryAuthScheme {
     Raw,
 }
 
+/// `unpaged_link_list`: as `--unpaged-link-list`, what this account's marketplace's link list
+/// shows when its answer carries no paging fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum EntryUnpaged {
+    Complete,
+    Partial,
+}
+
 /// One account of the file: its id, how to reach it and its caps. Limits not given are the
 /// command line's (`--rate-limit`, `--max-concurrency`, the timeouts).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +108,8 @@ pub(crate) struct AccountEntry {
     pub(crate) auth_scheme: Option<EntryAuthScheme>,
     /// As `--field-map`: `documented name = the marketplace's`, in key order.
     pub(crate) field_map: Option<String>,
+    /// As `--unpaged-link-list`; not given: the flag's.
+    pub(crate) unpaged_link_list: Option<EntryUnpaged>,
     pub(crate) rate_limit: Option<u32>,
     pub(crate) max_in_flight: Option<usize>,
     pub(crate) request_timeout_seconds: Option<u64>,

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
-use super::{AccountCaps, AccountEntry, AccountsFile, EntryAuthScheme, EntryCredentials};
+use super::{
+    AccountCaps, AccountEntry, AccountsFile, EntryAuthScheme, EntryCredentials, EntryUnpaged,
+};
 use crate::campaign::diag::Diagnostic;
 use crate::campaign::parse::{error_message, error_pos, options};
 use crate::campaign::span::{At, Pos};
@@ -91,6 +93,8 @@ struct RawEntry {
     auth_scheme: Option<At<EntryAuthScheme>>,
     #[serde(default)]
     field_map: Option<At<BTreeMap<String, String>>>,
+    #[serde(default)]
+    unpaged_link_list: Option<At<EntryUnpaged>>,
     #[serde(default)]
     rate_limit: Option<At<u32>>,
     #[serde(default)]
@@ -281,6 +285,7 @@ fn entry(raw: RawEntry, at: Pos, f: &mut Found) -> Option<AccountEntry> {
         credentials: credentials?,
         auth_scheme: raw.auth_scheme.as_ref().map(|a| a.value),
         field_map: raw.field_map.as_ref().map(|m| field_map_text(&m.value)),
+        unpaged_link_list: raw.unpaged_link_list.as_ref().map(|a| a.value),
         rate_limit: raw.rate_limit.as_ref().map(|a| a.value),
         max_in_flight: raw.max_in_flight.as_ref().map(|a| a.value),
         request_timeout_seconds: raw.request_timeout_seconds.as_ref().map(|a| a.value),
@@ -422,6 +427,10 @@ fn positions(raw: &RawEntry, at: Pos) -> BTreeMap<&'static str, Pos> {
         ("auth_path", raw.auth_path.as_ref().map(|a| a.pos)),
         ("auth_scheme", raw.auth_scheme.as_ref().map(|a| a.pos)),
         ("field_map", raw.field_map.as_ref().map(|a| a.pos)),
+        (
+            "unpaged_link_list",
+            raw.unpaged_link_list.as_ref().map(|a| a.pos),
+        ),
         ("rate_limit", raw.rate_limit.as_ref().map(|a| a.pos)),
         ("max_in_flight", raw.max_in_flight.as_ref().map(|a| a.pos)),
         (

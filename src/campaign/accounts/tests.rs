@@ -54,7 +54,7 @@ fn the_old_form_is_the_default_accounts_caps_and_lists_no_account() {
 #[test]
 fn a_file_lists_accounts_with_their_settings_and_caps() {
     let text = format!(
-        "monthly_cap: 50000\naccounts:\n{CLIENT_A}    rate_limit: 10\n    max_in_flight: 4\n    request_timeout_seconds: 30\n    auth_scheme: raw\n    field_map: {{price: priceRent}}\n    monthly_cap: 20000\n    approve_above: 2000\n  - id: client-b\n    base_url: https://b.example\n    login: agency-b\n    api_key_file: /run/secrets/b-key\n    monthly_cap: none\n"
+        "monthly_cap: 50000\naccounts:\n{CLIENT_A}    rate_limit: 10\n    max_in_flight: 4\n    request_timeout_seconds: 30\n    auth_scheme: raw\n    field_map: {{price: priceRent}}\n    unpaged_link_list: partial\n    monthly_cap: 20000\n    approve_above: 2000\n  - id: client-b\n    base_url: https://b.example\n    login: agency-b\n    api_key_file: /run/secrets/b-key\n    monthly_cap: none\n"
     );
 
     let f = load_text(&text).unwrap();
@@ -80,6 +80,8 @@ fn a_file_lists_accounts_with_their_settings_and_caps() {
     );
     assert_eq!(a.auth_scheme, Some(EntryAuthScheme::Raw));
     assert_eq!(a.field_map.as_deref(), Some("price=priceRent"));
+    assert_eq!(a.unpaged_link_list, Some(EntryUnpaged::Partial));
+    assert_eq!(b.unpaged_link_list, None, "not given: the flag's");
     assert_eq!(a.caps.monthly_cap, cap(20_000));
     assert_eq!(a.caps.approve_above, Some(Money::from_rubles(2_000)));
     assert!(matches!(&b.credentials, EntryCredentials::Login { login, .. } if login == "agency-b"));
@@ -150,6 +152,10 @@ fn every_problem_is_refused_at_its_position() {
         (
             "accounts:\n  - id: a\n    base_url: https://a.example\n    token_file: /t\n    ticket_file: /k\n    rate_limt: 5\n",
             "accounts.yaml:6:5: error: unknown key `rate_limt`",
+        ),
+        (
+            "accounts:\n  - id: a\n    base_url: https://a.example\n    token_file: /t\n    ticket_file: /k\n    unpaged_link_list: sometimes\n",
+            "accounts.yaml:6:24: error:",
         ),
         (
             "accounts:\n  - id: a\n    base_url: https://a.example\n    token_file: /t\n    ticket_file: /k\n  - id: a\n    base_url: https://b.example\n    token_file: /t\n    ticket_file: /k\n",

@@ -37,6 +37,7 @@ async fn engine(w: &World, b: &SandboxHandle, b_token: &str) -> Engine<MarketCli
     settings.accounts.push(AccountSettings {
         id: "b".into(),
         market: app::client_config(&b.base_url(), b_token, TICKET),
+        unpaged_list: None,
     });
     app::build(settings).await
 }

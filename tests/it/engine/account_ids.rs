@@ -85,6 +85,7 @@ async fn two_accounts(db: &TestDb) -> (Engine<MarketClient>, SandboxHandle, Sand
     settings.accounts.push(AccountSettings {
         id: "client-b".into(),
         market: app::client_config(&market_b.base_url(), TOKEN_B, TICKET),
+        unpaged_list: None,
     });
     (app::build(settings).await, market_a, market_b)
 }

@@ -12,6 +12,7 @@ use linkrunner_sandbox::{Behaviour, Faults, ListPaging, Op};
 use super::fixtures::ACME;
 use super::support::{TestDb, World, pass_with, sandbox_config};
 use crate::support::app::fast_settings;
+use crate::support::db::Backend;
 
 const COMMIT: &str = "c0ffee0123456789abcdef0123456789abcdef01";
 
@@ -132,4 +133,54 @@ pub async fn history_and_explain_name_the_round_the_file_version_and_the_operato
     );
     assert!(text.contains(&COMMIT[..12]), "{text}");
     assert!(text.contains("reserve"), "{text}");
+}
+
+/// Issue 34: an account's own `unpaged_link_list` (the accounts file) decides for its
+/// campaigns over `--unpaged-link-list`. A campaign buys its links, then the list answers a
+/// one-link first page without paging fields. With the flag's `complete` the reconciliation
+/// sees links the journal holds missing and records the list as cut at one link; with the
+/// account's own `partial` over it, absence from such a page proves nothing, so nothing is
+/// taken from it and no cut is recorded.
+pub async fn an_accounts_own_unpaged_link_list_decides_for_its_campaigns(db: TestDb) {
+    let backend = if db.url.starts_with("sqlite") {
+        Backend::Sqlite
+    } else {
+        Backend::Postgres
+    };
+    let own = list_cut_after_purchases(db, true).await;
+    let flag = list_cut_after_purchases(TestDb::new(backend).await, false).await;
+    assert_eq!(flag, Some(1), "the flag's `complete`: the list is seen cut");
+    assert_eq!(
+        own, None,
+        "the account's own `partial` decides: nothing is inferred"
+    );
+}
+
+/// The cut `acme-shoes`'s journal records after a round that buys and a reconciliation over a
+/// one-link list without paging fields, its account's own setting `partial` or not (the flag:
+/// `complete`).
+async fn list_cut_after_purchases(db: TestDb, account_partial: bool) -> Option<u32> {
+    let w = World::new(db, sandbox_config()).await;
+    let acme = ACME.split("autobuyers:").next().unwrap();
+    w.write_campaign("acme-shoes", acme);
+    let mut settings = fast_settings();
+    settings.unpaged_list = UnpagedList::Complete;
+    if account_partial {
+        settings
+            .unpaged_list_of
+            .insert("default".into(), UnpagedList::Partial);
+    }
+    let engine = w.engine_with(settings).await;
+    pass_with(&engine, &w.campaigns(), true).await;
+    let held = w.recorded("acme-shoes").await.held.len();
+    assert!(held >= 2, "the round bought links to miss: {held}");
+    w.sandbox
+        .set_behaviour(Behaviour {
+            list_page_size: Some(1),
+            list_paging: ListPaging::None,
+            ..Behaviour::default()
+        })
+        .unwrap();
+    pass_with(&engine, &w.campaigns(), false).await;
+    w.recorded("acme-shoes").await.ids.list_cut_at
 }
