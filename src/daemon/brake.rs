@@ -194,9 +194,30 @@ impl<M: Market> Daemon<M> {
                 .collect()
         };
         let set = self.set.read().await;
-        set.shared()
-            .map(|lc| (lc.clone(), crons.get(&lc.campaign.name).cloned()))
-            .collect()
+        let held = set
+            .shared()
+            .map(|lc| (lc.clone(), crons.get(&lc.campaign.name).cloned()));
+        // Campaigns of accounts another process works are not scheduled here: their trigger
+        // is their own schedule, parsed for the check.
+        let elsewhere = set
+            .elsewhere_shared()
+            .map(|lc| (lc.clone(), self.own_trigger(lc)));
+        held.chain(elsewhere).collect()
+    }
+
+    /// The trigger of a campaign this process does not schedule: its file's schedule (every
+    /// minute under `--round-every`, as the timer would); `None` without buy rounds.
+    fn own_trigger(&self, lc: &LoadedCampaign) -> Option<Arc<Cron>> {
+        let pattern = match (&lc.campaign.buy, self.opts.round_every) {
+            (Some(_), Some(_)) => "* * * * *".to_string(),
+            (Some(b), None) => b.schedule.clone(),
+            (None, _) => return None,
+        };
+        self.patterns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .parse(&pattern)
+            .ok()
     }
 
     /// The slots of a campaign's effective trigger in `[since, now]`.

@@ -48,6 +48,10 @@ pub(crate) struct Elsewhere {
     pub(crate) account: String,
     pub(crate) paused: bool,
     path: PathBuf,
+    /// The campaign as its file says, for the anomaly brake only: a daemon's brake watches
+    /// every campaign of the journal, worked here or not (a runaway process working the
+    /// account is what it is there to stop).
+    pub(crate) loaded: Arc<LoadedCampaign>,
 }
 
 /// What a reload did.
@@ -86,6 +90,12 @@ impl CampaignSet {
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
         self.by_path.get(self.by_name.get(name)?)
+    }
+
+    /// The campaigns whose files loaded but whose accounts another process works, as their
+    /// files say: only the anomaly brake reads them.
+    pub(crate) fn elsewhere_shared(&self) -> impl Iterator<Item = &Arc<LoadedCampaign>> {
+        self.elsewhere.values().map(|e| &e.loaded)
     }
 
     /// The campaign `name` when its file loaded but its account is worked by another
@@ -172,8 +182,9 @@ impl CampaignSet {
                     account: lc.campaign.account.clone(),
                     paused: lc.campaign.paused,
                     path: lc.path.clone(),
+                    loaded: Arc::new(lc),
                 };
-                elsewhere.entry(lc.campaign.name.clone()).or_insert(e);
+                elsewhere.entry(e.loaded.campaign.name.clone()).or_insert(e);
                 continue;
             }
             let changed = self

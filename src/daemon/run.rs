@@ -94,7 +94,7 @@ pub(super) struct Daemon<M: Market> {
     /// the store's `claim_round` decides whether that slot already ran).
     pub(super) next: Mutex<NextRounds>,
     /// The parsed schedules, shared by pattern (taken only under `next`'s lock).
-    patterns: Mutex<schedule::Patterns>,
+    pub(super) patterns: Mutex<schedule::Patterns>,
     /// Campaigns whose round task is still running: a slot that comes due meanwhile starts
     /// no second task for the same campaign.
     pub(super) busy: Mutex<HashSet<String>>,
