@@ -8,10 +8,11 @@
 //! Replicas that divide the accounts (`division.rs`) hold only their accounts' campaigns
 //! (issue 34, item 2: a replica's memory is its share). Every file is still read and checked,
 //! so problems and the cross-file checks are every file's; a valid campaign whose account
-//! another process works is then kept only as [`Elsewhere`]: its name, account, file and
-//! whether it is paused — enough that it is never taken for a removed one (no removal pass,
-//! no count toward a mass removal, never in [`ReloadSummary::removed`]). When this process
-//! starts working its account, the daemon reloads at once and the campaign is held in full.
+//! another process works is then kept apart ([`CampaignSet::elsewhere`]): never reconciled,
+//! scheduled or given pass state here, never taken for a removed one (no removal pass, no
+//! count toward a mass removal, never in [`ReloadSummary::removed`]), and read only by the
+//! anomaly brake, which watches every campaign of the journal. When this process starts
+//! working its account, the daemon reloads at once and the campaign is held here.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -35,23 +36,13 @@ pub(crate) struct CampaignSet {
     /// [`Self::invalid`] as the last reload found the files, before removals were judged
     /// (each judgement starts from it; [`Self::set_invalid`] adds the held removals).
     files_invalid: InvalidFiles,
-    /// The valid campaigns of accounts another process works, by name: not held in full.
-    elsewhere: HashMap<String, Elsewhere>,
+    /// The valid campaigns of accounts another process works, by name: not held here; the
+    /// anomaly brake alone reads them (a runaway process working their account is what it is
+    /// there to stop).
+    elsewhere: HashMap<String, Arc<LoadedCampaign>>,
     /// The accounts this process worked at the last reload (`None`: every account): when the
     /// engine's differ, the daemon reloads ([`Self::loaded_for`]).
     loaded_for: Worked,
-}
-
-/// What is kept of a campaign whose file loaded but whose account another process works.
-#[derive(Debug, Clone)]
-pub(crate) struct Elsewhere {
-    pub(crate) account: String,
-    pub(crate) paused: bool,
-    path: PathBuf,
-    /// The campaign as its file says, for the anomaly brake only: a daemon's brake watches
-    /// every campaign of the journal, worked here or not (a runaway process working the
-    /// account is what it is there to stop).
-    pub(crate) loaded: Arc<LoadedCampaign>,
 }
 
 /// What a reload did.
@@ -95,12 +86,12 @@ impl CampaignSet {
     /// The campaigns whose files loaded but whose accounts another process works, as their
     /// files say: only the anomaly brake reads them.
     pub(crate) fn elsewhere_shared(&self) -> impl Iterator<Item = &Arc<LoadedCampaign>> {
-        self.elsewhere.values().map(|e| &e.loaded)
+        self.elsewhere.values()
     }
 
     /// The campaign `name` when its file loaded but its account is worked by another
     /// process: it has a file, and it is not held here.
-    pub(crate) fn elsewhere(&self, name: &str) -> Option<&Elsewhere> {
+    pub(crate) fn elsewhere(&self, name: &str) -> Option<&Arc<LoadedCampaign>> {
         self.elsewhere.get(name)
     }
 
@@ -117,7 +108,11 @@ impl CampaignSet {
             .by_path
             .values()
             .map(|lc| (lc.campaign.name.as_str(), lc.campaign.paused));
-        held.chain(self.elsewhere.iter().map(|(n, e)| (n.as_str(), e.paused)))
+        held.chain(
+            self.elsewhere
+                .iter()
+                .map(|(n, e)| (n.as_str(), e.campaign.paused)),
+        )
     }
 
     /// The campaign name the last reload read from `path`, held here or not.
@@ -152,7 +147,9 @@ impl CampaignSet {
                 paused: lc.campaign.paused,
             },
             None => match self.elsewhere(name) {
-                Some(e) => FileFact::Present { paused: e.paused },
+                Some(e) => FileFact::Present {
+                    paused: e.campaign.paused,
+                },
                 None if self.invalid.holds(name, None) => FileFact::Unknown,
                 None => FileFact::Removed,
             },
@@ -162,8 +159,8 @@ impl CampaignSet {
     /// Loads `dir` again: valid files replace their old version; an invalid file's campaign
     /// leaves the set and is held (see [`Self::invalid`]); vanished files are dropped. A file
     /// naming an account not in `accounts` (the deployment's) is invalid at its `account` key.
-    /// A valid campaign of an account not in `worked` (another process works it) is kept only
-    /// as [`Elsewhere`]: never changed, held or removed here.
+    /// A valid campaign of an account not in `worked` (another process works it) is kept apart
+    /// ([`Self::elsewhere`]): never changed, held or removed here.
     pub(crate) fn reload(
         &mut self,
         dir: &Path,
@@ -178,13 +175,8 @@ impl CampaignSet {
         let mut s = ReloadSummary::default();
         for lc in report.campaigns {
             if !works(&lc.campaign.account) {
-                let e = Elsewhere {
-                    account: lc.campaign.account.clone(),
-                    paused: lc.campaign.paused,
-                    path: lc.path.clone(),
-                    loaded: Arc::new(lc),
-                };
-                elsewhere.entry(e.loaded.campaign.name.clone()).or_insert(e);
+                let name = lc.campaign.name.clone();
+                elsewhere.entry(name).or_insert_with(|| Arc::new(lc));
                 continue;
             }
             let changed = self
@@ -200,7 +192,7 @@ impl CampaignSet {
         let present: std::collections::HashSet<&Path> = next
             .keys()
             .map(PathBuf::as_path)
-            .chain(elsewhere.values().map(|e: &Elsewhere| e.path.as_path()))
+            .chain(elsewhere.values().map(|e| e.path.as_path()))
             .collect();
         for p in &report.problems {
             if let (false, Some(old)) = (present.contains(p.path.as_path()), self.old_name(&p.path))
@@ -283,7 +275,7 @@ mod tests {
         assert_eq!((s.loaded, s.problems.len()), (1, 0), "{:?}", s.problems);
         assert!(set.get("away-b").is_none());
         assert_eq!(
-            set.elsewhere("away-b").map(|e| e.account.as_str()),
+            set.elsewhere("away-b").map(|e| e.campaign.account.as_str()),
             Some("b")
         );
         assert_eq!(set.file_fact("away-b"), FileFact::Present { paused: false });

@@ -301,7 +301,7 @@ impl<M: Market> Daemon<M> {
     async fn reconcile_one(&self, name: &str) -> CampaignReport {
         let (lc, invalid, elsewhere) = {
             let set = self.set.read().await;
-            let elsewhere = set.elsewhere(name).map(|e| e.account.clone());
+            let elsewhere = set.elsewhere(name).map(|e| e.campaign.account.clone());
             (set.get(name).cloned(), set.invalid().clone(), elsewhere)
         };
         // Its file is there, in an account this process did not work at the last reload:
