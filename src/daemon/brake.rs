@@ -208,11 +208,7 @@ impl<M: Market> Daemon<M> {
     /// The trigger of a campaign this process does not schedule: its file's schedule (every
     /// minute under `--round-every`, as the timer would); `None` without buy rounds.
     fn own_trigger(&self, lc: &LoadedCampaign) -> Option<Arc<Cron>> {
-        let pattern = match (&lc.campaign.buy, self.opts.round_every) {
-            (Some(_), Some(_)) => "* * * * *".to_string(),
-            (Some(b), None) => b.schedule.clone(),
-            (None, _) => return None,
-        };
+        let pattern = anomaly::trigger_pattern(&lc.campaign, self.opts.round_every)?;
         self.patterns
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -474,13 +474,11 @@ impl<M: Market> Daemon<M> {
         if !changed && next.contains_key(name) {
             return;
         }
-        let pattern = match (&lc.campaign.buy, self.opts.round_every) {
-            (Some(_), Some(_)) => "* * * * *".to_string(),
-            (Some(b), None) => b.schedule.clone(),
-            (None, _) => {
-                next.remove(name);
-                return;
-            }
+        let Some(pattern) =
+            crate::decide::anomaly::trigger_pattern(&lc.campaign, self.opts.round_every)
+        else {
+            next.remove(name);
+            return;
         };
         let parsed = self
             .patterns

@@ -182,6 +182,18 @@ fn times(price: Money, n: u64) -> Money {
         .unwrap_or(Money::MAX)
 }
 
+/// The pattern of a campaign's effective trigger: its file's schedule, or every minute when
+/// the daemon runs with `--round-every` (the timer then ticks by `round_every`); `None`
+/// without buy rounds. The timer schedules by it, and the brake judges by it the campaigns
+/// it does not schedule.
+pub(crate) fn trigger_pattern(c: &Campaign, round_every: Option<Duration>) -> Option<String> {
+    match (&c.buy, round_every) {
+        (Some(_), Some(_)) => Some("* * * * *".to_string()),
+        (Some(b), None) => Some(b.schedule.clone()),
+        (None, _) => None,
+    }
+}
+
 /// The slots of `cron`, the campaign's effective trigger (or every `round_every` when the
 /// daemon runs with `--round-every`), in `[since, now]`, as the brake counts them (`pub` for
 /// the fake-clock month test, which checks the brake's figures).
