@@ -13,29 +13,26 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
-use serde::Serialize;
+use chrono::Utc;
+
+use linkrunner_domain::outage::{Outage, OutageCell};
 
 use super::StoreError;
 
 /// The journal could not be written: since when (the first failure in a row), and the
-/// last error, once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct WriteFault {
-    pub(crate) since: DateTime<Utc>,
-    pub(crate) error: String,
-}
+/// last error.
+pub(crate) type WriteFault = Outage;
 
 #[derive(Debug, Default)]
 pub(super) struct WriteHealth {
-    fault: Mutex<Option<WriteFault>>,
+    fault: OutageCell,
     /// When a write last failed with a database error.
     last_fault: Mutex<Option<Instant>>,
 }
 
 impl WriteHealth {
     pub(super) fn fault(&self) -> Option<WriteFault> {
-        self.fault.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.fault.current()
     }
 
     /// Whether a connection opened `age` ago already existed when a write last failed: it is
@@ -48,10 +45,9 @@ impl WriteHealth {
     /// Takes in a write's result; returns whether the journal is writable now, or `None`
     /// when the result says nothing about it.
     pub(super) fn observe<T>(&self, result: &Result<T, StoreError>) -> Option<bool> {
-        let mut fault = self.fault.lock().unwrap_or_else(|e| e.into_inner());
         match result {
             Ok(_) => {
-                if let Some(f) = fault.take() {
+                if let Some(f) = self.fault.ended() {
                     tracing::info!(since = %f.since, "the journal can be written again");
                 }
                 Some(true)
@@ -59,15 +55,8 @@ impl WriteHealth {
             Err(e @ (StoreError::Database { .. } | StoreError::Connect { .. })) => {
                 *self.last_fault.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
                 let error = e.to_string();
-                match fault.as_mut() {
-                    Some(f) => f.error = error,
-                    None => {
-                        tracing::error!(error = %error, "the journal cannot be written; nothing is sent until it can");
-                        *fault = Some(WriteFault {
-                            since: Utc::now(),
-                            error,
-                        });
-                    }
+                if self.fault.failed(error.clone(), Utc::now()).1 {
+                    tracing::error!(error = %error, "the journal cannot be written; nothing is sent until it can");
                 }
                 Some(false)
             }

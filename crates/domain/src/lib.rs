@@ -14,6 +14,7 @@
 //! | [`halts`] | spending halts and their scope |
 //! | [`shown`] | text from outside made safe to show: control characters, escape sequences and BIDI overrides escaped |
 //! | [`op`] | the marketplace's operation names (a closed set: errors, logs, the `operation` label) |
+//! | [`outage`] | a fault that lasts: since its first failure, its last error (the marketplace's reach, the journal's writes) |
 
 pub mod account;
 pub mod clock;
@@ -23,5 +24,6 @@ pub mod intents;
 pub mod market;
 pub mod money;
 pub mod op;
+pub mod outage;
 pub mod records;
 pub mod shown;
