@@ -35,11 +35,12 @@ use crate::metrics::Metrics;
 use crate::store::Store;
 use linkrunner_domain::clock::SharedClock;
 
-/// What the notifier reads with.
+/// What the notifier reads with, and who it claims as.
 pub(crate) struct NotifyContext {
     pub(crate) store: Store,
     pub(crate) clock: SharedClock,
     pub(crate) metrics: Arc<Metrics>,
+    /// This daemon's holder id, recorded with its claims.
     pub(crate) holder: String,
     pub(crate) settle_grace: chrono::Duration,
 }
@@ -61,14 +62,7 @@ impl Notifier {
             outboxes.push(outbox);
             tasks.push(task);
         }
-        let watcher = watch::Watcher {
-            store: cx.store,
-            clock: cx.clock,
-            metrics: cx.metrics,
-            holder: cx.holder,
-            settle_grace: cx.settle_grace,
-            outboxes,
-        };
+        let watcher = watch::Watcher { cx, outboxes };
         tasks.push(tokio::spawn(watch_every(
             watcher,
             settings.interval,

@@ -7,65 +7,63 @@
 //! waits for it.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use super::NotifyContext;
 use super::events::{Event, LOST_WINDOW, Observed, derive, needs_status};
 use super::send::Outbox;
-use crate::metrics::Metrics;
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
+use crate::views::accounts::Accounts;
 use crate::views::list::campaign_rows;
 use crate::views::overview::FileFacts;
-use crate::views::report::campaign_statuses;
-use linkrunner_domain::clock::SharedClock;
+use crate::views::report::campaign_statuses_in;
 
-/// What the watcher reads with and who it claims as.
+/// The watcher: what it reads with and who it claims as, and the endpoints it hands to.
 pub(crate) struct Watcher {
-    pub(crate) store: Store,
-    pub(crate) clock: SharedClock,
-    pub(crate) metrics: Arc<Metrics>,
-    /// This daemon's holder id, recorded with its claims.
-    pub(crate) holder: String,
-    pub(crate) settle_grace: chrono::Duration,
+    pub(crate) cx: NotifyContext,
     pub(crate) outboxes: Vec<Outbox>,
 }
 
 impl Watcher {
     /// One look: claims and queues what is new, clears what is gone.
     pub(crate) async fn tick(&self) -> Result<(), StoreError> {
-        let started = self.clock.now();
+        let started = self.cx.clock.now();
         let events = self.events_now(started).await?;
         for e in &events {
             self.tell_once(e, started).await?;
         }
         let live: HashSet<&str> = events.iter().map(|e| e.key.as_str()).collect();
-        for n in self.store.notices().await? {
+        for n in self.cx.store.notices().await? {
             if !live.contains(n.key.as_str()) {
-                self.store.clear_notice(&n.key, started).await?;
+                self.cx.store.clear_notice(&n.key, started).await?;
             }
         }
         Ok(())
     }
 
     async fn events_now(&self, now: DateTime<Utc>) -> Result<Vec<Event>, StoreError> {
-        let halts = self.store.halts().await?;
-        let names = self.store.campaigns().campaign_names().await?;
+        let halts = self.cx.store.halts().await?;
+        let names = self.cx.store.campaigns().campaign_names().await?;
         let files = FileFacts::unknown();
-        let rows = campaign_rows(&self.store, &names, now, &files).await?;
+        let rows = campaign_rows(&self.cx.store, &names, now, &files).await?;
         let wanted: Vec<String> = rows
             .iter()
             .filter(|r| needs_status(r))
             .map(|r| r.campaign.clone())
             .collect();
-        let statuses: BTreeMap<_, _> = campaign_statuses(&self.store, &wanted, now, &files)
-            .await?
-            .into_iter()
-            .map(|s| (s.campaign.clone(), s))
-            .collect();
-        let lost = self.store.links_lost_since(now - LOST_WINDOW).await?;
-        let removals = self.store.campaigns().removals().await?;
-        let held_twice = self.store.links().held_twice_everywhere().await?;
+        // The few statuses the events need, their accounts from the rows (one read of every
+        // campaign's account a tick, not two).
+        let accounts = Accounts::of_rows(&rows);
+        let statuses: BTreeMap<_, _> =
+            campaign_statuses_in(&self.cx.store, &wanted, now, &files, &accounts)
+                .await?
+                .into_iter()
+                .map(|s| (s.campaign.clone(), s))
+                .collect();
+        let lost = self.cx.store.links_lost_since(now - LOST_WINDOW).await?;
+        let removals = self.cx.store.campaigns().removals().await?;
+        let held_twice = self.cx.store.links().held_twice_everywhere().await?;
         Ok(derive(&Observed {
             halts: &halts,
             rows: &rows,
@@ -74,7 +72,7 @@ impl Watcher {
             removals: &removals,
             held_twice: &held_twice,
             now,
-            settle_grace: self.settle_grace,
+            settle_grace: self.cx.settle_grace,
         }))
     }
 
@@ -91,8 +89,9 @@ impl Watcher {
         }
         let kind = e.kind.as_str();
         if !self
+            .cx
             .store
-            .claim_notice(&e.key, kind, e.campaign.as_deref(), &self.holder, now)
+            .claim_notice(&e.key, kind, e.campaign.as_deref(), &self.cx.holder, now)
             .await?
         {
             return Ok(());
@@ -100,7 +99,8 @@ impl Watcher {
         for o in to {
             if !o.offer(e.clone()) {
                 let labels = [kind, o.endpoint.format.as_str()];
-                self.metrics
+                self.cx
+                    .metrics
                     .notify
                     .failed_total
                     .with_label_values(&labels)
