@@ -408,3 +408,56 @@ pub(crate) fn holder_id() -> String {
     let t = chrono::Utc::now().timestamp_micros();
     format!("{}:{}:{t}", host.trim(), std::process::id())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+
+    use secrecy::SecretString;
+
+    use super::*;
+    use crate::market::{ClientConfig, Credentials, MarketClient};
+
+    /// A client of `limit` requests a second; the test sends nothing through it.
+    fn client(limit: u32, metrics: &Arc<Metrics>) -> Arc<MarketClient> {
+        let token = SecretString::from("token");
+        let credentials = Credentials::new(token, SecretString::from("ticket")).unwrap();
+        let mut c = ClientConfig::new("http://127.0.0.1:9", credentials).unwrap();
+        c.rate_limit = NonZeroU32::new(limit).unwrap();
+        Arc::new(MarketClient::new(c, Arc::clone(metrics)).unwrap())
+    }
+
+    /// A replica plans reconciliation at the limits of the accounts it works, not of every
+    /// account: planned at all of them, two replicas each spaced their passes for calls they
+    /// could not send (target 7 of the benchmark, issue 34: 71.8 calls/s of 100).
+    #[tokio::test]
+    async fn reconciliation_is_planned_at_the_limits_of_the_worked_accounts_only() {
+        let metrics = Arc::new(Metrics::new());
+        let store = Store::connect("sqlite::memory:").await.expect("connect");
+        let markets = [("client-a", 7), ("client-b", 5), (DEFAULT_ACCOUNT, 10)]
+            .map(|(id, limit)| (id.to_string(), client(limit, &metrics)));
+        let engine = Engine::with_accounts(
+            markets.to_vec(),
+            store,
+            linkrunner_domain::clock::system(),
+            metrics,
+            EngineSettings::default(),
+        );
+        assert_eq!(
+            engine.rate_limit(),
+            Some(22),
+            "every account, before division"
+        );
+        let worked = |ids: &[&str]| Some(ids.iter().map(|id| id.to_string()).collect());
+        engine.set_worked(worked(&["client-a", "client-b"]));
+        assert_eq!(engine.rate_limit(), Some(12));
+        engine.set_worked(worked(&[DEFAULT_ACCOUNT]));
+        assert_eq!(engine.rate_limit(), Some(10));
+        engine.set_worked(worked(&[]));
+        assert_eq!(
+            engine.rate_limit(),
+            None,
+            "no account worked: nothing to plan at"
+        );
+    }
+}
