@@ -20,6 +20,7 @@ use linkrunner_domain::market::UrlTexts;
 use linkrunner_domain::money::Money;
 use linkrunner_domain::records::{AutobuyerRecord, BudgetSnapshot, SwitchState};
 
+use super::caps::LinkUse;
 use super::choose::RoundLimits;
 use super::recorded::Recorded;
 use super::spread::TodayShare;
@@ -234,10 +235,8 @@ pub struct MoneyView {
     pub worst_after_round: Money,
     pub(crate) headroom: Money,
     pub(crate) headroom_after_round: Money,
-    pub(crate) links_total: u32,
-    pub(crate) total_links_cap: u32,
-    pub(crate) links_today: u32,
-    pub(crate) daily_links_cap: u32,
+    #[serde(flatten)]
+    pub(crate) links: LinkUse,
     /// Under even pacing, today's share for buy rounds after this pass's releases and
     /// acquisitions (issue 33); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1002,10 +1001,7 @@ fn money_view(r: &Recorded, t: &Tally, round_worst: Money) -> MoneyView {
         worst_after_round: worst,
         headroom: Money::saturating_headroom(t.cap, b.committed),
         headroom_after_round: Money::saturating_headroom(t.cap, worst),
-        links_total: b.links_total,
-        total_links_cap: b.total_cap,
-        links_today: b.links_today,
-        daily_links_cap: b.daily_cap,
+        links: LinkUse::of(b),
         today_share: None,
     }
 }

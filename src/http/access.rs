@@ -199,6 +199,16 @@ pub(super) struct Guard {
     pub(crate) metrics: Arc<Metrics>,
 }
 
+impl Guard {
+    /// Counts a refusal by `reason` (`linkrunner_http_requests_refused_total`) and says
+    /// `error` as the answer's JSON body.
+    fn refused(&self, reason: &str, error: &str) -> Json<serde_json::Value> {
+        let refused = &self.metrics.http.requests_refused_total;
+        refused.with_label_values(&[reason]).inc();
+        Json(serde_json::json!({ "error": error }))
+    }
+}
+
 /// The middleware in front of every route but the probes: 403 for a Host not allowed,
 /// 401 without the token (when one is set).
 pub(super) async fn guard(State(g): State<Guard>, req: Request, next: Next) -> Response {
@@ -220,27 +230,19 @@ pub(super) async fn guard(State(g): State<Guard>, req: Request, next: Next) -> R
         })
         .unwrap_or_default();
     if !g.access.hosts.allows(&host) {
-        g.metrics
-            .http
-            .requests_refused_total
-            .with_label_values(&["host"])
-            .inc();
-        let body = Json(serde_json::json!({
-            "error": "host not allowed: use an IP address or localhost, or add this name with --http-allow-host"
-        }));
+        let body = g.refused(
+            "host",
+            "host not allowed: use an IP address or localhost, or add this name with --http-allow-host",
+        );
         return (StatusCode::FORBIDDEN, body).into_response();
     }
     if let Some(token) = &g.access.token
         && !token.admits(req.headers())
     {
-        g.metrics
-            .http
-            .requests_refused_total
-            .with_label_values(&["token"])
-            .inc();
-        let body = Json(serde_json::json!({
-            "error": "a token is required: Authorization: Bearer TOKEN, or the token as the Basic auth password"
-        }));
+        let body = g.refused(
+            "token",
+            "a token is required: Authorization: Bearer TOKEN, or the token as the Basic auth password",
+        );
         return (
             StatusCode::UNAUTHORIZED,
             [(

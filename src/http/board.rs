@@ -58,6 +58,30 @@ pub(crate) struct PageQuery {
     pub(crate) format: Option<String>,
 }
 
+#[cfg(test)]
+impl PageQuery {
+    /// The query string of `pairs` (`("state", "halted")`, …), as the tests write one.
+    pub(super) fn of(pairs: &[(&str, &str)]) -> PageQuery {
+        let mut p = PageQuery::default();
+        for (k, v) in pairs {
+            let v = Some(v.to_string());
+            match *k {
+                "campaign" => p.campaign = v,
+                "state" => p.state = v,
+                "q" => p.q = v,
+                "account" => p.account = v,
+                "sort" => p.sort = v,
+                "dir" => p.dir = v,
+                "page" => p.page = v,
+                "per_page" => p.per_page = v,
+                "format" => p.format = v,
+                other => panic!("no parameter {other} in the page's query string"),
+            }
+        }
+        p
+    }
+}
+
 /// How many rows a list pages by unless `per_page` says otherwise, and the most it may ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Paging {
@@ -144,12 +168,12 @@ impl Column {
         match self {
             Column::Name => a.campaign.cmp(&b.campaign),
             Column::State => a.state.cmp(&b.state),
-            Column::Commitment => a.monthly_commitment.cmp(&b.monthly_commitment),
-            Column::Cap => a.monthly_cap.cmp(&b.monthly_cap),
+            Column::Commitment => a.money.monthly_commitment.cmp(&b.money.monthly_commitment),
+            Column::Cap => a.money.monthly_cap.cmp(&b.money.monthly_cap),
             Column::Used => used_per_mille(a).cmp(&used_per_mille(b)),
             Column::Held => held(a).cmp(&held(b)),
-            Column::Today => a.links_today.cmp(&b.links_today),
-            Column::Total => a.links_total.cmp(&b.links_total),
+            Column::Today => a.links.links_today.cmp(&b.links.links_today),
+            Column::Total => a.links.links_total.cmp(&b.links.links_total),
             Column::Autobuyers => a.autobuyers_running.cmp(&b.autobuyers_running),
             Column::Uncertain => a.uncertain.cmp(&b.uncertain),
             Column::LastRound => last_slot(a).cmp(&last_slot(b)),
@@ -328,7 +352,7 @@ fn last_slot(c: &CampaignRow) -> Option<DateTime<Utc>> {
 
 /// The commitment in thousandths of the cap (0 without a cap): a whole number to sort by.
 fn used_per_mille(c: &CampaignRow) -> i64 {
-    super::page::percent_of(c.monthly_commitment, c.monthly_cap, 1000)
+    super::page::percent_of(c.money.monthly_commitment, c.money.monthly_cap, 1000)
 }
 
 /// The list view: the summary, the month's picture, then one page of the table as `v` asks;
@@ -399,10 +423,10 @@ pub(crate) fn render_board(
 /// account-wide cap when one is set below the sum of their caps, else that sum.
 fn render_month(o: &mut String, sum: &Summary, days: &MonthDays) {
     let (cap, whose) = match days.account_cap() {
-        Some(account) if account < sum.monthly_cap => (account, "the account cap"),
-        _ => (sum.monthly_cap, "the sum of their caps"),
+        Some(account) if account < sum.money.monthly_cap => (account, "the account cap"),
+        _ => (sum.money.monthly_cap, "the sum of their caps"),
     };
-    let s = days.account(sum.monthly_commitment, cap);
+    let s = days.account(sum.money.monthly_commitment, cap);
     let _ = write!(
         o,
         "<section class=\"month\" id=\"month\"><h2>The month: commitment per day, {}</h2>{}</section>",
@@ -426,7 +450,7 @@ fn render_summary(o: &mut String, s: &Summary) {
         );
     }
     o.push_str("</ul><dl class=\"totals\">");
-    let pct = super::page::percent_of(s.monthly_commitment, s.monthly_cap, 100);
+    let pct = super::page::percent_of(s.money.monthly_commitment, s.money.monthly_cap, 100);
     let _ = write!(
         o,
         "<dt>Campaigns</dt><dd id=\"sum-campaigns\" data-value=\"{}\">{}</dd>\
@@ -438,9 +462,9 @@ fn render_summary(o: &mut String, s: &Summary) {
         s.campaigns,
         s.campaigns,
         bar(pct),
-        c = s.monthly_commitment,
-        cap = s.monthly_cap,
-        u = s.uncertain_money,
+        c = s.money.monthly_commitment,
+        cap = s.money.monthly_cap,
+        u = s.money.uncertain_money,
         m = esc(&s.month),
         l = s.links_bought_this_month,
         ui = s.uncertain_intents,
@@ -463,7 +487,7 @@ fn render_accounts(o: &mut String, s: &Summary) {
          <th>Uncertain, RUB</th><th>Waiting for an operator</th></tr></thead><tbody>",
     );
     for a in &s.accounts {
-        let pct = super::page::percent_of(a.monthly_commitment, a.monthly_cap, 100);
+        let pct = super::page::percent_of(a.money.monthly_commitment, a.money.monthly_cap, 100);
         let _ = write!(
             o,
             "<tr data-account=\"{id}\"><td><a href=\"{}\">{id}</a></td><td class=\"n\">{}</td>\
@@ -471,9 +495,9 @@ fn render_accounts(o: &mut String, s: &Summary) {
              <td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
             esc(&href(&[("account", a.account.clone())])),
             a.campaigns,
-            a.monthly_commitment,
-            a.monthly_cap,
-            a.uncertain_money,
+            a.money.monthly_commitment,
+            a.money.monthly_cap,
+            a.money.uncertain_money,
             a.waiting_for_operator,
             id = esc(&a.account),
         );
@@ -658,20 +682,20 @@ fn render_row(o: &mut String, c: &CampaignRow, days: &MonthDays, several: bool) 
         esc(&href(&[("campaign", c.campaign.clone())])),
         esc(&c.campaign),
         c.state.words(),
-        c.monthly_commitment,
-        c.monthly_cap,
+        c.money.monthly_commitment,
+        c.money.monthly_cap,
         used_per_mille(c) / 10,
         held(c),
-        c.links_today,
-        c.daily_links_cap,
-        c.links_total,
-        c.total_links_cap,
+        c.links.links_today,
+        c.links.daily_links_cap,
+        c.links.links_total,
+        c.links.total_links_cap,
         c.autobuyers_running,
         c.autobuyers,
         c.uncertain,
         esc(&last),
         esc(&next),
-        days.campaign(&c.campaign, c.monthly_commitment, c.monthly_cap)
+        days.campaign(&c.campaign, c.money.monthly_commitment, c.money.monthly_cap)
             .map_or(String::new(), |s| sparkline(&s)),
     );
 }
@@ -702,27 +726,9 @@ fn pager_link(o: &mut String, v: &View, to: usize, label: &str) {
 mod tests {
     use super::*;
 
-    fn query(pairs: &[(&str, &str)]) -> PageQuery {
-        let mut p = PageQuery::default();
-        for (k, v) in pairs {
-            let v = Some(v.to_string());
-            match *k {
-                "state" => p.state = v,
-                "q" => p.q = v,
-                "account" => p.account = v,
-                "sort" => p.sort = v,
-                "dir" => p.dir = v,
-                "page" => p.page = v,
-                "per_page" => p.per_page = v,
-                _ => unreachable!("{k}"),
-            }
-        }
-        p
-    }
-
     #[test]
     fn a_view_parses_every_parameter_and_names_the_one_that_is_wrong() {
-        let v = View::parse(&query(&[
+        let v = View::parse(&PageQuery::of(&[
             ("state", "paused"),
             ("q", "Shop"),
             ("sort", "commitment"),
@@ -748,7 +754,7 @@ mod tests {
             ("account", "Client A"),
             ("account", "-a"),
         ] {
-            let e = View::parse(&query(&[(k, bad)])).unwrap_err();
+            let e = View::parse(&PageQuery::of(&[(k, bad)])).unwrap_err();
             assert!(e.starts_with(k), "{k}={bad}: {e}");
         }
     }
@@ -771,7 +777,7 @@ mod tests {
                 let r = Recorded::unrecorded_with(&caps, Vec::new());
                 let mut c = crate::views::report::status_from(&name, &r, FileFact::Unknown);
                 c.state = CampaignState::ALL[i % CampaignState::ALL.len()];
-                c.monthly_commitment = Money::from_kopecks((i as i64 * 7919) % 100_000);
+                c.money.monthly_commitment = Money::from_kopecks((i as i64 * 7919) % 100_000);
                 c.next_round = Some(chrono::Utc::now());
                 CampaignRow::of(&c)
             })
@@ -793,7 +799,7 @@ mod tests {
             .iter()
             .filter(|c| c.state == CampaignState::Paused && c.campaign.contains("001"))
             .collect();
-        want.sort_by_key(|c| std::cmp::Reverse(c.monthly_commitment));
+        want.sort_by_key(|c| std::cmp::Reverse(c.money.monthly_commitment));
         assert!(!rows.is_empty());
         let names = |r: &[&CampaignRow]| r.iter().map(|c| c.campaign.clone()).collect::<Vec<_>>();
         assert_eq!(names(&rows), names(&want));
@@ -853,7 +859,7 @@ mod tests {
             let cap = html[at..].split('"').next().unwrap().to_string();
             (cap, html.contains("(the cap: the account cap)"))
         };
-        assert_eq!(sum.monthly_cap, Money::from_rubles(3003));
+        assert_eq!(sum.money.monthly_cap, Money::from_rubles(3003));
         assert_eq!(cap_of(None), ("3003".to_string(), false));
         assert_eq!(cap_of(Some(2500)), ("2500".to_string(), true));
         assert_eq!(cap_of(Some(9000)), ("3003".to_string(), false));
@@ -868,7 +874,7 @@ mod tests {
         let now = chrono::Utc::now();
         let sum = crate::views::summary::summarize(&all, 0, "2026-11", now);
         let days = MonthDays::new(now, []);
-        let v = View::parse(&query(&[("account", "client-b")])).unwrap();
+        let v = View::parse(&PageQuery::of(&[("account", "client-b")])).unwrap();
         let html = render_page(&all, &sum, &v, &days, now);
         assert_eq!(v.account.as_deref(), Some("client-b"));
         assert_eq!(

@@ -17,11 +17,12 @@ use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
 use super::board::{PageQuery, Paging, View};
+use super::report::bad_request;
 use super::{AppState, all_rows, unavailable};
 use crate::store::StoreError;
 use crate::views::accounts::Accounts;
@@ -75,11 +76,11 @@ pub(super) async fn campaigns(
     query: Result<Query<PageQuery>, QueryRejection>,
 ) -> Response {
     let Ok(Query(q)) = query else {
-        return bad_query("the query string is not understood");
+        return bad_request("bad query: the query string is not understood");
     };
     let (format, view) = match parse(&q) {
         Ok(v) => v,
-        Err(why) => return bad_query(&why),
+        Err(why) => return bad_request(&format!("bad query: {why}")),
     };
     let (names, accounts) = match chosen(&s, &view).await {
         Ok(n) => n,
@@ -188,59 +189,36 @@ fn lines_of(page: &[CampaignStatus]) -> Result<Bytes, std::io::Error> {
     Ok(Bytes::from(out))
 }
 
-fn bad_query(why: &str) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        Json(serde_json::json!({ "error": format!("bad query: {why}") })),
-    )
-        .into_response()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn query(pairs: &[(&str, &str)]) -> PageQuery {
-        let mut q = PageQuery::default();
-        for (k, v) in pairs {
-            let v = Some(v.to_string());
-            match *k {
-                "page" => q.page = v,
-                "per_page" => q.per_page = v,
-                "format" => q.format = v,
-                "sort" => q.sort = v,
-                other => panic!("no parameter {other} in this test"),
-            }
-        }
-        q
-    }
-
     #[test]
     fn a_page_is_100_unless_asked_and_at_most_1000() {
-        let (f, v) = parse(&query(&[])).unwrap();
+        let (f, v) = parse(&PageQuery::of(&[])).unwrap();
         assert_eq!((f, v.page, v.per_page), (Format::Page, 1, 100));
-        let (_, v) = parse(&query(&[("per_page", "1000"), ("page", "3")])).unwrap();
+        let (_, v) = parse(&PageQuery::of(&[("per_page", "1000"), ("page", "3")])).unwrap();
         assert_eq!((v.page, v.per_page), (3, 1000));
-        let why = parse(&query(&[("per_page", "1001")])).unwrap_err();
+        let why = parse(&PageQuery::of(&[("per_page", "1001")])).unwrap_err();
         assert!(
             why.contains("1000") && why.contains("format=ndjson"),
             "{why}"
         );
-        let why = parse(&query(&[("per_page", "0")])).unwrap_err();
+        let why = parse(&PageQuery::of(&[("per_page", "0")])).unwrap_err();
         assert!(why.starts_with("per_page:"), "{why}");
     }
 
     #[test]
     fn the_stream_is_asked_for_by_name_and_takes_no_page() {
-        let (f, _) = parse(&query(&[("format", "ndjson"), ("sort", "name")])).unwrap();
+        let (f, _) = parse(&PageQuery::of(&[("format", "ndjson"), ("sort", "name")])).unwrap();
         assert_eq!(f, Format::Lines);
         assert_eq!(
-            parse(&query(&[("format", "json")])).unwrap().0,
+            parse(&PageQuery::of(&[("format", "json")])).unwrap().0,
             Format::Page
         );
-        assert!(parse(&query(&[("format", "ndjson"), ("page", "2")])).is_err());
+        assert!(parse(&PageQuery::of(&[("format", "ndjson"), ("page", "2")])).is_err());
         assert!(
-            parse(&query(&[("format", "csv")]))
+            parse(&PageQuery::of(&[("format", "csv")]))
                 .unwrap_err()
                 .contains("format")
         );

@@ -109,7 +109,7 @@ pub(crate) fn render_detail(c: &CampaignStatus, days: &MonthDays, now: DateTime<
         let _ = write!(o, "<p>{}</p>", esc(why));
     }
     render_facts(&mut o, c);
-    if let Some(s) = days.campaign(&c.campaign, c.monthly_commitment, c.monthly_cap) {
+    if let Some(s) = days.campaign(&c.campaign, c.money.monthly_commitment, c.money.monthly_cap) {
         let _ = write!(
             o,
             "<h2>The month: commitment per day, {}</h2>{}",
@@ -129,7 +129,7 @@ pub(crate) fn render_detail(c: &CampaignStatus, days: &MonthDays, now: DateTime<
 }
 
 fn render_facts(o: &mut String, c: &CampaignStatus) {
-    let pct = percent_of(c.monthly_commitment, c.monthly_cap, 100);
+    let pct = percent_of(c.money.monthly_commitment, c.money.monthly_cap, 100);
     let paused = match c.paused {
         Some(true) => "yes",
         Some(false) => "no",
@@ -145,16 +145,16 @@ fn render_facts(o: &mut String, c: &CampaignStatus) {
          {} page(s) blocked from being bought again</dd><dt>Paused</dt><dd>{paused}</dd>\
          <dt>Project</dt><dd>{project}; {} URL(s), {} text(s), {} filter(s)</dd>",
         bar(pct),
-        c.monthly_commitment,
-        c.monthly_cap,
-        c.uncertain_money,
+        c.money.monthly_commitment,
+        c.money.monthly_cap,
+        c.money.uncertain_money,
         c.links_held,
         c.other_links,
         c.links_released,
-        c.links_today,
-        c.daily_links_cap,
-        c.links_total,
-        c.total_links_cap,
+        c.links.links_today,
+        c.links.daily_links_cap,
+        c.links.links_total,
+        c.links.total_links_cap,
         c.blocked_pages,
         c.urls,
         c.texts,

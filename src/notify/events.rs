@@ -290,40 +290,41 @@ fn of_state(row: &CampaignRow, status: Option<&CampaignStatus>) -> Option<Event>
 }
 
 fn caps_reached(row: &CampaignRow) -> Vec<Event> {
-    let name = &row.campaign;
+    let (m, l) = (&row.money, &row.links);
     let mut out = Vec::new();
-    if row.monthly_cap.kopecks() > 0 && row.monthly_commitment >= row.monthly_cap {
-        out.push(Event {
-            // The cap in the key: a raised cap reached again is a new thing to tell.
-            key: format!("cap_reached:monthly:{name}:{}", row.monthly_cap.kopecks()),
-            kind: EventKind::CapReached,
-            campaign: Some(name.clone()),
-            reason: format!(
-                "the monthly commitment {} RUB reached the cap {} RUB: nothing more is bought",
-                row.monthly_commitment, row.monthly_cap
-            ),
-            command: format!(
-                "raise `budget.monthly` in {name}'s campaign file (`linkrunner plan` shows the change), or let links lapse"
-            ),
-            since: None,
-        });
+    if m.monthly_cap.kopecks() > 0 && m.monthly_commitment >= m.monthly_cap {
+        let reason = format!(
+            "the monthly commitment {} RUB reached the cap {} RUB: nothing more is bought",
+            m.monthly_commitment, m.monthly_cap
+        );
+        let key = ("monthly", m.monthly_cap.kopecks());
+        out.push(cap_reached(row, key, reason, ", or let links lapse"));
     }
-    if row.total_links_cap > 0 && row.links_total >= row.total_links_cap {
-        out.push(Event {
-            key: format!("cap_reached:total_links:{name}:{}", row.total_links_cap),
-            kind: EventKind::CapReached,
-            campaign: Some(name.clone()),
-            reason: format!(
-                "{} link(s) bought of `budget.total_links` {}: nothing more is bought",
-                row.links_total, row.total_links_cap
-            ),
-            command: format!(
-                "raise `budget.total_links` in {name}'s campaign file (`linkrunner plan` shows the change)"
-            ),
-            since: None,
-        });
+    if l.total_links_cap > 0 && l.links_total >= l.total_links_cap {
+        let reason = format!(
+            "{} link(s) bought of `budget.total_links` {}: nothing more is bought",
+            l.links_total, l.total_links_cap
+        );
+        let key = ("total_links", i64::from(l.total_links_cap));
+        out.push(cap_reached(row, key, reason, ""));
     }
     out
+}
+
+/// The event of one cap reached: `(cap, limit)` names the file's `budget.<cap>` and its value.
+fn cap_reached(row: &CampaignRow, (cap, limit): (&str, i64), reason: String, or: &str) -> Event {
+    let name = &row.campaign;
+    Event {
+        // The limit in the key: a raised cap reached again is a new thing to tell.
+        key: format!("cap_reached:{cap}:{name}:{limit}"),
+        kind: EventKind::CapReached,
+        campaign: Some(name.clone()),
+        reason,
+        command: format!(
+            "raise `budget.{cap}` in {name}'s campaign file (`linkrunner plan` shows the change){or}"
+        ),
+        since: None,
+    }
 }
 
 fn uncertain(s: &CampaignStatus, now: DateTime<Utc>, grace: chrono::Duration) -> Option<Event> {
@@ -358,6 +359,7 @@ mod tests {
     use super::*;
     use crate::metrics::notify::{NOTIFY_EVENTS, NOTIFY_FORMATS};
     use crate::notify::config::Format;
+    use crate::views::list::{LinkUse, MoneyUse};
     use crate::views::overview::CampaignState;
     use linkrunner_domain::money::Money;
     use linkrunner_domain::records::HeldTwice;
@@ -373,15 +375,19 @@ mod tests {
             state,
             state_reason: reason.map(str::to_string),
             next_round: None,
-            monthly_commitment: Money::from_rubles(100),
-            monthly_cap: Money::from_rubles(1000),
-            uncertain_money: Money::ZERO,
+            money: MoneyUse {
+                monthly_commitment: Money::from_rubles(100),
+                monthly_cap: Money::from_rubles(1000),
+                uncertain_money: Money::ZERO,
+            },
             links_held: 1,
             other_links: 0,
-            links_today: 1,
-            daily_links_cap: 5,
-            links_total: 1,
-            total_links_cap: 10,
+            links: LinkUse {
+                links_today: 1,
+                daily_links_cap: 5,
+                links_total: 1,
+                total_links_cap: 10,
+            },
             autobuyers: 0,
             autobuyers_running: 0,
             uncertain: 0,
@@ -478,8 +484,8 @@ mod tests {
     #[test]
     fn caps_reached_are_told_while_the_campaign_buys() {
         let mut full = row("c", CampaignState::Running, None);
-        full.monthly_commitment = full.monthly_cap;
-        full.links_total = full.total_links_cap;
+        full.money.monthly_commitment = full.money.monthly_cap;
+        full.links.links_total = full.links.total_links_cap;
         let events = derive_of(&[], std::slice::from_ref(&full));
         let keys: Vec<_> = events.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(

@@ -14,8 +14,10 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+/// What a row shows of its money and links; re-exported for the rooms that read rows but may
+/// not import `decide` (notify).
+pub(crate) use crate::decide::caps::{LinkUse, MoneyUse};
 use crate::store::{CampaignListFacts, Halt, HaltAccounts, RoundState, Store, StoreError};
-use linkrunner_domain::money::Money;
 
 use super::accounts::Accounts;
 use super::overview::{CampaignState, FileFacts};
@@ -31,15 +33,12 @@ pub struct CampaignRow {
     pub(crate) state_reason: Option<String>,
     /// When its next buy round is due, as the daemon's timer has it (`None` outside it).
     pub(crate) next_round: Option<DateTime<Utc>>,
-    pub(crate) monthly_commitment: Money,
-    pub(crate) monthly_cap: Money,
-    pub(crate) uncertain_money: Money,
+    #[serde(flatten)]
+    pub(crate) money: MoneyUse,
     pub links_held: usize,
     pub(crate) other_links: usize,
-    pub(crate) links_today: u32,
-    pub(crate) daily_links_cap: u32,
-    pub(crate) links_total: u32,
-    pub(crate) total_links_cap: u32,
+    #[serde(flatten)]
+    pub(crate) links: LinkUse,
     pub autobuyers: usize,
     pub(crate) autobuyers_running: usize,
     /// Intents that wait to be settled.
@@ -57,15 +56,10 @@ impl CampaignRow {
             state: s.state,
             state_reason: s.state_reason.clone(),
             next_round: s.next_round,
-            monthly_commitment: s.monthly_commitment,
-            monthly_cap: s.monthly_cap,
-            uncertain_money: s.uncertain_money,
+            money: s.money,
             links_held: s.links_held,
             other_links: s.other_links,
-            links_today: s.links_today,
-            daily_links_cap: s.daily_links_cap,
-            links_total: s.links_total,
-            total_links_cap: s.total_links_cap,
+            links: s.links,
             autobuyers: s.autobuyers.len(),
             autobuyers_running: s.autobuyers.iter().filter(|a| a.running).count(),
             uncertain: s.uncertain.len(),
@@ -96,15 +90,10 @@ impl CampaignRow {
             state,
             state_reason,
             next_round: None,
-            monthly_commitment: b.committed,
-            monthly_cap: b.cap,
-            uncertain_money: b.uncertain,
+            money: MoneyUse::of(b),
             links_held: f.links_held as usize,
             other_links: f.other_links as usize,
-            links_today: b.links_today,
-            daily_links_cap: b.daily_cap,
-            links_total: b.links_total,
-            total_links_cap: b.total_cap,
+            links: LinkUse::of(b),
             autobuyers: f.autobuyers as usize,
             autobuyers_running: f.autobuyers_running as usize,
             uncertain: f.uncertain as usize,

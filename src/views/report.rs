@@ -12,6 +12,7 @@ use crate::store::{
 };
 use linkrunner_domain::money::Money;
 
+use crate::decide::caps::{LinkUse, MoneyUse};
 use crate::decide::plan::CampaignPlan;
 use crate::decide::policy::policy;
 use crate::decide::recorded::Recorded;
@@ -52,13 +53,10 @@ pub struct CampaignStatus {
     pub(crate) links_released: usize,
     /// Pages whose purchase was once uncertain: never bought again without an operator.
     pub(crate) blocked_pages: usize,
-    pub(crate) monthly_commitment: Money,
-    pub monthly_cap: Money,
-    pub(crate) uncertain_money: Money,
-    pub(crate) links_today: u32,
-    pub(crate) daily_links_cap: u32,
-    pub(crate) links_total: u32,
-    pub(crate) total_links_cap: u32,
+    #[serde(flatten)]
+    pub money: MoneyUse,
+    #[serde(flatten)]
+    pub(crate) links: LinkUse,
     pub(crate) last_round: Option<RoundStatus>,
     pub(crate) last_successful_round: Option<DateTime<Utc>>,
     pub spending_stopped: Option<String>,
@@ -322,13 +320,8 @@ pub(crate) fn status_from(name: &str, r: &Recorded, file: FileFact) -> CampaignS
         other_links: counted_foreign,
         links_released: released,
         blocked_pages: r.blocked.len(),
-        monthly_commitment: r.budget.committed,
-        monthly_cap: r.budget.cap,
-        uncertain_money: r.budget.uncertain,
-        links_today: r.budget.links_today,
-        daily_links_cap: r.budget.daily_cap,
-        links_total: r.budget.links_total,
-        total_links_cap: r.budget.total_cap,
+        money: MoneyUse::of(&r.budget),
+        links: LinkUse::of(&r.budget),
         last_round: r.last_round.as_ref().map(|x| RoundStatus {
             slot: x.slot,
             outcome: x.state,
@@ -477,14 +470,11 @@ pub fn render_status(s: &CampaignStatus) -> String {
     render_account(&mut o, &s.account);
     let _ = writeln!(
         o,
-        "  monthly commitment: {} of {} RUB (uncertain: {} RUB); links today {}/{}, total {}/{}",
-        s.monthly_commitment,
-        s.monthly_cap,
-        s.uncertain_money,
-        s.links_today,
-        s.daily_links_cap,
-        s.links_total,
-        s.total_links_cap
+        "  monthly commitment: {} of {} RUB (uncertain: {} RUB); links {}",
+        s.money.monthly_commitment,
+        s.money.monthly_cap,
+        s.money.uncertain_money,
+        s.links.describe()
     );
     render_approval(&mut o, s);
     match &s.last_round {
@@ -656,11 +646,7 @@ pub fn render_plan(p: &CampaignPlan) -> String {
         "  money: committed {} of {} RUB (uncertain {}); worst case after the next pass {} RUB; headroom {} now, {} after",
         m.committed, m.cap, m.uncertain, m.worst_after_round, m.headroom, m.headroom_after_round
     );
-    let _ = writeln!(
-        o,
-        "  links: today {}/{}, total {}/{}",
-        m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap
-    );
+    let _ = writeln!(o, "  links: {}", m.links.describe());
     if let Some(s) = &m.today_share {
         let _ = writeln!(
             o,

@@ -332,11 +332,7 @@ fn render_money(o: &mut String, p: &CampaignPlan) {
         m.releases,
         m.acquisitions
     );
-    let _ = writeln!(
-        o,
-        "Links: today {}/{}, total {}/{}.\n",
-        m.links_today, m.daily_links_cap, m.links_total, m.total_links_cap
-    );
+    let _ = writeln!(o, "Links: {}.\n", m.links.describe());
     if let Some(s) = &m.today_share {
         let _ = writeln!(
             o,

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::decide::caps::MoneyUse;
 use crate::store::{Store, StoreError};
-use linkrunner_domain::money::Money;
 
 use super::accounts::by_account;
 use super::list::CampaignRow;
@@ -27,9 +27,8 @@ pub(crate) struct Summary {
     /// Every state, with 0 for those no campaign is in.
     pub(crate) by_state: BTreeMap<&'static str, usize>,
     /// Sums over all campaigns.
-    pub(crate) monthly_commitment: Money,
-    pub(crate) monthly_cap: Money,
-    pub(crate) uncertain_money: Money,
+    #[serde(flatten)]
+    pub(crate) money: MoneyUse,
     /// The current month (UTC), and the links our purchases bought in it (as
     /// `/api/v1/report?month=` totals them).
     pub(crate) month: String,
@@ -55,9 +54,8 @@ pub(crate) struct Summary {
 pub(crate) struct AccountSum {
     pub(crate) account: String,
     pub(crate) campaigns: usize,
-    pub(crate) monthly_commitment: Money,
-    pub(crate) monthly_cap: Money,
-    pub(crate) uncertain_money: Money,
+    #[serde(flatten)]
+    pub(crate) money: MoneyUse,
     pub(crate) waiting_for_operator: usize,
     pub(crate) uncertain_intents: usize,
 }
@@ -68,16 +66,12 @@ impl AccountSum {
         let mut a = AccountSum {
             account,
             campaigns: rows.len(),
-            monthly_commitment: Money::ZERO,
-            monthly_cap: Money::ZERO,
-            uncertain_money: Money::ZERO,
+            money: MoneyUse::default(),
             waiting_for_operator: 0,
             uncertain_intents: 0,
         };
         for c in rows {
-            a.monthly_commitment = add(a.monthly_commitment, c.monthly_commitment);
-            a.monthly_cap = add(a.monthly_cap, c.monthly_cap);
-            a.uncertain_money = add(a.uncertain_money, c.uncertain_money);
+            a.money.add(&c.money);
             a.uncertain_intents += c.uncertain;
             a.waiting_for_operator += usize::from(waits(c.state));
         }
@@ -113,9 +107,7 @@ pub(crate) fn summarize(
         at: now,
         campaigns: all.len(),
         by_state: BTreeMap::new(),
-        monthly_commitment: Money::ZERO,
-        monthly_cap: Money::ZERO,
-        uncertain_money: Money::ZERO,
+        money: MoneyUse::default(),
         month: month.to_string(),
         links_bought_this_month,
         all_spending_stopped: None,
@@ -130,9 +122,7 @@ pub(crate) fn summarize(
     };
     for c in all {
         *by_state.entry(c.state.as_str()).or_default() += 1;
-        s.monthly_commitment = add(s.monthly_commitment, c.monthly_commitment);
-        s.monthly_cap = add(s.monthly_cap, c.monthly_cap);
-        s.uncertain_money = add(s.uncertain_money, c.uncertain_money);
+        s.money.add(&c.money);
         s.uncertain_intents += c.uncertain;
         if c.state == CampaignState::Halted && s.all_spending_stopped.is_none() {
             s.all_spending_stopped = c.state_reason.clone();
@@ -150,11 +140,6 @@ pub(crate) fn summarize(
     }
     s.by_state = by_state;
     s
-}
-
-/// `a + b`; a sum of journal amounts (each at most `Money::MAX`) never nears i64's limit.
-fn add(a: Money, b: Money) -> Money {
-    Money::from_kopecks(a.kopecks().saturating_add(b.kopecks()))
 }
 
 /// The rows `rows` reads and their summary, with this month's links read from the journal's
@@ -185,6 +170,7 @@ mod tests {
     use crate::decide::recorded::Recorded;
     use crate::store::CampaignCaps;
     use crate::views::overview::FileFact;
+    use linkrunner_domain::money::Money;
 
     fn status(name: &str, state: CampaignState, committed: i64, cap: i64) -> CampaignRow {
         let caps = CampaignCaps {
@@ -198,8 +184,8 @@ mod tests {
         let mut s = crate::views::report::status_from(name, &r, FileFact::Unknown);
         s.state = state;
         s.state_reason = Some(format!("{name} reason"));
-        s.monthly_commitment = Money::from_rubles(committed);
-        s.monthly_cap = Money::from_rubles(cap);
+        s.money.monthly_commitment = Money::from_rubles(committed);
+        s.money.monthly_cap = Money::from_rubles(cap);
         CampaignRow::of(&s)
     }
 
@@ -229,8 +215,8 @@ mod tests {
             (1, 1, 0)
         );
         assert_eq!(s.by_state.len(), CampaignState::ALL.len());
-        assert_eq!(s.monthly_commitment, Money::from_rubles(255));
-        assert_eq!(s.monthly_cap, Money::from_rubles(2550));
+        assert_eq!(s.money.monthly_commitment, Money::from_rubles(255));
+        assert_eq!(s.money.monthly_cap, Money::from_rubles(2550));
         assert_eq!(
             (s.waiting_for_operator, s.waiting.len()),
             (25, WAITING_NAMED)
@@ -254,7 +240,7 @@ mod tests {
             .accounts
             .iter()
             .map(|a| {
-                let (c, cap) = (a.monthly_commitment, a.monthly_cap);
+                let (c, cap) = (a.money.monthly_commitment, a.money.monthly_cap);
                 (
                     a.account.as_str(),
                     a.campaigns,

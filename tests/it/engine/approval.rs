@@ -88,7 +88,7 @@ pub async fn a_raised_cap_waits_for_approval_and_small_raises_add_up(db: TestDb)
             && why.contains("linkrunner resolve approve ivy-garden --reason"),
         "{why}"
     );
-    assert_eq!(status.monthly_cap, rub(450));
+    assert_eq!(status.money.monthly_cap, rub(450));
     let plan = run(&w, &["plan", NAME]).await;
     assert!(
         String::from_utf8_lossy(&plan.stdout).contains("waiting for approval of 200"),
