@@ -54,7 +54,10 @@ impl Watcher {
             .collect();
         // The few statuses the events need, their accounts from the rows (one read of every
         // campaign's account a tick, not two).
-        let accounts = Accounts::of_rows(&rows);
+        let accounts: Accounts = rows
+            .iter()
+            .map(|r| (r.campaign.clone(), r.account.clone()))
+            .collect();
         let statuses: BTreeMap<_, _> =
             campaign_statuses_in(&self.cx.store, &wanted, now, &files, &accounts)
                 .await?

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::list::CampaignRow;
 use crate::store::{Store, StoreError};
 use linkrunner_domain::account::DEFAULT_ACCOUNT;
 
@@ -18,13 +17,6 @@ impl Accounts {
     pub(crate) async fn read(store: &Store) -> Result<Accounts, StoreError> {
         let pairs = store.campaigns().campaign_accounts().await?;
         Ok(Accounts(pairs.into_iter().collect()))
-    }
-
-    /// The accounts of the campaigns `rows` shows: for a reader that has the list's rows
-    /// already (the notifier), instead of reading every campaign's account again.
-    pub(crate) fn of_rows(rows: &[CampaignRow]) -> Accounts {
-        let pairs = rows.iter().map(|r| (r.campaign.clone(), r.account.clone()));
-        Accounts(pairs.collect())
     }
 
     /// The account `campaign` spends in: the default one when the journal does not say (a
