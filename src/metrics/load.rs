@@ -18,7 +18,7 @@ use prometheus::{
     Gauge, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Registry,
 };
 
-use super::{counter_vec, gauge, int_counter, int_gauge, reg};
+use super::{counter_vec_of, gauge, int_counter, int_gauge, reg};
 
 /// The closed set of values of the `purpose` label of `linkrunner_api_calls_by_purpose_total`.
 pub(crate) const PURPOSES: [&str; 4] = ["buy", "reconcile", "settle", "other"];
@@ -107,11 +107,12 @@ impl LoadMetrics {
         ]);
         let m = LoadMetrics {
             pass_duration_seconds: reg(r, HistogramVec::new(pass, &["kind"]).expect("valid")),
-            calls_by_purpose_total: counter_vec(
+            calls_by_purpose_total: counter_vec_of(
                 r,
                 "linkrunner_api_calls_by_purpose_total",
                 "Marketplace calls by what they serve: buy (rounds), reconcile, settle (reads that settle uncertainty), other.",
-                &["purpose"],
+                "purpose",
+                &PURPOSES,
             ),
             accounts_worked: int_gauge(
                 r,
@@ -167,9 +168,6 @@ impl LoadMetrics {
                 "Buy rounds due and not started yet.",
             ),
         };
-        for p in PURPOSES {
-            m.calls_by_purpose_total.with_label_values(&[p]).inc_by(0);
-        }
         for kind in ["buy", "reconcile"] {
             let _ = m.pass_duration_seconds.with_label_values(&[kind]);
         }
