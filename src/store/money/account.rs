@@ -11,7 +11,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::AnyConnection;
 
-use super::approvals::{ACCOUNT, ApprovalWord, approval_from_row, approve_in, record_ask};
+use super::approvals::{ACCOUNT, ApprovalWord, approve_in, record_ask};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::rows::{col, db};
@@ -131,14 +131,8 @@ impl Campaigns<'_> {
         self,
         account: &str,
     ) -> Result<Option<Approval>, StoreError> {
-        let row = run!(
-            fetch_optional,
-            &self.pool,
-            "account_approval",
-            "SELECT approved, above, wanted, approved_by, approved_at, reason FROM account_approval WHERE account = $1";
-            account
-        );
-        self.done(row)?.as_ref().map(approval_from_row).transpose()
+        self.approval_in("account_approval", &ACCOUNT, account)
+            .await
     }
 
     /// The cap of `account`, if any, and the sum of its campaigns' commitment.

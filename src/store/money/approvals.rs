@@ -31,6 +31,8 @@ pub(in crate::store) struct ApprovalTable {
     baseline: &'static str,
     /// The operator's approval (see [`approve_in`]).
     approve: &'static str,
+    /// The row as the journal keeps it (see [`Campaigns::approval_in`]).
+    read: &'static str,
 }
 
 /// The [`ApprovalTable`] of `table`, whose rows are keyed by `key` and whose first approval
@@ -73,6 +75,13 @@ macro_rules! approval_table {
                 $key,
                 " = $1 AND above IS NOT NULL \
                  RETURNING approved, above, wanted, approved_by, approved_at, reason"
+            ),
+            read: concat!(
+                "SELECT approved, above, wanted, approved_by, approved_at, reason FROM ",
+                $table,
+                " WHERE ",
+                $key,
+                " = $1"
             ),
         }
     };
@@ -149,11 +158,17 @@ impl Campaigns<'_> {
 
     /// The campaign's approval as the journal keeps it, if its file ever set a threshold.
     pub(crate) async fn approval(self, campaign: &str) -> Result<Option<Approval>, StoreError> {
-        let row = run!(
-            fetch_optional, &self.pool, "approval",
-            "SELECT approved, above, wanted, approved_by, approved_at, reason FROM approvals WHERE campaign = $1";
-            campaign
-        );
+        self.approval_in("approval", &CAMPAIGN, campaign).await
+    }
+
+    /// `key`'s row of `table` as the journal keeps it, if a threshold was ever set for it.
+    pub(in crate::store) async fn approval_in(
+        self,
+        op: &'static str,
+        table: &ApprovalTable,
+        key: &str,
+    ) -> Result<Option<Approval>, StoreError> {
+        let row = run!(fetch_optional, &self.pool, op, table.read; key);
         self.done(row)?.as_ref().map(approval_from_row).transpose()
     }
 }
