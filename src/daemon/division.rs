@@ -48,6 +48,11 @@ pub(super) async fn look<M: Market>(engine: &Engine<M>, held: &mut Held) {
         Ok(accounts) => {
             for gained in accounts.difference(&held.accounts) {
                 tracing::info!(account = %gained, "this daemon works the account now (its account lease)");
+                // Another process may have called it up to a moment ago: its last second
+                // counts at the marketplace, so none of ours go into that second.
+                if let Some((_, market)) = engine.markets().find(|(id, _)| id == gained) {
+                    market.account_taken();
+                }
             }
             for lost in held.accounts.difference(&accounts) {
                 tracing::info!(account = %lost, "another daemon works the account now (its account lease)");

@@ -126,6 +126,10 @@ pub trait Market: Send + Sync + 'static {
     fn rate_limit(&self) -> Option<u32> {
         None
     }
+    /// This process has just begun to work the account (`daemon::division`): what another
+    /// process sent it in the last second counts against the limit, so the client sends
+    /// nothing for one limiter window. Doubles without a limit ignore it.
+    fn account_taken(&self) {}
 }
 
 /// Fuzzing entry point: `data` as a marketplace answer through the decoder of operation

@@ -234,6 +234,10 @@ impl Market for MarketClient {
     fn rate_limit(&self) -> Option<u32> {
         Some(MarketClient::rate_limit(self))
     }
+
+    fn account_taken(&self) {
+        self.throttle().assume_window_used();
+    }
 }
 
 fn no_rejection(v: &Value) -> Result<(), DecodeError> {
