@@ -198,6 +198,7 @@ async fn measure(s: &AccountsSetup, p: usize, db_url: &str) -> anyhow::Result<Fi
         d.wait_ready(Duration::from_secs(120)).await?;
     }
     let divided_after = wait_divided(&mut daemons, fleet.ids.len(), started).await?;
+    wait_buying(&fleet).await;
     let (before, calls0, t0) = (read_all(&mut daemons).await?, fleet.calls(), Instant::now());
     tokio::time::sleep(s.window).await;
     let after = read_all(&mut daemons).await?;
@@ -242,6 +243,22 @@ async fn read_all(daemons: &mut [Daemon]) -> anyhow::Result<Vec<Reading>> {
         out.push(d.read().await?);
     }
     Ok(out)
+}
+
+/// Until every account's ledger holds a purchase, or [`DIVIDE_LIMIT`]: the window measures
+/// campaigns that are set up and buying. When the processes divide the accounts at once, each
+/// one still creates its campaigns' projects, filters and autobuyers at its accounts' limits
+/// (about 20 s for 50 campaigns at 10 calls/s), and a window begun then ended before any
+/// purchase, so the ledgers' duplicate check saw nothing (`--accounts-strict` failed).
+async fn wait_buying(fleet: &Fleet) {
+    let limit = Instant::now() + DIVIDE_LIMIT;
+    let buying = |id: &String| {
+        let ledger = fleet.sandbox.ledger_of(id);
+        ledger.is_some_and(|l| !l.purchases.is_empty())
+    };
+    while Instant::now() < limit && !fleet.ids.iter().all(buying) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }
 
 /// Until every account is worked by one process and none works more than its share
