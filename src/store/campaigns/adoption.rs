@@ -21,7 +21,7 @@ use sqlx::any::AnyRow;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::money::budget::{self, Movement};
-use crate::store::rows::{col, db, opt_time, time};
+use crate::store::rows::{col, db, opt_time, read_row, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::money::Money;
 use linkrunner_domain::records::{AccountTruth, Adoption, OperatorWord};
@@ -315,12 +315,15 @@ pub(in crate::store) fn account_from_joined_row(r: &AnyRow) -> Result<AccountTru
         truth.adoption = Some(adoption_of(r, project_id)?);
     }
     if let Some(links) = col::<Option<i64>>(r, "vouched_links")? {
-        truth.vouch = Some(OperatorWord {
-            by: col::<Option<String>>(r, "by_whom")?.unwrap_or_default(),
-            at: time(r, "vouched_at")?,
-            reason: col::<Option<String>>(r, "vouch_reason")?.unwrap_or_default(),
-            links: Some(links.clamp(0, i64::from(u32::MAX)) as u32),
-        });
+        truth.vouch = Some(read_row!(
+            r,
+            OperatorWord {
+                by: col::<Option<String>>(r, "by_whom")?.unwrap_or_default(),
+                at: stored(r, "vouched_at")?,
+                reason: col::<Option<String>>(r, "vouch_reason")?.unwrap_or_default(),
+                links: Some(links.clamp(0, i64::from(u32::MAX)) as u32),
+            }
+        ));
     }
     Ok(truth)
 }
@@ -345,8 +348,8 @@ pub(in crate::store) fn adoption_from_row(r: &AnyRow) -> Result<Adoption, StoreE
 }
 
 /// The adoption of `project_id` from a row with its record's and its confirmation's columns.
-fn adoption_of(r: &AnyRow, project_id: i64) -> Result<Adoption, StoreError> {
-    let confirmed = match opt_time(r, "confirmed_at")? {
+fn adoption_of(r: &AnyRow, project: i64) -> Result<Adoption, StoreError> {
+    let confirmation = match opt_time(r, "confirmed_at")? {
         Some(at) => Some(OperatorWord {
             by: col::<Option<String>>(r, "confirmed_by")?.unwrap_or_default(),
             at,
@@ -355,20 +358,26 @@ fn adoption_of(r: &AnyRow, project_id: i64) -> Result<Adoption, StoreError> {
         }),
         None => None,
     };
-    Ok(Adoption {
-        project_id,
-        recorded_at: time(r, "recorded_at")?,
-        first_read_at: opt_time(r, "first_read_at")?,
-        confirmed,
-    })
+    Ok(read_row!(
+        r,
+        Adoption {
+            project_id: project,
+            recorded_at,
+            first_read_at,
+            confirmed: confirmation,
+        }
+    ))
 }
 
 pub(in crate::store) fn vouch_from_row(r: &AnyRow) -> Result<OperatorWord, StoreError> {
     let links: i64 = col(r, "links")?;
-    Ok(OperatorWord {
-        by: col(r, "by_whom")?,
-        at: time(r, "at")?,
-        reason: col(r, "reason")?,
-        links: Some(links.clamp(0, i64::from(u32::MAX)) as u32),
-    })
+    Ok(read_row!(
+        r,
+        OperatorWord {
+            by: stored(r, "by_whom")?,
+            at,
+            reason,
+            links: Some(links.clamp(0, i64::from(u32::MAX)) as u32),
+        }
+    ))
 }

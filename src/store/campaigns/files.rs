@@ -4,7 +4,7 @@
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::col;
+use crate::store::rows::read_row;
 
 /// A campaign the journal knows, and the file it was last loaded from (`None`: recorded
 /// before files were, filled in by the next pass that loads it).
@@ -21,11 +21,14 @@ impl Campaigns<'_> {
     pub(crate) async fn campaign_files(self) -> Result<Vec<CampaignFile>, StoreError> {
         let query = sqlx::query("SELECT name, file, renamed_from FROM campaigns ORDER BY name");
         self.read_all("campaign_files", query, |r| {
-            Ok(CampaignFile {
-                name: col(r, "name")?,
-                file: col(r, "file")?,
-                renamed_from: col(r, "renamed_from")?,
-            })
+            Ok(read_row!(
+                r,
+                CampaignFile {
+                    name,
+                    file,
+                    renamed_from,
+                }
+            ))
         })
         .await
     }

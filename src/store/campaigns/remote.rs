@@ -10,11 +10,11 @@ use sqlx::any::AnyRow;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::money::budget::{self, Movement};
-use crate::store::rows::{col, db, flag, opt_time, parsed};
+use crate::store::rows::{col, db, read_row, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::market::{CreatedUrl, ProjectIds};
 use linkrunner_domain::money::Money;
-use linkrunner_domain::records::{AccountTruth, AutobuyerRecord, RemoteIds, SwitchState};
+use linkrunner_domain::records::{AccountTruth, AutobuyerRecord, RemoteIds};
 
 pub(crate) struct NewAutobuyer<'a> {
     pub(crate) name: &'a str,
@@ -101,11 +101,14 @@ pub(in crate::store) fn project_from_row(
     r: &AnyRow,
 ) -> Result<(Option<ProjectIds>, Option<u32>), StoreError> {
     Ok((
-        Some(ProjectIds {
-            project_id: col(r, "project_id")?,
-            url_id: col(r, "url_id")?,
-            text_id: col(r, "text_id")?,
-        }),
+        Some(read_row!(
+            r,
+            ProjectIds {
+                project_id,
+                url_id,
+                text_id,
+            }
+        )),
         col::<Option<i64>>(r, "list_cut_at")?.map(|n| n.clamp(0, i64::from(u32::MAX)) as u32),
     ))
 }
@@ -125,20 +128,23 @@ async fn autobuyers(
 
 /// An `autobuyers` row, but its name.
 pub(in crate::store) fn autobuyer_from_row(r: &AnyRow) -> Result<AutobuyerRecord, StoreError> {
-    Ok(AutobuyerRecord {
-        id: col(r, "autobuyer_id")?,
-        running: flag(r, "running")?,
-        spec_fingerprint: col(r, "spec_fingerprint")?,
-        monthly_budget: Money::from_kopecks(col(r, "monthly_budget")?),
-        reserved: Money::from_kopecks(col(r, "reserved")?),
-        switch_state: parsed(r, "switch_state", SwitchState::parse)?,
-        stopped_at: opt_time(r, "stopped_at")?,
-        adopted_at: opt_time(r, "adopted_at")?,
-        covers: col::<Option<String>>(r, "covers")?
-            .and_then(|c| serde_json::from_str(&c).ok())
-            .unwrap_or_default(),
-        adopted_id: col(r, "adopted_id")?,
-    })
+    Ok(read_row!(
+        r,
+        AutobuyerRecord {
+            id: stored(r, "autobuyer_id")?,
+            running,
+            spec_fingerprint,
+            monthly_budget,
+            reserved,
+            switch_state,
+            stopped_at,
+            adopted_at,
+            covers: col::<Option<String>>(r, "covers")?
+                .and_then(|c| serde_json::from_str(&c).ok())
+                .unwrap_or_default(),
+            adopted_id,
+        }
+    ))
 }
 
 pub(crate) async fn save_project(

@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, db};
+use crate::store::rows::{col, db, read_row, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::{DomainOwner, LeaseToken};
 
@@ -162,12 +162,15 @@ impl Campaigns<'_> {
              WHERE c.domain IS NOT NULL ORDER BY c.name",
         );
         self.read_all("domain_owners", query, |r| {
-            Ok(DomainOwner {
-                campaign: col(r, "name")?,
-                domain: col(r, "domain")?,
-                project_id: col(r, "project_id")?,
-                account: col(r, "account")?,
-            })
+            Ok(read_row!(
+                r,
+                DomainOwner {
+                    campaign: stored(r, "name")?,
+                    domain,
+                    project_id,
+                    account,
+                }
+            ))
         })
         .await
     }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, count, time};
+use crate::store::rows::read_row;
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::{StallReason, StallRow};
 
@@ -58,19 +58,14 @@ impl Campaigns<'_> {
 }
 
 pub(in crate::store) fn stall_from_row(r: &sqlx::any::AnyRow) -> Result<StallRow, StoreError> {
-    let reason: Option<String> = col(r, "reason")?;
-    let reason = match reason {
-        None => None,
-        Some(text) => Some(
-            StallReason::parse(&text)
-                .ok_or_else(|| StoreError::corrupt(format!("reason = `{text}`")))?,
-        ),
-    };
-    Ok(StallRow {
-        reason,
-        detail: col(r, "detail")?,
-        rounds_without_purchase: count(r, "rounds_without_purchase")?,
-        since: time(r, "since")?,
-        updated_at: time(r, "updated_at")?,
-    })
+    Ok(read_row!(
+        r,
+        StallRow {
+            reason,
+            detail,
+            rounds_without_purchase,
+            since,
+            updated_at,
+        }
+    ))
 }

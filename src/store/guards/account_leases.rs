@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::store::StoreError;
 use crate::store::handles::Leases;
-use crate::store::rows::{col, time};
+use crate::store::rows::{col, read_row};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::AccountLease;
 
@@ -43,11 +43,14 @@ impl Leases<'_> {
     pub async fn account_leases(self) -> Result<Vec<AccountLease>, StoreError> {
         let query = sqlx::query("SELECT account, holder, expires_at FROM account_leases");
         self.read_all("account_leases", query, |r| {
-            Ok(AccountLease {
-                account: col(r, "account")?,
-                holder: col(r, "holder")?,
-                expires_at: time(r, "expires_at")?,
-            })
+            Ok(read_row!(
+                r,
+                AccountLease {
+                    account,
+                    holder,
+                    expires_at,
+                }
+            ))
         })
         .await
     }

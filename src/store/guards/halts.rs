@@ -12,7 +12,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::store::rows::{col, db, time};
+use crate::store::rows::{col, db, read_row, stored, time};
 use crate::store::{AnyQuery, Store, StoreError, Tx};
 use linkrunner_domain::account::DEFAULT_ACCOUNT;
 use linkrunner_domain::clock::to_millis;
@@ -61,17 +61,20 @@ impl Store {
         let mut halts: Vec<Halt> = self.done(rows.and_then(|rows| {
             rows.iter()
                 .map(|r| {
-                    let by: Option<String> = col(r, "halted_by")?;
-                    Ok(Halt {
-                        scope: HaltScope::from_key(col(r, "scope")?),
-                        reason: col(r, "reason")?,
-                        since: time(r, "since")?,
-                        kind: match by {
-                            Some(_) => HaltKind::Operator,
-                            None => HaltKind::Automatic,
-                        },
-                        by,
-                    })
+                    let halted_by: Option<String> = col(r, "halted_by")?;
+                    Ok(read_row!(
+                        r,
+                        Halt {
+                            scope: HaltScope::from_key(col(r, "scope")?),
+                            reason,
+                            since,
+                            kind: match halted_by {
+                                Some(_) => HaltKind::Operator,
+                                None => HaltKind::Automatic,
+                            },
+                            by: halted_by,
+                        }
+                    ))
                 })
                 .collect()
         }))?;
@@ -257,13 +260,16 @@ impl Store {
         )
         .bind(i64::from(limit));
         self.read_all("halt_events", query, |r| {
-            Ok(HaltEvent {
-                action: col(r, "action")?,
-                scope: HaltScope::from_key(col(r, "scope")?),
-                by: col(r, "actor")?,
-                reason: col(r, "reason")?,
-                at: time(r, "at")?,
-            })
+            Ok(read_row!(
+                r,
+                HaltEvent {
+                    action,
+                    scope: HaltScope::from_key(col(r, "scope")?),
+                    by: stored(r, "actor")?,
+                    reason,
+                    at,
+                }
+            ))
         })
         .await
     }

@@ -13,7 +13,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::store::handles::Leases;
-use crate::store::rows::{col, time};
+use crate::store::rows::{read_row, stored};
 use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::LeaseToken;
@@ -58,13 +58,16 @@ impl HolderIdentity {
     /// The identity a lease row (campaign or account) records, in its columns `holder`,
     /// `boot_id`, `pid_ns`, `pid` and `started`.
     pub(super) fn from_row(r: &sqlx::any::AnyRow) -> Result<HolderIdentity, StoreError> {
-        Ok(HolderIdentity {
-            holder: col(r, "holder")?,
-            boot_id: col(r, "boot_id")?,
-            pid_ns: col(r, "pid_ns")?,
-            pid: col(r, "pid")?,
-            started: col(r, "started")?,
-        })
+        Ok(read_row!(
+            r,
+            HolderIdentity {
+                holder,
+                boot_id,
+                pid_ns,
+                pid,
+                started,
+            }
+        ))
     }
 }
 
@@ -126,11 +129,14 @@ impl Leases<'_> {
         )
         .bind(campaign);
         let holder = |r: &sqlx::any::AnyRow| -> Result<LeaseHolder, StoreError> {
-            Ok(LeaseHolder {
-                identity: HolderIdentity::from_row(r)?,
-                fence: col(r, "fence")?,
-                expires_at: time(r, "expires_at")?,
-            })
+            Ok(read_row!(
+                r,
+                LeaseHolder {
+                    identity: HolderIdentity::from_row(r)?,
+                    fence,
+                    expires_at,
+                }
+            ))
         };
         self.read_optional("lease_holder", query, holder).await
     }
@@ -179,7 +185,7 @@ impl Leases<'_> {
         .bind(to_millis(now));
         let renewed = |r: &sqlx::any::AnyRow| -> Result<LeaseToken, StoreError> {
             Ok(LeaseToken {
-                expires_at: time(r, "expires_at")?,
+                expires_at: stored(r, "expires_at")?,
                 ..lease.clone()
             })
         };
@@ -213,10 +219,13 @@ impl Leases<'_> {
 
 /// The lease `holder` holds of `campaign`, from a row with its `fence` and `expires_at`.
 fn token(campaign: &str, holder: &str, r: &sqlx::any::AnyRow) -> Result<LeaseToken, StoreError> {
-    Ok(LeaseToken {
-        campaign: campaign.to_string(),
-        holder: holder.to_string(),
-        fence: col(r, "fence")?,
-        expires_at: time(r, "expires_at")?,
-    })
+    Ok(read_row!(
+        r,
+        LeaseToken {
+            campaign: campaign.to_string(),
+            holder: holder.to_string(),
+            fence,
+            expires_at,
+        }
+    ))
 }

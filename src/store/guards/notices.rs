@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::store::rows::{col, count, time};
+use crate::store::rows::{read_row, stored};
 use crate::store::{Store, StoreError};
 use linkrunner_domain::clock::to_millis;
 
@@ -63,13 +63,16 @@ impl Store {
             "SELECT key, kind, campaign, claimed_by, claimed_at FROM notices ORDER BY key",
         );
         self.read_all("notices", query, |r| {
-            Ok(NoticeRow {
-                key: col(r, "key")?,
-                kind: col(r, "kind")?,
-                campaign: col(r, "campaign")?,
-                claimed_by: col(r, "claimed_by")?,
-                claimed_at: time(r, "claimed_at")?,
-            })
+            Ok(read_row!(
+                r,
+                NoticeRow {
+                    key,
+                    kind,
+                    campaign,
+                    claimed_by,
+                    claimed_at,
+                }
+            ))
         })
         .await
     }
@@ -92,11 +95,14 @@ impl Store {
         )
         .bind(to_millis(since));
         self.read_all("links_lost_since", query, |r| {
-            Ok(LostLinks {
-                campaign: col(r, "campaign")?,
-                links: count(r, "n")?,
-                latest: time(r, "latest")?,
-            })
+            Ok(read_row!(
+                r,
+                LostLinks {
+                    campaign,
+                    links: stored(r, "n")?,
+                    latest,
+                }
+            ))
         })
         .await
     }

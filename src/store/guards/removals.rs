@@ -13,9 +13,9 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, opt_time, parsed, time};
+use crate::store::rows::{col, opt_time, read_row};
 use linkrunner_domain::clock::to_millis;
-use linkrunner_domain::records::{OperatorWord, RemovalRow, RemovalState};
+use linkrunner_domain::records::{OperatorWord, RemovalRow};
 
 const SELECT_ALL: &str = "SELECT campaign, seen_at, state, resolved_by, resolved_at, reason \
      FROM campaign_removals ORDER BY campaign";
@@ -136,7 +136,7 @@ impl Campaigns<'_> {
 }
 
 fn removal_row(r: &AnyRow) -> Result<RemovalRow, StoreError> {
-    let resolved = match (
+    let resolution = match (
         col::<Option<String>>(r, "resolved_by")?,
         opt_time(r, "resolved_at")?,
     ) {
@@ -148,10 +148,13 @@ fn removal_row(r: &AnyRow) -> Result<RemovalRow, StoreError> {
         }),
         _ => None,
     };
-    Ok(RemovalRow {
-        campaign: col(r, "campaign")?,
-        seen_at: time(r, "seen_at")?,
-        state: parsed(r, "state", RemovalState::parse)?,
-        resolved,
-    })
+    Ok(read_row!(
+        r,
+        RemovalRow {
+            campaign,
+            seen_at,
+            state,
+            resolved: resolution,
+        }
+    ))
 }

@@ -14,11 +14,12 @@ use super::rows::{intent_columns, intent_from_row};
 use crate::store::handles::Intents;
 use crate::store::money::reserve;
 use crate::store::rows::day_text;
-use crate::store::rows::{col, count, db, parsed};
+use crate::store::rows::{col, db, parsed};
+use crate::store::rows::{read_row, stored};
 use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{
-    AttemptRef, BeginOutcome, IntentFilter, IntentId, IntentKind, IntentRow, IntentState, NewIntent,
+    AttemptRef, BeginOutcome, IntentFilter, IntentKind, IntentRow, IntentState, NewIntent,
 };
 use linkrunner_domain::records::LeaseToken;
 
@@ -342,10 +343,13 @@ fn bind_attempt<'q>(q: AnyQuery<'q>, a: &Attempt<'_>) -> AnyQuery<'q> {
 }
 
 fn attempt_of(row: &AnyRow) -> Result<AttemptRef, StoreError> {
-    Ok(AttemptRef {
-        intent: IntentId(col(row, "id")?),
-        attempt: count(row, "attempts")?,
-    })
+    Ok(read_row!(
+        row,
+        AttemptRef {
+            intent: stored(row, "id")?,
+            attempt: stored(row, "attempts")?,
+        }
+    ))
 }
 
 async fn intent_by_key(conn: &mut AnyConnection, key: &str) -> Result<IntentRow, StoreError> {

@@ -11,9 +11,10 @@ use sqlx::any::AnyRow;
 
 use super::rows::{intent_columns, intent_from_row};
 use crate::store::handles::Reports;
-use crate::store::rows::{col, count, parsed, time};
+use crate::store::rows::col;
+use crate::store::rows::{read_row, stored, stored_as_text};
 use crate::store::{LedgerEntry, StoreError};
-use linkrunner_domain::clock::{from_millis, to_millis};
+use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{AttemptRef, IntentId, IntentRow, text_enum};
 use linkrunner_domain::money::Money;
 
@@ -28,6 +29,7 @@ text_enum!(
         Resolve => "resolve",
     }
 );
+stored_as_text!(CauseKind);
 
 /// Why an attempt was made, as the pass that made it saw things.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -102,23 +104,26 @@ pub(crate) async fn insert_causes(
 }
 
 fn cause_from_row(row: &AnyRow) -> Result<CauseRow, StoreError> {
-    let money = |name| -> Result<Option<Money>, StoreError> {
-        Ok(col::<Option<i64>>(row, name)?.map(Money::from_kopecks))
-    };
-    Ok(CauseRow {
-        intent_id: IntentId(col(row, "intent_id")?),
-        attempt: count(row, "attempt")?,
-        cause: IntentCause {
-            kind: parsed(row, "cause", CauseKind::parse)?,
-            slot: col::<Option<i64>>(row, "slot")?.map(from_millis),
-            file_digest: col(row, "file_digest")?,
-            git_commit: col(row, "git_commit")?,
-            monthly_cap: money("monthly_cap")?,
-            max_link_price: money("max_link_price")?,
-            note: col(row, "note")?,
-        },
-        at: time(row, "at")?,
-    })
+    Ok(read_row!(
+        row,
+        CauseRow {
+            intent_id,
+            attempt,
+            cause: read_row!(
+                row,
+                IntentCause {
+                    kind: stored(row, "cause")?,
+                    slot,
+                    file_digest,
+                    git_commit,
+                    monthly_cap,
+                    max_link_price,
+                    note,
+                }
+            ),
+            at,
+        }
+    ))
 }
 
 /// The columns `cause_from_row` reads, as a literal for `concat!` (queries stay `&'static str`).
@@ -292,13 +297,16 @@ fn latest_cause(causes: &[CauseRow], intent: IntentId, at: DateTime<Utc>) -> Opt
 }
 
 pub(crate) fn ledger_from_row(r: &AnyRow) -> Result<LedgerEntry, StoreError> {
-    Ok(LedgerEntry {
-        id: col(r, "id")?,
-        campaign: col(r, "campaign")?,
-        intent_id: col::<Option<i64>>(r, "intent_id")?.map(IntentId),
-        delta: Money::from_kopecks(col(r, "delta")?),
-        links: col(r, "links")?,
-        reason: col(r, "reason")?,
-        at: time(r, "at")?,
-    })
+    Ok(read_row!(
+        r,
+        LedgerEntry {
+            id,
+            campaign,
+            intent_id: col::<Option<i64>>(r, "intent_id")?.map(IntentId),
+            delta,
+            links,
+            reason,
+            at,
+        }
+    ))
 }

@@ -5,9 +5,8 @@
 use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
-use crate::store::rows::{col, count, parsed, time};
-use linkrunner_domain::intents::{IntentId, IntentKind, IntentRow, IntentState};
-use linkrunner_domain::money::Money;
+use crate::store::rows::{col, read_row};
+use linkrunner_domain::intents::IntentRow;
 
 /// The columns `intent_from_row` reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! intent_columns {
@@ -20,26 +19,30 @@ pub(crate) use intent_columns;
 
 pub(crate) fn intent_from_row(row: &AnyRow) -> Result<IntentRow, StoreError> {
     let request: String = col(row, "request")?;
-    Ok(IntentRow {
-        id: IntentId(col(row, "id")?),
-        campaign: col(row, "campaign")?,
-        kind: parsed(row, "kind", IntentKind::parse)?,
-        natural_key: col(row, "natural_key")?,
-        state: parsed(row, "state", IntentState::parse)?,
-        attempts: count(row, "attempts")?,
-        fingerprint: col(row, "fingerprint")?,
-        request: serde_json::from_str(&request)
-            .map_err(|e| StoreError::corrupt(format!("request of an intent is not JSON: {e}")))?,
-        answer: col(row, "answer")?,
-        error: col(row, "error")?,
-        reserved: Money::from_kopecks(col(row, "reserved")?),
-        reserved_links: count(row, "reserved_links")?,
-        owner: col(row, "owner")?,
-        created_at: time(row, "created_at")?,
-        updated_at: time(row, "updated_at")?,
-        resolution: col(row, "resolution")?,
-        rebuy_blocked: col::<i64>(row, "rebuy_blocked")? != 0,
-    })
+    Ok(read_row!(
+        row,
+        IntentRow {
+            id,
+            campaign,
+            kind,
+            natural_key,
+            state,
+            attempts,
+            fingerprint,
+            request: serde_json::from_str(&request).map_err(|e| StoreError::corrupt(format!(
+                "request of an intent is not JSON: {e}"
+            )))?,
+            answer,
+            error,
+            reserved,
+            reserved_links,
+            owner,
+            created_at,
+            updated_at,
+            resolution,
+            rebuy_blocked: col::<i64>(row, "rebuy_blocked")? != 0,
+        }
+    ))
 }
 
 /// The day a row's links were counted against, to give them back on release.

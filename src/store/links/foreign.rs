@@ -17,7 +17,7 @@ use sqlx::any::AnyRow;
 use crate::store::StoreError;
 use crate::store::handles::Links;
 use crate::store::money::budget::{self, Movement};
-use crate::store::rows::{col, opt_time, time};
+use crate::store::rows::{col, opt_time, read_row, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::market::LinkRecord;
 use linkrunner_domain::money::Money;
@@ -333,20 +333,23 @@ pub(crate) async fn by_key(
 pub(in crate::store) fn foreign_from_row(r: &AnyRow) -> Result<ForeignLink, StoreError> {
     let released_at = opt_time(r, "released_at")?;
     let why: Option<String> = col(r, "released_why")?;
-    Ok(ForeignLink {
-        key: col(r, "link_key")?,
-        link_id: col(r, "link_id")?,
-        page_id: col(r, "page_id")?,
-        url_id: col(r, "url_id")?,
-        text_id: col(r, "text_id")?,
-        price: col::<Option<i64>>(r, "price")?.map(Money::from_kopecks),
-        status: col(r, "status")?,
-        autobuyer: col(r, "autobuyer")?,
-        counted: Money::from_kopecks(col(r, "counted")?),
-        price_estimated: col::<i64>(r, "price_estimated")? != 0,
-        first_seen_at: time(r, "first_seen_at")?,
-        last_seen_at: time(r, "last_seen_at")?,
-        leaving_since: opt_time(r, "leaving_since")?,
-        released: released_at.map(|t| (t, why.unwrap_or_default())),
-    })
+    Ok(read_row!(
+        r,
+        ForeignLink {
+            key: stored(r, "link_key")?,
+            link_id,
+            page_id,
+            url_id,
+            text_id,
+            price: col::<Option<i64>>(r, "price")?.map(Money::from_kopecks),
+            status,
+            autobuyer,
+            counted,
+            price_estimated: col::<i64>(r, "price_estimated")? != 0,
+            first_seen_at,
+            last_seen_at,
+            leaving_since,
+            released: released_at.map(|t| (t, why.unwrap_or_default())),
+        }
+    ))
 }

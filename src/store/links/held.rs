@@ -11,7 +11,7 @@ use super::foreign;
 use crate::store::StoreError;
 use crate::store::handles::Links;
 use crate::store::money::budget::{self, Movement};
-use crate::store::rows::{col, opt_time, time};
+use crate::store::rows::{col, opt_time, read_row};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{IntentId, IntentRow};
 use linkrunner_domain::market::LinkRecord;
@@ -355,18 +355,21 @@ async fn campaign_of(conn: &mut AnyConnection, intent: IntentId) -> Result<Strin
 pub(in crate::store) fn held_from_row(r: &AnyRow) -> Result<HeldLink, StoreError> {
     let released_at = opt_time(r, "released_at")?;
     let why: Option<String> = col(r, "released_why")?;
-    Ok(HeldLink {
-        intent_id: IntentId(col(r, "intent_id")?),
-        link_id: col(r, "link_id")?,
-        page_id: col(r, "page_id")?,
-        url_id: col(r, "url_id")?,
-        text_id: col(r, "text_id")?,
-        price: Money::from_kopecks(col(r, "price")?),
-        bought_at: time(r, "bought_at")?,
-        seen_in_list_at: opt_time(r, "seen_in_list_at")?,
-        listed_after_ms: col(r, "listed_after_ms")?,
-        status: col(r, "status")?,
-        leaving_since: opt_time(r, "leaving_since")?,
-        released: released_at.map(|t| (t, why.unwrap_or_default())),
-    })
+    Ok(read_row!(
+        r,
+        HeldLink {
+            intent_id,
+            link_id,
+            page_id,
+            url_id,
+            text_id,
+            price,
+            bought_at,
+            seen_in_list_at,
+            listed_after_ms,
+            status,
+            leaving_since,
+            released: released_at.map(|t| (t, why.unwrap_or_default())),
+        }
+    ))
 }

@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Links;
-use crate::store::rows::{col, db, time};
+use crate::store::rows::{col, db, read_row, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::records::HeldTwice;
 
@@ -69,13 +69,16 @@ impl Links<'_> {
         self.done(rows.and_then(|rows| {
             rows.iter()
                 .map(|r| {
-                    Ok(HeldTwiceFinding {
-                        campaign: col(r, "campaign")?,
-                        url: col(r, "url")?,
-                        project_id: col(r, "project_id")?,
-                        first_seen: time(r, "first_seen_at")?,
-                        held: finding(r)?,
-                    })
+                    Ok(read_row!(
+                        r,
+                        HeldTwiceFinding {
+                            campaign,
+                            url,
+                            project_id,
+                            first_seen: stored(r, "first_seen_at")?,
+                            held: finding(r)?,
+                        }
+                    ))
                 })
                 .collect()
         }))
@@ -97,12 +100,15 @@ pub struct HeldTwiceFinding {
 /// One `pages_held_twice` row's URL, page and links.
 fn finding(r: &AnyRow) -> Result<HeldTwice, StoreError> {
     let ids: String = col(r, "link_ids")?;
-    Ok(HeldTwice {
-        url_id: col(r, "url_id")?,
-        page_id: col(r, "page_id")?,
-        links: u32::try_from(col::<i64>(r, "links")?).unwrap_or(u32::MAX),
-        link_ids: ids.split(',').filter_map(|s| s.parse().ok()).collect(),
-    })
+    Ok(read_row!(
+        r,
+        HeldTwice {
+            url_id,
+            page_id,
+            links: u32::try_from(col::<i64>(r, "links")?).unwrap_or(u32::MAX),
+            link_ids: ids.split(',').filter_map(|s| s.parse().ok()).collect(),
+        }
+    ))
 }
 
 /// Updates a finding already recorded, else records it: `true` when it is new.

@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::col;
+use crate::store::rows::{col, read_row, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::money::Money;
 use linkrunner_domain::records::Approval;
@@ -197,14 +197,17 @@ pub(in crate::store) async fn approve_in(
 }
 
 pub(in crate::store) fn approval_from_row(row: &AnyRow) -> Result<Approval, StoreError> {
-    Ok(Approval {
-        approved: Money::from_kopecks(col(row, "approved")?),
-        above: col::<Option<i64>>(row, "above")?.map(Money::from_kopecks),
-        wanted: Money::from_kopecks(col(row, "wanted")?),
-        by: col(row, "approved_by")?,
-        at: linkrunner_domain::clock::from_millis(col(row, "approved_at")?),
-        reason: col(row, "reason")?,
-    })
+    Ok(read_row!(
+        row,
+        Approval {
+            approved,
+            above: col::<Option<i64>>(row, "above")?.map(Money::from_kopecks),
+            wanted,
+            by: stored(row, "approved_by")?,
+            at: linkrunner_domain::clock::from_millis(col(row, "approved_at")?),
+            reason,
+        }
+    ))
 }
 
 /// The approval columns of the budget read ([`super::budget::BUDGET_SELECT`]), `ap_*`: one

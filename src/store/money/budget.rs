@@ -9,8 +9,8 @@ use sqlx::any::AnyRow;
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
 use crate::store::intents::causes::ledger_from_row;
-use crate::store::rows::day_text;
-use crate::store::rows::{col, count};
+use crate::store::rows::col;
+use crate::store::rows::{day_text, read_row, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::IntentId;
 use linkrunner_domain::money::Money;
@@ -249,22 +249,25 @@ pub(in crate::store) fn snapshot_from_row(
     day: NaiveDate,
 ) -> Result<BudgetSnapshot, StoreError> {
     let money = |name| col::<i64>(row, name).map(Money::from_kopecks);
-    Ok(BudgetSnapshot {
-        cap: money("cap")?,
-        committed: money("committed")?,
-        held: Money::from_kopecks(
-            col::<i64>(row, "held_links")?
-                + col::<i64>(row, "foreign_links")?
-                + col::<i64>(row, "autobuyers")?,
-        ),
-        reserved_in_flight: money("in_flight")?,
-        uncertain: money("uncertain")?,
-        links_total: count(row, "links")?,
-        links_today: count(row, "links_today")?,
-        daily_cap: count(row, "daily_links")?,
-        total_cap: count(row, "total_links")?,
-        day: Some(day),
-        committed_today: money("committed_today")?,
-        approval: super::approvals::approval_of_budget_row(row)?,
-    })
+    Ok(read_row!(
+        row,
+        BudgetSnapshot {
+            cap: money("cap")?,
+            committed: money("committed")?,
+            held: Money::from_kopecks(
+                col::<i64>(row, "held_links")?
+                    + col::<i64>(row, "foreign_links")?
+                    + col::<i64>(row, "autobuyers")?,
+            ),
+            reserved_in_flight: money("in_flight")?,
+            uncertain: money("uncertain")?,
+            links_total: stored(row, "links")?,
+            links_today,
+            daily_cap: stored(row, "daily_links")?,
+            total_cap: stored(row, "total_links")?,
+            day: Some(day),
+            committed_today: money("committed_today")?,
+            approval: super::approvals::approval_of_budget_row(row)?,
+        }
+    ))
 }

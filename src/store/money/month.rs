@@ -12,7 +12,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Reports;
-use crate::store::rows::{col, db};
+use crate::store::rows::{db, read_row};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::IntentKind;
 use linkrunner_domain::money::Money;
@@ -180,11 +180,14 @@ impl Reports<'_> {
         let result = async {
             let mut rows = query.fetch(&self.pool);
             while let Some(r) = rows.try_next().await.map_err(db("ledger_days"))? {
-                each(DaySum {
-                    campaign: col(&r, "campaign")?,
-                    day: col(&r, "day")?,
-                    delta: Money::from_kopecks(col(&r, "delta")?),
-                });
+                each(read_row!(
+                    &r,
+                    DaySum {
+                        campaign,
+                        day,
+                        delta,
+                    }
+                ));
             }
             Ok(())
         }
@@ -194,18 +197,15 @@ impl Reports<'_> {
 }
 
 fn sum_from_row(r: &AnyRow) -> Result<LedgerSum, StoreError> {
-    let kind = match col::<Option<String>>(r, "kind")? {
-        Some(k) => Some(
-            IntentKind::parse(&k).ok_or_else(|| StoreError::corrupt(format!("kind = `{k}`")))?,
-        ),
-        None => None,
-    };
-    Ok(LedgerSum {
-        campaign: col(r, "campaign")?,
-        kind,
-        reason: col(r, "reason")?,
-        delta: Money::from_kopecks(col(r, "delta")?),
-        links: col(r, "links")?,
-        movements: col(r, "movements")?,
-    })
+    Ok(read_row!(
+        r,
+        LedgerSum {
+            campaign,
+            kind,
+            reason,
+            delta,
+            links,
+            movements,
+        }
+    ))
 }

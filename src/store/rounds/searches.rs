@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use crate::store::StoreError;
 use crate::store::handles::Rounds;
-use crate::store::rows::{col, count, parsed, time};
+use crate::store::rows::{read_row, time};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::market::SearchJob;
 use linkrunner_domain::records::{SearchRow, SearchState};
@@ -126,18 +126,24 @@ impl Rounds<'_> {
 }
 
 fn search_from_row(r: &AnyRow) -> Result<SearchRow, StoreError> {
-    Ok(SearchRow {
-        id: col(r, "id")?,
-        campaign: col(r, "campaign")?,
-        url_id: col(r, "url_id")?,
-        job: SearchJob {
-            job_handle_id: col(r, "job_handle_id")?,
-            meta_data: col(r, "meta_data")?,
-        },
-        state: parsed(r, "state", SearchState::parse)?,
-        polls: count(r, "polls")?,
-        deadline: time(r, "deadline")?,
-        created_at: time(r, "created_at")?,
-        updated_at: time(r, "updated_at")?,
-    })
+    Ok(read_row!(
+        r,
+        SearchRow {
+            id,
+            campaign,
+            url_id,
+            job: read_row!(
+                r,
+                SearchJob {
+                    job_handle_id,
+                    meta_data
+                }
+            ),
+            state,
+            polls,
+            deadline,
+            created_at,
+            updated_at,
+        }
+    ))
 }

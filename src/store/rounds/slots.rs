@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 
 use crate::store::handles::Rounds;
-use crate::store::rows::{col, opt_time, parsed, time};
+use crate::store::rows::{col, read_row};
 use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
-use linkrunner_domain::records::{RoundOutcome, RoundRetry, RoundRow, RoundState};
+use linkrunner_domain::records::{RoundOutcome, RoundRetry, RoundRow};
 
 /// The columns [`round_from_row`] reads, as a literal for `concat!` (queries stay `&'static str`).
 macro_rules! round_columns {
@@ -122,8 +122,8 @@ impl Rounds<'_> {
             return Ok(None);
         };
         Ok(Some(RoundRetry {
-            attempt: count(&row, "attempts")?,
-            bought: count(&row, "bought")?,
+            attempt: clamped_count(&row, "attempts")?,
+            bought: clamped_count(&row, "bought")?,
         }))
     }
 
@@ -150,20 +150,24 @@ impl Rounds<'_> {
 }
 
 pub(in crate::store) fn round_from_row(r: &AnyRow) -> Result<RoundRow, StoreError> {
-    Ok(RoundRow {
-        campaign: col(r, "campaign")?,
-        slot: time(r, "slot")?,
-        holder: col(r, "holder")?,
-        state: parsed(r, "state", RoundState::parse)?,
-        detail: col(r, "detail")?,
-        claimed_at: time(r, "claimed_at")?,
-        finished_at: opt_time(r, "finished_at")?,
-        attempts: count(r, "attempts")?,
-        bought: count(r, "bought")?,
-    })
+    Ok(read_row!(
+        r,
+        RoundRow {
+            campaign,
+            slot,
+            holder,
+            state,
+            detail,
+            claimed_at,
+            finished_at,
+            attempts: clamped_count(r, "attempts")?,
+            bought: clamped_count(r, "bought")?,
+        }
+    ))
 }
 
-fn count(r: &AnyRow, name: &'static str) -> Result<u32, StoreError> {
+/// A round's count, clamped into `u32` where [`crate::store::rows::count`] would refuse it.
+fn clamped_count(r: &AnyRow, name: &'static str) -> Result<u32, StoreError> {
     let v: i64 = col(r, name)?;
     Ok(u32::try_from(v.max(0)).unwrap_or(u32::MAX))
 }
