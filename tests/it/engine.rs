@@ -81,6 +81,7 @@ mod unreachable;
 on_both_backends!(
     account_ids::two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only,
     account_ids::a_rename_to_another_account_is_blocked_and_sends_nothing,
+    account_ids::an_account_renamed_in_the_accounts_file_holds_its_campaigns,
     accounts::two_accounts_buy_each_in_its_own_marketplace_and_a_cap_on_one_stops_only_it,
     approval::a_raised_cap_waits_for_approval_and_small_raises_add_up,
     adoption::an_adopted_account_is_counted_gated_and_never_bought_twice,

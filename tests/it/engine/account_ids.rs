@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashSet};
 use linkrunner::app::AccountSettings;
 use linkrunner::decide::recorded::Recorded;
 use linkrunner::effects::Engine;
-use linkrunner::effects::pass::PassOutcome;
+use linkrunner::effects::pass::{CampaignReport, PassOutcome};
 use linkrunner::market::MarketClient;
 use linkrunner::store::Store;
 use linkrunner::views::story::{self, Subject};
@@ -78,16 +78,27 @@ async fn two_accounts(db: &TestDb) -> (Engine<MarketClient>, SandboxHandle, Sand
         })
         .await,
     );
+    let engine = serving(db, &market_a, &market_b, "client-b").await;
+    (engine, market_a, market_b)
+}
+
+/// One engine on `db`: the default account on `a`, and `b` as the account `b_id`.
+async fn serving(
+    db: &TestDb,
+    a: &SandboxHandle,
+    b: &SandboxHandle,
+    b_id: &str,
+) -> Engine<MarketClient> {
     let mut settings = app::settings(
         Journal::Open(db.store.clone()),
-        app::client_config(&market_a.base_url(), TOKEN, TICKET),
+        app::client_config(&a.base_url(), TOKEN, TICKET),
     );
     settings.accounts.push(AccountSettings {
-        id: "client-b".into(),
-        market: app::client_config(&market_b.base_url(), TOKEN_B, TICKET),
+        id: b_id.into(),
+        market: app::client_config(&b.base_url(), TOKEN_B, TICKET),
         unpaged_list: None,
     });
-    (app::build(settings).await, market_a, market_b)
+    app::build(settings).await
 }
 
 pub async fn two_accounts_with_coinciding_ids_each_buy_for_their_own_urls_only(db: TestDb) {
@@ -203,4 +214,52 @@ pub async fn a_rename_to_another_account_is_blocked_and_sends_nothing(db: TestDb
         names.contains(&"shop-a".to_string()),
         "shop-a's record stays: {names:?}"
     );
+}
+
+/// Renaming an account's `id` in the accounts file makes it another account (docs/operating.md,
+/// "Running for several accounts"): the campaign recorded under the old id is held, whether its
+/// file keeps the old id (no longer served) or names the new one (a move of a campaign that
+/// holds a project), and the marketplace behind both ids is sent nothing that changes.
+pub async fn an_account_renamed_in_the_accounts_file_holds_its_campaigns(db: TestDb) {
+    // Arrange: shop-b bought in `client-b`.
+    let (engine, market_a, market_b) = two_accounts(&db).await;
+    let dir = tempfile::tempdir().expect("campaign dir");
+    campaigns::write(dir.path(), "shop-b.yaml", &shop("shop-b", Some("client-b")));
+    pass_with(&engine, &campaigns::load(dir.path()), true).await;
+    let before = market_b.ledger();
+    assert!(!before.purchases.is_empty(), "{before:?}");
+    drop(engine);
+
+    // Act: the deployment restarts with `client-b` renamed `client-c` (the same marketplace
+    // and credentials); first with the file as it was, then with the file renamed too.
+    let renamed = serving(&db, &market_a, &market_b, "client-c").await;
+    let kept = pass_with(&renamed, &campaigns::load(dir.path()), true).await;
+    campaigns::write(dir.path(), "shop-b.yaml", &shop("shop-b", Some("client-c")));
+    let moved = pass_with(&renamed, &campaigns::load(dir.path()), true).await;
+
+    // Assert: held both times, each saying why and the way out; nothing more sent to B.
+    let said = |reports: &[CampaignReport]| {
+        let r = reports
+            .iter()
+            .find(|r| r.campaign == "shop-b")
+            .expect("shop-b's report");
+        assert_eq!(r.outcome, PassOutcome::Blocked, "{reports:?}");
+        r.detail.clone().unwrap_or_default()
+    };
+    let why = said(&kept);
+    assert!(
+        why.contains("spends in account `client-b`, which this deployment does not serve"),
+        "{why}"
+    );
+    let why = said(&moved);
+    assert!(
+        why.contains("moves campaign shop-b from account `client-b` to `client-c`"),
+        "{why}"
+    );
+    let after = market_b.ledger();
+    assert_eq!(
+        ledger::changing_calls(&after),
+        ledger::changing_calls(&before)
+    );
+    assert_eq!(after.purchases, before.purchases);
 }
