@@ -186,6 +186,9 @@ async fn assert_no_secret_anywhere(
     readyz
 }
 
+/// The series that counts credentials the daemon read and put in use instead of others.
+const CHANGED: &str = r#"linkrunner_credentials_refreshes_total{outcome="changed"}"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_refresh() {
     // Arrange: tokens live 4 s; the token and ticket are in files.
@@ -218,6 +221,20 @@ async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_ref
             Duration::from_millis(2500)
         };
         tokio::time::sleep(wait).await;
+        if i != 4 {
+            // The daemon reads the files every 2 s (`FILE_POLL`) from its tick and its calls:
+            // on a loaded machine a read may come only after the next write, and that change
+            // is never seen (CI counted 8 of 9 once). So the daemon gets up to a second more
+            // to count the last change before the next write, which still comes half a second
+            // before the token in use expires. Not before the late write, whose outage is
+            // timed from it.
+            let counted_so_far = f64::from(i - 1);
+            crate::support::wait::poll_until(Duration::from_secs(1), || async {
+                let metrics = daemon.metrics_body().await;
+                (series(&metrics, CHANGED).unwrap_or(0.0) >= counted_so_far).then_some(())
+            })
+            .await;
+        }
         replace(&tok, &sandbox.issue_token());
         if i == 4 {
             late_write = Some(Instant::now());
@@ -256,10 +273,9 @@ async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_ref
     assert!(auth.tokens_issued >= 9 && auth.expired >= 1, "{auth:?}");
     // The ninth token was written 2 s before this point: the daemon counts a change when it
     // next reads the file, which a loaded machine may delay past a single scrape.
-    let changed_series = r#"linkrunner_credentials_refreshes_total{outcome="changed"}"#;
     let counted = crate::support::wait::poll_until(Duration::from_secs(10), || async {
         let metrics = daemon.metrics_body().await;
-        (series(&metrics, changed_series).unwrap_or(0.0) >= 9.0).then_some(())
+        (series(&metrics, CHANGED).unwrap_or(0.0) >= 9.0).then_some(())
     })
     .await;
     let metrics = daemon.metrics_body().await;
@@ -267,7 +283,7 @@ async fn rotated_token_files_keep_buying_through_three_expiries_and_one_late_ref
         series(&metrics, r#"linkrunner_credentials_mode{mode="files"}"#),
         Some(1.0)
     );
-    let changed = series(&metrics, changed_series);
+    let changed = series(&metrics, CHANGED);
     assert!(counted.is_some(), "{changed:?} changes counted, 9 written");
     let expiry = series(&metrics, "linkrunner_credentials_expiry_timestamp_seconds").unwrap_or(0.0);
     assert!(expiry > ended.timestamp() as f64 - 5.0, "expiry {expiry}");
