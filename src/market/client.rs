@@ -217,12 +217,12 @@ impl MarketClient {
         }))
     }
 
-    /// The client's rate limit (`--rate-limit`), in requests per second.
     /// The client's limiter (see [`Throttle`]).
     pub(super) fn throttle(&self) -> &Throttle {
         &self.throttle
     }
 
+    /// The client's rate limit (`--rate-limit`), in requests per second.
     pub(crate) fn rate_limit(&self) -> u32 {
         u32::try_from(self.throttle.per_second()).unwrap_or(u32::MAX)
     }
