@@ -171,6 +171,17 @@ fn hand_over(
 mod tests {
     use super::*;
 
+    /// Until `n` requests wait at `priority`. The tests order their requests by this, not by
+    /// sleeping: under the whole suite's load a spawned task may ask later than one spawned
+    /// after it, and the test then checked the scheduler's order, not the gate's (seen once).
+    async fn until_waiting(gate: &Gate, priority: Priority, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while lock(&gate.queue).waiting[priority.index()].len() < n {
+            assert!(Instant::now() < deadline, "{n} requests never waited");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
     /// A round's call that asks after a queue of reconciliation calls is served before them.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_rounds_call_goes_before_reconciliation_calls_that_asked_first() {
@@ -179,19 +190,19 @@ mod tests {
         let first = gate.enter(Priority::Rest).await.0;
         let mut tasks = Vec::new();
         for i in 0..6 {
-            let (gate, order) = (Arc::clone(&gate), Arc::clone(&order));
+            let (g, order) = (Arc::clone(&gate), Arc::clone(&order));
             tasks.push(tokio::spawn(async move {
-                let _p = gate.enter(Priority::Rest).await;
+                let _p = g.enter(Priority::Rest).await;
                 order.lock().unwrap().push(format!("reconcile {i}"));
             }));
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            until_waiting(&gate, Priority::Rest, i + 1).await;
         }
         let (g, o) = (Arc::clone(&gate), Arc::clone(&order));
         tasks.push(tokio::spawn(async move {
             let _p = g.enter(Priority::Round).await;
             o.lock().unwrap().push("round".to_string());
         }));
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        until_waiting(&gate, Priority::Round, 1).await;
         drop(first);
         for t in tasks {
             t.await.unwrap();
@@ -213,11 +224,11 @@ mod tests {
         let first = gate.enter(Priority::Rest).await.0;
         let g = Arc::clone(&gate);
         let gave_up = tokio::spawn(async move { g.enter(Priority::Round).await });
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        until_waiting(&gate, Priority::Round, 1).await;
         gave_up.abort();
         let g = Arc::clone(&gate);
         let next = tokio::spawn(async move { g.enter(Priority::Rest).await.1 });
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        until_waiting(&gate, Priority::Rest, 1).await;
         drop(first);
         let waited = tokio::time::timeout(Duration::from_secs(2), next)
             .await
