@@ -94,6 +94,7 @@ pub(crate) fn parsed<T>(
     let text: String = col(row, name)?;
     parse(&text).ok_or_else(|| StoreError::corrupt(format!("{name} = `{text}`")))
 }
+
 /// [`parsed`] of a column that may be NULL.
 pub(crate) fn opt_parsed<T>(
     row: &AnyRow,
@@ -104,6 +105,7 @@ pub(crate) fn opt_parsed<T>(
     text.map(|text| parse(&text).ok_or_else(|| StoreError::corrupt(format!("{name} = `{text}`"))))
         .transpose()
 }
+
 /// A day as stored: `YYYY-MM-DD`.
 pub(super) fn day_text(day: chrono::NaiveDate) -> String {
     day.format("%Y-%m-%d").to_string()
@@ -209,6 +211,12 @@ impl Stored for Option<Money> {
 impl Stored for IntentId {
     fn read(row: &AnyRow, name: &'static str) -> Result<Self, StoreError> {
         Ok(IntentId(col(row, name)?))
+    }
+}
+
+impl Stored for Option<IntentId> {
+    fn read(row: &AnyRow, name: &'static str) -> Result<Self, StoreError> {
+        Ok(col::<Option<i64>>(row, name)?.map(IntentId))
     }
 }
 

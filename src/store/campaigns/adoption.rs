@@ -337,7 +337,7 @@ pub(in crate::store) fn read_project(
     truth: &mut AccountTruth,
     r: &AnyRow,
 ) -> Result<(), StoreError> {
-    truth.last_read_complete = col::<i64>(r, "last_read_complete")? != 0;
+    truth.last_read_complete = stored(r, "last_read_complete")?;
     truth.last_read_links =
         col::<Option<i64>>(r, "last_read_links")?.map(|n| n.clamp(0, i64::from(u32::MAX)) as u32);
     Ok(())

@@ -14,8 +14,8 @@ use super::rows::{intent_columns, intent_from_row};
 use crate::store::handles::Intents;
 use crate::store::money::reserve;
 use crate::store::rows::day_text;
+use crate::store::rows::stored;
 use crate::store::rows::{col, db, parsed};
-use crate::store::rows::{read_row, stored};
 use crate::store::{AnyQuery, StoreError};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::intents::{
@@ -343,13 +343,10 @@ fn bind_attempt<'q>(q: AnyQuery<'q>, a: &Attempt<'_>) -> AnyQuery<'q> {
 }
 
 fn attempt_of(row: &AnyRow) -> Result<AttemptRef, StoreError> {
-    Ok(read_row!(
-        row,
-        AttemptRef {
-            intent: stored(row, "id")?,
-            attempt: stored(row, "attempts")?,
-        }
-    ))
+    Ok(AttemptRef {
+        intent: stored(row, "id")?,
+        attempt: stored(row, "attempts")?,
+    })
 }
 
 async fn intent_by_key(conn: &mut AnyConnection, key: &str) -> Result<IntentRow, StoreError> {

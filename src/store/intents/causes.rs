@@ -302,7 +302,7 @@ pub(crate) fn ledger_from_row(r: &AnyRow) -> Result<LedgerEntry, StoreError> {
         LedgerEntry {
             id,
             campaign,
-            intent_id: col::<Option<i64>>(r, "intent_id")?.map(IntentId),
+            intent_id,
             delta,
             links,
             reason,

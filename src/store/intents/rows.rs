@@ -40,7 +40,7 @@ pub(crate) fn intent_from_row(row: &AnyRow) -> Result<IntentRow, StoreError> {
             created_at,
             updated_at,
             resolution,
-            rebuy_blocked: col::<i64>(row, "rebuy_blocked")? != 0,
+            rebuy_blocked,
         }
     ))
 }

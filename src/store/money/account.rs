@@ -14,7 +14,7 @@ use sqlx::AnyConnection;
 use super::approvals::{ACCOUNT, ApprovalWord, approve_in, record_ask};
 use crate::store::StoreError;
 use crate::store::handles::Campaigns;
-use crate::store::rows::{col, db};
+use crate::store::rows::{col, db, stored};
 use linkrunner_domain::clock::to_millis;
 use linkrunner_domain::money::Money;
 use linkrunner_domain::records::Approval;
@@ -146,7 +146,7 @@ impl Campaigns<'_> {
                 "SELECT monthly_cap FROM account_cap WHERE account = $1";
                 account
             )?
-            .map(|r| col::<i64>(&r, "monthly_cap").map(Money::from_kopecks))
+            .map(|r| stored::<Money>(&r, "monthly_cap"))
             .transpose()?;
             let committed = account_committed(&mut conn, account).await?;
             Ok(AccountBudget { cap, committed })
@@ -196,5 +196,5 @@ async fn account_committed(conn: &mut AnyConnection, account: &str) -> Result<Mo
          FROM budgets b JOIN campaigns c ON c.name = b.campaign WHERE c.account = $1";
         account
     )?;
-    col::<i64>(&row, "total").map(Money::from_kopecks)
+    stored(&row, "total")
 }

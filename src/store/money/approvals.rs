@@ -131,7 +131,7 @@ pub(in crate::store) async fn record_ask(
         key, cap.kopecks(), above.kopecks(),
         linkrunner_domain::records::APPROVAL_BASELINE_BY, to_millis(now), table.baseline
     )?;
-    let approved = Money::from_kopecks(col(&row, "approved")?);
+    let approved = stored(&row, "approved")?;
     Ok(linkrunner_domain::records::approval_cap(
         cap,
         approved,
@@ -201,10 +201,10 @@ pub(in crate::store) fn approval_from_row(row: &AnyRow) -> Result<Approval, Stor
         row,
         Approval {
             approved,
-            above: col::<Option<i64>>(row, "above")?.map(Money::from_kopecks),
+            above,
             wanted,
             by: stored(row, "approved_by")?,
-            at: linkrunner_domain::clock::from_millis(col(row, "approved_at")?),
+            at: stored(row, "approved_at")?,
             reason,
         }
     ))
@@ -233,7 +233,7 @@ pub(in crate::store) fn approval_of_budget_row(
     };
     Ok(Some(Approval {
         approved: Money::from_kopecks(approved),
-        above: col::<Option<i64>>(row, "ap_above")?.map(Money::from_kopecks),
+        above: stored(row, "ap_above")?,
         wanted: Money::from_kopecks(col::<Option<i64>>(row, "ap_wanted")?.unwrap_or_default()),
         by: col::<Option<String>>(row, "ap_by")?.unwrap_or_default(),
         at: linkrunner_domain::clock::from_millis(

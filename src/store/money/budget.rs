@@ -248,25 +248,24 @@ pub(in crate::store) fn snapshot_from_row(
     row: &AnyRow,
     day: NaiveDate,
 ) -> Result<BudgetSnapshot, StoreError> {
-    let money = |name| col::<i64>(row, name).map(Money::from_kopecks);
     Ok(read_row!(
         row,
         BudgetSnapshot {
-            cap: money("cap")?,
-            committed: money("committed")?,
+            cap,
+            committed,
             held: Money::from_kopecks(
                 col::<i64>(row, "held_links")?
                     + col::<i64>(row, "foreign_links")?
                     + col::<i64>(row, "autobuyers")?,
             ),
-            reserved_in_flight: money("in_flight")?,
-            uncertain: money("uncertain")?,
+            reserved_in_flight: stored(row, "in_flight")?,
+            uncertain,
             links_total: stored(row, "links")?,
             links_today,
             daily_cap: stored(row, "daily_links")?,
             total_cap: stored(row, "total_links")?,
             day: Some(day),
-            committed_today: money("committed_today")?,
+            committed_today,
             approval: super::approvals::approval_of_budget_row(row)?,
         }
     ))
