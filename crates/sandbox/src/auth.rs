@@ -53,6 +53,8 @@ pub(crate) struct Auth {
     tickets: HashMap<String, AccountIx>,
     /// Every token and ticket ever issued or configured, in order.
     issued: Vec<String>,
+    /// How many of `issued`, the first ones, are configured (never revoked).
+    configured: usize,
     seq: u64,
     nonce: u128,
     pub(crate) stats: AuthStats,
@@ -67,7 +69,7 @@ impl Auth {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
             ^ u128::from(cfg.seed);
-        Auth {
+        let mut auth = Auth {
             scheme: cfg.auth_scheme,
             ttl: cfg.token_ttl,
             login: cfg.login.clone(),
@@ -92,11 +94,22 @@ impl Auth {
                 .flatten()
                 .cloned()
                 .collect(),
+            configured: 0,
             seq: 0,
             nonce,
             stats: AuthStats::default(),
             clock: cfg.clock.clone(),
-        }
+        };
+        auth.configured = auth.issued.len();
+        auth
+    }
+
+    /// Forgets every token issued so far (a server-side logout of every session): a request
+    /// carrying one is answered 401 as for an unknown token. Configured tokens stay valid.
+    pub(crate) fn revoke_issued(&mut self) {
+        let configured: std::collections::HashSet<&String> =
+            self.issued[..self.configured].iter().collect();
+        self.tokens.retain(|t, _| configured.contains(t));
     }
 
     /// The token of the `Authorization` header, in the accepted form.
@@ -271,6 +284,19 @@ mod tests {
         let fresh = auth.issue_token();
         assert!(auth.authorize(&headers(&fresh, "tkt")).is_ok());
         assert_eq!(auth.stats.expired, 1);
+    }
+
+    #[test]
+    fn revoking_forgets_the_issued_tokens_and_keeps_the_configured_one() {
+        let clock = ManualClock::new(Utc::now());
+        let mut auth = Auth::new(&config(&clock));
+        let issued = auth.issue_token();
+        auth.revoke_issued();
+        let refused = auth.authorize(&headers(&issued, "tkt")).unwrap_err();
+        assert_eq!(refused.0, StatusCode::UNAUTHORIZED);
+        assert!(auth.authorize(&headers("tok", "tkt")).is_ok());
+        let fresh = auth.issue_token();
+        assert!(auth.authorize(&headers(&fresh, "tkt")).is_ok());
     }
 
     #[test]

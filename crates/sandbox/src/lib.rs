@@ -222,6 +222,12 @@ impl SandboxHandle {
         self.shared.auth().issue_token()
     }
 
+    /// Forgets every token issued so far, as a marketplace that logs every session out does;
+    /// configured tokens stay valid.
+    pub fn revoke_issued_tokens(&self) {
+        self.shared.auth().revoke_issued()
+    }
+
     /// Logins, tokens issued, requests refused for an expired token.
     pub fn auth_stats(&self) -> AuthStats {
         self.shared.auth().stats.clone()
