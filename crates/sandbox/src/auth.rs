@@ -69,7 +69,12 @@ impl Auth {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
             ^ u128::from(cfg.seed);
-        let mut auth = Auth {
+        let issued: Vec<String> = std::iter::once([&cfg.token, &cfg.ticket])
+            .chain(cfg.accounts.iter().map(|a| [&a.token, &a.ticket]))
+            .flatten()
+            .cloned()
+            .collect();
+        Auth {
             scheme: cfg.auth_scheme,
             ttl: cfg.token_ttl,
             login: cfg.login.clone(),
@@ -89,19 +94,13 @@ impl Auth {
                         .map(|(i, a)| (a.ticket.clone(), i + 1)),
                 )
                 .collect(),
-            issued: std::iter::once([&cfg.token, &cfg.ticket])
-                .chain(cfg.accounts.iter().map(|a| [&a.token, &a.ticket]))
-                .flatten()
-                .cloned()
-                .collect(),
-            configured: 0,
+            configured: issued.len(),
+            issued,
             seq: 0,
             nonce,
             stats: AuthStats::default(),
             clock: cfg.clock.clone(),
-        };
-        auth.configured = auth.issued.len();
-        auth
+        }
     }
 
     /// Forgets every token issued so far (a server-side logout of every session): a request
