@@ -102,8 +102,8 @@ impl CampaignRow {
     }
 }
 
-/// The row of each of `names` the journal knows, in their order, from one list read (and
-/// one read of every campaign's account).
+/// The row of each of `names` the journal knows, in their order (a name given twice gets
+/// one row), from one list read (and one read of every campaign's account).
 pub async fn campaign_rows(
     store: &Store,
     names: &[String],
@@ -117,17 +117,20 @@ pub async fn campaign_rows(
         let accounts = store.halt_accounts(&halts).await?;
         Ok((halts, accounts))
     };
-    let (facts, (halts, accounts), spends_in) = futures_util::try_join!(
+    let (mut facts, (halts, accounts), spends_in) = futures_util::try_join!(
         store.reports().list_of(names, now.date_naive()),
         halts,
         Accounts::read(store),
     )?;
     let halts = (halts.as_slice(), &accounts);
-    Ok(names
-        .iter()
-        .filter_map(|n| {
+    // Each campaign's facts are dropped as its row is built, so a read holds about one of the
+    // two at a time for all campaigns, not both (at 10,000 campaigns the facts are 3.7 MB).
+    let mut rows = Vec::with_capacity(facts.len());
+    for n in names {
+        if let Some(f) = facts.remove(n) {
             let name = (n.as_str(), spends_in.of(n));
-            Some(CampaignRow::from_facts(name, facts.get(n)?, halts, files))
-        })
-        .collect())
+            rows.push(CampaignRow::from_facts(name, &f, halts, files));
+        }
+    }
+    Ok(rows)
 }
