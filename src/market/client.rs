@@ -276,12 +276,11 @@ impl MarketClient {
 
     async fn attempt_with(&self, call: &Call, creds: &Snapshot) -> Result<Answer, Failure> {
         let request = self.build(call, creds)?;
-        let _permit = self.throttle.admit().await;
-        let response = self
-            .http
-            .execute(request)
-            .await
-            .map_err(|e| classify::by_transport(call.op, e, &self.redactor))?;
+        let admitted = self.throttle.admit().await;
+        let response = self.http.execute(request).await;
+        // On the answer's head, not its body: a long link list is not a late request.
+        admitted.answered(call.op);
+        let response = response.map_err(|e| classify::by_transport(call.op, e, &self.redactor))?;
         self.answer(call, response).await
     }
 

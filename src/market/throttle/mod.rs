@@ -21,11 +21,16 @@
 //! (docs/contributing.md#benchmark, where both are measured). `linkrunner-bench --pacing window` measures
 //! the hand-written window beside it.
 //!
+//! The marketplace counts a request when it arrives, not when it was admitted here: an
+//! answer slower than its operation's fastest moves its request later in the window
+//! (`window`, capped at [`window::MAX_LATE`]), so a request that first had to open a connection
+//! does not start the marketplace's second late and let one too many into it.
+//!
 //! May import: crate::metrics.
 
 mod gate;
+mod window;
 
-use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,6 +41,7 @@ use tokio::time::Instant;
 use crate::metrics::Metrics;
 use crate::metrics::load::Purpose;
 use gate::{Gate, Priority};
+use window::Window;
 
 /// Slack added to the one-second window for jitter between sending a request and the server
 /// counting it (scheduling, the network). It costs 2% of the rate.
@@ -57,7 +63,7 @@ pub enum Pacing {
 
 pub(crate) struct Throttle {
     per_second: usize,
-    sent: Mutex<VecDeque<Instant>>,
+    sent: Mutex<Window>,
     pacing: Pacing,
     /// Places in flight and even pacing's turns, rounds first (`gate`).
     gate: Gate,
@@ -78,7 +84,7 @@ impl Throttle {
         let per_second = per_second.get() as usize;
         Throttle {
             per_second,
-            sent: Mutex::new(VecDeque::with_capacity(per_second)),
+            sent: Mutex::new(Window::with_capacity(per_second)),
             pacing,
             gate: Gate::new(interval, max_concurrency),
             metrics,
@@ -96,15 +102,17 @@ impl Throttle {
     /// last second too, which this throttle never saw (target 7 of the bench: one or two 429s
     /// when the accounts changed hands in the first second).
     pub(super) fn assume_window_used(&self) {
-        let now = Instant::now();
-        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-        sent.clear();
-        sent.extend(std::iter::repeat_n(now, self.per_second));
+        self.window().fill(Instant::now(), self.per_second);
+    }
+
+    fn window(&self) -> std::sync::MutexGuard<'_, Window> {
+        self.sent.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Waits for a place in flight and its turn (a due round's calls first, `gate`), then
-    /// for the rate limiter's window. The permit is held until the answer has been read.
-    pub(super) async fn admit(&self) -> OwnedSemaphorePermit {
+    /// for the rate limiter's window. The permit is held until the answer has been read; say
+    /// when the answer came ([`Admitted::answered`]).
+    pub(super) async fn admit(&self) -> Admitted<'_> {
         let priority = match crate::metrics::load::current_purpose() {
             Purpose::Buy => Priority::Round,
             _ => Priority::Rest,
@@ -112,7 +120,7 @@ impl Throttle {
         self.admit_as(priority).await
     }
 
-    async fn admit_as(&self, priority: Priority) -> OwnedSemaphorePermit {
+    async fn admit_as(&self, priority: Priority) -> Admitted<'_> {
         let started = Instant::now();
         let (permit, mut waited) = self.gate.enter(priority).await;
         // Then, with either pacing, no more than `per_second` in the last second and its
@@ -126,31 +134,49 @@ impl Throttle {
             Pacing::Even => Duration::from_secs(1) + EVEN_GUARD,
             Pacing::Window => Duration::from_secs(1) + GUARD,
         };
-        while let Some(wait) = self.try_send(Instant::now(), window) {
-            waited = true;
-            tokio::time::sleep(wait).await;
-        }
+        let seq = loop {
+            let tried = self
+                .window()
+                .try_send(Instant::now(), self.per_second, window);
+            match tried {
+                Ok(seq) => break seq,
+                Err(wait) => {
+                    waited = true;
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        };
         if waited {
             self.metrics.rate_limit_waits_total.inc();
             self.metrics
                 .rate_limit_wait_seconds_total
                 .inc_by(started.elapsed().as_secs_f64());
         }
-        permit
+        Admitted {
+            throttle: self,
+            seq,
+            at: Instant::now(),
+            _permit: permit,
+        }
     }
+}
 
-    /// Records a send at `now` if fewer than `per_second` were sent within `window`;
-    /// otherwise how long until one may be.
-    fn try_send(&self, now: Instant, window: Duration) -> Option<Duration> {
-        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-        while sent.front().is_some_and(|t| now - *t >= window) {
-            sent.pop_front();
-        }
-        if sent.len() < self.per_second {
-            sent.push_back(now);
-            return None;
-        }
-        sent.front().map(|oldest| *oldest + window - now)
+/// A request let through: its place in flight, held until it is dropped, and its place in
+/// the rate limiter's window.
+pub(super) struct Admitted<'a> {
+    throttle: &'a Throttle,
+    seq: u64,
+    at: Instant,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Admitted<'_> {
+    /// The answer (or the failure) of operation `op` came back now: a late one moves the
+    /// request later in the window.
+    pub(super) fn answered(&self, op: &'static str) {
+        self.throttle
+            .window()
+            .answered(self.seq, op, self.at.elapsed());
     }
 }
 
@@ -228,7 +254,10 @@ mod tests {
         let busiest = busiest_second(&sent);
         assert!(busiest <= Some(10), "{busiest:?}");
         // Nor one of 1 s and the slack: a request a server counts late stays in its second.
-        let slack = Duration::from_secs(1) + EVEN_GUARD;
+        // Less 1 ms: the times are read after `admit` returns, a few microseconds after the
+        // throttle's own, and those microseconds differ from one request to the next (a
+        // window of exactly 1 s would still fail by 9 ms).
+        let slack = Duration::from_secs(1) + EVEN_GUARD - Duration::from_millis(1);
         let busiest = sent
             .iter()
             .map(|s| {
@@ -293,6 +322,25 @@ mod tests {
             "{:?}",
             busiest_second(&sent)
         );
+    }
+
+    /// A request whose answer came 60 ms later than the fastest (it opened a connection, say)
+    /// reached the server that much later: it keeps its place in the window 60 ms longer.
+    #[tokio::test]
+    async fn a_request_answered_late_keeps_its_place_in_the_window_longer() {
+        let (t, _) = throttle(5);
+        let start = std::time::Instant::now();
+        let first = t.admit().await;
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        first.answered("op");
+        drop(first);
+        for _ in 0..4 {
+            t.admit().await.answered("op");
+        }
+        drop(t.admit().await);
+        // Without the lateness the sixth would go at 1 s + GUARD.
+        let bound = Duration::from_secs(1) + GUARD + Duration::from_millis(50);
+        assert!(start.elapsed() >= bound, "{:?}", start.elapsed());
     }
 
     /// An account this process has just taken waits one window before its first request:
