@@ -134,12 +134,12 @@ impl Throttle {
             Pacing::Even => Duration::from_secs(1) + EVEN_GUARD,
             Pacing::Window => Duration::from_secs(1) + GUARD,
         };
-        let seq = loop {
-            let tried = self
-                .window()
-                .try_send(Instant::now(), self.per_second, window);
+        // The instant the window records is the one the answer's time is measured from.
+        let (seq, at) = loop {
+            let now = Instant::now();
+            let tried = self.window().try_send(now, self.per_second, window);
             match tried {
-                Ok(seq) => break seq,
+                Ok(seq) => break (seq, now),
                 Err(wait) => {
                     waited = true;
                     tokio::time::sleep(wait).await;
@@ -155,7 +155,7 @@ impl Throttle {
         Admitted {
             throttle: self,
             seq,
-            at: Instant::now(),
+            at,
             _permit: permit,
         }
     }
